@@ -1,0 +1,5 @@
+import sys
+
+from bceval.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Reading a knowledge checkout: its file listing, layers, articles and the knowledge index."""

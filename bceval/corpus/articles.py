@@ -1,0 +1,127 @@
+"""One knowledge article -> one index row: the line-based frontmatter parser and the lean description."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bceval.corpus.layers import layer_of
+
+LIST_FIELDS = ("bc-version", "technologies", "countries", "application-area", "keywords")
+LEAN_LIMIT = 120  # UTF-16 code units, as the reference measures
+LEAN_MIN_CUT = 40
+ELLIPSIS = "\u2026"
+
+_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+_KEY_LINE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*:\s*(.*)$")
+_H1 = re.compile(r"^#\s+(.+)$")
+_DESCRIPTION = re.compile(r"^## Description\s*$", re.IGNORECASE)
+_SECTION = re.compile(r"^##\s")
+_WHITESPACE = re.compile(r"\s+")
+_FIRST_SENTENCE = re.compile(r"^(.*?[.!?])(?=\s|$)")
+
+
+def _utf16_len(text: str) -> int:
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _utf16_prefix(text: str, units: int) -> str:
+    taken = 0
+    for index, ch in enumerate(text):
+        taken += 2 if ord(ch) > 0xFFFF else 1
+        if taken > units:
+            return text[:index]
+    return text
+
+
+def lean_description(text: str) -> str:
+    """The first sentence, cut at a word boundary to at most 120 UTF-16 units plus an ellipsis."""
+    collapsed = _WHITESPACE.sub(" ", text).strip()
+    if not collapsed:
+        return ""
+    match = _FIRST_SENTENCE.match(collapsed)
+    if match:
+        collapsed = match.group(1).strip()
+    if _utf16_len(collapsed) <= LEAN_LIMIT:
+        return collapsed
+    head = _utf16_prefix(collapsed, LEAN_LIMIT)
+    space = head.rfind(" ")
+    if space >= 0 and _utf16_len(head[:space]) > LEAN_MIN_CUT:
+        head = head[:space]
+    return head.rstrip() + ELLIPSIS
+
+
+def _parse_value(raw: str) -> str | list[str] | None:
+    value = raw.strip()
+    if value.startswith("[") and value.endswith("]"):
+        inner = value[1:-1].strip()
+        return [item.strip() for item in re.split(r"\s*,\s*", inner)] if inner else []
+    return value or None
+
+
+def parse_article(text: str) -> dict[str, Any] | None:
+    """Frontmatter fields plus title and raw description; None when the frontmatter is missing."""
+    lines = _LINE_BREAK.split(text)
+    if not lines or lines[0].strip() != "---":
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        return None
+    fields: dict[str, str | list[str]] = {}
+    for line in lines[1:end]:
+        match = _KEY_LINE.match(line)
+        if match:
+            value = _parse_value(match.group(2))
+            if value is not None:
+                fields[match.group(1).lower()] = value  # keys are case-insensitive; last one wins
+    title: str | None = None
+    in_description = False
+    description: list[str] = []
+    for line in lines[end + 1 :]:
+        heading = _H1.match(line) if title is None else None
+        if heading:
+            title = heading.group(1).rstrip()
+        elif _DESCRIPTION.match(line):
+            in_description = True
+        elif in_description:
+            if _SECTION.match(line):
+                in_description = False
+            elif line.strip():
+                description.append(line.strip())
+    return {"fields": fields, "title": title or "", "description": " ".join(description)}
+
+
+def _as_text(value: str | list[str] | None) -> str:
+    if value is None:
+        return ""
+    return " ".join(value) if isinstance(value, list) else value
+
+
+def _as_list(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []  # bceval writes [] where the reference's PowerShell wrote [null]
+    return value if isinstance(value, list) else [value]
+
+
+def unparsed_domain(rel: str) -> str:
+    """The folder right after `/knowledge/`, or '' for a file directly in `knowledge/`."""
+    after = rel.split("/knowledge/", 1)[1]
+    return after.split("/", 1)[0] if "/" in after else ""
+
+
+def index_row(rel: str, text: str, full_description: bool = False) -> dict[str, Any]:
+    """The index row of one article, members in the reference's order."""
+    parsed = parse_article(text)
+    if parsed is None:
+        row: dict[str, Any] = {"path": rel, "layer": layer_of(rel), "domain": unparsed_domain(rel)}
+        row.update({name: [] for name in LIST_FIELDS})
+        row.update({"title": "", "description": "", "parsed": False})
+        return row
+    fields = parsed["fields"]
+    row = {"path": rel, "layer": layer_of(rel), "domain": _as_text(fields.get("domain"))}
+    row.update({name: _as_list(fields.get(name)) for name in LIST_FIELDS})
+    description = parsed["description"]
+    row["title"] = parsed["title"]
+    row["description"] = description if full_description else lean_description(description)
+    row["parsed"] = True
+    return row

@@ -1,0 +1,50 @@
+"""The knowledge index (header + rows) and a leaf domain's candidate set."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from bceval.corpus.layers import LAYER_RANK, sort_key
+from bceval.errors import BcevalError
+
+INDEX_VERSION = 1
+
+
+def generated_at(environ: dict[str, str] | os._Environ = os.environ) -> str:
+    """A reproducible timestamp: SOURCE_DATE_EPOCH when set, else the Unix epoch (never the clock)."""
+    raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    try:
+        seconds = int(raw) if raw else 0
+    except ValueError:
+        raise BcevalError(f"SOURCE_DATE_EPOCH must be an integer number of seconds, got '{raw}'") from None
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
+
+
+def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
+    return {
+        "version": INDEX_VERSION,
+        "generatedAt": timestamp,
+        "enabledLayers": [],
+        "knowledgeAllow": [],
+        "knowledgeDeny": [],
+        "articleCount": len(rows),
+        "articles": rows,
+    }
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].lower()
+
+
+def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, Any]]:
+    """Rows of one domain, one per file name with the highest layer winning, sorted by path."""
+    wanted = domain.lower()
+    matching = [row for row in rows if row["domain"].lower() == wanted]
+    matching.sort(key=lambda row: (-LAYER_RANK[row["layer"]], *sort_key(row["path"])))
+    winners: dict[str, dict[str, Any]] = {}
+    for row in matching:
+        winners.setdefault(_file_name(row["path"]), row)
+    return sorted(winners.values(), key=lambda row: sort_key(row["path"]))

@@ -1,0 +1,175 @@
+"""The build graph: DOIT_CONFIG and task generators only. Logic lives in the core modules.
+
+Generators run on every doit command, so they only walk the corpus directory and read the small
+manifest; articles, samples and leaves are read inside actions.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from doit.exceptions import InvalidDodoFile, InvalidTask
+from doit.tools import config_changed
+
+from bceval import __version__
+from bceval.config import Settings, check_inputs, load_settings
+from bceval.corpus.index import generated_at
+from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
+from bceval.doitlib import BcevalReporter, action
+from bceval.errors import BcevalError
+from bceval.review import steps
+from bceval.review.cases import Derivation
+from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
+
+
+def build_namespace(settings: Settings) -> dict[str, Any]:
+    """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it)."""
+
+    @cache
+    def listing() -> Listing:
+        try:
+            check_inputs(settings)
+            return scan_corpus(settings.corpus)
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None
+
+    @cache
+    def plan() -> Derivation | None:
+        """Cases as the graph expects them; None when validation will fail (its task reports why)."""
+        try:
+            derivation, _ = steps.derive(settings, listing())
+        except BcevalError:
+            return None
+        return None if derivation.problems else derivation
+
+    def article_rels() -> list[str]:
+        return steps.article_rels(listing())
+
+    def domains() -> list[str]:
+        return [leaf.domain for leaf in discover_leaves(listing())]
+
+    prep = settings.prepare_dir
+    basics = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
+
+    def task_cases() -> dict:
+        """Validate the manifest and corpus conventions; record the derived cases."""
+        return {
+            "actions": [action(steps.write_cases, settings)],
+            "file_dep": [str(settings.manifest)],
+            "targets": [str(steps.cases_file(settings))]
+            + [str(steps.domain_cases_file(settings, d)) for d in domains()],
+            "uptodate": [config_changed({**basics, "listing": list(listing().files)})],
+            "verbosity": 1,
+        }
+
+    def task_validate() -> dict:
+        """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
+        return {
+            "actions": [action(steps.report_validation, settings)],
+            "task_dep": ["cases"],
+            "uptodate": [False],
+        }
+
+    def task_prepare_dir() -> dict:
+        """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
+        return {
+            "actions": [action(steps.claim_prepare_dir, settings)],
+            "targets": [str(prep / MARKER_NAME)],
+            "task_dep": ["cases"],
+            "uptodate": [config_changed(basics)],
+        }
+
+    def task_row() -> Any:
+        """One knowledge-index row per article file."""
+        for rel in article_rels():
+            yield {
+                "name": rel,
+                "actions": [action(steps.write_row, settings, rel)],
+                "file_dep": [str(settings.corpus / rel)],
+                "targets": [str(steps.row_file(settings, rel))],
+                "uptodate": [config_changed({"bceval": __version__})],
+            }
+
+    def task_index() -> dict:
+        """knowledge-index.json plus each leaf domain's candidate rows."""
+        rels = article_rels()
+        return {
+            "actions": [action(steps.write_index, settings, rels, domains())],
+            "file_dep": [str(steps.row_file(settings, rel)) for rel in rels],
+            "targets": [str(prep / KNOWLEDGE_INDEX)]
+            + [str(steps.domain_articles_file(settings, d)) for d in domains()],
+            "task_dep": ["prepare_dir"],
+            "uptodate": [config_changed({**basics, "rows": rels, "domains": domains(), "at": generated_at()})],
+        }
+
+    def task_domain() -> Any:
+        """Per leaf domain: index-, request- and request-case- files and the neutral case files."""
+        derivation = plan()
+        for domain in domains():
+            cases = derivation.cases_of(domain) if derivation else []
+            leaf = next((lf for lf in derivation.leaves if lf.domain == domain), None) if derivation else None
+            yield {
+                "name": domain,
+                "actions": [action(steps.write_domain, settings, domain)],
+                "file_dep": [
+                    str(steps.domain_cases_file(settings, domain)),
+                    str(steps.domain_articles_file(settings, domain)),
+                ]
+                + ([str(settings.corpus / leaf.path)] if leaf else [])
+                + [str(settings.corpus / case.input) for case in cases],
+                "targets": [str(prep / f"index-{domain}.json"), str(prep / f"request-{domain}.json")]
+                + [str(prep / f"{case.modelId}.al") for case in cases]
+                + [str(prep / f"request-{case.modelId}.json") for case in cases],
+                "task_dep": ["prepare_dir"],
+                "uptodate": [config_changed(basics)],
+            }
+
+    def task_review_request() -> dict:
+        """review-request.json: every case in one all-domains request."""
+        return {
+            "actions": [action(steps.write_review_request, settings)],
+            "file_dep": [str(steps.cases_file(settings))],
+            "targets": [str(prep / REVIEW_REQUEST)],
+            "task_dep": ["prepare_dir"],
+            "uptodate": [config_changed(basics)],
+        }
+
+    def task_prepare() -> dict:
+        """Validate, then write the neutral request directory (out/review/ by default)."""
+        derivation = plan()
+        expected = (
+            sorted(steps.expected_files(domains(), [case.modelId for case in derivation.cases])) if derivation else None
+        )
+        rels = article_rels()
+        return {
+            "actions": [action(steps.finish_prepare, settings, rels)],
+            "task_dep": ["cases", "index", "domain", "review_request"],
+            "uptodate": [config_changed({**basics, "expected": expected, "rows": rels})],
+        }
+
+    return {
+        "DOIT_CONFIG": {
+            "dep_file": str(settings.doit_db),
+            "backend": "json",
+            "default_tasks": ["prepare"],
+            "reporter": BcevalReporter,
+            "verbosity": 1,
+        },
+        "task_cases": task_cases,
+        "task_validate": task_validate,
+        "task_prepare_dir": task_prepare_dir,
+        "task_row": task_row,
+        "task_index": task_index,
+        "task_domain": task_domain,
+        "task_review_request": task_review_request,
+        "task_prepare": task_prepare,
+    }
+
+
+# `doit` in a checkout imports this module through the top-level dodo.py: bind the graph for the
+# settings of the current directory and environment. The CLI builds its own namespace instead.
+try:
+    globals().update(build_namespace(load_settings()))
+except BcevalError as exc:  # e.g. a malformed [tool.bceval]: doit prints one "ERROR:" line
+    raise InvalidDodoFile(str(exc)) from None

@@ -1,0 +1,24 @@
+"""User-facing failures: each carries one line of text and the exit code the CLI should use."""
+
+EXIT_FAILED = 1  # the evaluation ran and something did not pass
+EXIT_USAGE = 2  # bad usage or unreadable input
+
+
+class BcevalError(Exception):
+    """Bad input or usage. The message is one line naming what is wrong and where."""
+
+    exit_code = EXIT_USAGE
+
+
+class EvaluationFailed(BcevalError):
+    """The corpus or an answer set did not pass: a header plus one line per problem."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, header: str, problems: list[str] | None = None) -> None:
+        self.header = header
+        self.problems = list(problems or [])
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join([self.header, *(f"  - {p}" for p in self.problems)])

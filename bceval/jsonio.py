@@ -1,0 +1,137 @@
+"""JSON in and out: strict reads of files we did not write, canonical and atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bceval.errors import BcevalError
+
+MAX_JSON_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64
+
+
+class _Duplicate(dict):
+    """Stands in for a JSON object that repeated a key, so the reader can report its path."""
+
+    def __init__(self, pairs: list[tuple[str, Any]], key: str) -> None:
+        super().__init__(pairs)
+        self.duplicate_key = key
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Duplicate(pairs, key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _find_problem(value: Any, path: str, depth: int) -> str | None:
+    """The first duplicate key or over-deep nesting in a parsed document, as a message."""
+    if depth > MAX_DEPTH:
+        return f"nesting deeper than {MAX_DEPTH} levels at {path}"
+    if isinstance(value, _Duplicate):
+        return f"duplicate key '{value.duplicate_key}' at {path}"
+    if isinstance(value, dict):
+        children = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list):
+        children = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for child_path, child in children:
+        found = _find_problem(child, child_path, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """UTF-8 text with an optional BOM removed; anything else is a one-line error."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BcevalError(f"{where}: not valid UTF-8 (byte 0x{data[exc.start]:02X} at offset {exc.start})") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse_json(data: bytes, where: str) -> Any:
+    """Parse untrusted JSON strictly: UTF-8, no duplicate keys, no NaN/Infinity, bounded depth."""
+    if len(data) > MAX_JSON_BYTES:
+        raise BcevalError(f"{where}: larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB")
+    text = decode_utf8(data, where)
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+    except RecursionError:
+        raise BcevalError(f"{where}: invalid JSON: nesting deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise BcevalError(f"{where}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:
+        raise BcevalError(f"{where}: invalid JSON: {exc}") from None
+    problem = _find_problem(value, "$", 0)
+    if problem:
+        raise BcevalError(f"{where}: invalid JSON: {problem}")
+    return value
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file we did not write ourselves (manifest, results, reports)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BcevalError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise BcevalError(f"{path}: is a directory, expected a JSON file") from None
+    except OSError as exc:
+        raise BcevalError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_json(data, str(path))
+
+
+def dumps(value: Any) -> str:
+    """Indented JSON as bceval writes it: 2 spaces, non-ASCII kept, LF, trailing newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def dumps_compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def write_atomic(path: Path, content: str | bytes) -> bool:
+    """Write through a temporary file and rename, skipping the write when the bytes are equal.
+
+    Returns True when the file changed. Skipping equal content keeps mtimes stable, so doit
+    does not rerun the tasks that depend on the file.
+    """
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def load_own_json(path: Path) -> Any:
+    """Read an intermediate file that bceval wrote itself (trusted, no limits)."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)

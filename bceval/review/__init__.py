@@ -1,0 +1,1 @@
+"""The layered review harness: manifest, cases, neutral requests, ranking and scoring."""

@@ -1,0 +1,115 @@
+"""The review fixture manifest (`evaluation/review-fixtures.json`): model and problem-listing checks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bceval.models import StrictModel
+
+MANIFEST_VERSION = 2
+SELECTION = "first-paired-al-article"
+THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
+THRESHOLD_LABELS = {"minimumExpectedRecall": "Expected-finding recall", "minimumCleanRate": "Clean-control rate"}
+
+
+class DomainOverride(StrictModel):
+    article: str | None = Field(
+        default=None, description="Slug (with or without .md) to select instead of the first paired article."
+    )
+    context: str | None = Field(default=None, description="Extra context sent with the domain's primary cases.")
+    additionalArticles: list[str] | None = Field(
+        default=None, description="Further paired slugs of the domain that each get a positive and a clean case."
+    )
+
+
+class ReviewManifest(StrictModel):
+    version: Literal[2]
+    selection: Literal["first-paired-al-article"]
+    minimumExpectedRecall: float = Field(ge=0, le=1)
+    minimumCleanRate: float = Field(ge=0, le=1)
+    overrides: dict[str, DomainOverride] = Field(default_factory=dict)
+
+
+@dataclass
+class CheckedManifest:
+    """What survived the checks: thresholds (None when invalid) and overrides by lower-cased domain."""
+
+    thresholds: dict[str, float | None] = field(default_factory=dict)
+    overrides: dict[str, tuple[str, DomainOverride]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride | None:
+    if not isinstance(value, dict):
+        problems.append(f"Override '{key}' must be a JSON object.")
+        return None
+    ok = True
+    for member in sorted(value):
+        if member not in DomainOverride.model_fields:
+            problems.append(f"Override '{key}' has unknown member '{member}'.")
+            ok = False
+    for member in ("article", "context"):
+        if member in value and not isinstance(value[member], str):
+            problems.append(f"Override '{key}': '{member}' must be a string, got {_show(value[member])}.")
+            ok = False
+    extra = value.get("additionalArticles")
+    if "additionalArticles" in value and not (
+        isinstance(extra, list) and all(isinstance(item, str) and item.strip() for item in extra)
+    ):
+        problems.append(f"Override '{key}': 'additionalArticles' must be a list of non-empty slug strings.")
+        ok = False
+    return DomainOverride.model_validate(value) if ok else None
+
+
+def check_manifest(raw: Any) -> CheckedManifest:
+    """All top-level problems at once (the reference stops at the first missing member; we list them)."""
+    checked = CheckedManifest(thresholds={name: None for name in THRESHOLDS})
+    problems = checked.problems
+    if not isinstance(raw, dict):
+        problems.append("The manifest must be a JSON object.")
+        return checked
+    if "version" not in raw:
+        problems.append("The manifest has no 'version' member.")
+    elif not (_is_number(raw["version"]) and raw["version"] == MANIFEST_VERSION):
+        problems.append(f"Unsupported review fixture manifest version: {_show(raw['version'])} (expected 2).")
+    if "selection" not in raw:
+        problems.append("The manifest has no 'selection' member.")
+    elif raw["selection"] != SELECTION:
+        problems.append(f"Unsupported selection strategy: {_show(raw['selection'])} (expected '{SELECTION}').")
+    for name in THRESHOLDS:
+        if name not in raw:
+            problems.append(f"The manifest has no '{name}' member.")
+        elif not _is_number(raw[name]):
+            problems.append(f"{name} must be a number, got {_show(raw[name])}.")
+        elif not 0 <= raw[name] <= 1:
+            problems.append(f"{name} must be between 0 and 1, got {_show(raw[name])}.")
+        else:
+            checked.thresholds[name] = float(raw[name])
+    for member in sorted(raw):
+        if member not in ReviewManifest.model_fields:
+            problems.append(f"The manifest has unknown member '{member}'.")
+    overrides = raw.get("overrides", {})
+    if not isinstance(overrides, dict):
+        problems.append("'overrides' must be a JSON object keyed by domain.")
+        return checked
+    for key, value in overrides.items():
+        if key.lower() in checked.overrides:
+            first = checked.overrides[key.lower()][0]
+            problems.append(f"Override domains '{first}' and '{key}' name the same domain (case is ignored).")
+            continue
+        override = _check_override(key, value, problems)
+        if override is not None:
+            checked.overrides[key.lower()] = (key, override)
+    return checked

@@ -1,0 +1,47 @@
+"""The prepare directory: claimed with a marker, refused when it holds someone else's files."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+from bceval.errors import BcevalError
+from bceval.jsonio import write_atomic
+from bceval.review.requests import MARKER_NAME, MARKER_TEXT, OWNED_PATTERNS
+
+
+def claim(directory: Path) -> None:
+    """Create the directory (or accept our own) and write the marker; never touch a foreign one."""
+    if directory.exists() and not directory.is_dir():
+        raise BcevalError(f"{directory}: prepare path exists and is not a directory")
+    marker = directory / MARKER_NAME
+    if directory.is_dir() and not marker.is_file() and any(directory.iterdir()):
+        raise BcevalError(
+            f"{directory}: prepare directory is not empty and has no {MARKER_NAME} marker; "
+            "choose an empty or new directory"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic(marker, MARKER_TEXT)
+
+
+def is_claimed(directory: Path) -> bool:
+    marker = directory / MARKER_NAME
+    return marker.is_file() and marker.read_text(encoding="utf-8") == MARKER_TEXT
+
+
+def owned(name: str) -> bool:
+    lowered = name.lower()
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
+
+
+def prune(directory: Path, expected: set[str]) -> list[str]:
+    """Delete files a previous prepare wrote that the current corpus no longer produces.
+
+    Only top-level regular files with our names go; results, notes and anything else stay.
+    """
+    removed = []
+    for entry in sorted(directory.iterdir()):
+        if entry.name not in expected and owned(entry.name) and entry.is_file() and not entry.is_symlink():
+            entry.unlink()
+            removed.append(entry.name)
+    return removed

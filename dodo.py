@@ -1,0 +1,1 @@
+from bceval.dodo import *  # noqa: F401,F403

@@ -30,6 +30,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def listing() -> Listing:
         try:
             check_inputs(settings)
+            settings.out.mkdir(parents=True, exist_ok=True)  # doit saves its state file there
             return scan_corpus(settings.corpus)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None

@@ -1,0 +1,31 @@
+page 50144 "Carrier Connection Good"
+{
+    PageType = Card;
+    SourceTable = "Carrier Setup";
+    ApplicationArea = All;
+    UsageCategory = Administration;
+
+    layout
+    {
+        area(Content)
+        {
+            group(Connection)
+            {
+                field(ApiKey; ApiKeyInput)
+                {
+                    Caption = 'API Key';
+                    ToolTip = 'Specifies the key that the carrier issued to your company.';
+                    ExtendedDatatype = Masked;
+
+                    trigger OnValidate()
+                    begin
+                        Rec.SetApiKey(ApiKeyInput);
+                    end;
+                }
+            }
+        }
+    }
+
+    var
+        ApiKeyInput: Text;
+}

@@ -1,0 +1,21 @@
+page 50146 "Fleet Vehicles Good"
+{
+    PageType = List;
+    SourceTable = "Fleet Vehicle";
+    CardPageId = "Vehicle Card";
+    ApplicationArea = All;
+    UsageCategory = Lists;
+    Editable = false;
+
+    layout
+    {
+        area(Content)
+        {
+            repeater(Vehicles)
+            {
+                field("No."; Rec."No.") { ToolTip = 'Specifies the number of the vehicle.'; }
+                field("License Plate"; Rec."License Plate") { ToolTip = 'Specifies the registration plate of the vehicle.'; }
+            }
+        }
+    }
+}

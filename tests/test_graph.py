@@ -1,0 +1,155 @@
+"""The prepare graph's incremental rules, driven through doit and checked by executed tasks and bytes."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from graphutil import mtimes, run_graph, settings_for, snapshot
+
+
+@pytest.fixture
+def graph_corpus(small_corpus):
+    small_corpus.leaf("ui", layer="custom")
+    small_corpus.article("ui", "delta-caption", layer="custom", keywords=["caption"])
+    small_corpus.article("ui", "epsilon-tooltip", keywords=["tooltip"])
+    return small_corpus
+
+
+def cold_snapshot(corpus_root: Path, tmp_path: Path) -> dict[str, bytes]:
+    out = tmp_path / f"cold-{time.monotonic_ns()}"
+    code, _ = run_graph(settings_for(corpus_root, out), "prepare")
+    assert code == 0
+    files = snapshot(out / "review")
+    shutil.rmtree(out)
+    return files
+
+
+def test_cold_run_writes_reference_file_set_and_rerun_executes_nothing(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    code, executed = run_graph(settings, "prepare")
+    assert code == 0
+    assert {"cases", "index", "domain:performance", "domain:security", "domain:ui", "prepare"} <= set(executed)
+    names = sorted(snapshot(settings.prepare_dir))
+    assert names[0] == ".bcquality-evaluation"
+    assert len([n for n in names if n.startswith("case-")]) == 6
+    assert len([n for n in names if n.startswith("request-case-")]) == 6
+    assert {"knowledge-index.json", "review-request.json", "index-ui.json", "request-ui.json"} <= set(names)
+    assert len(names) == 1 + 2 + 6 + 6 + 3 + 3
+
+    code, executed = run_graph(settings, "prepare")
+    assert (code, executed) == (0, [])
+
+
+def test_editing_one_article_reruns_its_row_index_and_domain_only(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    run_graph(settings, "prepare")
+    before = mtimes(settings.prepare_dir)
+    md = graph_corpus.root / "community/knowledge/security/gamma-secret.md"
+    md.write_text(md.read_text().replace("Does a thing.", "Does another thing."))
+
+    code, executed = run_graph(settings, "prepare")
+    assert code == 0
+    assert set(executed) == {"row:community/knowledge/security/gamma-secret.md", "index", "domain:security"}
+    after = mtimes(settings.prepare_dir)
+    changed = {name for name in after if after[name] != before.get(name)}
+    assert "index-security.json" in changed and "knowledge-index.json" in changed
+    assert not {n for n in changed if "performance" in n or "ui" in n}
+    assert snapshot(settings.prepare_dir) == cold_snapshot(graph_corpus.root, tmp_path)
+
+
+def test_editing_one_sample_reruns_only_its_domain(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    run_graph(settings, "prepare")
+    before = mtimes(settings.prepare_dir)
+    sample = graph_corpus.root / "microsoft/knowledge/performance/alpha-check.good.al"
+    sample.write_text(sample.read_text() + "// trailing note\n    Count := 1;\n")
+
+    code, executed = run_graph(settings, "prepare")
+    assert (code, executed) == (0, ["domain:performance"])
+    after = mtimes(settings.prepare_dir)
+    # With no more than 10 candidates nothing is ranked, so only the neutral file itself changes.
+    assert {name for name in after if after[name] != before[name]} == {"case-7f25e261.al"}
+
+
+def test_body_edit_that_leaves_the_row_unchanged_stops_at_the_row(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    run_graph(settings, "prepare")
+    md = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
+    md.write_text(md.read_text() + "\nMore best-practice prose.\n")
+    code, executed = run_graph(settings, "prepare")
+    assert (code, executed) == (0, ["row:microsoft/knowledge/ui/epsilon-tooltip.md"])
+
+
+def _edits(corpus):
+    root = corpus.root
+    yield "add article", lambda: corpus.article("performance", "aardvark-first", keywords=["aardvark"])
+    yield (
+        "remove article",
+        lambda: [
+            (root / f"microsoft/knowledge/performance/aardvark-first{ext}").unlink()
+            for ext in (".md", ".bad.al", ".good.al")
+        ],
+    )
+    yield (
+        "rename article",
+        lambda: [
+            (root / f"microsoft/knowledge/performance/beta-loop{ext}").rename(
+                root / f"microsoft/knowledge/performance/beta-loops{ext}"
+            )
+            for ext in (".md", ".bad.al", ".good.al")
+        ],
+    )
+    yield (
+        "higher layer overrides slug",
+        lambda: corpus.article("performance", "alpha-check", layer="custom", keywords=["isempty", "count"]),
+    )
+    yield "override leaf in community", lambda: corpus.leaf("security", layer="community", body="# Community\n")
+    yield (
+        "manifest context and additional",
+        lambda: corpus.overrides({"performance": {"context": "Big tables.", "additionalArticles": ["beta-loops"]}}),
+    )
+
+    def remove_domain() -> None:
+        shutil.rmtree(root / "custom/knowledge/ui")
+        (root / "custom/skills/review/al-ui-review.md").unlink()
+        (root / "microsoft/knowledge/ui").rename(root / "microsoft/knowledge/ux")
+
+    yield "remove a whole domain", remove_domain
+    yield "new layer", lambda: (corpus.leaf("events", layer="community"), corpus.article("events", "zeta", "community"))
+    yield "manifest back to plain", lambda: corpus.overrides({})
+
+
+def test_any_sequence_of_edits_matches_a_cold_run_byte_for_byte(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    foreign = settings.prepare_dir / "result-case-0ad1f118.json"
+    assert run_graph(settings, "prepare")[0] == 0
+    foreign.write_text('{"cases": []}\n')
+    for label, edit in _edits(graph_corpus):
+        edit()
+        code, _ = run_graph(settings, "prepare")
+        assert code == 0, label
+        incremental = snapshot(settings.prepare_dir)
+        assert incremental.pop(foreign.name) == b'{"cases": []}\n', label  # results are never deleted
+        assert incremental == cold_snapshot(graph_corpus.root, tmp_path), label
+        assert run_graph(settings, "prepare") == (0, []), label
+
+
+def test_full_rebuild_reexecutes_everything_with_identical_bytes(graph_corpus, tmp_path):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    run_graph(settings, "prepare")
+    first = snapshot(settings.prepare_dir)
+    code, executed = run_graph(settings, "--always-execute", "prepare")
+    assert code == 0
+    assert {"cases", "index", "prepare", "domain:ui"} <= set(executed)
+    assert snapshot(settings.prepare_dir) == first
+
+
+def test_source_date_epoch_sets_generated_at(graph_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    run_graph(settings, "prepare")
+    index = (settings.prepare_dir / "knowledge-index.json").read_text()
+    assert '"generatedAt":"2026-01-01T00:00:00.0000000Z"' in index

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from bceval import __version__
-from bceval.config import check_inputs, load_settings
+from bceval.config import ADAPTERS, SOURCES, check_inputs, load_settings
 from bceval.errors import EXIT_USAGE, BcevalError
 
 
@@ -25,6 +25,24 @@ def _parser() -> argparse.ArgumentParser:
     prepare = commands.add_parser("prepare", help="validate, then write neutral model requests")
     corpus_flags(prepare)
     prepare.add_argument("--force", action="store_true", help="rebuild everything (what CI runs)")
+
+    answer = commands.add_parser("answer", help="answer the prepared requests with an adapter")
+    corpus_flags(answer)
+    answer.add_argument("--adapter", choices=ADAPTERS, help="oracle, baseline (default) or command (live, opt-in)")
+    answer.add_argument("--results", metavar="DIR", help="where result files go (default: out/results/<adapter>/)")
+    answer.add_argument("--command", help="agent command line for the command adapter, e.g. 'claude -p'")
+    answer.add_argument("--model", help="model name recorded with every answer (default: $BCEVAL_MODEL)")
+    answer.add_argument("--jobs", type=int, metavar="N", help="cases answered concurrently (command adapter)")
+    answer.add_argument("--timeout", type=float, metavar="S", help="seconds per case before it is an infra failure")
+    answer.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure failure")
+    answer.add_argument("--shard", metavar="K/N", help="answer only shard K of N (deterministic split)")
+
+    score = commands.add_parser("score", help="score results against the strict gate (exit 1 when it fails)")
+    corpus_flags(score)
+    score.add_argument("--adapter", choices=ADAPTERS, help="score this adapter's own results (default: baseline)")
+    source = score.add_mutually_exclusive_group()
+    source.add_argument("--results", metavar="DIR", help="directory of result-case-*.json or result-*.json files")
+    source.add_argument("--results-path", metavar="FILE", help="one combined result file")
     return parser
 
 
@@ -42,15 +60,16 @@ def run_graph(settings, tasks: list[str], force: bool = False) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    flags = {key: value for key, value in vars(args).items() if key in SOURCES}
     try:
-        settings = load_settings(corpus=args.corpus, manifest=args.manifest, out=args.out)
+        settings = load_settings(**flags)
         check_inputs(settings)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
-    if args.command == "validate":
-        return run_graph(settings, ["validate"])
-    return run_graph(settings, ["prepare"], force=args.force)
+    if args.command == "prepare":
+        return run_graph(settings, ["prepare"], force=args.force)
+    return run_graph(settings, [args.command])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,15 +6,33 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bceval.errors import BcevalError
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
-ENV_KEYS = {"corpus": "BCEVAL_CORPUS", "manifest": "BCEVAL_MANIFEST", "out": "BCEVAL_OUT"}
+ADAPTERS = ("baseline", "oracle", "command")
+
+# setting -> (environment variable, kind); paths resolve against the current directory (flags,
+# environment) or against pyproject.toml's directory ([tool.bceval]).
+SOURCES: dict[str, tuple[str, str]] = {
+    "corpus": ("BCEVAL_CORPUS", "path"),
+    "manifest": ("BCEVAL_MANIFEST", "path"),
+    "out": ("BCEVAL_OUT", "path"),
+    "adapter": ("BCEVAL_ADAPTER", "text"),
+    "results": ("BCEVAL_RESULTS", "path"),
+    "results_path": ("BCEVAL_RESULTS_PATH", "path"),
+    "command": ("BCEVAL_COMMAND", "text"),
+    "model": ("BCEVAL_MODEL", "text"),
+    "jobs": ("BCEVAL_JOBS", "int"),
+    "timeout": ("BCEVAL_TIMEOUT", "float"),
+    "retries": ("BCEVAL_RETRIES", "int"),
+    "shard": ("BCEVAL_SHARD", "text"),
+}
 
 
 class Settings(BaseModel):
@@ -23,6 +41,15 @@ class Settings(BaseModel):
     corpus: Path
     manifest: Path
     out: Path
+    adapter: Literal["baseline", "oracle", "command"] = "baseline"
+    results: Path | None = Field(default=None, description="Results directory to score (default: the adapter's).")
+    results_path: Path | None = Field(default=None, description="One combined result file to score instead.")
+    command: str | None = None
+    model: str | None = None
+    jobs: int = Field(default=1, ge=1, le=64)
+    timeout: float = Field(default=300.0, gt=0)
+    retries: int = Field(default=2, ge=0, le=10)
+    shard: str | None = None
 
     @property
     def prepare_dir(self) -> Path:
@@ -37,8 +64,41 @@ class Settings(BaseModel):
     def doit_db(self) -> Path:
         return self.out / ".bceval.doit.db"
 
+    @property
+    def results_dir(self) -> Path:
+        return self.results or self.out / "results" / self.adapter
 
-def _pyproject_values(cwd: Path) -> dict[str, Path]:
+    @property
+    def answers_in_graph(self) -> bool:
+        """Whether the graph answers the requests itself (no user-supplied results to score)."""
+        return self.results is None and self.results_path is None
+
+    @property
+    def score_file(self) -> Path:
+        return self.out / "score.json"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.out / "cache" / "answers"
+
+
+def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
+    if kind == "path":
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a non-empty path")
+        return (base / value).resolve()
+    if kind == "text":
+        if not isinstance(value, str):
+            raise BcevalError(f"{where} must be a string")
+        return value
+    number_type = int if kind == "int" else float
+    try:
+        return number_type(value)
+    except (TypeError, ValueError):
+        raise BcevalError(f"{where} must be a number, got '{value}'") from None
+
+
+def _pyproject_values(cwd: Path) -> dict[str, Any]:
     pyproject = cwd / "pyproject.toml"
     if not pyproject.is_file():
         return {}
@@ -47,43 +107,45 @@ def _pyproject_values(cwd: Path) -> dict[str, Path]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
     table = data.get("tool", {}).get("bceval", {})
-    values: dict[str, Path] = {}
-    for key in ENV_KEYS:
-        if key in table:
-            if not isinstance(table[key], str) or not table[key]:
-                raise BcevalError(f"{pyproject}: [tool.bceval] {key} must be a non-empty path string")
-            values[key] = (cwd / table[key]).resolve()
-    unknown = sorted(set(table) - set(ENV_KEYS))
+    unknown = sorted(set(table) - set(SOURCES))
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
-    return values
+    return {
+        key: _convert(value, SOURCES[key][1], cwd, f"{pyproject}: [tool.bceval] {key}") for key, value in table.items()
+    }
 
 
 def load_settings(
-    corpus: str | os.PathLike | None = None,
-    manifest: str | os.PathLike | None = None,
-    out: str | os.PathLike | None = None,
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    **flags: Any,
 ) -> Settings:
+    """Resolve every setting; `flags` are command-line values (None means not given)."""
     cwd = Path.cwd() if cwd is None else cwd
     environ = os.environ if environ is None else environ
-    flags = {"corpus": corpus, "manifest": manifest, "out": out}
-    from_file = _pyproject_values(cwd)
-    chosen: dict[str, Path | None] = {}
-    for key, env_key in ENV_KEYS.items():
-        if flags[key] is not None:
-            chosen[key] = (cwd / Path(flags[key])).resolve()
+    unknown = sorted(set(flags) - set(SOURCES))
+    if unknown:
+        raise TypeError(f"unknown setting {unknown[0]}")
+    chosen = _pyproject_values(cwd)
+    for key, (env_key, kind) in SOURCES.items():
+        if flags.get(key) is not None:
+            value = flags[key]
+            chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, f"--{key.replace('_', '-')}")
         elif environ.get(env_key):
-            chosen[key] = (cwd / environ[env_key]).resolve()
-        else:
-            chosen[key] = from_file.get(key)
-    corpus_path = chosen["corpus"] or DEMO_CORPUS
-    return Settings(
-        corpus=corpus_path,
-        manifest=chosen["manifest"] or corpus_path / MANIFEST_RELATIVE,
-        out=chosen["out"] or (cwd / "out").resolve(),
-    )
+            chosen[key] = _convert(environ[env_key], kind, cwd, env_key)
+    chosen.setdefault("corpus", DEMO_CORPUS)
+    chosen.setdefault("manifest", chosen["corpus"] / MANIFEST_RELATIVE)
+    chosen.setdefault("out", (cwd / "out").resolve())
+    if chosen.get("adapter", "baseline") not in ADAPTERS:
+        raise BcevalError(f"unknown adapter '{chosen['adapter']}'; choose one of: {', '.join(ADAPTERS)}")
+    if chosen.get("results") is not None and chosen.get("results_path") is not None:
+        raise BcevalError("give either a results directory or a results file, not both")
+    try:
+        return Settings(**chosen)
+    except ValueError as exc:
+        first = exc.errors()[0] if hasattr(exc, "errors") else None
+        detail = f"{first['loc'][0]}: {first['msg']}" if first else str(exc)
+        raise BcevalError(f"invalid setting {detail}") from None
 
 
 def check_inputs(settings: Settings) -> None:

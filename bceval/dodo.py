@@ -7,12 +7,15 @@ manifest; articles, samples and leaves are read inside actions.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+from doit import create_after
 from doit.exceptions import InvalidDodoFile, InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.adapters.run import result_name, shard_cases
 from bceval.config import Settings, check_inputs, load_settings
 from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
@@ -21,6 +24,7 @@ from bceval.errors import BcevalError
 from bceval.review import steps
 from bceval.review.cases import Derivation
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
+from bceval.review.scoring import infra_files, result_files
 
 
 def build_namespace(settings: Settings) -> dict[str, Any]:
@@ -52,6 +56,18 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
     prep = settings.prepare_dir
     basics = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
+    answer_settings = {
+        "adapter": settings.adapter,
+        "command": settings.command,
+        "model": settings.model,
+        "shard": settings.shard,
+        "timeout": settings.timeout,
+        "retries": settings.retries,
+    }
+
+    def after_answers(creator: Any) -> Any:
+        """Result files to score are only known once the graph has answered (when it answers at all)."""
+        return create_after(executed="answer")(creator) if settings.answers_in_graph else creator
 
     def task_cases() -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
@@ -149,11 +165,84 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "uptodate": [config_changed({**basics, "expected": expected, "rows": rels})],
         }
 
+    def task_answer() -> dict:
+        """Answer every request case with the configured adapter (default: baseline)."""
+        derivation = plan()
+        model_ids = [case.modelId for case in derivation.cases] if derivation else []
+        shard_ids = [case.modelId for case in shard_cases(derivation.cases, settings.shard)] if derivation else []
+        return {
+            "actions": [action(steps.answer, settings)],
+            "file_dep": [str(steps.cases_file(settings))]
+            + [str(prep / f"request-{mid}.json") for mid in model_ids]
+            + [str(prep / f"{mid}.al") for mid in model_ids],
+            "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids],
+            "task_dep": ["prepare"],
+            "uptodate": [config_changed({**basics, **answer_settings, "results": str(settings.results_dir)})],
+        }
+
+    def result_paths() -> list[Path]:
+        try:
+            return result_files(settings.results_dir)
+        except BcevalError:
+            return []  # score_json reports the missing results in one line
+
+    @after_answers
+    def task_verdict() -> Any:
+        """One task per result file: read it and judge each case it answers."""
+        for path in result_paths():
+            yield {
+                "name": path.name,
+                "actions": [action(steps.judge_result_file, settings, path)],
+                "file_dep": [str(path), str(steps.cases_file(settings))],
+                "targets": [str(steps.reading_file(settings, path))],
+                "uptodate": [config_changed({"bceval": __version__})],
+            }
+
+    @after_answers
+    def task_score_json() -> dict:
+        """Aggregate the verdicts into out/score.json (metrics, thresholds, every case)."""
+        if settings.results_path is not None:
+            return {
+                "actions": [action(steps.score_single_file, settings)],
+                "file_dep": [str(steps.cases_file(settings))]
+                + ([str(settings.results_path)] if settings.results_path.is_file() else []),
+                "targets": [str(settings.score_file)],
+                "task_dep": ["cases"],
+                "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
+            }
+        results = result_paths()
+        infra = infra_files(settings.results_dir) if results else []
+        return {
+            "actions": [action(steps.write_score, settings)],
+            "file_dep": [str(steps.cases_file(settings))]
+            + [str(steps.reading_file(settings, path)) for path in results]
+            + [str(path) for path in infra],
+            "targets": [str(settings.score_file)],
+            "task_dep": ["cases", "verdict"],
+            "uptodate": [
+                config_changed({**basics, "results": [p.name for p in results], "infra": [p.name for p in infra]})
+            ],
+        }
+
+    def task_score() -> dict:
+        """Print the verdict of out/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
+        return {"actions": [action(steps.report_score, settings)], "task_dep": ["score_json"], "uptodate": [False]}
+
+    def task_summary() -> dict:
+        """The main job's report: the same verdict as `score`, but a failed gate does not fail the run."""
+        return {
+            "actions": [action(steps.report_score, settings, False)],
+            "task_dep": ["score_json"],
+            "uptodate": [False],
+        }
+
     return {
         "DOIT_CONFIG": {
             "dep_file": str(settings.doit_db),
             "backend": "json",
-            "default_tasks": ["prepare"],
+            "default_tasks": ["prepare", "answer", "score"]
+            if settings.results_path is None and settings.results is None
+            else ["prepare", "score"],
             "reporter": BcevalReporter,
             "verbosity": 1,
         },
@@ -165,6 +254,11 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_domain": task_domain,
         "task_review_request": task_review_request,
         "task_prepare": task_prepare,
+        "task_answer": task_answer,
+        "task_verdict": task_verdict,
+        "task_score_json": task_score_json,
+        "task_score": task_score,
+        "task_summary": task_summary,
     }
 
 

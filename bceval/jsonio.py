@@ -37,7 +37,7 @@ def _reject_constant(name: str) -> Any:
 
 def _find_problem(value: Any, path: str, depth: int) -> str | None:
     """The first duplicate key or over-deep nesting in a parsed document, as a message."""
-    if depth > MAX_DEPTH:
+    if isinstance(value, dict | list) and depth >= MAX_DEPTH:
         return f"nesting deeper than {MAX_DEPTH} levels at {path}"
     if isinstance(value, _Duplicate):
         return f"duplicate key '{value.duplicate_key}' at {path}"

@@ -25,8 +25,10 @@ def test_demo_corpus_covers_the_convention():
     assert {rel.split("/", 1)[0] for rel in listing.files} == set(LAYERS)
     leaves = discover_leaves(listing)
     assert len(leaves) >= 5
-    assert any(leaf.layer != "microsoft" and listing.has_file(f"microsoft/skills/review/al-{leaf.domain}-review.md")
-               for leaf in leaves), "a higher-layer leaf must override a microsoft leaf"
+    assert any(
+        leaf.layer != "microsoft" and listing.has_file(f"microsoft/skills/review/al-{leaf.domain}-review.md")
+        for leaf in leaves
+    ), "a higher-layer leaf must override a microsoft leaf"
     articles = knowledge_markdown(listing)
     assert len(articles) >= 30
     rows = [index_row(rel, (DEMO_CORPUS / rel).read_text(encoding="utf-8-sig")) for rel in articles]

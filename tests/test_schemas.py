@@ -22,8 +22,9 @@ def test_committed_schemas_do_not_drift():
     assert committed == rendered, "schemas/ is stale: run `python -m bceval.schemas` and commit"
 
 
-@pytest.mark.parametrize("name", ["review-manifest", "knowledge-index", "domain-index", "review-request",
-                                  "leaf-request", "review-result"])
+@pytest.mark.parametrize(
+    "name", ["review-manifest", "knowledge-index", "domain-index", "review-request", "leaf-request", "review-result"]
+)
 def test_schemas_are_valid_draft_2020_12(name):
     schema = load(name)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -51,8 +52,10 @@ def test_prepared_demo_files_validate(tmp_path):
 
 def test_schemas_reject_what_the_harness_rejects():
     with pytest.raises(jsonschema.ValidationError):
-        validate("review-manifest", {"version": 2, "selection": "first-paired-al-article",
-                                     "minimumExpectedRecall": 1.5, "minimumCleanRate": 1})
+        validate(
+            "review-manifest",
+            {"version": 2, "selection": "first-paired-al-article", "minimumExpectedRecall": 1.5, "minimumCleanRate": 1},
+        )
     with pytest.raises(jsonschema.ValidationError):
         validate("review-result", {"cases": [{"id": "case-0ad1f118"}]})
     validate("review-result", {"cases": [{"id": "case-0ad1f118", "findings": ["a.md", {"id": "b.md", "note": 1}]}]})

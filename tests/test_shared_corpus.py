@@ -66,4 +66,4 @@ def test_case_text_never_reveals_the_answer(prepared):
     for case_file in prepared.glob("case-*.al"):
         text = case_file.read_text()
         assert not any(line.lstrip().startswith("//") for line in text.splitlines())
-        assert " Bad\"" not in text and " Good\"" not in text
+        assert ' Bad"' not in text and ' Good"' not in text

@@ -68,6 +68,13 @@ def _walk(root: Path, real_root: str, folder: Path, rel: str, recursive: bool, o
                 raise BcevalError(f"{root / entry_rel}: symbolic link is broken")
         if entry.is_dir():
             if recursive:
+                real = os.path.realpath(entry.path)
+                if (
+                    real == real_root
+                    or os.path.realpath(folder).startswith(real + os.sep)
+                    or real == os.path.realpath(folder)
+                ):
+                    raise BcevalError(f"{root / entry_rel}: symbolic link loops back to a folder that contains it")
                 _walk(root, real_root, Path(entry.path), entry_rel, True, out)
         elif entry.is_file():
             out.append(entry_rel)

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from bceval.corpus.layers import Leaf, Listing, PairedArticle, article_exists, discover_leaves, paired_articles
+from bceval.corpus.layers import (
+    Leaf,
+    Listing,
+    PairedArticle,
+    article_exists,
+    discover_leaves,
+    paired_articles,
+    sort_key,
+)
 from bceval.models import StrictModel
 from bceval.review.manifest import CheckedManifest, DomainOverride
 from bceval.review.neutral import model_id
@@ -125,8 +133,8 @@ def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
     leaves = discover_leaves(listing)
     result = Derivation(leaves=leaves, problems=list(manifest.problems))
     leaf_domains = {leaf.domain.lower() for leaf in leaves}
-    for key_lower, (key, _) in sorted(manifest.overrides.items()):
-        if key_lower not in leaf_domains:
+    for key in sorted(dict.fromkeys(manifest.override_keys), key=sort_key):
+        if key.lower() not in leaf_domains:
             result.problems.append(f"Override domain '{key}' has no registered al-{key}-review leaf")
     for leaf in leaves:
         entry = manifest.overrides.get(leaf.domain.lower())

@@ -40,6 +40,7 @@ class CheckedManifest:
 
     thresholds: dict[str, float | None] = field(default_factory=dict)
     overrides: dict[str, tuple[str, DomainOverride]] = field(default_factory=dict)
+    override_keys: list[str] = field(default_factory=list)  # every key, valid or not, in file order
     problems: list[str] = field(default_factory=list)
 
 
@@ -104,6 +105,7 @@ def check_manifest(raw: Any) -> CheckedManifest:
     if not isinstance(overrides, dict):
         problems.append("'overrides' must be a JSON object keyed by domain.")
         return checked
+    checked.override_keys = list(overrides)
     for key, value in overrides.items():
         if key.lower() in checked.overrides:
             first = checked.overrides[key.lower()][0]

@@ -11,11 +11,11 @@ RANK_LIMIT = 10
 _NON_ALNUM_RUN = re.compile(r"[^a-z0-9]+")
 
 
-def _normalize(text: str) -> str:
+def normalize(text: str) -> str:
     return _NON_ALNUM_RUN.sub(" ", text.lower()).strip()
 
 
-def score_article(article: dict[str, Any], norm: str, tokens: set[str], compact: str, terms: list[str]) -> float:
+def score_article(article: dict[str, Any], tokens: set[str], compact: str, terms: list[str]) -> float:
     score = 0.0
     for keyword in article.get("keywords") or []:
         lowered = (keyword or "").lower()
@@ -34,11 +34,11 @@ def rank_candidates(articles: list[dict[str, Any]], case_text: str, limit: int =
     """The `limit` best rows for a case; no scoring at all when there are no more than `limit`."""
     if len(articles) <= limit:
         return list(articles)
-    norm = _normalize(case_text)
+    norm = normalize(case_text)
     tokens = set(norm.split())
     compact = norm.replace(" ", "")
     terms = sorted(token for token in tokens if len(token) >= 5)
-    scored = [(score_article(row, norm, tokens, compact, terms), row) for row in articles]
+    scored = [(score_article(row, tokens, compact, terms), row) for row in articles]
     scored.sort(key=lambda pair: (-pair[0], sort_key(pair[1]["path"])))
     return [row for _, row in scored[:limit]]
 

@@ -19,6 +19,19 @@ from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, check_manifest
 from bceval.review.prepdir import claim, prune
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
+from bceval.review.scoring import (
+    FileReading,
+    ScoreReport,
+    aggregate,
+    failed_header,
+    failure_notes,
+    infra_files,
+    judge_reading,
+    passed_line,
+    read_infra_file,
+    read_result_file,
+    result_files,
+)
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 
@@ -151,3 +164,75 @@ def claim_prepare_dir(settings: Settings) -> None:
 
 def article_rels(listing: Listing) -> list[str]:
     return knowledge_markdown(listing)
+
+
+# --- answering and scoring -------------------------------------------------------------------
+
+
+def recorded_cases(settings: Settings) -> list[ReviewCase]:
+    return [ReviewCase.model_validate(case) for case in load_own_json(cases_file(settings))["cases"]]
+
+
+def answer(settings: Settings) -> None:
+    from bceval.adapters.run import answer_cases  # adapters are only needed when answering
+
+    answered, failed = answer_cases(settings, recorded_cases(settings))
+    where = settings.results_dir
+    note = f", {failed} infrastructure failure(s) (rerun to retry)" if failed else ""
+    print(f"Answered {answered} case(s) with the {settings.adapter} adapter into {where}{note}.", file=sys.stderr)
+
+
+def score_dir(settings: Settings) -> Path:
+    """Build files of one results source; keyed by its path so two sources never mix."""
+    source = settings.results_path or settings.results_dir
+    key = hashlib.sha256(str(source).encode("utf-8")).hexdigest()[:12]
+    return settings.build_dir / "score" / key
+
+
+def reading_file(settings: Settings, result: Path) -> Path:
+    return score_dir(settings) / f"{result.name}.reading.json"
+
+
+def judge_result_file(settings: Settings, result: Path) -> None:
+    """One result file -> its entries, each judged against its case (a per-case verdict when the
+    directory holds one result-case-*.json per case, the preferred profile)."""
+    reading = judge_reading(read_result_file(result), recorded_cases(settings))
+    write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
+
+
+def write_score(settings: Settings) -> None:
+    results = result_files(settings.results_dir)
+    infra = infra_files(settings.results_dir)
+    recorded = load_own_json(cases_file(settings))
+    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
+    failures = [read_infra_file(path) for path in infra]
+    report = aggregate(cases, readings, recorded["thresholds"], failures)
+    write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def score_single_file(settings: Settings) -> None:
+    """--results-path: one combined document; unreadable is an input error, as in the reference."""
+    path = settings.results_path
+    assert path is not None
+    if not path.is_file():
+        raise BcevalError(f"{path}: results file not found")
+    reading = read_result_file(path)
+    if reading.problems and not reading.entries:
+        raise BcevalError(reading.problems[0])
+    recorded = load_own_json(cases_file(settings))
+    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    report = aggregate(cases, [judge_reading(reading, cases)], recorded["thresholds"])
+    write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def report_score(settings: Settings, gate: bool = True) -> None:
+    """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
+    report = ScoreReport.model_validate(load_own_json(settings.score_file))
+    if report.passed:
+        print(passed_line(report), file=sys.stderr)
+        return
+    failure = EvaluationFailed(failed_header(report), report.problems + failure_notes(report))
+    if gate:
+        raise failure
+    print(failure.render(), file=sys.stderr)

@@ -1,0 +1,1 @@
+"""Ways to answer prepared review requests: oracle, baseline (lexical, no model) and command (live agent)."""

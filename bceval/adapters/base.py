@@ -1,0 +1,49 @@
+"""The adapter interface and the result documents every adapter writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from bceval.jsonio import dumps
+from bceval.review.cases import ReviewCase
+from bceval.review.scoring import InfraFailure, ResultEntry
+
+
+@dataclass(frozen=True)
+class CaseInput:
+    """Everything an adapter may look at for one case; the manifest expectations are not in here."""
+
+    model_id: str
+    request_path: Path  # request-case-*.json in the prepare directory
+    case_path: Path  # case-*.al in the prepare directory
+
+    def request(self) -> dict[str, Any]:
+        return json.loads(self.request_path.read_text(encoding="utf-8"))
+
+
+class Adapter(Protocol):
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """The `answeredBy` block: adapter, model, version and whether the model is pinned."""
+        ...
+
+    def answer(self, case: CaseInput) -> list[ResultEntry] | InfraFailure:
+        """The answered case(s) with their finding ids (article paths), or why no answer could be had."""
+        ...
+
+
+def result_document(entries: list[ResultEntry], answered_by: dict[str, Any]) -> str:
+    cases = [{"id": entry.id, "findings": [{"id": f} for f in entry.findings]} for entry in entries]
+    return dumps({"cases": cases, "answeredBy": answered_by})
+
+
+def case_input(prepare_dir: Path, case: ReviewCase) -> CaseInput:
+    return CaseInput(
+        model_id=case.modelId,
+        request_path=prepare_dir / f"request-{case.modelId}.json",
+        case_path=prepare_dir / f"{case.modelId}.al",
+    )

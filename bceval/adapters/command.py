@@ -1,0 +1,214 @@
+"""A live agent behind any command line (`claude -p`, `codex exec`, `llm`, ...). Opt-in only.
+
+The prompt (our output contract, the request JSON and the neutral case file) goes to the command's
+stdin; a `{request}` argument is replaced by the request file's path instead (then stdin is empty).
+Answers are cached by content (request bytes + case bytes + command + model), so a killed or repeated
+run never pays twice; failures are never cached, so a rerun retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bceval.adapters.base import CaseInput
+from bceval.errors import BcevalError
+from bceval.jsonio import MAX_JSON_BYTES, dumps, write_atomic
+from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
+
+UNPINNED_MODEL = "unpinned"
+VERSION_TIMEOUT = 30.0
+CONTRACT = (
+    "You are reviewing Business Central AL code for a code-review evaluation. Follow the request below: "
+    "apply its leafInstructions to the case file, consider only its candidateArticles, and answer with one "
+    "JSON object shaped like the request's resultSchema, using the case id given in the request and finding "
+    "ids copied verbatim from candidateArticles[].path. A case with nothing to report has an empty findings "
+    "array. Print the JSON object and nothing else."
+)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            process.kill()
+    except ProcessLookupError:
+        pass
+
+
+def extract_json_object(text: str) -> Any:
+    """The answer JSON: the whole output, a fenced block, or the last line that parses as an object."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    candidates = [stripped] + [line for line in reversed(stripped.splitlines()) if line.strip().startswith("{")]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+class CommandAdapter:
+    name = "command"
+
+    def __init__(
+        self,
+        command: str,
+        model: str | None,
+        cache_dir: Path,
+        timeout: float = 300.0,
+        retries: int = 2,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        environ = dict(os.environ if environ is None else environ)
+        if environ.get("BCEVAL_LIVE") != "1":
+            raise BcevalError("the command adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
+        try:
+            self.argv = shlex.split(command, posix=os.name == "posix")
+        except ValueError as exc:
+            raise BcevalError(f"--command: cannot split '{command}': {exc}") from None
+        if not self.argv:
+            raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
+        self.executable = shutil.which(self.argv[0], path=environ.get("PATH"))
+        if self.executable is None:
+            raise BcevalError(f"--command: '{self.argv[0]}' was not found on PATH; install it or give a full path")
+        self.command = command
+        self.model = model or UNPINNED_MODEL
+        self.pinned = bool(model)
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+        self.retries = retries
+        self.environ = environ
+        self._version: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        if self._version is None:
+            self._version = self._probe_version()
+        return {
+            "adapter": self.name,
+            "command": self.command,
+            "model": self.model,
+            "version": self._version,
+            "pinned": self.pinned,
+        }
+
+    def _probe_version(self) -> str:
+        try:
+            done = subprocess.run(
+                [self.executable, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.environ,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return "unknown"
+        lines = done.stdout.strip().splitlines()
+        return lines[0].strip() if done.returncode == 0 and lines else "unknown"
+
+    def cache_key(self, case: CaseInput) -> str:
+        digest = hashlib.sha256()
+        for part in (case.request_path.read_bytes(), case.case_path.read_bytes()):
+            digest.update(hashlib.sha256(part).digest())
+        digest.update(json.dumps([self.command, self.model]).encode("utf-8"))
+        return digest.hexdigest()
+
+    def prompt(self, case: CaseInput) -> str:
+        request = case.request_path.read_text(encoding="utf-8")
+        code = case.case_path.read_text(encoding="utf-8")
+        return (
+            f"{CONTRACT}\n\n=== request {case.request_path.name} ===\n{request}\n"
+            f"=== file {case.case_path.name} ===\n{code}"
+        )
+
+    def answer(self, case: CaseInput) -> list[ResultEntry] | InfraFailure:
+        key = self.cache_key(case)
+        cached = self.cache_dir / f"{key}.json"
+        if cached.is_file():
+            return [ResultEntry.model_validate(e) for e in json.loads(cached.read_text(encoding="utf-8"))["cases"]]
+        failure: InfraFailure | None = None
+        for attempt in range(1, self.retries + 2):
+            outcome = self._run_once(case, attempt)
+            if isinstance(outcome, InfraFailure):
+                failure = outcome
+                continue
+            record = {"command": self.command, "model": self.model, "cases": [e.model_dump() for e in outcome]}
+            write_atomic(cached, dumps(record))
+            return outcome
+        assert failure is not None
+        return failure
+
+    def _run_once(self, case: CaseInput, attempt: int) -> list[ResultEntry] | InfraFailure:
+        def fail(kind: str, detail: str) -> InfraFailure:
+            return InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=attempt)
+
+        argv = [self.executable] + [arg.replace("{request}", str(case.request_path)) for arg in self.argv[1:]]
+        uses_path = any("{request}" in arg for arg in self.argv[1:])
+        stdin_text = b"" if uses_path else self.prompt(case).encode("utf-8")
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=out,
+                    stderr=err,
+                    env=self.environ,
+                    start_new_session=os.name == "posix",
+                )
+            except OSError as exc:
+                return fail("spawn-error", f"cannot start {self.argv[0]}: {exc.strerror}")
+            started = time.monotonic()
+            try:
+                process.communicate(stdin_text, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill(process)
+                process.wait()
+                return fail("timeout", f"no answer within {self.timeout:g} s")
+            except BrokenPipeError:
+                process.wait()
+            elapsed = time.monotonic() - started
+            if process.returncode != 0:
+                return fail("crash", f"exit code {process.returncode} after {elapsed:.1f} s")
+            size = out.tell()
+            if size > MAX_JSON_BYTES:
+                return fail("too-large", f"output of {size} bytes exceeds {MAX_JSON_BYTES} bytes")
+            out.seek(0)
+            raw = out.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return fail("invalid-output", "output is not UTF-8")
+        document = extract_json_object(text)
+        if document is None:
+            return fail("invalid-output", "output holds no JSON object")
+        reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
+        if reading.problems or not reading.entries:
+            return fail("invalid-output", "answer JSON does not have the result shape")
+        return reading.entries  # the ids are the model's to get right; scoring judges them
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 1 <= K <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise BcevalError(f"--shard must look like K/N (e.g. 1/4), got '{text}'") from None
+    if not 1 <= index <= count:
+        raise BcevalError(f"--shard K/N needs 1 <= K <= N, got '{text}'")
+    return index, count

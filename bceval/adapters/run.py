@@ -1,0 +1,93 @@
+"""Answer every prepared case of a shard with one adapter, writing one result file per case."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from bceval.adapters.base import Adapter, case_input, result_document
+from bceval.adapters.baseline import BaselineAdapter
+from bceval.adapters.command import CommandAdapter, parse_shard
+from bceval.adapters.oracle import OracleAdapter
+from bceval.config import Settings
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps, write_atomic
+from bceval.review.cases import ReviewCase
+from bceval.review.scoring import INFRA_PATTERN, InfraFailure
+
+
+def make_adapter(settings: Settings, cases: list[ReviewCase]) -> Adapter:
+    if settings.adapter == "oracle":
+        return OracleAdapter(cases)
+    if settings.adapter == "baseline":
+        return BaselineAdapter(settings.corpus)
+    if not settings.command:
+        raise BcevalError("the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'")
+    return CommandAdapter(
+        settings.command, settings.model, settings.cache_dir, timeout=settings.timeout, retries=settings.retries
+    )
+
+
+def shard_cases(cases: list[ReviewCase], shard: str | None) -> list[ReviewCase]:
+    """Shard K of N: every N-th case by model id, starting at the K-th. Shards never overlap."""
+    if not shard:
+        return list(cases)
+    index, count = parse_shard(shard)
+    ordered = sorted(cases, key=lambda case: case.modelId)
+    return [case for position, case in enumerate(ordered) if position % count == index - 1]
+
+
+def result_name(model_id: str) -> str:
+    return f"result-{model_id}.json"
+
+
+def infra_name(model_id: str) -> str:
+    return f"infra-{model_id}.json"
+
+
+def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> None:
+    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept)."""
+    known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
+    for pattern in ("result-case-*.json", INFRA_PATTERN):
+        for path in results_dir.glob(pattern):
+            if path.name not in known and path.is_file():
+                path.unlink()
+
+
+def answer_cases(settings: Settings, cases: list[ReviewCase]) -> tuple[int, int]:
+    """Answer the shard's cases; returns (answered, infrastructure failures)."""
+    results_dir = settings.results_dir
+    if results_dir.resolve() == settings.prepare_dir.resolve():
+        raise BcevalError(f"{results_dir}: results must not go into the prepare directory; choose another one")
+    adapter = make_adapter(settings, cases)
+    described = adapter.describe()
+    results_dir.mkdir(parents=True, exist_ok=True)
+    prune_vanished(results_dir, cases)
+    selected = shard_cases(cases, settings.shard)
+    lock = threading.Lock()
+    progress = {"done": 0, "failed": 0}
+
+    def one(case: ReviewCase) -> None:
+        outcome = adapter.answer(case_input(settings.prepare_dir, case))
+        result_path = results_dir / result_name(case.modelId)
+        infra_path = results_dir / infra_name(case.modelId)
+        if isinstance(outcome, InfraFailure):
+            record = outcome.model_copy(update={"answeredBy": described})
+            write_atomic(infra_path, dumps(record.model_dump()))
+            result_path.unlink(missing_ok=True)  # a stale answer to an older request must not be scored
+            status = f"infrastructure failure: {outcome.kind}"
+        else:
+            write_atomic(result_path, result_document(outcome, described))
+            infra_path.unlink(missing_ok=True)
+            status = "answered"
+        with lock:
+            progress["done"] += 1
+            progress["failed"] += isinstance(outcome, InfraFailure)
+            print(f"[{progress['done']}/{len(selected)}] {case.modelId} {status}", file=sys.stderr)
+
+    workers = settings.jobs if settings.adapter == "command" else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(one, selected))
+    return progress["done"], progress["failed"]

@@ -1,0 +1,321 @@
+"""Result scoring (§14): load answers, map ids, judge each case with the strict gate, aggregate.
+
+Two steps so the graph can stay incremental: `read_result_file` turns one result file into the
+entries it holds (one task per file), and `aggregate` judges every case from all entries in
+sorted file order (one cheap task over small JSON).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bceval.corpus.layers import sort_key
+from bceval.errors import BcevalError
+from bceval.jsonio import parse_json
+from bceval.models import StrictModel
+from bceval.review.cases import ReviewCase
+from bceval.review.manifest import THRESHOLD_LABELS
+
+CASE_PATTERN = "result-case-*.json"
+ANY_PATTERN = "result-*.json"
+INFRA_PATTERN = "infra-case-*.json"
+SCORE_SCHEMA_VERSION = 1
+
+
+class ResultEntry(StrictModel):
+    """One case answer as read from a result file, findings already normalized."""
+
+    id: str
+    findings: list[str]
+
+
+class CaseVerdict(StrictModel):
+    id: str = Field(description="Manifest case id.")
+    modelId: str
+    domain: str
+    kind: Literal["positive", "clean"]
+    passed: bool
+    expected: list[str]
+    findings: list[str]
+    missing: list[str]
+    unexpected: list[str]
+    answered: bool = Field(description="False when no result was found for the case.")
+    infrastructureFailure: str | None = Field(default=None, description="Why no answer could be obtained.")
+
+
+class FileReading(StrictModel):
+    """What one result file contributed: entries, or the problems that made it unusable."""
+
+    file: str
+    entries: list[ResultEntry] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    answeredBy: dict[str, Any] | None = None
+    verdicts: list[CaseVerdict | None] = Field(
+        default_factory=list, description="One per entry once judged; None for an id no case has."
+    )
+
+
+class InfraFailure(StrictModel):
+    """A case the answering side could not answer (timeout, crash, unparseable output)."""
+
+    id: str
+    kind: Literal["timeout", "crash", "invalid-output", "spawn-error", "too-large"]
+    detail: str
+    attempts: int = Field(ge=1)
+    answeredBy: dict[str, Any] | None = None
+
+
+class Tally(StrictModel):
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+
+
+class ScoreReport(StrictModel):
+    """out/score.json: every case's verdict, the metrics and the gate."""
+
+    schemaVersion: Literal[1] = SCORE_SCHEMA_VERSION
+    passed: bool
+    recall: float = Field(ge=0, le=1)
+    cleanRate: float = Field(ge=0, le=1)
+    positive: Tally
+    clean: Tally
+    thresholds: dict[str, float]
+    infrastructureFailures: int = Field(ge=0)
+    answeredBy: list[dict[str, Any]]
+    problems: list[str]
+    cases: list[CaseVerdict]
+
+
+def result_files(directory: Path) -> list[Path]:
+    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+    if not directory.is_dir():
+        raise BcevalError(f"{directory}: results directory does not exist")
+    for pattern in (CASE_PATTERN, ANY_PATTERN):
+        found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: sort_key(p.name))
+        if found:
+            return found
+    raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+
+
+def infra_files(directory: Path) -> list[Path]:
+    return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))
+
+
+def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
+    if not isinstance(raw, list):
+        problems.append(f"{where}: 'findings' must be an array")
+        return None
+    ids: list[str] = []
+    for number, item in enumerate(raw):
+        if isinstance(item, str):
+            value = item
+        elif (
+            isinstance(item, dict)
+            and isinstance(item.get("id"), str | int | float)
+            and not isinstance(item.get("id"), bool)
+        ):
+            value = str(item["id"])
+        else:
+            problems.append(f"{where}: finding {number} must be a string or an object with a string 'id'")
+            return None
+        if value.strip():
+            ids.append(value)
+    unique: dict[str, str] = {}
+    for value in ids:
+        unique.setdefault(value.lower(), value)  # first spelling wins
+    return sorted(unique.values(), key=sort_key)
+
+
+def read_result_document(data: bytes, name: str) -> FileReading:
+    """Parse one result file's bytes; every defect becomes a problem line, never an exception."""
+    reading = FileReading(file=name)
+    try:
+        document = parse_json(data, name)
+    except BcevalError as exc:
+        reading.problems.append(str(exc))
+        return reading
+    if not isinstance(document, dict) or "cases" not in document:
+        reading.problems.append(f"{name}: result must contain a 'cases' array.")
+        return reading
+    if isinstance(document.get("answeredBy"), dict):
+        reading.answeredBy = document["answeredBy"]
+    cases = document["cases"] if isinstance(document["cases"], list) else [document["cases"]]
+    for number, case in enumerate(cases):
+        where = f"{name}: cases[{number}]"
+        if not isinstance(case, dict):
+            reading.problems.append(f"{where}: must be an object with 'id' and 'findings'")
+            continue
+        raw_id = case.get("id")
+        if not isinstance(raw_id, str | int) or isinstance(raw_id, bool) or not str(raw_id).strip():
+            reading.problems.append(f"{where}: has no 'id'")
+            continue
+        if "findings" not in case:
+            reading.problems.append(f"{where}: has no 'findings'")
+            continue
+        findings = _finding_ids(case["findings"], where, reading.problems)
+        if findings is not None:
+            reading.entries.append(ResultEntry(id=str(raw_id), findings=findings))
+    return reading
+
+
+def read_result_file(path: Path) -> FileReading:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileReading(file=path.name, problems=[f"{path.name}: cannot read: {exc.strerror}"])
+    return read_result_document(data, path.name)
+
+
+def read_infra_file(path: Path) -> InfraFailure:
+    return InfraFailure.model_validate(parse_json(path.read_bytes(), str(path)))
+
+
+def format_rate(value: float) -> str:
+    """Invariant shortest round-trip form; an exact integer prints without a fraction ("1", "0")."""
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | None = None) -> CaseVerdict:
+    """The strict gate for one case: exact set equality (ci) for positives, silence for clean controls."""
+    positive = bool(case.expected)
+    got = findings or []
+    lowered_got = {path.lower() for path in got}
+    lowered_expected = {path.lower() for path in case.expected}
+    missing = [path for path in case.expected if path.lower() not in lowered_got]
+    unexpected = [path for path in got if path.lower() not in lowered_expected]
+    return CaseVerdict(
+        id=case.id,
+        modelId=case.modelId,
+        domain=case.domain,
+        kind="positive" if positive else "clean",
+        passed=findings is not None and not missing and not unexpected,
+        expected=list(case.expected),
+        findings=got,
+        missing=missing,
+        unexpected=unexpected,
+        answered=findings is not None,
+        infrastructureFailure=(
+            f"{infra.kind} after {infra.attempts} attempt(s): {infra.detail}"
+            if infra is not None and findings is None
+            else None
+        ),
+    )
+
+
+def verdict_problems(verdict: CaseVerdict) -> list[str]:
+    if not verdict.answered:
+        if verdict.infrastructureFailure:
+            return [f"{verdict.id}: infrastructure failure ({verdict.infrastructureFailure})"]
+        return [f"Results missing case: {verdict.id}"]
+    if verdict.kind == "clean":
+        return (
+            [f"{verdict.id}: clean control produced finding(s): {', '.join(verdict.unexpected)}"]
+            if verdict.unexpected
+            else []
+        )
+    problems = []
+    if verdict.missing:
+        problems.append(f"{verdict.id}: missing expected finding(s): {', '.join(verdict.missing)}")
+    if verdict.unexpected:
+        problems.append(f"{verdict.id}: unexpected finding(s): {', '.join(verdict.unexpected)}")
+    return problems
+
+
+def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
+    """Model ids and manifest ids both map to the case, case-insensitively (§14.2)."""
+    lookup: dict[str, ReviewCase] = {}
+    for case in cases:
+        lookup[case.modelId.lower()] = case
+        lookup[case.id.lower()] = case
+    return lookup
+
+
+def judge_reading(reading: FileReading, cases: list[ReviewCase]) -> FileReading:
+    """Attach a verdict to every entry of one file whose id is known (None for unknown ids)."""
+    lookup = case_lookup(cases)
+    verdicts = []
+    for entry in reading.entries:
+        case = lookup.get(entry.id.lower())
+        verdicts.append(judge(case, entry.findings) if case is not None else None)
+    return reading.model_copy(update={"verdicts": verdicts})
+
+
+def aggregate(
+    cases: list[ReviewCase],
+    readings: list[FileReading],
+    thresholds: dict[str, float],
+    infra: list[InfraFailure] | None = None,
+) -> ScoreReport:
+    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds."""
+    problems: list[str] = []
+    lookup = case_lookup(cases)
+    chosen: dict[str, CaseVerdict] = {}
+    answered_by: list[dict[str, Any]] = []
+    for reading in readings:
+        if len(reading.verdicts) != len(reading.entries):
+            reading = judge_reading(reading, cases)
+        problems.extend(reading.problems)
+        if reading.answeredBy is not None and reading.answeredBy not in answered_by:
+            answered_by.append(reading.answeredBy)
+        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
+            if verdict is None:
+                problems.append(f"Results contain unknown case id: {entry.id}")
+            elif verdict.id in chosen:
+                problems.append(f"Results contain duplicate case id: {entry.id}")
+            else:
+                chosen[verdict.id] = verdict
+    failures = {}
+    for failure in infra or []:
+        case = lookup.get(failure.id.lower())
+        if case is not None and case.id not in chosen:
+            failures[case.id] = failure
+    verdicts = [chosen.get(case.id) or judge(case, None, failures.get(case.id)) for case in cases]
+    for verdict in verdicts:
+        problems.extend(verdict_problems(verdict))
+    positive = Tally(
+        passed=sum(v.passed for v in verdicts if v.kind == "positive"),
+        total=sum(v.kind == "positive" for v in verdicts),
+    )
+    clean = Tally(
+        passed=sum(v.passed for v in verdicts if v.kind == "clean"), total=sum(v.kind == "clean" for v in verdicts)
+    )
+    recall = positive.passed / positive.total if positive.total else 0.0
+    clean_rate = clean.passed / clean.total if clean.total else 0.0
+    for name, value in (("minimumExpectedRecall", recall), ("minimumCleanRate", clean_rate)):
+        if value < thresholds[name]:
+            label = THRESHOLD_LABELS[name]
+            problems.append(f"{label} {format_rate(value)} is below {format_rate(thresholds[name])}.")
+    return ScoreReport(
+        passed=not problems,
+        recall=recall,
+        cleanRate=clean_rate,
+        positive=positive,
+        clean=clean,
+        thresholds=thresholds,
+        infrastructureFailures=len(failures),
+        answeredBy=answered_by,
+        problems=problems,
+        cases=verdicts,
+    )
+
+
+def passed_line(report: ScoreReport) -> str:
+    return (
+        f"Review evaluation PASSED: recall={format_rate(report.recall)} "
+        f"({report.positive.passed}/{report.positive.total}), clean-rate={format_rate(report.cleanRate)} "
+        f"({report.clean.passed}/{report.clean.total})."
+    )
+
+
+def failed_header(report: ScoreReport) -> str:
+    return f"Review evaluation FAILED with {len(report.problems)} problem(s):"
+
+
+def failure_notes(report: ScoreReport) -> list[str]:
+    """Lines after the problems: infrastructure failures are not model misses."""
+    if not report.infrastructureFailures:
+        return []
+    return [f"{report.infrastructureFailures} case(s) had infrastructure failures, not model misses; rerun to retry"]

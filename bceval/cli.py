@@ -13,7 +13,7 @@ from bceval.errors import EXIT_USAGE, BcevalError
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bceval", description="Evaluate BCQuality-style AL review guidance.")
     parser.add_argument("--version", action="version", version=f"bceval {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
 
     def corpus_flags(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--corpus", metavar="PATH", help="knowledge checkout (default: settings, else demo corpus)")
@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
-    if args.command == "prepare":
+    if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force)
-    return run_graph(settings, [args.command])
+    return run_graph(settings, [args.subcommand])
 
 
 if __name__ == "__main__":  # pragma: no cover

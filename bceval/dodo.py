@@ -175,9 +175,16 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "file_dep": [str(steps.cases_file(settings))]
             + [str(prep / f"request-{mid}.json") for mid in model_ids]
             + [str(prep / f"{mid}.al") for mid in model_ids],
-            "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids],
+            # Declared only when the graph owns the results directory: a user's directory given to `score`
+            # must never look like something `answer` builds (doit would rerun it and overwrite the results).
+            "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids]
+            if settings.answers_in_graph
+            else [],
             "task_dep": ["prepare"],
-            "uptodate": [config_changed({**basics, **answer_settings, "results": str(settings.results_dir)})],
+            "uptodate": [
+                config_changed({**basics, **answer_settings, "results": str(settings.results_dir)}),
+                lambda: all((settings.results_dir / result_name(mid)).is_file() for mid in shard_ids),
+            ],
         }
 
     def result_paths() -> list[Path]:
@@ -240,9 +247,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "DOIT_CONFIG": {
             "dep_file": str(settings.doit_db),
             "backend": "json",
-            "default_tasks": ["prepare", "answer", "score"]
-            if settings.results_path is None and settings.results is None
-            else ["prepare", "score"],
+            "default_tasks": ["prepare", "answer", "summary"] if settings.answers_in_graph else ["prepare", "summary"],
             "reporter": BcevalReporter,
             "verbosity": 1,
         },

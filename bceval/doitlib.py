@@ -38,6 +38,12 @@ class BcevalReporter(ConsoleReporter):
 
     desc = "bceval console output"
 
+    def write(self, text: str) -> None:
+        stream = self.outstream
+        if getattr(stream, "closed", False):  # doit bound sys.stdout at import; it may have been swapped since
+            stream = sys.stdout
+        stream.write(text)
+
     def execute_task(self, task: Any) -> None:
         if not task.name.startswith(("row:", "_")) and task.actions:
             self.write(f".  {task.title()}\n")

@@ -11,6 +11,7 @@ from bceval.corpus.models import DomainIndex, KnowledgeIndex
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
 from bceval.review.manifest import ReviewManifest
+from bceval.review.scoring import ScoreReport
 
 SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -22,6 +23,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "review-request": ReviewRequest,
     "leaf-request": LeafRequest,
     "review-result": ResultDocument,
+    "score": ScoreReport,
 }
 
 

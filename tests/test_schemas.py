@@ -9,7 +9,7 @@ import pytest
 from conftest import DEMO_CORPUS, REPO
 from graphutil import run_graph, settings_for
 
-from bceval.schemas import SCHEMA_DIR, render_all
+from bceval.schemas import MODELS, SCHEMA_DIR, render_all
 
 
 def load(name: str) -> dict:
@@ -22,9 +22,7 @@ def test_committed_schemas_do_not_drift():
     assert committed == rendered, "schemas/ is stale: run `python -m bceval.schemas` and commit"
 
 
-@pytest.mark.parametrize(
-    "name", ["review-manifest", "knowledge-index", "domain-index", "review-request", "leaf-request", "review-result"]
-)
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_schemas_are_valid_draft_2020_12(name):
     schema = load(name)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"

@@ -43,7 +43,34 @@ def _parser() -> argparse.ArgumentParser:
     source = score.add_mutually_exclusive_group()
     source.add_argument("--results", metavar="DIR", help="directory of result-case-*.json or result-*.json files")
     source.add_argument("--results-path", metavar="FILE", help="one combined result file")
+    score.add_argument("--no-gate", action="store_true", help="report the verdict but exit 0 when it fails")
+
+    publish = commands.add_parser("publish", help="score, then add the run to the committed scorecard page")
+    corpus_flags(publish)
+    publish.add_argument("--adapter", choices=ADAPTERS, help="publish this adapter's run (default: baseline)")
+    publish.add_argument("--results", metavar="DIR", help="score this results directory instead")
+    publish.add_argument("--page", metavar="PATH", help="page to update (default: evaluation/scorecard.md)")
+
+    compare = commands.add_parser("compare", help="compare two scorecards case by case (markdown on stdout)")
+    compare.add_argument("old", metavar="OLD.json")
+    compare.add_argument("new", metavar="NEW.json")
+    compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any case regressed")
+    compare.add_argument(
+        "--allow-different-inputs", action="store_true", help="compare even when the request sets differ"
+    )
     return parser
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bceval.scorecard.compare import compare, render_comparison
+    from bceval.scorecard.model import read_scorecard
+
+    old, new = read_scorecard(Path(args.old)), read_scorecard(Path(args.new))
+    result = compare(old, new, allow_different_inputs=args.allow_different_inputs)
+    sys.stdout.write(render_comparison(old, new, result))
+    return 1 if args.fail_on_regression and result.regressed else 0
 
 
 def run_graph(settings, tasks: list[str], force: bool = False) -> int:
@@ -60,6 +87,12 @@ def run_graph(settings, tasks: list[str], force: bool = False) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.subcommand == "compare":
+        try:
+            return run_compare(args)
+        except BcevalError as exc:
+            print(f"bceval: {exc}", file=sys.stderr)
+            return exc.exit_code
     flags = {key: value for key, value in vars(args).items() if key in SOURCES}
     try:
         settings = load_settings(**flags)
@@ -69,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force)
+    if args.subcommand == "score" and args.no_gate:
+        return run_graph(settings, ["summary"])
     return run_graph(settings, [args.subcommand])
 
 

@@ -32,6 +32,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "timeout": ("BCEVAL_TIMEOUT", "float"),
     "retries": ("BCEVAL_RETRIES", "int"),
     "shard": ("BCEVAL_SHARD", "text"),
+    "page": ("BCEVAL_PAGE", "path"),
 }
 
 
@@ -50,6 +51,7 @@ class Settings(BaseModel):
     timeout: float = Field(default=300.0, gt=0)
     retries: int = Field(default=2, ge=0, le=10)
     shard: str | None = None
+    page: Path | None = Field(default=None, description="Published scorecard page (default: evaluation/scorecard.md).")
 
     @property
     def prepare_dir(self) -> Path:
@@ -76,6 +78,10 @@ class Settings(BaseModel):
     @property
     def score_file(self) -> Path:
         return self.out / "score.json"
+
+    @property
+    def scorecard_json(self) -> Path:
+        return self.out / "scorecard.json"
 
     @property
     def cache_dir(self) -> Path:
@@ -136,6 +142,7 @@ def load_settings(
     chosen.setdefault("corpus", DEMO_CORPUS)
     chosen.setdefault("manifest", chosen["corpus"] / MANIFEST_RELATIVE)
     chosen.setdefault("out", (cwd / "out").resolve())
+    chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
     if chosen.get("adapter", "baseline") not in ADAPTERS:
         raise BcevalError(f"unknown adapter '{chosen['adapter']}'; choose one of: {', '.join(ADAPTERS)}")
     if chosen.get("results") is not None and chosen.get("results_path") is not None:

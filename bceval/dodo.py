@@ -231,15 +231,27 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             ],
         }
 
+    def task_scorecard() -> dict:
+        """out/scorecard.json, .md and .html: the record of the scored run (git state is read each time)."""
+        return {
+            "actions": [action(steps.write_scorecard, settings)],
+            "task_dep": ["score_json"],
+            "uptodate": [False],
+        }
+
     def task_score() -> dict:
         """Print the verdict of out/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
-        return {"actions": [action(steps.report_score, settings)], "task_dep": ["score_json"], "uptodate": [False]}
+        return {"actions": [action(steps.report_score, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
+
+    def task_publish() -> dict:
+        """Add the scored run to the committed page (default evaluation/scorecard.md)."""
+        return {"actions": [action(steps.publish_page, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
 
     def task_summary() -> dict:
         """The main job's report: the same verdict as `score`, but a failed gate does not fail the run."""
         return {
             "actions": [action(steps.report_score, settings, False)],
-            "task_dep": ["score_json"],
+            "task_dep": ["scorecard"],
             "uptodate": [False],
         }
 
@@ -262,7 +274,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_answer": task_answer,
         "task_verdict": task_verdict,
         "task_score_json": task_score_json,
+        "task_scorecard": task_scorecard,
         "task_score": task_score,
+        "task_publish": task_publish,
         "task_summary": task_summary,
     }
 

@@ -12,6 +12,7 @@ from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
 from bceval.review.manifest import ReviewManifest
 from bceval.review.scoring import ScoreReport
+from bceval.scorecard.model import Scorecard
 
 SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -24,6 +25,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "leaf-request": LeafRequest,
     "review-result": ResultDocument,
     "score": ScoreReport,
+    "scorecard": Scorecard,
 }
 
 

@@ -236,3 +236,28 @@ def report_score(settings: Settings, gate: bool = True) -> None:
     if gate:
         raise failure
     print(failure.render(), file=sys.stderr)
+
+
+# --- scorecard and publishing -----------------------------------------------------------------
+
+
+def write_scorecard(settings: Settings) -> None:
+    from bceval.scorecard.model import build_scorecard, created_at
+    from bceval.scorecard.render import render_html, render_markdown
+
+    report = ScoreReport.model_validate(load_own_json(settings.score_file))
+    card = build_scorecard(report, settings.corpus, settings.manifest, settings.prepare_dir, created_at())
+    write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
+    write_atomic(settings.out / "scorecard.md", render_markdown(card, heading="#"))
+    write_atomic(settings.out / "scorecard.html", render_html(card))
+
+
+def publish_page(settings: Settings) -> None:
+    from bceval.scorecard.model import read_scorecard
+    from bceval.scorecard.publish import publish
+
+    assert settings.page is not None
+    card = read_scorecard(settings.scorecard_json)
+    changed = publish(settings.page, card)
+    state = "updated" if changed else "already up to date"
+    print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.", file=sys.stderr)

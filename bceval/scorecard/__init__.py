@@ -1,0 +1,1 @@
+"""The record of a scored run: scorecard model, rendering, published history, comparison."""

@@ -1,0 +1,87 @@
+"""Compare two scorecards case by case: fixed, regressed, unchanged, per-domain deltas, McNemar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bceval.errors import BcevalError
+from bceval.scorecard.model import Scorecard
+from bceval.scorecard.stats import mcnemar_exact
+
+
+@dataclass
+class Comparison:
+    fixed: list[str] = field(default_factory=list)
+    regressed: list[str] = field(default_factory=list)
+    still_passing: list[str] = field(default_factory=list)
+    still_failing: list[str] = field(default_factory=list)
+    only_old: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    domains: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # domain, old p/t, new p/t
+
+    @property
+    def p_value(self) -> float:
+        return mcnemar_exact(len(self.regressed), len(self.fixed))
+
+
+def compare(old: Scorecard, new: Scorecard, allow_different_inputs: bool = False) -> Comparison:
+    if old.corpus.requestSetSha256 != new.corpus.requestSetSha256 and not allow_different_inputs:
+        raise BcevalError(
+            "the two runs saw different request sets "
+            f"({old.corpus.requestSetSha256[:12]} vs {new.corpus.requestSetSha256[:12]}), so a paired comparison "
+            "would mislead; pass --allow-different-inputs to compare the cases they share"
+        )
+    result = Comparison()
+    old_rows = {row.id: row for row in old.cases}
+    new_rows = {row.id: row for row in new.cases}
+    for case_id, row in new_rows.items():
+        before = old_rows.get(case_id)
+        if before is None:
+            result.only_new.append(case_id)
+        elif before.passed and row.passed:
+            result.still_passing.append(case_id)
+        elif before.passed:
+            result.regressed.append(case_id)
+        elif row.passed:
+            result.fixed.append(case_id)
+        else:
+            result.still_failing.append(case_id)
+    result.only_old = [case_id for case_id in old_rows if case_id not in new_rows]
+    old_domains = {d.domain: d for d in old.domains}
+    new_domains = {d.domain: d for d in new.domains}
+    for domain in sorted(set(old_domains) | set(new_domains), key=lambda d: (d.lower(), d)):
+        o, n = old_domains.get(domain), new_domains.get(domain)
+        result.domains.append(
+            (
+                domain,
+                (o.positivePassed + o.cleanPassed) if o else 0,
+                (o.positiveTotal + o.cleanTotal) if o else 0,
+                (n.positivePassed + n.cleanPassed) if n else 0,
+                (n.positiveTotal + n.cleanTotal) if n else 0,
+            )
+        )
+    return result
+
+
+def render_comparison(old: Scorecard, new: Scorecard, result: Comparison) -> str:
+    lines = [
+        "## bceval compare",
+        "",
+        f"- Old: {old.adapter.name} `{old.adapter.model}`, {old.verdict}, run `{old.runId[:12]}`, {old.createdAt}",
+        f"- New: {new.adapter.name} `{new.adapter.model}`, {new.verdict}, run `{new.runId[:12]}`, {new.createdAt}",
+        f"- Fixed {len(result.fixed)}, regressed {len(result.regressed)}, unchanged {len(result.still_passing)} "
+        f"passing and {len(result.still_failing)} failing",
+        f"- Exact McNemar p-value (two-sided, {len(result.regressed) + len(result.fixed)} discordant cases): "
+        f"{result.p_value:.4g}",
+    ]
+    if result.only_old or result.only_new:
+        lines.append(f"- Not paired: {len(result.only_old)} case(s) only in old, {len(result.only_new)} only in new")
+    lines += ["", "| Domain | Old | New | Delta |", "|---|---|---|---|"]
+    for domain, old_passed, old_total, new_passed, new_total in result.domains:
+        lines.append(
+            f"| {domain} | {old_passed}/{old_total} | {new_passed}/{new_total} | {new_passed - old_passed:+d} |"
+        )
+    for title, ids in (("Regressed", result.regressed), ("Fixed", result.fixed)):
+        if ids:
+            lines += ["", f"### {title}", ""] + [f"- {case_id}" for case_id in ids]
+    return "\n".join(lines) + "\n"

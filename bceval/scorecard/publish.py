@@ -1,0 +1,117 @@
+"""The committed scorecard page: latest run replaced, history rows added at the top, hand edits kept.
+
+Only the text between bceval's marker comments is rewritten; everything else on the page is the
+maintainer's. A page whose markers are missing, repeated or out of order is refused untouched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bceval.errors import BcevalError
+from bceval.jsonio import write_atomic
+from bceval.scorecard.model import Scorecard
+from bceval.scorecard.render import render_markdown
+
+LATEST_BEGIN = "<!-- bceval:latest:begin -->"
+LATEST_END = "<!-- bceval:latest:end -->"
+HISTORY_BEGIN = "<!-- bceval:history:begin -->"
+HISTORY_END = "<!-- bceval:history:end -->"
+MARKERS = (LATEST_BEGIN, LATEST_END, HISTORY_BEGIN, HISTORY_END)
+MAX_HISTORY_ROWS = 100
+HISTORY_HEADER = (
+    "| Date | Adapter | Model | Cases | Recall | Clean rate | Verdict | Corpus commit | Run |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
+NEW_PAGE = f"""# bceval scorecard
+
+Published with `bceval publish` from `out/scorecard.json`. Text outside bceval's marker comments is
+yours to edit; the latest-run section and the history rows are maintained by bceval.
+
+{LATEST_BEGIN}
+{LATEST_END}
+
+## History
+
+Newest first; at most {MAX_HISTORY_ROWS} rows.
+
+{HISTORY_BEGIN}
+{HISTORY_END}
+"""
+
+
+def run_cell(card: Scorecard) -> str:
+    return f"`{card.runId[:16]}`"
+
+
+def history_row(card: Scorecard) -> str:
+    model = card.adapter.model if card.adapter.pinned else f"{card.adapter.model} (unpinned)"
+    commit = card.corpus.commit[:12] + ("+dirty" if card.corpus.dirty else "")
+    cells = [
+        card.createdAt[:10],
+        card.adapter.name,
+        f"`{model}`",
+        str(card.recall.total + card.cleanRate.total),
+        f"{card.recall.value:.4g}",
+        f"{card.cleanRate.value:.4g}",
+        card.verdict,
+        f"`{commit}`",
+        run_cell(card),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _split(page: str, where: Path) -> list[str]:
+    """The page cut at the four markers: before, latest, between, history, after."""
+    positions = []
+    for marker in MARKERS:
+        count = page.count(marker)
+        if count != 1:
+            state = "missing" if count == 0 else f"repeated {count} times"
+            raise BcevalError(f"{where}: marker {marker} is {state}; fix the page by hand (nothing was changed)")
+        positions.append(page.index(marker))
+    if positions != sorted(positions):
+        raise BcevalError(f"{where}: bceval's markers are out of order; fix the page by hand (nothing was changed)")
+    pieces = []
+    start = 0
+    for marker, position in zip(MARKERS, positions, strict=True):
+        pieces.append(page[start:position])
+        start = position + len(marker)
+    pieces.append(page[start:])
+    return pieces
+
+
+def _history_rows(section: str) -> list[str]:
+    rows = []
+    for line in section.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("|") or stripped.startswith("| Date |") or set(stripped) <= set("|-: "):
+            continue
+        rows.append(stripped)
+    return rows
+
+
+def update_page(page: str | None, card: Scorecard, where: Path) -> str:
+    """The new page text; pure, so it can be tested without files."""
+    if page is None:
+        page = NEW_PAGE
+    elif not any(marker in page for marker in MARKERS):
+        raise BcevalError(f"{where}: page has no bceval markers, so it is not ours; choose another --page")
+    before, _, between, history, after = _split(page, where)
+    rows = _history_rows(history)
+    if not any(run_cell(card) in row for row in rows):
+        rows = [history_row(card), *rows][:MAX_HISTORY_ROWS]
+    latest = render_markdown(card, heading="###")
+    table = "\n".join([HISTORY_HEADER, *rows])
+    return f"{before}{LATEST_BEGIN}\n{latest}{LATEST_END}{between}{HISTORY_BEGIN}\n{table}\n{HISTORY_END}{after}"
+
+
+def publish(page_path: Path, card: Scorecard) -> bool:
+    """Update the page in place (atomically); returns whether it changed."""
+    if page_path.exists() and not page_path.is_file():
+        raise BcevalError(f"{page_path}: not a file")
+    try:
+        current = page_path.read_bytes().decode("utf-8") if page_path.exists() else None
+    except UnicodeDecodeError:
+        raise BcevalError(f"{page_path}: not valid UTF-8, so not a page bceval wrote; nothing was changed") from None
+    return write_atomic(page_path, update_page(current, card, page_path))

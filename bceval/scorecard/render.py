@@ -1,0 +1,139 @@
+"""Scorecard to Markdown and to one self-contained HTML page (inline CSS, no network assets)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from bceval.scorecard.model import Scorecard
+
+BAR_WIDTH = 10
+
+
+def percent(passed: int, total: int) -> str:
+    return f"{100 * passed / total:.1f}%" if total else "n/a"
+
+
+def text_bar(passed: int, total: int) -> str:
+    filled = round(BAR_WIDTH * passed / total) if total else 0
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def _rate_text(label: str, rate) -> str:  # noqa: ANN001 - Rate
+    low, high = rate.wilson95
+    return f"{label}: {rate.value:.4g} ({rate.passed}/{rate.total}), 95% CI {low:.3f}–{high:.3f}"
+
+
+def _model_text(card: Scorecard) -> str:
+    pin = "pinned" if card.adapter.pinned else "**unpinned: not reproducible**"
+    return f"`{card.adapter.model}` ({pin}), version `{card.adapter.version}`"
+
+
+def _commit_text(card: Scorecard) -> str:
+    commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
+    dirty = " (uncommitted changes)" if card.corpus.dirty else ""
+    return f"`{card.corpus.name}` at `{commit}`{dirty}"
+
+
+def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
+    return ", ".join(f"`{p}`" for p in row.missing) or "–", ", ".join(f"`{p}`" for p in row.unexpected) or "–"
+
+
+def render_markdown(card: Scorecard, heading: str = "##") -> str:
+    lines = [
+        f"{heading} {card.verdict.upper()}: {card.adapter.name} on {card.corpus.name}",
+        "",
+        f"- {_rate_text('Recall', card.recall)}",
+        f"- {_rate_text('Clean rate', card.cleanRate)}",
+        f"- Corpus: {_commit_text(card)}",
+        f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
+        f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, manifest `{card.corpus.manifestSha256[:12]}`",
+        f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
+        f"run `{card.runId[:12]}`",
+        "",
+        f"{heading}# Domains",
+        "",
+        "| Domain | Positive | Clean | Passed |",
+        "|---|---|---|---|",
+    ]
+    for d in card.domains:
+        passed, total = d.positivePassed + d.cleanPassed, d.positiveTotal + d.cleanTotal
+        lines.append(
+            f"| {d.domain} | {d.positivePassed}/{d.positiveTotal} | {d.cleanPassed}/{d.cleanTotal} "
+            f"| `{text_bar(passed, total)}` {percent(passed, total)} |"
+        )
+    failing = [row for row in card.cases if not row.passed and row.infrastructureFailure is None]
+    if failing:
+        lines += ["", f"{heading}# Failing cases", "", "| Case | Kind | Missing | Unexpected |", "|---|---|---|---|"]
+        for row in failing:
+            missing, unexpected = _missing_unexpected(row)
+            lines.append(f"| {row.id} | {row.kind} | {missing} | {unexpected} |")
+    infra = [row for row in card.cases if row.infrastructureFailure is not None]
+    if infra:
+        lines += ["", f"{heading}# Infrastructure failures (not model misses)", ""]
+        lines += [f"- {row.id}: {row.infrastructureFailure}" for row in infra]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:60rem;color:#1b1f24}
+h1{font-size:1.6rem}.passed{color:#1a7f37}.failed{color:#cf222e}
+table{border-collapse:collapse;margin:1rem 0;width:100%}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;
+text-align:left;vertical-align:top}th{background:#f6f8fa}code{font-size:.85em}
+.bar{background:#eaeef2;width:8rem;height:.8rem;display:inline-block;vertical-align:middle}
+.fill{background:#2da44e;height:100%}.warn{color:#9a6700;font-weight:600}
+"""
+
+
+def _html_bar(passed: int, total: int) -> str:
+    width = 100 * passed / total if total else 0
+    return f'<span class="bar"><span class="fill" style="width:{width:.1f}%;display:block"></span></span>'
+
+
+def render_html(card: Scorecard) -> str:
+    e = escape
+    pin = "pinned" if card.adapter.pinned else '<span class="warn">unpinned: not reproducible</span>'
+    commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
+    dirty = ' <span class="warn">(uncommitted changes)</span>' if card.corpus.dirty else ""
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>bceval scorecard: {e(card.verdict)}</title><style>{_CSS}</style></head><body>",
+        f'<h1 class="{e(card.verdict)}">{e(card.verdict.upper())}: {e(card.adapter.name)} on '
+        f"{e(card.corpus.name)}</h1>",
+        "<ul>",
+        f"<li>{e(_rate_text('Recall', card.recall))}</li>",
+        f"<li>{e(_rate_text('Clean rate', card.cleanRate))}</li>",
+        f"<li>Corpus: <code>{e(card.corpus.name)}</code> at <code>{e(commit)}</code>{dirty}</li>",
+        f"<li>Adapter: <code>{e(card.adapter.name)}</code>, model <code>{e(card.adapter.model)}</code> ({pin}), "
+        f"version <code>{e(card.adapter.version)}</code></li>",
+        f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
+        f"<code>{e(card.corpus.manifestSha256[:12])}</code></li>",
+        f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "
+        f"<code>{e(card.runId[:12])}</code></li>",
+        "</ul>",
+        "<h2>Domains</h2><table><tr><th>Domain</th><th>Positive</th><th>Clean</th><th>Passed</th></tr>",
+    ]
+    for d in card.domains:
+        passed, total = d.positivePassed + d.cleanPassed, d.positiveTotal + d.cleanTotal
+        parts.append(
+            f"<tr><td>{e(d.domain)}</td><td>{d.positivePassed}/{d.positiveTotal}</td><td>{d.cleanPassed}/"
+            f"{d.cleanTotal}</td><td>{_html_bar(passed, total)} {percent(passed, total)}</td></tr>"
+        )
+    parts.append("</table>")
+    failing = [row for row in card.cases if not row.passed and row.infrastructureFailure is None]
+    if failing:
+        parts.append(
+            "<h2>Failing cases</h2><table><tr><th>Case</th><th>Kind</th><th>Missing</th><th>Unexpected</th></tr>"
+        )
+        for row in failing:
+            missing = "<br>".join(f"<code>{e(p)}</code>" for p in row.missing) or "–"
+            unexpected = "<br>".join(f"<code>{e(p)}</code>" for p in row.unexpected) or "–"
+            parts.append(f"<tr><td>{e(row.id)}</td><td>{e(row.kind)}</td><td>{missing}</td><td>{unexpected}</td></tr>")
+        parts.append("</table>")
+    infra = [row for row in card.cases if row.infrastructureFailure is not None]
+    if infra:
+        parts.append("<h2>Infrastructure failures (not model misses)</h2><ul>")
+        parts += [f"<li>{e(row.id)}: {e(row.infrastructureFailure or '')}</li>" for row in infra]
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from bceval import __version__
-from bceval.config import ADAPTERS, SOURCES, check_inputs, load_settings
+from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
 from bceval.errors import EXIT_USAGE, BcevalError
 
 
@@ -61,6 +61,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_results(settings: Settings) -> None:
+    """Results the user named must exist before any work is done."""
+    from bceval.review.scoring import result_files
+
+    if settings.results is not None:
+        result_files(settings.results)
+    if settings.results_path is not None and not settings.results_path.is_file():
+        raise BcevalError(f"{settings.results_path}: results file not found")
+
+
 def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -100,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
+    if args.subcommand in ("score", "publish"):
+        try:
+            check_results(settings)
+        except BcevalError as exc:
+            print(f"bceval: {exc}", file=sys.stderr)
+            return exc.exit_code
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force)
     if args.subcommand == "score" and args.no_gate:

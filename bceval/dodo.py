@@ -214,7 +214,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                 "file_dep": [str(steps.cases_file(settings))]
                 + ([str(settings.results_path)] if settings.results_path.is_file() else []),
                 "targets": [str(settings.score_file)],
-                "task_dep": ["cases"],
+                "task_dep": ["prepare"],
                 "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
             }
         results = result_paths()
@@ -225,7 +225,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             + [str(steps.reading_file(settings, path)) for path in results]
             + [str(path) for path in infra],
             "targets": [str(settings.score_file)],
-            "task_dep": ["cases", "verdict"],
+            "task_dep": ["prepare", "verdict"],
             "uptodate": [
                 config_changed({**basics, "results": [p.name for p in results], "infra": [p.name for p in infra]})
             ],

@@ -221,10 +221,10 @@ def test_both_result_sources_is_usage_error(capsys, tmp_path):
 def test_results_directory_errors_are_one_line_exit_2(capsys, tmp_path):
     out = ["--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out")]
     code, err = cli(capsys, "score", *out, "--results", str(tmp_path / "absent"))
-    assert code == 2 and err == [f"{tmp_path / 'absent'}: results directory does not exist"]
+    assert code == 2 and err == [f"bceval: {tmp_path / 'absent'}: results directory does not exist"]
     (tmp_path / "empty").mkdir()
     code, err = cli(capsys, "score", *out, "--results", str(tmp_path / "empty"))
-    assert code == 2 and err == [f"{tmp_path / 'empty'}: no result files (result-case-*.json or result-*.json)"]
+    assert code == 2 and err == [f"bceval: {tmp_path / 'empty'}: no result files (result-case-*.json or result-*.json)"]
 
 
 def test_combined_results_file(capsys, tmp_path):
@@ -257,14 +257,14 @@ def test_default_main_job_reports_baseline_without_failing(tmp_path):
 def test_changing_one_result_rejudges_only_that_file(tmp_path):
     settings = settings_for(DEMO_CORPUS, tmp_path / "out").model_copy(update={"adapter": "oracle"})
     assert run_graph(settings, "score")[0] == 0
-    assert run_graph(settings, "score")[1] == ["score"]  # the report always prints; nothing else reruns
+    assert run_graph(settings, "score")[1] == ["scorecard", "score"]  # the record and report; nothing else reruns
     target = settings.results_dir / f"result-{model_id('events-good')}.json"
     document = json.loads(target.read_text())
     document["cases"][0]["findings"] = [{"id": "microsoft/knowledge/events/no-commit-in-subscribers.md"}]
     target.write_text(json.dumps(document))
     code, executed = run_graph(settings, "score")
     assert code == 1
-    assert executed == [f"verdict:{target.name}", "score_json", "score"]
+    assert executed == [f"verdict:{target.name}", "score_json", "scorecard", "score"]
 
 
 def test_oracle_passes_and_baseline_is_deterministic_on_demo(tmp_path):

@@ -97,8 +97,10 @@ def update_page(page: str | None, card: Scorecard, where: Path) -> str:
         page = NEW_PAGE
     elif not any(marker in page for marker in MARKERS):
         raise BcevalError(f"{where}: page has no bceval markers, so it is not ours; choose another --page")
-    before, _, between, history, after = _split(page, where)
+    before, latest_now, between, history, after = _split(page, where)
     rows = _history_rows(history)
+    if f"run `{card.runId[:12]}`" in latest_now and any(run_cell(card) in row for row in rows):
+        return page  # this run is already published and shown as the latest: nothing to do
     if not any(run_cell(card) in row for row in rows):
         rows = [history_row(card), *rows][:MAX_HISTORY_ROWS]
     latest = render_markdown(card, heading="###")

@@ -72,8 +72,11 @@ class Settings(BaseModel):
 
     @property
     def answers_in_graph(self) -> bool:
-        """Whether the graph answers the requests itself (no user-supplied results to score)."""
-        return self.results is None and self.results_path is None
+        """Whether scoring answers first: only the free adapters, and only into their own directory.
+
+        The live `command` adapter spends money, so it answers only when asked (`bceval answer`).
+        """
+        return self.results is None and self.results_path is None and self.adapter != "command"
 
     @property
     def score_file(self) -> Path:
@@ -86,6 +89,17 @@ class Settings(BaseModel):
     @property
     def cache_dir(self) -> Path:
         return self.out / "cache" / "answers"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 1 <= K <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise BcevalError(f"--shard must look like K/N (e.g. 1/4), got '{text}'") from None
+    if not 1 <= index <= count:
+        raise BcevalError(f"--shard K/N needs 1 <= K <= N, got '{text}'")
+    return index, count
 
 
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
@@ -145,6 +159,8 @@ def load_settings(
     chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
     if chosen.get("adapter", "baseline") not in ADAPTERS:
         raise BcevalError(f"unknown adapter '{chosen['adapter']}'; choose one of: {', '.join(ADAPTERS)}")
+    if chosen.get("shard"):
+        parse_shard(chosen["shard"])
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -46,20 +47,34 @@ def _kill(process: subprocess.Popen) -> None:
         pass
 
 
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
+_MISSING = object()
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _MISSING
+
+
 def extract_json_object(text: str) -> Any:
-    """The answer JSON: the whole output, a fenced block, or the last line that parses as an object."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    candidates = [stripped] + [line for line in reversed(stripped.splitlines()) if line.strip().startswith("{")]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
+    """The answer object: the whole output, else the last fenced block, else the last line that is one.
+
+    Output that is valid JSON but not an object (an array, a string) is no answer at all.
+    """
+    whole = _loads(text.strip())
+    if whole is not _MISSING:
+        return whole if isinstance(whole, dict) else None
+    for block in reversed(_FENCE.findall(text)):
+        value = _loads(block.strip())
+        if value is not _MISSING:
+            return value if isinstance(value, dict) else None
+    for line in reversed(text.splitlines()):
+        if line.strip().startswith("{"):
+            value = _loads(line.strip())
+            if isinstance(value, dict):
+                return value
     return None
 
 
@@ -201,14 +216,3 @@ class CommandAdapter:
         if reading.problems or not reading.entries:
             return fail("invalid-output", "answer JSON does not have the result shape")
         return reading.entries  # the ids are the model's to get right; scoring judges them
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """`K/N` with 1 <= K <= N."""
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise BcevalError(f"--shard must look like K/N (e.g. 1/4), got '{text}'") from None
-    if not 1 <= index <= count:
-        raise BcevalError(f"--shard K/N needs 1 <= K <= N, got '{text}'")
-    return index, count

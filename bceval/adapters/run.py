@@ -9,9 +9,9 @@ from pathlib import Path
 
 from bceval.adapters.base import Adapter, case_input, result_document
 from bceval.adapters.baseline import BaselineAdapter
-from bceval.adapters.command import CommandAdapter, parse_shard
+from bceval.adapters.command import CommandAdapter
 from bceval.adapters.oracle import OracleAdapter
-from bceval.config import Settings
+from bceval.config import Settings, parse_shard
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.cases import ReviewCase

@@ -1,72 +1,308 @@
-"""Wall-time benchmark of the prepare graph: cold, no-op rerun, and one-article touch.
+"""`bceval bench`: how the cost of prepare and score grows with the corpus, against the I/O floor.
 
-Runs `python -m bceval prepare` as a user would (fresh process each time) on a private copy of the
-corpus, so the corpus itself is never modified.
+Synthetic corpora are generated deterministically (seeded) with three layers, leaves (some
+overridden by higher layers), paired and unpaired articles with realistic frontmatter and sample
+sizes, slugs repeated across layers, and manifest overrides. Every measurement runs bceval in a fresh
+process, as a user would, and records wall time and peak resident memory.
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bceval.config import load_settings
+from bceval.jsonio import dumps, write_atomic
+
+SEED = 20261129
+_WORDS = (
+    "record loop filter key table page field flow sum calc lock commit modify delete insert buffer cache "
+    "event publisher subscriber handled error label text token secret permission api query report upgrade "
+    "install tag company item ledger entry customer vendor posting journal dimension currency amount date"
+).split()
 
 
-def _prepare(corpus: Path, out: Path) -> float:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
-    command = [sys.executable, "-m", "bceval", "prepare", "--corpus", str(corpus), "--out", str(out)]
+def _domain_count(articles: int) -> int:
+    return max(5, min(40, articles // 16))
+
+
+def _article(domain: str, slug: str, keyword: str, rng: random.Random) -> str:
+    words = [rng.choice(_WORDS) for _ in range(40)]
+    description = " ".join(words[:18]).capitalize() + f" using {keyword}. " + " ".join(words[18:30]) + "."
+    body = "\n\n".join(" ".join(rng.choice(_WORDS) for _ in range(45)).capitalize() + "." for _ in range(3))
+    return (
+        "---\n"
+        "bc-version: [all]\n"
+        f"domain: {domain}\n"
+        f"keywords: [{keyword}, theme{len(slug) % 13}, {words[2]}-area]\n"
+        "technologies: [al]\n"
+        "countries: [w1]\n"
+        "application-area: [all]\n"
+        "---\n\n"
+        f"# {slug.replace('-', ' ').capitalize()}\n\n## Description\n\n{description}\n\n"
+        f"## Best Practice\n\n{body}\n\nSee sample: `{slug}.good.al`.\n\n"
+        f"## Anti Pattern\n\n{body[:400]}\n\nSee sample: `{slug}.bad.al`.\n"
+    )
+
+
+def _sample(keyword: str, kind: str, number: int, rng: random.Random) -> str:
+    lines = [f'codeunit {50000 + number % 49000} "Bench {number} {kind.capitalize()}"', "{"]
+    for procedure in range(3):
+        lines += [
+            f"    procedure {rng.choice(_WORDS).capitalize()}{procedure}()",
+            "    var",
+            f'        {keyword.capitalize()}: Record "{rng.choice(_WORDS).capitalize()} Entry";',
+            "    begin",
+            f"        // {' '.join(rng.choice(_WORDS) for _ in range(6))}",
+            f'        {keyword.capitalize()}.SetRange("{rng.choice(_WORDS).capitalize()}", {procedure});',
+            f"        if {keyword.capitalize()}.FindSet() then;",
+            "    end;",
+        ]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def generate_corpus(root: Path, articles: int, seed: int = SEED) -> dict[str, Any]:
+    """Write a synthetic corpus of `articles` knowledge articles; returns what it contains."""
+    rng = random.Random(seed)
+    domains = [f"{rng.choice(_WORDS)}-{index:02d}" for index in range(_domain_count(articles))]
+    slugs: dict[str, list[str]] = {domain: [] for domain in domains}
+    for domain in domains:
+        leaf = f"# AL {domain} review\n\nReview changes for {domain} guidance.\n\n## Output\n\nFindings as JSON.\n"
+        (root / "microsoft/skills/review").mkdir(parents=True, exist_ok=True)
+        (root / f"microsoft/skills/review/al-{domain}-review.md").write_text(leaf, encoding="utf-8")
+    for domain in domains[::8]:  # some leaves overridden by the community layer
+        (root / "community/skills/review").mkdir(parents=True, exist_ok=True)
+        (root / f"community/skills/review/al-{domain}-review.md").write_text(f"# Community {domain}\n", "utf-8")
+    for number in range(articles):
+        domain = domains[number % len(domains)]
+        draw = rng.random()
+        layer = "microsoft" if draw < 0.8 else "community" if draw < 0.92 else "custom"
+        slug = f"{rng.choice(_WORDS)}-{rng.choice(_WORDS)}-{number:05d}"
+        overriding = layer != "microsoft" and bool(slugs[domain]) and rng.random() < 0.25
+        if overriding:  # a higher layer overrides a microsoft slug (paired, or the gate would hide it)
+            slug = slugs[domain].pop(rng.randrange(len(slugs[domain])))
+        elif layer == "microsoft":
+            slugs[domain].append(slug)
+        keyword = f"bench{number:05d}kw"
+        folder = root / layer / "knowledge" / domain
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{slug}.md").write_text(_article(domain, slug, keyword, rng), encoding="utf-8")
+        if overriding or rng.random() < 0.9:
+            (folder / f"{slug}.good.al").write_text(_sample(keyword, "good", number, rng), encoding="utf-8")
+            (folder / f"{slug}.bad.al").write_text(_sample(keyword, "bad", number, rng), encoding="utf-8")
+    overrides: dict[str, Any] = {}
+    for index, domain in enumerate(domains[:6]):
+        paired = sorted(
+            p.name[: -len(".md")]
+            for layer in ("microsoft", "community", "custom")
+            for p in (root / layer / "knowledge" / domain).glob("*.md")
+            if p.with_name(p.name[:-3] + ".bad.al").exists() and p.with_name(p.name[:-3] + ".good.al").exists()
+        )
+        if len(paired) < 4:
+            continue
+        if index % 3 == 0:
+            overrides[domain] = {"article": paired[1], "context": "The table holds a few million rows."}
+        elif index % 3 == 1:
+            overrides[domain] = {"additionalArticles": paired[2:4]}
+        else:
+            overrides[domain] = {"context": "Runs in a background session."}
+    manifest = {
+        "version": 2,
+        "selection": "first-paired-al-article",
+        "minimumExpectedRecall": 1.0,
+        "minimumCleanRate": 1.0,
+        "overrides": overrides,
+    }
+    (root / "evaluation").mkdir(parents=True, exist_ok=True)
+    (root / "evaluation/review-fixtures.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return {"articles": articles, "domains": len(domains)}
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mb: float | None
+
+
+def _run(args: list[str], env: dict[str, str]) -> Run:
+    """One fresh process; wall time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"bench: prepare failed: {done.stderr.strip()}")
-    return elapsed
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    if hasattr(os, "wait4"):
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+        peak = usage.ru_maxrss / scale
+    else:  # pragma: no cover - Windows has no wait4
+        process.wait()
+        elapsed, peak = time.perf_counter() - start, None
+    error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    if process.returncode != 0:
+        raise RuntimeError(f"bench: {' '.join(args[2:4])} failed: {error.strip().splitlines()[-1:]}")
+    return Run(elapsed, peak)
 
 
-def _touch_article(corpus: Path, round_number: int) -> Path:
-    """Edit the description of the first paired article so its row, the index and its domain rebuild."""
-    md = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())
-    text = md.read_text(encoding="utf-8-sig")
+_FLOOR = """
+import os, sys
+corpus, outputs, target = sys.argv[1], sys.argv[2], sys.argv[3]
+sizes = [int(line) for line in open(outputs)]
+total = 0
+for folder, _, names in os.walk(corpus):
+    for name in names:
+        with open(os.path.join(folder, name), 'rb') as handle:
+            total += len(handle.read())
+os.makedirs(target, exist_ok=True)
+for number, size in enumerate(sizes):
+    with open(os.path.join(target, f'{number}.out'), 'wb') as handle:
+        handle.write(b'x' * size)
+"""
+
+
+def _touch(path: Path, round_number: int) -> None:
+    text = path.read_text(encoding="utf-8")
     marker = "## Description\n\n"
-    md.write_text(text.replace(marker, f"{marker}Edit {round_number}. ", 1), encoding="utf-8")
-    return md
+    if marker in text:
+        path.write_text(text.replace(marker, f"{marker}Edit {round_number}. ", 1), encoding="utf-8")
+    else:
+        path.write_text(text + f"\nEdit {round_number}.\n", encoding="utf-8")
 
 
-def run(corpus: Path, rounds: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {"cold": [], "no-op": [], "touch one article": []}
+def measure(articles: int, repeat: int, scratch: Path, progress: Any) -> dict[str, Any]:
+    corpus = scratch / f"corpus-{articles}"
+    shape = generate_corpus(corpus, articles)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    base = [sys.executable, "-m", "bceval"]
+
+    def bceval(command: str, out: Path, *extra: str) -> Run:
+        return _run([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
+
+    runs: dict[str, list[Run]] = {
+        name: []
+        for name in (
+            "cold prepare",
+            "no-op rerun",
+            "touch one article",
+            "touch one leaf",
+            "score cold",
+            "score after one result changed",
+            "I/O floor",
+        )
+    }
+    article = next(p for p in sorted((corpus / "microsoft/knowledge").rglob("*.md")))
+    leaf = next(iter(sorted((corpus / "microsoft/skills/review").glob("al-*-review.md"))))
+    for round_number in range(repeat):
+        progress(f"bench: {articles} articles, round {round_number + 1}/{repeat}")
+        out = scratch / f"out-{articles}-{round_number}"
+        runs["cold prepare"].append(bceval("prepare", out))
+        runs["no-op rerun"].append(bceval("prepare", out))
+        _touch(article, round_number)
+        runs["touch one article"].append(bceval("prepare", out))
+        _touch(leaf, round_number)
+        runs["touch one leaf"].append(bceval("prepare", out))
+        bceval("answer", out, "--adapter", "oracle")
+        runs["score cold"].append(bceval("score", out, "--adapter", "oracle"))
+        result = next(iter(sorted((out / "results/oracle").glob("result-case-*.json"))))
+        document = json.loads(result.read_text(encoding="utf-8"))
+        document["cases"][0]["findings"] = [{"id": "bench/changed.md"}]
+        result.write_text(json.dumps(document), encoding="utf-8")
+        try:
+            bceval("score", out, "--adapter", "oracle")
+        except RuntimeError:
+            pass  # the changed result fails the gate: that is the point; only its time matters
+        runs["score after one result changed"].append(_rescore(base, corpus, out, env))
+        sizes = out / "sizes.txt"
+        sizes.write_text("\n".join(str(p.stat().st_size) for p in (out / "review").iterdir()) + "\n")
+        runs["I/O floor"].append(_run([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env))
+        if round_number + 1 < repeat:
+            shutil.rmtree(out)
+    files = sum(1 for p in corpus.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
+    medians = {name: statistics.median(r.seconds for r in values) for name, values in runs.items()}
+    return {
+        "articles": articles,
+        "domains": shape["domains"],
+        "files": files,
+        "bytes": size,
+        "repeat": repeat,
+        "results": {
+            name: {
+                "medianSeconds": round(medians[name], 4),
+                "runsSeconds": [round(r.seconds, 4) for r in values],
+                "peakRssMb": max((r.peak_rss_mb for r in values if r.peak_rss_mb is not None), default=None),
+            }
+            for name, values in runs.items()
+        },
+        "coldToFloorRatio": round(medians["cold prepare"] / medians["I/O floor"], 2),
+        "touchToColdRatio": round(medians["touch one article"] / medians["cold prepare"], 3),
+    }
+
+
+def _rescore(base: list[str], corpus: Path, out: Path, env: dict[str, str]) -> Run:
+    """Time a score run that is expected to fail the gate (exit 1) after one result changed."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [*base, "score", "--corpus", str(corpus), "--out", str(out), "--adapter", "oracle", "--no-gate"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    if hasattr(os, "wait4"):
+        _, status, usage = os.wait4(process.pid, 0)
+        scale = 1024 * 1024 if sys.platform == "darwin" else 1024
+        return Run(time.perf_counter() - start, usage.ru_maxrss / scale)
+    process.wait()  # pragma: no cover
+    return Run(time.perf_counter() - start, None)  # pragma: no cover
+
+
+def run_bench(sizes: list[int], repeat: int, out_file: Path, progress: Any = None) -> dict[str, Any]:
+    progress = progress or (lambda message: print(message, file=sys.stderr))
     with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
-        copy = Path(scratch) / "corpus"
-        shutil.copytree(corpus, copy, symlinks=True)
-        for round_number in range(rounds):
-            out = Path(scratch) / f"out-{round_number}"
-            times["cold"].append(_prepare(copy, out))
-            times["no-op"].append(_prepare(copy, out))
-            _touch_article(copy, round_number)
-            times["touch one article"].append(_prepare(copy, out))
-    return times
+        measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
+    growth = []
+    for smaller, larger in zip(measured, measured[1:], strict=False):
+        growth.append(
+            {
+                "from": smaller["articles"],
+                "to": larger["articles"],
+                "sizeRatio": round(larger["articles"] / smaller["articles"], 2),
+                "coldPrepareRatio": round(
+                    larger["results"]["cold prepare"]["medianSeconds"]
+                    / smaller["results"]["cold prepare"]["medianSeconds"],
+                    2,
+                ),
+            }
+        )
+    report = {"benchVersion": 1, "python": sys.version.split()[0], "sizes": measured, "growth": growth}
+    write_atomic(out_file, dumps(report))
+    return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bceval.bench", description=__doc__)
-    parser.add_argument("--corpus", help="corpus to measure (default: configured corpus)")
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args(argv)
-    corpus = load_settings(corpus=args.corpus).corpus
-    times = run(corpus, args.rounds)
-    print(f"corpus: {corpus} ({args.rounds} rounds, seconds, fresh process per run)")
-    print("| run | median | min | max |")
-    print("|---|---|---|---|")
-    for label, values in times.items():
-        print(f"| {label} | {statistics.median(values):.3f} | {min(values):.3f} | {max(values):.3f} |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def render_table(report: dict[str, Any]) -> str:
+    names = list(report["sizes"][0]["results"])
+    header = "| measurement | " + " | ".join(f"{s['articles']:,} articles" for s in report["sizes"]) + " |"
+    lines = [header, "|---|" + "---|" * len(report["sizes"])]
+    for name in names:
+        cells = []
+        for size in report["sizes"]:
+            result = size["results"][name]
+            rss = f", {result['peakRssMb']:.0f} MB" if result["peakRssMb"] is not None else ""
+            cells.append(f"{result['medianSeconds']:.3f} s{rss}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("| cold / I/O floor | " + " | ".join(f"{s['coldToFloorRatio']}×" for s in report["sizes"]) + " |")
+    lines.append("| touch / cold | " + " | ".join(f"{s['touchToColdRatio']:.1%}" for s in report["sizes"]) + " |")
+    for step in report["growth"]:
+        lines.append(
+            f"\nGrowth {step['from']:,} → {step['to']:,} articles ({step['sizeRatio']}×): cold prepare "
+            f"{step['coldPrepareRatio']}×"
+        )
+    return "\n".join(lines) + "\n"

@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--results", metavar="DIR", help="score this results directory instead")
     publish.add_argument("--page", metavar="PATH", help="page to update (default: evaluation/scorecard.md)")
 
+    bench = commands.add_parser("bench", help="measure prepare and score on synthetic corpora of several sizes")
+    bench.add_argument("--sizes", default="250,2500,25000", help="article counts, comma-separated")
+    bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
+    bench.add_argument("--out", default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)")
+
     compare = commands.add_parser("compare", help="compare two scorecards case by case (markdown on stdout)")
     compare.add_argument("old", metavar="OLD.json")
     compare.add_argument("new", metavar="NEW.json")
@@ -95,8 +100,30 @@ def run_graph(settings, tasks: list[str], force: bool = False) -> int:
     return EXIT_USAGE if code == 3 else code
 
 
+def run_bench_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bceval.bench import render_table, run_bench
+
+    try:
+        sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
+    except ValueError:
+        raise BcevalError(f"--sizes must be comma-separated article counts, got '{args.sizes}'") from None
+    if not sizes or min(sizes) < 10 or args.repeat < 1:
+        raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
+    report = run_bench(sizes, args.repeat, Path(args.out))
+    sys.stdout.write(render_table(report))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.subcommand == "bench":
+        try:
+            return run_bench_command(args)
+        except BcevalError as exc:
+            print(f"bceval: {exc}", file=sys.stderr)
+            return exc.exit_code
     if args.subcommand == "compare":
         try:
             return run_compare(args)

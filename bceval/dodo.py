@@ -97,15 +97,15 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "uptodate": [config_changed(basics)],
         }
 
-    def task_row() -> Any:
-        """One knowledge-index row per article file."""
-        for rel in article_rels():
+    def task_rows() -> Any:
+        """Knowledge-index rows, one task per knowledge folder (see steps.article_group)."""
+        for group, rels in steps.article_groups(article_rels()).items():
             yield {
-                "name": rel,
-                "actions": [action(steps.write_row, settings, rel)],
-                "file_dep": [str(settings.corpus / rel)],
-                "targets": [str(steps.row_file(settings, rel))],
-                "uptodate": [config_changed({"bceval": __version__})],
+                "name": group,
+                "actions": [action(steps.write_rows, settings, group, rels)],
+                "file_dep": [str(settings.corpus / rel) for rel in rels],
+                "targets": [str(steps.rows_file(settings, group))],
+                "uptodate": [config_changed({"bceval": __version__, "rels": rels})],
             }
 
     def task_index() -> dict:
@@ -113,7 +113,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         rels = article_rels()
         return {
             "actions": [action(steps.write_index, settings, rels, domains())],
-            "file_dep": [str(steps.row_file(settings, rel)) for rel in rels],
+            "file_dep": [str(steps.rows_file(settings, group)) for group in steps.article_groups(rels)],
             "targets": [str(prep / KNOWLEDGE_INDEX)]
             + [str(steps.domain_articles_file(settings, d)) for d in domains()],
             "task_dep": ["prepare_dir"],
@@ -266,7 +266,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_cases": task_cases,
         "task_validate": task_validate,
         "task_prepare_dir": task_prepare_dir,
-        "task_row": task_row,
+        "task_rows": task_rows,
         "task_index": task_index,
         "task_domain": task_domain,
         "task_review_request": task_review_request,

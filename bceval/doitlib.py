@@ -33,7 +33,7 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
 
 
 class BcevalReporter(ConsoleReporter):
-    """doit's console reporter, minus the noise: no per-article lines, no skipped lines, no tracebacks
+    """doit's console reporter, minus the noise: no per-folder or per-result lines, no skipped lines, no tracebacks
     for bceval's own failures (they are already one clear line each)."""
 
     desc = "bceval console output"
@@ -45,7 +45,7 @@ class BcevalReporter(ConsoleReporter):
         stream.write(text)
 
     def execute_task(self, task: Any) -> None:
-        if not task.name.startswith(("row:", "_")) and task.actions:
+        if not task.name.startswith(("rows:", "verdict:", "_")) and task.actions:
             self.write(f".  {task.title()}\n")
 
     def skip_uptodate(self, task: Any) -> None:

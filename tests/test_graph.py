@@ -43,7 +43,7 @@ def test_cold_run_writes_reference_file_set_and_rerun_executes_nothing(graph_cor
     assert (code, executed) == (0, [])
 
 
-def test_editing_one_article_reruns_its_row_index_and_domain_only(graph_corpus, tmp_path):
+def test_editing_one_article_reruns_its_folder_rows_index_and_domain_only(graph_corpus, tmp_path):
     settings = settings_for(graph_corpus.root, tmp_path / "out")
     run_graph(settings, "prepare")
     before = mtimes(settings.prepare_dir)
@@ -52,7 +52,7 @@ def test_editing_one_article_reruns_its_row_index_and_domain_only(graph_corpus, 
 
     code, executed = run_graph(settings, "prepare")
     assert code == 0
-    assert set(executed) == {"row:community/knowledge/security/gamma-secret.md", "index", "domain:security"}
+    assert set(executed) == {"rows:community/knowledge/security", "index", "domain:security"}
     after = mtimes(settings.prepare_dir)
     changed = {name for name in after if after[name] != before.get(name)}
     assert "index-security.json" in changed and "knowledge-index.json" in changed
@@ -80,7 +80,7 @@ def test_body_edit_that_leaves_the_row_unchanged_stops_at_the_row(graph_corpus, 
     md = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
     md.write_text(md.read_text() + "\nMore best-practice prose.\n")
     code, executed = run_graph(settings, "prepare")
-    assert (code, executed) == (0, ["row:microsoft/knowledge/ui/epsilon-tooltip.md"])
+    assert (code, executed) == (0, ["rows:microsoft/knowledge/ui"])
 
 
 def _edits(corpus):

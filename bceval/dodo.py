@@ -6,6 +6,7 @@ manifest; articles, samples and leaves are read inside actions.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,13 +49,20 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             return None
         return None if derivation.problems else derivation
 
+    @cache
     def article_rels() -> list[str]:
         return steps.article_rels(listing())
 
+    @cache
+    def groups() -> dict[str, list[str]]:
+        return steps.article_groups(article_rels())
+
+    @cache
     def domains() -> list[str]:
         return [leaf.domain for leaf in discover_leaves(listing())]
 
     prep = settings.prepare_dir
+    corpus_dir = str(settings.corpus)
     basics = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
     answer_settings = {
         "adapter": settings.adapter,
@@ -76,7 +84,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "file_dep": [str(settings.manifest)],
             "targets": [str(steps.cases_file(settings))]
             + [str(steps.domain_cases_file(settings, d)) for d in domains()],
-            "uptodate": [config_changed({**basics, "listing": list(listing().files)})],
+            "uptodate": [config_changed({**basics, "listing": listing().digest})],
             "verbosity": 1,
         }
 
@@ -99,21 +107,21 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
     def task_rows() -> Any:
         """Knowledge-index rows, one task per knowledge folder (see steps.article_group)."""
-        for group, rels in steps.article_groups(article_rels()).items():
+        for group, rels in groups().items():
             yield {
                 "name": group,
                 "actions": [action(steps.write_rows, settings, group, rels)],
-                "file_dep": [str(settings.corpus / rel) for rel in rels],
+                "file_dep": [os.path.join(corpus_dir, rel) for rel in rels],
                 "targets": [str(steps.rows_file(settings, group))],
-                "uptodate": [config_changed({"bceval": __version__, "rels": rels})],
+                "uptodate": [config_changed({"bceval": __version__})],  # doit itself notices added/removed files
             }
 
     def task_index() -> dict:
         """knowledge-index.json plus each leaf domain's candidate rows."""
         rels = article_rels()
         return {
-            "actions": [action(steps.write_index, settings, rels, domains())],
-            "file_dep": [str(steps.rows_file(settings, group)) for group in steps.article_groups(rels)],
+            "actions": [action(steps.write_index, settings, rels, list(groups()), domains())],
+            "file_dep": [str(steps.rows_file(settings, group)) for group in groups()],
             "targets": [str(prep / KNOWLEDGE_INDEX)]
             + [str(steps.domain_articles_file(settings, d)) for d in domains()],
             "task_dep": ["prepare_dir"],
@@ -255,6 +263,13 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "uptodate": [False],
         }
 
+    def task_bench() -> dict:
+        """`bceval bench` through doit: sizes from BCEVAL_BENCH_SIZES, repeats from BCEVAL_BENCH_REPEAT."""
+        sizes = os.environ.get("BCEVAL_BENCH_SIZES", "250,2500,25000")
+        repeat = os.environ.get("BCEVAL_BENCH_REPEAT", "3")
+        argv = ["bench", "--sizes", sizes, "--repeat", repeat, "--out", str(settings.out / "bench.json")]
+        return {"actions": [action(steps.run_cli, argv)], "uptodate": [False], "verbosity": 2}
+
     return {
         "DOIT_CONFIG": {
             "dep_file": str(settings.doit_db),
@@ -277,6 +292,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_scorecard": task_scorecard,
         "task_score": task_score,
         "task_publish": task_publish,
+        "task_bench": task_bench,
         "task_summary": task_summary,
     }
 

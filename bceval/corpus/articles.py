@@ -22,10 +22,12 @@ _FIRST_SENTENCE = re.compile(r"^(.*?[.!?])(?=\s|$)")
 
 
 def _utf16_len(text: str) -> int:
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _utf16_prefix(text: str, units: int) -> str:
+    if len(text) == _utf16_len(text):  # no surrogate pairs: units are characters
+        return text[:units]
     taken = 0
     for index, ch in enumerate(text):
         taken += 2 if ord(ch) > 0xFFFF else 1
@@ -55,7 +57,7 @@ def _parse_value(raw: str) -> str | list[str] | None:
     value = raw.strip()
     if value.startswith("[") and value.endswith("]"):
         inner = value[1:-1].strip()
-        return [item.strip() for item in re.split(r"\s*,\s*", inner)] if inner else []
+        return [item.strip() for item in inner.split(",")] if inner else []
     return value or None
 
 

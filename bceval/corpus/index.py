@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -35,16 +36,38 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
     }
 
 
+def index_text(row_texts: list[str], timestamp: str) -> str:
+    """knowledge-index.json (compact) from rows already encoded compactly, in index order.
+
+    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from per-row text lets
+    an incremental run skip decoding and re-encoding every row of a large corpus.
+    """
+    header = {**build_index([], timestamp), "articleCount": len(row_texts)}
+    empty = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
+    return empty[: -len("]}")] + ",".join(row_texts) + "]}\n"
+
+
 def _file_name(path: str) -> str:
     return path.rsplit("/", 1)[-1].lower()
 
 
 def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, Any]]:
     """Rows of one domain, one per file name with the highest layer winning, sorted by path."""
-    wanted = domain.lower()
-    matching = [row for row in rows if row["domain"].lower() == wanted]
-    matching.sort(key=lambda row: (-LAYER_RANK[row["layer"]], *sort_key(row["path"])))
-    winners: dict[str, dict[str, Any]] = {}
-    for row in matching:
-        winners.setdefault(_file_name(row["path"]), row)
-    return sorted(winners.values(), key=lambda row: sort_key(row["path"]))
+    return candidates_by_domain(rows, [domain])[domain]
+
+
+def candidates_by_domain(rows: list[dict[str, Any]], domains: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """`domain_articles` for many domains in one pass over the rows (domains match ignoring case)."""
+    by_domain: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_domain.setdefault(row["domain"].lower(), []).append(row)
+    result = {}
+    for domain in domains:
+        matching = sorted(
+            by_domain.get(domain.lower(), []), key=lambda row: (-LAYER_RANK[row["layer"]], *sort_key(row["path"]))
+        )
+        winners: dict[str, dict[str, Any]] = {}
+        for row in matching:
+            winners.setdefault(_file_name(row["path"]), row)
+        result[domain] = sorted(winners.values(), key=lambda row: sort_key(row["path"]))
+    return result

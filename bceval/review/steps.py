@@ -6,15 +6,17 @@ Intermediate files live in `<out>/.build/review/`; only the prepare directory is
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
-from bceval.corpus.index import build_index, domain_articles, generated_at
+from bceval.corpus.index import candidates_by_domain, generated_at, index_text
 from bceval.corpus.layers import Listing, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, dumps_compact, load_own_json, read_json, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, check_manifest
 from bceval.review.prepdir import claim, prune
@@ -110,20 +112,33 @@ def report_validation(settings: Settings) -> None:
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
-    rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in rels]
-    write_atomic(rows_file(settings, group), dumps_compact(rows))
+    """One line per article: `[path, layer, domain]`, a tab, then the row as compact JSON.
+
+    The index task then needs only the short key part of each line; the row text is copied as is.
+    """
+    lines = []
+    for rel in rels:
+        row = index_row(rel, read_text(settings.corpus / rel))
+        lines.append(_compact([row["path"], row["layer"], row["domain"]]) + "\t" + _compact(row) + "\n")
+    write_atomic(rows_file(settings, group), "".join(lines))
 
 
-def write_index(settings: Settings, rels: list[str], domains: list[str]) -> None:
-    by_path = {}
-    for group in article_groups(rels):
-        by_path.update((row["path"], row) for row in load_own_json(rows_file(settings, group)))
-    rows = [by_path[rel] for rel in rels]
-    index = build_index(rows, generated_at())
-    write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, dumps_compact(index))
-    for domain in domains:
-        write_atomic(domain_articles_file(settings, domain), dumps(domain_articles(rows, domain)))
+def write_index(settings: Settings, rels: list[str], groups: list[str], domains: list[str]) -> None:
+    by_path: dict[str, dict[str, str]] = {}
+    for group in groups:
+        for line in read_text(rows_file(settings, group)).splitlines():
+            key, text = line.split("\t", 1)  # JSON escapes tabs inside strings, so the first one separates
+            path, layer, domain = json.loads(key)
+            by_path[path] = {"path": path, "layer": layer, "domain": domain, "text": text}
+    entries = [by_path[rel] for rel in rels]
+    write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_text([e["text"] for e in entries], generated_at()))
+    for domain, candidates in candidates_by_domain(entries, domains).items():
+        write_atomic(domain_articles_file(settings, domain), "[" + ",".join(e["text"] for e in candidates) + "]\n")
 
 
 def write_domain(settings: Settings, domain: str) -> None:
@@ -280,3 +295,12 @@ def publish_page(settings: Settings) -> None:
     changed = publish(settings.page, card)
     state = "updated" if changed else "already up to date"
     print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.", file=sys.stderr)
+
+
+def run_cli(argv: list[str]) -> None:
+    """Run a bceval subcommand that is not part of the graph (e.g. bench) from a doit task."""
+    from bceval.cli import main
+
+    code = main(argv)
+    if code:
+        raise EvaluationFailed(f"bceval {argv[0]} exited with {code}")

@@ -1,0 +1,58 @@
+"""Smoke test of `bceval bench` at a tiny size: the JSON report has the promised shape (times are not checked)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bceval.bench import generate_corpus
+from bceval.cli import main
+from bceval.corpus.layers import discover_leaves, scan_corpus
+from bceval.review.cases import derive_cases
+from bceval.review.manifest import check_manifest
+
+MEASUREMENTS = {
+    "cold prepare",
+    "no-op rerun",
+    "touch one article",
+    "touch one leaf",
+    "score cold",
+    "score after one result changed",
+    "I/O floor",
+}
+
+
+def test_generated_corpus_is_deterministic_and_valid(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    generate_corpus(first, 120)
+    generate_corpus(second, 120)
+    files = sorted(p.relative_to(first).as_posix() for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second).as_posix() for p in second.rglob("*") if p.is_file())
+    assert all((first / f).read_bytes() == (second / f).read_bytes() for f in files)
+    listing = scan_corpus(first)
+    layers = {f.split("/", 1)[0] for f in listing.files}
+    assert layers == {"microsoft", "community", "custom"}
+    assert len([f for f in files if f.endswith(".md") and "/knowledge/" in f]) == 120
+    assert any(leaf.layer == "community" for leaf in discover_leaves(listing))
+    manifest = json.loads((first / "evaluation/review-fixtures.json").read_text())
+    assert derive_cases(listing, check_manifest(manifest)).problems == []
+
+
+def test_bench_smoke_writes_the_report(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--sizes", "50", "--repeat", "1", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["benchVersion"] == 1 and report["growth"] == []
+    (size,) = report["sizes"]
+    assert size["articles"] == 50 and size["files"] > 50 and size["bytes"] > 0
+    assert set(size["results"]) == MEASUREMENTS
+    for result in size["results"].values():
+        assert len(result["runsSeconds"]) == 1 and result["medianSeconds"] > 0
+    assert size["coldToFloorRatio"] > 0
+    table = capsys.readouterr().out
+    assert "| cold prepare |" in table and "50 articles" in table
+
+
+def test_bench_rejects_bad_sizes(capsys):
+    assert main(["bench", "--sizes", "x", "--out", str(Path("unused.json"))]) == 2
+    assert "--sizes" in capsys.readouterr().err

@@ -177,9 +177,15 @@ def _touch(path: Path, round_number: int) -> None:
         path.write_text(text + f"\nEdit {round_number}.\n", encoding="utf-8")
 
 
-def measure(articles: int, repeat: int, scratch: Path, progress: Any) -> dict[str, Any]:
+def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Path | None = None) -> dict[str, Any]:
+    """Time every step on a synthetic corpus of `articles` articles, or on a private copy of `source`."""
     corpus = scratch / f"corpus-{articles}"
-    shape = generate_corpus(corpus, articles)
+    if source is None:
+        shape = generate_corpus(corpus, articles)
+    else:
+        shutil.copytree(source, corpus, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        articles = len(list(corpus.glob("*/knowledge/**/*.md")))
+        shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
     env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
     base = [sys.executable, "-m", "bceval"]
 
@@ -198,8 +204,8 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any) -> dict[st
             "I/O floor",
         )
     }
-    article = next(p for p in sorted((corpus / "microsoft/knowledge").rglob("*.md")))
-    leaf = next(iter(sorted((corpus / "microsoft/skills/review").glob("al-*-review.md"))))
+    article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())
+    leaf = next(p for p in sorted(corpus.glob("*/skills/review/al-*-review.md")) if p.name != "al-code-review.md")
     for round_number in range(repeat):
         progress(f"bench: {articles} articles, round {round_number + 1}/{repeat}")
         out = scratch / f"out-{articles}-{round_number}"
@@ -264,10 +270,16 @@ def _rescore(base: list[str], corpus: Path, out: Path, env: dict[str, str]) -> R
     return Run(time.perf_counter() - start, None)  # pragma: no cover
 
 
-def run_bench(sizes: list[int], repeat: int, out_file: Path, progress: Any = None) -> dict[str, Any]:
+def run_bench(
+    sizes: list[int], repeat: int, out_file: Path, progress: Any = None, corpus: Path | None = None
+) -> dict[str, Any]:
+    """Measure each synthetic size, or (with `corpus`) one real corpus, and write the JSON report."""
     progress = progress or (lambda message: print(message, file=sys.stderr))
     with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
-        measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
+        if corpus is not None:
+            measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
+        else:
+            measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(

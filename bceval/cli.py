@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--sizes", default="250,2500,25000", help="article counts, comma-separated")
     bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     bench.add_argument("--out", default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)")
+    bench.add_argument("--corpus", metavar="PATH", help="measure a private copy of this corpus instead of --sizes")
 
     compare = commands.add_parser("compare", help="compare two scorecards case by case (markdown on stdout)")
     compare.add_argument("old", metavar="OLD.json")
@@ -111,7 +112,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         raise BcevalError(f"--sizes must be comma-separated article counts, got '{args.sizes}'") from None
     if not sizes or min(sizes) < 10 or args.repeat < 1:
         raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
-    report = run_bench(sizes, args.repeat, Path(args.out))
+    corpus = Path(args.corpus) if args.corpus else None
+    if corpus is not None and not corpus.is_dir():
+        raise BcevalError(f"{corpus}: corpus directory does not exist")
+    report = run_bench(sizes, args.repeat, Path(args.out), corpus=corpus)
     sys.stdout.write(render_table(report))
     return 0
 

@@ -56,3 +56,14 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
 def test_bench_rejects_bad_sizes(capsys):
     assert main(["bench", "--sizes", "x", "--out", str(Path("unused.json"))]) == 2
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_bench_measures_a_private_copy_of_a_real_corpus(tmp_path, capsys):
+    from conftest import DEMO_CORPUS
+
+    before = sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--corpus", str(DEMO_CORPUS), "--repeat", "1", "--out", str(out)]) == 0
+    (size,) = json.loads(out.read_text())["sizes"]
+    assert size["articles"] == len(list(DEMO_CORPUS.glob("*/knowledge/**/*.md")))
+    assert before == sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())

@@ -51,6 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--results", metavar="DIR", help="score this results directory instead")
     publish.add_argument("--page", metavar="PATH", help="page to update (default: evaluation/scorecard.md)")
 
+    health = commands.add_parser("health", help="coverage, ranking margins and answer-leak audit of the corpus")
+    corpus_flags(health)
+    health.add_argument("--strict", action="store_true", help="exit 1 when any finding is an error")
+    health.add_argument(
+        "--margin",
+        dest="health_margin",
+        type=float,
+        metavar="M",
+        help="warn when a case's article scores less than M above the first excluded candidate",
+    )
+    health.add_argument("--changed-paths", metavar="FILE", help="changed files, one per line (e.g. from a PR diff)")
+
     bench = commands.add_parser("bench", help="measure prepare and score on synthetic corpora of several sizes")
     bench.add_argument("--sizes", default="250,2500,25000", help="article counts, comma-separated")
     bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
@@ -75,6 +87,26 @@ def check_results(settings: Settings) -> None:
         result_files(settings.results)
     if settings.results_path is not None and not settings.results_path.is_file():
         raise BcevalError(f"{settings.results_path}: results file not found")
+
+
+def run_health(settings: Settings, strict: bool) -> int:
+    """Build the health report through the graph, then print its verdict and its errors and warnings."""
+    from bceval.health.model import HealthReport
+    from bceval.health.report import summary_line
+    from bceval.jsonio import load_own_json
+
+    if settings.changed_paths is not None and not settings.changed_paths.is_file():
+        print(f"bceval: {settings.changed_paths}: changed-paths file not found", file=sys.stderr)
+        return EXIT_USAGE
+    code = run_graph(settings, ["health"])
+    if code:
+        return code
+    report = HealthReport.model_validate(load_own_json(settings.out / "health.json"))
+    for finding in report.findings:
+        if finding.severity != "info":
+            print(f"  {finding.severity}: {finding.message}", file=sys.stderr)
+    print(summary_line(report, str(settings.out / "health.md")), file=sys.stderr)
+    return 1 if strict and report.errors else 0
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -149,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             return exc.exit_code
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force)
+    if args.subcommand == "health":
+        return run_health(settings, args.strict)
     if args.subcommand == "score" and args.no_gate:
         return run_graph(settings, ["summary"])
     return run_graph(settings, [args.subcommand])

@@ -33,6 +33,8 @@ SOURCES: dict[str, tuple[str, str]] = {
     "retries": ("BCEVAL_RETRIES", "int"),
     "shard": ("BCEVAL_SHARD", "text"),
     "page": ("BCEVAL_PAGE", "path"),
+    "health_margin": ("BCEVAL_HEALTH_MARGIN", "float"),
+    "changed_paths": ("BCEVAL_CHANGED_PATHS", "path"),
 }
 
 
@@ -52,6 +54,8 @@ class Settings(BaseModel):
     retries: int = Field(default=2, ge=0, le=10)
     shard: str | None = None
     page: Path | None = Field(default=None, description="Published scorecard page (default: evaluation/scorecard.md).")
+    health_margin: float = Field(default=1.0, ge=0, description="Warn when a case ranks this close to the cutoff.")
+    changed_paths: Path | None = Field(default=None, description="Changed files, one per line (health).")
 
     @property
     def prepare_dir(self) -> Path:

@@ -263,6 +263,32 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "uptodate": [False],
         }
 
+    def task_health() -> dict:
+        """out/health.json and .md: coverage, ranking margins and the answer-leak audit."""
+        derivation = plan()
+        model_ids = [case.modelId for case in derivation.cases] if derivation else []
+        changed = settings.changed_paths
+        return {
+            "actions": [action(steps.write_health, settings, list(groups()))],
+            "file_dep": [str(steps.cases_file(settings))]
+            + [str(steps.rows_file(settings, group)) for group in groups()]
+            + [str(steps.domain_articles_file(settings, domain)) for domain in domains()]
+            + [str(prep / f"{mid}.al") for mid in model_ids]
+            + ([str(changed)] if changed is not None and changed.is_file() else []),
+            "targets": [str(settings.out / "health.json"), str(settings.out / "health.md")],
+            "task_dep": ["prepare"],
+            "uptodate": [
+                config_changed(
+                    {
+                        **basics,
+                        "listing": listing().digest,
+                        "margin": settings.health_margin,
+                        "changed": str(changed) if changed else None,
+                    }
+                )
+            ],
+        }
+
     def task_bench() -> dict:
         """`bceval bench` through doit: sizes from BCEVAL_BENCH_SIZES, repeats from BCEVAL_BENCH_REPEAT."""
         sizes = os.environ.get("BCEVAL_BENCH_SIZES", "250,2500,25000")
@@ -293,6 +319,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_score": task_score,
         "task_publish": task_publish,
         "task_bench": task_bench,
+        "task_health": task_health,
         "task_summary": task_summary,
     }
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
+from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
 from bceval.review.manifest import ReviewManifest
@@ -26,6 +27,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "review-result": ResultDocument,
     "score": ScoreReport,
     "scorecard": Scorecard,
+    "health": HealthReport,
 }
 
 

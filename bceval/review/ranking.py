@@ -30,17 +30,22 @@ def score_article(article: dict[str, Any], tokens: set[str], compact: str, terms
     return score
 
 
-def rank_candidates(articles: list[dict[str, Any]], case_text: str, limit: int = RANK_LIMIT) -> list[dict[str, Any]]:
-    """The `limit` best rows for a case; no scoring at all when there are no more than `limit`."""
-    if len(articles) <= limit:
-        return list(articles)
+def score_candidates(articles: list[dict[str, Any]], case_text: str) -> list[tuple[float, dict[str, Any]]]:
+    """Every row with its score for a case, best first (ties by path)."""
     norm = normalize(case_text)
     tokens = set(norm.split())
     compact = norm.replace(" ", "")
     terms = sorted(token for token in tokens if len(token) >= 5)
     scored = [(score_article(row, tokens, compact, terms), row) for row in articles]
     scored.sort(key=lambda pair: (-pair[0], sort_key(pair[1]["path"])))
-    return [row for _, row in scored[:limit]]
+    return scored
+
+
+def rank_candidates(articles: list[dict[str, Any]], case_text: str, limit: int = RANK_LIMIT) -> list[dict[str, Any]]:
+    """The `limit` best rows for a case; no scoring at all when there are no more than `limit`."""
+    if len(articles) <= limit:
+        return list(articles)
+    return [row for _, row in score_candidates(articles, case_text)[:limit]]
 
 
 def expected_article(case_input: str) -> str:

@@ -304,3 +304,38 @@ def run_cli(argv: list[str]) -> None:
     code = main(argv)
     if code:
         raise EvaluationFailed(f"bceval {argv[0]} exited with {code}")
+
+
+# --- corpus health ----------------------------------------------------------------------------
+
+
+def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for group in groups:
+        rows += [json.loads(line.split("\t", 1)[1]) for line in read_text(rows_file(settings, group)).splitlines()]
+    return rows
+
+
+def write_health(settings: Settings, groups: list[str]) -> None:
+    from bceval.health.report import build_report, render_markdown
+
+    recorded = load_own_json(cases_file(settings))
+    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    listing = scan_corpus(settings.corpus)
+    changed = None
+    if settings.changed_paths is not None:
+        changed = read_text(settings.changed_paths).splitlines()
+    domains = [leaf["domain"] for leaf in recorded["leaves"]]
+    report = build_report(
+        settings.corpus.name,
+        listing,
+        derive(settings, listing)[0].leaves,
+        read_rows(settings, groups),
+        cases,
+        {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},
+        {case.modelId: read_text(settings.prepare_dir / f"{case.modelId}.al") for case in cases},
+        margin=settings.health_margin,
+        changed=changed,
+    )
+    write_atomic(settings.out / "health.json", dumps(report.model_dump()))
+    write_atomic(settings.out / "health.md", render_markdown(report))

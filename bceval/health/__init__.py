@@ -1,0 +1,1 @@
+"""Corpus health: coverage, ranking margins and an answer-leak audit, before any model runs."""

@@ -1,0 +1,396 @@
+"""The health checks: pure functions over the corpus listing, index rows, cases and prepared files."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from bceval.corpus.layers import LAYER_RANK, LAYERS, Leaf, Listing, paired_articles, sort_key
+from bceval.health.model import CaseMargin, Coverage, DomainCoverage, Finding
+from bceval.review.cases import ReviewCase
+from bceval.review.ranking import RANK_LIMIT, expected_article, score_candidates
+
+SAMPLE_SUFFIXES = (".good.al", ".bad.al")
+_ODD_SAMPLE = re.compile(r"^(?P<slug>.+)\.(?P<kind>good|bad)\.(?P<ext>.+)$", re.IGNORECASE)
+_CHANGED = re.compile(r"^(?P<layer>[^/]+)/knowledge/(?P<domain>[^/]+)/(?P<slug>[^/]+?)(?:\.md|\.good\.al|\.bad\.al)$")
+
+
+# --- coverage -------------------------------------------------------------------------------------
+
+
+def _knowledge_folders(listing: Listing) -> dict[str, dict[str, frozenset[str]]]:
+    """domain folder -> layer -> names directly in `<layer>/knowledge/<domain>`."""
+    folders: dict[str, dict[str, frozenset[str]]] = {}
+    for folder, names in listing.by_dir.items():
+        parts = folder.split("/")
+        if len(parts) == 3 and parts[1] == "knowledge":
+            folders.setdefault(parts[2], {})[parts[0]] = names
+    return folders
+
+
+def _pairing_findings(layer: str, domain: str, names: frozenset[str]) -> list[Finding]:
+    findings = []
+    folder = f"{layer}/knowledge/{domain}"
+    for name in sorted(names, key=sort_key):
+        if name.endswith(".md"):
+            slug = name[:-3]
+            good, bad = f"{slug}.good.al" in names, f"{slug}.bad.al" in names
+            if good != bad:
+                have = ".good.al" if good else ".bad.al"
+                findings.append(
+                    Finding(
+                        kind="unpaired-article",
+                        severity="warning",
+                        path=f"{folder}/{name}",
+                        message=f"{folder}/{name} has only {have}, so no case can use it",
+                    )
+                )
+            continue
+        odd = _ODD_SAMPLE.match(name)
+        if odd is None:
+            continue
+        slug, kind, ext = odd["slug"], odd["kind"].lower(), odd["ext"]
+        if ext != "al":
+            findings.append(
+                Finding(
+                    kind="sample-extension",
+                    severity="warning",
+                    path=f"{folder}/{name}",
+                    message=f"{folder}/{name} is a {kind} sample with extension .{ext}; only "
+                    f".{kind}.al pairs with an article",
+                )
+            )
+        elif f"{slug}.md" not in names:
+            findings.append(
+                Finding(
+                    kind="orphan-sample",
+                    severity="warning",
+                    path=f"{folder}/{name}",
+                    message=f"{folder}/{name} has no {slug}.md beside it",
+                )
+            )
+    return findings
+
+
+def _duplicate_slug_findings(domain: str, layers: dict[str, frozenset[str]]) -> list[Finding]:
+    findings = []
+    slugs: dict[str, list[str]] = {}
+    for layer in LAYERS:
+        for name in layers.get(layer, frozenset()):
+            if name.endswith(".md"):
+                slugs.setdefault(name[:-3].lower(), []).append(layer)
+    for slug_lower, owners in sorted(slugs.items()):
+        if len(owners) < 2:
+            continue
+        winner = max(owners, key=LAYER_RANK.__getitem__)
+        names = layers[winner]
+        slug = next(n[:-3] for n in names if n.endswith(".md") and n[:-3].lower() == slug_lower)
+        paired = f"{slug}.good.al" in names and f"{slug}.bad.al" in names
+        lower_paired = any(
+            f"{slug}.good.al" in layers[o] and f"{slug}.bad.al" in layers[o] for o in owners if o != winner
+        )
+        path = f"{winner}/knowledge/{domain}/{slug}.md"
+        if not paired and lower_paired:
+            findings.append(
+                Finding(
+                    kind="duplicate-slug",
+                    severity="warning",
+                    path=path,
+                    message=f"{slug}.md is in {', '.join(owners)}; the {winner} copy wins the index "
+                    "but has no sample pair, so a case on the lower, paired copy fails the gate",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    kind="duplicate-slug",
+                    severity="info",
+                    path=path,
+                    message=f"{slug}.md is in {', '.join(owners)}; the {winner} copy wins",
+                )
+            )
+    return findings
+
+
+def coverage_checks(
+    listing: Listing, leaves: list[Leaf], rows: list[dict[str, Any]], cases: list[ReviewCase]
+) -> tuple[Coverage, list[Finding]]:
+    findings: list[Finding] = []
+    folders = _knowledge_folders(listing)
+    exercised = {path for case in cases for path in case.expected}
+    leaf_by_domain = {leaf.domain.lower(): leaf for leaf in leaves}
+    domains: list[DomainCoverage] = []
+    for domain in sorted(set(folders) | {leaf.domain for leaf in leaves}, key=sort_key):
+        leaf = leaf_by_domain.get(domain.lower())
+        paired = [a.md_path for a in paired_articles(listing, domain)]
+        if leaf is None and any(n.endswith(".md") for names in folders.get(domain, {}).values() for n in names):
+            findings.append(
+                Finding(
+                    kind="knowledge-without-leaf",
+                    severity="warning",
+                    path=f"*/knowledge/{domain}",
+                    message=f"knowledge domain '{domain}' has no al-{domain}-review leaf, so no case "
+                    "ever uses its articles",
+                )
+            )
+        if leaf is not None and not paired:
+            findings.append(
+                Finding(
+                    kind="leaf-without-knowledge",
+                    severity="error",
+                    path=leaf.path,
+                    message=f"{leaf.path} has no paired article in any layer",
+                )
+            )
+        for layer, names in sorted(folders.get(domain, {}).items(), key=lambda item: LAYER_RANK[item[0]]):
+            findings.extend(_pairing_findings(layer, domain, names))
+        findings.extend(_duplicate_slug_findings(domain, folders.get(domain, {})))
+        domains.append(
+            DomainCoverage(
+                domain=domain,
+                leaf=leaf.path if leaf else None,
+                paired=len(paired),
+                exercised=sum(path in exercised for path in paired),
+                unexercised=[path for path in paired if path not in exercised],
+            )
+        )
+    for row in rows:
+        folder_parts = row["path"].split("/")
+        if not row["parsed"]:
+            findings.append(
+                Finding(
+                    kind="unparsed-article",
+                    severity="error",
+                    path=row["path"],
+                    message=f"{row['path']} has no readable frontmatter (index row parsed: false)",
+                )
+            )
+        elif len(folder_parts) >= 4 and row["domain"] != folder_parts[2]:
+            findings.append(
+                Finding(
+                    kind="domain-mismatch",
+                    severity="error",
+                    path=row["path"],
+                    message=f"{row['path']} says domain '{row['domain']}' but sits in folder "
+                    f"'{folder_parts[2]}', so it is a candidate of the wrong leaf",
+                )
+            )
+    total_paired = sum(d.paired for d in domains)
+    return Coverage(paired=total_paired, exercised=sum(d.exercised for d in domains), domains=domains), findings
+
+
+def changed_path_checks(changed: Iterable[str], listing: Listing, cases: list[ReviewCase]) -> list[Finding]:
+    """Every changed paired article (by any of its three files) that no case exercises."""
+    exercised = {path.lower() for case in cases for path in case.expected}
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for raw in changed:
+        line = raw.strip().replace("\\", "/").removeprefix("./")
+        match = _CHANGED.match(line)
+        if not match or match["layer"] not in LAYER_RANK:
+            continue
+        folder = f"{match['layer']}/knowledge/{match['domain']}"
+        slug = match["slug"]
+        names = listing.names_in(folder)
+        md = f"{folder}/{slug}.md"
+        if md in seen or not {f"{slug}.md", f"{slug}.good.al", f"{slug}.bad.al"} <= names:
+            continue
+        seen.add(md)
+        if md.lower() not in exercised:
+            findings.append(
+                Finding(
+                    kind="unexercised-change",
+                    severity="error",
+                    path=md,
+                    message=f"{line} changed, but no case exercises {md}; add it to the domain's "
+                    "additionalArticles (or select it) so the evaluation covers it",
+                )
+            )
+    return findings
+
+
+# --- ranking margins ------------------------------------------------------------------------------
+
+
+def margin_checks(
+    cases: list[ReviewCase], candidates: dict[str, list[dict[str, Any]]], case_texts: dict[str, str], threshold: float
+) -> tuple[list[CaseMargin], list[Finding]]:
+    margins: list[CaseMargin] = []
+    findings: list[Finding] = []
+    unranked_domains: list[str] = []
+    for case in cases:
+        rows = candidates.get(case.domain, [])
+        article = expected_article(case.input)
+        if len(rows) <= RANK_LIMIT:
+            margins.append(
+                CaseMargin(case=case.id, domain=case.domain, article=article, candidates=len(rows), ranked=False)
+            )
+            if case.domain not in unranked_domains:
+                unranked_domains.append(case.domain)
+            continue
+        text = case_texts[case.modelId] + (f" {case.context}" if case.context else "")
+        scored = score_candidates(rows, text)
+        position = next((i for i, (_, row) in enumerate(scored) if row["path"].lower() == article.lower()), None)
+        if position is None:
+            continue  # the article is not a candidate at all: the gate already refused this corpus
+        score, excluded = scored[position][0], scored[RANK_LIMIT][0]
+        margin = score - excluded
+        margins.append(
+            CaseMargin(
+                case=case.id,
+                domain=case.domain,
+                article=article,
+                candidates=len(rows),
+                ranked=True,
+                rank=position + 1,
+                score=score,
+                firstExcludedScore=excluded,
+                margin=margin,
+            )
+        )
+        if position < RANK_LIMIT and margin < threshold:
+            findings.append(
+                Finding(
+                    kind="ranking-margin",
+                    severity="warning",
+                    case=case.id,
+                    path=article,
+                    message=f"{case.id}: {article} ranks {position + 1}/{RANK_LIMIT} with score "
+                    f"{score:g}, only {margin:g} above the first excluded candidate ({excluded:g}); "
+                    "a small edit to any article can push it out",
+                )
+            )
+    for domain in unranked_domains:
+        count = len(candidates.get(domain, []))
+        findings.append(
+            Finding(
+                kind="ranking-not-run",
+                severity="info",
+                message=f"{domain}: {count} candidate(s), no more than {RANK_LIMIT}, so ranking does "
+                "not run and the gate cannot fail",
+            )
+        )
+    return margins, findings
+
+
+# --- answer-leak audit ----------------------------------------------------------------------------
+
+_STOPWORDS = frozenset(
+    "with from that this when into than then your have only also each every must should does over after before "
+    "using use uses used instead not for the and".split()
+)
+LABEL_PARTS = frozenset(
+    {"good", "bad", "correct", "incorrect", "wrong", "antipattern", "violation", "compliant", "noncompliant"}
+)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORDISH = re.compile(r"[A-Za-z0-9]+")
+_IDENTIFIER_OR_STRING = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _parts(text: str) -> list[str]:
+    """Lower-cased word parts: split at non-alphanumerics and at camelCase boundaries."""
+    return [part.lower() for word in _WORDISH.findall(text) for part in _CAMEL.findall(word)]
+
+
+def _tokens(line: str) -> set[str]:
+    return {w.lower() for w in _WORDISH.findall(line)} | set(_parts(line))
+
+
+def _code_and_comment(line: str) -> tuple[str, str | None]:
+    """Split a line at a `//` that is outside AL string ('') and quoted-identifier ("") literals."""
+    quote = None
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif line.startswith("//", index):
+            return line[:index], line[index + 2 :]
+    return line, None
+
+
+def _label_hits(code: str) -> list[str]:
+    hits = []
+    for token in _IDENTIFIER_OR_STRING.findall(code):
+        parts = _parts(token)
+        if any(a == "anti" and b == "pattern" for a, b in zip(parts, parts[1:], strict=False)):
+            hits.append(token)
+        elif LABEL_PARTS.intersection(parts):
+            hits.append(token)
+    return hits
+
+
+def _topic_text(row: dict[str, Any]) -> str:
+    keywords = " ".join(k for k in row.get("keywords") or [] if k)
+    return " ".join([row["path"], row["title"], row["description"], keywords]).lower()
+
+
+def _case_leaks(case: ReviewCase, text: str, telling: set[str]) -> list[Finding]:
+    """Answer words, label words and surviving trailing comments in one neutral case file."""
+    file_name = f"{case.modelId}.al"
+    findings: list[Finding] = []
+    word_lines: dict[str, list[int]] = {}
+
+    def found(kind: str, number: int, message: str) -> None:
+        findings.append(
+            Finding(
+                kind=kind,
+                severity="warning",
+                case=case.id,
+                path=file_name,
+                line=number,
+                message=f"{case.id} line {number}: {message}",
+            )
+        )
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        code, comment = _code_and_comment(line)
+        for word in telling & _tokens(code):
+            word_lines.setdefault(word, []).append(number)
+        for token in _label_hits(code):
+            found("label-leak", number, f"{token} still names the expected outcome")
+        if comment is not None and code.strip():
+            found("trailing-comment", number, "a trailing comment survived neutralization and may explain the flaw")
+    for word, numbers in sorted(word_lines.items()):
+        if any(word != other and word in other for other in word_lines):
+            continue  # 'handled' inside 'ishandled': report the longer word once
+        also = f" (also line {', '.join(map(str, numbers[1:]))})" if len(numbers) > 1 else ""
+        found(
+            "answer-word",
+            numbers[0],
+            f"'{word}'{also} comes from the expected article's slug or title and no other candidate mentions it",
+        )
+    return findings
+
+
+def leak_checks(
+    cases: list[ReviewCase],
+    candidates: dict[str, list[dict[str, Any]]],
+    case_texts: dict[str, str],
+    titles: dict[str, str],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    by_article: dict[str, dict[str, ReviewCase]] = {}
+    for case in cases:
+        article = expected_article(case.input)
+        by_article.setdefault(article, {})["positive" if case.expected else "clean"] = case
+        slug = posixpath.basename(article)[: -len(".md")]
+        words = {w for w in _parts(slug.replace("-", " ") + " " + titles.get(article, "")) if len(w) >= 4}
+        others = " ".join(_topic_text(row) for row in candidates.get(case.domain, []) if row["path"] != article)
+        findings += _case_leaks(case, case_texts[case.modelId], {w for w in words - _STOPWORDS if w not in others})
+    for article, pair in sorted(by_article.items()):
+        positive, clean = pair.get("positive"), pair.get("clean")
+        if positive and clean and case_texts[positive.modelId] == case_texts[clean.modelId]:
+            findings.append(
+                Finding(
+                    kind="identical-pair",
+                    severity="error",
+                    case=positive.id,
+                    path=article,
+                    message=f"{positive.id} and {clean.id} see identical code, so no reviewer can tell them apart",
+                )
+            )
+    return findings

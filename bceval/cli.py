@@ -96,8 +96,7 @@ def run_health(settings: Settings, strict: bool) -> int:
     from bceval.jsonio import load_own_json
 
     if settings.changed_paths is not None and not settings.changed_paths.is_file():
-        print(f"bceval: {settings.changed_paths}: changed-paths file not found", file=sys.stderr)
-        return EXIT_USAGE
+        raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health"])
     if code:
         return code
@@ -154,31 +153,23 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.subcommand == "bench":
-        try:
-            return run_bench_command(args)
-        except BcevalError as exc:
-            print(f"bceval: {exc}", file=sys.stderr)
-            return exc.exit_code
-    if args.subcommand == "compare":
-        try:
-            return run_compare(args)
-        except BcevalError as exc:
-            print(f"bceval: {exc}", file=sys.stderr)
-            return exc.exit_code
-    flags = {key: value for key, value in vars(args).items() if key in SOURCES}
     try:
-        settings = load_settings(**flags)
-        check_inputs(settings)
+        return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run one subcommand; BcevalError from here becomes one line on stderr in `main`."""
+    if args.subcommand == "bench":
+        return run_bench_command(args)
+    if args.subcommand == "compare":
+        return run_compare(args)
+    settings = load_settings(**{key: value for key, value in vars(args).items() if key in SOURCES})
+    check_inputs(settings)
     if args.subcommand in ("score", "publish"):
-        try:
-            check_results(settings)
-        except BcevalError as exc:
-            print(f"bceval: {exc}", file=sys.stderr)
-            return exc.exit_code
+        check_results(settings)
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force)
     if args.subcommand == "health":

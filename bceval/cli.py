@@ -8,6 +8,7 @@ import sys
 from bceval import __version__
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
 from bceval.errors import EXIT_USAGE, BcevalError
+from bceval.guidance import cli as guidance_cli
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     bench.add_argument("--out", default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)")
     bench.add_argument("--corpus", metavar="PATH", help="measure a private copy of this corpus instead of --sizes")
+
+    guidance_cli.add_parser(commands)
 
     compare = commands.add_parser("compare", help="compare two scorecards case by case (markdown on stdout)")
     compare.add_argument("old", metavar="OLD.json")
@@ -153,6 +156,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.subcommand == "guidance":
+        return guidance_cli.run(args)
     try:
         return dispatch(args)
     except BcevalError as exc:

@@ -22,6 +22,7 @@ from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.doitlib import BcevalReporter, action
 from bceval.errors import BcevalError
+from bceval.guidance.graph import guidance_tasks
 from bceval.review import steps
 from bceval.review.cases import Derivation
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
@@ -320,6 +321,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_publish": task_publish,
         "task_bench": task_bench,
         "task_health": task_health,
+        **guidance_tasks(settings),
         "task_summary": task_summary,
     }
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
+from bceval.guidance.report import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
@@ -28,6 +29,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "score": ScoreReport,
     "scorecard": Scorecard,
     "health": HealthReport,
+    "guidance-plan-report": PlanGuidanceReport,
+    "guidance-implementation-report": ImplementationGuidanceReport,
 }
 
 

@@ -241,9 +241,17 @@ def workspace_label(case_id: str) -> str:
 KNOWLEDGE_LABEL = "Knowledge checkout"
 
 
+def protected_roots(manifest: GuidanceManifest, workspaces: dict[str, Path] | None) -> list[tuple[str, Path]]:
+    """The knowledge checkout and every bound workspace, labelled, for the separation check (§5.5)."""
+    roots = [(KNOWLEDGE_LABEL, manifest.root)]
+    if workspaces:
+        roots += [(workspace_label(case.id), workspaces[case.id]) for case in manifest.cases]
+    return roots
+
+
 def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_path: Path) -> tuple[str, int]:
     """Record the baseline before the agent runs; returns (uppercase SHA-256 of the file, case count)."""
-    baseline = safe_path(baseline_path, "Baseline path", missing_ok=True)
+    baseline = safe_path(baseline_path, f"Baseline path {baseline_path}", missing_ok=True)
     if os.path.lexists(baseline):
         raise GuidanceError("Baseline already exists; capture never overwrites a baseline")
     recorded: dict[str, Any] = {}
@@ -278,7 +286,7 @@ class Baseline:
 
 def load_baseline(path: Path, digest: str, manifest: GuidanceManifest) -> Baseline:
     """The scoring gate (§5.4): digest from runner memory first, then the recorded bindings."""
-    checked = safe_path(path, "Baseline", kind="file")
+    checked = safe_path(path, f"Baseline {path}", kind="file")
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise GuidanceError("BaselineSha256 must be a SHA256 digest (64 hex digits)")
     try:

@@ -279,8 +279,8 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
 
 def load_manifest(root: Path | str, manifest_path: Path | str) -> GuidanceManifest:
     """Safe-check the knowledge checkout and the manifest, read it once, validate it."""
-    checked_root = safe_path(root, "Knowledge checkout (--root)", kind="dir")
-    checked_manifest = safe_path(manifest_path, "Manifest", kind="file")
+    checked_root = safe_path(root, f"Knowledge checkout {root}", kind="dir")
+    checked_manifest = safe_path(manifest_path, f"Manifest {manifest_path}", kind="file")
     try:
         data = checked_manifest.read_bytes()
     except OSError:
@@ -290,7 +290,7 @@ def load_manifest(root: Path | str, manifest_path: Path | str) -> GuidanceManife
 
 def load_workspace_map(path: Path | str, manifest: GuidanceManifest) -> dict[str, Path]:
     """Manifest id -> absolute, safe workspace directory; exactly one entry per case (§2.3)."""
-    document = require_object(read_strict(Path(path), "Workspace map"), "Workspace map")
+    document = require_object(read_strict(Path(path), f"Workspace map {path}"), "Workspace map")
     if len(document) != len(manifest.cases):
         raise GuidanceError("Workspace map must bind exactly every manifest case (one entry per case id)")
     bound: dict[str, Path] = {}

@@ -28,9 +28,14 @@ def links_problem(label: str) -> GuidanceError:
     return GuidanceError(f"{label}: {LINKS}")
 
 
+def is_link(st: os.stat_result) -> bool:
+    """A symbolic link, or a regular file with more than one hard link."""
+    return stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+
+
 def check_entry(st: os.stat_result, label: str) -> None:
     """One existing filesystem entry: no symlink, no hard-linked regular file, no special file."""
-    if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+    if is_link(st):
         raise links_problem(label)
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         raise GuidanceError(f"{label}: only regular files and directories are supported")
@@ -62,7 +67,7 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
             if missing_ok and (st is None or stat.S_ISDIR(st.st_mode)):
                 return absolute
             raise GuidanceError(f"{label} does not exist") from None
-        if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+        if is_link(st):
             raise links_problem(label)
     if st is None:
         st = os.lstat(absolute)
@@ -185,7 +190,7 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
             raise missing from None
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
-        if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+        if is_link(st):
             raise links_problem(label)
         if name not in names:  # a case-insensitive filesystem found it under another spelling
             raise GuidanceError(f"{label}: path casing must match the knowledge checkout exactly")

@@ -1,0 +1,197 @@
+"""`bceval guidance`: validate (default) | prepare | capture | score, one mode per call (spec §0).
+
+Only bceval's own messages are printed: a GuidanceError's text, or one fixed line for anything
+else, so no file, JSON or model text can reach the console. Every failure exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval.guidance import GuidanceError
+from bceval.guidance.evidence import capture, load_baseline, protected_roots
+from bceval.guidance.manifest import load_manifest, load_workspace_map
+from bceval.guidance.paths import check_separation
+from bceval.guidance.prepare import prepare
+from bceval.guidance.scoring import score
+
+MODES = ("validate", "prepare", "capture", "score")
+DEFAULT_MANIFEST = Path("evaluation") / "development-guidance-fixtures.json"
+TITLES = {
+    "validate": "fixture validation",
+    "prepare": "preparation",
+    "capture": "baseline capture",
+    "score": "scoring",
+}
+UNSAFE = "the input could not be read safely"
+EXIT_FAILED = 1
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `guidance` subcommand to the top-level subparsers."""
+    parser = commands.add_parser(
+        "guidance",
+        help="plan- and implementation-guidance evaluators with read-only evidence",
+        description="Validate a guidance manifest, prepare requests, capture the pre-run baseline, or score "
+        "results against it. Exit 0 when the mode passes, 1 otherwise.",
+    )
+    parser.add_argument(
+        "guidance_mode",
+        nargs="?",
+        choices=MODES,
+        default="validate",
+        metavar="MODE",
+        help="validate (default), prepare, capture or score",
+    )
+    parser.add_argument(
+        "--root", dest="guidance_root", metavar="DIR", help="knowledge checkout (default: the current directory)"
+    )
+    parser.add_argument(
+        "--manifest",
+        dest="guidance_manifest",
+        metavar="FILE",
+        help="default: <root>/evaluation/development-guidance-fixtures.json",
+    )
+    parser.add_argument("--out", dest="guidance_out", metavar="DIR", help="prepare: a new or empty directory")
+    parser.add_argument(
+        "--workspace-map",
+        dest="guidance_workspace_map",
+        metavar="MAP",
+        help="prepare, capture: JSON object of manifest id -> absolute target repository",
+    )
+    parser.add_argument(
+        "--baseline",
+        dest="guidance_baseline",
+        metavar="FILE",
+        help="capture: file to create; score: the captured baseline",
+    )
+    parser.add_argument(
+        "--baseline-sha256",
+        dest="guidance_baseline_sha256",
+        metavar="HEX",
+        help="score: the digest capture printed, kept by the runner",
+    )
+    parser.add_argument(
+        "--results", dest="guidance_results", metavar="DIR", help="score: directory of result-case-<hash>.json files"
+    )
+    return parser
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str
+    root: Path
+    manifest: Path
+    out: Path | None
+    workspace_map: Path | None
+    baseline: Path | None
+    baseline_sha256: str | None
+    results: Path | None
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    root = Path(args.guidance_root) if args.guidance_root else Path.cwd()
+    return Options(
+        mode=args.guidance_mode,
+        root=root,
+        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
+        out=_path(args.guidance_out),
+        workspace_map=_path(args.guidance_workspace_map),
+        baseline=_path(args.guidance_baseline),
+        baseline_sha256=args.guidance_baseline_sha256 or None,
+        results=_path(args.guidance_results),
+    )
+
+
+def check_arguments(opts: Options) -> None:
+    """The argument gate of §0 in its order, then bceval's one-mode-per-call rule."""
+    capturing, scoring = opts.mode == "capture", opts.mode == "score"
+    if capturing and (opts.results or opts.out):
+        raise GuidanceError("Baseline capture is a separate pre-run operation: do not combine it with --results/--out")
+    if (capturing or scoring) and not opts.baseline:
+        raise GuidanceError("capture and score require BaselinePath (--baseline FILE)")
+    if scoring and not opts.baseline_sha256:
+        raise GuidanceError("score requires the runner-retained pre-run BaselineSha256 (--baseline-sha256 HEX)")
+    if capturing and not opts.workspace_map:
+        raise GuidanceError("capture requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
+    if scoring and (opts.workspace_map or opts.out):
+        raise GuidanceError("score binds workspaces from the recorded workspace map of the baseline only")
+    if opts.mode == "prepare" and not opts.out:
+        raise GuidanceError("prepare requires --out DIR (a new or empty directory)")
+    allowed = {
+        "validate": {"workspace_map"},
+        "prepare": {"out", "workspace_map"},
+        "capture": {"workspace_map", "baseline"},
+        "score": {"baseline", "baseline_sha256", "results"},
+    }[opts.mode]
+    given = {name for name in ("out", "workspace_map", "baseline", "baseline_sha256", "results") if getattr(opts, name)}
+    if given - allowed:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(given - allowed))
+        raise GuidanceError(f"one mode per call: {opts.mode} does not take {flags}")
+
+
+def execute(opts: Options) -> str:
+    """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
+    check_arguments(opts)
+    manifest = load_manifest(opts.root, opts.manifest)
+    workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None
+    baseline = None
+    if opts.mode == "score":
+        baseline = load_baseline(opts.baseline, opts.baseline_sha256 or "", manifest)
+        workspaces = baseline.workspaces
+    check_separation(
+        protected_roots(manifest, workspaces),
+        [
+            (f"Baseline path {opts.baseline}", opts.baseline),
+            (f"Workspace map path {opts.workspace_map}", opts.workspace_map),
+            (f"Prepare directory {opts.out}", opts.out),
+            (f"Results directory {opts.results}", opts.results),
+        ],
+    )
+    count = len(manifest.cases)
+    if opts.mode == "capture":
+        digest, count = capture(manifest, workspaces or {}, opts.baseline)
+        return f"Development guidance baseline captured for {count} case(s); baseline SHA-256: {digest}"
+    if opts.mode == "prepare":
+        directory = prepare(manifest, workspaces, opts.out)
+        return f"Development guidance preparation PASSED: {count} case(s) prepared in {directory}"
+    if opts.mode == "score":
+        outcome = score(manifest, baseline, opts.results)
+        if not outcome.passed:
+            raise ScoringFailed(outcome.problems)
+        return f"Development guidance scoring PASSED: {count} case(s)"
+    return f"Development guidance fixture validation PASSED: {count} case(s)"
+
+
+class ScoringFailed(Exception):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(f"{len(problems)} problem(s)")
+        self.problems = problems
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute `bceval guidance`; prints one PASSED/captured line or the failure, returns the exit code."""
+    mode = getattr(args, "guidance_mode", "validate")
+    title = TITLES.get(mode, "run")
+    try:
+        line = execute(options_from(args))
+    except ScoringFailed as exc:
+        lines = [f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"]
+        lines += [f"  - {problem}" for problem in exc.problems]
+        print("\n".join(lines), file=sys.stderr)
+        return EXIT_FAILED
+    except GuidanceError as exc:
+        print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
+        print(f"Development guidance {title} FAILED: {UNSAFE}", file=sys.stderr)
+        return EXIT_FAILED
+    print(line)
+    return 0

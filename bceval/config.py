@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -95,6 +96,17 @@ class Settings(BaseModel):
         return self.out / "cache" / "answers"
 
 
+def source_date_epoch(environ: Mapping[str, str] | None = None) -> datetime | None:
+    """SOURCE_DATE_EPOCH as a UTC time, None when unset; one clear error when it is not a usable time."""
+    raw = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "").strip()
+    if not raw:
+        return None
+    try:
+        return datetime.fromtimestamp(int(raw), tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        raise BcevalError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got '{raw}'") from None
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """`K/N` with 1 <= K <= N."""
     try:
@@ -165,6 +177,7 @@ def load_settings(
         raise BcevalError(f"unknown adapter '{chosen['adapter']}'; choose one of: {', '.join(ADAPTERS)}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
+    source_date_epoch(environ)  # fail here, in one line, rather than inside a task
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
     try:
@@ -185,3 +198,5 @@ def check_inputs(settings: Settings) -> None:
         raise BcevalError(f"{settings.manifest}: review fixture manifest not found")
     if not settings.manifest.is_file():
         raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
+    if settings.out.exists() and not settings.out.is_dir():
+        raise BcevalError(f"{settings.out}: output path exists and is not a directory")

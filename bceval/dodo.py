@@ -36,7 +36,10 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def listing() -> Listing:
         try:
             check_inputs(settings)
-            settings.out.mkdir(parents=True, exist_ok=True)  # doit saves its state file there
+            try:
+                settings.out.mkdir(parents=True, exist_ok=True)  # doit saves its state file there
+            except OSError as exc:
+                raise BcevalError(f"{settings.out}: cannot create the output directory: {exc.strerror}") from None
             return scan_corpus(settings.corpus)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
@@ -183,7 +186,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "actions": [action(steps.answer, settings)],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(prep / f"request-{mid}.json") for mid in model_ids]
-            + [str(prep / f"{mid}.al") for mid in model_ids],
+            + [str(prep / f"{mid}.al") for mid in model_ids]
+            # the baseline opens whole articles, whose bodies no request file reflects
+            + ([os.path.join(corpus_dir, rel) for rel in article_rels()] if settings.adapter == "baseline" else []),
             # Declared only when the graph owns the results directory: a user's directory given to `score`
             # must never look like something `answer` builds (doit would rerun it and overwrite the results).
             "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids]

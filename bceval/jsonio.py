@@ -11,6 +11,15 @@ from typing import Any
 from bceval.errors import BcevalError
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_DEFAULT_MODE = 0o666 & ~_umask()  # read once at import, before any threads start
 MAX_DEPTH = 64
 
 
@@ -35,13 +44,27 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _encodable(text: str) -> bool:
+    """False for text holding a lone surrogate (valid JSON escape, but not UTF-8 we could write back)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _find_problem(value: Any, path: str, depth: int) -> str | None:
     """The first duplicate key or over-deep nesting in a parsed document, as a message."""
     if isinstance(value, dict | list) and depth >= MAX_DEPTH:
         return f"nesting deeper than {MAX_DEPTH} levels at {path}"
     if isinstance(value, _Duplicate):
         return f"duplicate key '{value.duplicate_key}' at {path}"
+    if isinstance(value, str):
+        return None if _encodable(value) else f"string with an unpaired surrogate escape at {path}"
     if isinstance(value, dict):
+        for key in value:
+            if not _encodable(key):
+                return f"key with an unpaired surrogate escape at {path}"
         children = ((f"{path}.{k}", v) for k, v in value.items())
     elif isinstance(value, list):
         children = ((f"{path}[{i}]", v) for i, v in enumerate(value))
@@ -167,10 +190,15 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777  # keep the mode of a file we replace
+    except FileNotFoundError:
+        mode = _DEFAULT_MODE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, mode)  # mkstemp creates 0600; a new file gets what open() would have given it
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

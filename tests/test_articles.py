@@ -208,9 +208,14 @@ def test_description_lines_are_trimmed_and_joined_with_single_spaces():
     assert parsed["description"] == "a b"
 
 
-def test_description_can_be_reopened_after_closing():
-    parsed = parse_article(fm(body="# T\n## Description\nA.\n## Other\nX.\n## Description\nB.\n"))
-    assert parsed["description"] == "A. B."
+def test_body_reading_stops_where_the_description_ends():
+    parsed = parse_article(fm(body="## Description\nA.\n## Other\n# Late Title\n## Description\nB.\n"))
+    assert (parsed["description"], parsed["title"]) == ("A.", "")
+
+
+def test_description_heading_allows_any_spacing_and_a_blank_h1_leaves_the_title_open():
+    parsed = parse_article(fm(body="#   \n# Real  \n##\tdescription  \nText.\n"))
+    assert (parsed["title"], parsed["description"]) == ("Real", "Text.")
 
 
 # --- lean description -------------------------------------------------------------------------------

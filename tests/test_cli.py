@@ -44,7 +44,7 @@ def test_validate_lists_every_problem_and_exits_1(small_corpus, tmp_path, capsys
     assert err[0] == "Review fixture validation FAILED with 7 problem(s):"
     assert err[1:] == [
         "  - Unsupported review fixture manifest version: 3 (expected 2).",
-        "  - Unsupported selection strategy: best (expected 'first-paired-al-article').",
+        "  - Unsupported selection strategy: \"best\" (expected 'first-paired-al-article').",
         "  - minimumCleanRate must be between 0 and 1, got 1.5.",
         "  - Override domain 'nosuch' has no registered al-nosuch-review leaf",
         "  - performance: override article does not exist: missing-one.md",
@@ -89,7 +89,7 @@ def test_threshold_that_is_not_a_number_is_a_listed_problem(small_corpus, tmp_pa
     small_corpus.write_manifest(dict(small_corpus.manifest_data, minimumExpectedRecall="high"))
     code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 1
-    assert "  - minimumExpectedRecall must be a number, got high." in err
+    assert '  - minimumExpectedRecall must be a number, got "high".' in err
 
 
 def test_non_utf8_sample_names_the_file(small_corpus, tmp_path, capsys):
@@ -182,3 +182,46 @@ def test_force_rebuild_and_module_entry_point(small_corpus, tmp_path):
     assert again.returncode == 0
     assert ".  cases" in again.stdout and ".  prepare" in again.stdout
     assert "Prepared 4 neutral fixture(s)" in again.stderr
+
+
+def test_line_separator_characters_in_a_title_do_not_break_prepare(small_corpus, tmp_path, capsys):
+    md = small_corpus.root / "microsoft/knowledge/performance/beta-loop.md"
+    md.write_text(md.read_text().replace("# Beta Loop", "# Beta\u2028Loop\u0085end"), encoding="utf-8")
+    code, _ = prepare(capsys, small_corpus.root, tmp_path / "o")
+    assert code == 0
+    index = json.loads((tmp_path / "o/review/knowledge-index.json").read_text(encoding="utf-8"))
+    assert any(row["title"] == "Beta\u2028Loop\u0085end" for row in index["articles"])
+
+
+@pytest.mark.parametrize("value", ["abc", "99999999999999999"])
+def test_bad_source_date_epoch_is_one_line(small_corpus, tmp_path, capsys, monkeypatch, value):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
+    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    assert code == 2 and len(err) == 1 and "SOURCE_DATE_EPOCH" in err[0] and value in err[0]
+
+
+def test_out_that_is_a_file_is_one_line(small_corpus, tmp_path, capsys):
+    target = tmp_path / "afile"
+    target.write_text("mine")
+    code, err = prepare(capsys, small_corpus.root, target)
+    assert code == 2 and err == [f"bceval: {target}: output path exists and is not a directory"]
+    assert target.read_text() == "mine"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_layer_folder_linked_outside_the_corpus_is_refused(small_corpus, tmp_path, capsys):
+    outside = tmp_path / "elsewhere"
+    (outside / "knowledge" / "performance").mkdir(parents=True)
+    os.symlink(outside, small_corpus.root / "custom")
+    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    assert code == 2 and len(err) == 1 and "custom/knowledge: leads outside the corpus" in err[0]
+
+
+def test_outputs_get_ordinary_file_modes(small_corpus, tmp_path, capsys):
+    old = os.umask(0o022)
+    try:
+        assert prepare(capsys, small_corpus.root, tmp_path / "o")[0] == 0
+    finally:
+        os.umask(old)
+    modes = {p.stat().st_mode & 0o777 for p in (tmp_path / "o/review").iterdir()}
+    assert modes == {0o644}

@@ -777,11 +777,19 @@ def test_prune_vanished_removes_only_files_of_cases_that_no_longer_exist(tmp_pat
         "result-combined.json",
         "notes.txt",
     ]
+    ours = '{"cases": [], "answeredBy": {"adapter": "command"}}'
     for name in names:
-        (tmp_path / name).write_text("{}", encoding="utf-8")
+        (tmp_path / name).write_text(ours, encoding="utf-8")
+    (tmp_path / "result-case-000000aa.json").write_text('{"cases": []}', encoding="utf-8")  # hand-written
     prune_vanished(tmp_path, known)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["result-case-00000001.json", "infra-case-00000002.json", "result-combined.json", "notes.txt"]
+        [
+            "result-case-00000001.json",
+            "infra-case-00000002.json",
+            "result-case-000000aa.json",
+            "result-combined.json",
+            "notes.txt",
+        ]
     )
 
 
@@ -830,3 +838,16 @@ def test_bad_shard_in_the_environment_does_not_traceback_other_commands(tmp_path
     code, err = run_cli(capsys, "validate", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out"))
     assert not any("Traceback" in line for line in err)
     assert code == 0 or (code == 2 and len(err) == 1 and "--shard" in err[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"cases": ' + "[" * 100_000 + "]" * 100_000 + "}",  # deeper than any answer needs
+        '{"cases": [], "cases": []}',  # duplicate keys
+        '{"cases": [{"id": "a\\ud800", "findings": []}]}',  # a lone surrogate escape
+    ],
+    ids=["deep", "duplicate-key", "lone-surrogate"],
+)
+def test_extract_json_object_refuses_hostile_output(text):
+    assert extract_json_object(text) is None

@@ -172,3 +172,9 @@ def test_demo_corpus_health(tmp_path, capsys):
     report = json.loads((tmp_path / "out" / "health.json").read_text())
     assert report["errors"] == 0
     assert report["coverage"]["exercised"] == 8 and report["coverage"]["paired"] > 25
+
+
+def test_domain_case_difference_is_not_a_mismatch(small_corpus, tmp_path, capsys):
+    small_corpus.article("performance", "cased", frontmatter_domain="Performance")
+    _, _, report = health(capsys, small_corpus, tmp_path / "out")
+    assert kinds(report, "domain-mismatch") == []

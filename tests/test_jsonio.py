@@ -230,3 +230,11 @@ def test_write_atomic_cleans_up_temporary_file_on_failure(tmp_path, monkeypatch)
     with pytest.raises(OSError, match="simulated"):
         write_atomic(path, "x\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_atomic_keeps_the_mode_of_a_replaced_file(tmp_path):
+    target = tmp_path / "page.md"
+    target.write_text("old")
+    target.chmod(0o640)
+    write_atomic(target, "new")
+    assert target.stat().st_mode & 0o777 == 0o640

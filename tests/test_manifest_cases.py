@@ -60,14 +60,30 @@ def test_all_top_level_problems_are_listed_in_order():
     assert checked.thresholds == {"minimumExpectedRecall": None, "minimumCleanRate": None}
 
 
-@pytest.mark.parametrize("version", ["2", 3, 1, None, True])
+@pytest.mark.parametrize("version", ["3", 3, 1, None, True, "two"])
 def test_version_other_than_number_two_is_rejected(version):
     problems = check_manifest(manifest(version=version)).problems
     assert len(problems) == 1
     assert problems[0].startswith("Unsupported review fixture manifest version")
 
 
-@pytest.mark.parametrize("threshold", ["0.5", True, False, None, [1], {"v": 1}])
+def test_loose_values_the_reference_accepts():
+    """PowerShell compares loosely: "2" is version 2, selection ignores case, "0.5" casts to a threshold,
+    and a single additionalArticles slug is a one-item list."""
+    checked = check_manifest(
+        manifest(
+            version="2",
+            selection="First-Paired-AL-Article",
+            minimumCleanRate="0.5",
+            overrides={"performance": {"additionalArticles": "beta-loop"}},
+        )
+    )
+    assert checked.problems == []
+    assert checked.thresholds["minimumCleanRate"] == 0.5
+    assert checked.overrides["performance"][1].additionalArticles == ["beta-loop"]
+
+
+@pytest.mark.parametrize("threshold", ["high", "NaN", True, False, None, [1], {"v": 1}])
 def test_threshold_must_be_a_number(threshold):
     problems = check_manifest(manifest(minimumCleanRate=threshold)).problems
     assert len(problems) == 1

@@ -433,3 +433,24 @@ def test_context_takes_part_in_ranking(corpus):
     corpus.overrides({"performance": {"context": "zzznomatch"}})
     files = prepare_files_for(corpus, "performance")
     assert "request-case-0ad1f118.json" in files
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("Good\u0301x", "Good\u0301x"),  # a combining mark is a .NET word character
+        ("Good\u203fx", "Good\u203fx"),  # so is connector punctuation
+        ("Bad\u200dx", "Bad\u200dx"),  # and ZWJ, for .NET's \b
+        ("Good\u00b2", "Eval\u00b2"),  # a superscript digit is not (Python's \b would disagree)
+    ],
+)
+def test_label_boundaries_follow_dotnet_word_characters(source, expected):
+    assert neutralize(source) == expected
+
+
+def test_comment_lines_use_dotnet_whitespace():
+    assert (
+        neutralize("a\n\x1c// kept: U+001C is not .NET whitespace\n")
+        == "a\n\x1c// kept: U+001C is not .NET whitespace\n"
+    )
+    assert neutralize("a\n\u3000// ideographic space is\nb") == "a\nb"

@@ -133,6 +133,29 @@ def test_no_cases_of_a_kind_gives_rate_zero():
     assert (report.recall, report.cleanRate, report.positive.total) == (0.0, 1.0, 0)
 
 
+def test_scalar_findings_and_null_ids_read_like_the_reference():
+    document = {"cases": [{"id": "a", "findings": "x.md"}, {"id": "b", "findings": [{"id": None}, "  ", {"id": 7}]}]}
+    entries = read_result_document(json.dumps(document).encode(), "r.json").entries
+    assert [(e.id, e.findings) for e in entries] == [("a", ["x.md"]), ("b", ["7"])]
+
+
+def test_loading_problems_come_before_id_problems():
+    unknown = reading({"cases": [{"id": "nope", "findings": []}]}, "result-a.json")
+    broken = reading(b"{oops", "result-b.json")
+    report = aggregate(CASES, [unknown, broken], THRESHOLDS)
+    assert report.problems[:2] == [
+        "result-b.json: invalid JSON: Expecting property name enclosed in double quotes at line 1 column 2",
+        "Results contain unknown case id: nope",
+    ]
+
+
+def test_unanswered_cases_are_reported_but_not_counted():
+    report = score({"cases": [{"id": "perf-bad", "findings": ["microsoft/knowledge/perf/a.md"]}]})
+    # no clean case counted: the rate is 0 as in the reference, which the threshold then reports
+    assert report.problems == ["Results missing case: perf-good", "Clean-control rate 0 is below 1."]
+    assert (report.positive.total, report.clean.total, report.recall, report.cleanRate) == (1, 0, 1.0, 0.0)
+
+
 def test_scalar_cases_member_is_wrapped_as_one_case():
     document = {"cases": {"id": "perf-bad", "findings": ["microsoft/knowledge/perf/a.md"]}}
     assert [e.id for e in read_result_document(json.dumps(document).encode(), "r.json").entries] == ["perf-bad"]
@@ -146,7 +169,6 @@ def test_scalar_cases_member_is_wrapped_as_one_case():
         (b'{"cases": [1]}', "r.json: cases[0]: must be an object with 'id' and 'findings'"),
         (b'{"cases": [{"findings": []}]}', "r.json: cases[0]: has no 'id'"),
         (b'{"cases": [{"id": "a"}]}', "r.json: cases[0]: has no 'findings'"),
-        (b'{"cases": [{"id": "a", "findings": "x.md"}]}', "r.json: cases[0]: 'findings' must be an array"),
         (
             b'{"cases": [{"id": "a", "findings": [{"path": "x"}]}]}',
             "r.json: cases[0]: finding 0 must be a string or an object with a string 'id'",
@@ -287,3 +309,42 @@ def test_oracle_passes_the_gate_on_the_shared_corpus(tmp_path):
     assert run_graph(settings, "score")[0] == 0
     report = json.loads(settings.score_file.read_text())
     assert (report["positive"], report["clean"]) == ({"passed": 16, "total": 16}, {"passed": 16, "total": 16})
+
+
+def test_lone_surrogate_in_a_result_is_a_problem():
+    raw = b'{"cases": [{"id": "perf-good", "findings": ["a\\ud800"]}]}'
+    assert read_result_document(raw, "r.json").problems == [
+        "r.json: invalid JSON: string with an unpaired surrogate escape at $.cases[0].findings[0]"
+    ]
+
+
+def test_foreign_infra_record_is_one_line(capsys, tmp_path):
+    out = ["--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out")]
+    assert cli(capsys, "answer", "--adapter", "oracle", *out)[0] == 0
+    results = tmp_path / "out/results/oracle"
+    (results / "infra-case-00000000.json").write_text("{}")
+    code, err = cli(capsys, "score", *out, "--results", str(results))
+    assert code == 2
+    assert (
+        err[-1]
+        == f"{results / 'infra-case-00000000.json'}: not an infrastructure-failure record written by bceval answer"
+    )
+
+
+def test_baseline_answers_follow_article_body_edits(tmp_path):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    settings = settings_for(corpus, tmp_path / "out")
+    run_graph(settings, "summary")
+    article = corpus / "microsoft/knowledge/ui/tooltips-on-page-fields.md"
+    text = article.read_text(encoding="utf-8-sig")
+    article.write_text(
+        text.replace("## Anti Pattern", "## Anti Pattern\n\nZzqx unusual words only.\n\n## Old"), encoding="utf-8"
+    )
+    run_graph(settings, "summary")
+    incremental = snapshot(settings.results_dir)
+    cold = settings_for(corpus, tmp_path / "cold")
+    run_graph(cold, "summary")
+    assert snapshot(cold.results_dir) == incremental

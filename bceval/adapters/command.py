@@ -17,17 +17,19 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from bceval.adapters.base import CaseInput
 from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, dumps, write_atomic
+from bceval.jsonio import MAX_JSON_BYTES, dumps, parse_json, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 
 UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0
+POLL_SECONDS = 0.05
 CONTRACT = (
     "You are reviewing Business Central AL code for a code-review evaluation. Follow the request below: "
     "apply its leafInstructions to the case file, consider only its candidateArticles, and answer with one "
@@ -52,10 +54,20 @@ _MISSING = object()
 
 
 def _loads(text: str) -> Any:
+    """Strict parse (no duplicate keys, bounded depth, no lone surrogates); model output gets no slack."""
     try:
-        return json.loads(text)
-    except ValueError:
+        return parse_json(text.encode("utf-8", "surrogatepass"), "answer")
+    except BcevalError:
         return _MISSING
+
+
+def _feed(stream: Any, data: bytes) -> None:
+    """Write the prompt and close stdin; a command that exits without reading it is not an error here."""
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:
+        pass
 
 
 def extract_json_object(text: str) -> Any:
@@ -169,6 +181,36 @@ class CommandAdapter:
         assert failure is not None
         return failure
 
+    def _supervise(self, process: subprocess.Popen, stdin_text: bytes, out: Any, err: Any) -> tuple[str, str] | None:
+        """Feed stdin, then wait; kill the process group on timeout or when its output passes the cap.
+
+        Returns (kind, detail) of an infrastructure failure, or None when the command exited 0.
+        """
+        feeder = threading.Thread(target=_feed, args=(process.stdin, stdin_text), daemon=True)
+        feeder.start()
+        started = time.monotonic()
+        while True:
+            try:
+                process.wait(timeout=POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
+                _kill(process)
+                process.wait()
+                return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
+            if time.monotonic() - started > self.timeout:
+                _kill(process)
+                process.wait()
+                return "timeout", f"no answer within {self.timeout:g} s"
+        feeder.join(timeout=1)
+        if process.returncode != 0:
+            return "crash", f"exit code {process.returncode} after {time.monotonic() - started:.1f} s"
+        size = os.fstat(out.fileno()).st_size
+        if size > MAX_JSON_BYTES:
+            return "too-large", f"output of {size} bytes exceeds {MAX_JSON_BYTES} bytes"
+        return None
+
     def _run_once(self, case: CaseInput, attempt: int) -> list[ResultEntry] | InfraFailure:
         def fail(kind: str, detail: str) -> InfraFailure:
             return InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=attempt)
@@ -188,21 +230,9 @@ class CommandAdapter:
                 )
             except OSError as exc:
                 return fail("spawn-error", f"cannot start {self.argv[0]}: {exc.strerror}")
-            started = time.monotonic()
-            try:
-                process.communicate(stdin_text, timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                _kill(process)
-                process.wait()
-                return fail("timeout", f"no answer within {self.timeout:g} s")
-            except BrokenPipeError:
-                process.wait()
-            elapsed = time.monotonic() - started
-            if process.returncode != 0:
-                return fail("crash", f"exit code {process.returncode} after {elapsed:.1f} s")
-            size = out.tell()
-            if size > MAX_JSON_BYTES:
-                return fail("too-large", f"output of {size} bytes exceeds {MAX_JSON_BYTES} bytes")
+            failure = self._supervise(process, stdin_text, out, err)
+            if failure is not None:
+                return fail(*failure)
             out.seek(0)
             raw = out.read()
         try:

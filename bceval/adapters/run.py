@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,9 +14,9 @@ from bceval.adapters.command import CommandAdapter
 from bceval.adapters.oracle import OracleAdapter
 from bceval.config import Settings, parse_shard
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps, write_atomic
+from bceval.jsonio import dumps, parse_json, write_atomic
 from bceval.review.cases import ReviewCase
-from bceval.review.scoring import INFRA_PATTERN, InfraFailure
+from bceval.review.scoring import InfraFailure
 
 
 def make_adapter(settings: Settings, cases: list[ReviewCase]) -> Adapter:
@@ -47,13 +48,27 @@ def infra_name(model_id: str) -> str:
     return f"infra-{model_id}.json"
 
 
+_OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
+
+
+def _written_by_bceval(path: Path) -> bool:
+    """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
+    try:
+        document = parse_json(path.read_bytes(), str(path))
+    except (BcevalError, OSError):
+        return False
+    return isinstance(document, dict) and isinstance(document.get("answeredBy"), dict)
+
+
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> None:
-    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept)."""
+    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept).
+
+    Only files named exactly like ours and carrying our `answeredBy` block go; anything else stays.
+    """
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
-    for pattern in ("result-case-*.json", INFRA_PATTERN):
-        for path in results_dir.glob(pattern):
-            if path.name not in known and path.is_file():
-                path.unlink()
+    for path in sorted(results_dir.iterdir()):
+        if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
+            path.unlink()
 
 
 def answer_cases(settings: Settings, cases: list[ReviewCase]) -> tuple[int, int]:

@@ -14,8 +14,8 @@ ELLIPSIS = "\u2026"
 
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _KEY_LINE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*:\s*(.*)$")
-_H1 = re.compile(r"^#\s+(.+)$")
-_DESCRIPTION = re.compile(r"^## Description\s*$", re.IGNORECASE)
+_H1 = re.compile(r"^#\s+(.+?)\s*$")
+_DESCRIPTION = re.compile(r"^##\s+Description\s*$", re.IGNORECASE)
 _SECTION = re.compile(r"^##\s")
 _WHITESPACE = re.compile(r"\s+")
 _FIRST_SENTENCE = re.compile(r"^(.*?[.!?])(?=\s|$)")
@@ -76,21 +76,21 @@ def parse_article(text: str) -> dict[str, Any] | None:
             value = _parse_value(match.group(2))
             if value is not None:
                 fields[match.group(1).lower()] = value  # keys are case-insensitive; last one wins
-    title: str | None = None
+    title = ""
     in_description = False
     description: list[str] = []
     for line in lines[end + 1 :]:
-        heading = _H1.match(line) if title is None else None
+        heading = _H1.match(line) if not title else None
         if heading:
-            title = heading.group(1).rstrip()
+            title = heading.group(1).strip()  # a blank H1 leaves the title open, as in the reference
         elif _DESCRIPTION.match(line):
             in_description = True
         elif in_description:
             if _SECTION.match(line):
-                in_description = False
-            elif line.strip():
+                break  # the reference stops reading the body where the description ends
+            if line.strip():
                 description.append(line.strip())
-    return {"fields": fields, "title": title or "", "description": " ".join(description)}
+    return {"fields": fields, "title": title, "description": " ".join(description)}
 
 
 def _as_text(value: str | list[str] | None) -> str:

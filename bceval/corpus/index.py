@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from bceval.config import source_date_epoch
 from bceval.corpus.layers import LAYER_RANK, sort_key
-from bceval.errors import BcevalError
 
 INDEX_VERSION = 1
 
 
-def generated_at(environ: dict[str, str] | os._Environ = os.environ) -> str:
+def generated_at(environ: Mapping[str, str] | None = None) -> str:
     """A reproducible timestamp: SOURCE_DATE_EPOCH when set, else the Unix epoch (never the clock)."""
-    raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
-    try:
-        seconds = int(raw) if raw else 0
-    except ValueError:
-        raise BcevalError(f"SOURCE_DATE_EPOCH must be an integer number of seconds, got '{raw}'") from None
-    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    moment = source_date_epoch(environ) or datetime.fromtimestamp(0, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
 
 

@@ -56,9 +56,16 @@ class Listing:
         return name in self.names_in(folder)
 
 
+def _inside(real_root: str, target: str) -> bool:
+    try:
+        return os.path.commonpath([real_root, target]) == real_root
+    except ValueError:  # another drive on Windows
+        return False
+
+
 def _check_link(root: Path, real_root: str, path: str, rel: str, is_dir: bool, folder: str) -> None:
     target = os.path.realpath(path)
-    if os.path.commonpath([real_root, target]) != real_root:
+    if not _inside(real_root, target):
         raise BcevalError(f"{root / rel}: symbolic link leads outside the corpus")
     if not os.path.exists(target):
         raise BcevalError(f"{root / rel}: symbolic link is broken")
@@ -97,8 +104,11 @@ def scan_corpus(root: Path) -> Listing:
     real_root = os.path.realpath(root)
     by_dir: dict[str, frozenset[str]] = {}
     for layer in LAYERS:
-        _walk(root, real_root, os.path.join(root, layer, "skills", "review"), f"{layer}/skills/review", False, by_dir)
-        _walk(root, real_root, os.path.join(root, layer, "knowledge"), f"{layer}/knowledge", True, by_dir)
+        for rel, recursive in ((f"{layer}/skills/review", False), (f"{layer}/knowledge", True)):
+            start = os.path.join(root, *rel.split("/"))
+            if os.path.isdir(start) and not _inside(real_root, os.path.realpath(start)):
+                raise BcevalError(f"{root / rel}: leads outside the corpus through a symbolic link")
+            _walk(root, real_root, start, rel, recursive, by_dir)
     return Listing(root=root, by_dir=by_dir)
 
 

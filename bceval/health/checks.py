@@ -167,7 +167,7 @@ def coverage_checks(
                     message=f"{row['path']} has no readable frontmatter (index row parsed: false)",
                 )
             )
-        elif len(folder_parts) >= 4 and row["domain"] != folder_parts[2]:
+        elif len(folder_parts) >= 4 and row["domain"].lower() != folder_parts[2].lower():  # matching ignores case
             findings.append(
                 Finding(
                     kind="domain-mismatch",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,11 +46,22 @@ class CheckedManifest:
 
 
 def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _as_number(value: Any) -> float | None:
+    """A JSON number, or a string that reads as one (the reference casts with [double]); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
 
 
 def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride | None:
@@ -66,6 +78,9 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
             problems.append(f"Override '{key}': '{member}' must be a string, got {_show(value[member])}.")
             ok = False
     extra = value.get("additionalArticles")
+    if isinstance(extra, str):
+        value = {**value, "additionalArticles": [extra]}  # a single slug, as the reference wraps scalars
+        extra = value["additionalArticles"]
     if "additionalArticles" in value and not (
         isinstance(extra, list) and all(isinstance(item, str) and item.strip() for item in extra)
     ):
@@ -83,21 +98,22 @@ def check_manifest(raw: Any) -> CheckedManifest:
         return checked
     if "version" not in raw:
         problems.append("The manifest has no 'version' member.")
-    elif not (_is_number(raw["version"]) and raw["version"] == MANIFEST_VERSION):
+    elif _as_number(raw["version"]) != MANIFEST_VERSION:  # loose like the reference: "2" is 2
         problems.append(f"Unsupported review fixture manifest version: {_show(raw['version'])} (expected 2).")
     if "selection" not in raw:
         problems.append("The manifest has no 'selection' member.")
-    elif raw["selection"] != SELECTION:
+    elif not isinstance(raw["selection"], str) or raw["selection"].lower() != SELECTION:
         problems.append(f"Unsupported selection strategy: {_show(raw['selection'])} (expected '{SELECTION}').")
     for name in THRESHOLDS:
+        number = _as_number(raw.get(name))
         if name not in raw:
             problems.append(f"The manifest has no '{name}' member.")
-        elif not _is_number(raw[name]):
+        elif number is None:
             problems.append(f"{name} must be a number, got {_show(raw[name])}.")
-        elif not 0 <= raw[name] <= 1:
+        elif not 0 <= number <= 1:
             problems.append(f"{name} must be between 0 and 1, got {_show(raw[name])}.")
         else:
-            checked.thresholds[name] = float(raw[name])
+            checked.thresholds[name] = number
     for member in sorted(raw):
         if member not in ReviewManifest.model_fields:
             problems.append(f"The manifest has unknown member '{member}'.")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from bceval.corpus.layers import sort_key
 from bceval.errors import BcevalError
-from bceval.jsonio import parse_json
+from bceval.jsonio import MAX_JSON_BYTES, parse_json
 from bceval.models import StrictModel
 from bceval.review.cases import ReviewCase
 from bceval.review.manifest import THRESHOLD_LABELS
@@ -105,19 +105,16 @@ def infra_files(directory: Path) -> list[Path]:
 
 
 def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
-    if not isinstance(raw, list):
-        problems.append(f"{where}: 'findings' must be an array")
-        return None
+    """Finding ids as the reference reads them: a scalar or object `findings` is one finding, a string is
+    used as is, an object gives its `id` as text (null is empty), blanks are dropped, repeats (ignoring
+    case) collapse to the first spelling, and the rest is sorted."""
+    items = raw if isinstance(raw, list) else [raw]
     ids: list[str] = []
-    for number, item in enumerate(raw):
+    for number, item in enumerate(items):
         if isinstance(item, str):
             value = item
-        elif (
-            isinstance(item, dict)
-            and isinstance(item.get("id"), str | int | float)
-            and not isinstance(item.get("id"), bool)
-        ):
-            value = str(item["id"])
+        elif isinstance(item, dict) and "id" in item and (item["id"] is None or _is_scalar_id(item["id"])):
+            value = "" if item["id"] is None else str(item["id"])
         else:
             problems.append(f"{where}: finding {number} must be a string or an object with a string 'id'")
             return None
@@ -127,6 +124,10 @@ def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
     for value in ids:
         unique.setdefault(value.lower(), value)  # first spelling wins
     return sorted(unique.values(), key=sort_key)
+
+
+def _is_scalar_id(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def read_result_document(data: bytes, name: str) -> FileReading:
@@ -163,6 +164,8 @@ def read_result_document(data: bytes, name: str) -> FileReading:
 
 def read_result_file(path: Path) -> FileReading:
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return FileReading(file=path.name, problems=[f"{path.name}: larger than {MAX_JSON_BYTES >> 20} MiB"])
         data = path.read_bytes()
     except OSError as exc:
         return FileReading(file=path.name, problems=[f"{path.name}: cannot read: {exc.strerror}"])
@@ -170,7 +173,13 @@ def read_result_file(path: Path) -> FileReading:
 
 
 def read_infra_file(path: Path) -> InfraFailure:
-    return InfraFailure.model_validate(parse_json(path.read_bytes(), str(path)))
+    """An infrastructure-failure record written by `bceval answer`; anything else is refused in one line."""
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB")
+    try:
+        return InfraFailure.model_validate(parse_json(path.read_bytes(), str(path)))
+    except ValidationError:
+        raise BcevalError(f"{path}: not an infrastructure-failure record written by bceval answer") from None
 
 
 def format_rate(value: float) -> str:
@@ -254,12 +263,12 @@ def aggregate(
     lookup = case_lookup(cases)
     chosen: dict[str, CaseVerdict] = {}
     answered_by: list[dict[str, Any]] = []
-    for reading in readings:
-        if len(reading.verdicts) != len(reading.entries):
-            reading = judge_reading(reading, cases)
+    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases) for r in readings]
+    for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:
             answered_by.append(reading.answeredBy)
+    for reading in readings:
         for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
             if verdict is None:
                 problems.append(f"Results contain unknown case id: {entry.id}")
@@ -275,12 +284,14 @@ def aggregate(
     verdicts = [chosen.get(case.id) or judge(case, None, failures.get(case.id)) for case in cases]
     for verdict in verdicts:
         problems.extend(verdict_problems(verdict))
+    # As in the reference, a case without an answer is reported but not counted in the rates.
+    answered = [v for v in verdicts if v.answered]
     positive = Tally(
-        passed=sum(v.passed for v in verdicts if v.kind == "positive"),
-        total=sum(v.kind == "positive" for v in verdicts),
+        passed=sum(v.passed for v in answered if v.kind == "positive"),
+        total=sum(v.kind == "positive" for v in answered),
     )
     clean = Tally(
-        passed=sum(v.passed for v in verdicts if v.kind == "clean"), total=sum(v.kind == "clean" for v in verdicts)
+        passed=sum(v.passed for v in answered if v.kind == "clean"), total=sum(v.kind == "clean" for v in answered)
     )
     recall = positive.passed / positive.total if positive.total else 0.0
     clean_rate = clean.passed / clean.total if clean.total else 0.0

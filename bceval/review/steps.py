@@ -131,7 +131,7 @@ def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
 def write_index(settings: Settings, rels: list[str], groups: list[str], domains: list[str]) -> None:
     by_path: dict[str, dict[str, str]] = {}
     for group in groups:
-        for line in read_text(rows_file(settings, group)).splitlines():
+        for line in read_text(rows_file(settings, group)).split("\n")[:-1]:
             key, text = line.split("\t", 1)  # JSON escapes tabs inside strings, so the first one separates
             path, layer, domain = json.loads(key)
             by_path[path] = {"path": path, "layer": layer, "domain": domain, "text": text}
@@ -312,7 +312,7 @@ def run_cli(argv: list[str]) -> None:
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     rows = []
     for group in groups:
-        rows += [json.loads(line.split("\t", 1)[1]) for line in read_text(rows_file(settings, group)).splitlines()]
+        rows += [json.loads(line.split("\t", 1)[1]) for line in read_text(rows_file(settings, group)).split("\n")[:-1]]
     return rows
 
 

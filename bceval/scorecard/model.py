@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from bceval import __version__
+from bceval.config import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.jsonio import parse_json
 from bceval.models import StrictModel
@@ -63,6 +64,7 @@ class DomainTotals(StrictModel):
     positiveTotal: int = Field(ge=0)
     cleanPassed: int = Field(ge=0)
     cleanTotal: int = Field(ge=0)
+    unanswered: int = Field(ge=0, description="Cases without an answer; reported, not counted in the totals.")
     infrastructureFailures: int = Field(ge=0)
 
 
@@ -141,9 +143,9 @@ def tool_info() -> ToolInfo:
     )
 
 
-def created_at(environ: dict[str, str] | os._Environ = os.environ) -> str:
-    raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
-    moment = datetime.fromtimestamp(int(raw), tz=UTC) if raw.isdigit() else datetime.now(tz=UTC)
+def created_at() -> str:
+    """The scorecard's one wall-clock field; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    moment = source_date_epoch() or datetime.now(tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -181,16 +183,19 @@ def build_scorecard(report: ScoreReport, corpus: Path, manifest: Path, prepare_d
                 positiveTotal=0,
                 cleanPassed=0,
                 cleanTotal=0,
+                unanswered=0,
                 infrastructureFailures=0,
             ),
         )
-        if verdict.kind == "positive":
+        totals.infrastructureFailures += verdict.infrastructureFailure is not None
+        if not verdict.answered:
+            totals.unanswered += 1  # like the rates: reported, not counted
+        elif verdict.kind == "positive":
             totals.positiveTotal += 1
             totals.positivePassed += verdict.passed
         else:
             totals.cleanTotal += 1
             totals.cleanPassed += verdict.passed
-        totals.infrastructureFailures += verdict.infrastructureFailure is not None
     rows = [
         CaseRow(
             id=v.id,

@@ -63,6 +63,8 @@ def guidance_settings(settings: Settings, environ: Mapping[str, str] | None = No
 def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     """(files to depend on, request ids) from a lenient read; the action reports any real problem."""
     root = Path(cfg.root)
+    if not os.path.isfile(cfg.manifest):
+        return [], []  # nothing to depend on; the action says in one line that the manifest is missing
     files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
     ids: list[str] = []
     try:
@@ -76,11 +78,12 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
         files += [str(root / rel) for rel in named if isinstance(rel, str) and ".." not in rel]
     except (OSError, ValueError, AttributeError):
         pass
+    files = [f for f in files if os.path.isfile(f)]
     try:  # the index covers every article of the checkout, not only the referenced ones
-        files += [str(root / rel) for rel in knowledge_markdown(scan_corpus(root))]
+        files += [os.path.join(root, rel) for rel in knowledge_markdown(scan_corpus(root))]
     except BcevalError:
         pass
-    return sorted({f for f in files if os.path.isfile(f)}), ids
+    return sorted(set(files)), ids
 
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:

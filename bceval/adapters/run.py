@@ -11,8 +11,9 @@ from pathlib import Path
 from bceval.adapters.base import Adapter, case_input, result_document
 from bceval.adapters.baseline import BaselineAdapter
 from bceval.adapters.command import CommandAdapter
+from bceval.adapters.naming import infra_name, result_name, shard_cases
 from bceval.adapters.oracle import OracleAdapter
-from bceval.config import Settings, parse_shard
+from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, parse_json, write_atomic
 from bceval.review.cases import ReviewCase
@@ -29,23 +30,6 @@ def make_adapter(settings: Settings, cases: list[ReviewCase]) -> Adapter:
     return CommandAdapter(
         settings.command, settings.model, settings.cache_dir, timeout=settings.timeout, retries=settings.retries
     )
-
-
-def shard_cases(cases: list[ReviewCase], shard: str | None) -> list[ReviewCase]:
-    """Shard K of N: every N-th case by model id, starting at the K-th. Shards never overlap."""
-    if not shard:
-        return list(cases)
-    index, count = parse_shard(shard)
-    ordered = sorted(cases, key=lambda case: case.modelId)
-    return [case for position, case in enumerate(ordered) if position % count == index - 1]
-
-
-def result_name(model_id: str) -> str:
-    return f"result-{model_id}.json"
-
-
-def infra_name(model_id: str) -> str:
-    return f"infra-{model_id}.json"
 
 
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")

@@ -12,11 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.guidance import GuidanceError
-from bceval.guidance.evidence import capture, load_baseline, protected_roots
-from bceval.guidance.manifest import load_manifest, load_workspace_map
-from bceval.guidance.paths import check_separation
-from bceval.guidance.prepare import prepare
-from bceval.guidance.scoring import score
 
 MODES = ("validate", "prepare", "capture", "score")
 DEFAULT_MANIFEST = Path("evaluation") / "development-guidance-fixtures.json"
@@ -139,6 +134,13 @@ def check_arguments(opts: Options) -> None:
 
 def execute(opts: Options) -> str:
     """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
+    # Imported here so that building bceval's argument parser stays cheap for every other command.
+    from bceval.guidance.evidence import capture, load_baseline, protected_roots
+    from bceval.guidance.manifest import load_manifest, load_workspace_map
+    from bceval.guidance.paths import check_separation
+    from bceval.guidance.prepare import prepare
+    from bceval.guidance.scoring import score
+
     check_arguments(opts)
     manifest = load_manifest(opts.root, opts.manifest)
     workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None

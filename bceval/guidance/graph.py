@@ -29,10 +29,6 @@ from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.doitlib import action
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.guidance import GuidanceError
-from bceval.guidance.evidence import protected_roots
-from bceval.guidance.manifest import load_manifest, load_workspace_map
-from bceval.guidance.paths import check_separation
-from bceval.guidance.prepare import KNOWLEDGE_INDEX, refresh
 from bceval.review.neutral import model_id
 
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
@@ -88,6 +84,11 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stderr when it passes."""
+    from bceval.guidance.evidence import protected_roots  # only when the task runs
+    from bceval.guidance.manifest import load_manifest, load_workspace_map
+    from bceval.guidance.paths import check_separation
+    from bceval.guidance.prepare import refresh
+
     title = "Development guidance preparation"
     try:
         manifest = load_manifest(cfg.root, cfg.manifest)
@@ -118,7 +119,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
         return {
             "actions": [action(prepare_guidance, cfg)],
             "file_dep": files,
-            "targets": [str(out / KNOWLEDGE_INDEX)] + [str(out / f"request-{model_id(i)}.json") for i in ids],
+            "targets": [str(out / "knowledge-index.json")] + [str(out / f"request-{model_id(i)}.json") for i in ids],
             "uptodate": [config_changed({"bceval": __version__, **asdict(cfg), "inputs": files, "at": generated_at()})],
             "verbosity": 1,
         }

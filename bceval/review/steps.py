@@ -117,24 +117,28 @@ def _compact(value: Any) -> str:
 
 
 def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
-    """One line per article: `[path, layer, domain]`, a tab, then the row as compact JSON.
+    """One line per article, in `rels` order: the row's domain as a JSON string, a tab, the row as compact JSON.
 
-    The index task then needs only the short key part of each line; the row text is copied as is.
+    The index task then reads only the short domain part of each line and copies the row text as is.
     """
     lines = []
     for rel in rels:
         row = index_row(rel, read_text(settings.corpus / rel))
-        lines.append(_compact([row["path"], row["layer"], row["domain"]]) + "\t" + _compact(row) + "\n")
+        lines.append(_compact(row["domain"]) + "\t" + _compact(row) + "\n")
     write_atomic(rows_file(settings, group), "".join(lines))
 
 
-def write_index(settings: Settings, rels: list[str], groups: list[str], domains: list[str]) -> None:
+def _domain_of_key(key: str) -> str:
+    return key[1:-1] if "\\" not in key else json.loads(key)  # escapes are rare: skip the decoder otherwise
+
+
+def write_index(settings: Settings, groups: dict[str, list[str]], rels: list[str], domains: list[str]) -> None:
     by_path: dict[str, dict[str, str]] = {}
-    for group in groups:
-        for line in read_text(rows_file(settings, group)).split("\n")[:-1]:
+    for group, group_rels in groups.items():
+        lines = read_text(rows_file(settings, group)).split("\n")[:-1]
+        for rel, line in zip(group_rels, lines, strict=True):
             key, text = line.split("\t", 1)  # JSON escapes tabs inside strings, so the first one separates
-            path, layer, domain = json.loads(key)
-            by_path[path] = {"path": path, "layer": layer, "domain": domain, "text": text}
+            by_path[rel] = {"path": rel, "layer": rel[: rel.index("/")], "domain": _domain_of_key(key), "text": text}
     entries = [by_path[rel] for rel in rels]
     write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_text([e["text"] for e in entries], generated_at()))
     for domain, candidates in candidates_by_domain(entries, domains).items():

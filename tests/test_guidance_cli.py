@@ -24,6 +24,7 @@ from guidance_util import (
 )
 
 from bceval.guidance import cli as guidance_cli
+from bceval.guidance import manifest as guidance_manifest
 from bceval.guidance import scoring
 
 
@@ -40,7 +41,7 @@ def test_foreign_exceptions_become_one_fixed_line(plain, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError(f"{SENTINEL} from a library")
 
-    monkeypatch.setattr(guidance_cli, "load_manifest", explode)
+    monkeypatch.setattr(guidance_manifest, "load_manifest", explode)  # the CLI imports it when it runs
     result = cli("validate", "--root", root, "--manifest", manifest_path)  # cli() asserts the sentinel stays out
     assert_fails(result, "could not be read safely")
     assert result.err.count("\n") == 1

@@ -24,6 +24,15 @@ from typing import Any
 from bceval.jsonio import dumps, write_atomic
 
 SEED = 20261129
+MEASUREMENTS = (
+    "cold prepare",
+    "no-op rerun",
+    "touch one article",
+    "touch one leaf",
+    "score cold",
+    "score after one result changed",
+    "I/O floor",
+)
 _WORDS = (
     "record loop filter key table page field flow sum calc lock commit modify delete insert buffer cache "
     "event publisher subscriber handled error label text token secret permission api query report upgrade "
@@ -192,18 +201,7 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
     def bceval(command: str, out: Path, *extra: str) -> Run:
         return _run([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
 
-    runs: dict[str, list[Run]] = {
-        name: []
-        for name in (
-            "cold prepare",
-            "no-op rerun",
-            "touch one article",
-            "touch one leaf",
-            "score cold",
-            "score after one result changed",
-            "I/O floor",
-        )
-    }
+    runs: dict[str, list[Run]] = {name: [] for name in MEASUREMENTS}
     article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())
     leaf = next(p for p in sorted(corpus.glob("*/skills/review/al-*-review.md")) if p.name != "al-code-review.md")
     for round_number in range(repeat):

@@ -20,12 +20,13 @@ from bceval import __version__
 from bceval.adapters.naming import result_name, shard_cases
 from bceval.config import Settings, check_inputs, load_settings
 from bceval.corpus.index import generated_at
-from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
+from bceval.corpus.layers import Listing, discover_leaves, knowledge_markdown, scan_corpus
 from bceval.doitlib import BcevalReporter, action
 from bceval.errors import BcevalError
 from bceval.guidance.graph import guidance_tasks
 from bceval.review import steps
 from bceval.review.cases import Derivation
+from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
 from bceval.review.scoring import infra_files, result_files
 
@@ -68,7 +69,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
     @cache
     def article_rels() -> list[str]:
-        return steps.article_rels(listing())
+        return knowledge_markdown(listing())
 
     @cache
     def groups() -> dict[str, list[str]]:
@@ -116,7 +117,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def task_prepare_dir() -> dict:
         """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
         return {
-            "actions": [action(steps.claim_prepare_dir, settings)],
+            "actions": [action(claim, settings.prepare_dir)],
             "targets": [str(prep / MARKER_NAME)],
             "task_dep": ["cases"],
             "uptodate": [config_changed(basics)],

@@ -24,11 +24,6 @@ def claim(directory: Path) -> None:
     write_atomic(marker, MARKER_TEXT)
 
 
-def is_claimed(directory: Path) -> bool:
-    marker = directory / MARKER_NAME
-    return marker.is_file() and marker.read_text(encoding="utf-8") == MARKER_TEXT
-
-
 def owned(name: str) -> bool:
     lowered = name.lower()
     return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)

@@ -14,12 +14,12 @@ from typing import Any
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain, generated_at, index_text
-from bceval.corpus.layers import Listing, knowledge_markdown, scan_corpus
+from bceval.corpus.layers import Leaf, Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, check_manifest
-from bceval.review.prepdir import claim, prune
+from bceval.review.prepdir import prune
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
 from bceval.review.scoring import (
     FileReading,
@@ -132,12 +132,16 @@ def _domain_of_key(key: str) -> str:
     return key[1:-1] if "\\" not in key else json.loads(key)  # escapes are rare: skip the decoder otherwise
 
 
+def _row_lines(settings: Settings, group: str) -> list[tuple[str, str]]:
+    """(domain key, row text) per line of a rows file, in the order `write_rows` wrote them."""
+    # JSON escapes line breaks and tabs inside strings, so "\n" and the first "\t" always separate.
+    return [tuple(line.split("\t", 1)) for line in read_text(rows_file(settings, group)).split("\n")[:-1]]
+
+
 def write_index(settings: Settings, groups: dict[str, list[str]], rels: list[str], domains: list[str]) -> None:
     by_path: dict[str, dict[str, str]] = {}
     for group, group_rels in groups.items():
-        lines = read_text(rows_file(settings, group)).split("\n")[:-1]
-        for rel, line in zip(group_rels, lines, strict=True):
-            key, text = line.split("\t", 1)  # JSON escapes tabs inside strings, so the first one separates
+        for rel, (key, text) in zip(group_rels, _row_lines(settings, group), strict=True):
             by_path[rel] = {"path": rel, "layer": rel[: rel.index("/")], "domain": _domain_of_key(key), "text": text}
     entries = [by_path[rel] for rel in rels]
     write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_text([e["text"] for e in entries], generated_at()))
@@ -194,14 +198,6 @@ def finish_prepare(settings: Settings, rels: list[str]) -> None:
     prune_build(settings, rels, domains)
     print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.", file=sys.stderr)
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
-
-
-def claim_prepare_dir(settings: Settings) -> None:
-    claim(settings.prepare_dir)
-
-
-def article_rels(listing: Listing) -> list[str]:
-    return knowledge_markdown(listing)
 
 
 # --- answering and scoring -------------------------------------------------------------------
@@ -314,10 +310,7 @@ def run_cli(argv: list[str]) -> None:
 
 
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
-    rows = []
-    for group in groups:
-        rows += [json.loads(line.split("\t", 1)[1]) for line in read_text(rows_file(settings, group)).split("\n")[:-1]]
-    return rows
+    return [json.loads(text) for group in groups for _, text in _row_lines(settings, group)]
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
@@ -333,7 +326,7 @@ def write_health(settings: Settings, groups: list[str]) -> None:
     report = build_report(
         settings.corpus.name,
         listing,
-        derive(settings, listing)[0].leaves,
+        [Leaf(**leaf) for leaf in recorded["leaves"]],  # validation already derived them
         read_rows(settings, groups),
         cases,
         {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def check_results(settings: Settings) -> None:
     """Results the user named must exist before any work is done."""
-    from bceval.review.scoring import result_files
+    from bceval.adapters.naming import result_files
 
     if settings.results is not None:
         result_files(settings.results)

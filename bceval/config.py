@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from bceval.errors import BcevalError
 
@@ -39,24 +38,44 @@ SOURCES: dict[str, tuple[str, str]] = {
 }
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# setting -> (lowest, highest, whether the lowest is allowed itself); None means unbounded
+RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "jobs": (1, 64, True),
+    "timeout": (0, None, False),
+    "retries": (0, 10, True),
+    "health_margin": (0, None, True),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, resolved. A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 
     corpus: Path
     manifest: Path
     out: Path
-    adapter: Literal["baseline", "oracle", "command"] = "baseline"
-    results: Path | None = Field(default=None, description="Results directory to score (default: the adapter's).")
-    results_path: Path | None = Field(default=None, description="One combined result file to score instead.")
+    adapter: str = "baseline"  # one of ADAPTERS
+    results: Path | None = None  # results directory to score (default: the adapter's)
+    results_path: Path | None = None  # one combined result file to score instead
     command: str | None = None
     model: str | None = None
-    jobs: int = Field(default=1, ge=1, le=64)
-    timeout: float = Field(default=300.0, gt=0)
-    retries: int = Field(default=2, ge=0, le=10)
+    jobs: int = 1
+    timeout: float = 300.0
+    retries: int = 2
     shard: str | None = None
-    page: Path | None = Field(default=None, description="Published scorecard page (default: evaluation/scorecard.md).")
-    health_margin: float = Field(default=1.0, ge=0, description="Warn when a case ranks this close to the cutoff.")
-    changed_paths: Path | None = Field(default=None, description="Changed files, one per line (health).")
+    page: Path | None = None  # published scorecard page (default: evaluation/scorecard.md)
+    health_margin: float = 1.0  # warn when a case ranks this close to the cutoff
+    changed_paths: Path | None = None  # changed files, one per line (health)
+
+    def __post_init__(self) -> None:
+        if self.adapter not in ADAPTERS:
+            raise BcevalError(f"unknown adapter '{self.adapter}'; choose one of: {', '.join(ADAPTERS)}")
+        for name, (low, high, low_allowed) in RANGES.items():
+            value = getattr(self, name)
+            if value < low or (value == low and not low_allowed) or (high is not None and value > high):
+                bound = f"at least {low}" if low_allowed else f"greater than {low}"
+                span = f"{bound} and at most {high}" if high is not None else bound
+                raise BcevalError(f"invalid setting {name}: must be {span}, got {value}")
 
     @property
     def prepare_dir(self) -> Path:
@@ -173,19 +192,12 @@ def load_settings(
     chosen.setdefault("manifest", chosen["corpus"] / MANIFEST_RELATIVE)
     chosen.setdefault("out", (cwd / "out").resolve())
     chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
-    if chosen.get("adapter", "baseline") not in ADAPTERS:
-        raise BcevalError(f"unknown adapter '{chosen['adapter']}'; choose one of: {', '.join(ADAPTERS)}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
-    try:
-        return Settings(**chosen)
-    except ValueError as exc:
-        first = exc.errors()[0] if hasattr(exc, "errors") else None
-        detail = f"{first['loc'][0]}: {first['msg']}" if first else str(exc)
-        raise BcevalError(f"invalid setting {detail}") from None
+    return Settings(**chosen)
 
 
 def check_inputs(settings: Settings) -> None:

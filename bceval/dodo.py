@@ -17,10 +17,10 @@ from doit.exceptions import InvalidDodoFile, InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
-from bceval.adapters.naming import result_name, shard_cases
+from bceval.adapters.naming import infra_files, result_files, result_name, shard_cases
 from bceval.config import Settings, check_inputs, load_settings
 from bceval.corpus.index import generated_at
-from bceval.corpus.layers import Listing, discover_leaves, knowledge_markdown, scan_corpus
+from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.doitlib import BcevalReporter, action
 from bceval.errors import BcevalError
 from bceval.guidance.graph import guidance_tasks
@@ -28,19 +28,18 @@ from bceval.review import steps
 from bceval.review.cases import Derivation
 from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
-from bceval.review.scoring import infra_files, result_files
 
 
 def file_signature(root: str, rels: list[str]) -> str:
     """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
-    digest = hashlib.sha256()
+    parts = []
     for rel in rels:
         try:
-            info = os.stat(os.path.join(root, rel))
-            digest.update(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+            info = os.stat(root + "/" + rel)
+            parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
         except OSError:
-            digest.update(f"{rel}\0missing\n".encode())
-    return digest.hexdigest()
+            parts.append(f"{rel}\0missing")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def build_namespace(settings: Settings) -> dict[str, Any]:
@@ -61,19 +60,16 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     @cache
     def plan() -> Derivation | None:
         """Cases as the graph expects them; None when validation will fail (its task reports why)."""
-        try:
-            derivation, _ = steps.derive(settings, listing())
-        except BcevalError:
-            return None
-        return None if derivation.problems else derivation
-
-    @cache
-    def article_rels() -> list[str]:
-        return knowledge_markdown(listing())
+        return steps.planned_cases(settings, listing())
 
     @cache
     def groups() -> dict[str, list[str]]:
-        return steps.article_groups(article_rels())
+        return steps.knowledge_groups(listing())
+
+    @cache
+    def signatures() -> dict[str, str]:
+        """A stat signature per knowledge group: one stat per article, the only per-article cost of a no-op."""
+        return {group: file_signature(corpus_dir, rels) for group, rels in groups().items()}
 
     @cache
     def domains() -> list[str]:
@@ -132,19 +128,22 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                 "targets": [str(steps.rows_file(settings, group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
-                "uptodate": [config_changed({"bceval": __version__, "files": file_signature(corpus_dir, rels)})],
+                "uptodate": [config_changed({"bceval": __version__, "files": signatures()[group]})],
             }
 
     def task_index() -> dict:
         """knowledge-index.json plus each leaf domain's candidate rows."""
-        rels = article_rels()
+        # The rows files name their articles, so they and the group names cover every article added,
+        # removed or renamed.
         return {
-            "actions": [action(steps.write_index, settings, groups(), rels, domains())],
+            "actions": [action(steps.write_index, settings, groups(), domains())],
             "file_dep": [str(steps.rows_file(settings, group)) for group in groups()],
             "targets": [str(prep / KNOWLEDGE_INDEX)]
             + [str(steps.domain_articles_file(settings, d)) for d in domains()],
             "task_dep": ["prepare_dir"],
-            "uptodate": [config_changed({**basics, "rows": rels, "domains": domains(), "at": generated_at()})],
+            "uptodate": [
+                config_changed({**basics, "groups": list(groups()), "domains": domains(), "at": generated_at()})
+            ],
         }
 
     def task_domain() -> Any:
@@ -185,11 +184,10 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         expected = (
             sorted(steps.expected_files(domains(), [case.modelId for case in derivation.cases])) if derivation else None
         )
-        rels = article_rels()
         return {
-            "actions": [action(steps.finish_prepare, settings, rels)],
+            "actions": [action(steps.finish_prepare, settings, list(groups()))],
             "task_dep": ["cases", "index", "domain", "review_request"],
-            "uptodate": [config_changed({**basics, "expected": expected, "rows": rels})],
+            "uptodate": [config_changed({**basics, "expected": expected, "groups": list(groups())})],
         }
 
     def task_answer() -> dict:
@@ -197,13 +195,13 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         derivation = plan()
         model_ids = [case.modelId for case in derivation.cases] if derivation else []
         shard_ids = [case.modelId for case in shard_cases(derivation.cases, settings.shard)] if derivation else []
+        # the baseline opens whole articles, whose bodies no request file reflects
+        articles = {"articles": signatures()} if settings.adapter == "baseline" else {}
         return {
             "actions": [action(steps.answer, settings)],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(prep / f"request-{mid}.json") for mid in model_ids]
-            + [str(prep / f"{mid}.al") for mid in model_ids]
-            # the baseline opens whole articles, whose bodies no request file reflects
-            + ([os.path.join(corpus_dir, rel) for rel in article_rels()] if settings.adapter == "baseline" else []),
+            + [str(prep / f"{mid}.al") for mid in model_ids],
             # Declared only when the graph owns the results directory: a user's directory given to `score`
             # must never look like something `answer` builds (doit would rerun it and overwrite the results).
             "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids]
@@ -211,7 +209,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             else [],
             "task_dep": ["prepare"],
             "uptodate": [
-                config_changed({**basics, **answer_settings, "results": str(settings.results_dir)}),
+                config_changed({**basics, **answer_settings, "results": str(settings.results_dir), **articles}),
                 lambda: all((settings.results_dir / result_name(mid)).is_file() for mid in shard_ids),
             ],
         }
@@ -290,7 +288,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         model_ids = [case.modelId for case in derivation.cases] if derivation else []
         changed = settings.changed_paths
         return {
-            "actions": [action(steps.write_health, settings, list(groups()))],
+            "actions": [action(steps.write_health, settings, groups())],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups()]
             + [str(steps.domain_articles_file(settings, domain)) for domain in domains()]

@@ -153,3 +153,51 @@ def test_source_date_epoch_sets_generated_at(graph_corpus, tmp_path, monkeypatch
     run_graph(settings, "prepare")
     index = (settings.prepare_dir / "knowledge-index.json").read_text()
     assert '"generatedAt":"2026-01-01T00:00:00.0000000Z"' in index
+
+
+def test_planning_reuses_the_recorded_cases_until_the_listing_or_manifest_changes(graph_corpus, tmp_path, monkeypatch):
+    from bceval.dodo import build_namespace
+    from bceval.review import steps
+
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    derived = []
+    real_derive = steps.derive
+    monkeypatch.setattr(steps, "derive", lambda *a: derived.append(1) or real_derive(*a))
+
+    def planned_ids() -> list[str]:
+        namespace = build_namespace(settings)
+        return [task["name"] for task in namespace["task_domain"]()]
+
+    assert planned_ids() == ["performance", "security", "ui"]
+    assert derived == []  # nothing changed: planned from out/.build/review/cases.json
+
+    body = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
+    body.write_text(body.read_text() + "\nAn edit that renames nothing.\n")
+    planned_ids()
+    assert derived == []  # article text never changes the cases
+
+    graph_corpus.overrides({"ui": {"context": "Wide pages."}})
+    planned_ids()
+    assert len(derived) == 1  # a manifest edit re-derives
+    assert run_graph(settings, "prepare")[0] == 0
+    derived.clear()
+    planned_ids()
+    assert derived == []  # recorded again by that run
+    graph_corpus.leaf("events", layer="community")
+    graph_corpus.article("events", "zeta", "community")
+    assert "events" in planned_ids()
+    assert len(derived) == 1  # a new file re-derives
+
+
+def test_a_damaged_rows_file_fails_the_index_in_one_line(graph_corpus, tmp_path, capsys):
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    rows = next((settings.build_dir / "review" / "rows").glob("*.json"))
+    rows.write_bytes(rows.read_bytes() + b'"x"\t{}\n')
+    code, executed = run_graph(settings, "prepare")
+    assert code != 0 and "index" in executed
+    err = capsys.readouterr().err
+    assert f"{rows}: out of date or damaged; run prepare with --force" in err
+    assert "Traceback" not in err
+    assert run_graph(settings, "--always-execute", "prepare")[0] == 0

@@ -374,3 +374,16 @@ def test_domain_articles_sorted_by_path_community_custom_microsoft():
         "microsoft/knowledge/p/a.md",
         "microsoft/knowledge/p/B.md",
     ]
+
+
+def test_listing_digest_changes_with_names_only_and_takes_undecodable_names(corpus):
+    from bceval.corpus.layers import Listing
+
+    first = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"a.md", "b.md"})})
+    same = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"b.md", "a.md"})})
+    renamed = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"a.md", "c.md"})})
+    moved = Listing(root=corpus.root, by_dir={"microsoft/knowledge/y": frozenset({"a.md", "b.md"})})
+    assert first.digest == same.digest
+    assert len({first.digest, renamed.digest, moved.digest}) == 3
+    odd = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"caf\udce9.md"})})
+    assert len(odd.digest) == 64  # a Latin-1 file name on a UTF-8 system lists with a surrogate escape

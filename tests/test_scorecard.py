@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -43,7 +44,7 @@ def cards(tmp_path_factory):
     made = {}
     for adapter in ("oracle", "baseline"):
         settings = settings_for(DEMO_CORPUS, tmp_path_factory.mktemp(adapter) / "out")
-        settings = settings.model_copy(update={"adapter": adapter})
+        settings = replace(settings, adapter=adapter)
         run_graph(settings, "summary")
         made[adapter] = settings.scorecard_json
     return made

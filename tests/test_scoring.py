@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 from graphutil import run_graph, settings_for, snapshot
 
 from bceval import jsonio
+from bceval.adapters.naming import result_files
 from bceval.cli import main
 from bceval.errors import BcevalError
 from bceval.review.cases import ReviewCase
@@ -19,7 +21,6 @@ from bceval.review.scoring import (
     format_rate,
     judge_reading,
     read_result_document,
-    result_files,
 )
 
 THRESHOLDS = {"minimumExpectedRecall": 1.0, "minimumCleanRate": 1.0}
@@ -277,7 +278,7 @@ def test_default_main_job_reports_baseline_without_failing(tmp_path):
 
 
 def test_changing_one_result_rejudges_only_that_file(tmp_path):
-    settings = settings_for(DEMO_CORPUS, tmp_path / "out").model_copy(update={"adapter": "oracle"})
+    settings = replace(settings_for(DEMO_CORPUS, tmp_path / "out"), adapter="oracle")
     assert run_graph(settings, "score")[0] == 0
     assert run_graph(settings, "score")[1] == ["scorecard", "score"]  # the record and report; nothing else reruns
     target = settings.results_dir / f"result-{model_id('events-good')}.json"
@@ -293,9 +294,7 @@ def test_oracle_passes_and_baseline_is_deterministic_on_demo(tmp_path):
     for adapter in ("oracle", "baseline"):
         outputs = []
         for attempt in range(2):
-            settings = settings_for(DEMO_CORPUS, tmp_path / f"{adapter}{attempt}").model_copy(
-                update={"adapter": adapter}
-            )
+            settings = replace(settings_for(DEMO_CORPUS, tmp_path / f"{adapter}{attempt}"), adapter=adapter)
             run_graph(settings, "summary")
             outputs.append(snapshot(settings.results_dir))
             report = json.loads(settings.score_file.read_text())
@@ -305,7 +304,7 @@ def test_oracle_passes_and_baseline_is_deterministic_on_demo(tmp_path):
 
 @requires_shared
 def test_oracle_passes_the_gate_on_the_shared_corpus(tmp_path):
-    settings = settings_for(SHARED_CORPUS, tmp_path / "out").model_copy(update={"adapter": "oracle"})
+    settings = replace(settings_for(SHARED_CORPUS, tmp_path / "out"), adapter="oracle")
     assert run_graph(settings, "score")[0] == 0
     report = json.loads(settings.score_file.read_text())
     assert (report["positive"], report["clean"]) == ({"passed": 16, "total": 16}, {"passed": 16, "total": 16})

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bceval.config import parse_shard
+from bceval.corpus.layers import sort_key
+from bceval.errors import BcevalError
 
 if TYPE_CHECKING:
     from bceval.review.cases import ReviewCase
+
+CASE_PATTERN = "result-case-*.json"
+ANY_PATTERN = "result-*.json"
+INFRA_PATTERN = "infra-case-*.json"
 
 
 def result_name(model_id: str) -> str:
@@ -25,3 +32,18 @@ def shard_cases(cases: list[ReviewCase], shard: str | None) -> list[ReviewCase]:
     index, count = parse_shard(shard)
     ordered = sorted(cases, key=lambda case: case.modelId)
     return [case for position, case in enumerate(ordered) if position % count == index - 1]
+
+
+def result_files(directory: Path) -> list[Path]:
+    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+    if not directory.is_dir():
+        raise BcevalError(f"{directory}: results directory does not exist")
+    for pattern in (CASE_PATTERN, ANY_PATTERN):
+        found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: sort_key(p.name))
+        if found:
+            return found
+    raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+
+
+def infra_files(directory: Path) -> list[Path]:
+    return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))

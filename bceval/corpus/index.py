@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from bceval.config import source_date_epoch
-from bceval.corpus.layers import LAYER_RANK, sort_key
+from bceval.corpus.layers import LAYERS, layer_of, sorted_texts
 
 INDEX_VERSION = 1
 
@@ -31,15 +31,15 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
     }
 
 
-def index_text(row_texts: list[str], timestamp: str) -> str:
-    """knowledge-index.json (compact) from rows already encoded compactly, in index order.
+def index_document(row_texts: list[bytes], timestamp: str) -> bytes:
+    """knowledge-index.json (compact, UTF-8) from rows already encoded compactly, in index order.
 
-    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from per-row text lets
+    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from per-row bytes lets
     an incremental run skip decoding and re-encoding every row of a large corpus.
     """
     header = {**build_index([], timestamp), "articleCount": len(row_texts)}
-    empty = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
-    return empty[: -len("]}")] + ",".join(row_texts) + "]}\n"
+    empty = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return empty[: -len(b"]}")] + b",".join(row_texts) + b"]}\n"
 
 
 def _file_name(path: str) -> str:
@@ -52,17 +52,27 @@ def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, A
 
 
 def candidates_by_domain(rows: list[dict[str, Any]], domains: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """`domain_articles` for many domains in one pass over the rows (domains match ignoring case)."""
-    by_domain: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_domain.setdefault(row["domain"].lower(), []).append(row)
+    """`domain_articles` for many domains in one pass over the rows."""
+    by_path = {row["path"]: row for row in rows}
+    chosen = candidate_paths(((row["path"], row["domain"]) for row in rows), domains)
+    return {domain: [by_path[path] for path in paths] for domain, paths in chosen.items()}
+
+
+def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) -> dict[str, list[str]]:
+    """Per leaf domain, the article paths whose row domain matches it ignoring case, one per file name
+    (the highest layer wins, then the first path), sorted by path."""
+    by_domain: dict[str, list[str]] = {}
+    for path, domain in domain_of:
+        by_domain.setdefault(domain.lower(), []).append(path)
     result = {}
     for domain in domains:
-        matching = sorted(
-            by_domain.get(domain.lower(), []), key=lambda row: (-LAYER_RANK[row["layer"]], *sort_key(row["path"]))
-        )
-        winners: dict[str, dict[str, Any]] = {}
-        for row in matching:
-            winners.setdefault(_file_name(row["path"]), row)
-        result[domain] = sorted(winners.values(), key=lambda row: sort_key(row["path"]))
+        paths = sorted_texts(by_domain.get(domain.lower(), []))
+        by_layer: dict[str, list[str]] = {layer: [] for layer in LAYERS}
+        for path in paths:
+            by_layer[layer_of(path)].append(path)
+        winners: dict[str, str] = {}
+        for layer in reversed(LAYERS):  # highest layer first, each in path order
+            for path in by_layer[layer]:
+                winners.setdefault(_file_name(path), path)
+        result[domain] = paths if len(winners) == len(paths) else sorted_texts(winners.values())
     return result

@@ -46,7 +46,12 @@ class Listing:
     @cached_property
     def digest(self) -> str:
         """sha256 of the listing: any added, removed or renamed file changes it."""
-        return hashlib.sha256("\n".join(self.files).encode("utf-8")).hexdigest()
+        # One update per folder rather than one string per file: this runs on every doit invocation.
+        digest = hashlib.sha256()
+        for folder in sorted(self.by_dir):
+            names = "\0".join(sorted(self.by_dir[folder]))
+            digest.update(f"\n{folder}\0{names}".encode("utf-8", "surrogateescape"))  # undecodable names too
+        return digest.hexdigest()
 
     def names_in(self, folder: str) -> frozenset[str]:
         return self.by_dir.get(folder, frozenset())
@@ -187,8 +192,13 @@ def knowledge_markdown(listing: Listing) -> list[str]:
         for name in names
         if name.endswith(".md")
     ]
-    return sorted(sorted_texts(rows), key=lambda rel: LAYER_RANK[rel[: rel.index("/")]])  # stable: path order kept
+    return index_order(rows)
+
+
+def index_order(rels: Iterable[str]) -> list[str]:
+    """Article paths in index order: layer order, then `sort_key` order of the path."""
+    return sorted(sorted_texts(rels), key=lambda rel: LAYER_RANK[rel[: rel.index("/")]])  # stable: path order kept
 
 
 def layer_of(rel: str) -> str:
-    return rel.split("/", 1)[0]
+    return rel.partition("/")[0]

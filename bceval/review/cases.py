@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any
 
 from bceval.corpus.layers import (
     Leaf,
@@ -16,18 +15,34 @@ from bceval.corpus.layers import (
     paired_articles,
     sort_key,
 )
-from bceval.models import StrictModel
-from bceval.review.manifest import CheckedManifest, DomainOverride
 from bceval.review.neutral import model_id
 
+if TYPE_CHECKING:  # the manifest models load pydantic, which a planned (cached) run never needs
+    from bceval.review.manifest import CheckedManifest, DomainOverride
 
-class ReviewCase(StrictModel):
-    id: str = Field(description="Manifest case id, e.g. performance-bad; never shown to the model.")
-    modelId: str = Field(description="case- plus 8 hex digits of sha256(id); the only id the model sees.")
+
+@dataclass(frozen=True)
+class ReviewCase:
+    """One evaluation case. A plain dataclass: every prepare plans the graph from these, cheaply."""
+
+    id: str  # the manifest case id, e.g. performance-bad; never shown to the model
+    modelId: str  # "case-" plus 8 hex digits of sha256(id); the only id the model sees
     domain: str
-    input: str = Field(description="Corpus-relative path of the sample (.bad.al or .good.al).")
-    expected: list[str] = Field(description="Article paths the model must report; empty for a clean control.")
+    input: str  # corpus-relative path of the sample (.bad.al or .good.al)
+    expected: list[str]  # article paths the model must report; empty for a clean control
     context: str | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ReviewCase:
+        """A case as `as_record` wrote it into bceval's own build files."""
+        return cls(**record)
+
+    def as_record(self) -> dict[str, Any]:
+        record = {"id": self.id, "modelId": self.modelId, "domain": self.domain, "input": self.input}
+        record["expected"] = list(self.expected)
+        if self.context is not None:
+            record["context"] = self.context
+        return record
 
 
 @dataclass

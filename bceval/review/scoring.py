@@ -19,9 +19,6 @@ from bceval.models import StrictModel
 from bceval.review.cases import ReviewCase
 from bceval.review.manifest import THRESHOLD_LABELS
 
-CASE_PATTERN = "result-case-*.json"
-ANY_PATTERN = "result-*.json"
-INFRA_PATTERN = "infra-case-*.json"
 SCORE_SCHEMA_VERSION = 1
 
 
@@ -87,21 +84,6 @@ class ScoreReport(StrictModel):
     answeredBy: list[dict[str, Any]]
     problems: list[str]
     cases: list[CaseVerdict]
-
-
-def result_files(directory: Path) -> list[Path]:
-    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
-    if not directory.is_dir():
-        raise BcevalError(f"{directory}: results directory does not exist")
-    for pattern in (CASE_PATTERN, ANY_PATTERN):
-        found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: sort_key(p.name))
-        if found:
-            return found
-    raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
-
-
-def infra_files(directory: Path) -> list[Path]:
-    return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))
 
 
 def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:

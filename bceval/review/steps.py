@@ -9,32 +9,25 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bceval import __version__
+from bceval.adapters.naming import infra_files, result_files
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
-from bceval.corpus.index import candidates_by_domain, generated_at, index_text
-from bceval.corpus.layers import Leaf, Listing, scan_corpus
+from bceval.corpus.index import candidate_paths, generated_at, index_document
+from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.manifest import CheckedManifest, check_manifest
 from bceval.review.prepdir import prune
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
-from bceval.review.scoring import (
-    FileReading,
-    ScoreReport,
-    aggregate,
-    failed_header,
-    failure_notes,
-    infra_files,
-    judge_reading,
-    passed_line,
-    read_infra_file,
-    read_result_file,
-    result_files,
-)
 
+if TYPE_CHECKING:
+    from bceval.review.manifest import CheckedManifest
+
+# Scoring, manifest checking, adapters, scorecards and health load pydantic models, so they are
+# imported where they are used: a prepare that plans from recorded cases never loads them.
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 
 
@@ -64,11 +57,15 @@ def article_group(rel: str) -> str:
     return "/".join(parts[:3]) if len(parts) >= 4 else "/".join(parts[:2])
 
 
-def article_groups(rels: list[str]) -> dict[str, list[str]]:
+def knowledge_groups(listing: Listing) -> dict[str, list[str]]:
+    """Every indexed article by `article_group`; groups and the paths in each in ordinal order."""
     groups: dict[str, list[str]] = {}
-    for rel in rels:
-        groups.setdefault(article_group(rel), []).append(rel)
-    return groups
+    for folder, names in listing.by_dir.items():
+        if folder.split("/", 2)[1] == "knowledge":
+            rels = [f"{folder}/{name}" for name in names if name.endswith(".md")]
+            if rels:
+                groups.setdefault(article_group(f"{folder}/x"), []).extend(rels)
+    return {group: sorted(groups[group]) for group in sorted(groups)}  # ordinal: only needs to be fixed
 
 
 def rows_file(settings: Settings, group: str) -> Path:
@@ -85,6 +82,8 @@ def read_text(path: Path) -> str:
 
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
+    from bceval.review.manifest import check_manifest  # pydantic models: loaded only when validating
+
     checked = check_manifest(read_json(settings.manifest))
     return derive_cases(listing or scan_corpus(settings.corpus), checked), checked
 
@@ -93,15 +92,46 @@ def validation_line(case_count: int, domain_count: int) -> str:
     return f"Review fixture validation PASSED: {case_count} cases cover {domain_count} leaf domains."
 
 
+def plan_key(settings: Settings, listing: Listing) -> str | None:
+    """What the derived cases depend on: bceval's version, the corpus listing and the manifest bytes."""
+    try:
+        manifest = settings.manifest.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(f"{__version__}\0{listing.digest}\0".encode() + manifest).hexdigest()
+
+
+def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
+    """The cases the graph is planned from: those recorded by the last validation when nothing they
+    depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
+    else freshly derived. None when validation will fail; its task reports why."""
+    key = plan_key(settings, listing)
+    try:
+        recorded = load_own_json(cases_file(settings))
+    except (OSError, ValueError):
+        recorded = None
+    if key is not None and isinstance(recorded, dict) and recorded.get("planKey") == key:
+        leaves = [Leaf(**leaf) for leaf in recorded["leaves"]]
+        return Derivation(leaves, [ReviewCase.from_record(case) for case in recorded["cases"]])
+    try:
+        derivation, _ = derive(settings, listing)
+    except BcevalError:
+        return None
+    return None if derivation.problems else derivation
+
+
 def write_cases(settings: Settings) -> None:
     """Validate and record the cases; raise EvaluationFailed listing every problem."""
-    derivation, checked = derive(settings)
+    listing = scan_corpus(settings.corpus)
+    key = plan_key(settings, listing)  # before reading the manifest: a change in between only misses the cache
+    derivation, checked = derive(settings, listing)
     if derivation.problems:
         header = FAILED_HEADER.format(count=len(derivation.problems))
         raise EvaluationFailed(header, derivation.problems)
     leaves = [{"domain": leaf.domain, "layer": leaf.layer, "path": leaf.path} for leaf in derivation.leaves]
-    cases = [case.model_dump(exclude_none=True) for case in derivation.cases]
-    write_atomic(cases_file(settings), dumps({"thresholds": checked.thresholds, "leaves": leaves, "cases": cases}))
+    cases = [case.as_record() for case in derivation.cases]
+    recorded = {"planKey": key, "thresholds": checked.thresholds, "leaves": leaves, "cases": cases}
+    write_atomic(cases_file(settings), dumps(recorded))
     for leaf in leaves:
         own = [case for case in cases if case["domain"] == leaf["domain"]]
         write_atomic(domain_cases_file(settings, leaf["domain"]), dumps({"leaf": leaf, "cases": own}))
@@ -128,30 +158,38 @@ def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
     write_atomic(rows_file(settings, group), "".join(lines))
 
 
-def _domain_of_key(key: str) -> str:
-    return key[1:-1] if "\\" not in key else json.loads(key)  # escapes are rare: skip the decoder otherwise
-
-
-def _row_lines(settings: Settings, group: str) -> list[tuple[str, str]]:
-    """(domain key, row text) per line of a rows file, in the order `write_rows` wrote them."""
+def _row_lines(settings: Settings, group: str, count: int) -> list[bytes]:
+    """The lines of a rows file, in the order `write_rows` wrote them (`count` of them)."""
+    path = rows_file(settings, group)
     # JSON escapes line breaks and tabs inside strings, so "\n" and the first "\t" always separate.
-    return [tuple(line.split("\t", 1)) for line in read_text(rows_file(settings, group)).split("\n")[:-1]]
+    lines = path.read_bytes().split(b"\n")
+    if lines.pop() != b"" or len(lines) != count:
+        raise BcevalError(f"{path}: out of date or damaged; run prepare with --force")
+    return lines
 
 
-def write_index(settings: Settings, groups: dict[str, list[str]], rels: list[str], domains: list[str]) -> None:
-    by_path: dict[str, dict[str, str]] = {}
-    for group, group_rels in groups.items():
-        for rel, (key, text) in zip(group_rels, _row_lines(settings, group), strict=True):
-            by_path[rel] = {"path": rel, "layer": rel[: rel.index("/")], "domain": _domain_of_key(key), "text": text}
-    entries = [by_path[rel] for rel in rels]
-    write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_text([e["text"] for e in entries], generated_at()))
-    for domain, candidates in candidates_by_domain(entries, domains).items():
-        write_atomic(domain_articles_file(settings, domain), "[" + ",".join(e["text"] for e in candidates) + "]\n")
+def _decode_key(key: bytes) -> str:
+    return json.loads(key) if b"\\" in key else key[1:-1].decode("utf-8")  # escapes are rare: skip the decoder
+
+
+def write_index(settings: Settings, groups: dict[str, list[str]], domains: list[str]) -> None:
+    """knowledge-index.json and each leaf's candidate rows, copying row bytes rather than re-encoding."""
+    texts: dict[str, bytes] = {}
+    keys: dict[str, bytes] = {}
+    for group, rels in groups.items():
+        for rel, line in zip(rels, _row_lines(settings, group, len(rels)), strict=True):
+            keys[rel], _, texts[rel] = line.partition(b"\t")
+    order = index_order(texts)
+    write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_document([texts[rel] for rel in order], generated_at()))
+    decoded = {key: _decode_key(key) for key in set(keys.values())}  # a few dozen distinct domains
+    chosen = candidate_paths(((rel, decoded[keys[rel]]) for rel in order), domains)
+    for domain, paths in chosen.items():
+        write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
 
 
 def write_domain(settings: Settings, domain: str) -> None:
     recorded = load_own_json(domain_cases_file(settings, domain))
-    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
     samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
     files = domain_files(
@@ -167,7 +205,7 @@ def write_domain(settings: Settings, domain: str) -> None:
 
 
 def write_review_request(settings: Settings) -> None:
-    cases = [ReviewCase.model_validate(case) for case in load_own_json(cases_file(settings))["cases"]]
+    cases = [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
     write_atomic(settings.prepare_dir / REVIEW_REQUEST, review_request(cases))
 
 
@@ -181,9 +219,9 @@ def expected_files(domains: list[str], model_ids: list[str]) -> set[str]:
     return names
 
 
-def prune_build(settings: Settings, rels: list[str], domains: list[str]) -> None:
+def prune_build(settings: Settings, groups: list[str], domains: list[str]) -> None:
     """Drop intermediate files of vanished articles and domains so the build dir mirrors the corpus."""
-    keep = {rows_file(settings, group) for group in article_groups(rels)}
+    keep = {rows_file(settings, group) for group in groups}
     keep |= {domain_cases_file(settings, d) for d in domains} | {domain_articles_file(settings, d) for d in domains}
     for folder in ("rows", "cases", "domains"):
         for path in sorted((build_dir(settings) / folder).glob("*.json")):
@@ -191,11 +229,11 @@ def prune_build(settings: Settings, rels: list[str], domains: list[str]) -> None
                 path.unlink()
 
 
-def finish_prepare(settings: Settings, rels: list[str]) -> None:
+def finish_prepare(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
     prune(settings.prepare_dir, expected_files(domains, [case["modelId"] for case in recorded["cases"]]))
-    prune_build(settings, rels, domains)
+    prune_build(settings, groups, domains)
     print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.", file=sys.stderr)
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
 
@@ -204,7 +242,7 @@ def finish_prepare(settings: Settings, rels: list[str]) -> None:
 
 
 def recorded_cases(settings: Settings) -> list[ReviewCase]:
-    return [ReviewCase.model_validate(case) for case in load_own_json(cases_file(settings))["cases"]]
+    return [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
 
 
 def answer(settings: Settings) -> None:
@@ -230,15 +268,19 @@ def reading_file(settings: Settings, result: Path) -> Path:
 def judge_result_file(settings: Settings, result: Path) -> None:
     """One result file -> its entries, each judged against its case (a per-case verdict when the
     directory holds one result-case-*.json per case, the preferred profile)."""
+    from bceval.review.scoring import judge_reading, read_result_file
+
     reading = judge_reading(read_result_file(result), recorded_cases(settings))
     write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
 
 
 def write_score(settings: Settings) -> None:
+    from bceval.review.scoring import FileReading, aggregate, read_infra_file
+
     results = result_files(settings.results_dir)
     infra = infra_files(settings.results_dir)
     recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
     failures = [read_infra_file(path) for path in infra]
     report = aggregate(cases, readings, recorded["thresholds"], failures)
@@ -247,6 +289,8 @@ def write_score(settings: Settings) -> None:
 
 def score_single_file(settings: Settings) -> None:
     """--results-path: one combined document; unreadable is an input error, as in the reference."""
+    from bceval.review.scoring import aggregate, judge_reading, read_result_file
+
     path = settings.results_path
     assert path is not None
     if not path.is_file():
@@ -255,13 +299,15 @@ def score_single_file(settings: Settings) -> None:
     if reading.problems and not reading.entries:
         raise BcevalError(reading.problems[0])
     recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     report = aggregate(cases, [judge_reading(reading, cases)], recorded["thresholds"])
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 
 def report_score(settings: Settings, gate: bool = True) -> None:
     """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
+    from bceval.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
+
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
     if report.passed:
         print(passed_line(report), file=sys.stderr)
@@ -276,6 +322,7 @@ def report_score(settings: Settings, gate: bool = True) -> None:
 
 
 def write_scorecard(settings: Settings) -> None:
+    from bceval.review.scoring import ScoreReport
     from bceval.scorecard.model import build_scorecard, created_at
     from bceval.scorecard.render import render_html, render_markdown
 
@@ -309,15 +356,21 @@ def run_cli(argv: list[str]) -> None:
 # --- corpus health ----------------------------------------------------------------------------
 
 
-def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
-    return [json.loads(text) for group in groups for _, text in _row_lines(settings, group)]
+def read_rows(settings: Settings, groups: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Every index row, in index order."""
+    texts = {
+        rel: line.partition(b"\t")[2]
+        for group, rels in groups.items()
+        for rel, line in zip(rels, _row_lines(settings, group, len(rels)), strict=True)
+    }
+    return [json.loads(texts[rel]) for rel in index_order(texts)]
 
 
-def write_health(settings: Settings, groups: list[str]) -> None:
+def write_health(settings: Settings, groups: dict[str, list[str]]) -> None:
     from bceval.health.report import build_report, render_markdown
 
     recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.model_validate(case) for case in recorded["cases"]]
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     listing = scan_corpus(settings.corpus)
     changed = None
     if settings.changed_paths is not None:

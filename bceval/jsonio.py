@@ -185,15 +185,14 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
     """
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        if path.read_bytes() == data:
+        info = path.stat()
+        # the size first: a large output that grew or shrank is not read back just to compare
+        if info.st_size == len(data) and path.read_bytes() == data:
             return False
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777  # keep the mode of a file we replace
+        mode = info.st_mode & 0o7777  # keep the mode of a file we replace
     except FileNotFoundError:
         mode = _DEFAULT_MODE
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bceval.config import source_date_epoch
-from bceval.corpus.layers import LAYERS, layer_of, sorted_texts
+from bceval.corpus.layers import LAYERS, index_order, layer_of, sorted_texts
 
 INDEX_VERSION = 1
 
@@ -54,25 +54,31 @@ def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, A
 def candidates_by_domain(rows: list[dict[str, Any]], domains: list[str]) -> dict[str, list[dict[str, Any]]]:
     """`domain_articles` for many domains in one pass over the rows."""
     by_path = {row["path"]: row for row in rows}
-    chosen = candidate_paths(((row["path"], row["domain"]) for row in rows), domains)
+    ordered = index_order(by_path)
+    chosen = candidate_paths([(path, by_path[path]["domain"]) for path in ordered], domains)
     return {domain: [by_path[path] for path in paths] for domain, paths in chosen.items()}
 
 
 def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) -> dict[str, list[str]]:
     """Per leaf domain, the article paths whose row domain matches it ignoring case, one per file name
-    (the highest layer wins, then the first path), sorted by path."""
-    by_domain: dict[str, list[str]] = {}
+    (the highest layer wins, then the first path), sorted by path.
+
+    `domain_of` gives (path, row domain) in index order (`index_order`), so nothing is sorted here
+    unless one domain draws on several layers.
+    """
+    by_domain: dict[str, dict[str, list[str]]] = {}
     for path, domain in domain_of:
-        by_domain.setdefault(domain.lower(), []).append(path)
+        layers = by_domain.get(domain.lower())
+        if layers is None:
+            layers = by_domain[domain.lower()] = {layer: [] for layer in LAYERS}
+        layers[layer_of(path)].append(path)
     result = {}
     for domain in domains:
-        paths = sorted_texts(by_domain.get(domain.lower(), []))
-        by_layer: dict[str, list[str]] = {layer: [] for layer in LAYERS}
-        for path in paths:
-            by_layer[layer_of(path)].append(path)
+        layers = by_domain.get(domain.lower(), {})
         winners: dict[str, str] = {}
-        for layer in reversed(LAYERS):  # highest layer first, each in path order
-            for path in by_layer[layer]:
+        for layer in reversed(LAYERS):  # the highest layer first, each in path order
+            for path in layers.get(layer, ()):
                 winners.setdefault(_file_name(path), path)
-        result[domain] = paths if len(winners) == len(paths) else sorted_texts(winners.values())
+        drawn_on = sum(1 for paths in layers.values() if paths)
+        result[domain] = list(winners.values()) if drawn_on <= 1 else sorted_texts(winners.values())
     return result

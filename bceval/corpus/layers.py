@@ -90,8 +90,12 @@ def _walk(
         raise BcevalError(f"{folder}: cannot list directory: {exc.strerror}") from None
     names = []
     for entry in entries:
-        if entry.name.startswith("."):
+        name = entry.name
+        if name.startswith("."):
             continue  # hidden files never take part, as in the reference's listings
+        if entry.is_file(follow_symlinks=False):  # the common case first: one check per plain file
+            names.append(name)
+            continue
         is_dir = entry.is_dir()
         if entry.is_symlink():
             _check_link(root, real_root, entry.path, f"{rel}/{entry.name}", is_dir, folder)

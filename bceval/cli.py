@@ -129,7 +129,10 @@ def run_graph(settings, tasks: list[str], force: bool = False) -> int:
     from doit.doit_cmd import DoitMain
 
     from bceval.dodo import build_namespace
+    from bceval.review.steps import index_state_file
 
+    if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
+        index_state_file(settings).unlink(missing_ok=True)
     args = ["run", *(["--always-execute"] if force else []), *tasks]
     code = DoitMain(ModuleTaskLoader(build_namespace(settings))).run(args)
     return EXIT_USAGE if code == 3 else code

@@ -28,6 +28,7 @@ from bceval.review import steps
 from bceval.review.cases import Derivation
 from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
+from bceval.review.rows import FORMAT as ROWS_FORMAT
 
 
 def file_signature(root: str, rels: list[str]) -> str:
@@ -128,7 +129,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                 "targets": [str(steps.rows_file(settings, group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
-                "uptodate": [config_changed({"bceval": __version__, "files": signatures()[group]})],
+                "uptodate": [
+                    config_changed({"bceval": __version__, "format": ROWS_FORMAT, "files": signatures()[group]})
+                ],
             }
 
     def task_index() -> dict:
@@ -136,7 +139,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         # The rows files name their articles, so they and the group names cover every article added,
         # removed or renamed.
         return {
-            "actions": [action(steps.write_index, settings, groups(), domains())],
+            "actions": [action(steps.write_index, settings, list(groups()), domains())],
             "file_dep": [str(steps.rows_file(settings, group)) for group in groups()],
             "targets": [str(prep / KNOWLEDGE_INDEX)]
             + [str(steps.domain_articles_file(settings, d)) for d in domains()],
@@ -288,7 +291,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         model_ids = [case.modelId for case in derivation.cases] if derivation else []
         changed = settings.changed_paths
         return {
-            "actions": [action(steps.write_health, settings, groups())],
+            "actions": [action(steps.write_health, settings, list(groups()))],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups()]
             + [str(steps.domain_articles_file(settings, domain)) for domain in domains()]

@@ -108,6 +108,10 @@ def _edits(corpus):
     )
     yield "override leaf in community", lambda: corpus.leaf("security", layer="community", body="# Community\n")
     yield (
+        "article moves to another domain",
+        lambda: corpus.article("ui", "epsilon-tooltip", keywords=["tooltip"], frontmatter_domain="security"),
+    )
+    yield (
         "manifest context and additional",
         lambda: corpus.overrides({"performance": {"context": "Big tables.", "additionalArticles": ["beta-loops"]}}),
     )

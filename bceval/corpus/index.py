@@ -31,15 +31,19 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
     }
 
 
-def index_document(row_texts: list[bytes], timestamp: str) -> bytes:
-    """knowledge-index.json (compact, UTF-8) from rows already encoded compactly, in index order.
+def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
+    """knowledge-index.json (compact, UTF-8) from `count` rows already encoded compactly, in index order,
+    given as chunks that join with "," (single rows or runs of rows).
 
-    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from per-row bytes lets
+    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from encoded rows lets
     an incremental run skip decoding and re-encoding every row of a large corpus.
     """
-    header = {**build_index([], timestamp), "articleCount": len(row_texts)}
+    header = {**build_index([], timestamp), "articleCount": count}
     empty = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return empty[: -len(b"]}")] + b",".join(row_texts) + b"]}\n"
+    pieces = [empty[: -len(b"]}")]]
+    for number, chunk in enumerate(chunks):
+        pieces += [b",", chunk] if number else [chunk]
+    return b"".join([*pieces, b"]}\n"])  # one copy of a document that can be tens of megabytes
 
 
 def _file_name(path: str) -> str:

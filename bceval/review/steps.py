@@ -16,12 +16,21 @@ from bceval.adapters.naming import infra_files, result_files
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, generated_at, index_document
-from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus
+from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.prepdir import prune
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
+from bceval.review.rows import (
+    GroupRows,
+    changed_domains,
+    encode_group,
+    index_chunks,
+    index_state,
+    read_group,
+    row_count,
+)
 
 if TYPE_CHECKING:
     from bceval.review.manifest import CheckedManifest
@@ -142,49 +151,59 @@ def report_validation(settings: Settings) -> None:
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def index_state_file(settings: Settings) -> Path:
+    """What the last index run saw of each group (see rows.changed_domains); not a doit target."""
+    return build_dir(settings) / "index-state.json"
 
 
 def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
-    """One line per article, in `rels` order: the row's domain as a JSON string, a tab, the row as compact JSON.
-
-    The index task then reads only the short domain part of each line and copies the row text as is.
-    """
-    lines = []
-    for rel in rels:
-        row = index_row(rel, read_text(settings.corpus / rel))
-        lines.append(_compact(row["domain"]) + "\t" + _compact(row) + "\n")
-    write_atomic(rows_file(settings, group), "".join(lines))
+    """The rows file of one knowledge group (see bceval.review.rows), rows in path order."""
+    ordered = sorted_texts(rels)  # one layer, so path order is index order
+    rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
+    write_atomic(rows_file(settings, group), encode_group(rows))
 
 
-def _row_lines(settings: Settings, group: str, count: int) -> list[bytes]:
-    """The lines of a rows file, in the order `write_rows` wrote them (`count` of them)."""
-    path = rows_file(settings, group)
-    # JSON escapes line breaks and tabs inside strings, so "\n" and the first "\t" always separate.
-    lines = path.read_bytes().split(b"\n")
-    if lines.pop() != b"" or len(lines) != count:
-        raise BcevalError(f"{path}: out of date or damaged; run prepare with --force")
-    return lines
+def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
+    return {group: read_group(rows_file(settings, group)) for group in groups}
 
 
-def _decode_key(key: bytes) -> str:
-    return json.loads(key) if b"\\" in key else key[1:-1].decode("utf-8")  # escapes are rare: skip the decoder
+def _previous_state(settings: Settings) -> dict[str, Any] | None:
+    try:
+        state = load_own_json(index_state_file(settings))
+    except (OSError, ValueError):
+        return None
+    valid = isinstance(state, dict) and all(
+        isinstance(entry, dict) and isinstance(entry.get("digest"), str) and isinstance(entry.get("domains"), list)
+        for entry in state.values()
+    )
+    return state if valid else None
 
 
-def write_index(settings: Settings, groups: dict[str, list[str]], domains: list[str]) -> None:
-    """knowledge-index.json and each leaf's candidate rows, copying row bytes rather than re-encoding."""
-    texts: dict[str, bytes] = {}
-    keys: dict[str, bytes] = {}
-    for group, rels in groups.items():
-        for rel, line in zip(rels, _row_lines(settings, group, len(rels)), strict=True):
-            keys[rel], _, texts[rel] = line.partition(b"\t")
-    order = index_order(texts)
-    write_atomic(settings.prepare_dir / KNOWLEDGE_INDEX, index_document([texts[rel] for rel in order], generated_at()))
-    decoded = {key: _decode_key(key) for key in set(keys.values())}  # a few dozen distinct domains
-    chosen = candidate_paths(((rel, decoded[keys[rel]]) for rel in order), domains)
-    for domain, paths in chosen.items():
-        write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
+def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
+    """knowledge-index.json and the candidate rows of each leaf domain whose rows may have changed."""
+    read = _read_groups(settings, groups)
+    chunks = index_chunks(list(read.values()))
+    write_atomic(
+        settings.prepare_dir / KNOWLEDGE_INDEX, index_document(chunks, row_count(list(read.values())), generated_at())
+    )
+    changed = changed_domains(_previous_state(settings), read)
+    stale = [
+        domain
+        for domain in domains
+        if changed is None or domain.lower() in changed or not domain_articles_file(settings, domain).is_file()
+    ]
+    if stale:
+        wanted = {domain.lower() for domain in stale}
+        texts: dict[str, bytes] = {}
+        domain_of: dict[str, str] = {}
+        for group in read.values():
+            if wanted.intersection(group.domains):
+                for path, domain, text in group.entries():
+                    texts[path], domain_of[path] = text, domain
+        chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], stale)
+        for domain, paths in chosen.items():
+            write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
+    write_atomic(index_state_file(settings), dumps(index_state(read)))  # last: only after every file is current
 
 
 def write_domain(settings: Settings, domain: str) -> None:
@@ -356,17 +375,13 @@ def run_cli(argv: list[str]) -> None:
 # --- corpus health ----------------------------------------------------------------------------
 
 
-def read_rows(settings: Settings, groups: dict[str, list[str]]) -> list[dict[str, Any]]:
+def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     """Every index row, in index order."""
-    texts = {
-        rel: line.partition(b"\t")[2]
-        for group, rels in groups.items()
-        for rel, line in zip(rels, _row_lines(settings, group, len(rels)), strict=True)
-    }
-    return [json.loads(texts[rel]) for rel in index_order(texts)]
+    texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
+    return [json.loads(texts[path]) for path in index_order(texts)]
 
 
-def write_health(settings: Settings, groups: dict[str, list[str]]) -> None:
+def write_health(settings: Settings, groups: list[str]) -> None:
     from bceval.health.report import build_report, render_markdown
 
     recorded = load_own_json(cases_file(settings))

@@ -1,0 +1,195 @@
+"""Rows files and the knowledge index assembled from them (bceval.review.rows)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from graphutil import run_graph, settings_for
+
+from bceval.corpus.articles import index_row
+from bceval.corpus.index import build_index, generated_at
+from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.errors import BcevalError
+from bceval.review import steps
+from bceval.review.rows import changed_domains, encode_group, index_chunks, index_state, read_group
+
+
+def row(path: str, domain: str = "perf", title: str = "T") -> dict:
+    return {"path": path, "layer": path.split("/", 1)[0], "domain": domain, "title": title, "description": "d√"}
+
+
+def write_group(tmp_path, name: str, rows: list[dict]):
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(encode_group(rows))
+    return read_group(path)
+
+
+def test_a_rows_file_reads_back_each_row_and_a_small_header(tmp_path):
+    rows = [row("microsoft/knowledge/perf/a.md"), row("microsoft/knowledge/perf/b.md", domain="Security")]
+    group = write_group(tmp_path, "g", rows)
+    assert group.header["count"] == 2
+    assert (group.header["first"], group.header["last"]) == (rows[0]["path"], rows[1]["path"])
+    assert group.domains == ["perf", "security"]
+    assert [(p, d, json.loads(t)) for p, d, t in group.entries()] == [
+        (rows[0]["path"], "perf", rows[0]),
+        (rows[1]["path"], "Security", rows[1]),
+    ]
+    assert json.loads(b"[" + group.blob + b"]") == rows
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data + b'"x"\n',  # a line appended
+        lambda data: data[:-5] + b"\n",  # rows cut short
+        lambda data: b"{}\n" + data.split(b"\n", 1)[1],  # header replaced
+        lambda data: data.split(b"\n", 1)[0],  # only the header left
+        lambda data: b"",
+    ],
+)
+def test_a_damaged_rows_file_is_refused_in_one_line(tmp_path, damage):
+    path = tmp_path / "g.json"
+    path.write_bytes(damage(encode_group([row("microsoft/knowledge/perf/a.md"), row("microsoft/knowledge/perf/b.md")])))
+    with pytest.raises(BcevalError) as caught:
+        read_group(path).entries()
+    assert str(caught.value) == f"{path}: out of date or damaged; run prepare with --force"
+
+
+def _joined(chunks: list[bytes]) -> list[str]:
+    return [r["path"] for r in json.loads(b"[" + b",".join(chunks) + b"]")]
+
+
+def test_groups_in_separate_runs_of_the_index_order_are_copied_whole(tmp_path):
+    groups = [
+        write_group(tmp_path, "c", [row("community/knowledge/perf/a.md")]),
+        write_group(tmp_path, "m2", [row("microsoft/knowledge/perf-x/a.md")]),
+        write_group(tmp_path, "m1", [row("microsoft/knowledge/perf/a.md"), row("microsoft/knowledge/perf/Z.md")]),
+    ]
+    chunks = index_chunks(groups)
+    assert chunks == [groups[1].blob, groups[2].blob, groups[0].blob]  # '-' sorts before '/'
+    assert _joined(chunks) == [
+        "microsoft/knowledge/perf-x/a.md",
+        "microsoft/knowledge/perf/a.md",
+        "microsoft/knowledge/perf/Z.md",
+        "community/knowledge/perf/a.md",
+    ]
+
+
+def test_interleaving_groups_fall_back_to_sorting_every_row(tmp_path):
+    # Folders that differ only in case, and articles directly under knowledge/, interleave.
+    groups = [
+        write_group(tmp_path, "upper", [row("microsoft/knowledge/Perf/b.md"), row("microsoft/knowledge/Perf/d.md")]),
+        write_group(tmp_path, "lower", [row("microsoft/knowledge/perf/a.md"), row("microsoft/knowledge/perf/c.md")]),
+        write_group(tmp_path, "top", [row("microsoft/knowledge/a.md"), row("microsoft/knowledge/zz.md")]),
+    ]
+    assert _joined(index_chunks(groups)) == [
+        "microsoft/knowledge/a.md",
+        "microsoft/knowledge/perf/a.md",
+        "microsoft/knowledge/Perf/b.md",
+        "microsoft/knowledge/perf/c.md",
+        "microsoft/knowledge/Perf/d.md",
+        "microsoft/knowledge/zz.md",
+    ]
+
+
+def test_changed_domains_cover_old_and_new_domains_of_changed_groups(tmp_path):
+    perf = write_group(tmp_path, "p", [row("microsoft/knowledge/perf/a.md")])
+    sec = write_group(tmp_path, "s", [row("microsoft/knowledge/sec/a.md", domain="Sec")])
+    state = index_state({"p": perf, "s": sec})
+    assert changed_domains(None, {"p": perf}) is None  # no record: everything
+    assert changed_domains(state, {"p": perf, "s": sec}) == set()
+    moved = write_group(tmp_path, "p2", [row("microsoft/knowledge/perf/a.md", domain="ui")])
+    assert changed_domains(state, {"p": moved, "s": sec}) == {"perf", "ui"}
+    assert changed_domains(state, {"p": perf}) == {"sec"}  # a vanished group
+    extra = write_group(tmp_path, "e", [row("custom/knowledge/x/a.md", domain="x")])
+    assert changed_domains(state, {"p": perf, "s": sec, "e": extra}) == {"x"}  # a new group
+
+
+@pytest.fixture
+def interleaved(small_corpus):
+    """A corpus whose knowledge groups interleave in the index order."""
+    small_corpus.article("Performance", "aaa-case", keywords=["delta"], frontmatter_domain="performance")
+    for name in ("overview", "zeta"):
+        small_corpus.write(
+            f"microsoft/knowledge/{name}.md", "---\ndomain: performance\n---\n\n# Top\n\n## Description\n\nAll.\n"
+        )
+    return small_corpus
+
+
+def expected_index(root) -> bytes:
+    listing = scan_corpus(root)
+    rows = [index_row(rel, steps.read_text(root / rel)) for rel in knowledge_markdown(listing)]
+    document = build_index(rows, generated_at())
+    return (json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def test_the_index_equals_encoding_every_row_at_once(interleaved, tmp_path):
+    settings = settings_for(interleaved.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    assert (settings.prepare_dir / "knowledge-index.json").read_bytes() == expected_index(interleaved.root)
+    groups = list(steps.knowledge_groups(scan_corpus(interleaved.root)))
+    assert len(index_chunks(list(steps._read_groups(settings, groups).values()))) == 6  # row by row
+
+
+def test_the_index_of_the_demo_corpus_is_copied_group_by_group(tmp_path):
+    from conftest import DEMO_CORPUS
+
+    settings = settings_for(DEMO_CORPUS, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    assert (settings.prepare_dir / "knowledge-index.json").read_bytes() == expected_index(DEMO_CORPUS)
+    groups = list(steps.knowledge_groups(scan_corpus(DEMO_CORPUS)))
+    assert len(index_chunks(list(steps._read_groups(settings, groups).values()))) == len(groups)
+
+
+def test_an_article_moving_domain_updates_both_candidate_files(small_corpus, tmp_path):
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    small_corpus.article("performance", "beta-loop", keywords=["findset"], frontmatter_domain="security")
+    code, executed = run_graph(settings, "prepare")
+    assert code == 0
+    assert {"index", "domain:performance", "domain:security"} <= set(executed)
+    performance = json.loads(steps.domain_articles_file(settings, "performance").read_text())
+    security = json.loads(steps.domain_articles_file(settings, "security").read_text())
+    assert "microsoft/knowledge/performance/beta-loop.md" not in [r["path"] for r in performance]
+    assert "microsoft/knowledge/performance/beta-loop.md" in [r["path"] for r in security]
+
+
+def test_an_edit_rebuilds_only_the_candidates_of_its_domain(small_corpus, tmp_path, monkeypatch):
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    asked = []
+    real = steps.candidate_paths
+    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
+    assert run_graph(settings, "prepare")[0] == 0
+    assert asked == [["performance"]]
+    assert b"Another thing." in steps.domain_articles_file(settings, "performance").read_bytes()
+
+
+def test_without_its_record_the_index_task_rebuilds_every_candidate_file(small_corpus, tmp_path, monkeypatch):
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    asked = []
+    real = steps.candidate_paths
+    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    steps.index_state_file(settings).write_text("not json")
+    small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
+    assert run_graph(settings, "prepare")[0] == 0
+    assert asked == [["performance", "security"]]
+
+
+def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_corpus, tmp_path, monkeypatch):
+    from bceval.cli import run_graph as cli_run_graph
+
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    right = steps.domain_articles_file(settings, "security").read_bytes()
+    steps.domain_articles_file(settings, "security").unlink()
+    assert run_graph(settings, "prepare")[0] == 0
+    assert steps.domain_articles_file(settings, "security").read_bytes() == right
+    asked = []
+    real = steps.candidate_paths
+    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    assert cli_run_graph(settings, ["prepare"], force=True) == 0
+    assert asked == [["performance", "security"]]

@@ -12,7 +12,7 @@ from bceval.guidance.report import ImplementationGuidanceReport, PlanGuidanceRep
 from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
-from bceval.review.manifest import ReviewManifest
+from bceval.review.manifest_schema import ReviewManifest
 from bceval.review.scoring import ScoreReport
 from bceval.scorecard.model import Scorecard
 

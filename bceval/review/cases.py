@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval.corpus.layers import (
     Leaf,
@@ -15,10 +15,8 @@ from bceval.corpus.layers import (
     paired_articles,
     sort_key,
 )
+from bceval.review.manifest import CheckedManifest, DomainOverride
 from bceval.review.neutral import model_id
-
-if TYPE_CHECKING:  # the manifest models load pydantic, which a planned (cached) run never needs
-    from bceval.review.manifest import CheckedManifest, DomainOverride
 
 
 @dataclass(frozen=True)

@@ -1,38 +1,27 @@
-"""The review fixture manifest (`evaluation/review-fixtures.json`): model and problem-listing checks."""
+"""The review fixture manifest (`evaluation/review-fixtures.json`): problem-listing checks."""
 
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import Field
-
-from bceval.models import StrictModel
+from typing import Any
 
 MANIFEST_VERSION = 2
 SELECTION = "first-paired-al-article"
 THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
 THRESHOLD_LABELS = {"minimumExpectedRecall": "Expected-finding recall", "minimumCleanRate": "Clean-control rate"}
+# The members the manifest and an override may have; manifest_schema.py describes them for the JSON
+# schema (kept apart so validating a manifest never loads pydantic), and a test keeps the two in step.
+MANIFEST_MEMBERS = ("version", "selection", "minimumExpectedRecall", "minimumCleanRate", "overrides")
+OVERRIDE_MEMBERS = ("article", "context", "additionalArticles")
 
 
-class DomainOverride(StrictModel):
-    article: str | None = Field(
-        default=None, description="Slug (with or without .md) to select instead of the first paired article."
-    )
-    context: str | None = Field(default=None, description="Extra context sent with the domain's primary cases.")
-    additionalArticles: list[str] | None = Field(
-        default=None, description="Further paired slugs of the domain that each get a positive and a clean case."
-    )
-
-
-class ReviewManifest(StrictModel):
-    version: Literal[2]
-    selection: Literal["first-paired-al-article"]
-    minimumExpectedRecall: float = Field(ge=0, le=1)
-    minimumCleanRate: float = Field(ge=0, le=1)
-    overrides: dict[str, DomainOverride] = Field(default_factory=dict)
+@dataclass(frozen=True)
+class DomainOverride:
+    article: str | None = None  # slug (with or without .md) to select instead of the first paired article
+    context: str | None = None  # extra context sent with the domain's primary cases
+    additionalArticles: list[str] | None = None  # further paired slugs, each with a positive and a clean case
 
 
 @dataclass
@@ -70,7 +59,7 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
         return None
     ok = True
     for member in sorted(value):
-        if member not in DomainOverride.model_fields:
+        if member not in OVERRIDE_MEMBERS:
             problems.append(f"Override '{key}' has unknown member '{member}'.")
             ok = False
     for member in ("article", "context"):
@@ -86,7 +75,7 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
     ):
         problems.append(f"Override '{key}': 'additionalArticles' must be a list of non-empty slug strings.")
         ok = False
-    return DomainOverride.model_validate(value) if ok else None
+    return DomainOverride(**value) if ok else None
 
 
 def check_manifest(raw: Any) -> CheckedManifest:
@@ -115,7 +104,7 @@ def check_manifest(raw: Any) -> CheckedManifest:
         else:
             checked.thresholds[name] = number
     for member in sorted(raw):
-        if member not in ReviewManifest.model_fields:
+        if member not in MANIFEST_MEMBERS:
             problems.append(f"The manifest has unknown member '{member}'.")
     overrides = raw.get("overrides", {})
     if not isinstance(overrides, dict):

@@ -9,7 +9,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval import __version__
 from bceval.adapters.naming import infra_files, result_files
@@ -20,6 +20,7 @@ from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.review.manifest import CheckedManifest, check_manifest
 from bceval.review.prepdir import prune
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
 from bceval.review.rows import (
@@ -32,11 +33,8 @@ from bceval.review.rows import (
     row_count,
 )
 
-if TYPE_CHECKING:
-    from bceval.review.manifest import CheckedManifest
-
-# Scoring, manifest checking, adapters, scorecards and health load pydantic models, so they are
-# imported where they are used: a prepare that plans from recorded cases never loads them.
+# Scoring, adapters, scorecards and health load pydantic models, so they are imported where they
+# are used: preparing never loads pydantic.
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 
 
@@ -91,8 +89,6 @@ def read_text(path: Path) -> str:
 
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
-    from bceval.review.manifest import check_manifest  # pydantic models: loaded only when validating
-
     checked = check_manifest(read_json(settings.manifest))
     return derive_cases(listing or scan_corpus(settings.corpus), checked), checked
 

@@ -42,7 +42,7 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert main(["bench", "--sizes", "50", "--repeat", "1", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert report["benchVersion"] == 1 and report["growth"] == []
+    assert report["benchVersion"] == 1 and report["growth"] == [] and report["bytecodeCache"] is True
     (size,) = report["sizes"]
     assert size["articles"] == 50 and size["files"] > 50 and size["bytes"] > 0
     assert set(size["results"]) == MEASUREMENTS
@@ -67,3 +67,14 @@ def test_bench_measures_a_private_copy_of_a_real_corpus(tmp_path, capsys):
     (size,) = json.loads(out.read_text())["sizes"]
     assert size["articles"] == len(list(DEMO_CORPUS.glob("*/knowledge/**/*.md")))
     assert before == sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())
+
+
+def test_measured_processes_keep_python_bytecode_caching_on(monkeypatch):
+    from bceval.bench import measured_environment
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("BCEVAL_OUT", "elsewhere")
+    monkeypatch.setenv("PATH", "/usr/bin")
+    env = measured_environment()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and "BCEVAL_OUT" not in env
+    assert env["PATH"] == "/usr/bin"

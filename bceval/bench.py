@@ -212,6 +212,8 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         shutil.copytree(source, corpus, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         articles = len(list(corpus.glob("*/knowledge/**/*.md")))
         shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
+    if hasattr(os, "sync"):
+        os.sync()  # flush the freshly written corpus now, not in the middle of the first measurement
     env = measured_environment()
     base = [sys.executable, "-m", "bceval"]
 

@@ -295,7 +295,6 @@ def run_bench(
     report = {
         "benchVersion": 1,
         "python": sys.version.split()[0],
-        "bytecodeCache": True,  # see measured_environment
         "sizes": measured,
         "growth": growth,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -72,6 +73,8 @@ class Settings:
             raise BcevalError(f"unknown adapter '{self.adapter}'; choose one of: {', '.join(ADAPTERS)}")
         for name, (low, high, low_allowed) in RANGES.items():
             value = getattr(self, name)
+            if not math.isfinite(value):
+                raise BcevalError(f"invalid setting {name}: must be a finite number, got {value}")
             if value < low or (value == low and not low_allowed) or (high is not None and value > high):
                 bound = f"at least {low}" if low_allowed else f"greater than {low}"
                 span = f"{bound} and at most {high}" if high is not None else bound
@@ -146,11 +149,19 @@ def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
         if not isinstance(value, str):
             raise BcevalError(f"{where} must be a string")
         return value
-    number_type = int if kind == "int" else float
-    try:
-        return number_type(value)
-    except (TypeError, ValueError):
-        raise BcevalError(f"{where} must be a number, got '{value}'") from None
+    # a whole number for an int setting, a finite one for a float setting; true/false are no numbers
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or (kind == "int" and not float(number).is_integer()):
+        wanted = "a whole number" if kind == "int" else "a number"
+        raise BcevalError(f"{where} must be {wanted}, got '{value}'")
+    return int(number) if kind == "int" else float(number)
 
 
 def _pyproject_values(cwd: Path) -> dict[str, Any]:

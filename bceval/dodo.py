@@ -40,7 +40,7 @@ def file_signature(root: str, rels: list[str]) -> str:
             parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
         except OSError:
             parts.append(f"{rel}\0missing")
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def build_namespace(settings: Settings) -> dict[str, Any]:
@@ -184,13 +184,14 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def task_prepare() -> dict:
         """Validate, then write the neutral request directory (out/review/ by default)."""
         derivation = plan()
-        expected = (
-            sorted(steps.expected_files(domains(), [case.modelId for case in derivation.cases])) if derivation else None
-        )
+        model_ids = [case.modelId for case in derivation.cases] if derivation else []
         return {
             "actions": [action(steps.finish_prepare, settings, list(groups()))],
             "task_dep": ["cases", "index", "domain", "review_request"],
-            "uptodate": [config_changed({**basics, "expected": expected, "groups": list(groups())})],
+            "uptodate": [
+                config_changed({**basics, "planned": derivation is not None}),
+                lambda: steps.nothing_to_prune(settings, list(groups()), domains(), model_ids),
+            ],
         }
 
     def task_answer() -> dict:

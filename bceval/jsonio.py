@@ -44,8 +44,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _encodable(text: str) -> bool:
-    """False for text holding a lone surrogate (valid JSON escape, but not UTF-8 we could write back)."""
+def utf8_encodable(text: str) -> bool:
+    """False for text holding a lone surrogate: a JSON escape or an undecodable file name that is no
+    UTF-8 we could write back."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -60,10 +61,10 @@ def _find_problem(value: Any, path: str, depth: int) -> str | None:
     if isinstance(value, _Duplicate):
         return f"duplicate key '{value.duplicate_key}' at {path}"
     if isinstance(value, str):
-        return None if _encodable(value) else f"string with an unpaired surrogate escape at {path}"
+        return None if utf8_encodable(value) else f"string with an unpaired surrogate escape at {path}"
     if isinstance(value, dict):
         for key in value:
-            if not _encodable(key):
+            if not utf8_encodable(key):
                 return f"key with an unpaired surrogate escape at {path}"
         children = ((f"{path}.{k}", v) for k, v in value.items())
     elif isinstance(value, list):
@@ -107,6 +108,11 @@ def parse_json(data: bytes, where: str) -> Any:
 
 def read_json(path: Path) -> Any:
     """Read a JSON file we did not write ourselves (manifest, results, reports)."""
+    return parse_json(read_json_bytes(path), str(path))
+
+
+def read_json_bytes(path: Path) -> bytes:
+    """The bytes of a JSON file we did not write ourselves, within the size limit; one-line errors."""
     try:
         size = path.stat().st_size
         if size > MAX_JSON_BYTES:
@@ -118,7 +124,7 @@ def read_json(path: Path) -> Any:
         raise BcevalError(f"{path}: is a directory, expected a JSON file") from None
     except OSError as exc:
         raise BcevalError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_json(data, str(path))
+    return data
 
 
 _encode_string = json.encoder.encode_basestring  # the C implementation, non-ASCII kept

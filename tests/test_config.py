@@ -56,7 +56,7 @@ def test_bounds_themselves_are_accepted(tmp_path):
 
 
 def test_bad_environment_and_pyproject_values_name_their_source(tmp_path):
-    with pytest.raises(BcevalError, match="^BCEVAL_JOBS must be a number, got 'many'$"):
+    with pytest.raises(BcevalError, match="^BCEVAL_JOBS must be a whole number, got 'many'$"):
         load_settings(cwd=tmp_path, environ={"BCEVAL_JOBS": "many"})
     _pyproject(tmp_path, "colour = 1")
     with pytest.raises(BcevalError, match=r"\[tool.bceval\] has unknown setting 'colour'$"):
@@ -67,3 +67,30 @@ def test_settings_are_frozen(tmp_path):
     settings = load_settings(cwd=tmp_path, environ={})
     with pytest.raises(AttributeError):
         settings.jobs = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"BCEVAL_TIMEOUT": "nan"}, "BCEVAL_TIMEOUT must be a number, got 'nan'"),
+        ({"BCEVAL_HEALTH_MARGIN": "inf"}, "BCEVAL_HEALTH_MARGIN must be a number, got 'inf'"),
+        ({"BCEVAL_JOBS": "2.9"}, "BCEVAL_JOBS must be a whole number, got '2.9'"),
+    ],
+)
+def test_non_finite_and_fractional_numbers_are_refused(tmp_path, environ, message):
+    with pytest.raises(BcevalError) as caught:
+        load_settings(cwd=tmp_path, environ=environ)
+    assert str(caught.value) == message
+
+
+def test_flags_and_pyproject_values_get_the_same_number_checks(tmp_path):
+    with pytest.raises(BcevalError, match="^--timeout must be a number, got 'nan'$"):
+        load_settings(cwd=tmp_path, environ={}, timeout=float("nan"))
+    _pyproject(tmp_path, "jobs = true")
+    with pytest.raises(BcevalError, match=r"\[tool.bceval\] jobs must be a whole number, got 'True'$"):
+        load_settings(cwd=tmp_path, environ={})
+    _pyproject(tmp_path, "jobs = 3.0\ntimeout = 5")
+    settings = load_settings(cwd=tmp_path, environ={})
+    assert (settings.jobs, settings.timeout) == (3, 5.0)
+    with pytest.raises(BcevalError, match="^invalid setting timeout: must be a finite number, got nan$"):
+        Settings(corpus=tmp_path, manifest=tmp_path / "m.json", out=tmp_path, timeout=float("nan"))

@@ -205,3 +205,50 @@ def test_a_damaged_rows_file_fails_the_index_in_one_line(graph_corpus, tmp_path,
     assert f"{rows}: out of date or damaged; run prepare with --force" in err
     assert "Traceback" not in err
     assert run_graph(settings, "--always-execute", "prepare")[0] == 0
+
+
+def test_a_leaf_back_after_a_failed_run_gets_current_candidates(small_corpus, tmp_path):
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    # The security leaf goes away while its article changes, and the run fails after the index task.
+    (small_corpus.root / "microsoft/skills/review/al-security-review.md").unlink()
+    small_corpus.article("security", "gamma-secret", "community", keywords=["secrettext"], description="Changed.")
+    small_corpus.article("performance", "alpha-check", keywords=["isempty"], frontmatter_domain="elsewhere")
+    code, executed = run_graph(settings, "prepare")
+    assert code != 0 and "index" in executed
+    small_corpus.article("performance", "alpha-check", keywords=["isempty"])
+    small_corpus.leaf("security")
+    assert run_graph(settings, "prepare")[0] == 0
+    assert snapshot(settings.prepare_dir) == cold_snapshot(small_corpus.root, tmp_path)
+
+
+def test_files_of_domains_dropped_after_a_failed_run_are_pruned(small_corpus, tmp_path):
+    small_corpus.article("ui", "caption", keywords=["caption"])
+    small_corpus.article("aa", "bad-one", keywords=["x"], frontmatter_domain="elsewhere")
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    small_corpus.leaf("ui")
+    small_corpus.leaf("aa")  # its article is no candidate of its own: the gate fails
+    code, _ = run_graph(settings, "--continue", "prepare")
+    assert code != 0 and (settings.prepare_dir / "index-ui.json").is_file()
+    for domain in ("ui", "aa"):  # every input the last success saw is back as it was
+        (small_corpus.root / f"microsoft/skills/review/al-{domain}-review.md").unlink()
+    assert run_graph(settings, "prepare")[0] == 0
+    assert snapshot(settings.prepare_dir) == cold_snapshot(small_corpus.root, tmp_path)
+    assert run_graph(settings, "prepare") == (0, [])
+
+
+def test_prepare_removes_request_files_no_case_produces_even_when_inputs_are_unchanged(small_corpus, tmp_path):
+    settings = settings_for(small_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    # what a failed run can leave behind for cases and domains that are gone again
+    for name in ("request-case-0badcafe.json", "case-0badcafe.al", "index-gone.json"):
+        (settings.prepare_dir / name).write_text("{}\n")
+    (settings.prepare_dir / "notes.txt").write_text("mine\n")
+    stale_rows = settings.build_dir / "review" / "rows" / "microsoft__knowledge__gone.json"
+    stale_rows.write_text("x\n")
+    code, executed = run_graph(settings, "prepare")
+    assert (code, executed) == (0, ["prepare"])
+    assert not (settings.prepare_dir / "index-gone.json").exists() and not stale_rows.exists()
+    assert (settings.prepare_dir / "notes.txt").read_text() == "mine\n"
+    assert run_graph(settings, "prepare") == (0, [])

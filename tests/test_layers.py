@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -376,7 +377,7 @@ def test_domain_articles_sorted_by_path_community_custom_microsoft():
     ]
 
 
-def test_listing_digest_changes_with_names_only_and_takes_undecodable_names(corpus):
+def test_listing_digest_changes_with_names_only(corpus):
     from bceval.corpus.layers import Listing
 
     first = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"a.md", "b.md"})})
@@ -385,5 +386,17 @@ def test_listing_digest_changes_with_names_only_and_takes_undecodable_names(corp
     moved = Listing(root=corpus.root, by_dir={"microsoft/knowledge/y": frozenset({"a.md", "b.md"})})
     assert first.digest == same.digest
     assert len({first.digest, renamed.digest, moved.digest}) == 3
-    odd = Listing(root=corpus.root, by_dir={"microsoft/knowledge/x": frozenset({"caf\udce9.md"})})
-    assert len(odd.digest) == 64  # a Latin-1 file name on a UTF-8 system lists with a surrogate escape
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="these file systems only store Unicode names")
+def test_a_file_name_that_is_not_utf8_is_refused_in_one_line(corpus, tmp_path):
+    corpus.article("perf", "fine")
+    folder = os.fsencode(corpus.root / "microsoft/knowledge/perf")
+    with open(folder + b"/caf\xe9.md", "w") as handle:  # Latin-1 bytes
+        handle.write("---\ndomain: perf\n---\n")
+    with pytest.raises(BcevalError) as caught:
+        scan_corpus(corpus.root)
+    assert str(caught.value).endswith("microsoft/knowledge/perf/caf\udce9.md: file name is not valid UTF-8; rename it")
+    corpus.article("perf", "caf\u00e9-ok")  # proper UTF-8 non-ASCII names are fine
+    (corpus.root / "microsoft/knowledge/perf").joinpath(os.fsdecode(b"caf\xe9.md")).unlink()
+    assert "caf\u00e9-ok.md" in scan_corpus(corpus.root).names_in("microsoft/knowledge/perf")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from graphutil import run_graph, settings_for
+from graphutil import run_graph, settings_for, snapshot
 
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import build_index, generated_at
@@ -46,6 +46,9 @@ def test_a_rows_file_reads_back_each_row_and_a_small_header(tmp_path):
         lambda data: b"{}\n" + data.split(b"\n", 1)[1],  # header replaced
         lambda data: data.split(b"\n", 1)[0],  # only the header left
         lambda data: b"",
+        lambda data: data.replace(b'"count":2', b'"count":"2"', 1),  # a header value of the wrong type
+        lambda data: data.replace(b'"first":"microsoft/', b'"first":"elsewhere/', 1),
+        lambda data: data.replace(b'"count":2', b'"count":3', 1),  # more rows announced than listed
     ],
 )
 def test_a_damaged_rows_file_is_refused_in_one_line(tmp_path, damage):
@@ -96,7 +99,7 @@ def test_interleaving_groups_fall_back_to_sorting_every_row(tmp_path):
 def test_changed_domains_cover_old_and_new_domains_of_changed_groups(tmp_path):
     perf = write_group(tmp_path, "p", [row("microsoft/knowledge/perf/a.md")])
     sec = write_group(tmp_path, "s", [row("microsoft/knowledge/sec/a.md", domain="Sec")])
-    state = index_state({"p": perf, "s": sec})
+    state = index_state({"p": perf, "s": sec}, ["perf", "Sec"])["groups"]
     assert changed_domains(None, {"p": perf}) is None  # no record: everything
     assert changed_domains(state, {"p": perf, "s": sec}) == set()
     moved = write_group(tmp_path, "p2", [row("microsoft/knowledge/perf/a.md", domain="ui")])
@@ -143,24 +146,36 @@ def test_the_index_of_the_demo_corpus_is_copied_group_by_group(tmp_path):
 
 
 def test_an_article_moving_domain_updates_both_candidate_files(small_corpus, tmp_path):
+    from test_graph import cold_snapshot
+
+    small_corpus.article("security", "alpha-guard", keywords=["guard"])  # the security cases' article
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
-    small_corpus.article("performance", "beta-loop", keywords=["findset"], frontmatter_domain="security")
+    moved = "community/knowledge/security/gamma-secret.md"  # the only article of its folder
+    small_corpus.article(
+        "security", "gamma-secret", "community", keywords=["secrettext"], frontmatter_domain="Performance"
+    )
     code, executed = run_graph(settings, "prepare")
     assert code == 0
     assert {"index", "domain:performance", "domain:security"} <= set(executed)
     performance = json.loads(steps.domain_articles_file(settings, "performance").read_text())
     security = json.loads(steps.domain_articles_file(settings, "security").read_text())
-    assert "microsoft/knowledge/performance/beta-loop.md" not in [r["path"] for r in performance]
-    assert "microsoft/knowledge/performance/beta-loop.md" in [r["path"] for r in security]
+    assert moved in [r["path"] for r in performance] and moved not in [r["path"] for r in security]
+    assert snapshot(settings.prepare_dir) == cold_snapshot(small_corpus.root, tmp_path)
+
+
+def record_candidate_requests(monkeypatch) -> list[list[str]]:
+    """The domain lists the index task asks candidate lists for, in call order."""
+    asked: list[list[str]] = []
+    real = steps.candidate_paths
+    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    return asked
 
 
 def test_an_edit_rebuilds_only_the_candidates_of_its_domain(small_corpus, tmp_path, monkeypatch):
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
-    asked = []
-    real = steps.candidate_paths
-    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    asked = record_candidate_requests(monkeypatch)
     small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
     assert run_graph(settings, "prepare")[0] == 0
     assert asked == [["performance"]]
@@ -170,9 +185,7 @@ def test_an_edit_rebuilds_only_the_candidates_of_its_domain(small_corpus, tmp_pa
 def test_without_its_record_the_index_task_rebuilds_every_candidate_file(small_corpus, tmp_path, monkeypatch):
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
-    asked = []
-    real = steps.candidate_paths
-    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    asked = record_candidate_requests(monkeypatch)
     steps.index_state_file(settings).write_text("not json")
     small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
     assert run_graph(settings, "prepare")[0] == 0
@@ -188,8 +201,6 @@ def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_c
     steps.domain_articles_file(settings, "security").unlink()
     assert run_graph(settings, "prepare")[0] == 0
     assert steps.domain_articles_file(settings, "security").read_bytes() == right
-    asked = []
-    real = steps.candidate_paths
-    monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
+    asked = record_candidate_requests(monkeypatch)
     assert cli_run_graph(settings, ["prepare"], force=True) == 0
     assert asked == [["performance", "security"]]

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.jsonio import utf8_encodable
 
 LAYERS = ("microsoft", "community", "custom")
 LAYER_RANK = {name: rank for rank, name in enumerate(LAYERS, start=1)}
@@ -50,7 +51,7 @@ class Listing:
         digest = hashlib.sha256()
         for folder in sorted(self.by_dir):
             names = "\0".join(sorted(self.by_dir[folder]))
-            digest.update(f"\n{folder}\0{names}".encode("utf-8", "surrogateescape"))  # undecodable names too
+            digest.update(f"\n{folder}\0{names}".encode())
         return digest.hexdigest()
 
     def names_in(self, folder: str) -> frozenset[str]:
@@ -93,6 +94,8 @@ def _walk(
         name = entry.name
         if name.startswith("."):
             continue  # hidden files never take part, as in the reference's listings
+        if not name.isascii() and not utf8_encodable(name):  # undecodable bytes list as surrogates
+            raise BcevalError(f"{root / rel / name}: file name is not valid UTF-8; rename it")
         if entry.is_file(follow_symlinks=False):  # the common case first: one check per plain file
             names.append(name)
             continue

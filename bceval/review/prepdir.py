@@ -29,14 +29,24 @@ def owned(name: str) -> bool:
     return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
 
 
-def prune(directory: Path, expected: set[str]) -> list[str]:
-    """Delete files a previous prepare wrote that the current corpus no longer produces.
+def strays(directory: Path, expected: set[str]) -> list[Path]:
+    """Files a previous prepare wrote that the current corpus no longer produces.
 
-    Only top-level regular files with our names go; results, notes and anything else stay.
+    Only top-level regular files with our names count; results, notes and anything else are not ours.
     """
+    if not directory.is_dir():
+        return []
+    return [
+        entry
+        for entry in sorted(directory.iterdir())
+        if entry.name not in expected and owned(entry.name) and entry.is_file() and not entry.is_symlink()
+    ]
+
+
+def prune(directory: Path, expected: set[str]) -> list[str]:
+    """Delete the `strays` of a prepare directory; returns their names."""
     removed = []
-    for entry in sorted(directory.iterdir()):
-        if entry.name not in expected and owned(entry.name) and entry.is_file() and not entry.is_symlink():
-            entry.unlink()
-            removed.append(entry.name)
+    for entry in strays(directory, expected):
+        entry.unlink()
+        removed.append(entry.name)
     return removed

@@ -87,13 +87,30 @@ def damaged(path: Path) -> BcevalError:
     return BcevalError(f"{path}: out of date or damaged; run prepare with --force")
 
 
+def _valid_header(header: Any) -> bool:
+    def whole(value: Any, least: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+    return (
+        isinstance(header, dict)
+        and set(header) == HEADER_KEYS
+        and all(isinstance(header[key], str) for key in ("digest", "first", "last"))
+        and whole(header["count"], 1)
+        and whole(header["bytes"], 0)
+        and isinstance(header["domains"], list)
+        and all(isinstance(domain, str) for domain in header["domains"])
+        and header["first"].partition("/")[0] in LAYER_RANK
+        and header["last"].partition("/")[0] in LAYER_RANK
+    )
+
+
 def read_group(path: Path) -> GroupRows:
     try:
         parts = path.read_bytes().split(b"\n", 2)
         header = json.loads(parts[0])
     except (OSError, ValueError, IndexError):
         raise damaged(path) from None
-    if len(parts) != 3 or not isinstance(header, dict) or set(header) != HEADER_KEYS or header["count"] < 1:
+    if len(parts) != 3 or not _valid_header(header):
         raise damaged(path)
     blob = parts[2]
     # compact JSON has no raw line breaks: one "\n", at the end, and the recorded size
@@ -123,19 +140,23 @@ def row_count(groups: list[GroupRows]) -> int:
 def changed_domains(previous: dict[str, Any] | None, groups: dict[str, GroupRows]) -> set[str] | None:
     """Lower-cased row domains whose rows may differ from the last index run; None means all of them.
 
-    `previous` is what `index_state` recorded then. A group that changed, appeared or vanished
-    affects every domain it held before and holds now (an edit can move an article between domains).
+    `previous` is the "groups" part of what `index_state` recorded then. A group that changed,
+    appeared or vanished affects every domain it held before and holds now (an edit can move an
+    article between domains).
     """
-    if not isinstance(previous, dict):
+    if previous is None:
         return None
     affected: set[str] = set()
     for name in previous.keys() | groups.keys():
         old, new = previous.get(name), groups.get(name)
-        if not isinstance(old, dict) or new is None or old.get("digest") != new.digest:
-            affected.update(old.get("domains", []) if isinstance(old, dict) else [])
+        if old is None or new is None or old["digest"] != new.digest:
+            affected.update(old["domains"] if old is not None else [])
             affected.update(new.domains if new is not None else [])
     return affected
 
 
-def index_state(groups: dict[str, GroupRows]) -> dict[str, Any]:
-    return {name: {"digest": group.digest, "domains": group.domains} for name, group in groups.items()}
+def index_state(groups: dict[str, GroupRows], leaves: list[str]) -> dict[str, Any]:
+    """What an index run leaves behind: the leaf domains whose candidate lists it made current, and
+    each group's digest and domains."""
+    groups_state = {name: {"digest": group.digest, "domains": group.domains} for name, group in groups.items()}
+    return {"leaves": leaves, "groups": groups_state}

@@ -18,10 +18,10 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, generated_at, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, check_manifest
-from bceval.review.prepdir import prune
+from bceval.review.prepdir import prune, strays
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
 from bceval.review.rows import (
     GroupRows,
@@ -87,22 +87,17 @@ def read_text(path: Path) -> str:
     return decode_utf8(data, str(path))
 
 
-def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
-    """Validation: the manifest and the corpus listing to cases plus every problem."""
-    checked = check_manifest(read_json(settings.manifest))
-    return derive_cases(listing or scan_corpus(settings.corpus), checked), checked
+def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest, str]:
+    """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
+    of exactly the listing and manifest bytes they came from."""
+    listing = listing or scan_corpus(settings.corpus)
+    manifest = read_json_bytes(settings.manifest)
+    checked = check_manifest(parse_json(manifest, str(settings.manifest)))
+    return derive_cases(listing, checked), checked, plan_key(listing, manifest)
 
 
-def validation_line(case_count: int, domain_count: int) -> str:
-    return f"Review fixture validation PASSED: {case_count} cases cover {domain_count} leaf domains."
-
-
-def plan_key(settings: Settings, listing: Listing) -> str | None:
+def plan_key(listing: Listing, manifest: bytes) -> str:
     """What the derived cases depend on: bceval's version, the corpus listing and the manifest bytes."""
-    try:
-        manifest = settings.manifest.read_bytes()
-    except OSError:
-        return None
     return hashlib.sha256(f"{__version__}\0{listing.digest}\0".encode() + manifest).hexdigest()
 
 
@@ -110,26 +105,28 @@ def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
     """The cases the graph is planned from: those recorded by the last validation when nothing they
     depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
     else freshly derived. None when validation will fail; its task reports why."""
-    key = plan_key(settings, listing)
     try:
+        key = plan_key(listing, settings.manifest.read_bytes())
         recorded = load_own_json(cases_file(settings))
     except (OSError, ValueError):
-        recorded = None
-    if key is not None and isinstance(recorded, dict) and recorded.get("planKey") == key:
+        key, recorded = None, None
+    if isinstance(recorded, dict) and recorded.get("planKey") == key:
         leaves = [Leaf(**leaf) for leaf in recorded["leaves"]]
         return Derivation(leaves, [ReviewCase.from_record(case) for case in recorded["cases"]])
     try:
-        derivation, _ = derive(settings, listing)
+        derivation, _, _ = derive(settings, listing)
     except BcevalError:
         return None
     return None if derivation.problems else derivation
 
 
+def validation_line(case_count: int, domain_count: int) -> str:
+    return f"Review fixture validation PASSED: {case_count} cases cover {domain_count} leaf domains."
+
+
 def write_cases(settings: Settings) -> None:
     """Validate and record the cases; raise EvaluationFailed listing every problem."""
-    listing = scan_corpus(settings.corpus)
-    key = plan_key(settings, listing)  # before reading the manifest: a change in between only misses the cache
-    derivation, checked = derive(settings, listing)
+    derivation, checked, key = derive(settings)
     if derivation.problems:
         header = FAILED_HEADER.format(count=len(derivation.problems))
         raise EvaluationFailed(header, derivation.problems)
@@ -163,16 +160,23 @@ def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
     return {group: read_group(rows_file(settings, group)) for group in groups}
 
 
-def _previous_state(settings: Settings) -> dict[str, Any] | None:
+def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | None:
+    """The leaves and groups the last index run recorded; None when there is no usable record."""
     try:
         state = load_own_json(index_state_file(settings))
-    except (OSError, ValueError):
+        leaves, groups = state["leaves"], state["groups"]
+    except (OSError, ValueError, TypeError, KeyError):
         return None
-    valid = isinstance(state, dict) and all(
-        isinstance(entry, dict) and isinstance(entry.get("digest"), str) and isinstance(entry.get("domains"), list)
-        for entry in state.values()
+    valid = (
+        isinstance(leaves, list)
+        and all(isinstance(leaf, str) for leaf in leaves)
+        and isinstance(groups, dict)
+        and all(
+            isinstance(entry, dict) and isinstance(entry.get("digest"), str) and isinstance(entry.get("domains"), list)
+            for entry in groups.values()
+        )
     )
-    return state if valid else None
+    return (leaves, groups) if valid else None
 
 
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
@@ -182,11 +186,18 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
     write_atomic(
         settings.prepare_dir / KNOWLEDGE_INDEX, index_document(chunks, row_count(list(read.values())), generated_at())
     )
-    changed = changed_domains(_previous_state(settings), read)
+    previous = _previous_state(settings)
+    changed = changed_domains(previous[1], read) if previous else None
+    # A domain that was no leaf at the last run may have a candidate file from an older run (files of
+    # vanished domains are pruned only when a whole prepare succeeds), so it is rebuilt too.
+    kept = set(previous[0]) if previous else set()
     stale = [
         domain
         for domain in domains
-        if changed is None or domain.lower() in changed or not domain_articles_file(settings, domain).is_file()
+        if changed is None
+        or domain.lower() in changed
+        or domain not in kept
+        or not domain_articles_file(settings, domain).is_file()
     ]
     if stale:
         wanted = {domain.lower() for domain in stale}
@@ -199,7 +210,8 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
         chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], stale)
         for domain, paths in chosen.items():
             write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
-    write_atomic(index_state_file(settings), dumps(index_state(read)))  # last: only after every file is current
+    # last: the record only ever describes files that are current
+    write_atomic(index_state_file(settings), dumps(index_state(read, domains)))
 
 
 def write_domain(settings: Settings, domain: str) -> None:
@@ -234,21 +246,34 @@ def expected_files(domains: list[str], model_ids: list[str]) -> set[str]:
     return names
 
 
-def prune_build(settings: Settings, groups: list[str], domains: list[str]) -> None:
-    """Drop intermediate files of vanished articles and domains so the build dir mirrors the corpus."""
+def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:
+    """Intermediate files of vanished folders and domains."""
     keep = {rows_file(settings, group) for group in groups}
     keep |= {domain_cases_file(settings, d) for d in domains} | {domain_articles_file(settings, d) for d in domains}
-    for folder in ("rows", "cases", "domains"):
-        for path in sorted((build_dir(settings) / folder).glob("*.json")):
-            if path not in keep:
-                path.unlink()
+    return [
+        path
+        for folder in ("rows", "cases", "domains")
+        for path in sorted((build_dir(settings) / folder).glob("*.json"))
+        if path not in keep
+    ]
+
+
+def nothing_to_prune(settings: Settings, groups: list[str], domains: list[str], model_ids: list[str]) -> bool:
+    """Whether the prepare and build directories hold exactly what the graph builds.
+
+    A failed run can leave files of cases or domains that a later edit takes away again, with every
+    input back as it was at the last success; the prepare task checks the directories themselves.
+    """
+    expected = expected_files(domains, model_ids)
+    return not strays(settings.prepare_dir, expected) and not build_strays(settings, groups, domains)
 
 
 def finish_prepare(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
     prune(settings.prepare_dir, expected_files(domains, [case["modelId"] for case in recorded["cases"]]))
-    prune_build(settings, groups, domains)
+    for path in build_strays(settings, groups, domains):
+        path.unlink()
     print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.", file=sys.stderr)
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
 

@@ -182,9 +182,9 @@ def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | No
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
     """knowledge-index.json and the candidate rows of each leaf domain whose rows may have changed."""
     read = _read_groups(settings, groups)
-    chunks = index_chunks(list(read.values()))
+    every = list(read.values())
     write_atomic(
-        settings.prepare_dir / KNOWLEDGE_INDEX, index_document(chunks, row_count(list(read.values())), generated_at())
+        settings.prepare_dir / KNOWLEDGE_INDEX, index_document(index_chunks(every), row_count(every), generated_at())
     )
     previous = _previous_state(settings)
     changed = changed_domains(previous[1], read) if previous else None
@@ -232,8 +232,7 @@ def write_domain(settings: Settings, domain: str) -> None:
 
 
 def write_review_request(settings: Settings) -> None:
-    cases = [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
-    write_atomic(settings.prepare_dir / REVIEW_REQUEST, review_request(cases))
+    write_atomic(settings.prepare_dir / REVIEW_REQUEST, review_request(recorded_cases(settings)))
 
 
 def expected_files(domains: list[str], model_ids: list[str]) -> set[str]:

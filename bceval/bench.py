@@ -321,3 +321,29 @@ def render_table(report: dict[str, Any]) -> str:
             f"{step['coldPrepareRatio']}×"
         )
     return "\n".join(lines) + "\n"
+
+
+def bench_command(sizes_text: str, repeat: int, out: Path, corpus: Path | None = None) -> str:
+    """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
+    from bceval.errors import BcevalError
+
+    try:
+        sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
+    except ValueError:
+        raise BcevalError(f"--sizes must be comma-separated article counts, got '{sizes_text}'") from None
+    if not sizes or min(sizes) < 10 or repeat < 1:
+        raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
+    if corpus is not None and not corpus.is_dir():
+        raise BcevalError(f"{corpus}: corpus directory does not exist")
+    return render_table(run_bench(sizes, repeat, out, corpus=corpus))
+
+
+def bench_action(sizes_text: str, repeat_text: str, out: Path) -> None:
+    """The `doit bench` action: the table goes to stdout, as `bceval bench` prints it."""
+    from bceval.errors import BcevalError
+
+    try:
+        repeat = int(repeat_text)
+    except ValueError:
+        raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{repeat_text}'") from None
+    sys.stdout.write(bench_command(sizes_text, repeat, out))

@@ -7,7 +7,8 @@ import sys
 
 from bceval import __version__
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
-from bceval.errors import EXIT_USAGE, BcevalError
+from bceval.errors import BcevalError
+from bceval.graph import run_graph
 from bceval.guidance import cli as guidance_cli
 
 
@@ -123,37 +124,12 @@ def run_compare(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and result.regressed else 0
 
 
-def run_graph(settings, tasks: list[str], force: bool = False) -> int:
-    """Run tasks of the bceval graph through doit; doit's 'error before running' (3) becomes usage (2)."""
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
-
-    from bceval.dodo import build_namespace
-    from bceval.review.steps import index_state_file
-
-    if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
-        index_state_file(settings).unlink(missing_ok=True)
-    args = ["run", *(["--always-execute"] if force else []), *tasks]
-    code = DoitMain(ModuleTaskLoader(build_namespace(settings))).run(args)
-    return EXIT_USAGE if code == 3 else code
-
-
 def run_bench_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bceval.bench import render_table, run_bench
+    from bceval.bench import bench_command
 
-    try:
-        sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
-    except ValueError:
-        raise BcevalError(f"--sizes must be comma-separated article counts, got '{args.sizes}'") from None
-    if not sizes or min(sizes) < 10 or args.repeat < 1:
-        raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
-    corpus = Path(args.corpus) if args.corpus else None
-    if corpus is not None and not corpus.is_dir():
-        raise BcevalError(f"{corpus}: corpus directory does not exist")
-    report = run_bench(sizes, args.repeat, Path(args.out), corpus=corpus)
-    sys.stdout.write(render_table(report))
+    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), Path(args.corpus) if args.corpus else None))
     return 0
 
 

@@ -17,6 +17,9 @@ from doit.exceptions import InvalidDodoFile, InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.actions import answer as answering
+from bceval.actions import health, publish, scoring
+from bceval.actions import prepare as steps
 from bceval.adapters.naming import infra_files, result_files, result_name, shard_cases
 from bceval.config import Settings, check_inputs, load_settings
 from bceval.corpus.index import generated_at
@@ -24,7 +27,6 @@ from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.doitlib import BcevalReporter, action
 from bceval.errors import BcevalError
 from bceval.guidance.graph import guidance_tasks
-from bceval.review import steps
 from bceval.review.cases import Derivation
 from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
@@ -202,7 +204,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         # the baseline opens whole articles, whose bodies no request file reflects
         articles = {"articles": signatures()} if settings.adapter == "baseline" else {}
         return {
-            "actions": [action(steps.answer, settings)],
+            "actions": [action(answering.answer, settings)],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(prep / f"request-{mid}.json") for mid in model_ids]
             + [str(prep / f"{mid}.al") for mid in model_ids],
@@ -230,9 +232,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         for path in result_paths():
             yield {
                 "name": path.name,
-                "actions": [action(steps.judge_result_file, settings, path)],
+                "actions": [action(scoring.judge_result_file, settings, path)],
                 "file_dep": [str(path), str(steps.cases_file(settings))],
-                "targets": [str(steps.reading_file(settings, path))],
+                "targets": [str(scoring.reading_file(settings, path))],
                 "uptodate": [config_changed({"bceval": __version__})],
             }
 
@@ -241,7 +243,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         """Aggregate the verdicts into out/score.json (metrics, thresholds, every case)."""
         if settings.results_path is not None:
             return {
-                "actions": [action(steps.score_single_file, settings)],
+                "actions": [action(scoring.score_single_file, settings)],
                 "file_dep": [str(steps.cases_file(settings))]
                 + ([str(settings.results_path)] if settings.results_path.is_file() else []),
                 "targets": [str(settings.score_file)],
@@ -251,9 +253,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         results = result_paths()
         infra = infra_files(settings.results_dir) if results else []
         return {
-            "actions": [action(steps.write_score, settings)],
+            "actions": [action(scoring.write_score, settings)],
             "file_dep": [str(steps.cases_file(settings))]
-            + [str(steps.reading_file(settings, path)) for path in results]
+            + [str(scoring.reading_file(settings, path)) for path in results]
             + [str(path) for path in infra],
             "targets": [str(settings.score_file)],
             "task_dep": ["prepare", "verdict"],
@@ -265,23 +267,23 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def task_scorecard() -> dict:
         """out/scorecard.json, .md and .html: the record of the scored run (git state is read each time)."""
         return {
-            "actions": [action(steps.write_scorecard, settings)],
+            "actions": [action(scoring.write_scorecard, settings)],
             "task_dep": ["score_json"],
             "uptodate": [False],
         }
 
     def task_score() -> dict:
         """Print the verdict of out/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
-        return {"actions": [action(steps.report_score, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
+        return {"actions": [action(scoring.report_score, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
 
     def task_publish() -> dict:
         """Add the scored run to the committed page (default evaluation/scorecard.md)."""
-        return {"actions": [action(steps.publish_page, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
+        return {"actions": [action(publish.publish_page, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
 
     def task_summary() -> dict:
         """The main job's report: the same verdict as `score`, but a failed gate does not fail the run."""
         return {
-            "actions": [action(steps.report_score, settings, False)],
+            "actions": [action(scoring.report_score, settings, False)],
             "task_dep": ["scorecard"],
             "uptodate": [False],
         }
@@ -292,7 +294,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         model_ids = [case.modelId for case in derivation.cases] if derivation else []
         changed = settings.changed_paths
         return {
-            "actions": [action(steps.write_health, settings, list(groups()))],
+            "actions": [action(health.write_health, settings, list(groups()))],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups()]
             + [str(steps.domain_articles_file(settings, domain)) for domain in domains()]
@@ -316,8 +318,13 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         """`bceval bench` through doit: sizes from BCEVAL_BENCH_SIZES, repeats from BCEVAL_BENCH_REPEAT."""
         sizes = os.environ.get("BCEVAL_BENCH_SIZES", "250,2500,25000")
         repeat = os.environ.get("BCEVAL_BENCH_REPEAT", "3")
-        argv = ["bench", "--sizes", sizes, "--repeat", repeat, "--out", str(settings.out / "bench.json")]
-        return {"actions": [action(steps.run_cli, argv)], "uptodate": [False], "verbosity": 2}
+        from bceval.bench import bench_action
+
+        return {
+            "actions": [action(bench_action, sizes, repeat, settings.out / "bench.json")],
+            "uptodate": [False],
+            "verbosity": 2,
+        }
 
     return {
         "DOIT_CONFIG": {

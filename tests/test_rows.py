@@ -7,11 +7,11 @@ import json
 import pytest
 from graphutil import run_graph, settings_for, snapshot
 
+from bceval.actions import prepare as steps
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import build_index, generated_at
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
-from bceval.review import steps
 from bceval.review.rows import changed_domains, encode_group, index_chunks, index_state, read_group
 
 

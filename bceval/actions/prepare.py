@@ -1,6 +1,7 @@
-"""The actions of the prepare graph: each reads its inputs, calls the pure core, writes atomically.
+"""Prepare-stage actions: validation, knowledge rows, the index, per-domain requests, pruning.
 
 Intermediate files live in `<out>/.build/review/`; only the prepare directory is for model runners.
+Preparing never loads pydantic (scoring, adapters, scorecards and health do, in their own modules).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from bceval import __version__
-from bceval.adapters.naming import infra_files, result_files
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, generated_at, index_document
@@ -33,8 +33,6 @@ from bceval.review.rows import (
     row_count,
 )
 
-# Scoring, adapters, scorecards and health load pydantic models, so they are imported where they
-# are used: preparing never loads pydantic.
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 
 
@@ -277,122 +275,10 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
 
 
-# --- answering and scoring -------------------------------------------------------------------
-
 
 def recorded_cases(settings: Settings) -> list[ReviewCase]:
     return [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
 
-
-def answer(settings: Settings) -> None:
-    from bceval.adapters.run import answer_cases  # adapters are only needed when answering
-
-    answered, failed = answer_cases(settings, recorded_cases(settings))
-    where = settings.results_dir
-    note = f", {failed} infrastructure failure(s) (rerun to retry)" if failed else ""
-    print(f"Answered {answered} case(s) with the {settings.adapter} adapter into {where}{note}.", file=sys.stderr)
-
-
-def score_dir(settings: Settings) -> Path:
-    """Build files of one results source; keyed by its path so two sources never mix."""
-    source = settings.results_path or settings.results_dir
-    key = hashlib.sha256(str(source).encode("utf-8")).hexdigest()[:12]
-    return settings.build_dir / "score" / key
-
-
-def reading_file(settings: Settings, result: Path) -> Path:
-    return score_dir(settings) / f"{result.name}.reading.json"
-
-
-def judge_result_file(settings: Settings, result: Path) -> None:
-    """One result file -> its entries, each judged against its case (a per-case verdict when the
-    directory holds one result-case-*.json per case, the preferred profile)."""
-    from bceval.review.scoring import judge_reading, read_result_file
-
-    reading = judge_reading(read_result_file(result), recorded_cases(settings))
-    write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
-
-
-def write_score(settings: Settings) -> None:
-    from bceval.review.scoring import FileReading, aggregate, read_infra_file
-
-    results = result_files(settings.results_dir)
-    infra = infra_files(settings.results_dir)
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
-    failures = [read_infra_file(path) for path in infra]
-    report = aggregate(cases, readings, recorded["thresholds"], failures)
-    write_atomic(settings.score_file, dumps(report.model_dump()))
-
-
-def score_single_file(settings: Settings) -> None:
-    """--results-path: one combined document; unreadable is an input error, as in the reference."""
-    from bceval.review.scoring import aggregate, judge_reading, read_result_file
-
-    path = settings.results_path
-    assert path is not None
-    if not path.is_file():
-        raise BcevalError(f"{path}: results file not found")
-    reading = read_result_file(path)
-    if reading.problems and not reading.entries:
-        raise BcevalError(reading.problems[0])
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    report = aggregate(cases, [judge_reading(reading, cases)], recorded["thresholds"])
-    write_atomic(settings.score_file, dumps(report.model_dump()))
-
-
-def report_score(settings: Settings, gate: bool = True) -> None:
-    """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
-    from bceval.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
-
-    report = ScoreReport.model_validate(load_own_json(settings.score_file))
-    if report.passed:
-        print(passed_line(report), file=sys.stderr)
-        return
-    failure = EvaluationFailed(failed_header(report), report.problems + failure_notes(report))
-    if gate:
-        raise failure
-    print(failure.render(), file=sys.stderr)
-
-
-# --- scorecard and publishing -----------------------------------------------------------------
-
-
-def write_scorecard(settings: Settings) -> None:
-    from bceval.review.scoring import ScoreReport
-    from bceval.scorecard.model import build_scorecard, created_at
-    from bceval.scorecard.render import render_html, render_markdown
-
-    report = ScoreReport.model_validate(load_own_json(settings.score_file))
-    card = build_scorecard(report, settings.corpus, settings.manifest, settings.prepare_dir, created_at())
-    write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
-    write_atomic(settings.out / "scorecard.md", render_markdown(card, heading="#"))
-    write_atomic(settings.out / "scorecard.html", render_html(card))
-
-
-def publish_page(settings: Settings) -> None:
-    from bceval.scorecard.model import read_scorecard
-    from bceval.scorecard.publish import publish
-
-    assert settings.page is not None
-    card = read_scorecard(settings.scorecard_json)
-    changed = publish(settings.page, card)
-    state = "updated" if changed else "already up to date"
-    print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.", file=sys.stderr)
-
-
-def run_cli(argv: list[str]) -> None:
-    """Run a bceval subcommand that is not part of the graph (e.g. bench) from a doit task."""
-    from bceval.cli import main
-
-    code = main(argv)
-    if code:
-        raise EvaluationFailed(f"bceval {argv[0]} exited with {code}")
-
-
-# --- corpus health ----------------------------------------------------------------------------
 
 
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
@@ -400,27 +286,3 @@ def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
     return [json.loads(texts[path]) for path in index_order(texts)]
 
-
-def write_health(settings: Settings, groups: list[str]) -> None:
-    from bceval.health.report import build_report, render_markdown
-
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    listing = scan_corpus(settings.corpus)
-    changed = None
-    if settings.changed_paths is not None:
-        changed = read_text(settings.changed_paths).splitlines()
-    domains = [leaf["domain"] for leaf in recorded["leaves"]]
-    report = build_report(
-        settings.corpus.name,
-        listing,
-        [Leaf(**leaf) for leaf in recorded["leaves"]],  # validation already derived them
-        read_rows(settings, groups),
-        cases,
-        {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},
-        {case.modelId: read_text(settings.prepare_dir / f"{case.modelId}.al") for case in cases},
-        margin=settings.health_margin,
-        changed=changed,
-    )
-    write_atomic(settings.out / "health.json", dumps(report.model_dump()))
-    write_atomic(settings.out / "health.md", render_markdown(report))

@@ -1,0 +1,19 @@
+"""Publish-stage action: add the scored run to the committed scorecard page."""
+
+from __future__ import annotations
+
+import sys
+
+from bceval.config import Settings
+
+
+def publish_page(settings: Settings) -> None:
+    from bceval.scorecard.model import read_scorecard
+    from bceval.scorecard.publish import publish
+
+    assert settings.page is not None
+    card = read_scorecard(settings.scorecard_json)
+    changed = publish(settings.page, card)
+    state = "updated" if changed else "already up to date"
+    print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.", file=sys.stderr)
+

@@ -1,0 +1,92 @@
+"""Score-stage actions: judge each result file, aggregate score.json, print the verdict, write the scorecard."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+from bceval.actions.prepare import cases_file, recorded_cases
+from bceval.adapters.naming import infra_files, result_files
+from bceval.config import Settings
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.jsonio import dumps, load_own_json, write_atomic
+from bceval.review.cases import ReviewCase
+
+
+def score_dir(settings: Settings) -> Path:
+    """Build files of one results source; keyed by its path so two sources never mix."""
+    source = settings.results_path or settings.results_dir
+    key = hashlib.sha256(str(source).encode("utf-8")).hexdigest()[:12]
+    return settings.build_dir / "score" / key
+
+
+def reading_file(settings: Settings, result: Path) -> Path:
+    return score_dir(settings) / f"{result.name}.reading.json"
+
+
+def judge_result_file(settings: Settings, result: Path) -> None:
+    """One result file -> its entries, each judged against its case (a per-case verdict when the
+    directory holds one result-case-*.json per case, the preferred profile)."""
+    from bceval.review.scoring import judge_reading, read_result_file
+
+    reading = judge_reading(read_result_file(result), recorded_cases(settings))
+    write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
+
+
+def write_score(settings: Settings) -> None:
+    from bceval.review.scoring import FileReading, aggregate, read_infra_file
+
+    results = result_files(settings.results_dir)
+    infra = infra_files(settings.results_dir)
+    recorded = load_own_json(cases_file(settings))
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
+    readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
+    failures = [read_infra_file(path) for path in infra]
+    report = aggregate(cases, readings, recorded["thresholds"], failures)
+    write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def score_single_file(settings: Settings) -> None:
+    """--results-path: one combined document; unreadable is an input error, as in the reference."""
+    from bceval.review.scoring import aggregate, judge_reading, read_result_file
+
+    path = settings.results_path
+    assert path is not None
+    if not path.is_file():
+        raise BcevalError(f"{path}: results file not found")
+    reading = read_result_file(path)
+    if reading.problems and not reading.entries:
+        raise BcevalError(reading.problems[0])
+    recorded = load_own_json(cases_file(settings))
+    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
+    report = aggregate(cases, [judge_reading(reading, cases)], recorded["thresholds"])
+    write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def report_score(settings: Settings, gate: bool = True) -> None:
+    """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
+    from bceval.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
+
+    report = ScoreReport.model_validate(load_own_json(settings.score_file))
+    if report.passed:
+        print(passed_line(report), file=sys.stderr)
+        return
+    failure = EvaluationFailed(failed_header(report), report.problems + failure_notes(report))
+    if gate:
+        raise failure
+    print(failure.render(), file=sys.stderr)
+
+
+
+def write_scorecard(settings: Settings) -> None:
+    from bceval.review.scoring import ScoreReport
+    from bceval.scorecard.model import build_scorecard, created_at
+    from bceval.scorecard.render import render_html, render_markdown
+
+    report = ScoreReport.model_validate(load_own_json(settings.score_file))
+    card = build_scorecard(report, settings.corpus, settings.manifest, settings.prepare_dir, created_at())
+    write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
+    write_atomic(settings.out / "scorecard.md", render_markdown(card, heading="#"))
+    write_atomic(settings.out / "scorecard.html", render_html(card))
+

@@ -7,7 +7,7 @@ import sys
 
 from bceval import __version__
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
-from bceval.errors import BcevalError
+from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.graph import run_graph
 from bceval.guidance import cli as guidance_cli
 
@@ -17,18 +17,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bceval {__version__}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
 
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        """A subcommand whose --help starts with its one-line description."""
+        return commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
     def corpus_flags(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--corpus", metavar="PATH", help="knowledge checkout (default: settings, else demo corpus)")
         sub.add_argument("--manifest", metavar="FILE", help="default: <corpus>/evaluation/review-fixtures.json")
         sub.add_argument("--out", metavar="DIR", help="output root (default: out/); requests go to DIR/review/")
+        sub.add_argument("-v", "--verbose", action="store_true", help="also list every build step that runs")
 
-    validate = commands.add_parser("validate", help="check the manifest and corpus conventions")
+    validate = command("validate", "check the manifest and corpus conventions")
     corpus_flags(validate)
-    prepare = commands.add_parser("prepare", help="validate, then write neutral model requests")
+    prepare = command("prepare", "validate, then write neutral model requests")
     corpus_flags(prepare)
     prepare.add_argument("--force", action="store_true", help="rebuild everything (what CI runs)")
 
-    answer = commands.add_parser("answer", help="answer the prepared requests with an adapter")
+    answer = command("answer", "answer the prepared requests with an adapter")
     corpus_flags(answer)
     answer.add_argument("--adapter", choices=ADAPTERS, help="oracle, baseline (default) or command (live, opt-in)")
     answer.add_argument("--results", metavar="DIR", help="where result files go (default: out/results/<adapter>/)")
@@ -39,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure failure")
     answer.add_argument("--shard", metavar="K/N", help="answer only shard K of N (deterministic split)")
 
-    score = commands.add_parser("score", help="score results against the strict gate (exit 1 when it fails)")
+    score = command("score", "score results against the strict gate (exit 1 when it fails)")
     corpus_flags(score)
     score.add_argument("--adapter", choices=ADAPTERS, help="score this adapter's own results (default: baseline)")
     source = score.add_mutually_exclusive_group()
@@ -47,13 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--results-path", metavar="FILE", help="one combined result file")
     score.add_argument("--no-gate", action="store_true", help="report the verdict but exit 0 when it fails")
 
-    publish = commands.add_parser("publish", help="score, then add the run to the committed scorecard page")
+    publish = command("publish", "score, then add the run to the committed scorecard page")
     corpus_flags(publish)
     publish.add_argument("--adapter", choices=ADAPTERS, help="publish this adapter's run (default: baseline)")
     publish.add_argument("--results", metavar="DIR", help="score this results directory instead")
     publish.add_argument("--page", metavar="PATH", help="page to update (default: evaluation/scorecard.md)")
 
-    health = commands.add_parser("health", help="coverage, ranking margins and answer-leak audit of the corpus")
+    health = command("health", "coverage, ranking margins and answer-leak audit of the corpus")
     corpus_flags(health)
     health.add_argument("--strict", action="store_true", help="exit 1 when any finding is an error")
     health.add_argument(
@@ -65,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     health.add_argument("--changed-paths", metavar="FILE", help="changed files, one per line (e.g. from a PR diff)")
 
-    bench = commands.add_parser("bench", help="measure prepare and score on synthetic corpora of several sizes")
+    bench = command("bench", "measure prepare and score on synthetic corpora of several sizes")
     bench.add_argument("--sizes", default="250,2500,25000", help="article counts, comma-separated")
     bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     bench.add_argument("--out", default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)")
@@ -73,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
 
     guidance_cli.add_parser(commands)
 
-    compare = commands.add_parser("compare", help="compare two scorecards case by case (markdown on stdout)")
+    compare = command("compare", "compare two scorecards case by case (markdown on stdout)")
     compare.add_argument("old", metavar="OLD.json")
     compare.add_argument("new", metavar="NEW.json")
     compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any case regressed")
@@ -93,7 +98,7 @@ def check_results(settings: Settings) -> None:
         raise BcevalError(f"{settings.results_path}: results file not found")
 
 
-def run_health(settings: Settings, strict: bool) -> int:
+def run_health(settings: Settings, strict: bool, verbose: bool = False) -> int:
     """Build the health report through the graph, then print its verdict and its errors and warnings."""
     from bceval.health.model import HealthReport
     from bceval.health.report import summary_line
@@ -101,14 +106,14 @@ def run_health(settings: Settings, strict: bool) -> int:
 
     if settings.changed_paths is not None and not settings.changed_paths.is_file():
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
-    code = run_graph(settings, ["health"])
+    code = run_graph(settings, ["health"], verbose=verbose)
     if code:
         return code
     report = HealthReport.model_validate(load_own_json(settings.out / "health.json"))
     for finding in report.findings:
         if finding.severity != "info":
-            print(f"  {finding.severity}: {finding.message}", file=sys.stderr)
-    print(summary_line(report, str(settings.out / "health.md")), file=sys.stderr)
+            print(f"  {finding.severity}: {finding.message}")
+    print(summary_line(report, str(settings.out / "health.md")))
     return 1 if strict and report.errors else 0
 
 
@@ -134,14 +139,17 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.subcommand == "guidance":
-        return guidance_cli.run(args)
     try:
+        args = _parser().parse_args(argv)
+        if args.subcommand == "guidance":
+            return guidance_cli.run(args)
         return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # atomic writes leave no partial file; the next run sweeps any temporary one
+        print("bceval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -152,15 +160,16 @@ def dispatch(args: argparse.Namespace) -> int:
         return run_compare(args)
     settings = load_settings(**{key: value for key, value in vars(args).items() if key in SOURCES})
     check_inputs(settings)
+    verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
         check_results(settings)
     if args.subcommand == "prepare":
-        return run_graph(settings, ["prepare"], force=args.force)
+        return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
     if args.subcommand == "health":
-        return run_health(settings, args.strict)
+        return run_health(settings, args.strict, verbose)
     if args.subcommand == "score" and args.no_gate:
-        return run_graph(settings, ["summary"])
-    return run_graph(settings, [args.subcommand])
+        return run_graph(settings, ["summary"], verbose=verbose)
+    return run_graph(settings, [args.subcommand], verbose=verbose)
 
 
 if __name__ == "__main__":  # pragma: no cover

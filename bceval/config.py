@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 ADAPTERS = ("baseline", "oracle", "command")
+ISOLATIONS = ("view", "none")
+SANDBOXES = ("none", "bwrap")
+CORPUS_LAYERS = ("microsoft", "community", "custom")  # the same names as bceval.corpus.layers.LAYERS
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # setting -> (environment variable, kind); paths resolve against the current directory (flags,
 # environment) or against pyproject.toml's directory ([tool.bceval]).
@@ -36,6 +41,16 @@ SOURCES: dict[str, tuple[str, str]] = {
     "page": ("BCEVAL_PAGE", "path"),
     "health_margin": ("BCEVAL_HEALTH_MARGIN", "float"),
     "changed_paths": ("BCEVAL_CHANGED_PATHS", "path"),
+    "run": ("BCEVAL_RUN", "text"),
+    "epoch": ("BCEVAL_EPOCH", "int"),
+    "retry_wait": ("BCEVAL_RETRY_WAIT", "float"),
+    "isolation": ("BCEVAL_ISOLATION", "text"),
+    "sandbox": ("BCEVAL_SANDBOX", "text"),
+    "sandbox_allow": ("BCEVAL_SANDBOX_ALLOW", "paths"),  # os.pathsep-separated in the environment
+    "cases": ("BCEVAL_CASES", "texts"),  # comma-separated in the environment
+    "patterns": ("BCEVAL_K", "texts"),
+    "failed_from": ("BCEVAL_FAILED_FROM", "text"),
+    "experiment": ("BCEVAL_EXPERIMENT", "path"),
 }
 
 
@@ -45,6 +60,8 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "timeout": (0, None, False),
     "retries": (0, 10, True),
     "health_margin": (0, None, True),
+    "epoch": (1, 10_000, True),
+    "retry_wait": (0, 3600, True),
 }
 
 
@@ -53,8 +70,9 @@ class Settings:
     """Every setting, resolved. A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 
     corpus: Path
-    manifest: Path
+    manifest: Path | None  # None: no manifest, evaluate by convention with thresholds 1 and 1
     out: Path
+    corpus_source: str = "--corpus"  # how the corpus was chosen, for the line every command prints
     adapter: str = "baseline"  # one of ADAPTERS
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
@@ -67,10 +85,29 @@ class Settings:
     page: Path | None = None  # published scorecard page (default: evaluation/scorecard.md)
     health_margin: float = 1.0  # warn when a case ranks this close to the cutoff
     changed_paths: Path | None = None  # changed files, one per line (health)
+    run: str | None = None  # run name; default: see run_name()
+    epoch: int = 1  # which repeated sample this run is; part of every live answer's cache key
+    retry_wait: float = 5.0  # seconds before the first retry, doubling (with jitter) up to a cap
+    isolation: str = "view"  # one of ISOLATIONS
+    sandbox: str = "none"  # one of SANDBOXES
+    sandbox_allow: tuple[Path, ...] = ()  # extra paths that exist inside the sandbox
+    cases: tuple[str, ...] = ()  # --case: manifest or model ids
+    patterns: tuple[str, ...] = ()  # -k: globs over manifest id and domain
+    failed_from: str | None = None  # --failed-from: a run name or a scorecard/score file
+    experiment: Path | None = None  # experiment file (doit experiment)
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
             raise BcevalError(f"unknown adapter '{self.adapter}'; choose one of: {', '.join(ADAPTERS)}")
+        for name, allowed in (("isolation", ISOLATIONS), ("sandbox", SANDBOXES)):
+            if getattr(self, name) not in allowed:
+                raise BcevalError(
+                    f"unknown {name} '{getattr(self, name)}'; choose one of: {', '.join(allowed)}"
+                )
+        if self.run is not None and not RUN_NAME.match(self.run):
+            raise BcevalError(
+                f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
+            )
         for name, (low, high, low_allowed) in RANGES.items():
             value = getattr(self, name)
             if not math.isfinite(value):
@@ -149,6 +186,14 @@ def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
         if not isinstance(value, str):
             raise BcevalError(f"{where} must be a string")
         return value
+    if kind in ("texts", "paths"):
+        # a list from a flag or pyproject.toml; one string from the environment, split on , (texts) or the
+        # platform's path separator (paths, so Windows drive letters survive)
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split("," if kind == "texts" else os.pathsep) if part.strip()]
+        if not isinstance(value, list | tuple) or not all(isinstance(item, str) and item for item in value):
+            raise BcevalError(f"{where} must be a list of non-empty strings")
+        return tuple((base / item).resolve() for item in value) if kind == "paths" else tuple(value)
     # a whole number for an int setting, a finite one for a float setting; true/false are no numbers
     number: float | None = None
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -181,6 +226,37 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
     }
 
 
+def looks_like_corpus(folder: Path) -> bool:
+    """A folder holding a layer with review leaves or a knowledge folder."""
+    for layer in CORPUS_LAYERS:
+        if (folder / layer / "knowledge").is_dir():
+            return True
+        review = folder / layer / "skills" / "review"
+        if review.is_dir() and any(review.glob("al-*-review.md")):
+            return True
+    return False
+
+
+def git_root(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` holding `.git` (a directory, or a file in a linked worktree)."""
+    return next((parent for parent in (folder, *folder.parents) if (parent / ".git").exists()), None)
+
+
+def find_corpus(cwd: Path) -> Path | None:
+    """The current directory, or the nearest parent up to its git root, that looks like a corpus."""
+    if looks_like_corpus(cwd):
+        return cwd
+    root = git_root(cwd)
+    if root is None:
+        return None  # outside git only the current directory counts
+    for folder in cwd.parents:
+        if looks_like_corpus(folder):
+            return folder
+        if folder == root:
+            break
+    return None
+
+
 def load_settings(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -193,16 +269,27 @@ def load_settings(
     if unknown:
         raise TypeError(f"unknown setting {unknown[0]}")
     chosen = _pyproject_values(cwd)
+    source = {key: "pyproject.toml" for key in chosen}
     for key, (env_key, kind) in SOURCES.items():
-        if flags.get(key) is not None:
-            value = flags[key]
-            chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, f"--{key.replace('_', '-')}")
+        value = flags.get(key)
+        if value is not None and value != [] and value != ():
+            flag = f"--{key.replace('_', '-')}"
+            chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, flag)
+            source[key] = flag
         elif environ.get(env_key):
             chosen[key] = _convert(environ[env_key], kind, cwd, env_key)
-    chosen.setdefault("corpus", DEMO_CORPUS)
-    chosen.setdefault("manifest", chosen["corpus"] / MANIFEST_RELATIVE)
-    chosen.setdefault("out", (cwd / "out").resolve())
+            source[key] = env_key
+    base = cwd
+    if "corpus" not in chosen:
+        found = find_corpus(cwd.resolve())
+        chosen["corpus"], source["corpus"] = (found, "found here") if found else (DEMO_CORPUS, "the demo corpus")
+        base = found or cwd
+    if "manifest" not in chosen:
+        default = chosen["corpus"] / MANIFEST_RELATIVE
+        chosen["manifest"] = default if default.is_file() else None  # no manifest: evaluate by convention
+    chosen.setdefault("out", (base / "out").resolve())
     chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
+    chosen["corpus_source"] = source["corpus"]
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
@@ -217,9 +304,18 @@ def check_inputs(settings: Settings) -> None:
         raise BcevalError(f"{settings.corpus}: corpus directory does not exist")
     if not settings.corpus.is_dir():
         raise BcevalError(f"{settings.corpus}: corpus path is not a directory")
-    if not settings.manifest.exists():
-        raise BcevalError(f"{settings.manifest}: review fixture manifest not found")
-    if not settings.manifest.is_file():
-        raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
+    if settings.manifest is not None:
+        if not settings.manifest.exists():
+            raise BcevalError(f"{settings.manifest}: review fixture manifest not found")
+        if not settings.manifest.is_file():
+            raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
+
+
+def context_line(settings: Settings) -> str:
+    """The one line every command prints: which corpus, manifest and output directory it uses."""
+    manifest = (
+        str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"
+    )
+    return f"bceval: corpus {settings.corpus} ({settings.corpus_source}); manifest {manifest}; out {settings.out}"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from doit import create_after
+from doit import create_after, get_initial_workdir
 from doit.exceptions import InvalidDodoFile, InvalidTask
 from doit.tools import config_changed
 
@@ -21,12 +22,13 @@ from bceval.actions import answer as answering
 from bceval.actions import health, publish, scoring
 from bceval.actions import prepare as steps
 from bceval.adapters.naming import infra_files, result_files, result_name, shard_cases
-from bceval.config import Settings, check_inputs, load_settings
+from bceval.config import Settings, check_inputs, context_line, load_settings
 from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
-from bceval.doitlib import BcevalReporter, action
+from bceval.doitlib import BcevalReporter, action, uncaptured
 from bceval.errors import BcevalError
 from bceval.guidance.graph import guidance_tasks
+from bceval.outdir import ensure_output_dir, repair_doit_state
 from bceval.review.cases import Derivation
 from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
@@ -52,10 +54,6 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     def listing() -> Listing:
         try:
             check_inputs(settings)
-            try:
-                settings.out.mkdir(parents=True, exist_ok=True)  # doit saves its state file there
-            except OSError as exc:
-                raise BcevalError(f"{settings.out}: cannot create the output directory: {exc.strerror}") from None
             return scan_corpus(settings.corpus)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
@@ -70,9 +68,14 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         return steps.knowledge_groups(listing())
 
     @cache
+    def samples() -> dict[str, list[str]]:
+        return steps.sample_groups(listing())
+
+    @cache
     def signatures() -> dict[str, str]:
-        """A stat signature per knowledge group: one stat per article, the only per-article cost of a no-op."""
-        return {group: file_signature(corpus_dir, rels) for group, rels in groups().items()}
+        """A stat signature per knowledge group: one stat per article and sample, the only per-file cost of a
+        no-op."""
+        return {group: file_signature(corpus_dir, rels + samples().get(group, [])) for group, rels in groups().items()}
 
     @cache
     def domains() -> list[str]:
@@ -98,18 +101,19 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         """Validate the manifest and corpus conventions; record the derived cases."""
         return {
             "actions": [action(steps.write_cases, settings)],
-            "file_dep": [str(settings.manifest)],
+            "file_dep": [str(settings.manifest)] if settings.manifest is not None else [],
             "targets": [str(steps.cases_file(settings))]
             + [str(steps.domain_cases_file(settings, d)) for d in domains()],
-            "uptodate": [config_changed({**basics, "listing": listing().digest})],
+            "uptodate": [config_changed({**basics, "listing": listing().digest, "manifest": str(settings.manifest)})],
             "verbosity": 1,
         }
 
     def task_validate() -> dict:
         """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
+        loose = [rels for group, rels in samples().items() if group not in groups()]  # samples without articles
         return {
-            "actions": [action(steps.report_validation, settings)],
-            "task_dep": ["cases"],
+            "actions": [action(steps.report_validation, settings, loose)],
+            "task_dep": ["cases", "rows"],
             "uptodate": [False],
         }
 
@@ -127,7 +131,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         for group, rels in groups().items():
             yield {
                 "name": group,
-                "actions": [action(steps.write_rows, settings, group, rels)],
+                "actions": [action(steps.write_rows, settings, group, rels, samples().get(group, []))],
                 "targets": [str(steps.rows_file(settings, group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
@@ -193,6 +197,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "uptodate": [
                 config_changed({**basics, "planned": derivation is not None}),
                 lambda: steps.nothing_to_prune(settings, list(groups()), domains(), model_ids),
+                lambda: not steps.incomplete_marker(settings).exists(),
             ],
         }
 
@@ -326,12 +331,13 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "verbosity": 2,
         }
 
-    return {
+    reporter = type("Reporter", (BcevalReporter,), {"context": context_line(settings), "out": settings.out})
+    tasks = {
         "DOIT_CONFIG": {
             "dep_file": str(settings.doit_db),
             "backend": "json",
             "default_tasks": ["prepare", "answer", "summary"] if settings.answers_in_graph else ["prepare", "summary"],
-            "reporter": BcevalReporter,
+            "reporter": reporter,
             "verbosity": 1,
         },
         "task_cases": task_cases,
@@ -353,11 +359,25 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         **guidance_tasks(settings),
         "task_summary": task_summary,
     }
+    return {name: uncaptured(value) if name.startswith("task_") else value for name, value in tasks.items()}
 
 
-# `doit` in a checkout imports this module through the top-level dodo.py: bind the graph for the
-# settings of the current directory and environment. The CLI builds its own namespace instead.
-try:
-    globals().update(build_namespace(load_settings()))
-except BcevalError as exc:  # e.g. a malformed [tool.bceval]: doit prints one "ERROR:" line
-    raise InvalidDodoFile(str(exc)) from None
+def open_output(settings: Settings) -> None:
+    """Before doit opens its state file in the output directory: the inputs exist, the directory is usable,
+    and a state file a killed run left half written is dropped (one line says so)."""
+    check_inputs(settings)
+    ensure_output_dir(settings.out)
+    if repair_doit_state(settings.doit_db):
+        print(f"bceval: {settings.doit_db} was left half written by a killed run; rebuilding", file=sys.stderr)
+
+
+# `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of
+# the directory doit was started in (doit itself changes to the dodo file's folder) and the environment.
+# Imported as a library (the CLI, tests), it binds nothing: they build their own namespace.
+if get_initial_workdir() is not None:
+    try:
+        _settings = load_settings(cwd=Path(get_initial_workdir()))
+        open_output(_settings)
+        globals().update(build_namespace(_settings))
+    except BcevalError as exc:  # e.g. a malformed [tool.bceval]: doit prints one "ERROR:" line
+        raise InvalidDodoFile(str(exc)) from None

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from doit.exceptions import BaseFail, TaskError, TaskFailed, UnmetDependency
+from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from bceval.errors import BcevalError, EvaluationFailed
+from bceval.outdir import OutputLock, sweep_temp_files
 
 
 class InputError(TaskError):
     """Unreadable or unusable input: doit exits 2, the reporter prints the one line."""
+
+
+class VerdictFailed(TaskFailed):
+    """A failed evaluation: its verdict and problems are a result, so they go to stdout."""
 
 
 def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None]:
@@ -23,7 +30,7 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
         try:
             func(*args)
         except EvaluationFailed as exc:
-            return TaskFailed(exc.render())
+            return (VerdictFailed if exc.verdict else TaskFailed)(exc.render())
         except BcevalError as exc:
             return InputError(str(exc))
         return None
@@ -32,11 +39,38 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
     return run
 
 
+# Tasks that report rather than build: they run every time, so they do not make a run "not up to date".
+REPORT_TASKS = frozenset({"validate", "scorecard", "score", "summary", "publish", "bench"})
+
+
+def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
+    """A task creator whose tasks write straight to stdout/stderr (verdicts belong on stdout, and doit's
+    capture swaps sys.stdout, which is not safe when tasks run in threads)."""
+
+    @functools.wraps(creator)
+    def create() -> Any:
+        made = creator()
+        if isinstance(made, dict):
+            return {**made, "io": {"capture": False}}
+        return ({**task, "io": {"capture": False}} for task in made)
+
+    return create
+
+
 class BcevalReporter(ConsoleReporter):
-    """doit's console reporter, minus the noise: no per-folder or per-result lines, no skipped lines, no tracebacks
-    for bceval's own failures (they are already one clear line each)."""
+    """doit's console reporter, minus the noise: task lines only at verbosity 2 (and on stderr), no
+    tracebacks for bceval's own failures (they are already one clear line each), evaluation verdicts on
+    stdout, one "up to date" line when nothing needed rebuilding. A subclass made per graph names the
+    corpus line to print and the output directory to lock for the length of the run."""
 
     desc = "bceval console output"
+    context: str | None = None
+    out: Path | None = None
+
+    def __init__(self, outstream: Any, options: dict[str, Any]) -> None:
+        super().__init__(outstream, options)
+        self._lock: OutputLock | None = None
+        self._worked = False
 
     def write(self, text: str) -> None:
         stream = self.outstream
@@ -44,9 +78,23 @@ class BcevalReporter(ConsoleReporter):
             stream = sys.stdout
         stream.write(text)
 
+    def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+        if self.context:
+            sys.stderr.write(self.context + "\n")
+        if self.out is not None:
+            lock = OutputLock(self.out)
+            try:
+                lock.acquire()
+            except BcevalError as exc:
+                raise InvalidTask(str(exc)) from None
+            self._lock = lock
+            sweep_temp_files(self.out)
+
     def execute_task(self, task: Any) -> None:
-        if not task.name.startswith(("rows:", "verdict:", "_")) and task.actions:
-            self.write(f".  {task.title()}\n")
+        if task.actions and task.name.split(":", 1)[0] not in REPORT_TASKS:
+            self._worked = True
+        if task.actions and (task.verbosity or 0) >= 2:
+            sys.stderr.write(f".  {task.title()}\n")
 
     def skip_uptodate(self, task: Any) -> None:
         pass
@@ -55,15 +103,23 @@ class BcevalReporter(ConsoleReporter):
         if isinstance(fail, UnmetDependency):
             return  # the failure of the dependency already explained itself
         if isinstance(fail, InputError | TaskFailed) and not fail.traceback:
-            sys.stderr.write(f"{fail.message}\n")
+            (sys.stdout if isinstance(fail, VerdictFailed) else sys.stderr).write(f"{fail.message}\n")
+            self.failures.append({"task": task, "exception": fail})
             return
         super().add_failure(task, fail)
 
     def complete_run(self) -> None:
-        if self.runtime_errors:
-            sys.stderr.write("\n".join(self.runtime_errors) + "\n")
-        for result in self.failures:
-            if result["task"].executed:
-                err = "".join(a.err for a in result["task"].actions if a.err)
-                if err:
-                    sys.stderr.write(err)
+        try:
+            if self.runtime_errors:
+                sys.stderr.write("\n".join(self.runtime_errors) + "\n")
+            for result in self.failures:
+                if result["task"].executed:
+                    err = "".join(a.err for a in result["task"].actions if a.err)
+                    if err:
+                        sys.stderr.write(err)
+            if not (self._worked or self.failures or self.runtime_errors) and self.context:
+                sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None

@@ -2,6 +2,7 @@
 
 EXIT_FAILED = 1  # the evaluation ran and something did not pass
 EXIT_USAGE = 2  # bad usage or unreadable input
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 class BcevalError(Exception):
@@ -15,9 +16,10 @@ class EvaluationFailed(BcevalError):
 
     exit_code = EXIT_FAILED
 
-    def __init__(self, header: str, problems: list[str] | None = None) -> None:
+    def __init__(self, header: str, problems: list[str] | None = None, verdict: bool = True) -> None:
         self.header = header
         self.problems = list(problems or [])
+        self.verdict = verdict  # a verdict goes to stdout; False keeps a contract that puts failures on stderr
         super().__init__(self.render())
 
     def render(self) -> str:

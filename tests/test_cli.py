@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -19,10 +20,15 @@ def _clean_env(monkeypatch):
         monkeypatch.delenv(key, raising=False)
 
 
+CONTEXT = re.compile(r"^bceval: corpus .+ \(.+\); manifest .+; out .+$")
+
+
 def run_cli(capsys, *argv):
+    """(exit code, stdout lines, stderr lines without the corpus line every graph command prints first)."""
     code = main(list(argv))
     captured = capsys.readouterr()
-    return code, captured.err.strip().splitlines()
+    err = captured.err.strip().splitlines()
+    return code, captured.out.strip().splitlines(), err[1:] if err and CONTEXT.match(err[0]) else err
 
 
 def prepare(capsys, corpus, out):
@@ -30,19 +36,19 @@ def prepare(capsys, corpus, out):
 
 
 def test_validate_prints_the_passed_line(small_corpus, tmp_path, capsys):
-    code, err = run_cli(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
+    code, out, err = run_cli(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
     assert code == 0
-    assert err == ["Review fixture validation PASSED: 4 cases cover 2 leaf domains."]
+    assert out == ["Review fixture validation PASSED: 4 cases cover 2 leaf domains."] and err == []
 
 
 def test_validate_lists_every_problem_and_exits_1(small_corpus, tmp_path, capsys):
     data = dict(small_corpus.manifest_data, version=3, selection="best", minimumCleanRate=1.5)
     data["overrides"] = {"nosuch": {"article": "x"}, "performance": {"article": "missing-one"}}
     small_corpus.write_manifest(data)
-    code, err = run_cli(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
+    code, out, err = run_cli(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
     assert code == 1
-    assert err[0] == "Review fixture validation FAILED with 7 problem(s):"
-    assert err[1:] == [
+    assert out[0] == "Review fixture validation FAILED with 7 problem(s):"
+    assert out[1:] == [
         "  - Unsupported review fixture manifest version: 3 (expected 2).",
         "  - Unsupported selection strategy: \"best\" (expected 'first-paired-al-article').",
         "  - minimumCleanRate must be between 0 and 1, got 1.5.",
@@ -62,7 +68,7 @@ def test_validate_lists_every_problem_and_exits_1(small_corpus, tmp_path, capsys
     ],
 )
 def test_unusable_paths_are_one_line_exit_2(small_corpus, tmp_path, capsys, setup, expected):
-    code, err = run_cli(capsys, "prepare", *setup(small_corpus, tmp_path), "--out", str(tmp_path / "o"))
+    code, out, err = run_cli(capsys, "prepare", *setup(small_corpus, tmp_path), "--out", str(tmp_path / "o"))
     assert code == 2
     assert len(err) == 1 and expected in err[0]
     assert not (tmp_path / "o" / "review").exists()
@@ -79,7 +85,7 @@ def test_unusable_paths_are_one_line_exit_2(small_corpus, tmp_path, capsys, setu
 )
 def test_unreadable_manifest_is_one_line_exit_2(small_corpus, tmp_path, capsys, content, expected):
     small_corpus.manifest.write_bytes(content)
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert err == [f"{small_corpus.manifest}: {expected}"]
     assert small_corpus.manifest.read_bytes() == content
@@ -87,15 +93,15 @@ def test_unreadable_manifest_is_one_line_exit_2(small_corpus, tmp_path, capsys, 
 
 def test_threshold_that_is_not_a_number_is_a_listed_problem(small_corpus, tmp_path, capsys):
     small_corpus.write_manifest(dict(small_corpus.manifest_data, minimumExpectedRecall="high"))
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 1
-    assert '  - minimumExpectedRecall must be a number, got "high".' in err
+    assert '  - minimumExpectedRecall must be a number, got "high".' in out
 
 
 def test_non_utf8_sample_names_the_file(small_corpus, tmp_path, capsys):
     sample = small_corpus.root / "microsoft/knowledge/performance/alpha-check.bad.al"
     sample.write_bytes(b'codeunit 50100 "Caf\xe9"\n{\n}\n')
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert err == [f"{sample}: not valid UTF-8 (byte 0xE9 at offset 19)"]
 
@@ -103,7 +109,7 @@ def test_non_utf8_sample_names_the_file(small_corpus, tmp_path, capsys):
 def test_non_utf8_article_names_the_file(small_corpus, tmp_path, capsys):
     md = small_corpus.root / "microsoft/knowledge/performance/beta-loop.md"
     md.write_bytes(md.read_bytes().replace(b"Does a thing.", b"Does \xff thing."))
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert len(err) == 1 and err[0].startswith(f"{md}: not valid UTF-8")
 
@@ -113,7 +119,7 @@ def test_symlink_leading_outside_the_corpus_is_refused(small_corpus, tmp_path, c
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\ndomain: performance\n---\n")
     os.symlink(outside, small_corpus.root / "microsoft/knowledge/performance/sneaky.md")
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert len(err) == 1 and err[0].endswith("sneaky.md: symbolic link leads outside the corpus")
 
@@ -124,7 +130,7 @@ def test_foreign_non_empty_prepare_directory_is_refused_and_untouched(small_corp
     (review / "notes.txt").write_text("mine")
     (review / "request-x.json").write_text("{}")
     before = snapshot(review)
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert err == [
         f"{review}: prepare directory is not empty and has no .bcquality-evaluation marker; "
@@ -140,19 +146,19 @@ def test_ranking_gate_failure_names_case_and_article_and_writes_nothing_for_the_
     # every other article's keyword is in the sample, the selected article's is not
     sample = " ".join(f"token{n}" for n in range(1, 11))
     corpus.write("microsoft/knowledge/performance/rule-00.bad.al", f"codeunit 50100 X {{ {sample} }}\n")
-    code, err = prepare(capsys, corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, corpus.root, tmp_path / "o")
     assert code == 1
-    assert err[0] == "Review fixture preparation FAILED with 1 problem(s):"
-    assert err[1].startswith(
+    assert out[0] == "Review fixture preparation FAILED with 1 problem(s):"
+    assert out[1].startswith(
         "  - performance-bad: ranking gate failed: microsoft/knowledge/performance/rule-00.md is not among the 10"
     )
-    assert "override" in err[1]
+    assert "override" in out[1]
     assert not list((tmp_path / "o" / "review").glob("*performance*"))
 
 
 def test_malformed_frontmatter_becomes_an_unparsed_row(small_corpus, tmp_path, capsys):
     small_corpus.write("microsoft/knowledge/performance/broken.md", "no frontmatter here\n# Title\n")
-    code, _ = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, _, _ = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 0
     index = json.loads((tmp_path / "o/review/knowledge-index.json").read_text())
     broken = [row for row in index["articles"] if row["path"].endswith("broken.md")]
@@ -180,14 +186,16 @@ def test_force_rebuild_and_module_entry_point(small_corpus, tmp_path):
     assert first.returncode == 0, first.stderr
     again = subprocess.run([*args, "--force"], capture_output=True, text=True, env=env)
     assert again.returncode == 0
-    assert ".  cases" in again.stdout and ".  prepare" in again.stdout
-    assert "Prepared 4 neutral fixture(s)" in again.stderr
+    assert ".  cases" not in again.stdout + again.stderr  # the build steps are listed only with -v
+    assert "Prepared 4 neutral fixture(s)" in again.stdout
+    verbose = subprocess.run([*args, "--force", "-v"], capture_output=True, text=True, env=env)
+    assert ".  cases" in verbose.stderr and ".  prepare" in verbose.stderr and ".  cases" not in verbose.stdout
 
 
 def test_line_separator_characters_in_a_title_do_not_break_prepare(small_corpus, tmp_path, capsys):
     md = small_corpus.root / "microsoft/knowledge/performance/beta-loop.md"
     md.write_text(md.read_text().replace("# Beta Loop", "# Beta\u2028Loop\u0085end"), encoding="utf-8")
-    code, _ = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, _, _ = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 0
     index = json.loads((tmp_path / "o/review/knowledge-index.json").read_text(encoding="utf-8"))
     assert any(row["title"] == "Beta\u2028Loop\u0085end" for row in index["articles"])
@@ -196,14 +204,14 @@ def test_line_separator_characters_in_a_title_do_not_break_prepare(small_corpus,
 @pytest.mark.parametrize("value", ["abc", "99999999999999999"])
 def test_bad_source_date_epoch_is_one_line(small_corpus, tmp_path, capsys, monkeypatch, value):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2 and len(err) == 1 and "SOURCE_DATE_EPOCH" in err[0] and value in err[0]
 
 
 def test_out_that_is_a_file_is_one_line(small_corpus, tmp_path, capsys):
     target = tmp_path / "afile"
     target.write_text("mine")
-    code, err = prepare(capsys, small_corpus.root, target)
+    code, out, err = prepare(capsys, small_corpus.root, target)
     assert code == 2 and err == [f"bceval: {target}: output path exists and is not a directory"]
     assert target.read_text() == "mine"
 
@@ -213,7 +221,7 @@ def test_layer_folder_linked_outside_the_corpus_is_refused(small_corpus, tmp_pat
     outside = tmp_path / "elsewhere"
     (outside / "knowledge" / "performance").mkdir(parents=True)
     os.symlink(outside, small_corpus.root / "custom")
-    code, err = prepare(capsys, small_corpus.root, tmp_path / "o")
+    code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2 and len(err) == 1 and "custom/knowledge: leads outside the corpus" in err[0]
 
 

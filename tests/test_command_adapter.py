@@ -221,9 +221,13 @@ def agent(tmp_path, monkeypatch, oracle_answers) -> FakeAgent:
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, list[str]]:
+    """(exit code, stderr lines after the corpus line, then stdout lines: progress first, results last)."""
     code = main(list(argv))
     captured = capsys.readouterr()
-    return code, captured.err.strip().splitlines()
+    err = captured.err.strip().splitlines()
+    if err and err[0].startswith("bceval: corpus "):
+        err = err[1:]
+    return code, err + captured.out.strip().splitlines()
 
 
 def prepare(capsys, out: Path) -> list[str]:

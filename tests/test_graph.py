@@ -52,7 +52,8 @@ def test_editing_one_article_reruns_its_folder_rows_index_and_domain_only(graph_
 
     code, executed = run_graph(settings, "prepare")
     assert code == 0
-    assert set(executed) == {"rows:community/knowledge/security", "index", "domain:security"}
+    # prepare: the cheap finishing step that clears the incomplete marker the writers set
+    assert set(executed) == {"rows:community/knowledge/security", "index", "domain:security", "prepare"}
     after = mtimes(settings.prepare_dir)
     changed = {name for name in after if after[name] != before.get(name)}
     assert "index-security.json" in changed and "knowledge-index.json" in changed
@@ -60,7 +61,7 @@ def test_editing_one_article_reruns_its_folder_rows_index_and_domain_only(graph_
     assert snapshot(settings.prepare_dir) == cold_snapshot(graph_corpus.root, tmp_path)
 
 
-def test_editing_one_sample_reruns_only_its_domain(graph_corpus, tmp_path):
+def test_editing_one_sample_rereads_its_folder_and_reruns_only_its_domain(graph_corpus, tmp_path):
     settings = settings_for(graph_corpus.root, tmp_path / "out")
     run_graph(settings, "prepare")
     before = mtimes(settings.prepare_dir)
@@ -68,7 +69,8 @@ def test_editing_one_sample_reruns_only_its_domain(graph_corpus, tmp_path):
     sample.write_text(sample.read_text() + "// trailing note\n    Count := 1;\n")
 
     code, executed = run_graph(settings, "prepare")
-    assert (code, executed) == (0, ["domain:performance"])
+    # the folder's rows task re-reads its samples (they must be UTF-8) and finds its rows unchanged
+    assert (code, executed) == (0, ["rows:microsoft/knowledge/performance", "domain:performance", "prepare"])
     after = mtimes(settings.prepare_dir)
     # With no more than 10 candidates nothing is ranked, so only the neutral file itself changes.
     assert {name for name in after if after[name] != before[name]} == {"case-7f25e261.al"}

@@ -20,7 +20,7 @@ def _clean_env(monkeypatch):
 
 def health(capsys, corpus, out, *extra):
     code = main(["health", "--corpus", str(corpus.root), "--out", str(out), *extra])
-    err = capsys.readouterr().err
+    err = capsys.readouterr().out  # the findings and the summary are the command's result
     report = json.loads((out / "health.json").read_text()) if (out / "health.json").exists() else None
     return code, err, report
 
@@ -61,7 +61,7 @@ def test_leaf_without_knowledge_is_an_error_and_strict_fails(small_corpus, tmp_p
     code = main(["health", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "out"), "--strict"])
     # validation refuses the corpus first: a leaf without paired knowledge is a validation problem too
     assert code == 1
-    assert "events: no enabled knowledge layer has an article" in capsys.readouterr().err
+    assert "events: no enabled knowledge layer has an article" in capsys.readouterr().out
 
 
 def test_knowledge_without_leaf_and_domain_mismatch(small_corpus, tmp_path, capsys):

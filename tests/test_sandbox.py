@@ -263,7 +263,10 @@ def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, host_views
     ask = {
         "view": str(view),
         "allowed": str(allowed),
-        "exists": [str(p) for p in (corpus, out, other_view, view / "request.json", Path.cwd(), *host_tmp)],
+        # the repository's files (its folder may appear as the parent of a bound .venv, empty)
+        "exists": [
+            str(p) for p in (corpus, out, other_view, view / "request.json", Path.cwd() / "pyproject.toml", *host_tmp)
+        ],
     }
     argv = sandbox_argv(
         bwrap,

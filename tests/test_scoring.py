@@ -86,7 +86,7 @@ def test_extra_valid_article_fails_a_positive_exact_set_equality():
     report = score(answers(bad=("microsoft/knowledge/perf/a.md", "microsoft/knowledge/perf/b.md")))
     assert report.problems == [
         "perf-bad: unexpected finding(s): microsoft/knowledge/perf/b.md",
-        "Expected-finding recall 0 is below 1.",
+        "Expected-finding recall 0 (0/1) is below 1.",
     ]
 
 
@@ -100,7 +100,10 @@ def test_missing_and_unexpected_are_both_listed_sorted():
 
 def test_clean_control_must_be_silent():
     report = score(answers(good=("x.md",)))
-    assert report.problems == ["perf-good: clean control produced finding(s): x.md", "Clean-control rate 0 is below 1."]
+    assert report.problems == [
+        "perf-good: clean control produced finding(s): x.md",
+        "Clean-control rate 0 (0/1) is below 1.",
+    ]
     assert (report.recall, report.cleanRate) == (1.0, 0.0)
 
 
@@ -116,7 +119,7 @@ def test_missing_case_and_thresholds():
         {"cases": [{"id": "perf-good", "findings": []}]},
         thresholds={"minimumExpectedRecall": 0.5, "minimumCleanRate": 1.0},
     )
-    assert report.problems == ["Results missing case: perf-bad", "Expected-finding recall 0 is below 0.5."]
+    assert report.problems == ["Results missing case: perf-bad", "Expected-finding recall 0 (0/0) is below 0.5."]
 
 
 def test_lower_thresholds_let_a_partial_run_pass():
@@ -153,7 +156,7 @@ def test_loading_problems_come_before_id_problems():
 def test_unanswered_cases_are_reported_but_not_counted():
     report = score({"cases": [{"id": "perf-bad", "findings": ["microsoft/knowledge/perf/a.md"]}]})
     # no clean case counted: the rate is 0 as in the reference, which the threshold then reports
-    assert report.problems == ["Results missing case: perf-good", "Clean-control rate 0 is below 1."]
+    assert report.problems == ["Results missing case: perf-good", "Clean-control rate 0 (0/0) is below 1."]
     assert (report.positive.total, report.clean.total, report.recall, report.cleanRate) == (1, 0, 1.0, 0.0)
 
 
@@ -231,8 +234,13 @@ def _clean_env(monkeypatch):
 
 
 def cli(capsys, *argv):
+    """(exit code, lines): the verdict lines on stdout when there are any, else the one-line error on stderr
+    (the corpus line every graph command prints first is dropped)."""
     code = main(list(argv))
-    return code, capsys.readouterr().err.strip().splitlines()
+    captured = capsys.readouterr()
+    out = [line for line in captured.out.strip().splitlines() if not line.startswith(("Prepared ", "Review fixture"))]
+    err = [line for line in captured.err.strip().splitlines() if not line.startswith("bceval: corpus ")]
+    return code, out or err
 
 
 def test_both_result_sources_is_usage_error(capsys, tmp_path):

@@ -27,7 +27,7 @@ def out(tmp_path_factory):
 
 def score(capsys, out, results) -> tuple[int, list[str]]:
     code = main(["score", "--corpus", str(REPO / MANIFEST["corpus"]), "--out", str(out), "--results", str(results)])
-    lines = capsys.readouterr().err.strip().splitlines()
+    lines = capsys.readouterr().out.strip().splitlines()
     # Scoring prepares the requests first (incrementally); keep only the scoring verdict.
     return code, [line for line in lines if not line.startswith(("Prepared ", "Review fixture validation"))]
 

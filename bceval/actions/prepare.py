@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.manifest import CheckedManifest, check_manifest
+from bceval.review.manifest import THRESHOLDS, CheckedManifest, check_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
 from bceval.review.rows import (
@@ -34,6 +33,8 @@ from bceval.review.rows import (
 )
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
+INCOMPLETE_NAME = ".bceval-incomplete"
+INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
 
 
 def build_dir(settings: Settings) -> Path:
@@ -64,10 +65,20 @@ def article_group(rel: str) -> str:
 
 def knowledge_groups(listing: Listing) -> dict[str, list[str]]:
     """Every indexed article by `article_group`; groups and the paths in each in ordinal order."""
+    return _grouped(listing, ".md")
+
+
+def sample_groups(listing: Listing) -> dict[str, list[str]]:
+    """Every AL sample (`*.al`) by `article_group`: the rows task of a group checks them too, so validation
+    reads every file preparing could, and a sample that is not UTF-8 is an error even when no case uses it."""
+    return _grouped(listing, ".al")
+
+
+def _grouped(listing: Listing, suffix: str) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for folder, names in listing.by_dir.items():
         if folder.split("/", 2)[1] == "knowledge":
-            rels = [f"{folder}/{name}" for name in names if name.endswith(".md")]
+            rels = [f"{folder}/{name}" for name in names if name.endswith(suffix)]
             if rels:
                 groups.setdefault(article_group(f"{folder}/x"), []).extend(rels)
     return {group: sorted(groups[group]) for group in sorted(groups)}  # ordinal: only needs to be fixed
@@ -89,8 +100,11 @@ def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivati
     """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
     of exactly the listing and manifest bytes they came from."""
     listing = listing or scan_corpus(settings.corpus)
-    manifest = read_json_bytes(settings.manifest)
-    checked = check_manifest(parse_json(manifest, str(settings.manifest)))
+    if settings.manifest is None:  # no manifest: the convention alone, with the strict thresholds
+        manifest, checked = b"", CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
+    else:
+        manifest = read_json_bytes(settings.manifest)
+        checked = check_manifest(parse_json(manifest, str(settings.manifest)))
     return derive_cases(listing, checked), checked, plan_key(listing, manifest)
 
 
@@ -104,7 +118,7 @@ def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
     depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
     else freshly derived. None when validation will fail; its task reports why."""
     try:
-        key = plan_key(listing, settings.manifest.read_bytes())
+        key = plan_key(listing, settings.manifest.read_bytes() if settings.manifest is not None else b"")
         recorded = load_own_json(cases_file(settings))
     except (OSError, ValueError):
         key, recorded = None, None
@@ -137,9 +151,13 @@ def write_cases(settings: Settings) -> None:
         write_atomic(domain_cases_file(settings, leaf["domain"]), dumps({"leaf": leaf, "cases": own}))
 
 
-def report_validation(settings: Settings) -> None:
+def report_validation(settings: Settings, loose_samples: list[list[str]]) -> None:
+    """Print the verdict once every file preparing reads has been read: the rows tasks read the articles and
+    the samples beside them, this reads the leaves and samples in folders without an article."""
     recorded = load_own_json(cases_file(settings))
-    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
+    for rel in [leaf["path"] for leaf in recorded["leaves"]] + [rel for group in loose_samples for rel in group]:
+        read_text(settings.corpus / rel)
+    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
 
 
 def index_state_file(settings: Settings) -> Path:
@@ -147,8 +165,11 @@ def index_state_file(settings: Settings) -> Path:
     return build_dir(settings) / "index-state.json"
 
 
-def write_rows(settings: Settings, group: str, rels: list[str]) -> None:
-    """The rows file of one knowledge group (see bceval.review.rows), rows in path order."""
+def write_rows(settings: Settings, group: str, rels: list[str], samples: list[str] = ()) -> None:
+    """The rows file of one knowledge group (see bceval.review.rows), rows in path order; the group's
+    samples are only read, to prove they are UTF-8."""
+    for rel in samples:
+        read_text(settings.corpus / rel)
     ordered = sorted_texts(rels)  # one layer, so path order is index order
     rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
     write_atomic(rows_file(settings, group), encode_group(rows))
@@ -177,8 +198,29 @@ def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | No
     return (leaves, groups) if valid else None
 
 
+def incomplete_marker(settings: Settings) -> Path:
+    """Present in the prepare directory from the first write of a prepare run until it finished."""
+    return settings.prepare_dir / INCOMPLETE_NAME
+
+
+def mark_incomplete(settings: Settings) -> None:
+    marker = incomplete_marker(settings)
+    if not marker.exists():
+        write_atomic(marker, INCOMPLETE_TEXT)
+
+
+def require_complete(settings: Settings) -> None:
+    """Answering or scoring a half-written request set would mislead; refuse in one line."""
+    if incomplete_marker(settings).exists():
+        raise BcevalError(
+            f"{settings.prepare_dir}: the last prepare did not finish, so the requests are incomplete; "
+            "fix what it reported and run bceval prepare"
+        )
+
+
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
     """knowledge-index.json and the candidate rows of each leaf domain whose rows may have changed."""
+    mark_incomplete(settings)
     read = _read_groups(settings, groups)
     every = list(read.values())
     write_atomic(
@@ -213,6 +255,7 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
 
 
 def write_domain(settings: Settings, domain: str) -> None:
+    mark_incomplete(settings)
     recorded = load_own_json(domain_cases_file(settings, domain))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
@@ -230,6 +273,7 @@ def write_domain(settings: Settings, domain: str) -> None:
 
 
 def write_review_request(settings: Settings) -> None:
+    mark_incomplete(settings)
     write_atomic(settings.prepare_dir / REVIEW_REQUEST, review_request(recorded_cases(settings)))
 
 
@@ -269,10 +313,11 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
     prune(settings.prepare_dir, expected_files(domains, [case["modelId"] for case in recorded["cases"]]))
+    incomplete_marker(settings).unlink(missing_ok=True)
     for path in build_strays(settings, groups, domains):
         path.unlink()
-    print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.", file=sys.stderr)
-    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])), file=sys.stderr)
+    print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.")
+    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
 
 
 

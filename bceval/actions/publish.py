@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from bceval.config import Settings
 
 
@@ -15,5 +13,5 @@ def publish_page(settings: Settings) -> None:
     card = read_scorecard(settings.scorecard_json)
     changed = publish(settings.page, card)
     state = "updated" if changed else "already up to date"
-    print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.", file=sys.stderr)
+    print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.")
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
-from bceval.actions.prepare import cases_file, recorded_cases
+from bceval.actions.prepare import cases_file, recorded_cases, require_complete
 from bceval.adapters.naming import infra_files, result_files
 from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
@@ -37,6 +36,7 @@ def judge_result_file(settings: Settings, result: Path) -> None:
 def write_score(settings: Settings) -> None:
     from bceval.review.scoring import FileReading, aggregate, read_infra_file
 
+    require_complete(settings)
     results = result_files(settings.results_dir)
     infra = infra_files(settings.results_dir)
     recorded = load_own_json(cases_file(settings))
@@ -51,6 +51,7 @@ def score_single_file(settings: Settings) -> None:
     """--results-path: one combined document; unreadable is an input error, as in the reference."""
     from bceval.review.scoring import aggregate, judge_reading, read_result_file
 
+    require_complete(settings)
     path = settings.results_path
     assert path is not None
     if not path.is_file():
@@ -70,12 +71,12 @@ def report_score(settings: Settings, gate: bool = True) -> None:
 
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
     if report.passed:
-        print(passed_line(report), file=sys.stderr)
+        print(passed_line(report))
         return
     failure = EvaluationFailed(failed_header(report), report.problems + failure_notes(report))
     if gate:
         raise failure
-    print(failure.render(), file=sys.stderr)
+    print(failure.render())
 
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -102,10 +101,10 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
         )
         directory = refresh(manifest, workspaces, Path(cfg.out))
     except GuidanceError as exc:
-        raise EvaluationFailed(f"{title} FAILED: {exc}") from None
+        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
     except Exception:  # noqa: BLE001 - never a traceback or foreign text
-        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely") from None
-    print(f"{title} PASSED: {len(manifest.cases)} case(s) prepared in {directory}", file=sys.stderr)
+        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
+    print(f"{title} PASSED: {len(manifest.cases)} case(s) prepared in {directory}")
 
 
 def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]]:

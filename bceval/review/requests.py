@@ -11,7 +11,7 @@ from bceval.errors import EvaluationFailed
 from bceval.jsonio import dumps
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import neutral_file_text
-from bceval.review.ranking import gate_problem, rank_candidates
+from bceval.review.ranking import expected_article, gate_problem, rank_candidates
 
 MARKER_NAME = ".bcquality-evaluation"
 MARKER_TEXT = "This directory holds neutral review requests prepared by bceval; it may be rewritten.\n"
@@ -117,7 +117,15 @@ def domain_files(
         ),
     }
     problems = []
+    unparsed = {row["path"].lower() for row in articles if row.get("parsed") is False}
     for case in cases:
+        article = expected_article(case.input)
+        if article.lower() in unparsed:  # say so, rather than report a ranking miss with advice to add keywords
+            problems.append(
+                f"{case.id}: the frontmatter of {article} cannot be read (it must open with a '---' line and close "
+                "with another), so the article has no domain or keywords; fix its frontmatter"
+            )
+            continue
         neutral = neutral_file_text(samples[case.input])
         case_text = neutral + (f" {case.context}" if case.context else "")
         ranked = rank_candidates(articles, case_text)

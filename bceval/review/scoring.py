@@ -169,6 +169,11 @@ def format_rate(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
 
 
+def format_short(value: float) -> str:
+    """A rate for people: at most four decimals, no trailing zeros ("0.0909", "0.5", "1")."""
+    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
+
+
 def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | None = None) -> CaseVerdict:
     """The strict gate for one case: exact set equality (ci) for positives, silence for clean controls."""
     positive = bool(case.expected)
@@ -277,10 +282,11 @@ def aggregate(
     )
     recall = positive.passed / positive.total if positive.total else 0.0
     clean_rate = clean.passed / clean.total if clean.total else 0.0
-    for name, value in (("minimumExpectedRecall", recall), ("minimumCleanRate", clean_rate)):
+    for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
         if value < thresholds[name]:
             label = THRESHOLD_LABELS[name]
-            problems.append(f"{label} {format_rate(value)} is below {format_rate(thresholds[name])}.")
+            counts = f"({tally.passed}/{tally.total})"
+            problems.append(f"{label} {format_short(value)} {counts} is below {format_rate(thresholds[name])}.")
     return ScoreReport(
         passed=not problems,
         recall=recall,

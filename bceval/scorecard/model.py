@@ -37,7 +37,7 @@ class CorpusInfo(StrictModel):
     name: str = Field(description="The corpus root's folder name.")
     commit: str = Field(description="HEAD of the git checkout holding the corpus, or 'unknown' outside git.")
     dirty: bool | None = Field(description="Uncommitted changes under the corpus root; null outside git.")
-    manifestSha256: str
+    manifestSha256: str | None = Field(description="sha256 of the manifest; null when there is none (convention).")
     requestSetSha256: str = Field(description="sha256 over every file of the prepare directory (name + bytes).")
 
 
@@ -171,7 +171,9 @@ def _rate(passed: int, total: int) -> Rate:
     )
 
 
-def build_scorecard(report: ScoreReport, corpus: Path, manifest: Path, prepare_dir: Path, timestamp: str) -> Scorecard:
+def build_scorecard(
+    report: ScoreReport, corpus: Path, manifest: Path | None, prepare_dir: Path, timestamp: str
+) -> Scorecard:
     commit, dirty = git_state(corpus)
     domains: dict[str, DomainTotals] = {}
     for verdict in report.cases:
@@ -213,7 +215,7 @@ def build_scorecard(report: ScoreReport, corpus: Path, manifest: Path, prepare_d
         name=corpus.name,
         commit=commit,
         dirty=dirty,
-        manifestSha256=sha256_file(manifest),
+        manifestSha256=sha256_file(manifest) if manifest is not None else None,
         requestSetSha256=request_set_sha256(prepare_dir),
     )
     adapter = adapter_info(report)

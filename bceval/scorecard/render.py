@@ -46,7 +46,8 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         f"- {_rate_text('Clean rate', card.cleanRate)}",
         f"- Corpus: {_commit_text(card)}",
         f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
-        f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, manifest `{card.corpus.manifestSha256[:12]}`",
+        f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
+        f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
         f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
         f"run `{card.runId[:12]}`",
         "",
@@ -107,7 +108,7 @@ def render_html(card: Scorecard) -> str:
         f"<li>Adapter: <code>{e(card.adapter.name)}</code>, model <code>{e(card.adapter.model)}</code> ({pin}), "
         f"version <code>{e(card.adapter.version)}</code></li>",
         f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
-        f"<code>{e(card.corpus.manifestSha256[:12])}</code></li>",
+        f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
         f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "
         f"<code>{e(card.runId[:12])}</code></li>",
         "</ul>",

@@ -1,0 +1,116 @@
+"""The output directory: created once (ignored by git when it sits in a checkout), checked writable, locked
+while a graph runs, and swept of what a killed run left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from bceval.config import git_root
+from bceval.errors import BcevalError
+
+GITIGNORE_TEXT = "# bceval's output directory: nothing here belongs in git\n*\n"
+LOCK_NAME = ".bceval.lock"
+# write_atomic's temporary names: `.<name>.<8 random characters from mkstemp>.tmp`
+_TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def ensure_output_dir(out: Path) -> None:
+    """Create the directory (a new one inside a git checkout gets a `.gitignore` of `*`) and prove it writable."""
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if created and git_root(out.parent) is not None:
+            (out / ".gitignore").write_text(GITIGNORE_TEXT, encoding="utf-8")
+        handle, probe = tempfile.mkstemp(prefix=".bceval-probe.", dir=out)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise BcevalError(f"{out}: output directory is not writable ({reason}); choose another with --out") from None
+
+
+def sweep_temp_files(out: Path) -> list[Path]:
+    """Remove the temporary files a killed run left (atomic writes never leave them otherwise)."""
+    removed = []
+    for folder, _, names in os.walk(out):
+        for name in names:
+            if _TEMP_FILE.match(name):
+                path = Path(folder) / name
+                try:
+                    path.unlink()
+                    removed.append(path)
+                except OSError:
+                    pass  # gone already, or not ours to remove; never worth failing a run for
+    return removed
+
+
+def repair_doit_state(db: Path) -> bool:
+    """Drop doit's state file when a killed run left it half written (doit writes it in place at exit).
+
+    Losing it only makes the next run redo its work; the atomic writes keep every output byte-identical.
+    Returns True when the file was dropped.
+    """
+    try:
+        with open(db, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 64))
+            tail = handle.read().rstrip()
+    except FileNotFoundError:
+        return False
+    if tail.endswith(b"}"):
+        return False
+    db.unlink(missing_ok=True)
+    return True
+
+
+class OutputLock:
+    """An exclusive lock on the output directory for the length of one graph run.
+
+    Two runs writing one directory would corrupt doit's state and each other's files; the second one is
+    refused in one line instead. The lock dies with the process, so a killed run never leaves it behind.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._handle: int | None = None
+
+    def acquire(self) -> None:
+        handle = os.open(self.out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            _lock(handle)
+        except OSError:
+            os.close(handle)
+            raise BcevalError(
+                f"{self.out}: another bceval run is using this output directory; wait for it or choose another --out"
+            ) from None
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            _unlock(self._handle)
+            os.close(self._handle)
+            self._handle = None
+
+
+if os.name == "nt":  # pragma: no cover - Windows
+    import msvcrt
+
+    def _lock(handle: int) -> None:
+        msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+
+    def _unlock(handle: int) -> None:
+        os.lseek(handle, 0, os.SEEK_SET)
+        msvcrt.locking(handle, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(handle: int) -> None:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(handle: int) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)

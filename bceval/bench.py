@@ -234,7 +234,7 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         runs["touch one leaf"].append(bceval("prepare", out))
         bceval("answer", out, "--adapter", "oracle")
         runs["score cold"].append(bceval("score", out, "--adapter", "oracle"))
-        result = next(iter(sorted((out / "results/oracle").glob("result-case-*.json"))))
+        result = next(iter(sorted((out / "runs/oracle/results").glob("result-case-*.json"))))
         document = json.loads(result.read_text(encoding="utf-8"))
         document["cases"][0]["findings"] = [{"id": "bench/changed.md"}]
         result.write_text(json.dumps(document), encoding="utf-8")

@@ -131,8 +131,30 @@ class Settings:
         return self.out / ".bceval.doit.db"
 
     @property
+    def run_name(self) -> str:
+        """--run, else the adapter (plus the model for a live agent, plus the epoch after the first);
+        results scored from elsewhere are the run "external"."""
+        if self.run:
+            return self.run
+        if self.results is not None or self.results_path is not None:
+            return "external"
+        name = self.adapter
+        if self.adapter == "command" and self.model:
+            name += "-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-.")[:80] or "model")
+        return name + (f"-e{self.epoch}" if self.epoch > 1 else "")
+
+    @property
+    def run_dir(self) -> Path:
+        """Everything of one run: results/, transcripts/, run.json, score.json, scorecard.*"""
+        return self.out / "runs" / self.run_name
+
+    @property
     def results_dir(self) -> Path:
-        return self.results or self.out / "results" / self.adapter
+        return self.results or self.run_dir / "results"
+
+    @property
+    def transcripts_dir(self) -> Path:
+        return self.run_dir / "transcripts"
 
     @property
     def answers_in_graph(self) -> bool:
@@ -144,11 +166,11 @@ class Settings:
 
     @property
     def score_file(self) -> Path:
-        return self.out / "score.json"
+        return self.run_dir / "score.json"
 
     @property
     def scorecard_json(self) -> Path:
-        return self.out / "scorecard.json"
+        return self.run_dir / "scorecard.json"
 
     @property
     def cache_dir(self) -> Path:

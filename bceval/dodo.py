@@ -21,7 +21,8 @@ from bceval import __version__
 from bceval.actions import answer as answering
 from bceval.actions import health, publish, scoring
 from bceval.actions import prepare as steps
-from bceval.adapters.naming import infra_files, result_files, result_name, shard_cases
+from bceval.adapters.naming import infra_files, result_files, result_name
+from bceval.adapters.view import view_inputs
 from bceval.config import Settings, check_inputs, context_line, load_settings
 from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
@@ -29,10 +30,12 @@ from bceval.doitlib import BcevalReporter, action, uncaptured
 from bceval.errors import BcevalError
 from bceval.guidance.graph import guidance_tasks
 from bceval.outdir import ensure_output_dir, repair_doit_state
-from bceval.review.cases import Derivation
+from bceval.review.cases import Derivation, ReviewCase
 from bceval.review.prepdir import claim
 from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
 from bceval.review.rows import FORMAT as ROWS_FORMAT
+from bceval.runs.record import identity as run_record_identity
+from bceval.runs.record import selection_of
 
 
 def file_signature(root: str, rels: list[str]) -> str:
@@ -84,18 +87,31 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
     prep = settings.prepare_dir
     corpus_dir = str(settings.corpus)
     basics = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
-    answer_settings = {
-        "adapter": settings.adapter,
-        "command": settings.command,
-        "model": settings.model,
-        "shard": settings.shard,
-        "timeout": settings.timeout,
-        "retries": settings.retries,
-    }
+    run_identity = {"bceval": __version__, "run": settings.run_name, **run_record_identity(settings)}
+
+    @cache
+    def selection() -> tuple[list[ReviewCase] | None, list[ReviewCase]]:
+        """(the selected cases or None for all, the cases this shard answers); empty when validation fails."""
+        derivation = plan()
+        if derivation is None:
+            return None, []
+        try:
+            return answering.selected_cases(settings, derivation.cases), answering.cases_to_answer(
+                settings, derivation.cases
+            )
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None
+
+    @cache
+    def run_answers() -> Any:
+        from bceval.adapters.run import RunAnswers
+
+        derivation = plan()
+        return RunAnswers(settings, derivation.cases if derivation else [])
 
     def after_answers(creator: Any) -> Any:
         """Result files to score are only known once the graph has answered (when it answers at all)."""
-        return create_after(executed="answer")(creator) if settings.answers_in_graph else creator
+        return create_after(executed="answered")(creator) if settings.answers_in_graph else creator
 
     def task_cases() -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
@@ -201,28 +217,47 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             ],
         }
 
-    def task_answer() -> dict:
-        """Answer every request case with the configured adapter (default: baseline)."""
-        derivation = plan()
-        model_ids = [case.modelId for case in derivation.cases] if derivation else []
-        shard_ids = [case.modelId for case in shard_cases(derivation.cases, settings.shard)] if derivation else []
-        # the baseline opens whole articles, whose bodies no request file reflects
-        articles = {"articles": signatures()} if settings.adapter == "baseline" else {}
+    def task_run_record() -> dict:
+        """out/runs/<run>/run.json: the run's agent settings and the cases it covers."""
+        selected, _ = selection()
+        ids = [case.id for case in selected] if selected is not None else None
+        record = settings.run_dir / "run.json"
         return {
-            "actions": [action(answering.answer, settings)],
-            "file_dep": [str(steps.cases_file(settings))]
-            + [str(prep / f"request-{mid}.json") for mid in model_ids]
-            + [str(prep / f"{mid}.al") for mid in model_ids],
-            # Declared only when the graph owns the results directory: a user's directory given to `score`
-            # must never look like something `answer` builds (doit would rerun it and overwrite the results).
-            "targets": [str(settings.results_dir / result_name(mid)) for mid in shard_ids]
-            if settings.answers_in_graph
-            else [],
+            "actions": [action(answering.write_run_record, settings, ids)],
             "task_dep": ["prepare"],
             "uptodate": [
-                config_changed({**basics, **answer_settings, "results": str(settings.results_dir), **articles}),
-                lambda: all((settings.results_dir / result_name(mid)).is_file() for mid in shard_ids),
+                config_changed({**run_identity, "selection": ids, "shard": settings.shard}),
+                record.is_file,
             ],
+        }
+
+    @create_after(executed="prepare")
+    def task_answer() -> Any:
+        """One answer per selected case: up to date while every byte its agent could see (request, case file,
+        leaf, candidate articles) and the run's agent settings are unchanged."""
+        _, chosen = selection()
+        for case in chosen:
+            try:
+                _, inputs = view_inputs(prep, settings.corpus, case.modelId)
+            except BcevalError:
+                inputs = []  # not prepared: the action says so in one line
+            target = settings.results_dir / result_name(case.modelId)
+            yield {
+                "name": f"{settings.run_name}/{case.modelId}",
+                "actions": [action(answering.answer_case, run_answers, case)],
+                "file_dep": [str(path) for path in inputs]
+                + ([str(steps.cases_file(settings))] if settings.adapter == "oracle" else []),
+                "targets": [str(target)],
+                "task_dep": ["run_record"],
+                "uptodate": [config_changed(run_identity), target.is_file],
+            }
+
+    def task_answered() -> dict:
+        """One line on how the run stands (always runs; it is cheap)."""
+        return {
+            "actions": [action(answering.report_answers, settings, run_answers)],
+            "task_dep": ["answer"],
+            "uptodate": [False],
         }
 
     def result_paths() -> list[Path]:
@@ -257,6 +292,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             }
         results = result_paths()
         infra = infra_files(settings.results_dir) if results else []
+        selected = sorted(selection_of(settings.run_dir) or []) if settings.results is None else []
         return {
             "actions": [action(scoring.write_score, settings)],
             "file_dep": [str(steps.cases_file(settings))]
@@ -265,7 +301,14 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             "targets": [str(settings.score_file)],
             "task_dep": ["prepare", "verdict"],
             "uptodate": [
-                config_changed({**basics, "results": [p.name for p in results], "infra": [p.name for p in infra]})
+                config_changed(
+                    {
+                        **basics,
+                        "results": [p.name for p in results],
+                        "infra": [p.name for p in infra],
+                        "selected": selected,
+                    }
+                )
             ],
         }
 
@@ -336,9 +379,13 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "DOIT_CONFIG": {
             "dep_file": str(settings.doit_db),
             "backend": "json",
-            "default_tasks": ["prepare", "answer", "summary"] if settings.answers_in_graph else ["prepare", "summary"],
+            "default_tasks": ["prepare", "answered", "summary"]
+            if settings.answers_in_graph
+            else ["prepare", "summary"],
             "reporter": reporter,
             "verbosity": 1,
+            # A live agent waits on its model: cases run side by side, in threads of this process.
+            **({"num_process": settings.jobs, "par_type": "thread"} if settings.jobs > 1 else {}),
         },
         "task_cases": task_cases,
         "task_validate": task_validate,
@@ -348,7 +395,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_domain": task_domain,
         "task_review_request": task_review_request,
         "task_prepare": task_prepare,
+        "task_run_record": task_run_record,
         "task_answer": task_answer,
+        "task_answered": task_answered,
         "task_verdict": task_verdict,
         "task_score_json": task_score_json,
         "task_scorecard": task_scorecard,

@@ -445,7 +445,7 @@ def test_the_schema_model_and_the_checks_name_the_same_members():
     from bceval.review.manifest import MANIFEST_MEMBERS, OVERRIDE_MEMBERS
     from bceval.review.manifest_schema import DomainOverride, ReviewManifest
 
-    assert tuple(ReviewManifest.model_fields) == MANIFEST_MEMBERS
+    assert tuple(field.alias or name for name, field in ReviewManifest.model_fields.items()) == MANIFEST_MEMBERS
     assert tuple(DomainOverride.model_fields) == OVERRIDE_MEMBERS
 
 

@@ -172,7 +172,7 @@ def test_publish_through_the_cli_twice_adds_one_row(cards, tmp_path, capsys):
     [
         ('{"schemaVersion": 1, "runId": "x"', "invalid JSON"),
         ('{"hello": 1}', "not a bceval scorecard"),
-        ('{"schemaVersion": 2, "runId": "x"}', "newer than this bceval reads"),
+        ('{"schemaVersion": 3, "runId": "x"}', "newer than this bceval reads"),
         ('{"schemaVersion": 1, "runId": "x"}', "not a valid bceval scorecard"),
     ],
 )

@@ -262,7 +262,7 @@ def test_combined_results_file(capsys, tmp_path):
     out = ["--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out")]
     assert cli(capsys, "answer", "--adapter", "oracle", *out)[0] == 0
     combined = {"cases": []}
-    for path in sorted((tmp_path / "out/results/oracle").glob("result-*.json")):
+    for path in sorted((tmp_path / "out/runs/oracle/results").glob("result-*.json")):
         combined["cases"] += json.loads(path.read_text())["cases"]
     target = tmp_path / "all.json"
     target.write_text(json.dumps(combined))
@@ -279,7 +279,8 @@ def test_default_main_job_reports_baseline_without_failing(tmp_path):
     settings = settings_for(DEMO_CORPUS, tmp_path / "out")
     code, executed = run_graph(settings)
     assert code == 0
-    assert {"prepare", "answer", "score_json", "summary"} <= set(executed)
+    assert {"prepare", "run_record", "answered", "score_json", "summary"} <= set(executed)
+    assert sum(name.startswith("answer:baseline/") for name in executed) == 16
     report = json.loads(settings.score_file.read_text())
     assert report["answeredBy"][0]["adapter"] == "baseline"
     assert run_graph(settings, "score")[0] == 1  # `score` is the gate
@@ -288,14 +289,15 @@ def test_default_main_job_reports_baseline_without_failing(tmp_path):
 def test_changing_one_result_rejudges_only_that_file(tmp_path):
     settings = replace(settings_for(DEMO_CORPUS, tmp_path / "out"), adapter="oracle")
     assert run_graph(settings, "score")[0] == 0
-    assert run_graph(settings, "score")[1] == ["scorecard", "score"]  # the record and report; nothing else reruns
+    # the reports (answers, scorecard, verdict) run each time; nothing else reruns
+    assert run_graph(settings, "score")[1] == ["answered", "scorecard", "score"]
     target = settings.results_dir / f"result-{model_id('events-good')}.json"
     document = json.loads(target.read_text())
     document["cases"][0]["findings"] = [{"id": "microsoft/knowledge/events/no-commit-in-subscribers.md"}]
     target.write_text(json.dumps(document))
     code, executed = run_graph(settings, "score")
     assert code == 1
-    assert executed == [f"verdict:{target.name}", "score_json", "scorecard", "score"]
+    assert executed == ["answered", f"verdict:{target.name}", "score_json", "scorecard", "score"]
 
 
 def test_oracle_passes_and_baseline_is_deterministic_on_demo(tmp_path):
@@ -328,7 +330,7 @@ def test_lone_surrogate_in_a_result_is_a_problem():
 def test_foreign_infra_record_is_one_line(capsys, tmp_path):
     out = ["--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out")]
     assert cli(capsys, "answer", "--adapter", "oracle", *out)[0] == 0
-    results = tmp_path / "out/results/oracle"
+    results = tmp_path / "out/runs/oracle/results"
     (results / "infra-case-00000000.json").write_text("{}")
     code, err = cli(capsys, "score", *out, "--results", str(results))
     assert code == 2

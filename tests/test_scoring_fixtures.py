@@ -63,7 +63,7 @@ def test_every_known_bad_set_is_recorded_and_differs_from_known_good():
 
 def test_score_json_records_every_verdict(capsys, out):
     score(capsys, out, FIXTURES / "known-bad" / "extra-valid-finding")
-    report = json.loads((out / "score.json").read_text())
+    report = json.loads((out / "runs/external/score.json").read_text())
     assert report["passed"] is False
     assert (report["positive"], report["clean"]) == ({"passed": 7, "total": 8}, {"passed": 8, "total": 8})
     failing = [case for case in report["cases"] if not case["passed"]]

@@ -1,17 +1,85 @@
-"""Answer-stage actions: answer the prepared requests with the configured adapter."""
+"""Answer-stage actions: the run record, one answer per selected case, and the run's summary line."""
 
 from __future__ import annotations
 
-from bceval.actions.prepare import recorded_cases, require_complete
+from collections.abc import Callable
+from typing import Any
+
+from bceval.actions.prepare import derive, recorded_cases, require_complete
+from bceval.adapters.naming import infra_files, result_files, shard_cases
 from bceval.config import Settings
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps, write_atomic
+from bceval.review.cases import ReviewCase
 
 
-def answer(settings: Settings) -> None:
-    from bceval.adapters.run import answer_cases  # adapters are only needed when answering
+def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase] | None:
+    """The run's selection (`--case`, `-k`, `--failed-from`), or None for every case."""
+    from bceval.runs.selection import failed_case_ids, select_cases
 
-    require_complete(settings)
-    answered, failed = answer_cases(settings, recorded_cases(settings))
-    where = settings.results_dir
-    note = f", {failed} infrastructure failure(s) (rerun to retry)" if failed else ""
-    print(f"Answered {answered} case(s) with the {settings.adapter} adapter into {where}{note}.")
+    failed = failed_case_ids(settings.failed_from, settings.out) if settings.failed_from else None
+    return select_cases(cases, settings.cases, settings.patterns, failed)
 
+
+def cases_to_answer(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase]:
+    """The selected cases of this machine's shard."""
+    return shard_cases(selected_cases(settings, cases) or cases, settings.shard)
+
+
+def preflight(settings: Settings) -> list[str]:
+    """Everything that can be wrong with an answer command, checked before anything is written: the agent
+    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
+    from bceval.adapters.run import make_adapter
+    from bceval.runs.record import new_record, read_record
+
+    warnings = []
+    derivation, _, _ = derive(settings)
+    selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
+    new_record(settings, [case.id for case in selected] if selected else None, read_record(settings.run_dir))
+    if settings.adapter == "command":
+        adapter = make_adapter(settings, derivation.cases)
+        if adapter.model_is_label_only:
+            warnings.append(
+                f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
+                "the agent uses its own default and the run is recorded as unpinned"
+            )
+    return warnings
+
+
+def write_run_record(settings: Settings, selected: list[str] | None) -> None:
+    """run.json of the run (its agent settings and the cases it covers); drops answers of vanished cases."""
+    from bceval.adapters.run import prune_vanished
+    from bceval.runs.record import RECORD_NAME, new_record, read_record
+
+    record = new_record(settings, selected, read_record(settings.run_dir))
+    write_atomic(settings.run_dir / RECORD_NAME, dumps(record))
+    prune_vanished(settings.results_dir, recorded_cases(settings))
+
+
+def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
+    """One answer through the run's `RunAnswers` (see bceval.adapters.run), made on first use."""
+    answers = run_answers()
+    require_complete(answers.settings)
+    answers.answer(case)
+
+
+def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
+    """One line: how the run stands, and how much of it this invocation answered."""
+    answers = run_answers()
+    results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
+    failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
+    done, cached = answers.done, answers.cached
+    now = f"{done - cached} answered now, {cached} from the cache" if done else "nothing new to answer"
+    note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
+    print(
+        f"Run {settings.run_name}: {len(results)} case(s) answered with the {settings.adapter} adapter ({now}){note}; "
+        f"results in {settings.results_dir}"
+    )
+
+
+def _any_result(settings: Settings) -> bool:
+    try:
+        result_files(settings.results_dir)
+    except BcevalError:
+        return False
+    return True

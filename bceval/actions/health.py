@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from bceval.actions.prepare import cases_file, domain_articles_file, read_rows, read_text
+from bceval.actions.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
 from bceval.config import Settings
-from bceval.corpus.layers import Leaf, scan_corpus
+from bceval.corpus.articles import index_row
+from bceval.corpus.index import candidates_by_domain
+from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
+from bceval.errors import BcevalError
 from bceval.jsonio import dumps, load_own_json, write_atomic
-from bceval.review.cases import ReviewCase
+from bceval.review.cases import ReviewCase, derive_cases
+from bceval.review.manifest import THRESHOLDS, CheckedManifest
+from bceval.review.neutral import neutral_file_text
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
@@ -29,6 +34,61 @@ def write_health(settings: Settings, groups: list[str]) -> None:
         {case.modelId: read_text(settings.prepare_dir / f"{case.modelId}.al") for case in cases},
         margin=settings.health_margin,
         changed=changed,
+    )
+    write_atomic(settings.out / "health.json", dumps(report.model_dump()))
+    write_atomic(settings.out / "health.md", render_markdown(report))
+
+
+def write_health_despite_failures(settings: Settings) -> None:
+    """Health of a corpus that fails validation or preparation: everything that can be read, computed in
+    memory (no graph state is trusted), plus one error finding per validation problem and unreadable file,
+    so `bceval health` can explain why the corpus fails."""
+    from bceval.health.model import Finding
+    from bceval.health.report import build_report, render_markdown
+
+    findings: list[Finding] = []
+
+    def unreadable(rel: str, problem: BcevalError) -> None:
+        findings.append(Finding(kind="unreadable-file", severity="error", path=rel, message=str(problem)))
+
+    listing = scan_corpus(settings.corpus)  # without a listing there is nothing to report on
+    try:
+        derivation, _, _ = derive(settings, listing)
+    except BcevalError as exc:  # an unreadable manifest: report it and look at the corpus by convention
+        findings.append(Finding(kind="validation", severity="error", message=str(exc)))
+        derivation = derive_cases(listing, CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS}))
+    findings += [Finding(kind="validation", severity="error", message=problem) for problem in derivation.problems]
+    rows = []
+    for rel in knowledge_markdown(listing):
+        try:
+            rows.append(index_row(rel, read_text(settings.corpus / rel)))
+        except BcevalError as exc:
+            unreadable(rel, exc)
+    samples = [rel for group in sample_groups(listing).values() for rel in group]
+    for rel in [leaf.path for leaf in derivation.leaves] + samples:
+        try:
+            read_text(settings.corpus / rel)
+        except BcevalError as exc:
+            unreadable(rel, exc)
+    texts = {}
+    for case in derivation.cases:
+        try:
+            texts[case.modelId] = neutral_file_text(read_text(settings.corpus / case.input))
+        except BcevalError:
+            pass  # already reported as an unreadable sample
+    cases = [case for case in derivation.cases if case.modelId in texts]
+    changed = read_text(settings.changed_paths).splitlines() if settings.changed_paths is not None else None
+    report = build_report(
+        settings.corpus.name,
+        listing,
+        derivation.leaves,
+        rows,
+        cases,
+        candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves]),
+        texts,
+        margin=settings.health_margin,
+        changed=changed,
+        extra=findings,
     )
     write_atomic(settings.out / "health.json", dumps(report.model_dump()))
     write_atomic(settings.out / "health.md", render_markdown(report))

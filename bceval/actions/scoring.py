@@ -11,6 +11,7 @@ from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.review.cases import ReviewCase
+from bceval.runs.record import selection_of
 
 
 def score_dir(settings: Settings) -> Path:
@@ -43,7 +44,8 @@ def write_score(settings: Settings) -> None:
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
     failures = [read_infra_file(path) for path in infra]
-    report = aggregate(cases, readings, recorded["thresholds"], failures)
+    selected = selection_of(settings.run_dir) if settings.results is None else None
+    report = aggregate(cases, readings, recorded["thresholds"], failures, selected)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 
@@ -86,8 +88,16 @@ def write_scorecard(settings: Settings) -> None:
     from bceval.scorecard.render import render_html, render_markdown
 
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
-    card = build_scorecard(report, settings.corpus, settings.manifest, settings.prepare_dir, created_at())
+    card = build_scorecard(
+        report,
+        settings.corpus,
+        settings.manifest,
+        settings.prepare_dir,
+        created_at(),
+        settings.out,
+        (settings.run_name, settings.epoch),
+    )
     write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
-    write_atomic(settings.out / "scorecard.md", render_markdown(card, heading="#"))
-    write_atomic(settings.out / "scorecard.html", render_html(card))
+    write_atomic(settings.run_dir / "scorecard.md", render_markdown(card, heading="#"))
+    write_atomic(settings.run_dir / "scorecard.html", render_html(card))
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bceval.adapters.envelope import Usage
 from bceval.jsonio import dumps
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import InfraFailure, ResultEntry
@@ -19,9 +20,22 @@ class CaseInput:
     model_id: str
     request_path: Path  # request-case-*.json in the prepare directory
     case_path: Path  # case-*.al in the prepare directory
+    corpus: Path  # where the leaf and the candidate articles the request names are read from
 
     def request(self) -> dict[str, Any]:
         return json.loads(self.request_path.read_text(encoding="utf-8"))
+
+
+@dataclass
+class Answer:
+    """One case's outcome: the answered entries or why there are none, what it cost, and its transcript."""
+
+    entries: list[ResultEntry] | None
+    failure: InfraFailure | None = None
+    usage: Usage = field(default_factory=Usage)
+    transcript: dict[str, Any] | None = None  # live agents only
+    cached: bool = False
+    view_digest: str | None = None
 
 
 class Adapter(Protocol):
@@ -31,19 +45,20 @@ class Adapter(Protocol):
         """The `answeredBy` block: adapter, model, version and whether the model is pinned."""
         ...
 
-    def answer(self, case: CaseInput) -> list[ResultEntry] | InfraFailure:
+    def answer(self, case: CaseInput) -> Answer:
         """The answered case(s) with their finding ids (article paths), or why no answer could be had."""
         ...
 
 
-def result_document(entries: list[ResultEntry], answered_by: dict[str, Any]) -> str:
+def result_document(entries: list[ResultEntry], answered_by: dict[str, Any], record: dict[str, Any]) -> str:
     cases = [{"id": entry.id, "findings": [{"id": f} for f in entry.findings]} for entry in entries]
-    return dumps({"cases": cases, "answeredBy": answered_by})
+    return dumps({"cases": cases, "answeredBy": answered_by, "record": record})
 
 
-def case_input(prepare_dir: Path, case: ReviewCase) -> CaseInput:
+def case_input(prepare_dir: Path, corpus: Path, case: ReviewCase) -> CaseInput:
     return CaseInput(
         model_id=case.modelId,
         request_path=prepare_dir / f"request-{case.modelId}.json",
         case_path=prepare_dir / f"{case.modelId}.al",
+        corpus=corpus,
     )

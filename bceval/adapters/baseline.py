@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval import __version__
-from bceval.adapters.base import CaseInput
+from bceval.adapters.base import Answer, CaseInput
 from bceval.review.ranking import normalize, score_article
 from bceval.review.scoring import ResultEntry
 
@@ -77,7 +77,7 @@ class BaselineAdapter:
             "pinned": True,
         }
 
-    def answer(self, case: CaseInput) -> list[ResultEntry]:
+    def answer(self, case: CaseInput) -> Answer:
         request = case.request()
         text = case.case_path.read_text(encoding="utf-8")
         for entry in request["cases"]:
@@ -95,4 +95,4 @@ class BaselineAdapter:
             if best is None or signal[:2] > best[:2]:
                 best = signal
         cited = [best[2]] if best is not None and best[1] >= self._threshold else []
-        return [ResultEntry(id=case.model_id, findings=cited)]
+        return Answer([ResultEntry(id=case.model_id, findings=cited)])

@@ -1,9 +1,18 @@
 """A live agent behind any command line (`claude -p`, `codex exec`, `llm`, ...). Opt-in only.
 
-The prompt (our output contract, the request JSON and the neutral case file) goes to the command's
-stdin; a `{request}` argument is replaced by the request file's path instead (then stdin is empty).
-Answers are cached by content (request bytes + case bytes + command + model), so a killed or repeated
-run never pays twice; failures are never cached, so a rerun retries them.
+Each case is answered by one fresh process. By default it runs in the case's agent view (see view.py), a
+folder holding only what it may read, with an environment that names neither the corpus nor the output
+directory; `--isolation none` runs it where bceval runs, as older versions did, and says so everywhere.
+`--sandbox bwrap` also hides the rest of the machine (see sandbox.py).
+
+The command line may hold `{model}` (the pinned model), `{request}` (the request file's path; stdin is then
+empty) and `{workdir}` (the folder it runs in); otherwise the prompt goes to stdin. A model is recorded as
+pinned only when it reached the command through `{model}`.
+
+Answers are cached by what the agent could see and how it was asked: the view's digest, the command, the
+model, the isolation, the sandbox, the epoch and the prompt version. A killed or repeated run never pays
+twice; another epoch is another sample. Failures are never cached, so a rerun retries them. Every
+attempt is kept in a transcript.
 """
 
 from __future__ import annotations
@@ -11,25 +20,35 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.adapters.base import CaseInput
+from bceval.adapters import live
+from bceval.adapters.base import Answer, CaseInput
+from bceval.adapters.envelope import Usage, read_agent_output
+from bceval.adapters.view import View, agent_environment, build_view, materialize, remove
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, dumps, parse_json, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 
 UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0
-POLL_SECONDS = 0.05
+POLL_SECONDS = 0.02
+PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
+TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
+RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
+PLACEHOLDERS = ("model", "request", "workdir")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CONTRACT = (
     "You are reviewing Business Central AL code for a code-review evaluation. Follow the request below: "
     "apply its leafInstructions to the case file, consider only its candidateArticles, and answer with one "
@@ -37,16 +56,46 @@ CONTRACT = (
     "ids copied verbatim from candidateArticles[].path. A case with nothing to report has an empty findings "
     "array. Print the JSON object and nothing else."
 )
+VIEW_NOTE = (
+    "Your working directory was made for this case alone: it holds the request, the case file, the leaf skill "
+    "and the full text of every candidate article. Every path in the request is relative to the working "
+    "directory."
+)
 
 
-def _kill(process: subprocess.Popen) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            process.kill()
-    except ProcessLookupError:
-        pass
+@dataclass(frozen=True)
+class AgentSettings:
+    """Everything that decides what the agent is asked and how; all of it but the limits is in the cache key."""
+
+    command: str
+    model: str | None = None
+    isolation: str = "view"  # "view" or "none"
+    sandbox: str = "none"  # "none" or "bwrap"
+    sandbox_allow: tuple[Path, ...] = ()
+    epoch: int = 1
+    timeout: float = 300.0
+    retries: int = 2
+    retry_wait: float = 5.0
+
+
+def placeholders(command: str) -> set[str]:
+    return set(_PLACEHOLDER.findall(command))
+
+
+def check_command(command: str, model: str | None) -> None:
+    """The command line's placeholders, checked before anything runs."""
+    found = placeholders(command)
+    unknown = sorted(found - set(PLACEHOLDERS))
+    if unknown:
+        known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+        raise BcevalError(f"--command has an unknown placeholder {{{unknown[0]}}}; the known ones are {known}")
+    if "model" in found and not model:
+        raise BcevalError("--command uses {model} but no model was given: add --model NAME (or BCEVAL_MODEL)")
+
+
+def pinned(command: str, model: str | None) -> bool:
+    """A model is pinned only when it was given and reaches the command through {model}."""
+    return bool(model) and "model" in placeholders(command)
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -59,15 +108,6 @@ def _loads(text: str) -> Any:
         return parse_json(text.encode("utf-8", "surrogatepass"), "answer")
     except BcevalError:
         return _MISSING
-
-
-def _feed(stream: Any, data: bytes) -> None:
-    """Write the prompt and close stdin; a command that exits without reading it is not an error here."""
-    try:
-        stream.write(data)
-        stream.close()
-    except OSError:
-        pass
 
 
 def extract_json_object(text: str) -> Any:
@@ -90,48 +130,111 @@ def extract_json_object(text: str) -> Any:
     return None
 
 
+def _feed(stream: Any, data: bytes) -> None:
+    """Write the prompt and close stdin; a command that exits without reading it is not an error here."""
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:
+        pass
+
+
+def _kept(data: bytes, size: int) -> str:
+    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP
+    bytes, the cut marked."""
+    text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
+    if size > TRANSCRIPT_CAP:
+        text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
+    return text
+
+
+def backoff(attempt: int, first_wait: float, rng: random.Random) -> float:
+    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter
+    (between half and all of it), so agents that were rate-limited together do not retry together."""
+    if attempt < 2 or first_wait <= 0:
+        return 0.0
+    base = min(RETRY_WAIT_CAP, first_wait * 2 ** (attempt - 2))
+    return base * (0.5 + rng.random() / 2)
+
+
+@dataclass
+class _Attempt:
+    record: dict[str, Any]
+    text: str | None = None
+    failure: tuple[str, str, str | None] | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
 class CommandAdapter:
     name = "command"
 
     def __init__(
         self,
-        command: str,
-        model: str | None,
+        agent: AgentSettings,
         cache_dir: Path,
-        timeout: float = 300.0,
-        retries: int = 2,
-        environ: dict[str, str] | None = None,
+        hidden: Mapping[str, Path],
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         environ = dict(os.environ if environ is None else environ)
         if environ.get("BCEVAL_LIVE") != "1":
             raise BcevalError("the command adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
+        check_command(agent.command, agent.model)
         try:
-            self.argv = shlex.split(command, posix=os.name == "posix")
+            self.argv = shlex.split(agent.command, posix=os.name == "posix")
         except ValueError as exc:
-            raise BcevalError(f"--command: cannot split '{command}': {exc}") from None
+            raise BcevalError(f"--command: cannot split '{agent.command}': {exc}") from None
         if not self.argv:
             raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
         self.executable = shutil.which(self.argv[0], path=environ.get("PATH"))
         if self.executable is None:
             raise BcevalError(f"--command: '{self.argv[0]}' was not found on PATH; install it or give a full path")
-        self.command = command
-        self.model = model or UNPINNED_MODEL
-        self.pinned = bool(model)
+        self.agent = agent
+        self.hidden = dict(hidden)
+        self.bwrap: str | None = None
+        if agent.sandbox == "bwrap":
+            from bceval.adapters.sandbox import require_bwrap, sandbox_argv
+
+            if agent.isolation != "view":
+                raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
+            self.bwrap = require_bwrap(environ)
+            # the sandbox's own checks (allowed paths exist, nothing hidden is exposed) before any case runs
+            sandbox_argv(
+                self.bwrap,
+                [self.executable],
+                workdir=Path(tempfile.gettempdir()),
+                read_only=[],
+                allow=list(agent.sandbox_allow),
+                hidden=self.hidden,
+                environ=environ,
+            )
+        self.model = agent.model or UNPINNED_MODEL
+        self.pinned = pinned(agent.command, agent.model)
         self.cache_dir = cache_dir
-        self.timeout = timeout
-        self.retries = retries
         self.environ = environ
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
         self._version: str | None = None
+        self._version_lock = threading.Lock()
+
+    @property
+    def model_is_label_only(self) -> bool:
+        return bool(self.agent.model) and not self.pinned
 
     def describe(self) -> dict[str, Any]:
-        if self._version is None:
-            self._version = self._probe_version()
+        with self._version_lock:
+            if self._version is None:
+                self._version = self._probe_version()
         return {
             "adapter": self.name,
-            "command": self.command,
+            "command": self.agent.command,
             "model": self.model,
             "version": self._version,
             "pinned": self.pinned,
+            "isolation": self.agent.isolation,
+            "sandbox": self.agent.sandbox,
         }
 
     def _probe_version(self) -> str:
@@ -149,46 +252,215 @@ class CommandAdapter:
         lines = done.stdout.strip().splitlines()
         return lines[0].strip() if done.returncode == 0 and lines else "unknown"
 
-    def cache_key(self, case: CaseInput) -> str:
-        digest = hashlib.sha256()
-        for part in (case.request_path.read_bytes(), case.case_path.read_bytes()):
-            digest.update(hashlib.sha256(part).digest())
-        digest.update(json.dumps([self.command, self.model]).encode("utf-8"))
-        return digest.hexdigest()
+    def cache_key(self, view: View) -> str:
+        agent = self.agent
+        parts = [
+            PROMPT_VERSION,
+            view.digest,
+            agent.command,
+            self.model,
+            agent.isolation,
+            agent.sandbox,
+            sorted(str(path) for path in agent.sandbox_allow),
+            agent.epoch,
+        ]
+        return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
-    def prompt(self, case: CaseInput) -> str:
-        request = case.request_path.read_text(encoding="utf-8")
-        code = case.case_path.read_text(encoding="utf-8")
+    def prompt(self, view: View, isolated: bool) -> str:
+        note = f"{VIEW_NOTE}\n\n" if isolated else ""
         return (
-            f"{CONTRACT}\n\n=== request {case.request_path.name} ===\n{request}\n"
-            f"=== file {case.case_path.name} ===\n{code}"
+            f"{CONTRACT}\n\n{note}=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
+            f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
         )
 
-    def answer(self, case: CaseInput) -> list[ResultEntry] | InfraFailure:
-        key = self.cache_key(case)
-        cached = self.cache_dir / f"{key}.json"
-        if cached.is_file():
-            return [ResultEntry.model_validate(e) for e in json.loads(cached.read_text(encoding="utf-8"))["cases"]]
-        failure: InfraFailure | None = None
-        for attempt in range(1, self.retries + 2):
-            outcome = self._run_once(case, attempt)
-            if isinstance(outcome, InfraFailure):
-                failure = outcome
-                continue
-            record = {"command": self.command, "model": self.model, "cases": [e.model_dump() for e in outcome]}
-            write_atomic(cached, dumps(record))
-            return outcome
-        assert failure is not None
-        return failure
+    # --- answering -------------------------------------------------------------------------------------------
 
-    def _supervise(self, process: subprocess.Popen, stdin_text: bytes, out: Any, err: Any) -> tuple[str, str] | None:
+    def answer(self, case: CaseInput) -> Answer:
+        view = build_view(case.request_path.parent, case.corpus, case.model_id)
+        key = self.cache_key(view)
+        base = {
+            "case": case.model_id,
+            "epoch": self.agent.epoch,
+            "command": self.agent.command,
+            "model": self.model,
+            "pinned": self.pinned,
+            "isolation": self.agent.isolation,
+            "sandbox": self.agent.sandbox,
+            "sandboxAllow": [str(path) for path in self.agent.sandbox_allow],
+            "view": {"sha256": view.digest, "files": view.manifest()},
+            "cacheKey": key,
+        }
+        cached = self._cached(key)
+        if cached is not None:
+            entries, usage, transcript = cached
+            record = {**base, "cached": True, "attempts": transcript.get("attempts", []), "outcome": "answered"}
+            return Answer(entries, None, usage, record, True, view.digest)
+        attempts: list[_Attempt] = []
+        for number in range(1, self.agent.retries + 2):
+            waited = self._wait_before(number)
+            attempt = self._attempt(case, view, number, waited)
+            attempts.append(attempt)
+            if attempt.failure is None:
+                entries = self._entries(attempt)
+                if isinstance(entries, list):
+                    usage = self._usage(attempts)
+                    record = {**base, "cached": False, "attempts": [a.record for a in attempts], "outcome": "answered"}
+                    self._store(key, entries, usage, record)
+                    return Answer(entries, None, usage, record, False, view.digest)
+                attempt.failure = entries
+                attempt.record["outcome"] = entries[0]
+                attempt.record["detail"] = entries[1]
+        last = attempts[-1].failure
+        assert last is not None
+        kind, detail, subtype = last
+        failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
+        usage = self._usage(attempts)
+        record = {**base, "cached": False, "attempts": [a.record for a in attempts], "outcome": f"failed: {kind}"}
+        return Answer(None, failure, usage, record, False, view.digest)
+
+    def _wait_before(self, number: int) -> float:
+        with self._rng_lock:
+            wait = backoff(number, self.agent.retry_wait, self.rng)
+        if wait:
+            self.sleep(wait)
+        return wait
+
+    @staticmethod
+    def _usage(attempts: list[_Attempt]) -> Usage:
+        total = Usage()
+        for attempt in attempts:
+            total = total.plus(attempt.usage)
+        return total
+
+    @staticmethod
+    def _entries(attempt: _Attempt) -> list[ResultEntry] | tuple[str, str, None]:
+        document = extract_json_object(attempt.text or "")
+        if document is None:
+            return ("invalid-output", "output holds no JSON object", None)
+        reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
+        if reading.problems or not reading.entries:
+            return ("invalid-output", "answer JSON does not have the result shape", None)
+        return reading.entries  # the ids are the model's to get right; scoring judges them
+
+    def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any]] | None:
+        path = self.cache_dir / f"{key}.json"
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            entries = [ResultEntry.model_validate(entry) for entry in stored["cases"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent, or not ours: answer again
+        return entries, Usage.from_record(stored.get("usage")), stored.get("transcript") or {}
+
+    def _store(self, key: str, entries: list[ResultEntry], usage: Usage, transcript: dict[str, Any]) -> None:
+        record = {
+            "command": self.agent.command,
+            "model": self.model,
+            "cases": [entry.model_dump() for entry in entries],
+            "usage": usage.as_record(),
+            "transcript": transcript,
+        }
+        write_atomic(self.cache_dir / f"{key}.json", dumps(record))
+
+    def _command_line(self, view_root: Path | None, request_path: Path, workdir: Path) -> list[str]:
+        values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}
+        return [self.executable] + [
+            _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]
+        ]
+
+    def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
+        isolated = self.agent.isolation == "view"
+        root = materialize(view) if isolated else None
+        if root is not None:
+            live.track_view(root)
+        try:
+            workdir = root if root is not None else Path.cwd()
+            request_path = (root / view.request_name) if root is not None else case.request_path
+            argv = self._command_line(root, request_path, workdir)
+            uses_path = "request" in placeholders(self.agent.command)
+            prompt = b"" if uses_path else self.prompt(view, isolated).encode("utf-8")
+            env = dict(self.environ)
+            if isolated:
+                env = agent_environment(self.environ, list(self.hidden.values()), workdir)
+            if self.bwrap is not None:
+                from bceval.adapters.sandbox import sandbox_argv
+
+                argv = sandbox_argv(
+                    self.bwrap,
+                    argv,
+                    workdir=workdir,
+                    read_only=[workdir],
+                    allow=list(self.agent.sandbox_allow),
+                    hidden=self.hidden,
+                    environ=env,
+                )
+            record: dict[str, Any] = {
+                "attempt": number,
+                "waitedSeconds": round(waited, 3),
+                "promptSha256": hashlib.sha256(prompt).hexdigest(),
+                "argv": argv,
+                "workdir": str(workdir),
+            }
+            return self._run(argv, workdir if isolated else None, env, prompt, record)
+        finally:
+            if root is not None and live.forget_view(root):
+                remove(root)
+
+    def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
+        started = time.monotonic()
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+            except OSError as exc:
+                record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror}")
+                record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
+                return _Attempt(record, failure=("spawn-error", record["detail"], None))
+            try:
+                stopped = self._supervise(process, prompt, out, err, started)
+            finally:
+                live.forget(process)
+            wall = time.monotonic() - started
+            out.seek(0)
+            raw = out.read(MAX_JSON_BYTES + 1)
+            err.seek(0)
+            raw_err = err.read(TRANSCRIPT_CAP)
+            out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
+        record.update(
+            exitCode=process.returncode,
+            wallSeconds=round(wall, 3),
+            stdout=_kept(raw, out_size),
+            stdoutBytes=out_size,
+            stderr=_kept(raw_err, err_size),
+            stderrBytes=err_size,
+        )
+        usage = Usage(wallSeconds=round(wall, 3))
+        if stopped is not None:
+            record.update(outcome=stopped[0], detail=stopped[1])
+            return _Attempt(record, failure=(stopped[0], stopped[1], None), usage=usage)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            record.update(outcome="invalid-output", detail="output is not UTF-8")
+            return _Attempt(record, failure=("invalid-output", "output is not UTF-8", None), usage=usage)
+        output = read_agent_output(text)
+        usage = usage.plus(output.usage)
+        record.update(format=output.format, usage=output.usage.as_record())
+        if output.failure is not None:  # an agent's own error report says more than its exit code
+            record.update(outcome=output.failure[0], detail=output.failure[1])
+            return _Attempt(record, failure=output.failure, usage=usage)
+        if process.returncode != 0:
+            detail = f"exit code {process.returncode} after {wall:.1f} s"
+            record.update(outcome="crash", detail=detail)
+            return _Attempt(record, failure=("crash", detail, None), usage=usage)
+        record.update(outcome="answered")
+        return _Attempt(record, text=output.text, usage=usage)
+
+    def _supervise(self, process: subprocess.Popen, prompt: bytes, out: Any, err: Any, started: float) -> Any:
         """Feed stdin, then wait; kill the process group on timeout or when its output passes the cap.
 
-        Returns (kind, detail) of an infrastructure failure, or None when the command exited 0.
+        Returns (kind, detail) when bceval stopped the process, else None.
         """
-        feeder = threading.Thread(target=_feed, args=(process.stdin, stdin_text), daemon=True)
+        feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
         feeder.start()
-        started = time.monotonic()
         while True:
             try:
                 process.wait(timeout=POLL_SECONDS)
@@ -196,53 +468,12 @@ class CommandAdapter:
             except subprocess.TimeoutExpired:
                 pass
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
-                _kill(process)
-                process.wait()
+                live.kill(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
-            if time.monotonic() - started > self.timeout:
-                _kill(process)
-                process.wait()
-                return "timeout", f"no answer within {self.timeout:g} s"
+            if time.monotonic() - started > self.agent.timeout:
+                live.kill(process)
+                return "timeout", f"no answer within {self.agent.timeout:g} s"
         feeder.join(timeout=1)
-        if process.returncode != 0:
-            return "crash", f"exit code {process.returncode} after {time.monotonic() - started:.1f} s"
-        size = os.fstat(out.fileno()).st_size
-        if size > MAX_JSON_BYTES:
-            return "too-large", f"output of {size} bytes exceeds {MAX_JSON_BYTES} bytes"
+        if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
+            return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
         return None
-
-    def _run_once(self, case: CaseInput, attempt: int) -> list[ResultEntry] | InfraFailure:
-        def fail(kind: str, detail: str) -> InfraFailure:
-            return InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=attempt)
-
-        argv = [self.executable] + [arg.replace("{request}", str(case.request_path)) for arg in self.argv[1:]]
-        uses_path = any("{request}" in arg for arg in self.argv[1:])
-        stdin_text = b"" if uses_path else self.prompt(case).encode("utf-8")
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=out,
-                    stderr=err,
-                    env=self.environ,
-                    start_new_session=os.name == "posix",
-                )
-            except OSError as exc:
-                return fail("spawn-error", f"cannot start {self.argv[0]}: {exc.strerror}")
-            failure = self._supervise(process, stdin_text, out, err)
-            if failure is not None:
-                return fail(*failure)
-            out.seek(0)
-            raw = out.read()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return fail("invalid-output", "output is not UTF-8")
-        document = extract_json_object(text)
-        if document is None:
-            return fail("invalid-output", "output holds no JSON object")
-        reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
-        if reading.problems or not reading.entries:
-            return fail("invalid-output", "answer JSON does not have the result shape")
-        return reading.entries  # the ids are the model's to get right; scoring judges them

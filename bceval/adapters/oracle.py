@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bceval import __version__
-from bceval.adapters.base import CaseInput
+from bceval.adapters.base import Answer, CaseInput
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import ResultEntry
 
@@ -19,5 +19,5 @@ class OracleAdapter:
     def describe(self) -> dict[str, Any]:
         return {"adapter": self.name, "model": "manifest-expectations", "version": __version__, "pinned": True}
 
-    def answer(self, case: CaseInput) -> list[ResultEntry]:
-        return [ResultEntry(id=case.model_id, findings=self._expected[case.model_id])]
+    def answer(self, case: CaseInput) -> Answer:
+        return Answer([ResultEntry(id=case.model_id, findings=self._expected[case.model_id])])

@@ -1,35 +1,141 @@
-"""Answer every prepared case of a shard with one adapter, writing one result file per case."""
+"""Answer one prepared case with the run's adapter: a result or an infrastructure record, a transcript for
+live agents, and one progress line. The graph runs one of these per case (in parallel for `--jobs N`)."""
 
 from __future__ import annotations
 
 import re
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
-from bceval.adapters.base import Adapter, case_input, result_document
-from bceval.adapters.baseline import BaselineAdapter
-from bceval.adapters.command import CommandAdapter
-from bceval.adapters.naming import infra_name, result_name, shard_cases
-from bceval.adapters.oracle import OracleAdapter
+from bceval.adapters.base import Adapter, Answer, case_input, result_document
+from bceval.adapters.naming import infra_name, result_name
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, parse_json, write_atomic
 from bceval.review.cases import ReviewCase
-from bceval.review.scoring import InfraFailure
+
+TRANSCRIPT_SCHEMA_VERSION = 1
+
+
+def hidden_paths(settings: Settings) -> dict[str, Path]:
+    """What an agent must never reach: the answer key and everything bceval wrote from it."""
+    hidden = {"the corpus": settings.corpus, "the output directory": settings.out}
+    if settings.manifest is not None:
+        hidden["the manifest"] = settings.manifest
+    return hidden
+
+
+def agent_settings(settings: Settings) -> Any:
+    from bceval.adapters.command import AgentSettings
+
+    if not settings.command:
+        raise BcevalError("the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'")
+    return AgentSettings(
+        command=settings.command,
+        model=settings.model,
+        isolation=settings.isolation,
+        sandbox=settings.sandbox,
+        sandbox_allow=settings.sandbox_allow,
+        epoch=settings.epoch,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        retry_wait=settings.retry_wait,
+    )
 
 
 def make_adapter(settings: Settings, cases: list[ReviewCase]) -> Adapter:
     if settings.adapter == "oracle":
+        from bceval.adapters.oracle import OracleAdapter
+
         return OracleAdapter(cases)
     if settings.adapter == "baseline":
+        from bceval.adapters.baseline import BaselineAdapter
+
         return BaselineAdapter(settings.corpus)
-    if not settings.command:
-        raise BcevalError("the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'")
-    return CommandAdapter(
-        settings.command, settings.model, settings.cache_dir, timeout=settings.timeout, retries=settings.retries
-    )
+    from bceval.adapters.command import CommandAdapter
+
+    return CommandAdapter(agent_settings(settings), settings.cache_dir, hidden_paths(settings))
+
+
+class RunAnswers:
+    """One run's answering in one process: its adapter (made once, on first use) and its progress count."""
+
+    def __init__(self, settings: Settings, cases: list[ReviewCase]) -> None:
+        self.settings = settings
+        self.cases = cases
+        self._adapter: Adapter | None = None
+        self._lock = threading.Lock()
+        self.done = 0
+        self.failed = 0
+        self.cached = 0
+
+    def adapter(self) -> Adapter:
+        with self._lock:
+            if self._adapter is None:
+                self._adapter = make_adapter(self.settings, self.cases)
+            return self._adapter
+
+    def answer(self, case: ReviewCase) -> None:
+        settings = self.settings
+        adapter = self.adapter()
+        outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
+        described = adapter.describe()
+        record = self.record(case, outcome, described)
+        write_outcome(settings.results_dir, case.modelId, outcome, described, record)
+        with self._lock:
+            self.done += 1
+            self.failed += outcome.failure is not None
+            self.cached += outcome.cached
+            line = f"[{self.done}] {case.modelId} {status(outcome)}"
+        if settings.adapter == "command":  # a live run is slow enough to want a line per case
+            print(line, file=sys.stderr, flush=True)
+
+    def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
+        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript."""
+        settings = self.settings
+        transcript = None
+        if outcome.transcript is not None:
+            path = settings.transcripts_dir / f"{case.modelId}.json"
+            document = {
+                "schemaVersion": TRANSCRIPT_SCHEMA_VERSION,
+                "run": settings.run_name,
+                "answeredBy": described,
+                **outcome.transcript,
+                "usage": outcome.usage.as_record(),
+            }
+            write_atomic(path, dumps(document))
+            transcript = f"transcripts/{path.name}"
+        return {
+            "epoch": settings.epoch,
+            "viewSha256": outcome.view_digest,
+            "cached": outcome.cached,
+            "usage": outcome.usage.as_record(),
+            "transcript": transcript,
+        }
+
+
+def status(outcome: Answer) -> str:
+    if outcome.failure is not None:
+        return f"infrastructure failure: {outcome.failure.kind} after {outcome.failure.attempts} attempt(s)"
+    if outcome.cached:
+        return "cached"
+    seconds = outcome.usage.wallSeconds
+    return f"answered in {seconds:.1f} s" if seconds is not None else "answered"
+
+
+def write_outcome(directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict) -> None:
+    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored."""
+    result_path, infra_path = directory / result_name(model_id), directory / infra_name(model_id)
+    if outcome.failure is not None:
+        failure = outcome.failure.model_copy(update={"answeredBy": described, "record": record})
+        write_atomic(infra_path, dumps(failure.model_dump()))
+        result_path.unlink(missing_ok=True)
+    else:
+        assert outcome.entries is not None
+        write_atomic(result_path, result_document(outcome.entries, described, record))
+        infra_path.unlink(missing_ok=True)
 
 
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
@@ -49,44 +155,9 @@ def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> None:
 
     Only files named exactly like ours and carrying our `answeredBy` block go; anything else stays.
     """
+    if not results_dir.is_dir():
+        return
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
     for path in sorted(results_dir.iterdir()):
         if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
             path.unlink()
-
-
-def answer_cases(settings: Settings, cases: list[ReviewCase]) -> tuple[int, int]:
-    """Answer the shard's cases; returns (answered, infrastructure failures)."""
-    results_dir = settings.results_dir
-    if results_dir.resolve() == settings.prepare_dir.resolve():
-        raise BcevalError(f"{results_dir}: results must not go into the prepare directory; choose another one")
-    adapter = make_adapter(settings, cases)
-    described = adapter.describe()
-    results_dir.mkdir(parents=True, exist_ok=True)
-    prune_vanished(results_dir, cases)
-    selected = shard_cases(cases, settings.shard)
-    lock = threading.Lock()
-    progress = {"done": 0, "failed": 0}
-
-    def one(case: ReviewCase) -> None:
-        outcome = adapter.answer(case_input(settings.prepare_dir, case))
-        result_path = results_dir / result_name(case.modelId)
-        infra_path = results_dir / infra_name(case.modelId)
-        if isinstance(outcome, InfraFailure):
-            record = outcome.model_copy(update={"answeredBy": described})
-            write_atomic(infra_path, dumps(record.model_dump()))
-            result_path.unlink(missing_ok=True)  # a stale answer to an older request must not be scored
-            status = f"infrastructure failure: {outcome.kind}"
-        else:
-            write_atomic(result_path, result_document(outcome, described))
-            infra_path.unlink(missing_ok=True)
-            status = "answered"
-        with lock:
-            progress["done"] += 1
-            progress["failed"] += isinstance(outcome, InfraFailure)
-            print(f"[{progress['done']}/{len(selected)}] {case.modelId} {status}", file=sys.stderr)
-
-    workers = settings.jobs if settings.adapter == "command" else 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(one, selected))
-    return progress["done"], progress["failed"]

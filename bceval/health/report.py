@@ -22,8 +22,12 @@ def build_report(
     case_texts: dict[str, str],
     margin: float = DEFAULT_MARGIN,
     changed: list[str] | None = None,
+    extra: list[Finding] | None = None,
 ) -> HealthReport:
+    """`extra`: findings from outside the checks (validation problems and unreadable files, when health runs
+    on a corpus that does not validate)."""
     coverage, findings = coverage_checks(listing, leaves, rows, cases)
+    findings += extra or []
     if changed is not None:
         findings += changed_path_checks(changed, listing, cases)
     margins, margin_findings = margin_checks(cases, candidates, case_texts, margin)

@@ -13,7 +13,15 @@ THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
 THRESHOLD_LABELS = {"minimumExpectedRecall": "Expected-finding recall", "minimumCleanRate": "Clean-control rate"}
 # The members the manifest and an override may have; manifest_schema.py describes them for the JSON
 # schema (kept apart so validating a manifest never loads pydantic), and a test keeps the two in step.
-MANIFEST_MEMBERS = ("version", "selection", "minimumExpectedRecall", "minimumCleanRate", "overrides")
+MANIFEST_MEMBERS = ("$schema", "version", "selection", "minimumExpectedRecall", "minimumCleanRate", "overrides")
+STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with the strict thresholds
+    "$schema": "./review-fixtures.schema.json",
+    "version": MANIFEST_VERSION,
+    "selection": SELECTION,
+    "minimumExpectedRecall": 1.0,
+    "minimumCleanRate": 1.0,
+    "overrides": {},
+}
 OVERRIDE_MEMBERS = ("article", "context", "additionalArticles")
 
 

@@ -24,6 +24,9 @@ class DomainOverride(StrictModel):
 
 
 class ReviewManifest(StrictModel):
+    schema_: str | None = Field(
+        default=None, alias="$schema", description="Where editors find this schema; ignored by bceval."
+    )
     version: Literal[2]
     selection: Literal["first-paired-al-article"]
     minimumExpectedRecall: float = Field(ge=0, le=1)

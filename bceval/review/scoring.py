@@ -41,6 +41,11 @@ class CaseVerdict(StrictModel):
     unexpected: list[str]
     answered: bool = Field(description="False when no result was found for the case.")
     infrastructureFailure: str | None = Field(default=None, description="Why no answer could be obtained.")
+    usage: dict[str, float | int | None] | None = Field(
+        default=None, description="Time, cost and tokens of the answer, as far as the agent reported them."
+    )
+    transcript: str | None = Field(default=None, description="The answer's transcript, relative to the run.")
+    cached: bool | None = Field(default=None, description="True when a live answer came from the answer cache.")
 
 
 class FileReading(StrictModel):
@@ -50,6 +55,7 @@ class FileReading(StrictModel):
     entries: list[ResultEntry] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
     answeredBy: dict[str, Any] | None = None
+    record: dict[str, Any] | None = Field(default=None, description="The answer record bceval's runs add.")
     verdicts: list[CaseVerdict | None] = Field(
         default_factory=list, description="One per entry once judged; None for an id no case has."
     )
@@ -59,10 +65,12 @@ class InfraFailure(StrictModel):
     """A case the answering side could not answer (timeout, crash, unparseable output)."""
 
     id: str
-    kind: Literal["timeout", "crash", "invalid-output", "spawn-error", "too-large"]
+    kind: Literal["timeout", "crash", "invalid-output", "spawn-error", "too-large", "agent-error"]
     detail: str
     attempts: int = Field(ge=1)
+    subtype: str | None = Field(default=None, description="The agent's own error subtype (agent-error only).")
     answeredBy: dict[str, Any] | None = None
+    record: dict[str, Any] | None = Field(default=None, description="Epoch, view digest, usage and transcript.")
 
 
 class Tally(StrictModel):
@@ -84,6 +92,9 @@ class ScoreReport(StrictModel):
     answeredBy: list[dict[str, Any]]
     problems: list[str]
     cases: list[CaseVerdict]
+    selectedCases: int = Field(ge=0, description="Cases the run was asked to answer.")
+    totalCases: int = Field(ge=0, description="Cases the corpus has.")
+    partial: bool = Field(description="True when only some cases were selected: never a gate result.")
 
 
 def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
@@ -125,6 +136,8 @@ def read_result_document(data: bytes, name: str) -> FileReading:
         return reading
     if isinstance(document.get("answeredBy"), dict):
         reading.answeredBy = document["answeredBy"]
+    if isinstance(document.get("record"), dict):
+        reading.record = document["record"]
     cases = document["cases"] if isinstance(document["cases"], list) else [document["cases"]]
     for number, case in enumerate(cases):
         where = f"{name}: cases[{number}]"
@@ -239,14 +252,32 @@ def judge_reading(reading: FileReading, cases: list[ReviewCase]) -> FileReading:
     return reading.model_copy(update={"verdicts": verdicts})
 
 
+def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
+    """A verdict with the usage, transcript and cache flag its answer record carries."""
+    if not isinstance(record, dict):
+        return verdict
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
+    transcript = record.get("transcript") if isinstance(record.get("transcript"), str) else None
+    cached = record.get("cached") if isinstance(record.get("cached"), bool) else None
+    return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached})
+
+
 def aggregate(
     cases: list[ReviewCase],
     readings: list[FileReading],
     thresholds: dict[str, float],
     infra: list[InfraFailure] | None = None,
+    selected: set[str] | None = None,
 ) -> ScoreReport:
-    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds."""
+    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds.
+
+    `selected` (manifest ids) limits the evaluation to some cases: the others are neither scored nor
+    missing, and the report is partial, which never passes the gate.
+    """
     problems: list[str] = []
+    total = len(cases)
+    if selected is not None:
+        cases = [case for case in cases if case.id in selected]
     lookup = case_lookup(cases)
     chosen: dict[str, CaseVerdict] = {}
     answered_by: list[dict[str, Any]] = []
@@ -256,19 +287,26 @@ def aggregate(
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:
             answered_by.append(reading.answeredBy)
     for reading in readings:
+        record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
         for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
+            if verdict is not None and selected is not None and verdict.id not in selected:
+                continue  # answered earlier, but not part of this selection
             if verdict is None:
                 problems.append(f"Results contain unknown case id: {entry.id}")
             elif verdict.id in chosen:
                 problems.append(f"Results contain duplicate case id: {entry.id}")
             else:
-                chosen[verdict.id] = verdict
+                chosen[verdict.id] = _with_record(verdict, record)
     failures = {}
     for failure in infra or []:
         case = lookup.get(failure.id.lower())
         if case is not None and case.id not in chosen:
             failures[case.id] = failure
-    verdicts = [chosen.get(case.id) or judge(case, None, failures.get(case.id)) for case in cases]
+    verdicts = [
+        chosen.get(case.id)
+        or _with_record(judge(case, None, failures.get(case.id)), getattr(failures.get(case.id), "record", None))
+        for case in cases
+    ]
     for verdict in verdicts:
         problems.extend(verdict_problems(verdict))
     # As in the reference, a case without an answer is reported but not counted in the rates.
@@ -287,8 +325,9 @@ def aggregate(
             label = THRESHOLD_LABELS[name]
             counts = f"({tally.passed}/{tally.total})"
             problems.append(f"{label} {format_short(value)} {counts} is below {format_rate(thresholds[name])}.")
+    partial = len(cases) < total
     return ScoreReport(
-        passed=not problems,
+        passed=not problems and not partial,
         recall=recall,
         cleanRate=clean_rate,
         positive=positive,
@@ -298,6 +337,9 @@ def aggregate(
         answeredBy=answered_by,
         problems=problems,
         cases=verdicts,
+        selectedCases=len(cases),
+        totalCases=total,
+        partial=partial,
     )
 
 
@@ -310,6 +352,14 @@ def passed_line(report: ScoreReport) -> str:
 
 
 def failed_header(report: ScoreReport) -> str:
+    if report.partial:
+        return (
+            f"Review evaluation PARTIAL: {report.selectedCases} of {report.totalCases} case(s) selected, "
+            f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total}), "
+            f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total}); "
+            f"a partial run is not a gate result for the corpus"
+            + (f", and it has {len(report.problems)} problem(s):" if report.problems else ".")
+        )
     return f"Review evaluation FAILED with {len(report.problems)} problem(s):"
 
 

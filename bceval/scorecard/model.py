@@ -22,7 +22,7 @@ from bceval.models import StrictModel
 from bceval.review.scoring import ScoreReport
 from bceval.scorecard.stats import wilson_interval
 
-SCORECARD_SCHEMA_VERSION = 1
+SCORECARD_SCHEMA_VERSION = 2  # 2: run, usage and per-case records; version 1 scorecards still read
 KEY_PACKAGES = ("doit", "pydantic", "jsonschema", "gitpython", "pyyaml")
 
 
@@ -46,9 +46,13 @@ class AdapterInfo(StrictModel):
     model: str
     version: str = Field(description="Model or CLI version as reported; 'unknown' when it could not be read.")
     pinned: bool = Field(
-        description="False when the model was not named explicitly (a live run that cannot be reproduced)."
+        description="True only when the model was named and reached the agent's command line through {model}."
     )
     command: str | None = None
+    isolation: str | None = Field(
+        default=None, description="view (each case in a folder of its own) or none (not isolated); live runs only."
+    )
+    sandbox: str | None = Field(default=None, description="none or bwrap; live runs only.")
 
 
 class Rate(StrictModel):
@@ -77,23 +81,53 @@ class CaseRow(StrictModel):
     missing: list[str]
     unexpected: list[str]
     infrastructureFailure: str | None
+    usage: dict[str, float | int | None] | None = Field(default=None, description="What the answer cost, if known.")
+    transcript: str | None = Field(default=None, description="The answer's transcript, relative to the run folder.")
+    cached: bool | None = None
+
+
+class RunInfo(StrictModel):
+    name: str
+    epoch: int = Field(ge=1)
+    selectedCases: int = Field(ge=0)
+    totalCases: int = Field(ge=0)
+    partial: bool = Field(description="Only some cases were selected: never a gate result for the corpus.")
+
+
+class UsageTotals(StrictModel):
+    """Sums over the run's answers; a figure no answer reported stays null, never 0."""
+
+    answers: int = Field(ge=0, description="Cases with an answer record.")
+    costKnown: int = Field(ge=0, description="Answers whose agent reported a cost.")
+    costUsd: float | None = None
+    costPerPassedCase: float | None = Field(default=None, description="Total cost over the cases that passed.")
+    wallSeconds: float | None = None
+    agentSeconds: float | None = None
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheCreationTokens: int | None = None
+    cacheReadTokens: int | None = None
+    turns: int | None = None
+    cached: int = Field(ge=0, description="Answers served from the answer cache.")
 
 
 class Scorecard(StrictModel):
-    schemaVersion: Literal[1] = SCORECARD_SCHEMA_VERSION
+    schemaVersion: Literal[1, 2] = SCORECARD_SCHEMA_VERSION
     runId: str = Field(description="sha256 of inputs, adapter and verdicts; equal runs have equal ids.")
     createdAt: str = Field(description="UTC creation time; the only wall-clock field.")
     tool: ToolInfo
     corpus: CorpusInfo
     adapter: AdapterInfo
+    run: RunInfo | None = Field(default=None, description="The run scored (version 2).")
     thresholds: dict[str, float]
-    verdict: Literal["passed", "failed"]
+    verdict: Literal["passed", "failed", "partial"]
     recall: Rate
     cleanRate: Rate
     infrastructureFailures: int = Field(ge=0)
     problems: list[str]
     domains: list[DomainTotals]
     cases: list[CaseRow]
+    usage: UsageTotals | None = Field(default=None, description="Time, cost and tokens of the run (version 2).")
 
 
 def sha256_file(path: Path) -> str:
@@ -108,8 +142,11 @@ def request_set_sha256(prepare_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def git_state(path: Path) -> tuple[str, bool | None]:
-    """HEAD commit and dirty flag of the checkout holding `path`; read-only (no optional locks)."""
+def git_state(path: Path, ignore: Path | None = None) -> tuple[str, bool | None]:
+    """HEAD commit and dirty flag of the checkout holding `path`; read-only (no optional locks).
+
+    `ignore` (bceval's own output directory) does not count as a change when it lies in the checkout.
+    """
     try:
         import git
 
@@ -119,9 +156,12 @@ def git_state(path: Path) -> tuple[str, bool | None]:
     try:
         repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
         commit = repo.head.commit.hexsha
-        relative = os.path.relpath(path, repo.working_tree_dir)
-        dirty = repo.is_dirty(untracked_files=True, path=None if relative == "." else relative)
-        return commit, dirty
+        top = Path(repo.working_tree_dir).resolve()
+        spec = [os.path.relpath(path.resolve(), top).replace(os.sep, "/")]
+        if ignore is not None and ignore.resolve().is_relative_to(top):
+            spec.append(":(exclude)" + os.path.relpath(ignore.resolve(), top).replace(os.sep, "/"))
+        changes = repo.git.status("--porcelain", "--untracked-files=all", "--", *spec)
+        return commit, bool(changes.strip())
     except Exception:
         return "unknown", None
     finally:
@@ -162,6 +202,32 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
         version="mixed" if mixed else str(first.get("version", "unknown")),
         pinned=all(bool(block.get("pinned")) for block in blocks),
         command=None if mixed else first.get("command"),
+        isolation=None if mixed else first.get("isolation"),
+        sandbox=None if mixed else first.get("sandbox"),
+    )
+
+
+def usage_totals(report: ScoreReport) -> UsageTotals:
+    """The run's time, cost and tokens from its answer records; unknown stays unknown."""
+    from bceval.adapters.envelope import Usage
+
+    total, answers, cost_known, cached = Usage(), 0, 0, 0
+    for verdict in report.cases:
+        if verdict.usage is None:
+            continue
+        usage = Usage.from_record(verdict.usage)
+        total = total.plus(usage)
+        answers += 1
+        cost_known += usage.costUsd is not None
+        cached += bool(verdict.cached)
+    passed = sum(verdict.passed for verdict in report.cases)
+    cost = total.costUsd
+    return UsageTotals(
+        answers=answers,
+        costKnown=cost_known,
+        costPerPassedCase=cost / passed if cost is not None and passed else None,
+        cached=cached,
+        **total.as_record(),
     )
 
 
@@ -172,9 +238,16 @@ def _rate(passed: int, total: int) -> Rate:
 
 
 def build_scorecard(
-    report: ScoreReport, corpus: Path, manifest: Path | None, prepare_dir: Path, timestamp: str
+    report: ScoreReport,
+    corpus: Path,
+    manifest: Path | None,
+    prepare_dir: Path,
+    timestamp: str,
+    out: Path | None = None,
+    run: tuple[str, int] = ("external", 1),
 ) -> Scorecard:
-    commit, dirty = git_state(corpus)
+    """`run` is the run's name and epoch."""
+    commit, dirty = git_state(corpus, ignore=out)
     domains: dict[str, DomainTotals] = {}
     for verdict in report.cases:
         totals = domains.setdefault(
@@ -208,6 +281,9 @@ def build_scorecard(
             missing=v.missing,
             unexpected=v.unexpected,
             infrastructureFailure=v.infrastructureFailure,
+            usage=v.usage,
+            transcript=v.transcript,
+            cached=v.cached,
         )
         for v in report.cases
     ]
@@ -224,7 +300,9 @@ def build_scorecard(
         "manifest": corpus_info.manifestSha256,
         "commit": commit,
         "adapter": adapter.model_dump(),
-        "cases": [row.model_dump() for row in rows],
+        # what was decided, not what it cost: equal runs have equal ids however long they took
+        "cases": [row.model_dump(exclude={"usage", "transcript", "cached"}) for row in rows],
+        **({"selected": report.selectedCases} if report.partial else {}),
     }
     run_id = hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()
     return Scorecard(
@@ -234,13 +312,21 @@ def build_scorecard(
         corpus=corpus_info,
         adapter=adapter,
         thresholds=report.thresholds,
-        verdict="passed" if report.passed else "failed",
+        run=RunInfo(
+            name=run[0],
+            epoch=run[1],
+            selectedCases=report.selectedCases,
+            totalCases=report.totalCases,
+            partial=report.partial,
+        ),
+        verdict="partial" if report.partial else "passed" if report.passed else "failed",
         recall=_rate(report.positive.passed, report.positive.total),
         cleanRate=_rate(report.clean.passed, report.clean.total),
         infrastructureFailures=report.infrastructureFailures,
         problems=report.problems,
         domains=sorted(domains.values(), key=lambda d: (d.domain.lower(), d.domain)),
         cases=rows,
+        usage=usage_totals(report),
     )
 
 

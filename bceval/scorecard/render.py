@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from bceval.scorecard.model import Scorecard
@@ -34,6 +35,45 @@ def _commit_text(card: Scorecard) -> str:
     return f"`{card.corpus.name}` at `{commit}`{dirty}"
 
 
+def _run_text(card: Scorecard) -> str:
+    """Which run this is, how it was isolated, and whether it covers the whole corpus."""
+    if card.run is None:
+        return "run not recorded (version 1 scorecard)"
+    parts = [f"run `{card.run.name}`, epoch {card.run.epoch}"]
+    if card.adapter.isolation is not None:
+        isolation = "agent view" if card.adapter.isolation == "view" else "**not isolated**"
+        parts.append(f"isolation {isolation}, sandbox {card.adapter.sandbox or 'none'}")
+    if card.run.partial:
+        parts.append(f"**partial: {card.run.selectedCases} of {card.run.totalCases} cases, not a gate result**")
+    return "; ".join(parts)
+
+
+def _money(value: float | None) -> str:
+    return f"${value:.4f}" if value is not None else "unknown"
+
+
+def _usage_text(card: Scorecard) -> str | None:
+    usage = card.usage
+    if usage is None or not usage.answers or (usage.wallSeconds is None and usage.costUsd is None):
+        return None
+    cost = _money(usage.costUsd)
+    if usage.costUsd is not None and usage.costKnown < usage.answers:
+        cost += f" (reported for {usage.costKnown} of {usage.answers} answers)"
+    times = []
+    if usage.wallSeconds is not None:
+        times.append(f"wall {usage.wallSeconds:.1f} s")
+    if usage.agentSeconds is not None:
+        times.append(f"agent {usage.agentSeconds:.1f} s")
+    tokens = ""
+    if usage.inputTokens is not None or usage.outputTokens is not None:
+        tokens = f"; tokens in {usage.inputTokens or 0:,}, out {usage.outputTokens or 0:,}"
+    cached = f"; {usage.cached} answer(s) from the cache" if usage.cached else ""
+    return (
+        f"Cost {cost}, {_money(usage.costPerPassedCase)} per passed case; {', '.join(times) or 'time unknown'}"
+        f"{tokens}{cached}"
+    )
+
+
 def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
     return ", ".join(f"`{p}`" for p in row.missing) or "–", ", ".join(f"`{p}`" for p in row.unexpected) or "–"
 
@@ -46,6 +86,8 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         f"- {_rate_text('Clean rate', card.cleanRate)}",
         f"- Corpus: {_commit_text(card)}",
         f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
+        f"- Run: {_run_text(card)}",
+        *([f"- {_usage_text(card)}"] if _usage_text(card) else []),
         f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
         f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
         f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
@@ -90,6 +132,13 @@ def _html_bar(passed: int, total: int) -> str:
     return f'<span class="bar"><span class="fill" style="width:{width:.1f}%;display:block"></span></span>'
 
 
+def _inline(markdown: str) -> str:
+    """The little Markdown the summary lines use (`code`, **strong**) as HTML, everything else escaped."""
+    html = escape(markdown)
+    html = re.sub(r"`([^`]*)`", r"<code>\1</code>", html)
+    return re.sub(r"\*\*([^*]*)\*\*", r'<span class="warn">\1</span>', html)
+
+
 def render_html(card: Scorecard) -> str:
     e = escape
     pin = "pinned" if card.adapter.pinned else '<span class="warn">unpinned: not reproducible</span>'
@@ -107,6 +156,8 @@ def render_html(card: Scorecard) -> str:
         f"<li>Corpus: <code>{e(card.corpus.name)}</code> at <code>{e(commit)}</code>{dirty}</li>",
         f"<li>Adapter: <code>{e(card.adapter.name)}</code>, model <code>{e(card.adapter.model)}</code> ({pin}), "
         f"version <code>{e(card.adapter.version)}</code></li>",
+        f"<li>Run: {_inline(_run_text(card))}</li>",
+        *([f"<li>{e(_usage_text(card) or '')}</li>"] if _usage_text(card) else []),
         f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
         f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
         f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "
@@ -121,16 +172,22 @@ def render_html(card: Scorecard) -> str:
             f"{d.cleanTotal}</td><td>{_html_bar(passed, total)} {percent(passed, total)}</td></tr>"
         )
     parts.append("</table>")
-    failing = [row for row in card.cases if not row.passed and row.infrastructureFailure is None]
-    if failing:
+    parts.append(
+        "<h2>Cases</h2><table><tr><th>Case</th><th>Kind</th><th>Verdict</th><th>Missing</th><th>Unexpected</th>"
+        "<th>Cost</th><th>Transcript</th></tr>"
+    )
+    for row in card.cases:
+        missing = "<br>".join(f"<code>{e(p)}</code>" for p in row.missing) or "–"
+        unexpected = "<br>".join(f"<code>{e(p)}</code>" for p in row.unexpected) or "–"
+        verdict = "passed" if row.passed else ("infrastructure failure" if row.infrastructureFailure else "failed")
+        cost = (row.usage or {}).get("costUsd")
+        link = f'<a href="{e(row.transcript)}">{e(row.modelId)}</a>' if row.transcript else "–"
         parts.append(
-            "<h2>Failing cases</h2><table><tr><th>Case</th><th>Kind</th><th>Missing</th><th>Unexpected</th></tr>"
+            f'<tr><td>{e(row.id)}</td><td>{e(row.kind)}</td><td class="{"passed" if row.passed else "failed"}">'
+            f"{e(verdict)}{' (cached)' if row.cached else ''}</td><td>{missing}</td><td>{unexpected}</td>"
+            f"<td>{e(_money(cost)) if isinstance(cost, int | float) else '–'}</td><td>{link}</td></tr>"
         )
-        for row in failing:
-            missing = "<br>".join(f"<code>{e(p)}</code>" for p in row.missing) or "–"
-            unexpected = "<br>".join(f"<code>{e(p)}</code>" for p in row.unexpected) or "–"
-            parts.append(f"<tr><td>{e(row.id)}</td><td>{e(row.kind)}</td><td>{missing}</td><td>{unexpected}</td></tr>")
-        parts.append("</table>")
+    parts.append("</table>")
     infra = [row for row in card.cases if row.infrastructureFailure is not None]
     if infra:
         parts.append("<h2>Infrastructure failures (not model misses)</h2><ul>")

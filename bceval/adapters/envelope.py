@@ -1,0 +1,126 @@
+"""What an agent printed: plain text, or one of the Claude Code result envelopes, and what it cost.
+
+`claude -p --output-format json` prints one result object; `--output-format stream-json --verbose` prints
+one JSON object a line, the last being the same result object. The answer is the envelope's `result`
+text; `is_error: true` or a `subtype` other than `success` is an infrastructure failure named by that
+subtype (the CLI reports "not logged in" as `subtype: success` with `is_error: true`, so both are
+checked). Anything else that looks like an envelope but is not one of these is refused, not guessed at.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from bceval.errors import BcevalError
+from bceval.jsonio import parse_json
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one answer cost, as far as it is known; None is unknown, never zero."""
+
+    wallSeconds: float | None = None  # measured by bceval around the agent process
+    agentSeconds: float | None = None  # the agent's own duration_ms
+    costUsd: float | None = None
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheCreationTokens: int | None = None
+    cacheReadTokens: int | None = None
+    turns: int | None = None
+
+    def plus(self, other: Usage) -> Usage:
+        """Field by field: known + known adds, known + unknown keeps the known part, unknown + unknown stays unknown."""
+        values = {}
+        for item in fields(self):
+            mine, theirs = getattr(self, item.name), getattr(other, item.name)
+            values[item.name] = theirs if mine is None else mine if theirs is None else mine + theirs
+        return Usage(**values)
+
+    def as_record(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: Any) -> Usage:
+        if not isinstance(record, dict):
+            return cls()
+        return cls(**{item.name: _number(record.get(item.name)) for item in fields(cls)})
+
+
+@dataclass(frozen=True)
+class AgentOutput:
+    """The text to take the answer from (None on failure), why it failed, what it cost, and its format."""
+
+    text: str | None
+    failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
+    usage: Usage
+    format: str  # "plain", "json" or "stream-json"
+
+
+def _loads(text: str) -> Any:
+    try:
+        return parse_json(text.encode("utf-8", "surrogatepass"), "agent output")
+    except BcevalError:
+        return None
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return value
+
+
+def _is_envelope(value: Any) -> bool:
+    """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
+    return isinstance(value, dict) and "type" in value and "cases" not in value
+
+
+def _usage(envelope: dict[str, Any]) -> Usage:
+    tokens = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+    duration = _number(envelope.get("duration_ms"))
+    turns = _number(envelope.get("num_turns"))
+    return Usage(
+        agentSeconds=duration / 1000 if duration is not None else None,
+        costUsd=_number(envelope.get("total_cost_usd")),
+        inputTokens=_number(tokens.get("input_tokens")),
+        outputTokens=_number(tokens.get("output_tokens")),
+        cacheCreationTokens=_number(tokens.get("cache_creation_input_tokens")),
+        cacheReadTokens=_number(tokens.get("cache_read_input_tokens")),
+        turns=int(turns) if turns is not None else None,
+    )
+
+
+def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
+    if envelope.get("type") != "result":
+        detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
+        return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
+    usage = _usage(envelope)
+    subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
+    if envelope.get("is_error") is True or subtype != "success":
+        name = (subtype or "unknown")[:60]
+        status = envelope.get("api_error_status")
+        extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
+        flag = ", is_error" if envelope.get("is_error") is True else ""
+        detail = f"the agent reported an error ({name}{flag}{extra})"
+        return AgentOutput(None, ("agent-error", detail, name), usage, form)
+    if not isinstance(envelope.get("result"), str):
+        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form)
+    return AgentOutput(envelope["result"], None, usage, form)
+
+
+def read_agent_output(stdout: str) -> AgentOutput:
+    """Recognise a Claude Code `json` or `stream-json` envelope; anything else is plain output."""
+    stripped = stdout.strip()
+    whole = _loads(stripped) if stripped.startswith("{") else None
+    if _is_envelope(whole):
+        return _from_result(whole, "json")
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
+        first, last = _loads(lines[0]), _loads(lines[-1])
+        if _is_envelope(first) and (last is None or _is_envelope(last)):
+            if last is None:
+                broken = ("invalid-output", "stream-json output ends in a broken line", None)
+                return AgentOutput(None, broken, Usage(), "stream-json")
+            return _from_result(last, "stream-json")
+    return AgentOutput(stdout, None, Usage(), "plain")

@@ -1,0 +1,158 @@
+"""Agent views: for one case, exactly the files an agent may read, in a fresh folder of its own.
+
+A view holds the case's request (its paths relative to the view), the neutral case file, the leaf skill
+and the full text of every candidate article at its repo-relative path. Never a sample (`*.al`) of any
+layer (the case is one of them, so a sample gives the answer away), the manifest, the build or prepare
+directory, results, scorecards or caches. Its digest (every path and the SHA-256 of every byte) is the
+identity of the question asked: the answer cache key and the graph's up-to-date check rest on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps
+
+VIEW_PREFIX = "bceval-view-"
+READ_ONLY_FILE = 0o444
+READ_ONLY_DIR = 0o555
+
+
+@dataclass(frozen=True)
+class ViewFile:
+    path: str  # relative to the view, forward slashes
+    data: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class View:
+    files: tuple[ViewFile, ...]
+    request_name: str  # the request file, at the top of the view
+    case_name: str  # the neutral case file, beside it
+
+    def manifest(self) -> list[dict[str, Any]]:
+        """What the view holds: every path with its size and SHA-256, in path order."""
+        return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in sorted(self.files, key=_by_path)]
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.manifest(), sort_keys=True).encode("utf-8")).hexdigest()
+
+    def text(self, path: str) -> str:
+        return next(f.data for f in self.files if f.path == path).decode("utf-8")
+
+
+def _by_path(item: ViewFile) -> str:
+    return item.path
+
+
+def _safe_relative(path: str, where: str) -> str:
+    """A repo-relative path that stays inside the view (request files are ours, but a view never trusts)."""
+    normal = posixpath.normpath(path)
+    if not path or path.startswith("/") or normal.startswith("..") or "\\" in path or ":" in path.split("/")[0]:
+        raise BcevalError(f"{where}: path '{path}' cannot be placed in an agent view")
+    return normal
+
+
+def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
+    """The request of one case and the files its view is made of (the graph depends on exactly these)."""
+    request_path = prepare_dir / f"request-{model_id}.json"
+    try:
+        request = json.loads(request_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
+    files = [request_path, prepare_dir / f"{model_id}.al", corpus / request["skill"]]
+    files += [corpus / row["path"] for row in request["candidateArticles"]]
+    return request, files
+
+
+def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
+    """The view of one case, in memory (nothing is written until `materialize`)."""
+    request, _ = view_inputs(prepare_dir, corpus, model_id)
+    where = str(prepare_dir / f"request-{model_id}.json")
+    request_name, case_name = f"request-{model_id}.json", f"{model_id}.al"
+    # The domain index is not in the view (the candidates are), so the request does not point at it.
+    rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
+    files = [
+        ViewFile(request_name, dumps(rewritten).encode("utf-8")),
+        ViewFile(case_name, _read(prepare_dir / case_name)),
+        ViewFile(_safe_relative(request["skill"], where), _read(corpus / request["skill"])),
+    ]
+    for row in request["candidateArticles"]:
+        files.append(ViewFile(_safe_relative(row["path"], where), _read(corpus / row["path"])))
+    names = [f.path.lower() for f in files]
+    if len(set(names)) != len(names):
+        raise BcevalError(f"{where}: two files of the view would share a path")
+    return View(tuple(files), request_name, case_name)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise BcevalError(f"{path}: cannot read it for the agent view: {exc.strerror}") from None
+
+
+def materialize(view: View, parent: Path | None = None) -> Path:
+    """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
+    try:
+        root = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=parent))
+    except OSError as exc:
+        where = parent or tempfile.gettempdir()
+        raise BcevalError(
+            f"{where}: cannot create an agent view there ({exc.strerror}); set TMPDIR to a writable folder"
+        ) from None
+    try:
+        for item in view.files:
+            target = root.joinpath(*item.path.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(item.data)
+            target.chmod(READ_ONLY_FILE)
+        for folder, dirs, _ in os.walk(root, topdown=False):
+            for name in dirs:
+                os.chmod(os.path.join(folder, name), READ_ONLY_DIR)
+        root.chmod(READ_ONLY_DIR)
+    except OSError as exc:
+        remove(root)
+        raise BcevalError(
+            f"{root}: cannot write the agent view ({exc.strerror}); check free space in the temp dir"
+        ) from None
+    return root
+
+
+def remove(root: Path) -> None:
+    """Remove a view, read-only parts included (and anything an agent managed to add)."""
+    if not root.exists():
+        return
+    for folder, _, _ in os.walk(root):  # top-down: each folder is made writable before its entries go
+        os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(root)
+
+
+def agent_environment(environ: Mapping[str, str], hidden: list[Path], workdir: Path | None) -> dict[str, str]:
+    """The environment an isolated agent gets: no BCEVAL_* variable and no value that names a hidden path
+    (the corpus, the output directory, the manifest), so nothing points it at the answer key."""
+    needles = {text for path in hidden for text in (str(path), str(path.resolve()))}
+    kept = {
+        key: value
+        for key, value in environ.items()
+        if not key.startswith("BCEVAL_") and key not in ("PWD", "OLDPWD") and not any(n in value for n in needles)
+    }
+    if workdir is not None:
+        kept["PWD"] = str(workdir)
+    return kept

@@ -1,4 +1,6 @@
-"""`bceval guidance`: validate (default) | prepare | capture | score, one mode per call (spec §0).
+"""`bceval guidance`: validate (default) | prepare | capture | score, one mode per call (spec §0),
+plus bceval's runner: `run` (prepare, capture, answer with an adapter, score with the held digest)
+and `demo-workspaces` (a demo knowledge checkout, workspaces and maps from the demo corpus).
 
 Only bceval's own messages are printed: a GuidanceError's text, or one fixed line for anything
 else, so no file, JSON or model text can reach the console. Every failure exits 1.
@@ -13,13 +15,15 @@ from pathlib import Path
 
 from bceval.guidance import GuidanceError
 
-MODES = ("validate", "prepare", "capture", "score")
+MODES = ("validate", "prepare", "capture", "score", "run", "demo-workspaces")
 DEFAULT_MANIFEST = Path("evaluation") / "development-guidance-fixtures.json"
 TITLES = {
     "validate": "fixture validation",
     "prepare": "preparation",
     "capture": "baseline capture",
     "score": "scoring",
+    "run": "run",
+    "demo-workspaces": "demo workspaces",
 }
 UNSAFE = "the input could not be read safely"
 EXIT_FAILED = 1
@@ -31,7 +35,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "guidance",
         help="plan- and implementation-guidance evaluators with read-only evidence",
         description="Validate a guidance manifest, prepare requests, capture the pre-run baseline, or score "
-        "results against it. Exit 0 when the mode passes, 1 otherwise.",
+        "results against it; or run all of it with an answer adapter (run), or create the demo workspaces "
+        "(demo-workspaces). Exit 0 when the mode passes, 1 otherwise.",
     )
     parser.add_argument(
         "guidance_mode",
@@ -39,10 +44,13 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=MODES,
         default="validate",
         metavar="MODE",
-        help="validate (default), prepare, capture or score",
+        help="validate (default), prepare, capture, score, run or demo-workspaces",
     )
     parser.add_argument(
-        "--root", dest="guidance_root", metavar="DIR", help="knowledge checkout (default: the current directory)"
+        "--root",
+        dest="guidance_root",
+        metavar="DIR",
+        help="knowledge checkout (default: the current directory; demo-workspaces: bceval's demo corpus)",
     )
     parser.add_argument(
         "--manifest",
@@ -50,12 +58,17 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FILE",
         help="default: <root>/evaluation/development-guidance-fixtures.json",
     )
-    parser.add_argument("--out", dest="guidance_out", metavar="DIR", help="prepare: a new or empty directory")
+    parser.add_argument(
+        "--out",
+        dest="guidance_out",
+        metavar="DIR",
+        help="prepare, demo-workspaces: a new or empty directory; run: a new run directory",
+    )
     parser.add_argument(
         "--workspace-map",
         dest="guidance_workspace_map",
         metavar="MAP",
-        help="prepare, capture: JSON object of manifest id -> absolute target repository",
+        help="prepare, capture, run: JSON object of manifest id -> absolute target repository",
     )
     parser.add_argument(
         "--baseline",
@@ -72,6 +85,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--results", dest="guidance_results", metavar="DIR", help="score: directory of result-case-<hash>.json files"
     )
+    parser.add_argument(
+        "--adapter", dest="guidance_adapter", metavar="NAME", help="run: who answers each case (oracle)"
+    )
     return parser
 
 
@@ -85,6 +101,7 @@ class Options:
     baseline: Path | None
     baseline_sha256: str | None
     results: Path | None
+    adapter: str | None = None
 
 
 def _path(value: str | None) -> Path | None:
@@ -92,9 +109,19 @@ def _path(value: str | None) -> Path | None:
 
 
 def options_from(args: argparse.Namespace) -> Options:
-    root = Path(args.guidance_root) if args.guidance_root else Path.cwd()
+    mode = args.guidance_mode
+    if mode == "demo-workspaces" and args.guidance_manifest:
+        raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
+    if args.guidance_root:
+        root = Path(args.guidance_root)
+    elif mode == "demo-workspaces":
+        from bceval.config import DEMO_CORPUS  # only this mode needs the settings module
+
+        root = DEMO_CORPUS
+    else:
+        root = Path.cwd()
     return Options(
-        mode=args.guidance_mode,
+        mode=mode,
         root=root,
         manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
         out=_path(args.guidance_out),
@@ -102,6 +129,7 @@ def options_from(args: argparse.Namespace) -> Options:
         baseline=_path(args.guidance_baseline),
         baseline_sha256=args.guidance_baseline_sha256 or None,
         results=_path(args.guidance_results),
+        adapter=getattr(args, "guidance_adapter", None) or None,
     )
 
 
@@ -118,15 +146,25 @@ def check_arguments(opts: Options) -> None:
         raise GuidanceError("capture requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
     if scoring and (opts.workspace_map or opts.out):
         raise GuidanceError("score binds workspaces from the recorded workspace map of the baseline only")
-    if opts.mode == "prepare" and not opts.out:
-        raise GuidanceError("prepare requires --out DIR (a new or empty directory)")
+    if opts.mode in ("prepare", "demo-workspaces") and not opts.out:
+        raise GuidanceError(f"{opts.mode} requires --out DIR (a new or empty directory)")
+    if opts.mode == "run":
+        if not opts.workspace_map:
+            raise GuidanceError("run requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
+        if not opts.out:
+            raise GuidanceError("run requires --out RUN (a new run directory)")
+        if not opts.adapter:
+            raise GuidanceError("run requires --adapter NAME (oracle)")
     allowed = {
         "validate": {"workspace_map"},
         "prepare": {"out", "workspace_map"},
         "capture": {"workspace_map", "baseline"},
         "score": {"baseline", "baseline_sha256", "results"},
+        "run": {"out", "workspace_map", "adapter"},
+        "demo-workspaces": {"out"},
     }[opts.mode]
-    given = {name for name in ("out", "workspace_map", "baseline", "baseline_sha256", "results") if getattr(opts, name)}
+    names = ("out", "workspace_map", "baseline", "baseline_sha256", "results", "adapter")
+    given = {name for name in names if getattr(opts, name)}
     if given - allowed:
         flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(given - allowed))
         raise GuidanceError(f"one mode per call: {opts.mode} does not take {flags}")
@@ -142,6 +180,10 @@ def execute(opts: Options) -> str:
     from bceval.guidance.scoring import score
 
     check_arguments(opts)
+    if opts.mode == "demo-workspaces":
+        return _demo_workspaces(opts)
+    if opts.mode == "run":
+        return _run(opts)
     manifest = load_manifest(opts.root, opts.manifest)
     workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None
     baseline = None
@@ -170,6 +212,34 @@ def execute(opts: Options) -> str:
             raise ScoringFailed(outcome.problems)
         return f"Development guidance scoring PASSED: {count} case(s)"
     return f"Development guidance fixture validation PASSED: {count} case(s)"
+
+
+def _demo_workspaces(opts: Options) -> str:
+    from bceval.guidance.demo import create_demo, workspace_count
+
+    runs = create_demo(opts.root, opts.out)
+    lines = [
+        f"Development guidance demo workspaces created: {workspace_count(runs)} workspace(s) in {runs[0].root.parent}",
+        f"  knowledge checkout: {runs[0].root}",
+    ]
+    for run in runs:
+        lines.append(f"  {run.kind} workspace map: {run.workspace_map}")
+    for run in runs:
+        lines.append(
+            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
+            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
+        )
+    return "\n".join(lines)
+
+
+def _run(opts: Options) -> str:
+    from bceval.guidance.run import run_from_files
+
+    assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
+    manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter)
+    if not outcome.passed:
+        raise ScoringFailed(outcome.problems)
+    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
 
 
 class ScoringFailed(Exception):

@@ -31,7 +31,7 @@ from bceval.jsonio import MAX_JSON_BYTES, dumps
 BASELINE_KIND = "bcquality-guidance-runner-baseline"
 SNAPSHOT_VERSION = 1
 GIT_UNREADABLE = "Git evidence could not be read"
-_UNSET = (
+REDIRECTING_GIT_VARIABLES = (
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_COMMON_DIR",
@@ -69,7 +69,7 @@ _DIGEST = re.compile(r"[0-9A-Fa-f]{64}")
 def _scrubbed_environ() -> Iterator[None]:
     """GitPython copies os.environ for each call and can only add to it: drop the redirecting
     variables for the duration of the call (normally none is set, so nothing changes)."""
-    saved = {name: os.environ.pop(name) for name in _UNSET if name in os.environ}
+    saved = {name: os.environ.pop(name) for name in REDIRECTING_GIT_VARIABLES if name in os.environ}
     try:
         yield
     finally:
@@ -153,6 +153,8 @@ def _git_dirs(root: Path, target: bool, label: str) -> tuple[Path, Path]:
     except GuidanceError as exc:
         if target and "does not exist" in str(exc):
             raise _standalone(label) from None
+        if "does not exist" in str(exc):  # e.g. a corpus folder inside some other repository
+            raise GuidanceError(f"{label} must be the root of a git worktree (it has no .git)") from None
         raise
     if dot_git.is_dir():
         git_dir = dot_git
@@ -174,6 +176,12 @@ def _git_dirs(root: Path, target: bool, label: str) -> tuple[Path, Path]:
     if target and (git_dir != root / ".git" or common_dir != git_dir):
         raise _standalone(label)
     return git_dir, common_dir
+
+
+def check_git_storage(root: Path, *, target: bool, label: str) -> None:
+    """The cheap first part of a snapshot (no git call): a worktree root whose git storage is usable
+    (for a target: a standalone repository)."""
+    _git_dirs(safe_path(root, label, kind="dir"), target, label)
 
 
 def _git_metadata(root: Path, storages: list[Path], label: str) -> dict[str, str]:

@@ -292,7 +292,9 @@ def load_workspace_map(path: Path | str, manifest: GuidanceManifest) -> dict[str
     """Manifest id -> absolute, safe workspace directory; exactly one entry per case (§2.3)."""
     document = require_object(read_strict(Path(path), f"Workspace map {path}"), "Workspace map")
     if len(document) != len(manifest.cases):
-        raise GuidanceError("Workspace map must bind exactly every manifest case (one entry per case id)")
+        missing = [case.id for case in manifest.cases if case.id not in document]
+        detail = f": '{missing[0]}' is missing" if missing else " (one entry per case id)"  # a manifest id
+        raise GuidanceError(f"Workspace map must bind exactly every manifest case{detail}")
     bound: dict[str, Path] = {}
     for case in manifest.cases:
         label = f"Workspace map value for '{case.id}'"

@@ -1,0 +1,173 @@
+"""`bceval guidance run`: one runner-owned cycle, prepare -> capture -> answer -> score.
+
+bceval is the runner here, so it keeps the baseline digest itself: capture returns it, it stays in
+this module's local variables, and scoring receives it directly. It is never printed, never written
+under the run directory, and never in the environment handed to an adapter. Capture happens before
+the first answer; result files are written by the runner, outside every protected root.
+
+A run directory is created exclusively and never reused or cleaned: evidence must be fresh, so a
+killed run is simply repeated into a new directory.
+
+    <run>/requests/            knowledge-index.json and request-case-<hash>.json (prepare)
+    <run>/evidence/baseline.json   the pre-run baseline (capture)
+    <run>/results/             result-case-<hash>.json, one per case, as the adapter answered
+    <run>/run.json             the verdict: adapter, manifest, passed, problems (bceval's words only)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.guidance import GuidanceError
+from bceval.guidance.adapters import GuidanceAdapter, GuidanceCaseInput, NoReport, make_adapter
+from bceval.guidance.evidence import (
+    KNOWLEDGE_LABEL,
+    REDIRECTING_GIT_VARIABLES,
+    capture,
+    check_git_storage,
+    load_baseline,
+    protected_roots,
+    workspace_label,
+)
+from bceval.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
+from bceval.guidance.paths import check_separation, create_exclusive, safe_path
+from bceval.guidance.prepare import prepare
+from bceval.guidance.scoring import ScoreOutcome, score
+from bceval.jsonio import dumps
+
+RUN_KIND = "bceval-guidance-run"
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    directory: Path
+
+    @property
+    def requests(self) -> Path:
+        return self.directory / "requests"
+
+    @property
+    def baseline(self) -> Path:
+        return self.directory / "evidence" / "baseline.json"
+
+    @property
+    def results(self) -> Path:
+        return self.directory / "results"
+
+    @property
+    def record(self) -> Path:
+        return self.directory / "run.json"
+
+
+def _exists(run: Path) -> GuidanceError:
+    return GuidanceError(f"Run directory {run} already exists: every run needs a new directory (evidence is fresh)")
+
+
+def check_new_run(directory: Path | str) -> Path:
+    run = safe_path(directory, f"Run directory {directory}", missing_ok=True)
+    if os.path.lexists(run):
+        raise _exists(run)
+    return run
+
+
+def next_run_directory(base: Path) -> Path:
+    """`run-0001`, `run-0002`, ...: one past the highest number under `base`, so no run is reused."""
+    names = [entry.name for entry in base.iterdir()] if base.is_dir() else []
+    numbers = [int(match.group(1)) for name in names if (match := re.fullmatch(r"run-(\d+)", name))]
+    return base / f"run-{max(numbers, default=0) + 1:04d}"
+
+
+def agent_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment an agent gets: the runner's, minus variables that would point git at another
+    repository (the agent's git must see its own workspace, never the checkout)."""
+    environ = os.environ if environ is None else environ
+    return {key: value for key, value in environ.items() if key not in REDIRECTING_GIT_VARIABLES}
+
+
+def _ask(adapter: GuidanceAdapter, case: GuidanceCaseInput) -> bytes | NoReport:
+    """The adapter's answer as result-file bytes; anything unusable is a NoReport (never its text)."""
+    try:
+        answer = adapter.answer(case)
+    except Exception:  # noqa: BLE001 - an adapter's own failure is reported without its text
+        return NoReport("adapter-error")
+    if isinstance(answer, NoReport):
+        return answer
+    if not isinstance(answer, dict):
+        return NoReport("not-an-object")
+    try:
+        return dumps(answer).encode("utf-8")
+    except (TypeError, ValueError):
+        return NoReport("not-json")
+
+
+def run_guidance(
+    manifest: GuidanceManifest, workspaces: dict[str, Path], directory: Path, adapter: GuidanceAdapter
+) -> ScoreOutcome:
+    """Prepare, capture, answer every case, score with the held digest; returns the scoring outcome.
+
+    Raises GuidanceError (one line, naming the case where there is one) for bad input, a run
+    directory that exists, or an adapter that produced no report.
+    """
+    run = check_new_run(directory)
+    check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
+    # Refuse what capture would refuse for want of a repository before anything is written.
+    check_git_storage(manifest.root, target=False, label=KNOWLEDGE_LABEL)
+    for case in manifest.cases:
+        check_git_storage(workspaces[case.id], target=True, label=workspace_label(case.id))
+    run.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run.mkdir()  # exclusive: two runs never share a directory
+    except FileExistsError:
+        raise _exists(run) from None
+    layout = RunLayout(run)
+    prepare(manifest, workspaces, layout.requests)
+    digest, _ = capture(manifest, workspaces, layout.baseline)  # from here on only in this frame
+    environment = agent_environment()
+    for case in manifest.cases:
+        answer = _ask(
+            adapter,
+            GuidanceCaseInput(
+                case_id=case.hashed,
+                request_path=layout.requests / f"request-{case.hashed}.json",
+                workspace=workspaces[case.id],
+                knowledge=manifest.root,
+                environment=environment,
+            ),
+        )
+        if isinstance(answer, NoReport):
+            raise GuidanceError(f"{case.id}: the {adapter.name} adapter produced no report ({answer.kind})")
+        if not create_exclusive(layout.results / f"result-{case.hashed}.json", answer):
+            raise GuidanceError(f"{case.id}: a result file appeared in the run directory before the runner wrote it")
+    outcome = score(manifest, load_baseline(layout.baseline, digest, manifest), layout.results)
+    record: dict[str, Any] = {
+        "kind": RUN_KIND,
+        "version": 1,
+        "adapter": adapter.name,
+        "root": str(manifest.root),
+        "manifest": str(manifest.path),
+        "manifestSha256": manifest.sha256,
+        "cases": len(manifest.cases),
+        "passed": outcome.passed,
+        "problems": outcome.problems,
+    }
+    create_exclusive(layout.record, dumps(record).encode("utf-8"))
+    return outcome
+
+
+def run_from_files(
+    root: Path | str, manifest_path: Path | str, workspace_map: Path | str, directory: Path | str, adapter: str
+) -> tuple[GuidanceManifest, ScoreOutcome]:
+    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs."""
+    check_new_run(directory)
+    manifest = load_manifest(root, manifest_path)
+    workspaces = load_workspace_map(workspace_map, manifest)
+    chosen = make_adapter(adapter, manifest)
+    check_separation(
+        protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
+    )
+    return manifest, run_guidance(manifest, workspaces, Path(directory), chosen)

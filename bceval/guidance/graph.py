@@ -1,23 +1,32 @@
-"""The `guidance_prepare` doit task: validate the guidance manifest, then write its requests.
+"""The guidance doit tasks.
+
+`guidance_prepare` validates the guidance manifest, then writes its requests. `guidance` runs whole
+evaluations: per manifest one `guidance:<name>` task that prepares, captures, answers through an
+adapter and scores, in one action (the baseline digest lives only in that process's memory), into a
+new `<out>/guidance-runs/<name>/run-NNNN` directory every time. Without a configured workspace map it
+runs both demo manifests against `guidance_demo`, which builds the demo knowledge checkout,
+workspaces and maps in `<out>/guidance-demo` and keeps them while they are intact.
 
 Settings the shared Settings model does not carry come from the environment:
 BCEVAL_GUIDANCE_ROOT (knowledge checkout, default: the corpus setting), BCEVAL_GUIDANCE_MANIFEST
 (default: <root>/evaluation/development-guidance-fixtures.json), BCEVAL_GUIDANCE_OUT (default:
-<out>/guidance) and BCEVAL_GUIDANCE_WORKSPACE_MAP (optional).
+<out>/guidance), BCEVAL_GUIDANCE_WORKSPACE_MAP (optional; set, `guidance` runs that manifest
+instead of the demo) and BCEVAL_GUIDANCE_ADAPTER (default: oracle).
 
-The generator only reads the small manifest leniently to name its inputs and outputs; the action
-does the real validation, so a broken manifest fails the task with its own message instead of
-breaking every doit command.
+The generators only walk directories and read the small manifest leniently to name inputs and
+outputs; actions do the real validation, so a broken input fails its task with its own message
+instead of breaking every doit command.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from doit.tools import config_changed
 
@@ -31,6 +40,7 @@ from bceval.guidance import GuidanceError
 from bceval.review.neutral import model_id
 
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,16 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     return sorted(set(files)), ids
 
 
+def _guarded(title: str, work: Callable[[], T]) -> T:
+    """Run one guidance step; only bceval's own one-line message can leave it."""
+    try:
+        return work()
+    except GuidanceError as exc:
+        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
+    except Exception:  # noqa: BLE001 - never a traceback or foreign text
+        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
+
+
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stderr when it passes."""
     from bceval.guidance.evidence import protected_roots  # only when the task runs
@@ -88,8 +108,7 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
     from bceval.guidance.paths import check_separation
     from bceval.guidance.prepare import refresh
 
-    title = "Development guidance preparation"
-    try:
+    def work() -> tuple[int, Path]:
         manifest = load_manifest(cfg.root, cfg.manifest)
         workspaces = load_workspace_map(cfg.workspace_map, manifest) if cfg.workspace_map else None
         artifacts = [
@@ -99,12 +118,91 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
         check_separation(
             protected_roots(manifest, workspaces), [(label, Path(p) if p else None) for label, p in artifacts]
         )
-        directory = refresh(manifest, workspaces, Path(cfg.out))
-    except GuidanceError as exc:
-        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
-    except Exception:  # noqa: BLE001 - never a traceback or foreign text
-        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
-    print(f"{title} PASSED: {len(manifest.cases)} case(s) prepared in {directory}")
+        return len(manifest.cases), refresh(manifest, workspaces, Path(cfg.out))
+
+    title = "Development guidance preparation"
+    count, directory = _guarded(title, work)
+    print(f"{title} PASSED: {count} case(s) prepared in {directory}")
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """One manifest to run: its name (the subtask and run folder), checkout, manifest and map."""
+
+    name: str
+    root: str
+    manifest: str
+    workspace_map: str
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    adapter: str
+    runs: str  # run directories go to <runs>/<target name>/run-NNNN
+    demo: str  # the demo directory (used when no workspace map is configured)
+    targets: tuple[RunTarget, ...]
+    uses_demo: bool
+    problem: str | None = None  # a settings problem the run task reports in one line
+
+
+def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
+    from bceval.guidance.demo import demo_runs
+
+    environ = os.environ if environ is None else environ
+    adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
+    runs = str((settings.out / "guidance-runs").absolute())
+    demo = (settings.out / "guidance-demo").absolute()
+    if environ.get("BCEVAL_GUIDANCE_WORKSPACE_MAP"):
+        cfg = guidance_settings(settings, environ)
+        target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
+        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False)
+    problem = None
+    if environ.get("BCEVAL_GUIDANCE_ROOT") or environ.get("BCEVAL_GUIDANCE_MANIFEST"):
+        # Running the demo instead would silently ignore them.
+        problem = (
+            "BCEVAL_GUIDANCE_ROOT and BCEVAL_GUIDANCE_MANIFEST need BCEVAL_GUIDANCE_WORKSPACE_MAP to run; "
+            "unset them to run the demo"
+        )
+    targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in demo_runs(demo))
+    return RunSettings(adapter, runs, str(demo), targets, uses_demo=True, problem=problem)
+
+
+def make_demo(corpus: str, directory: str) -> None:
+    """(Re)build the demo directory; one line on stderr."""
+    from bceval.guidance.demo import refresh_demo, workspace_count
+
+    title = "Development guidance demo workspaces"
+    runs = _guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))
+    print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
+
+
+def run_target(cfg: RunSettings, target: RunTarget) -> None:
+    """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
+    from bceval.guidance.run import next_run_directory, run_from_files
+
+    title = "Development guidance run"
+    if cfg.problem:
+        raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)
+
+    def work() -> tuple[int, list[str], Path]:
+        directory = next_run_directory(Path(cfg.runs) / target.name)
+        manifest, outcome = run_from_files(target.root, target.manifest, target.workspace_map, directory, cfg.adapter)
+        return len(manifest.cases), outcome.problems, directory
+
+    count, problems, directory = _guarded(title, work)
+    if problems:
+        raise EvaluationFailed(f"{title} FAILED with {len(problems)} problem(s):", problems, verdict=False)
+    print(f"{title} PASSED: {count} case(s) in {directory}")
+
+
+def _files_below(root: Path) -> list[str]:
+    found: list[str] = []
+    for folder, _, names in os.walk(root):
+        found += [os.path.join(folder, name) for name in names]
+    return sorted(found)
 
 
 def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]]:
@@ -123,4 +221,38 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
             "verbosity": 1,
         }
 
-    return {"task_guidance_prepare": task_guidance_prepare}
+    def task_guidance_demo() -> dict[str, Any]:
+        """Build the demo knowledge checkout, workspaces and maps (kept while intact)."""
+        from bceval.config import DEMO_CORPUS
+        from bceval.guidance.demo import MARKER, demo_is_intact
+
+        cfg = run_settings(settings)
+        demo = Path(cfg.demo)
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        return {
+            "actions": [action(make_demo, str(DEMO_CORPUS), str(demo))],
+            "file_dep": _files_below(DEMO_CORPUS),
+            "targets": [str(demo / MARKER)] + [t.workspace_map for t in cfg.targets if cfg.uses_demo],
+            # Rebuilt when the corpus or the commit date changes, or when a repository went missing.
+            "uptodate": [config_changed({"bceval": __version__, "epoch": epoch}), (demo_is_intact, [demo], {})],
+            "verbosity": 1,
+        }
+
+    def task_guidance() -> Iterator[dict[str, Any]]:
+        """Run each guidance manifest end to end (prepare, capture, answer, score) into a new run directory."""
+        cfg = run_settings(settings)
+        for target in cfg.targets:
+            yield {
+                "name": target.name,
+                "actions": [action(run_target, cfg, target)],
+                # The demo's maps come from guidance_demo; a configured map is checked by the action.
+                "file_dep": [target.workspace_map] if cfg.uses_demo and not cfg.problem else [],
+                "uptodate": [False],  # every run is a new evaluation with fresh evidence
+                "verbosity": 1,
+            }
+
+    return {
+        "task_guidance_prepare": task_guidance_prepare,
+        "task_guidance_demo": task_guidance_demo,
+        "task_guidance": task_guidance,
+    }

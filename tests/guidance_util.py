@@ -20,8 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+from graphutil import RecordingReporter
 
+from bceval.config import Settings
 from bceval.guidance.cli import add_parser, run
+from bceval.guidance.graph import guidance_tasks
 
 SENTINEL = "MODEL_SECRET_SENTINEL"
 SHARED = REPO.parent / "shared"
@@ -217,6 +222,23 @@ def assert_fails(result: Result, key: str) -> None:
     assert result.code == 1, result.text
     assert "FAILED" in result.err, result.text
     assert key in result.err, f"expected {key!r} in: {result.err}"
+
+
+def run_guidance_graph(settings: Settings, *tasks: str) -> tuple[int, list[str]]:
+    """Run guidance doit tasks in-process; the exit code and the tasks that executed (no group tasks)."""
+    namespace = {
+        "DOIT_CONFIG": {
+            "dep_file": str(settings.out / ".guidance.doit.db"),
+            "backend": "json",
+            "reporter": RecordingReporter,
+            "verbosity": 1,
+        },
+        **guidance_tasks(settings),
+    }
+    settings.out.mkdir(parents=True, exist_ok=True)
+    RecordingReporter.executed = []
+    code = DoitMain(ModuleTaskLoader(namespace)).run(["run", *tasks])
+    return code, [name for name in RecordingReporter.executed if name != "guidance"]
 
 
 # --- scenarios --------------------------------------------------------------------------------

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from doit.cmd_base import ModuleTaskLoader
-from doit.doit_cmd import DoitMain
-from graphutil import RecordingReporter
-from guidance_util import PAIR, UPDLOCK, article, build_knowledge, hashed, manifest, plan_case, remove, write
+from guidance_util import (
+    PAIR,
+    UPDLOCK,
+    article,
+    build_knowledge,
+    hashed,
+    manifest,
+    plan_case,
+    remove,
+    run_guidance_graph,
+    write,
+)
 
 from bceval.config import Settings
-from bceval.guidance.graph import guidance_settings, guidance_tasks
+from bceval.guidance.graph import guidance_settings
 
 
 @pytest.fixture
@@ -29,19 +37,7 @@ def graph(tmp_path, monkeypatch):
 
 
 def run_task(settings):
-    namespace = {
-        "DOIT_CONFIG": {
-            "dep_file": str(settings.out / ".guidance.doit.db"),
-            "backend": "json",
-            "reporter": RecordingReporter,
-            "verbosity": 1,
-        },
-        **guidance_tasks(settings),
-    }
-    settings.out.mkdir(parents=True, exist_ok=True)
-    RecordingReporter.executed = []
-    code = DoitMain(ModuleTaskLoader(namespace)).run(["run", "guidance_prepare"])
-    return code, list(RecordingReporter.executed)
+    return run_guidance_graph(settings, "guidance_prepare")
 
 
 def test_defaults_come_from_settings_and_environment(tmp_path, monkeypatch):

@@ -14,8 +14,9 @@ import shutil
 import stat
 from pathlib import Path
 
+import jsonschema
 import pytest
-from conftest import DEMO_CORPUS
+from conftest import DEMO_CORPUS, REPO
 from guidance_util import SENTINEL, assert_fails, assert_passes, cli, git, hashed, remove, run_guidance_graph
 
 from bceval.config import Settings
@@ -224,6 +225,10 @@ def test_oracle_run_passes_on_each_demo_manifest(kind, shared_demo, tmp_path):
         ["knowledge-index.json"] + [f"request-{i}.json" for i in ids]
     )
     assert (run / "evidence" / "baseline.json").is_file()
+    # The control is also clean under the stricter lint schema of its report kind.
+    schema = json.loads((REPO / "schemas" / f"guidance-{kind}-report.schema.json").read_text())
+    for result in (run / "results").iterdir():
+        jsonschema.Draft202012Validator(schema).validate(json.loads(result.read_text())["guidanceReport"])
     record = json.loads((run / "run.json").read_text())
     assert (record["adapter"], record["cases"], record["passed"], record["problems"]) == ("oracle", 4, True, [])
     # The scorer agrees on its own: the results score again with the digest of the baseline file.

@@ -25,6 +25,7 @@ from doit.doit_cmd import DoitMain
 from graphutil import RecordingReporter
 
 from bceval.config import Settings
+from bceval.doitlib import uncaptured
 from bceval.guidance.cli import add_parser, run
 from bceval.guidance.graph import guidance_tasks
 
@@ -233,7 +234,7 @@ def run_guidance_graph(settings: Settings, *tasks: str) -> tuple[int, list[str]]
             "reporter": RecordingReporter,
             "verbosity": 1,
         },
-        **guidance_tasks(settings),
+        **{name: uncaptured(creator) for name, creator in guidance_tasks(settings).items()},  # as bceval.dodo does
     }
     settings.out.mkdir(parents=True, exist_ok=True)
     RecordingReporter.executed = []

@@ -468,8 +468,9 @@ def graph_settings(tmp_path, monkeypatch):
     return Settings(corpus=DEMO_CORPUS, manifest=DEMO_CORPUS / "evaluation/review-fixtures.json", out=tmp_path / "out")
 
 
-def passed_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if line.startswith("Development guidance run PASSED")]
+def passed_lines(out: str) -> list[str]:
+    """The PASSED verdicts, which doit prints on stdout (failures keep the guidance contract: stderr)."""
+    return [line for line in out.splitlines() if line.startswith("Development guidance run PASSED")]
 
 
 def test_doit_guidance_runs_the_demo_and_every_rerun_is_a_new_run(graph_settings, capsys):
@@ -478,20 +479,20 @@ def test_doit_guidance_runs_the_demo_and_every_rerun_is_a_new_run(graph_settings
     assert code == 0
     assert executed[0] == "guidance_demo"  # the two runs follow in doit's order
     assert sorted(executed[1:]) == ["guidance:implementation", "guidance:plan"]
-    assert sorted(passed_lines(capsys.readouterr().err)) == [
+    assert sorted(passed_lines(capsys.readouterr().out)) == [
         f"Development guidance run PASSED: 4 case(s) in {out}/guidance-runs/implementation/run-0001",
         f"Development guidance run PASSED: 4 case(s) in {out}/guidance-runs/plan/run-0001",
     ]
     code, executed = run_guidance_graph(graph_settings, "guidance")
     assert code == 0 and sorted(executed) == ["guidance:implementation", "guidance:plan"]  # the demo is reused
-    assert len(passed_lines(capsys.readouterr().err)) == 2
+    assert len(passed_lines(capsys.readouterr().out)) == 2
     for kind in MANIFESTS:
         assert sorted(p.name for p in (out / "guidance-runs" / kind).iterdir()) == ["run-0001", "run-0002"]
 
     remove(out / "guidance-demo" / "workspaces" / "courier-app-version-bump")  # no longer intact: rebuilt
     code, executed = run_guidance_graph(graph_settings, "guidance")
     assert code == 0 and executed[0] == "guidance_demo"
-    assert len(passed_lines(capsys.readouterr().err)) == 2
+    assert len(passed_lines(capsys.readouterr().out)) == 2
 
 
 def test_doit_guidance_runs_a_configured_manifest_and_map(graph_settings, shared_demo, monkeypatch, capsys):
@@ -501,7 +502,7 @@ def test_doit_guidance_runs_a_configured_manifest_and_map(graph_settings, shared
     code, executed = run_guidance_graph(graph_settings, "guidance")
     assert code == 0 and executed == ["guidance:implementation-guidance-fixtures"]
     run = graph_settings.out / "guidance-runs/implementation-guidance-fixtures/run-0001"
-    assert passed_lines(capsys.readouterr().err) == [f"Development guidance run PASSED: 4 case(s) in {run}"]
+    assert passed_lines(capsys.readouterr().out) == [f"Development guidance run PASSED: 4 case(s) in {run}"]
 
 
 def test_doit_guidance_refuses_half_settings_in_one_line(graph_settings, monkeypatch, capsys):

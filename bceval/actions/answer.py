@@ -14,11 +14,17 @@ from bceval.review.cases import ReviewCase
 
 
 def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase] | None:
-    """The run's selection (`--case`, `-k`, `--failed-from`), or None for every case."""
+    """The cases to answer: those `--case`, `-k` and `--failed-from` select; with none of them, the cases
+    the run already covers (a partial run stays partial until more cases are selected); None for all."""
+    from bceval.runs.record import selection_of
     from bceval.runs.selection import failed_case_ids, select_cases
 
     failed = failed_case_ids(settings.failed_from, settings.out) if settings.failed_from else None
-    return select_cases(cases, settings.cases, settings.patterns, failed)
+    chosen = select_cases(cases, settings.cases, settings.patterns, failed)
+    if chosen is None:
+        recorded = selection_of(settings.run_dir)
+        chosen = [case for case in cases if case.id in recorded] if recorded is not None else None
+    return None if chosen is not None and len(chosen) == len(cases) else chosen
 
 
 def cases_to_answer(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase]:
@@ -38,6 +44,10 @@ def preflight(settings: Settings) -> list[str]:
     new_record(settings, [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.adapter == "command":
         adapter = make_adapter(settings, derivation.cases)
+        if settings.isolation == "view":
+            from bceval.adapters.view import check_view_folder
+
+            check_view_folder()
         if adapter.model_is_label_only:
             warnings.append(
                 f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
@@ -51,9 +61,10 @@ def write_run_record(settings: Settings, selected: list[str] | None) -> None:
     from bceval.adapters.run import prune_vanished
     from bceval.runs.record import RECORD_NAME, new_record, read_record
 
-    record = new_record(settings, selected, read_record(settings.run_dir))
+    cases = recorded_cases(settings)
+    record = new_record(settings, selected, read_record(settings.run_dir), len(cases))
     write_atomic(settings.run_dir / RECORD_NAME, dumps(record))
-    prune_vanished(settings.results_dir, recorded_cases(settings))
+    prune_vanished(settings.results_dir, cases)
 
 
 def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:

@@ -108,15 +108,24 @@ def _read(path: Path) -> bytes:
         raise BcevalError(f"{path}: cannot read it for the agent view: {exc.strerror}") from None
 
 
-def materialize(view: View, parent: Path | None = None) -> Path:
-    """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
+def _new_folder(parent: Path | None) -> Path:
     try:
-        root = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=parent))
+        return Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=parent))
     except OSError as exc:
         where = parent or tempfile.gettempdir()
         raise BcevalError(
             f"{where}: cannot create an agent view there ({exc.strerror}); set TMPDIR to a writable folder"
         ) from None
+
+
+def check_view_folder(parent: Path | None = None) -> None:
+    """Fail in one line, before any case runs, when no view can be created."""
+    _new_folder(parent).rmdir()
+
+
+def materialize(view: View, parent: Path | None = None) -> Path:
+    """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
+    root = _new_folder(parent)
     try:
         for item in view.files:
             target = root.joinpath(*item.path.split("/"))

@@ -37,7 +37,9 @@ def read_record(run_dir: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def new_record(settings: Settings, selected: list[str] | None, existing: dict[str, Any] | None) -> dict[str, Any]:
+def new_record(
+    settings: Settings, selected: list[str] | None, existing: dict[str, Any] | None, total: int | None = None
+) -> dict[str, Any]:
     """The record after answering `selected` (manifest ids; None for every case) into the run.
 
     Selections add up: rerunning the failed cases into a run keeps the others, and a run that once
@@ -57,6 +59,8 @@ def new_record(settings: Settings, selected: list[str] | None, existing: dict[st
             selected = None
         else:
             selected = sorted(set(before) | set(selected))
+            if total is not None and len(selected) >= total:
+                selected = None  # every case is covered now
     from bceval.adapters.command import pinned
 
     live = settings.adapter == "command"

@@ -347,6 +347,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
             + [str(steps.rows_file(settings, group)) for group in groups()]
             + [str(steps.domain_articles_file(settings, domain)) for domain in domains()]
             + [str(prep / f"{mid}.al") for mid in model_ids]
+            + [str(prep / f"request-{mid}.json") for mid in model_ids]
             + ([str(changed)] if changed is not None and changed.is_file() else []),
             "targets": [str(settings.out / "health.json"), str(settings.out / "health.md")],
             "task_dep": ["prepare"],
@@ -355,6 +356,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                     {
                         **basics,
                         "listing": listing().digest,
+                        "articles": signatures(),  # article bodies: what the agent views hold
                         "margin": settings.health_margin,
                         "changed": str(changed) if changed else None,
                     }

@@ -178,3 +178,48 @@ def test_domain_case_difference_is_not_a_mismatch(small_corpus, tmp_path, capsys
     small_corpus.article("performance", "cased", frontmatter_domain="Performance")
     _, _, report = health(capsys, small_corpus, tmp_path / "out")
     assert kinds(report, "domain-mismatch") == []
+
+
+PASTED = [
+    "codeunit 50100 \"Alpha Bad\"",
+    "{",
+    "    procedure Run()",
+    "    var",
+    "        Customer: Record Customer;",
+    "    begin",
+    "        if Customer.Count() > 0 then",
+    "            exit;",
+    "    end;",
+    "}",
+]
+
+
+def test_an_article_that_pastes_its_sample_gives_the_answer_away(small_corpus, tmp_path, capsys):
+    folder = small_corpus.root / "microsoft/knowledge/performance"
+    (folder / "alpha-check.bad.al").write_text("\n".join(PASTED) + "\n")
+    md = folder / "alpha-check.md"
+    # an article that quotes its own anti-pattern, re-indented and with another blank line: still the same code
+    quoted = "\n".join(["```al", *[line.replace("    ", "  ") for line in PASTED[2:8]], "", "```"])
+    md.write_text(md.read_text() + "\n## Anti Pattern\n\n" + quoted + "\n")
+    # a look-alike: four shared lines are not enough
+    beta = folder / "beta-loop.md"
+    beta.write_text(beta.read_text() + "\n```al\n" + "\n".join(PASTED[3:7]) + "\n```\n")
+    code, out, report = health(capsys, small_corpus, tmp_path / "out", "--strict")
+    found = kinds(report, "reachable-answer")
+    assert [(f["case"], f["path"], f["severity"]) for f in found] == [
+        ("performance-bad", "microsoft/knowledge/performance/alpha-check.md", "error")
+    ]
+    assert "holds 5 or more consecutive lines of performance-bad's code" in found[0]["message"]
+    assert code == 1 and "performance-bad" in out
+
+
+def test_reachable_answers_are_rechecked_when_an_article_body_changes(small_corpus, tmp_path, capsys):
+    out = tmp_path / "out"
+    folder = small_corpus.root / "microsoft/knowledge/performance"
+    (folder / "alpha-check.bad.al").write_text("\n".join(PASTED) + "\n")
+    _, _, report = health(capsys, small_corpus, out)
+    assert kinds(report, "reachable-answer") == []
+    md = folder / "beta-loop.md"
+    md.write_text(md.read_text() + "\n```al\n" + "\n".join(PASTED) + "\n```\n")  # body only: same index row
+    _, _, report = health(capsys, small_corpus, out)
+    assert [f["path"] for f in kinds(report, "reachable-answer")] == ["microsoft/knowledge/performance/beta-loop.md"]

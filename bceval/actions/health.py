@@ -34,9 +34,22 @@ def write_health(settings: Settings, groups: list[str]) -> None:
         {case.modelId: read_text(settings.prepare_dir / f"{case.modelId}.al") for case in cases},
         margin=settings.health_margin,
         changed=changed,
+        views={case.modelId: view_texts(settings, case.modelId) for case in cases},
     )
     write_atomic(settings.out / "health.json", dumps(report.model_dump()))
     write_atomic(settings.out / "health.md", render_markdown(report))
+
+
+def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
+    """The leaf and candidate articles of a case's agent view (its request and case file tell nothing)."""
+    from bceval.adapters.view import build_view
+
+    view = build_view(settings.prepare_dir, settings.corpus, model_id)
+    return {
+        f.path: f.data.decode("utf-8-sig", "replace")
+        for f in view.files
+        if f.path not in (view.request_name, view.case_name)
+    }
 
 
 def write_health_despite_failures(settings: Settings) -> None:

@@ -394,3 +394,45 @@ def leak_checks(
                 )
             )
     return findings
+
+
+# --- answers the agent can reach ---------------------------------------------------------------------------
+
+REACHABLE_RUN = 5  # this many consecutive code lines of a case in a view file give the case away
+_OUTCOME_WORD = re.compile(r"\b(?:Good|Bad|Eval)\b", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+
+
+def code_lines(text: str) -> list[str]:
+    """Non-blank, non-comment lines, whitespace folded, the words neutralization changes blanked out (so a
+    sample pasted into an article matches its neutral case file)."""
+    folded = (_SPACE.sub(" ", line).strip() for line in text.splitlines())
+    return [_OUTCOME_WORD.sub("_", line) for line in folded if line and not line.startswith("//")]
+
+
+def reachable_answer_checks(
+    cases: list[ReviewCase], case_texts: dict[str, str], views: dict[str, dict[str, str]]
+) -> list[Finding]:
+    """Per case, every file of its agent view (leaf, candidate articles) that holds at least REACHABLE_RUN
+    consecutive lines of the case's code: an agent that searches its view finds the case there, and with it
+    the article it came from."""
+    findings = []
+    for case in cases:
+        lines = code_lines(case_texts[case.modelId])
+        runs = {tuple(lines[i : i + REACHABLE_RUN]) for i in range(len(lines) - REACHABLE_RUN + 1)}
+        if not runs:
+            continue
+        for path, text in sorted(views.get(case.modelId, {}).items()):
+            other = code_lines(text)
+            if any(tuple(other[i : i + REACHABLE_RUN]) in runs for i in range(len(other) - REACHABLE_RUN + 1)):
+                findings.append(
+                    Finding(
+                        kind="reachable-answer",
+                        severity="error",
+                        case=case.id,
+                        path=path,
+                        message=f"{path} holds {REACHABLE_RUN} or more consecutive lines of {case.id}'s code, so an "
+                        "agent can find the case in its own view",
+                    )
+                )
+    return findings

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from bceval.corpus.layers import Leaf, Listing
-from bceval.health.checks import changed_path_checks, coverage_checks, leak_checks, margin_checks
+from bceval.health.checks import (
+    changed_path_checks,
+    coverage_checks,
+    leak_checks,
+    margin_checks,
+    reachable_answer_checks,
+)
 from bceval.health.model import SEVERITY_ORDER, Finding, HealthReport
 from bceval.review.cases import ReviewCase
 
@@ -23,9 +29,10 @@ def build_report(
     margin: float = DEFAULT_MARGIN,
     changed: list[str] | None = None,
     extra: list[Finding] | None = None,
+    views: dict[str, dict[str, str]] | None = None,
 ) -> HealthReport:
     """`extra`: findings from outside the checks (validation problems and unreadable files, when health runs
-    on a corpus that does not validate)."""
+    on a corpus that does not validate); `views`: per model id, the text of every file of its agent view."""
     coverage, findings = coverage_checks(listing, leaves, rows, cases)
     findings += extra or []
     if changed is not None:
@@ -34,6 +41,8 @@ def build_report(
     findings += margin_findings
     titles = {row["path"]: row["title"] for row in rows}
     findings += leak_checks(cases, candidates, case_texts, titles)
+    if views is not None:  # the view files of each case: its leaf and ranked candidate articles
+        findings += reachable_answer_checks(cases, case_texts, views)
     findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.kind, f.case or "", f.path or "", f.line or 0))
     return HealthReport(
         corpus=corpus_name,

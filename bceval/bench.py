@@ -267,10 +267,74 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
     }
 
 
+# --- live throughput: the harness's own cost around agents that take a fixed time -------------------------------
+
+# A fake agent for throughput: it drains its prompt, waits a fixed time and answers the one case of its view
+# (named by the request file there). A shell script, so its own start-up costs next to nothing.
+FIXED_TIME_AGENT = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
+cat > /dev/null
+sleep {seconds}
+for request in request-case-*.json; do case=${{request#request-}}; case=${{case%.json}}; done
+printf '{{"cases":[{{"id":"%s","findings":[]}}]}}\\n' "$case"
+"""
+
+
+def generate_live_corpus(root: Path, cases: int) -> None:
+    """`cases` cases (a positive and a clean one per domain, one paired article each) and no manifest."""
+    for number in range(cases // 2):
+        domain = f"area-{number:04d}"
+        (root / "microsoft/skills/review").mkdir(parents=True, exist_ok=True)
+        (root / f"microsoft/skills/review/al-{domain}-review.md").write_text(f"# Review {domain}\n", "utf-8")
+        folder = root / "microsoft/knowledge" / domain
+        folder.mkdir(parents=True)
+        keyword = f"live{number:04d}kw"
+        article = f"---\ndomain: {domain}\nkeywords: [{keyword}]\n---\n\n# Rule {number}\n\n{keyword}.\n"
+        (folder / "rule.md").write_text(article, "utf-8")
+        for kind in ("good", "bad"):
+            (folder / f"rule.{kind}.al").write_text(f'codeunit {50000 + number} "R {kind}"\n{{ {keyword} }}\n', "utf-8")
+
+
+def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer` with a live agent that takes `seconds` per case: wall time against the ideal
+    (answers / jobs x seconds), and the harness's overhead per answer, (wall - ideal) x jobs / answers."""
+    corpus, out, tools = scratch / "live-corpus", scratch / "live-out", scratch / "live-bin"
+    generate_live_corpus(corpus, answers)
+    tools.mkdir()
+    agent = tools / "fixed-time-agent"
+    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
+    agent.chmod(0o755)
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
+    base = [sys.executable, "-m", "bceval", "--corpus", str(corpus), "--out", str(out)]
+    _run([base[0], "-m", "bceval", "prepare", *base[3:]], env)
+    progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
+    command = [base[0], "-m", "bceval", "answer", *base[3:], "--adapter", "command", "--command", agent.name]
+    run = _run([*command, "--jobs", str(jobs), "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
+    answered = len(list((out / "runs" / "command" / "results").glob("result-case-*.json")))
+    ideal = answers / jobs * seconds
+    return {
+        "answers": answers,
+        "answered": answered,
+        "jobs": jobs,
+        "secondsPerAnswer": seconds,
+        "idealSeconds": round(ideal, 3),
+        "wallSeconds": round(run.seconds, 3),
+        "ratioToIdeal": round(run.seconds / ideal, 3),
+        "overheadPerAnswerSeconds": round((run.seconds - ideal) * jobs / answers, 4),
+        "peakRssMb": run.peak_rss_mb,
+    }
+
+
 def run_bench(
-    sizes: list[int], repeat: int, out_file: Path, progress: Any = None, corpus: Path | None = None
+    sizes: list[int],
+    repeat: int,
+    out_file: Path,
+    progress: Any = None,
+    corpus: Path | None = None,
+    live: tuple[int, int, float] | None = (256, 16, 0.5),
 ) -> dict[str, Any]:
-    """Measure each synthetic size, or (with `corpus`) one real corpus, and write the JSON report."""
+    """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
+    jobs, seconds per answer; None skips it); write the JSON report."""
     progress = progress or (lambda message: print(message, file=sys.stderr))
     warm_bytecode(measured_environment())
     with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
@@ -278,6 +342,7 @@ def run_bench(
             measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
         else:
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
+        live_report = measure_live(Path(scratch), *live, progress) if live else None
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -297,6 +362,7 @@ def run_bench(
         "python": sys.version.split()[0],
         "sizes": measured,
         "growth": growth,
+        "live": live_report,
     }
     write_atomic(out_file, dumps(report))
     return report
@@ -320,10 +386,20 @@ def render_table(report: dict[str, Any]) -> str:
             f"\nGrowth {step['from']:,} → {step['to']:,} articles ({step['sizeRatio']}×): cold prepare "
             f"{step['coldPrepareRatio']}×"
         )
+    live = report.get("live")
+    if live:
+        lines.append(
+            f"\nLive throughput: {live['answered']} of {live['answers']} answers at --jobs {live['jobs']}, "
+            f"{live['secondsPerAnswer']:g} s each: {live['wallSeconds']:.2f} s against an ideal "
+            f"{live['idealSeconds']:.2f} s ({live['ratioToIdeal']:.3f}×); harness overhead "
+            f"{live['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+        )
     return "\n".join(lines) + "\n"
 
 
-def bench_command(sizes_text: str, repeat: int, out: Path, corpus: Path | None = None) -> str:
+def bench_command(
+    sizes_text: str, repeat: int, out: Path, corpus: Path | None = None, live: tuple[int, int, float] | None = None
+) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
 
@@ -335,15 +411,18 @@ def bench_command(sizes_text: str, repeat: int, out: Path, corpus: Path | None =
         raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
     if corpus is not None and not corpus.is_dir():
         raise BcevalError(f"{corpus}: corpus directory does not exist")
-    return render_table(run_bench(sizes, repeat, out, corpus=corpus))
+    if live is not None and (live[0] < 2 or live[1] < 1 or live[2] <= 0):
+        raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
+    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live))
 
 
-def bench_action(sizes_text: str, repeat_text: str, out: Path) -> None:
+def bench_action(sizes_text: str, repeat_text: str, live_text: str, out: Path) -> None:
     """The `doit bench` action: the table goes to stdout, as `bceval bench` prints it."""
+    from bceval.cli import parse_live
     from bceval.errors import BcevalError
 
     try:
         repeat = int(repeat_text)
     except ValueError:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{repeat_text}'") from None
-    sys.stdout.write(bench_command(sizes_text, repeat, out))
+    sys.stdout.write(bench_command(sizes_text, repeat, out, live=parse_live(live_text)))

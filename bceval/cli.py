@@ -109,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     bench.add_argument("--out", default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)")
     bench.add_argument("--corpus", metavar="PATH", help="measure a private copy of this corpus instead of --sizes")
+    bench.add_argument(
+        "--live",
+        default="256,16,0.5",
+        metavar="A,J,S",
+        help="live throughput: A answers at --jobs J, S seconds each (default 256,16,0.5; 'none' skips it)",
+    )
 
     init = command("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus")
     init.add_argument("--corpus", metavar="PATH", help="the corpus checkout (default: found from the current folder)")
@@ -190,8 +196,19 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
     from bceval.bench import bench_command
 
-    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), Path(args.corpus) if args.corpus else None))
+    corpus = Path(args.corpus) if args.corpus else None
+    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), corpus, parse_live(args.live)))
     return 0
+
+
+def parse_live(text: str) -> tuple[int, int, float] | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        answers, jobs, seconds = text.split(",")
+        return int(answers), int(jobs), float(seconds)
+    except ValueError:
+        raise BcevalError(f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.5) or none, got '{text}'") from None
 
 
 def main(argv: list[str] | None = None) -> int:

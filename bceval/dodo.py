@@ -371,7 +371,15 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         from bceval.bench import bench_action
 
         return {
-            "actions": [action(bench_action, sizes, repeat, settings.out / "bench.json")],
+            "actions": [
+                action(
+                    bench_action,
+                    sizes,
+                    repeat,
+                    os.environ.get("BCEVAL_BENCH_LIVE", "256,16,0.5"),
+                    settings.out / "bench.json",
+                )
+            ],
             "uptodate": [False],
             "verbosity": 2,
         }

@@ -198,8 +198,11 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
         mode = info.st_mode & 0o7777  # keep the mode of a file we replace
     except FileNotFoundError:
         mode = _DEFAULT_MODE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except FileNotFoundError:  # the folder is new (asking for it every time costs a syscall per write)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bceval.bench import generate_corpus
 from bceval.cli import main
 from bceval.corpus.layers import discover_leaves, scan_corpus
@@ -40,7 +42,7 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["bench", "--sizes", "50", "--repeat", "1", "--out", str(out)]) == 0
+    assert main(["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["benchVersion"] == 1 and report["growth"] == []
     (size,) = report["sizes"]
@@ -48,6 +50,11 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     assert set(size["results"]) == MEASUREMENTS
     for result in size["results"].values():
         assert len(result["runsSeconds"]) == 1 and result["medianSeconds"] > 0
+    live = report["live"]
+    assert (live["answers"], live["answered"], live["jobs"], live["secondsPerAnswer"]) == (8, 8, 4, 0.2)
+    assert live["idealSeconds"] == 0.4 and live["wallSeconds"] >= 0.4  # no agent answers faster than it sleeps
+    assert live["ratioToIdeal"] == pytest.approx(live["wallSeconds"] / 0.4, abs=0.01)
+    assert "Live throughput: 8 of 8 answers at --jobs 4" in capsys.readouterr().out
     assert size["coldToFloorRatio"] > 0
     table = capsys.readouterr().out
     assert "| cold prepare |" in table and "50 articles" in table
@@ -78,3 +85,8 @@ def test_measured_processes_keep_python_bytecode_caching_on(monkeypatch):
     env = measured_environment()
     assert "PYTHONDONTWRITEBYTECODE" not in env and "BCEVAL_OUT" not in env
     assert env["PATH"] == "/usr/bin"
+
+
+def test_bench_live_flag_is_checked(capsys):
+    assert main(["bench", "--live", "lots"]) == 2
+    assert "--live must be ANSWERS,JOBS,SECONDS" in capsys.readouterr().err

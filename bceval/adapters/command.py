@@ -43,7 +43,7 @@ from bceval.review.scoring import InfraFailure, ResultEntry, read_result_documen
 
 UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0
-POLL_SECONDS = 0.02
+POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
@@ -218,15 +218,26 @@ class CommandAdapter:
         self._rng_lock = threading.Lock()
         self._version: str | None = None
         self._version_lock = threading.Lock()
+        self._version_probe: threading.Thread | None = None
+
+    def start_version_probe(self) -> None:
+        """Ask the command for its version in the background, so no answer waits for it."""
+        with self._version_lock:
+            if self._version_probe is None:
+                self._version_probe = threading.Thread(target=self._set_version, daemon=True)
+                self._version_probe.start()
+
+    def _set_version(self) -> None:
+        self._version = self._probe_version()
 
     @property
     def model_is_label_only(self) -> bool:
         return bool(self.agent.model) and not self.pinned
 
     def describe(self) -> dict[str, Any]:
-        with self._version_lock:
-            if self._version is None:
-                self._version = self._probe_version()
+        self.start_version_probe()
+        assert self._version_probe is not None
+        self._version_probe.join()
         return {
             "adapter": self.name,
             "command": self.agent.command,
@@ -461,12 +472,9 @@ class CommandAdapter:
         """
         feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
         feeder.start()
-        while True:
-            try:
-                process.wait(timeout=POLL_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                pass
+        exited = threading.Event()  # set the moment the agent exits: no polling delay on every answer
+        threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
+        while not exited.wait(POLL_SECONDS):
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
                 live.kill(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"

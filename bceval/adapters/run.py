@@ -75,6 +75,8 @@ class RunAnswers:
         with self._lock:
             if self._adapter is None:
                 self._adapter = make_adapter(self.settings, self.cases)
+                if hasattr(self._adapter, "start_version_probe"):  # a live agent: overlap it with the answers
+                    self._adapter.start_version_probe()
             return self._adapter
 
     def answer(self, case: ReviewCase) -> None:

@@ -126,16 +126,21 @@ def check_view_folder(parent: Path | None = None) -> None:
 def materialize(view: View, parent: Path | None = None) -> Path:
     """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
     root = _new_folder(parent)
+    folders = [root]
     try:
+        made = {root}
         for item in view.files:
             target = root.joinpath(*item.path.split("/"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(item.data)
-            target.chmod(READ_ONLY_FILE)
-        for folder, dirs, _ in os.walk(root, topdown=False):
-            for name in dirs:
-                os.chmod(os.path.join(folder, name), READ_ONLY_DIR)
-        root.chmod(READ_ONLY_DIR)
+            for folder in reversed(target.parents):  # each folder once: a view is made for every case
+                if folder not in made and folder.is_relative_to(root):
+                    folder.mkdir()
+                    made.add(folder)
+                    folders.append(folder)
+            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, READ_ONLY_FILE)
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(item.data)
+        for folder in reversed(folders):  # innermost first, the view itself last
+            folder.chmod(READ_ONLY_DIR)
     except OSError as exc:
         remove(root)
         raise BcevalError(

@@ -260,6 +260,9 @@ def test_a_read_only_output_folder_is_one_line_exit_2(small_corpus, tmp_path):
 
 FAKE_SLOW_AGENT = """#!{python}
 import os, sys, time
+if sys.argv[1:] == ["--version"]:
+    print("slow-agent 1")
+    sys.exit(0)
 sys.stdin.read()
 with open(os.path.join({marks!r}, str(os.getpid())), "w") as handle:
     handle.write(os.getcwd())

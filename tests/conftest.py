@@ -106,4 +106,8 @@ def small_corpus(corpus: CorpusBuilder) -> CorpusBuilder:
     return corpus
 
 
-requires_shared = pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="shared corpus not present")
+requires_shared = pytest.mark.skipif(
+    not SHARED_CORPUS.is_dir(),
+    reason=f"needs the public BCQuality corpus at {SHARED_CORPUS} (see README, Tests: a checkout of "
+    "microsoft/BCQuality at commit 841b4e7 in that folder)",
+)

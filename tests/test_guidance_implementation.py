@@ -26,7 +26,8 @@ from guidance_util import (
 )
 
 pytestmark = pytest.mark.skipif(
-    not (SHARED_CORPUS.is_dir() and REFERENCE.is_dir()), reason="shared corpus/reference not present"
+    not (SHARED_CORPUS.is_dir() and REFERENCE.is_dir()),
+    reason=f"needs the shared BCQuality corpus and reference at {SHARED_CORPUS.parent.parent} (see README, Tests)",
 )
 
 MANIFEST_NAME = "implementation-guidance-fixtures.json"

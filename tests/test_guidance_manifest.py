@@ -29,7 +29,8 @@ from guidance_util import (
 )
 
 needs_shared = pytest.mark.skipif(
-    not (SHARED_CORPUS.is_dir() and REFERENCE.is_dir()), reason="shared corpus/reference not present"
+    not (SHARED_CORPUS.is_dir() and REFERENCE.is_dir()),
+    reason=f"needs the shared BCQuality corpus and reference at {SHARED_CORPUS.parent.parent} (see README, Tests)",
 )
 
 
@@ -329,7 +330,9 @@ def add_reference_files(root, stand_ins=True):
 def real_checkout(tmp_path_factory):
     """The whole shared corpus plus the reference skills, manifests and the two stand-ins."""
     if not (SHARED_CORPUS.is_dir() and REFERENCE.is_dir()):
-        pytest.skip("shared corpus/reference not present")
+        pytest.skip(
+            f"needs the shared BCQuality corpus and reference at {SHARED_CORPUS.parent.parent} (see README, Tests)"
+        )
     base = tmp_path_factory.mktemp("real")
     rels = [p.relative_to(SHARED_CORPUS).as_posix() for p in SHARED_CORPUS.rglob("*") if p.is_file()]
     copy_files(SHARED_CORPUS, base / "k", rels)

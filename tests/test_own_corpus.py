@@ -468,3 +468,16 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0 and capsys.readouterr().out.startswith("bceval ")
+
+
+def test_guidance_commands_find_the_corpus_the_same_way(tmp_path, monkeypatch, capsys):
+    corpus = tmp_path / "demo"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    monkeypatch.chdir(corpus / "microsoft")  # outside git only the current folder counts: the demo corpus
+    code, out, err = run(capsys, "guidance")
+    assert code == 0 and err.splitlines()[0].startswith(f"bceval: corpus {DEMO_CORPUS} (the demo corpus)")
+    monkeypatch.chdir(corpus)
+    code, out, err = run(capsys, "guidance")
+    assert code == 0 and "fixture validation PASSED: 4 case(s)" in out
+    manifest = corpus / "evaluation" / "development-guidance-fixtures.json"
+    assert err.splitlines()[0] == f"bceval: corpus {corpus} (found here); manifest {manifest}"

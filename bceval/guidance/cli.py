@@ -102,6 +102,11 @@ class Options:
     baseline_sha256: str | None
     results: Path | None
     adapter: str | None = None
+    source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
+
+    def context_line(self) -> str:
+        out = f"; out {self.out}" if self.out else ""
+        return f"bceval: corpus {self.root} ({self.source}); manifest {self.manifest}{out}"
 
 
 def _path(value: str | None) -> Path | None:
@@ -112,15 +117,17 @@ def options_from(args: argparse.Namespace) -> Options:
     mode = args.guidance_mode
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
-    if args.guidance_root:
-        root = Path(args.guidance_root)
-    elif mode == "demo-workspaces":
-        from bceval.config import DEMO_CORPUS  # only this mode needs the settings module
+    from bceval.config import DEMO_CORPUS, find_corpus
 
-        root = DEMO_CORPUS
-    else:
-        root = Path.cwd()
+    if args.guidance_root:
+        root, source = Path(args.guidance_root), "--root"
+    elif mode == "demo-workspaces":
+        root, source = DEMO_CORPUS, "the demo corpus"
+    else:  # as the review commands do: the corpus you stand in, else the demo corpus
+        found = find_corpus(Path.cwd().resolve())
+        root, source = (found, "found here") if found else (DEMO_CORPUS, "the demo corpus")
     return Options(
+        source=source,
         mode=mode,
         root=root,
         manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
@@ -253,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
     mode = getattr(args, "guidance_mode", "validate")
     title = TITLES.get(mode, "run")
     try:
-        line = execute(options_from(args))
+        options = options_from(args)
+        print(options.context_line(), file=sys.stderr)
+        line = execute(options)
     except ScoringFailed as exc:
         lines = [f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"]
         lines += [f"  - {problem}" for problem in exc.problems]

@@ -325,6 +325,48 @@ def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progres
     }
 
 
+def measure_experiment(
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any
+) -> dict[str, Any]:
+    """`bceval experiment run` of `arms` arms (each its own command, so nothing is shared) x `epochs` x `cases`
+    with a fixed-time agent: wall time against the ideal (units / jobs x seconds). The variant is prepared
+    first (by `experiment report`), so the time is the answering's."""
+    corpus, out, tools = scratch / "exp-corpus", scratch / "exp-out", scratch / "exp-bin"
+    generate_live_corpus(corpus, cases)
+    tools.mkdir()
+    agent = tools / "fixed-time-agent"
+    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
+    agent.chmod(0o755)
+    lines = ["name: bench", f"epochs: {epochs}", "defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
+    for number in range(1, arms + 1):
+        lines += [f"  - name: arm{number}", f"    command: {agent.name} --arm {number}"]
+    experiment = scratch / "bench-experiment.yaml"
+    experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
+    base = [sys.executable, "-m", "bceval", "experiment"]
+    _run([*base, "report", str(experiment), "--out", str(out)], env)
+    units = arms * epochs * cases
+    progress(f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s each")
+    run = _run([*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], env)
+    report = json.loads((out / "experiments" / "bench" / "report.json").read_text(encoding="utf-8"))
+    answered = sum(arm["answered"] for arm in report["arms"])
+    ideal = units / jobs * seconds
+    return {
+        "arms": arms,
+        "epochs": epochs,
+        "cases": cases,
+        "units": units,
+        "answered": answered,
+        "jobs": jobs,
+        "secondsPerAnswer": seconds,
+        "idealSeconds": round(ideal, 3),
+        "wallSeconds": round(run.seconds, 3),
+        "ratioToIdeal": round(run.seconds / ideal, 3),
+        "overheadPerAnswerSeconds": round((run.seconds - ideal) * jobs / units, 4),
+        "peakRssMb": run.peak_rss_mb,
+    }
+
+
 def run_bench(
     sizes: list[int],
     repeat: int,
@@ -332,6 +374,7 @@ def run_bench(
     progress: Any = None,
     corpus: Path | None = None,
     live: tuple[int, int, float] | None = (256, 16, 0.5),
+    experiment: tuple[int, int, int, int, float] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
     jobs, seconds per answer; None skips it); write the JSON report."""
@@ -343,6 +386,7 @@ def run_bench(
         else:
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
         live_report = measure_live(Path(scratch), *live, progress) if live else None
+        experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -363,6 +407,7 @@ def run_bench(
         "sizes": measured,
         "growth": growth,
         "live": live_report,
+        "experiment": experiment_report,
     }
     write_atomic(out_file, dumps(report))
     return report
@@ -394,11 +439,26 @@ def render_table(report: dict[str, Any]) -> str:
             f"{live['idealSeconds']:.2f} s ({live['ratioToIdeal']:.3f}×); harness overhead "
             f"{live['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
         )
+    experiment = report.get("experiment")
+    if experiment:
+        lines.append(
+            f"Experiment overhead: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
+            f"cases = {experiment['units']} answers ({experiment['answered']} answered) "
+            f"at --jobs {experiment['jobs']}, "
+            f"{experiment['secondsPerAnswer']:g} s each: {experiment['wallSeconds']:.2f} s against an ideal "
+            f"{experiment['idealSeconds']:.2f} s ({experiment['ratioToIdeal']:.3f}×); harness overhead "
+            f"{experiment['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+        )
     return "\n".join(lines) + "\n"
 
 
 def bench_command(
-    sizes_text: str, repeat: int, out: Path, corpus: Path | None = None, live: tuple[int, int, float] | None = None
+    sizes_text: str,
+    repeat: int,
+    out: Path,
+    corpus: Path | None = None,
+    live: tuple[int, int, float] | None = None,
+    experiment: tuple[int, int, int, int, float] | None = None,
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
@@ -413,16 +473,19 @@ def bench_command(
         raise BcevalError(f"{corpus}: corpus directory does not exist")
     if live is not None and (live[0] < 2 or live[1] < 1 or live[2] <= 0):
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
-    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live))
+    if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
+        raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
+    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment))
 
 
-def bench_action(sizes_text: str, repeat_text: str, live_text: str, out: Path) -> None:
+def bench_action(sizes_text: str, repeat_text: str, live_text: str, experiment_text: str, out: Path) -> None:
     """The `doit bench` action: the table goes to stdout, as `bceval bench` prints it."""
-    from bceval.cli import parse_live
+    from bceval.cli import parse_live, parse_numbers
     from bceval.errors import BcevalError
 
     try:
         repeat = int(repeat_text)
     except ValueError:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{repeat_text}'") from None
-    sys.stdout.write(bench_command(sizes_text, repeat, out, live=parse_live(live_text)))
+    experiment = parse_numbers(experiment_text, "BCEVAL_BENCH_EXPERIMENT", 5)
+    sys.stdout.write(bench_command(sizes_text, repeat, out, live=parse_live(live_text), experiment=experiment))

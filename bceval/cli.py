@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from bceval import __version__
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
+from bceval.experiment import cli as experiment_cli
 from bceval.graph import run_graph
 from bceval.guidance import cli as guidance_cli
 
@@ -115,12 +117,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="A,J,S",
         help="live throughput: A answers at --jobs J, S seconds each (default 256,16,0.5; 'none' skips it)",
     )
+    bench.add_argument(
+        "--experiment",
+        dest="bench_experiment",
+        default="none",
+        metavar="A,E,C,J,S",
+        help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
+    )
 
     init = command("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus")
     init.add_argument("--corpus", metavar="PATH", help="the corpus checkout (default: found from the current folder)")
     init.add_argument("--doit", action="store_true", help="also write dodo.py and [tool.bceval] in pyproject.toml")
 
     guidance_cli.add_parser(commands)
+    experiment_cli.add_parser(commands, command)
 
     compare = command("compare", "compare two runs or scorecards case by case (markdown on stdout)")
     compare.add_argument("old", metavar="OLD", help="a run name (in --out) or a scorecard.json")
@@ -197,17 +207,28 @@ def run_bench_command(args: argparse.Namespace) -> int:
     from bceval.bench import bench_command
 
     corpus = Path(args.corpus) if args.corpus else None
-    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), corpus, parse_live(args.live)))
+    experiment = parse_numbers(args.bench_experiment, "--experiment", 5)
+    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), corpus, parse_live(args.live), experiment))
     return 0
 
 
-def parse_live(text: str) -> tuple[int, int, float] | None:
+def parse_numbers(text: str, flag: str, count: int) -> Any:
+    """A comma-separated tuple of numbers (the last may be fractional), or None for 'none'."""
     if text.strip().lower() == "none":
         return None
+    parts = text.split(",")
     try:
-        answers, jobs, seconds = text.split(",")
-        return int(answers), int(jobs), float(seconds)
+        if len(parts) != count:
+            raise ValueError
+        return (*(int(part) for part in parts[:-1]), float(parts[-1]))
     except ValueError:
+        raise BcevalError(f"{flag} needs {count} comma-separated numbers or none, got '{text}'") from None
+
+
+def parse_live(text: str) -> tuple[int, int, float] | None:
+    try:
+        return parse_numbers(text, "--live", 3)
+    except BcevalError:
         raise BcevalError(f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.5) or none, got '{text}'") from None
 
 
@@ -233,6 +254,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return run_bench_command(args)
     if args.subcommand == "compare":
         return run_compare(args)
+    if args.subcommand == "experiment":
+        return experiment_cli.run(args)
     if args.subcommand == "runs":
         from bceval.runs.record import list_runs, render_runs
 

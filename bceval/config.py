@@ -95,15 +95,17 @@ class Settings:
     patterns: tuple[str, ...] = ()  # -k: globs over manifest id and domain
     failed_from: str | None = None  # --failed-from: a run name or a scorecard/score file
     experiment: Path | None = None  # experiment file (doit experiment)
+    no_share: bool = False  # experiments: every arm asks its own agent, even for a question another arm asked
+    cache: Path | None = None  # answer cache (default <out>/cache/answers; experiments share the top one)
+    cache_salt: str = ""  # part of every live answer's cache key: an experiment arm's name under --no-share
+    hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
             raise BcevalError(f"unknown adapter '{self.adapter}'; choose one of: {', '.join(ADAPTERS)}")
         for name, allowed in (("isolation", ISOLATIONS), ("sandbox", SANDBOXES)):
             if getattr(self, name) not in allowed:
-                raise BcevalError(
-                    f"unknown {name} '{getattr(self, name)}'; choose one of: {', '.join(allowed)}"
-                )
+                raise BcevalError(f"unknown {name} '{getattr(self, name)}'; choose one of: {', '.join(allowed)}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
@@ -174,7 +176,7 @@ class Settings:
 
     @property
     def cache_dir(self) -> Path:
-        return self.out / "cache" / "answers"
+        return self.cache or self.out / "cache" / "answers"
 
 
 def source_date_epoch(environ: Mapping[str, str] | None = None) -> datetime | None:
@@ -337,7 +339,5 @@ def check_inputs(settings: Settings) -> None:
 
 def context_line(settings: Settings) -> str:
     """The one line every command prints: which corpus, manifest and output directory it uses."""
-    manifest = (
-        str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"
-    )
+    manifest = str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"
     return f"bceval: corpus {settings.corpus} ({settings.corpus_source}); manifest {manifest}; out {settings.out}"

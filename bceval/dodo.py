@@ -28,6 +28,7 @@ from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.doitlib import BcevalReporter, action, uncaptured
 from bceval.errors import BcevalError
+from bceval.experiment.graph import experiment_tasks
 from bceval.guidance.graph import guidance_tasks
 from bceval.outdir import ensure_output_dir, repair_doit_state
 from bceval.review.cases import Derivation, ReviewCase
@@ -377,6 +378,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                     sizes,
                     repeat,
                     os.environ.get("BCEVAL_BENCH_LIVE", "256,16,0.5"),
+                    os.environ.get("BCEVAL_BENCH_EXPERIMENT", "none"),
                     settings.out / "bench.json",
                 )
             ],
@@ -416,6 +418,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         "task_bench": task_bench,
         "task_health": task_health,
         **guidance_tasks(settings),
+        **experiment_tasks(settings),
         "task_summary": task_summary,
     }
     return {name: uncaptured(value) if name.startswith("task_") else value for name, value in tasks.items()}

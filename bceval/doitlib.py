@@ -40,7 +40,19 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
 
 
 # Tasks that report rather than build: they run every time, so they do not make a run "not up to date".
-REPORT_TASKS = frozenset({"validate", "scorecard", "score", "summary", "publish", "bench"})
+REPORT_TASKS = frozenset(
+    {
+        "validate",
+        "scorecard",
+        "score",
+        "summary",
+        "publish",
+        "bench",
+        "answered",
+        "experiment_prepare",
+        "experiment_report",
+    }
+)
 
 
 def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:

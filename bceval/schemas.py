@@ -8,6 +8,8 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
+from bceval.experiment.model import ExperimentFile
+from bceval.experiment.report import ExperimentReport
 from bceval.guidance.report import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
@@ -31,6 +33,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "health": HealthReport,
     "guidance-plan-report": PlanGuidanceReport,
     "guidance-implementation-report": ImplementationGuidanceReport,
+    "experiment": ExperimentFile,
+    "experiment-report": ExperimentReport,
 }
 
 

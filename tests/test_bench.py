@@ -42,7 +42,8 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--out", str(out)]) == 0
+    args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,4,4,0.2"]
+    assert main([*args, "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["benchVersion"] == 1 and report["growth"] == []
     (size,) = report["sizes"]
@@ -58,6 +59,9 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     table = capsys.readouterr().out
     assert "| cold prepare |" in table and "50 articles" in table
     assert "Live throughput: 8 of 8 answers at --jobs 4" in table
+    experiment = report["experiment"]
+    assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (16, 16, 0.8)
+    assert experiment["wallSeconds"] >= 0.8 and "Experiment overhead: 2 arms × 2 epochs × 4 cases" in table
 
 
 def test_bench_rejects_bad_sizes(capsys):

@@ -56,13 +56,16 @@ def preflight(settings: Settings) -> list[str]:
     return warnings
 
 
-def write_run_record(settings: Settings, selected: list[str] | None) -> None:
-    """run.json of the run (its agent settings and the cases it covers); drops answers of vanished cases."""
+def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
+    """run.json of the run (its agent settings and the cases it covers); drops answers of vanished cases.
+
+    `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
+    """
     from bceval.adapters.run import prune_vanished
     from bceval.runs.record import RECORD_NAME, new_record, read_record
 
     cases = recorded_cases(settings)
-    record = new_record(settings, selected, read_record(settings.run_dir), len(cases))
+    record = new_record(settings, selected, None if replace else read_record(settings.run_dir), len(cases))
     write_atomic(settings.run_dir / RECORD_NAME, dumps(record))
     prune_vanished(settings.results_dir, cases)
 

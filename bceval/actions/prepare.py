@@ -320,14 +320,11 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
 
 
-
 def recorded_cases(settings: Settings) -> list[ReviewCase]:
     return [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
-
 
 
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     """Every index row, in index order."""
     texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
     return [json.loads(texts[path]) for path in index_order(texts)]
-

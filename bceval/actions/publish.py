@@ -14,4 +14,3 @@ def publish_page(settings: Settings) -> None:
     changed = publish(settings.page, card)
     state = "updated" if changed else "already up to date"
     print(f"Published run {card.runId[:12]} ({card.verdict}) to {settings.page}: {state}.")
-

@@ -81,7 +81,6 @@ def report_score(settings: Settings, gate: bool = True) -> None:
     print(failure.render())
 
 
-
 def write_scorecard(settings: Settings) -> None:
     from bceval.review.scoring import ScoreReport
     from bceval.scorecard.model import build_scorecard, created_at
@@ -100,4 +99,3 @@ def write_scorecard(settings: Settings) -> None:
     write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
     write_atomic(settings.run_dir / "scorecard.md", render_markdown(card, heading="#"))
     write_atomic(settings.run_dir / "scorecard.html", render_html(card))
-

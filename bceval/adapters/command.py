@@ -76,6 +76,7 @@ class AgentSettings:
     timeout: float = 300.0
     retries: int = 2
     retry_wait: float = 5.0
+    cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
 
 
 def placeholders(command: str) -> set[str]:
@@ -274,6 +275,7 @@ class CommandAdapter:
             agent.sandbox,
             sorted(str(path) for path in agent.sandbox_allow),
             agent.epoch,
+            *([agent.cache_salt] if agent.cache_salt else []),  # absent when unset: existing keys stay valid
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 

@@ -24,6 +24,8 @@ def hidden_paths(settings: Settings) -> dict[str, Path]:
     hidden = {"the corpus": settings.corpus, "the output directory": settings.out}
     if settings.manifest is not None:
         hidden["the manifest"] = settings.manifest
+    for number, path in enumerate(settings.hide, start=1):
+        hidden[f"bceval's output ({number})"] = path
     return hidden
 
 
@@ -42,6 +44,7 @@ def agent_settings(settings: Settings) -> Any:
         timeout=settings.timeout,
         retries=settings.retries,
         retry_wait=settings.retry_wait,
+        cache_salt=settings.cache_salt,
     )
 
 
@@ -79,12 +82,13 @@ class RunAnswers:
                     self._adapter.start_version_probe()
             return self._adapter
 
-    def answer(self, case: ReviewCase) -> None:
+    def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
+        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`)."""
         settings = self.settings
         adapter = self.adapter()
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
         described = adapter.describe()
-        record = self.record(case, outcome, described)
+        record = {**self.record(case, outcome, described), **(note or {})}
         write_outcome(settings.results_dir, case.modelId, outcome, described, record)
         with self._lock:
             self.done += 1

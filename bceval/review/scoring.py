@@ -46,6 +46,9 @@ class CaseVerdict(StrictModel):
     )
     transcript: str | None = Field(default=None, description="The answer's transcript, relative to the run.")
     cached: bool | None = Field(default=None, description="True when a live answer came from the answer cache.")
+    sharedFrom: str | None = Field(
+        default=None, description="Experiments: the arm whose identical question this answer was shared from."
+    )
 
 
 class FileReading(StrictModel):
@@ -259,7 +262,8 @@ def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVer
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
     transcript = record.get("transcript") if isinstance(record.get("transcript"), str) else None
     cached = record.get("cached") if isinstance(record.get("cached"), bool) else None
-    return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached})
+    shared = record.get("sharedFrom") if isinstance(record.get("sharedFrom"), str) else None
+    return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached, "sharedFrom": shared})
 
 
 def aggregate(

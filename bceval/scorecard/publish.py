@@ -6,6 +6,7 @@ maintainer's. A page whose markers are missing, repeated or out of order is refu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
@@ -61,10 +62,33 @@ def history_row(card: Scorecard) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _split(page: str, where: Path) -> list[str]:
+@dataclass(frozen=True)
+class PageFormat:
+    """A published page: its four marker comments, the text a new page starts as, its history header."""
+
+    markers: tuple[str, str, str, str]  # latest begin, latest end, history begin, history end
+    new_page: str
+    header: str
+    header_start: str  # how the header row begins, so it is never mistaken for a history row
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One published thing: its latest section, its history row, and the marks that recognise it there."""
+
+    latest: str
+    row: str
+    latest_mark: str  # text the latest section holds when this entry is the latest
+    row_mark: str  # text its history row holds
+
+
+SCORECARD_PAGE = PageFormat(MARKERS, NEW_PAGE, HISTORY_HEADER, "| Date |")
+
+
+def _split(page: str, where: Path, markers: tuple[str, ...]) -> list[str]:
     """The page cut at the four markers: before, latest, between, history, after."""
     positions = []
-    for marker in MARKERS:
+    for marker in markers:
         count = page.count(marker)
         if count != 1:
             state = "missing" if count == 0 else f"repeated {count} times"
@@ -74,41 +98,41 @@ def _split(page: str, where: Path) -> list[str]:
         raise BcevalError(f"{where}: bceval's markers are out of order; fix the page by hand (nothing was changed)")
     pieces = []
     start = 0
-    for marker, position in zip(MARKERS, positions, strict=True):
+    for marker, position in zip(markers, positions, strict=True):
         pieces.append(page[start:position])
         start = position + len(marker)
     pieces.append(page[start:])
     return pieces
 
 
-def _history_rows(section: str) -> list[str]:
+def _history_rows(section: str, header_start: str) -> list[str]:
     rows = []
     for line in section.splitlines():
         stripped = line.strip()
-        if not stripped.startswith("|") or stripped.startswith("| Date |") or set(stripped) <= set("|-: "):
+        if not stripped.startswith("|") or stripped.startswith(header_start) or set(stripped) <= set("|-: "):
             continue
         rows.append(stripped)
     return rows
 
 
-def update_page(page: str | None, card: Scorecard, where: Path) -> str:
+def update_entry(page: str | None, entry: Entry, form: PageFormat, where: Path) -> str:
     """The new page text; pure, so it can be tested without files."""
     if page is None:
-        page = NEW_PAGE
-    elif not any(marker in page for marker in MARKERS):
+        page = form.new_page
+    elif not any(marker in page for marker in form.markers):
         raise BcevalError(f"{where}: page has no bceval markers, so it is not ours; choose another --page")
-    before, latest_now, between, history, after = _split(page, where)
-    rows = _history_rows(history)
-    if f"run `{card.runId[:12]}`" in latest_now and any(run_cell(card) in row for row in rows):
-        return page  # this run is already published and shown as the latest: nothing to do
-    if not any(run_cell(card) in row for row in rows):
-        rows = [history_row(card), *rows][:MAX_HISTORY_ROWS]
-    latest = render_markdown(card, heading="###")
-    table = "\n".join([HISTORY_HEADER, *rows])
-    return f"{before}{LATEST_BEGIN}\n{latest}{LATEST_END}{between}{HISTORY_BEGIN}\n{table}\n{HISTORY_END}{after}"
+    before, latest_now, between, history, after = _split(page, where, form.markers)
+    rows = _history_rows(history, form.header_start)
+    if entry.latest_mark in latest_now and any(entry.row_mark in row for row in rows):
+        return page  # already published and shown as the latest: nothing to do
+    if not any(entry.row_mark in row for row in rows):
+        rows = [entry.row, *rows][:MAX_HISTORY_ROWS]
+    table = "\n".join([form.header, *rows])
+    begin, end, history_begin, history_end = form.markers
+    return f"{before}{begin}\n{entry.latest}{end}{between}{history_begin}\n{table}\n{history_end}{after}"
 
 
-def publish(page_path: Path, card: Scorecard) -> bool:
+def publish_entry(page_path: Path, entry: Entry, form: PageFormat) -> bool:
     """Update the page in place (atomically); returns whether it changed."""
     if page_path.exists() and not page_path.is_file():
         raise BcevalError(f"{page_path}: not a file")
@@ -116,4 +140,16 @@ def publish(page_path: Path, card: Scorecard) -> bool:
         current = page_path.read_bytes().decode("utf-8") if page_path.exists() else None
     except UnicodeDecodeError:
         raise BcevalError(f"{page_path}: not valid UTF-8, so not a page bceval wrote; nothing was changed") from None
-    return write_atomic(page_path, update_page(current, card, page_path))
+    return write_atomic(page_path, update_entry(current, entry, form, page_path))
+
+
+def scorecard_entry(card: Scorecard) -> Entry:
+    return Entry(render_markdown(card, heading="###"), history_row(card), f"run `{card.runId[:12]}`", run_cell(card))
+
+
+def update_page(page: str | None, card: Scorecard, where: Path) -> str:
+    return update_entry(page, scorecard_entry(card), SCORECARD_PAGE, where)
+
+
+def publish(page_path: Path, card: Scorecard) -> bool:
+    return publish_entry(page_path, scorecard_entry(card), SCORECARD_PAGE)

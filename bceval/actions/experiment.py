@@ -1,0 +1,95 @@
+"""Experiment actions: export the corpora refs name, prepare each variant, answer each (arm, epoch, case), report."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from bceval.config import Settings
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.experiment.plan import Plan, arm_settings, corpus_export
+from bceval.jsonio import dumps, write_atomic
+from bceval.review.cases import ReviewCase
+
+
+def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
+    """Each commit a ref names, exported once into out/corpora/ (shared by every experiment)."""
+    from bceval.experiment.corpora import export_commit
+
+    for arm in plan().arms:
+        if arm.commit is not None and arm.repository is not None:
+            target = corpus_export(settings.out, arm.commit, arm.subdir)
+            if export_commit(arm.repository, arm.commit, arm.subdir, target):
+                print(
+                    f"Exported {arm.fields['ref']} ({arm.commit[:12]}) for arm {arm.name} into {target}",
+                    file=sys.stderr,
+                )
+
+
+def prepare_variants(settings: Settings, plan: Callable[[], Plan]) -> None:
+    """`bceval prepare` of every variant, each in its own folder and process (incremental, like any prepare)."""
+    current = plan()
+    done: set[str] = set()
+    for arm in current.arms:
+        if arm.variant in done:
+            continue
+        done.add(arm.variant)
+        run = arm_settings(current, arm, settings, 1)
+        command = [sys.executable, "-m", "bceval", "prepare", "--corpus", str(run.corpus), "--out", str(run.out)]
+        if arm.manifest is not None:
+            command += ["--manifest", str(arm.manifest)]
+        env = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
+        done_process = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if done_process.returncode != 0:
+            lines = [line for line in (done_process.stdout + done_process.stderr).splitlines() if line.strip()]
+            lines = [line for line in lines if not line.startswith("bceval: corpus ")]
+            raise EvaluationFailed(f"Experiment {current.experiment.name}: arm '{arm.name}' does not prepare:", lines)
+
+
+def write_run_record(settings: Settings, selected: list[str]) -> None:
+    """run.json of one (arm, epoch) run."""
+    from bceval.actions.answer import write_run_record as write
+
+    write(settings, selected, replace=True)
+
+
+def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
+    from bceval.actions.prepare import require_complete
+
+    run = answers()
+    require_complete(run.settings)
+    run.answer(case, note)
+
+
+def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
+    """report.json, .md and .html of the experiment; its verdict lines on stdout."""
+    from bceval.experiment.report import build_report, headline, render_html, render_markdown
+    from bceval.scorecard.model import created_at
+
+    current = plan()
+    report = build_report(current, settings, selected(), created_at())
+    write_atomic(current.out / "report.json", dumps(report.model_dump(mode="json")))
+    write_atomic(current.out / "report.md", render_markdown(report))
+    write_atomic(current.out / "report.html", render_html(report))
+    for warning in report.warnings:
+        print(f"bceval: warning: {warning}", file=sys.stderr)
+    for line in headline(report):
+        print(line)
+    print(f"Report: {current.out / 'report.md'}")
+
+
+def publish_report(plan: Plan, page: Any) -> None:
+    from bceval.experiment.report import ExperimentReport, experiment_entry, experiment_page
+    from bceval.jsonio import parse_json
+    from bceval.scorecard.publish import publish_entry
+
+    path = plan.out / "report.json"
+    if not path.is_file():
+        raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
+    report = ExperimentReport.model_validate(parse_json(path.read_bytes(), str(path)))
+    changed = publish_entry(page, experiment_entry(report), experiment_page())
+    state = "updated" if changed else "already up to date"
+    print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")

@@ -1,0 +1,150 @@
+"""`bceval experiment run|report|publish|ab`: the experiment commands (the graph does the work)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bceval.config import SOURCES, Settings, load_settings
+from bceval.errors import BcevalError
+
+AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
+
+
+def add_parser(commands: Any, command: Any) -> None:
+    """The `experiment` subcommand and its four modes."""
+    experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
+    modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--out", metavar="DIR", help="output root (default: out/); reports go to DIR/experiments/")
+        sub.add_argument("--corpus", metavar="PATH", help="the corpus arms default to (default: found here)")
+        sub.add_argument("-v", "--verbose", action="store_true", help="also list every build step that runs")
+
+    def running(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--jobs", type=int, metavar="N", help="answers side by side (default 1)")
+        sub.add_argument("--shard", metavar="K/N", help="answer only the cases of shard K of N (by case id)")
+        sub.add_argument(
+            "--no-share",
+            action="store_true",
+            help="every arm asks its own agent, even a question another arm asked with the same view and settings",
+        )
+
+    run = modes.add_parser(
+        "run",
+        help="answer every (arm, epoch, case) still missing, then report",
+        description="Answer every (arm, epoch, case) still missing, then write the report.",
+    )
+    run.add_argument("file", metavar="FILE", help="the experiment file (YAML)")
+    common(run)
+    running(run)
+    report = modes.add_parser(
+        "report",
+        help="write the report from the answers there are (e.g. merged shards)",
+        description="Write the report from the answers there are (e.g. merged shards).",
+    )
+    report.add_argument("file", metavar="FILE")
+    common(report)
+    publish = modes.add_parser(
+        "publish",
+        help="add the experiment's report to the committed page",
+        description="Add the experiment's report to the committed page.",
+    )
+    publish.add_argument("file", metavar="FILE")
+    publish.add_argument("--page", metavar="PATH", help="default: evaluation/experiments.md")
+    common(publish)
+    ab = modes.add_parser(
+        "ab",
+        help="two arms without a file: the corpus at --base against the corpus at --head",
+        description="Two arms without a file: the corpus at --base against the corpus at --head.",
+    )
+    ab.add_argument("--base", required=True, metavar="REF", help="the control: a git ref of the corpus repository")
+    ab.add_argument("--head", required=True, metavar="REF", help="the treatment")
+    ab.add_argument("--epochs", type=int, default=1, metavar="N", help="samples per case and arm (default 1)")
+    ab.add_argument("--report", action="store_true", help="only write the report from the answers there are")
+    common(ab)
+    running(ab)
+    ab.add_argument("--adapter", help="oracle, baseline (default) or command")
+    ab.add_argument("--command", help="agent command line (command adapter)")
+    ab.add_argument("--model", help="the model; pinned only through {model}")
+    ab.add_argument("--isolation", help="view (default) or none")
+    ab.add_argument("--sandbox", help="none (default) or bwrap")
+    ab.add_argument("--sandbox-allow", action="append", metavar="PATH", help="a path the sandbox shows (repeatable)")
+    for sub in (run, ab):
+        sub.add_argument("--timeout", type=float, metavar="S", help="seconds per attempt (default 300)")
+        sub.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure failure")
+        sub.add_argument("--retry-wait", type=float, metavar="S", help="pause before a retry, doubling (default 5)")
+
+
+def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
+    flags = {key: value for key, value in vars(args).items() if key in SOURCES and key not in ("experiment",)}
+    flags["experiment"] = str(experiment) if experiment is not None else None
+    settings = load_settings(**flags)
+    return replace(settings, no_share=bool(getattr(args, "no_share", False)))
+
+
+def _plan(settings: Settings) -> Any:
+    from bceval.experiment.model import load_experiment
+    from bceval.experiment.plan import resolve
+
+    assert settings.experiment is not None
+    experiment, positions = load_experiment(settings.experiment)
+    return resolve(experiment, settings, settings.experiment, positions)
+
+
+def _write_ab_file(args: argparse.Namespace, settings: Settings) -> Path:
+    """`experiment ab` writes the experiment it runs, so report and publish can name it like any other."""
+    import yaml
+
+    from bceval.experiment.plan import ab_experiment
+
+    if args.epochs < 1:
+        raise BcevalError("--epochs must be at least 1")
+    defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
+    defaults["sandboxAllow"] = defaults.pop("sandbox_allow")
+    defaults["corpus"] = str(settings.corpus)
+    if settings.manifest is not None:
+        defaults["manifest"] = settings.manifest.relative_to(settings.corpus).as_posix()
+    experiment = ab_experiment(args.base, args.head, args.epochs, defaults)
+    path = settings.out / "experiments" / experiment.name / "experiment.yaml"
+    document = experiment.model_dump(mode="json", exclude_defaults=True)
+    document = {"name": experiment.name, "epochs": experiment.epochs, **document}
+    text = "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False)
+    from bceval.jsonio import write_atomic
+
+    write_atomic(path, text)
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    """One experiment command; BcevalError from here is one line in bceval.cli.main."""
+    from bceval.graph import run_graph
+
+    mode = args.experiment_mode
+    if mode == "ab":
+        base = load_settings(**{k: v for k, v in vars(args).items() if k in ("corpus", "out", "manifest")})
+        file = _write_ab_file(args, base)
+    else:
+        file = Path(args.file)
+    settings = _settings(args, file)
+    plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
+    verbose = getattr(args, "verbose", False)
+    if mode == "publish":
+        from bceval.actions.experiment import publish_report
+
+        page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
+        publish_report(plan, page)
+        return 0
+    if mode == "report" or getattr(args, "report", False):
+        code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
+        if code:
+            return code
+        from bceval.actions.experiment import write_report
+        from bceval.experiment.report import selected_cases
+
+        chosen = selected_cases(plan, settings)
+        write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
+        return 0
+    return run_graph(settings, ["experiment"], verbose=verbose)

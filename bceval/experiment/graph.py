@@ -1,0 +1,213 @@
+"""The experiment's part of the build graph (`doit experiment`, `bceval experiment run`).
+
+    experiment_export   each commit a ref names, exported once
+    experiment_prepare  `bceval prepare` of each variant (arms reading the same corpus and manifest share one)
+    experiment_run      run.json of each (arm, epoch)
+    unit:<arm>/e<N>/<case>   one answer: up to date while its view and the arm's agent settings are unchanged;
+                        an answer another arm already asked (identical view and settings) is shared
+    experiment_report   report.{json,md,html}; the verdict lines on stdout
+
+Task creators only read the small experiment file and, once the variants are prepared, their recorded cases
+and view inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from doit import create_after
+from doit.exceptions import InvalidTask
+from doit.tools import config_changed
+
+from bceval import __version__
+from bceval.adapters.naming import result_name, shard_cases
+from bceval.config import Settings
+from bceval.doitlib import action
+from bceval.errors import BcevalError
+
+# Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
+# never read the experiment file (or load what reading it needs).
+
+
+def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
+    """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one."""
+    if settings.experiment is None:
+
+        def task_experiment() -> dict:
+            """Run the experiment named by BCEVAL_EXPERIMENT (or [tool.bceval] experiment)."""
+
+            def missing() -> None:
+                raise BcevalError("no experiment: name its file with BCEVAL_EXPERIMENT or [tool.bceval] experiment")
+
+            return {"actions": [action(missing)], "uptodate": [False]}
+
+        return {"task_experiment": task_experiment}
+
+    @cache
+    def plan() -> Any:
+        from bceval.experiment.model import load_experiment
+        from bceval.experiment.plan import resolve
+
+        assert settings.experiment is not None
+        try:
+            experiment, positions = load_experiment(settings.experiment)
+            return resolve(experiment, settings, settings.experiment, positions)
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None
+
+    @cache
+    def chosen() -> dict[str, list[Any]]:
+        """Per arm, the cases the experiment covers (read once the variants are prepared)."""
+        from bceval.experiment.report import selected_cases
+
+        try:
+            return selected_cases(plan(), settings)
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None
+
+    @cache
+    def all_cases(arm_name: str) -> list[Any]:
+        from bceval.experiment.plan import arm_settings
+        from bceval.experiment.report import variant_cases
+
+        current = plan()
+        return variant_cases(arm_settings(current, current.arm(arm_name), settings, 1))[0]
+
+    def selected() -> dict[str, list[str]]:
+        return {arm: [case.id for case in cases] for arm, cases in chosen().items()}
+
+    @cache
+    def answers(arm_name: str, epoch: int) -> Any:
+        from bceval.adapters.run import RunAnswers
+        from bceval.experiment.plan import arm_settings
+
+        current = plan()
+        return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
+
+    @cache
+    def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
+        from bceval.adapters.view import build_view
+
+        return build_view(Path(variant_out) / "review", Path(corpus), model_id).digest
+
+    @create_after()
+    def task_experiment_export() -> dict:
+        """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
+        from bceval.actions import experiment as actions
+        from bceval.experiment.plan import corpus_export
+
+        current = plan()
+        marks = [
+            corpus_export(settings.out, arm.commit, arm.subdir) / ".bceval-export"
+            for arm in current.arms
+            if arm.commit is not None
+        ]
+        return {
+            "actions": [action(actions.export_corpora, settings, plan)],
+            "uptodate": [lambda: all(mark.is_file() for mark in marks)],
+        }
+
+    @create_after()
+    def task_experiment_prepare() -> dict:
+        """Prepare each variant (its own incremental `bceval prepare`)."""
+        from bceval.actions import experiment as actions
+
+        return {
+            "actions": [action(actions.prepare_variants, settings, plan)],
+            "task_dep": ["experiment_export"],
+            "uptodate": [False],
+        }
+
+    @create_after(executed="experiment_prepare")
+    def task_experiment_run() -> Any:
+        """run.json of each (arm, epoch)."""
+        from bceval.actions import experiment as actions
+        from bceval.experiment.plan import arm_settings
+
+        current = plan()
+        for arm in current.arms:
+            ids = [case.id for case in chosen()[arm.name]]
+            for epoch in range(1, current.experiment.epochs + 1):
+                run = arm_settings(current, arm, settings, epoch)
+                yield {
+                    "name": f"{arm.name}/e{epoch}",
+                    "actions": [action(actions.write_run_record, run, ids)],
+                    "uptodate": [config_changed({"ids": ids, **_identity(run)}), (run.run_dir / "run.json").is_file],
+                }
+
+    @create_after(executed="experiment_prepare")
+    def task_unit() -> Any:
+        """One answer per (arm, epoch, case); an identical question asked by an earlier arm is shared."""
+        from bceval.actions import experiment as actions
+        from bceval.adapters.view import view_inputs
+        from bceval.experiment.plan import arm_settings
+
+        current = plan()
+        owners: dict[str, str] = {}
+        for arm in current.arms:
+            for epoch in range(1, current.experiment.epochs + 1):
+                run = arm_settings(current, arm, settings, epoch)
+                identity = _identity(run)
+                for case in shard_cases(chosen()[arm.name], settings.shard):
+                    try:
+                        _, inputs = view_inputs(run.prepare_dir, run.corpus, case.modelId)
+                        digest = view_digest(str(run.out), str(run.corpus), case.modelId)
+                    except BcevalError:
+                        inputs, digest = [], "unprepared"  # the action says so in one line
+                    question = {
+                        **identity,
+                        "view": digest,
+                        "expected": case.expected if run.adapter == "oracle" else None,
+                    }
+                    key = hashlib.sha256(json.dumps(question, sort_keys=True).encode("utf-8")).hexdigest()
+                    name = f"{arm.name}/e{epoch}/{case.modelId}"
+                    owner = owners.setdefault(key, name)
+                    note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
+                    target = run.results_dir / result_name(case.modelId)
+                    yield {
+                        "name": name,
+                        "actions": [action(actions.answer_unit, _bound(answers, arm.name, epoch), case, note)],
+                        "file_dep": [str(path) for path in inputs],
+                        "targets": [str(target)],
+                        "task_dep": [f"unit:{owner}"] if owner != name else [],
+                        "uptodate": [config_changed({**question, "note": note}), target.is_file],
+                    }
+
+    @create_after()
+    def task_experiment_report() -> dict:
+        """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
+        from bceval.actions import experiment as actions
+
+        return {
+            "actions": [action(actions.write_report, settings, plan, selected)],
+            "task_dep": ["unit", "experiment_run"],
+            "uptodate": [False],
+        }
+
+    def task_experiment() -> dict:
+        """Run the experiment (BCEVAL_EXPERIMENT) and write its report."""
+        return {"actions": None, "task_dep": ["experiment_report"]}
+
+    return {
+        "task_experiment_export": task_experiment_export,
+        "task_experiment_prepare": task_experiment_prepare,
+        "task_experiment_run": task_experiment_run,
+        "task_unit": task_unit,
+        "task_experiment_report": task_experiment_report,
+        "task_experiment": task_experiment,
+    }
+
+
+def _identity(run: Settings) -> dict[str, Any]:
+    from bceval.runs.record import identity
+
+    return {"bceval": __version__, **identity(run), "salt": run.cache_salt}
+
+
+def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:
+    return lambda: answers(arm, epoch)

@@ -1,0 +1,175 @@
+"""Experiment files (`evaluation/experiments/<name>.yaml`): matched arms x repeated epochs over the same cases.
+
+Read with PyYAML's safe loader; checked by a pydantic model whose JSON Schema is published in `schemas/`.
+Every error names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator
+
+from bceval.config import ADAPTERS, ISOLATIONS, RUN_NAME, SANDBOXES
+from bceval.errors import BcevalError
+from bceval.models import StrictModel
+
+NAME_PATTERN = RUN_NAME.pattern
+# The arm fields that make one arm's question different from another's (the report names those that differ).
+ARM_FIELDS = (
+    "corpus",
+    "ref",
+    "manifest",
+    "evaluator",
+    "workspaceMap",
+    "adapter",
+    "command",
+    "model",
+    "isolation",
+    "sandbox",
+    "sandboxAllow",
+)
+
+
+class ArmSettings(StrictModel):
+    """What an arm (or `defaults`) sets; anything unset comes from `defaults`, then from bceval's settings."""
+
+    corpus: str | None = Field(default=None, description="Corpus root, relative to the experiment file's folder.")
+    ref: str | None = Field(
+        default=None, description="A git ref of the corpus repository; resolved to its commit and exported read-only."
+    )
+    manifest: str | None = Field(default=None, description="Review (or guidance) manifest, relative to the corpus.")
+    evaluator: Literal["review", "plan", "implementation"] | None = Field(
+        default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
+    )
+    workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
+    adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
+    command: str | None = None
+    model: str | None = None
+    isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
+    sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
+    sandboxAllow: list[str] | None = None
+
+    @field_validator("adapter")
+    @classmethod
+    def _adapter(cls, value: str | None) -> str | None:
+        if value is not None and value not in ADAPTERS:
+            raise ValueError(f"must be one of {', '.join(ADAPTERS)}")
+        return value
+
+    @field_validator("isolation")
+    @classmethod
+    def _isolation(cls, value: str | None) -> str | None:
+        if value is not None and value not in ISOLATIONS:
+            raise ValueError(f"must be one of {', '.join(ISOLATIONS)}")
+        return value
+
+    @field_validator("sandbox")
+    @classmethod
+    def _sandbox(cls, value: str | None) -> str | None:
+        if value is not None and value not in SANDBOXES:
+            raise ValueError(f"must be one of {', '.join(SANDBOXES)}")
+        return value
+
+
+class Arm(ArmSettings):
+    name: str = Field(pattern=NAME_PATTERN, description="Letters, digits, '.', '_' and '-'; unique.")
+
+
+class ExperimentFile(StrictModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    cases: list[str] = Field(default_factory=list, description="Case ids, as --case takes them.")
+    k: list[str] = Field(default_factory=list, description="Globs over case id and domain, as -k takes them.")
+    epochs: int = Field(default=1, ge=1, le=1000, description="Samples per case and arm.")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
+    seed: int = Field(default=0, description="Seed of every bootstrap and Monte Carlo draw.")
+    defaults: ArmSettings = Field(default_factory=ArmSettings)
+    arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
+
+    @field_validator("arms")
+    @classmethod
+    def _unique_names(cls, arms: list[Arm]) -> list[Arm]:
+        names = [arm.name.lower() for arm in arms]
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated:
+            raise ValueError(f"arm name '{repeated}' is used twice")
+        return arms
+
+
+class Positions:
+    """Line numbers of the YAML nodes, so an error can name the line of the field it is about."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    def line(self, location: tuple[Any, ...]) -> int:
+        node, best = self.node, self.node
+        for part in location:
+            child = None
+            if isinstance(node, yaml.MappingNode):
+                child = next((value for key, value in node.value if key.value == part), None)
+                if child is None:
+                    key = next((key for key, _ in node.value if key.value == part), None)
+                    child = key
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+                child = node.value[part]
+            if child is None:
+                break
+            node = best = child
+        return (best.start_mark.line + 1) if best is not None else 1
+
+    def key_line(self, location: tuple[Any, ...]) -> int:
+        """The line of a mapping key itself (e.g. an unknown field)."""
+        *parents, last = location
+        node = self.node
+        for part in parents:
+            if isinstance(node, yaml.MappingNode):
+                node = next((value for key, value in node.value if key.value == part), node)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+                node = node.value[part]
+        if isinstance(node, yaml.MappingNode):
+            key = next((key for key, _ in node.value if key.value == last), None)
+            if key is not None:
+                return key.start_mark.line + 1
+        return self.line(tuple(parents))
+
+
+def _field(location: tuple[Any, ...]) -> str:
+    return ".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in location).replace(".[", "[")
+
+
+def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
+    """The checked experiment file and where its fields are; one-line errors naming file, line and field."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BcevalError(f"{path}: experiment file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BcevalError(f"{path}: cannot read the experiment file: {exc}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BcevalError(f"{path}{line}: not valid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise BcevalError(f"{path}, line 1: an experiment file is a mapping with name, arms, ... at the top")
+    positions = Positions(node)
+    try:
+        return ExperimentFile.model_validate(data), positions
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = tuple(first["loc"])
+        if first["type"] == "extra_forbidden":
+            line = positions.key_line(location)
+            raise BcevalError(f"{path}, line {line}: unknown field '{_field(location)}'") from None
+        if first["type"] == "missing":
+            line = positions.line(location[:-1])
+            raise BcevalError(f"{path}, line {line}: field '{_field(location)}' is missing") from None
+        message = first["msg"].removeprefix("Value error, ")
+        line = positions.line(location)
+        raise BcevalError(f"{path}, line {line}: field '{_field(location) or 'experiment'}': {message}") from None

@@ -1,0 +1,218 @@
+"""An experiment file resolved against bceval's settings: each arm's effective settings, the corpus it reads
+(a git ref becomes the commit it names, exported once), and the prepare variant it shares with other arms."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bceval.config import MANIFEST_RELATIVE, Settings
+from bceval.errors import BcevalError
+from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
+
+# Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
+VARIANT_FIELDS = ("corpus", "ref", "manifest", "evaluator", "workspaceMap")
+
+
+@dataclass(frozen=True)
+class ArmPlan:
+    name: str
+    control: bool
+    fields: dict[str, Any]  # the arm's effective values of ARM_FIELDS (None when bceval's default applies)
+    corpus: Path  # the folder this arm's cases are read from (an export for a ref)
+    repository: Path | None  # the git work tree a ref is resolved in
+    subdir: str  # the corpus inside that repository ("" for its root)
+    commit: str | None  # what the ref named when the experiment ran
+    manifest: Path | None  # set by the arm; None means the corpus's own evaluation/review-fixtures.json, if any
+    variant: str  # the prepare folder it shares with every arm that reads the same corpus and manifest
+
+
+@dataclass(frozen=True)
+class Plan:
+    experiment: ExperimentFile
+    source: Path | None  # the experiment file; None for `experiment ab`
+    out: Path  # out/experiments/<name>
+    arms: list[ArmPlan]
+    differing: list[str] = field(default_factory=list)  # fields in which some arm differs from the control
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def control(self) -> ArmPlan:
+        return self.arms[0]
+
+    def variant_out(self, variant: str) -> Path:
+        return self.out / "variants" / variant
+
+    def arm(self, name: str) -> ArmPlan:
+        return next(arm for arm in self.arms if arm.name == name)
+
+
+def corpus_export(out: Path, commit: str, subdir: str) -> Path:
+    """Where the corpus at `commit` is exported (once per commit and folder, shared by experiments)."""
+    suffix = "-" + hashlib.sha256(subdir.encode("utf-8")).hexdigest()[:8] if subdir else ""
+    return out / "corpora" / f"{commit}{suffix}"
+
+
+def _where(source: Path | None, positions: Positions | None, location: tuple[Any, ...]) -> str:
+    if source is None or positions is None:
+        return "experiment"
+    field_name = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in location).replace(".[", "[")
+    return f"{source}, line {positions.line(location)}: field '{field_name}'"
+
+
+def _resolve_ref(corpus: Path, ref: str, where: str) -> tuple[Path, str, str]:
+    """(work tree, corpus folder inside it, commit) for a ref of the repository holding `corpus`; read-only:
+    nothing is checked out or fetched."""
+    import git
+
+    try:
+        repo = git.Repo(corpus, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise BcevalError(f"{where}: {corpus} is not in a git repository, so a ref cannot be resolved") from None
+    try:
+        commit = repo.commit(ref).hexsha
+        top = Path(repo.working_tree_dir).resolve()
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise BcevalError(f"{where}: '{ref}' does not name a commit in {repo.working_tree_dir}") from None
+    finally:
+        repo.close()
+    subdir = corpus.resolve().relative_to(top).as_posix()
+    return top, "" if subdir == "." else subdir, commit
+
+
+def _variant_name(arm: str, key: tuple[Any, ...], taken: dict[tuple[Any, ...], str]) -> str:
+    if key in taken:
+        return taken[key]
+    taken[key] = arm
+    return arm
+
+
+def resolve(
+    experiment: ExperimentFile,
+    settings: Settings,
+    source: Path | None = None,
+    positions: Positions | None = None,
+) -> Plan:
+    """Each arm's effective settings over `defaults` and bceval's settings; refs resolved to commits."""
+    base = source.parent if source is not None else Path.cwd()
+    defaults = experiment.defaults
+    arms: list[ArmPlan] = []
+    variants: dict[tuple[Any, ...], str] = {}
+    for index, arm in enumerate(experiment.arms):
+        values = {
+            name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
+            for name in ARM_FIELDS
+        }
+        defined_in = "arms" if arm.corpus is not None else "defaults"
+        corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
+        if not corpus.is_dir():
+            location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
+            raise BcevalError(f"{_where(source, positions, location)}: {corpus} is not a folder")
+        repository, subdir, commit = None, "", None
+        read_from = corpus
+        if values["ref"]:
+            location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
+            repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
+            read_from = corpus_export(settings.out, commit, subdir)
+        # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
+        manifest = (read_from / values["manifest"]) if values["manifest"] else None
+        if values["evaluator"] not in (None, "review") and not values["workspaceMap"]:
+            location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
+            raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
+        key = (str(read_from), str(manifest), values["evaluator"] or "review", values["workspaceMap"])
+        arms.append(
+            ArmPlan(
+                name=arm.name,
+                control=index == 0,
+                fields={**values, "corpus": str(corpus)},
+                corpus=read_from,
+                repository=repository,
+                subdir=subdir,
+                commit=commit,
+                manifest=manifest,
+                variant=_variant_name(arm.name, key, variants),
+            )
+        )
+    plan = Plan(experiment, source, settings.out / "experiments" / experiment.name, arms)
+    return replace(plan, differing=differing_fields(plan), warnings=matching_warnings(plan))
+
+
+def _shown(arm: ArmPlan, name: str) -> Any:
+    if name == "ref":  # a ref that moved is a different corpus: compare what it named
+        return arm.commit
+    return arm.fields.get(name)
+
+
+def differing_fields(plan: Plan) -> list[str]:
+    control = plan.control
+    return [name for name in ARM_FIELDS if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
+
+
+def matching_warnings(plan: Plan) -> list[str]:
+    """A matched comparison varies one thing; say so when an arm varies more than one."""
+    warnings = []
+    for arm in plan.arms[1:]:
+        differs = [name for name in ARM_FIELDS if _shown(arm, name) != _shown(plan.control, name)]
+        if len(differs) > 1:
+            warnings.append(
+                f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
+                f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
+            )
+        if not differs:
+            warnings.append(f"arm '{arm.name}' is set up exactly like the control: any difference is noise")
+    return warnings
+
+
+def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:
+    """The settings of one arm in one epoch: a run of its own inside the arm's prepare variant."""
+    fields = arm.fields
+    return replace(
+        settings,
+        corpus=arm.corpus,
+        corpus_source="experiment",
+        manifest=arm.manifest or default_manifest(arm.corpus),
+        out=plan.variant_out(arm.variant),
+        adapter=fields["adapter"] or settings.adapter,
+        command=fields["command"] or settings.command,
+        model=fields["model"] or settings.model,
+        isolation=fields["isolation"] or settings.isolation,
+        sandbox=fields["sandbox"] or settings.sandbox,
+        sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
+        run=f"{arm.name}-e{epoch}",
+        epoch=epoch,
+        cases=(),
+        patterns=(),
+        failed_from=None,
+        shard=None,
+        results=None,
+        results_path=None,
+        experiment=None,
+        cache=settings.out / "cache" / "answers",  # shared by every arm: equal questions get one answer
+        # --no-share: answers of one arm are never another's (the control keeps the plain key, so its cache stays)
+        cache_salt=arm.name if settings.no_share and not arm.control else "",
+        hide=(settings.out,),
+    )
+
+
+def default_manifest(corpus: Path) -> Path | None:
+    path = corpus / MANIFEST_RELATIVE
+    return path if path.is_file() else None
+
+
+def experiment_name(base: str, head: str) -> str:
+    """A run-safe name for `experiment ab`."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{base}-{head}").strip("-.")
+    return cleaned[:100] or "ab"
+
+
+def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
+    """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`."""
+    return ExperimentFile(
+        name=experiment_name(base, head),
+        epochs=epochs,
+        defaults=ArmSettings(**{k: v for k, v in defaults.items() if v is not None}),
+        arms=[{"name": "base", "ref": base}, {"name": "head", "ref": head}],
+    )

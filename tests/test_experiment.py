@@ -1,0 +1,288 @@
+"""Experiments end to end: experiment files and their errors, the demo, `experiment ab` between two commits,
+sharing, epochs as fresh samples, resuming after a kill, shards, reports and publishing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from agents import FakeAgent, clean_environment
+from conftest import DEMO_CORPUS, REPO
+from guidance_util import git
+
+from bceval.cli import main
+
+CASES = 16
+ARTICLE = "microsoft/knowledge/performance/filter-before-findset.md"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    clean_environment(monkeypatch)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    return code, captured.out.strip().splitlines(), [line for line in err if not line.startswith("bceval: corpus ")]
+
+
+@pytest.fixture
+def repo(tmp_path) -> tuple[Path, str, str]:
+    """A corpus repository (the corpus in a subfolder) with two commits: the second edits one article body."""
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO_CORPUS, root / "corpus")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    base = git(root, "rev-parse", "HEAD")
+    article = root / "corpus" / ARTICLE
+    article.write_text(article.read_text(encoding="utf-8") + "\nAlso filter before CalcSums.\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "clarify one article")
+    head = git(root, "rev-parse", "HEAD")
+    return root / "corpus", base, head
+
+
+@pytest.fixture
+def agent(tmp_path, monkeypatch, capsys) -> FakeAgent:
+    answers_out = tmp_path / "oracle-out"
+    assert main(["answer", "--adapter", "oracle", "--corpus", str(DEMO_CORPUS), "--out", str(answers_out)]) == 0
+    capsys.readouterr()
+    return FakeAgent(tmp_path / "agent", monkeypatch, answers_out / "runs" / "oracle" / "results")
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def report_of(out: Path, name: str) -> dict:
+    return json.loads((out / "experiments" / name / "report.json").read_text(encoding="utf-8"))
+
+
+def arm(report: dict, name: str) -> dict:
+    return next(a for a in report["arms"] if a["name"] == name)
+
+
+# --- experiment files: every error names the file, the line and the field -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: broken\narms: [\n  - name: a\n", ", line 3: not valid YAML"),
+        (
+            "name: x\narms:\n  - name: a\n  - name: b\n    colour: red\n",
+            ", line 5: unknown field 'arms[1].colour'",
+        ),
+        ("name: x\narms:\n  - name: only\n", ", line 3: field 'arms': List should have at least 2 items"),
+        ("name: x\nepochs: 0\narms:\n  - name: a\n  - name: b\n", ", line 2: field 'epochs': Input should be greater"),
+        ("name: x\narms:\n  - name: a\n  - name: a\n", ", line 3: field 'arms': arm name 'a' is used twice"),
+        ("epochs: 2\narms:\n  - name: a\n  - name: b\n", ", line 1: field 'name' is missing"),
+        (
+            "name: x\narms:\n  - name: a\n  - name: b\n    adapter: gpt\n",
+            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command",
+        ),
+    ],
+)
+def test_a_bad_experiment_file_is_one_line_naming_file_line_and_field(tmp_path, capsys, text, expected):
+    file = write(tmp_path / "exp.yaml", text)
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 2 and lines == []
+    assert len(err) == 1 and err[0].startswith(f"bceval: {file}{expected}"), err
+    assert not (tmp_path / "out" / "experiments").exists()
+
+
+def test_a_ref_that_does_not_resolve_or_a_corpus_outside_git_is_one_line(repo, tmp_path, capsys):
+    corpus, _, _ = repo
+    file = write(
+        tmp_path / "exp.yaml",
+        f"name: x\ndefaults:\n  corpus: {corpus}\narms:\n  - name: a\n  - name: b\n    ref: nosuch\n",
+    )
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 2 and err == [
+        f"bceval: {file}, line 7: field 'arms[1].ref': 'nosuch' does not name a commit in {corpus.parent}"
+    ]
+    plain = tmp_path / "plain"
+    shutil.copytree(DEMO_CORPUS, plain)
+    file = write(
+        tmp_path / "exp2.yaml",
+        f"name: x\narms:\n  - name: a\n    corpus: {plain}\n  - name: b\n    corpus: {plain}\n    ref: HEAD\n",
+    )
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 2 and err == [
+        f"bceval: {file}, line 7: field 'arms[1].ref': {plain} is not in a git repository, so a ref cannot be resolved"
+    ]
+    assert not (tmp_path / "out" / "experiments").exists()
+
+
+# --- the demo -----------------------------------------------------------------------------------------------------
+
+
+def test_the_demo_experiment_runs_out_of_the_box_with_doit(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    env["BCEVAL_OUT"] = str(tmp_path / "out")
+    doit = Path(sys.executable).parent / "doit"
+    done = subprocess.run([str(doit), "experiment"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "Experiment demo: oracle vs baseline (control): better; sign-flip p = 0.007812 (exact, 16 paired cases"
+    )
+    report = report_of(tmp_path / "out", "demo")
+    schema = json.loads((REPO / "schemas" / "experiment-report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["differing"] == ["adapter"] and report["warnings"] == []
+    assert (arm(report, "baseline")["answered"], arm(report, "oracle")["answered"]) == (48, 48)
+    assert arm(report, "baseline")["summary"]["pass_hat_k"]["all"]["passed"] == 8
+    again = subprocess.run([str(doit), "experiment"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "everything is up to date" in again.stderr
+    md = (tmp_path / "out/experiments/demo/report.md").read_text()
+    assert "| oracle | 8 / 0 / 8 | +0.500 | 0.007812 (exact) |" in md and "**better**" in md
+
+
+# --- a pull request's question: did this article change make reviews better? --------------------------------------
+
+
+def test_ab_between_two_commits_answers_only_the_views_that_hold_the_changed_article(repo, agent, tmp_path, capsys):
+    corpus, base, head = repo
+    out = tmp_path / "out"
+    args = ["experiment", "ab", "--base", base, "--head", head, "--epochs", "2", "--corpus", corpus, "--out", out]
+    args += ["--adapter", "command", "--command", "fake-agent", "--jobs", "4"]
+    code, lines, err = run_cli(capsys, *args)
+    assert code == 0, lines + err
+    name = f"ab-{base}-{head}"[:100]
+    report = report_of(out, name)
+    holding = set()
+    for transcript in (out / "experiments" / name / "variants" / "head" / "runs" / "head-e1" / "transcripts").glob("*"):
+        record = json.loads(transcript.read_text())
+        if any(f["path"] == ARTICLE for f in record["view"]["files"]):
+            holding.add(record["case"])
+    assert 0 < len(holding) < CASES
+    calls = agent.calls()
+    assert len(calls) == 2 * (CASES + len(holding))  # base: every case; head: only the changed views; per epoch
+    assert (arm(report, "base")["answered"], arm(report, "base")["shared"]) == (2 * CASES, 0)
+    assert arm(report, "head")["answered"] == 2 * len(holding)
+    assert arm(report, "head")["shared"] == 2 * (CASES - len(holding))
+    assert [a["commit"] for a in report["arms"]] == [base, head]  # the commit is recorded, not only the ref
+    assert report["differing"] == ["ref"]
+    assert (out / "corpora").is_dir() and len(list((out / "corpora").iterdir())) == 2  # exported once per commit
+    assert git(corpus.parent, "status", "--porcelain") == ""  # read-only: nothing checked out
+    comparison = report["comparisons"][0]["result"]
+    assert comparison["verdict"] == "no detectable difference" and comparison["test"]["p_value"] == 1.0
+    # epochs are fresh samples: each asked the agent again
+    per_case = {}
+    for call in calls:
+        per_case[call["case"]] = per_case.get(call["case"], 0) + 1
+    assert min(per_case.values()) >= 2
+
+    code, lines, err = run_cli(capsys, *args)  # nothing changed: nothing is asked again
+    assert code == 0 and len(agent.calls()) == len(calls)
+    code, lines, err = run_cli(capsys, *args, "--no-share")
+    assert code == 0
+    assert len(agent.calls()) == len(calls) + 2 * CASES  # head asks every question under a key of its own
+
+
+def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    text = (
+        f"name: two\nepochs: 1\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
+        "  - name: a\n    command: fake-agent --arm a\n  - name: b\n    command: fake-agent --arm {arm}\n"
+    )
+    file = write(tmp_path / "two.yaml", text.replace("{arm}", "b"))
+    assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
+    assert len(agent.calls()) == 2 * CASES
+    write(file, text.replace("{arm}", "b2"))
+    assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
+    fresh = agent.calls()[2 * CASES :]
+    assert len(fresh) == CASES and {tuple(call["argv"]) for call in fresh} == {("--arm", "b2")}
+
+
+def test_shards_answer_apart_and_the_report_merges_them(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    file = write(
+        tmp_path / "s.yaml",
+        f"name: s\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\n  command: fake-agent\narms:\n"
+        "  - name: a\n  - name: b\n    command: fake-agent --other\n",
+    )
+    assert run_cli(capsys, "experiment", "run", file, "--out", out, "--shard", "1/2")[0] == 0
+    report = report_of(out, "s")
+    assert arm(report, "a")["missing"] == CASES // 2  # the other shard's cases have no answer yet
+    assert run_cli(capsys, "experiment", "run", file, "--out", out, "--shard", "2/2")[0] == 0
+    assert len(agent.calls()) == 2 * CASES
+    code, lines, _ = run_cli(capsys, "experiment", "report", file, "--out", out)
+    assert code == 0 and lines[-1] == f"Report: {out / 'experiments' / 's' / 'report.md'}"
+    report = report_of(out, "s")
+    assert arm(report, "a")["missing"] == 0 and arm(report, "b")["answered"] == CASES
+
+
+SLOW = """#!{python}
+import json, os, sys, time
+if sys.argv[1:] == ["--version"]:
+    print("slow 1")
+    sys.exit(0)
+prompt = sys.stdin.read()
+start = prompt.index("\\n", prompt.index("=== request ")) + 1
+case = json.loads(prompt[start:prompt.index("\\n=== file ", start)])["cases"][0]["id"]
+with open(os.path.join({log!r}, case + "-" + str(os.getpid())), "w") as handle:
+    handle.write("asked")
+time.sleep(0.3)
+print(json.dumps({{"cases": [{{"id": case, "findings": []}}]}}))
+"""
+
+
+def test_an_interrupted_experiment_resumes_where_it_stopped(tmp_path):
+    log = tmp_path / "asked"
+    log.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    agent = bin_dir / "slow-agent"
+    agent.write_text(SLOW.format(python=sys.executable, log=str(log)))
+    agent.chmod(0o755)
+    out = tmp_path / "out"
+    file = write(
+        tmp_path / "k.yaml",
+        f"name: k\nepochs: 2\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\n  command: slow-agent\n"
+        "arms:\n  - name: a\n  - name: b\n    command: slow-agent --b\n",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BCEVAL_", "FAKE_"))}
+    env.update(BCEVAL_LIVE="1", PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+    command = [sys.executable, "-m", "bceval", "experiment", "run", str(file), "--out", str(out), "--jobs", "2"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(log.iterdir())) < 12:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)  # not even a chance to save doit's state
+    process.wait()
+    asked_first = len(list(log.iterdir()))
+    stored = len(list((out / "cache" / "answers").glob("*.json")))
+    assert 0 < stored < 4 * CASES
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(list(log.iterdir())) - asked_first == 4 * CASES - stored  # only what was missing
+    report = report_of(out, "k")
+    assert all(a["missing"] == 0 and a["answered"] == 2 * CASES for a in report["arms"])
+
+
+def test_publish_adds_one_history_row_per_experiment_run(tmp_path, capsys):
+    out = tmp_path / "out"
+    file = REPO / "evaluation" / "experiments" / "demo.yaml"
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    page = tmp_path / "experiments.md"
+    code, lines, _ = run_cli(capsys, "experiment", "publish", file, "--out", out, "--page", page)
+    assert code == 0 and lines[-1].endswith(f"to {page}: updated.")
+    text = page.read_text()
+    assert "<!-- bceval:experiment:latest:begin -->" in text and "### Experiment demo" in text
+    rows = [line for line in text.splitlines() if line.startswith("| 20") or line.startswith("| 19")]
+    assert len(rows) == 1 and "oracle: better (p = 0.00781)" in rows[0]
+    code, lines, _ = run_cli(capsys, "experiment", "publish", file, "--out", out, "--page", page)
+    assert code == 0 and lines[-1].endswith("already up to date.") and page.read_text() == text

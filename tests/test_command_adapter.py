@@ -431,7 +431,7 @@ def test_infrastructure_failure_is_recorded_apart_from_model_misses(agent, tmp_p
     failed = ids[3]
     agent.modes({failed: mode})
     if mode == "huge":
-        monkeypatch.setattr("bceval.adapters.command.MAX_JSON_BYTES", 4096)
+        monkeypatch.setattr("bceval.adapters.agent.MAX_JSON_BYTES", 4096)
     started = time.monotonic()
     timeout = "1" if mode == "hang" else TIMEOUT
     code, lines, err = answer(capsys, out, "--timeout", timeout, "--retries", "0", "--jobs", "4")

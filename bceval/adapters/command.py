@@ -1,13 +1,10 @@
-"""A live agent behind any command line (`claude -p`, `codex exec`, `llm`, ...). Opt-in only.
+"""A live review agent behind any command line (`claude -p`, `codex exec`, `llm`, ...). Opt-in only.
 
 Each case is answered by one fresh process. By default it runs in the case's agent view (see view.py), a
 folder holding only what it may read, with an environment that names neither the corpus nor the output
 directory; `--isolation none` runs it where bceval runs, as older versions did, and says so everywhere.
-`--sandbox bwrap` also hides the rest of the machine (see sandbox.py).
-
-The command line may hold `{model}` (the pinned model), `{request}` (the request file's path; stdin is then
-empty) and `{workdir}` (the folder it runs in); otherwise the prompt goes to stdin. A model is recorded as
-pinned only when it reached the command through `{model}`.
+`--sandbox bwrap` also hides the rest of the machine (see sandbox.py). The process, its placeholders,
+envelopes, retries and transcripts are shared with the guidance agent (see agent.py).
 
 Answers are cached by what the agent could see and how it was asked: the view's digest, the command, the
 model, the isolation, the sandbox, the epoch and the prompt version. A killed or repeated run never pays
@@ -19,36 +16,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
-import re
-import shlex
-import shutil
-import subprocess
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bceval.adapters import live
+from bceval.adapters.agent import (  # noqa: F401 - the names the review side and its tests use
+    PLACEHOLDERS,
+    RETRY_WAIT_CAP,
+    TRANSCRIPT_CAP,
+    UNPINNED_MODEL,
+    AgentSettings,
+    LiveAgent,
+    _Attempt,
+    backoff,
+    check_command,
+    extract_json_object,
+    pinned,
+    placeholders,
+)
 from bceval.adapters.base import Answer, CaseInput
-from bceval.adapters.envelope import Usage, read_agent_output
+from bceval.adapters.envelope import Usage
 from bceval.adapters.view import View, agent_environment, build_view, materialize, remove
-from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, dumps, parse_json, write_atomic
+from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 
-UNPINNED_MODEL = "unpinned"
-VERSION_TIMEOUT = 30.0
-POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
-TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
-RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
-PLACEHOLDERS = ("model", "request", "workdir")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CONTRACT = (
     "You are reviewing Business Central AL code for a code-review evaluation. Follow the request below: "
     "apply its leafInstructions to the case file, consider only its candidateArticles, and answer with one "
@@ -63,110 +58,7 @@ VIEW_NOTE = (
 )
 
 
-@dataclass(frozen=True)
-class AgentSettings:
-    """Everything that decides what the agent is asked and how; all of it but the limits is in the cache key."""
-
-    command: str
-    model: str | None = None
-    isolation: str = "view"  # "view" or "none"
-    sandbox: str = "none"  # "none" or "bwrap"
-    sandbox_allow: tuple[Path, ...] = ()
-    epoch: int = 1
-    timeout: float = 300.0
-    retries: int = 2
-    retry_wait: float = 5.0
-    cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
-
-
-def placeholders(command: str) -> set[str]:
-    return set(_PLACEHOLDER.findall(command))
-
-
-def check_command(command: str, model: str | None) -> None:
-    """The command line's placeholders, checked before anything runs."""
-    found = placeholders(command)
-    unknown = sorted(found - set(PLACEHOLDERS))
-    if unknown:
-        known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
-        raise BcevalError(f"--command has an unknown placeholder {{{unknown[0]}}}; the known ones are {known}")
-    if "model" in found and not model:
-        raise BcevalError("--command uses {model} but no model was given: add --model NAME (or BCEVAL_MODEL)")
-
-
-def pinned(command: str, model: str | None) -> bool:
-    """A model is pinned only when it was given and reaches the command through {model}."""
-    return bool(model) and "model" in placeholders(command)
-
-
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
-_MISSING = object()
-
-
-def _loads(text: str) -> Any:
-    """Strict parse (no duplicate keys, bounded depth, no lone surrogates); model output gets no slack."""
-    try:
-        return parse_json(text.encode("utf-8", "surrogatepass"), "answer")
-    except BcevalError:
-        return _MISSING
-
-
-def extract_json_object(text: str) -> Any:
-    """The answer object: the whole output, else the last fenced block, else the last line that is one.
-
-    Output that is valid JSON but not an object (an array, a string) is no answer at all.
-    """
-    whole = _loads(text.strip())
-    if whole is not _MISSING:
-        return whole if isinstance(whole, dict) else None
-    for block in reversed(_FENCE.findall(text)):
-        value = _loads(block.strip())
-        if value is not _MISSING:
-            return value if isinstance(value, dict) else None
-    for line in reversed(text.splitlines()):
-        if line.strip().startswith("{"):
-            value = _loads(line.strip())
-            if isinstance(value, dict):
-                return value
-    return None
-
-
-def _feed(stream: Any, data: bytes) -> None:
-    """Write the prompt and close stdin; a command that exits without reading it is not an error here."""
-    try:
-        stream.write(data)
-        stream.close()
-    except OSError:
-        pass
-
-
-def _kept(data: bytes, size: int) -> str:
-    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP
-    bytes, the cut marked."""
-    text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
-    if size > TRANSCRIPT_CAP:
-        text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
-    return text
-
-
-def backoff(attempt: int, first_wait: float, rng: random.Random) -> float:
-    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter
-    (between half and all of it), so agents that were rate-limited together do not retry together."""
-    if attempt < 2 or first_wait <= 0:
-        return 0.0
-    base = min(RETRY_WAIT_CAP, first_wait * 2 ** (attempt - 2))
-    return base * (0.5 + rng.random() / 2)
-
-
-@dataclass
-class _Attempt:
-    record: dict[str, Any]
-    text: str | None = None
-    failure: tuple[str, str, str | None] | None = None
-    usage: Usage = field(default_factory=Usage)
-
-
-class CommandAdapter:
+class CommandAdapter(LiveAgent):
     name = "command"
 
     def __init__(
@@ -178,91 +70,8 @@ class CommandAdapter:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        environ = dict(os.environ if environ is None else environ)
-        if environ.get("BCEVAL_LIVE") != "1":
-            raise BcevalError("the command adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
-        check_command(agent.command, agent.model)
-        try:
-            self.argv = shlex.split(agent.command, posix=os.name == "posix")
-        except ValueError as exc:
-            raise BcevalError(f"--command: cannot split '{agent.command}': {exc}") from None
-        if not self.argv:
-            raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
-        self.executable = shutil.which(self.argv[0], path=environ.get("PATH"))
-        if self.executable is None:
-            raise BcevalError(f"--command: '{self.argv[0]}' was not found on PATH; install it or give a full path")
-        self.agent = agent
-        self.hidden = dict(hidden)
-        self.bwrap: str | None = None
-        if agent.sandbox == "bwrap":
-            from bceval.adapters.sandbox import require_bwrap, sandbox_argv
-
-            if agent.isolation != "view":
-                raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
-            self.bwrap = require_bwrap(environ)
-            # the sandbox's own checks (allowed paths exist, nothing hidden is exposed) before any case runs
-            sandbox_argv(
-                self.bwrap,
-                [self.executable],
-                workdir=Path(tempfile.gettempdir()),
-                read_only=[],
-                allow=list(agent.sandbox_allow),
-                hidden=self.hidden,
-                environ=environ,
-            )
-        self.model = agent.model or UNPINNED_MODEL
-        self.pinned = pinned(agent.command, agent.model)
+        super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
-        self.environ = environ
-        self.sleep = sleep
-        self.rng = rng or random.Random()
-        self._rng_lock = threading.Lock()
-        self._version: str | None = None
-        self._version_lock = threading.Lock()
-        self._version_probe: threading.Thread | None = None
-
-    def start_version_probe(self) -> None:
-        """Ask the command for its version in the background, so no answer waits for it."""
-        with self._version_lock:
-            if self._version_probe is None:
-                self._version_probe = threading.Thread(target=self._set_version, daemon=True)
-                self._version_probe.start()
-
-    def _set_version(self) -> None:
-        self._version = self._probe_version()
-
-    @property
-    def model_is_label_only(self) -> bool:
-        return bool(self.agent.model) and not self.pinned
-
-    def describe(self) -> dict[str, Any]:
-        self.start_version_probe()
-        assert self._version_probe is not None
-        self._version_probe.join()
-        return {
-            "adapter": self.name,
-            "command": self.agent.command,
-            "model": self.model,
-            "version": self._version,
-            "pinned": self.pinned,
-            "isolation": self.agent.isolation,
-            "sandbox": self.agent.sandbox,
-        }
-
-    def _probe_version(self) -> str:
-        try:
-            done = subprocess.run(
-                [self.executable, "--version"],
-                capture_output=True,
-                text=True,
-                timeout=VERSION_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                env=self.environ,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return "unknown"
-        lines = done.stdout.strip().splitlines()
-        return lines[0].strip() if done.returncode == 0 and lines else "unknown"
 
     def cache_key(self, view: View) -> str:
         agent = self.agent
@@ -331,20 +140,6 @@ class CommandAdapter:
         record = {**base, "cached": False, "attempts": [a.record for a in attempts], "outcome": f"failed: {kind}"}
         return Answer(None, failure, usage, record, False, view.digest)
 
-    def _wait_before(self, number: int) -> float:
-        with self._rng_lock:
-            wait = backoff(number, self.agent.retry_wait, self.rng)
-        if wait:
-            self.sleep(wait)
-        return wait
-
-    @staticmethod
-    def _usage(attempts: list[_Attempt]) -> Usage:
-        total = Usage()
-        for attempt in attempts:
-            total = total.plus(attempt.usage)
-        return total
-
     @staticmethod
     def _entries(attempt: _Attempt) -> list[ResultEntry] | tuple[str, str, None]:
         document = extract_json_object(attempt.text or "")
@@ -374,12 +169,6 @@ class CommandAdapter:
         }
         write_atomic(self.cache_dir / f"{key}.json", dumps(record))
 
-    def _command_line(self, view_root: Path | None, request_path: Path, workdir: Path) -> list[str]:
-        values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}
-        return [self.executable] + [
-            _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]
-        ]
-
     def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = self.agent.isolation == "view"
         root = materialize(view) if isolated else None
@@ -394,18 +183,7 @@ class CommandAdapter:
             env = dict(self.environ)
             if isolated:
                 env = agent_environment(self.environ, list(self.hidden.values()), workdir)
-            if self.bwrap is not None:
-                from bceval.adapters.sandbox import sandbox_argv
-
-                argv = sandbox_argv(
-                    self.bwrap,
-                    argv,
-                    workdir=workdir,
-                    read_only=[workdir],
-                    allow=list(self.agent.sandbox_allow),
-                    hidden=self.hidden,
-                    environ=env,
-                )
+            argv = self.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,
                 "waitedSeconds": round(waited, 3),
@@ -418,72 +196,3 @@ class CommandAdapter:
             if root is not None and live.forget_view(root):
                 remove(root)
 
-    def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        started = time.monotonic()
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            try:
-                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err)
-            except OSError as exc:
-                record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror}")
-                record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
-                return _Attempt(record, failure=("spawn-error", record["detail"], None))
-            try:
-                stopped = self._supervise(process, prompt, out, err, started)
-            finally:
-                live.forget(process)
-            wall = time.monotonic() - started
-            out.seek(0)
-            raw = out.read(MAX_JSON_BYTES + 1)
-            err.seek(0)
-            raw_err = err.read(TRANSCRIPT_CAP)
-            out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
-        record.update(
-            exitCode=process.returncode,
-            wallSeconds=round(wall, 3),
-            stdout=_kept(raw, out_size),
-            stdoutBytes=out_size,
-            stderr=_kept(raw_err, err_size),
-            stderrBytes=err_size,
-        )
-        usage = Usage(wallSeconds=round(wall, 3))
-        if stopped is not None:
-            record.update(outcome=stopped[0], detail=stopped[1])
-            return _Attempt(record, failure=(stopped[0], stopped[1], None), usage=usage)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            record.update(outcome="invalid-output", detail="output is not UTF-8")
-            return _Attempt(record, failure=("invalid-output", "output is not UTF-8", None), usage=usage)
-        output = read_agent_output(text)
-        usage = usage.plus(output.usage)
-        record.update(format=output.format, usage=output.usage.as_record())
-        if output.failure is not None:  # an agent's own error report says more than its exit code
-            record.update(outcome=output.failure[0], detail=output.failure[1])
-            return _Attempt(record, failure=output.failure, usage=usage)
-        if process.returncode != 0:
-            detail = f"exit code {process.returncode} after {wall:.1f} s"
-            record.update(outcome="crash", detail=detail)
-            return _Attempt(record, failure=("crash", detail, None), usage=usage)
-        record.update(outcome="answered")
-        return _Attempt(record, text=output.text, usage=usage)
-
-    def _supervise(self, process: subprocess.Popen, prompt: bytes, out: Any, err: Any, started: float) -> Any:
-        """Feed stdin, then wait; kill the process group on timeout or when its output passes the cap.
-
-        Returns (kind, detail) when bceval stopped the process, else None.
-        """
-        feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
-        feeder.start()
-        exited = threading.Event()  # set the moment the agent exits: no polling delay on every answer
-        threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
-        while not exited.wait(POLL_SECONDS):
-            if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
-                live.kill(process)
-                return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
-            if time.monotonic() - started > self.agent.timeout:
-                live.kill(process)
-                return "timeout", f"no answer within {self.agent.timeout:g} s"
-        feeder.join(timeout=1)
-        if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
-            return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
-        return None

@@ -86,8 +86,8 @@ def use_adapter(monkeypatch, factory) -> None:
     """`--adapter fake` builds this adapter (the CLI asks run.make_adapter when it runs)."""
     original = guidance_adapters.make_adapter
 
-    def make(name, manifest):
-        return factory(manifest) if name == "fake" else original(name, manifest)
+    def make(name, manifest, *live):
+        return factory(manifest) if name == "fake" else original(name, manifest, *live)
 
     monkeypatch.setattr(guidance_run, "make_adapter", make)
 

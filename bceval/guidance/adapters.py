@@ -6,9 +6,9 @@ may read, and the environment a process-based adapter passes on. Manifest expect
 it. The answer is the result document (`{caseId, guidanceReport}`) or a NoReport.
 
 `oracle` is the known-good control: built from the manifest on purpose (like the review oracle),
-it reports exactly what each case expects, so every case must pass scoring. A live `command`
-adapter would run an agent once per case with `workspace` as its working directory and the prompt
-(the report contract and the request) on stdin, under `environment`.
+it reports exactly what each case expects, so every case must pass scoring. The live `command`
+adapter (live.py) runs an agent once per case with `workspace` as its working directory and the prompt
+(the report contract and the request) on stdin.
 """
 
 from __future__ import annotations
@@ -24,7 +24,19 @@ from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.guidance.prepare import goal_of
 
-NO_REPORT_KINDS = ("no-answer", "not-an-object", "not-json", "adapter-error")
+NO_REPORT_KINDS = (
+    "no-answer",
+    "not-an-object",
+    "not-json",
+    "adapter-error",
+    # a live agent's last failed attempt, in bceval's words
+    "timeout",
+    "crash",
+    "invalid-output",
+    "spawn-error",
+    "too-large",
+    "agent-error",
+)
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
 
 
@@ -183,10 +195,19 @@ class OracleGuidanceAdapter:
         return {"caseId": case.case_id, "guidanceReport": build(expected, case.knowledge, head)}
 
 
-ADAPTERS = ("oracle",)
+ADAPTERS = ("oracle", "command")
 
 
-def make_adapter(name: str, manifest: GuidanceManifest) -> GuidanceAdapter:
+def make_adapter(
+    name: str, manifest: GuidanceManifest, agent: Any = None, run_dir: Path | None = None, hidden: Any = None
+) -> GuidanceAdapter:
+    """`agent` (bceval.adapters.agent.AgentSettings) and the run directory are the command adapter's."""
     if name == "oracle":
         return OracleGuidanceAdapter(manifest)
+    if name == "command":
+        from bceval.guidance.live import GuidanceCommandAdapter
+
+        if agent is None or run_dir is None:
+            raise GuidanceError("the command adapter needs --command (the agent command line)")
+        return GuidanceCommandAdapter(agent, manifest, Path(run_dir), hidden or {})
     raise GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(ADAPTERS)})")

@@ -12,7 +12,9 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from bceval.errors import BcevalError
 from bceval.guidance import GuidanceError
 
 MODES = ("validate", "prepare", "capture", "score", "run", "demo-workspaces")
@@ -86,9 +88,40 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--results", dest="guidance_results", metavar="DIR", help="score: directory of result-case-<hash>.json files"
     )
     parser.add_argument(
-        "--adapter", dest="guidance_adapter", metavar="NAME", help="run: who answers each case (oracle)"
+        "--adapter", dest="guidance_adapter", metavar="NAME", help="run: who answers each case (oracle or command)"
+    )
+    live = parser.add_argument_group("run --adapter command (a live agent; needs BCEVAL_LIVE=1)")
+    live.add_argument("--command", dest="guidance_command", help="the agent command line (default: $BCEVAL_COMMAND)")
+    live.add_argument("--model", dest="guidance_model", help="the model; pinned only through {model}")
+    live.add_argument("--timeout", dest="guidance_timeout", type=float, metavar="S", help="seconds per attempt")
+    live.add_argument("--retries", dest="guidance_retries", type=int, metavar="N", help="retries after a failure")
+    live.add_argument("--retry-wait", dest="guidance_retry_wait", type=float, metavar="S", help="first pause")
+    live.add_argument("--sandbox", dest="guidance_sandbox", help="none (default) or bwrap: mount read-only")
+    live.add_argument(
+        "--sandbox-allow", dest="guidance_sandbox_allow", action="append", metavar="PATH", help="grant a path"
     )
     return parser
+
+
+def agent_settings(args: argparse.Namespace) -> Any:
+    """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
+    from bceval.adapters.agent import AgentSettings
+    from bceval.config import load_settings
+
+    names = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
+    settings = load_settings(**{name: getattr(args, f"guidance_{name}", None) for name in names})
+    if not settings.command:
+        raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
+    return AgentSettings(
+        command=settings.command,
+        model=settings.model,
+        isolation="view",
+        sandbox=settings.sandbox,
+        sandbox_allow=settings.sandbox_allow,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        retry_wait=settings.retry_wait,
+    )
 
 
 @dataclass(frozen=True)
@@ -102,6 +135,7 @@ class Options:
     baseline_sha256: str | None
     results: Path | None
     adapter: str | None = None
+    agent: Any = None  # run --adapter command: bceval.adapters.agent.AgentSettings
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
 
     def context_line(self) -> str:
@@ -137,6 +171,7 @@ def options_from(args: argparse.Namespace) -> Options:
         baseline_sha256=args.guidance_baseline_sha256 or None,
         results=_path(args.guidance_results),
         adapter=getattr(args, "guidance_adapter", None) or None,
+        agent=agent_settings(args) if mode == "run" and getattr(args, "guidance_adapter", None) == "command" else None,
     )
 
 
@@ -243,7 +278,7 @@ def _run(opts: Options) -> str:
     from bceval.guidance.run import run_from_files
 
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
-    manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter)
+    manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent)
     if not outcome.passed:
         raise ScoringFailed(outcome.problems)
     return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
@@ -268,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         lines += [f"  - {problem}" for problem in exc.problems]
         print("\n".join(lines), file=sys.stderr)
         return EXIT_FAILED
-    except GuidanceError as exc:
+    except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
         print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except Exception:  # noqa: BLE001 - never a traceback, never foreign text

@@ -146,6 +146,7 @@ class RunSettings:
     targets: tuple[RunTarget, ...]
     uses_demo: bool
     problem: str | None = None  # a settings problem the run task reports in one line
+    agent: Any = None  # the live agent's settings (bceval.adapters.agent.AgentSettings) for adapter "command"
 
 
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
@@ -153,12 +154,25 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
 
     environ = os.environ if environ is None else environ
     adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
+    agent = None
+    if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
+        from bceval.adapters.agent import AgentSettings
+
+        agent = AgentSettings(
+            command=settings.command,
+            model=settings.model,
+            sandbox=settings.sandbox,
+            sandbox_allow=settings.sandbox_allow,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            retry_wait=settings.retry_wait,
+        )
     runs = str((settings.out / "guidance-runs").absolute())
     demo = (settings.out / "guidance-demo").absolute()
     if environ.get("BCEVAL_GUIDANCE_WORKSPACE_MAP"):
         cfg = guidance_settings(settings, environ)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
-        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False)
+        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent)
     problem = None
     if environ.get("BCEVAL_GUIDANCE_ROOT") or environ.get("BCEVAL_GUIDANCE_MANIFEST"):
         # Running the demo instead would silently ignore them.
@@ -167,7 +181,7 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
             "unset them to run the demo"
         )
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in demo_runs(demo))
-    return RunSettings(adapter, runs, str(demo), targets, uses_demo=True, problem=problem)
+    return RunSettings(adapter, runs, str(demo), targets, uses_demo=True, problem=problem, agent=agent)
 
 
 def make_demo(corpus: str, directory: str) -> None:
@@ -189,7 +203,9 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
 
     def work() -> tuple[int, list[str], Path]:
         directory = next_run_directory(Path(cfg.runs) / target.name)
-        manifest, outcome = run_from_files(target.root, target.manifest, target.workspace_map, directory, cfg.adapter)
+        manifest, outcome = run_from_files(
+            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
+        )
         return len(manifest.cases), outcome.problems, directory
 
     count, problems, directory = _guarded(title, work)

@@ -128,26 +128,34 @@ def run_guidance(
     prepare(manifest, workspaces, layout.requests)
     digest, _ = capture(manifest, workspaces, layout.baseline)  # from here on only in this frame
     environment = agent_environment()
-    for case in manifest.cases:
-        answer = _ask(
-            adapter,
-            GuidanceCaseInput(
-                case_id=case.hashed,
-                request_path=layout.requests / f"request-{case.hashed}.json",
-                workspace=workspaces[case.id],
-                knowledge=manifest.root,
-                environment=environment,
-            ),
-        )
-        if isinstance(answer, NoReport):
-            raise GuidanceError(f"{case.id}: the {adapter.name} adapter produced no report ({answer.kind})")
-        if not create_exclusive(layout.results / f"result-{case.hashed}.json", answer):
-            raise GuidanceError(f"{case.id}: a result file appeared in the run directory before the runner wrote it")
+    try:
+        for case in manifest.cases:
+            answer = _ask(
+                adapter,
+                GuidanceCaseInput(
+                    case_id=case.hashed,
+                    request_path=layout.requests / f"request-{case.hashed}.json",
+                    workspace=workspaces[case.id],
+                    knowledge=manifest.root,
+                    environment=environment,
+                ),
+            )
+            if isinstance(answer, NoReport):
+                raise GuidanceError(f"{case.id}: the {adapter.name} adapter produced no report ({answer.kind})")
+            if not create_exclusive(layout.results / f"result-{case.hashed}.json", answer):
+                raise GuidanceError(
+                    f"{case.id}: a result file appeared in the run directory before the runner wrote it"
+                )
+    finally:
+        if hasattr(adapter, "close"):  # a live agent's knowledge view goes as soon as the answers are in
+            adapter.close()
     outcome = score(manifest, load_baseline(layout.baseline, digest, manifest), layout.results)
     record: dict[str, Any] = {
         "kind": RUN_KIND,
         "version": 1,
         "adapter": adapter.name,
+        **({"agent": adapter.describe()} if hasattr(adapter, "describe") else {}),
+        **({"usage": adapter.usage.as_record()} if hasattr(adapter, "usage") else {}),
         "root": str(manifest.root),
         "manifest": str(manifest.path),
         "manifestSha256": manifest.sha256,
@@ -160,13 +168,21 @@ def run_guidance(
 
 
 def run_from_files(
-    root: Path | str, manifest_path: Path | str, workspace_map: Path | str, directory: Path | str, adapter: str
+    root: Path | str,
+    manifest_path: Path | str,
+    workspace_map: Path | str,
+    directory: Path | str,
+    adapter: str,
+    agent: Any = None,
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
-    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs."""
+    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
+
+    `agent` (bceval.adapters.agent.AgentSettings) configures the command adapter."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
-    chosen = make_adapter(adapter, manifest)
+    hidden = {"the workspace map": Path(workspace_map).absolute()}
+    chosen = make_adapter(adapter, manifest, agent, Path(directory).absolute(), hidden)
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )

@@ -1,0 +1,159 @@
+"""The live guidance agent: one process per case, in the case's workspace, reading a knowledge view.
+
+The agent's working directory is the workspace the case binds; the knowledge it may read is a view of the
+checkout that holds only the layers' `skills/` and `knowledge/` folders and the knowledge index (never
+`evaluation/`, where the expected outcomes live), made once per run, read-only where the filesystem allows
+and removed afterwards. The request it gets names the view, not the checkout. Under `--sandbox bwrap` the
+workspace and the view are mounted read-only, so a write fails at the source; the before/after evidence
+still runs. Envelopes, retries, transcripts and cost are the review agent's (bceval.adapters.agent).
+
+Nothing the agent prints reaches the console: its output goes to the transcript, and a missing report is
+reported in bceval's words only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bceval.adapters import live
+from bceval.adapters.agent import AgentSettings, LiveAgent, extract_json_object
+from bceval.adapters.envelope import Usage
+from bceval.adapters.view import agent_environment
+from bceval.guidance.adapters import GuidanceCaseInput, NoReport
+from bceval.guidance.evidence import REDIRECTING_GIT_VARIABLES, run_git
+from bceval.guidance.manifest import GuidanceManifest
+from bceval.jsonio import dumps, write_atomic
+
+LAYERS = ("microsoft", "community", "custom")
+VIEW_FOLDERS = ("skills", "knowledge")
+CONTRACT = (
+    "You are giving development guidance for Business Central AL work, in an evaluation. Your working directory "
+    "is the workspace the request is about: read it, but change nothing in it (no edits, no commits). The "
+    "knowledge you may use is in the read-only folder the request's knowledgeRoot names, a copy of the knowledge "
+    "checkout at commit {head}; its knowledgeIndex lists every article. Follow the request's protocol and "
+    'skillInstructions and answer with one JSON object shaped like its resultSchema ({{"caseId": ..., '
+    '"guidanceReport": {{...}}}}). Print the JSON object and nothing else.'
+)
+
+
+def build_knowledge_view(root: Path, index: Path) -> Path:
+    """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index."""
+    view = Path(tempfile.mkdtemp(prefix="bceval-knowledge-"))
+    for layer in LAYERS:
+        for folder in VIEW_FOLDERS:
+            source = root / layer / folder
+            if source.is_dir():
+                shutil.copytree(source, view / layer / folder, symlinks=False)
+    shutil.copyfile(index, view / "knowledge-index.json")
+    for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
+        path.chmod(0o444 if path.is_file() else 0o555)
+    view.chmod(0o555)
+    return view
+
+
+def remove_view(view: Path) -> None:
+    for folder, _, _ in os.walk(view):
+        os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(view, ignore_errors=True)
+
+
+class GuidanceCommandAdapter(LiveAgent):
+    name = "command"
+
+    def __init__(
+        self, agent: AgentSettings, manifest: GuidanceManifest, run_dir: Path, hidden: dict[str, Path]
+    ) -> None:
+        hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
+        super().__init__(agent, hidden, needs_view=False)
+        self.manifest = manifest
+        self.run_dir = run_dir
+        self.usage = Usage()
+        self._view: Path | None = None
+        self._head: str | None = None
+
+    def view(self) -> Path:
+        if self._view is None:
+            self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
+            self._view = build_knowledge_view(self.manifest.root, self.run_dir / "requests" / "knowledge-index.json")
+            live.track_view(self._view)
+        return self._view
+
+    def close(self) -> None:
+        if self._view is not None and live.forget_view(self._view):
+            remove_view(self._view)
+        self._view = None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "isolation": "knowledge view"}
+
+    def answer(self, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
+        view = self.view()
+        request = case.request()
+        request["knowledgeRoot"] = str(view)  # the view, never the checkout with its expectations
+        request["knowledgeIndex"] = str(view / "knowledge-index.json")
+        text = dumps(request)
+        prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
+        environ = {k: v for k, v in case.environment.items() if k not in REDIRECTING_GIT_VARIABLES}
+        env = agent_environment(environ, list(self.hidden.values()), case.workspace)
+        attempts = []
+        scratch = Path(tempfile.mkdtemp(prefix="bceval-request-"))  # {request}: a copy outside every root
+        try:
+            request_file = scratch / case.request_path.name
+            request_file.write_text(text, encoding="utf-8")
+            for number in range(1, self.agent.retries + 2):
+                waited = self._wait_before(number)
+                argv = self._command_line(None, request_file, case.workspace)
+                uses_file = "{request}" in self.agent.command
+                argv = self.sandboxed(argv, case.workspace, [case.workspace, view, scratch], env)
+                record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
+                stdin = b"" if uses_file else prompt.encode("utf-8")
+                attempt = self._run(argv, case.workspace, env, stdin, record)
+                attempts.append(attempt)
+                if attempt.failure is None:
+                    document = extract_json_object(attempt.text or "")
+                    report = _report_of(document)
+                    if report is not None:
+                        self._finish(case, attempts, "answered")
+                        answer_id = document.get("caseId", case.case_id) if isinstance(document, dict) else None
+                        return {
+                            "caseId": answer_id if isinstance(answer_id, str) else case.case_id,
+                            "guidanceReport": report,
+                        }
+                    attempt.failure = ("invalid-output", "output holds no guidance report", None)
+                    record.update(outcome="invalid-output", detail="output holds no guidance report")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        kind = attempts[-1].failure[0] if attempts and attempts[-1].failure else "no-answer"
+        self._finish(case, attempts, f"failed: {kind}")
+        return NoReport(kind)
+
+    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], outcome: str) -> None:
+        usage = self._usage(attempts)
+        self.usage = self.usage.plus(usage)
+        transcript = {
+            "schemaVersion": 1,
+            "case": case.case_id,
+            "answeredBy": self.describe(),
+            "workspace": str(case.workspace),
+            "attempts": [attempt.record for attempt in attempts],
+            "outcome": outcome,
+            "usage": usage.as_record(),
+        }
+        write_atomic(self.run_dir / "transcripts" / f"{case.case_id}.json", dumps(transcript))
+
+
+def _report_of(document: Any) -> dict[str, Any] | None:
+    """The guidanceReport of the agent's answer: the envelope's, or the object itself when it is one."""
+    if not isinstance(document, dict):
+        return None
+    report = document.get("guidanceReport")
+    if isinstance(report, dict):
+        return report
+    if "skill" in document and "outcome" in document:
+        return document
+    return None

@@ -286,3 +286,49 @@ def test_publish_adds_one_history_row_per_experiment_run(tmp_path, capsys):
     assert len(rows) == 1 and "oracle: better (p = 0.00781)" in rows[0]
     code, lines, _ = run_cli(capsys, "experiment", "publish", file, "--out", out, "--page", page)
     assert code == 0 and lines[-1].endswith("already up to date.") and page.read_text() == text
+
+
+# --- guidance arms -----------------------------------------------------------------------------------------------
+
+
+def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations(tmp_path, capsys, monkeypatch):
+    from test_guidance_live import GUIDANCE_AGENT
+
+    demo = tmp_path / "demo"
+    assert main(["guidance", "demo-workspaces", "--out", str(demo)]) == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    agent = bin_dir / "guidance-agent"
+    agent.write_text(GUIDANCE_AGENT.replace("{python}", sys.executable), encoding="utf-8")
+    agent.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "log.jsonl"))
+    monkeypatch.setenv("FAKE_GUIDANCE_MODE", "read-manifest")  # it can only guess: no expectations in its view
+    file = write(
+        tmp_path / "g.yaml",
+        f"name: guidance\nepochs: 2\ndefaults:\n  corpus: {demo / 'knowledge'}\n  evaluator: plan\n"
+        f"  workspaceMap: {demo / 'workspace-map.plan.json'}\narms:\n  - name: oracle\n"
+        "  - name: guessing\n    adapter: command\n    command: guidance-agent\n"
+        "  - name: at-head\n    ref: HEAD\n",
+    )
+    out = tmp_path / "out"
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0, lines + err
+    report = report_of(out, "guidance")
+    oracle, guessing, at_head = (arm(report, name) for name in ("oracle", "guessing", "at-head"))
+    assert oracle["evaluator"] == "plan" and oracle["cases"] == 4 and oracle["answered"] == 8
+    assert oracle["guidance"]["outcomeAgreement"] == {"passed": 8, "total": 8, "value": 1.0}
+    assert oracle["guidance"]["citedRecall"] == {"mean": 1.0, "reports": 8}
+    assert oracle["summary"]["pass_hat_k"]["all"]["passed"] == 4
+    assert guessing["summary"]["recall"]["passed"] == 0  # guesses never pass scoring
+    assert guessing["guidance"]["outcomeAgreement"]["value"] < 1 and guessing["guidance"]["citedRecall"]["mean"] < 1
+    assert at_head["commit"] is not None and at_head["summary"]["pass_hat_k"]["all"]["passed"] == 4  # an exported ref
+    comparison = next(c["result"] for c in report["comparisons"] if c["arm"] == "guessing")
+    assert comparison["paired_cases"] == 4 and comparison["worse"] == 4
+    runs = sorted((out / "experiments" / "guidance" / "variants").glob("*/guidance/*/run-*"))
+    assert len(runs) == 6 and all((run / "run.json").is_file() for run in runs)  # 3 arms x 2 epochs, fresh evidence
+    md = (out / "experiments" / "guidance" / "report.md").read_text()
+    assert "| oracle | plan | 1.000 (8/8) | 1.000 over 8 report(s) |" in md
+    code, _, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0 and len(sorted((out / "experiments" / "guidance" / "variants").glob("*/guidance/*/run-*"))) == 6

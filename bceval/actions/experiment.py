@@ -22,7 +22,7 @@ def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
     for arm in plan().arms:
         if arm.commit is not None and arm.repository is not None:
             target = corpus_export(settings.out, arm.commit, arm.subdir)
-            if export_commit(arm.repository, arm.commit, arm.subdir, target):
+            if export_commit(arm.repository, arm.commit, arm.subdir, target, as_checkout=arm.guidance):
                 print(
                     f"Exported {arm.fields['ref']} ({arm.commit[:12]}) for arm {arm.name} into {target}",
                     file=sys.stderr,
@@ -34,7 +34,7 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan]) -> None:
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
-        if arm.variant in done:
+        if arm.variant in done or arm.guidance:  # a guidance run prepares its own requests
             continue
         done.add(arm.variant)
         run = arm_settings(current, arm, settings, 1)
@@ -93,3 +93,39 @@ def publish_report(plan: Plan, page: Any) -> None:
     changed = publish_entry(page, experiment_entry(report), experiment_page())
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
+
+
+def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
+    """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
+    from bceval.guidance import GuidanceError
+    from bceval.guidance.run import next_run_directory, run_from_files
+
+    current = plan()
+    arm = current.arm(arm_name)
+    run = arm_settings(current, arm, settings, epoch)
+    adapter = arm.fields["adapter"] or "oracle"  # a guidance arm's known-good control, unless it names its agent
+    agent = None
+    if adapter == "command":
+        from bceval.adapters.run import agent_settings
+
+        agent = agent_settings(run)
+    elif adapter != "oracle":
+        raise BcevalError(f"arm '{arm.name}': a guidance arm answers with oracle or command, not {adapter}")
+    assert arm.manifest is not None and arm.workspace_map is not None
+    directory = next_run_directory(guidance_folder(current, arm.name, epoch))
+    try:
+        _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent)
+    except GuidanceError as exc:
+        raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
+    verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
+    print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
+
+
+def guidance_folder(plan: Plan, arm_name: str, epoch: int) -> Any:
+    return plan.variant_out(plan.arm(arm_name).variant) / "guidance" / f"{arm_name}-e{epoch}"
+
+
+def completed_guidance_run(folder: Any) -> Any:
+    """The newest run directory under `folder` that finished (its run.json written), or None."""
+    runs = sorted((path for path in folder.glob("run-*") if (path / "run.json").is_file()), key=lambda p: p.name)
+    return runs[-1] if runs else None

@@ -15,9 +15,15 @@ LINK_MODE = 0o120000
 EXECUTABLE = 0o100755
 
 
-def export_commit(repository: Path, commit: str, subdir: str, target: Path) -> bool:
-    """Write the files of `subdir` at `commit` into `target`; False when it was already there."""
+def export_commit(repository: Path, commit: str, subdir: str, target: Path, as_checkout: bool = False) -> bool:
+    """Write the files of `subdir` at `commit` into `target`; False when it was already there.
+
+    `as_checkout` also commits the export as a git work tree of its own (a guidance arm reads its corpus as a
+    knowledge checkout, which must be the root of one); the export's `.bceval-export` names the source commit.
+    """
     if (target / DONE).is_file():
+        if as_checkout and not (target / ".git").exists():
+            _commit_folder(target, commit)
         return False
     import git
 
@@ -47,6 +53,8 @@ def export_commit(repository: Path, commit: str, subdir: str, target: Path) -> b
         finally:
             repo.close()
         (staging / DONE).write_text(f"{commit}\n", encoding="utf-8")
+        if as_checkout:
+            _commit_folder(staging, commit)
         if target.exists():  # an interrupted export, or one made meanwhile: the finished one wins
             shutil.rmtree(target)
         os.replace(staging, target)
@@ -54,3 +62,23 @@ def export_commit(repository: Path, commit: str, subdir: str, target: Path) -> b
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return True
+
+
+def _commit_folder(folder: Path, commit: str) -> None:
+    """`git init` + one commit of everything in `folder`, with a fixed author and date (content alone decides)."""
+    import subprocess
+
+    env = {
+        **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "bceval",
+        "GIT_AUTHOR_EMAIL": "bceval@localhost",
+        "GIT_COMMITTER_NAME": "bceval",
+        "GIT_COMMITTER_EMAIL": "bceval@localhost",
+        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    }
+    git = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"bceval export of {commit}"]):
+        subprocess.run([*git, *args], cwd=folder, env=env, check=True, capture_output=True)

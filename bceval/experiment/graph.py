@@ -131,6 +131,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
         current = plan()
         for arm in current.arms:
+            if arm.guidance:
+                continue  # a guidance run keeps its own record
             ids = [case.id for case in chosen()[arm.name]]
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
@@ -150,6 +152,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         current = plan()
         owners: dict[str, str] = {}
         for arm in current.arms:
+            if arm.guidance:
+                continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
                 identity = _identity(run)
@@ -178,6 +182,31 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                         "uptodate": [config_changed({**question, "note": note}), target.is_file],
                     }
 
+    @create_after(executed="experiment_prepare")
+    def task_guidance_unit() -> Any:
+        """One guidance run per (guidance arm, epoch), one after another (they read the same workspaces); up to
+        date once a run of it finished, since evidence is only ever captured afresh."""
+        from bceval.actions import experiment as actions
+
+        current = plan()
+        previous = None
+        for arm in current.arms:
+            if not arm.guidance:
+                continue
+            for epoch in range(1, current.experiment.epochs + 1):
+                folder = actions.guidance_folder(current, arm.name, epoch)
+                name = f"{arm.name}/e{epoch}"
+                yield {
+                    "name": name,
+                    "actions": [action(actions.guidance_unit, settings, plan, arm.name, epoch)],
+                    "task_dep": [f"guidance_unit:{previous}"] if previous else [],
+                    "uptodate": [
+                        config_changed({"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}}),
+                        lambda folder=folder: actions.completed_guidance_run(folder) is not None,
+                    ],
+                }
+                previous = name
+
     @create_after()
     def task_experiment_report() -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
@@ -185,7 +214,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
         return {
             "actions": [action(actions.write_report, settings, plan, selected)],
-            "task_dep": ["unit", "experiment_run"],
+            "task_dep": ["unit", "experiment_run", "guidance_unit"],
             "uptodate": [False],
         }
 
@@ -198,6 +227,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         "task_experiment_prepare": task_experiment_prepare,
         "task_experiment_run": task_experiment_run,
         "task_unit": task_unit,
+        "task_guidance_unit": task_guidance_unit,
         "task_experiment_report": task_experiment_report,
         "task_experiment": task_experiment,
     }

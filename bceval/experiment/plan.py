@@ -15,6 +15,10 @@ from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Pos
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
 VARIANT_FIELDS = ("corpus", "ref", "manifest", "evaluator", "workspaceMap")
+GUIDANCE_MANIFESTS = {
+    "plan": "evaluation/development-guidance-fixtures.json",
+    "implementation": "evaluation/implementation-guidance-fixtures.json",
+}
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,12 @@ class ArmPlan:
     commit: str | None  # what the ref named when the experiment ran
     manifest: Path | None  # set by the arm; None means the corpus's own evaluation/review-fixtures.json, if any
     variant: str  # the prepare folder it shares with every arm that reads the same corpus and manifest
+    evaluator: str = "review"  # or a guidance evaluator: "plan", "implementation"
+    workspace_map: Path | None = None  # guidance arms: manifest id -> workspace
+
+    @property
+    def guidance(self) -> bool:
+        return self.evaluator != "review"
 
 
 @dataclass(frozen=True)
@@ -117,12 +127,17 @@ def resolve(
             location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
             repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
             read_from = corpus_export(settings.out, commit, subdir)
+        evaluator = values["evaluator"] or "review"
         # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
         manifest = (read_from / values["manifest"]) if values["manifest"] else None
-        if values["evaluator"] not in (None, "review") and not values["workspaceMap"]:
-            location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
-            raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
-        key = (str(read_from), str(manifest), values["evaluator"] or "review", values["workspaceMap"])
+        workspace_map = None
+        if evaluator != "review":
+            if not values["workspaceMap"]:
+                location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
+                raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
+            workspace_map = (base / values["workspaceMap"]).resolve()
+            manifest = manifest or read_from / GUIDANCE_MANIFESTS[evaluator]
+        key = (str(read_from), str(manifest), evaluator, str(workspace_map))
         arms.append(
             ArmPlan(
                 name=arm.name,
@@ -134,6 +149,8 @@ def resolve(
                 commit=commit,
                 manifest=manifest,
                 variant=_variant_name(arm.name, key, variants),
+                evaluator=evaluator,
+                workspace_map=workspace_map,
             )
         )
     plan = Plan(experiment, source, settings.out / "experiments" / experiment.name, arms)
@@ -155,6 +172,11 @@ def matching_warnings(plan: Plan) -> list[str]:
     """A matched comparison varies one thing; say so when an arm varies more than one."""
     warnings = []
     for arm in plan.arms[1:]:
+        if arm.evaluator != plan.control.evaluator:
+            warnings.append(
+                f"arm '{arm.name}' is evaluated by {arm.evaluator}, the control by {plan.control.evaluator}: "
+                "they share no case, so nothing can be compared"
+            )
         differs = [name for name in ARM_FIELDS if _shown(arm, name) != _shown(plan.control, name)]
         if len(differs) > 1:
             warnings.append(

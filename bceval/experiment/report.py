@@ -31,9 +31,29 @@ class ArmUsage(StrictModel):
     outputTokens: int | None = None
 
 
+class MeasureRate(StrictModel):
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    value: float | None
+
+
+class MeasureMean(StrictModel):
+    mean: float | None = Field(description="Mean over the (case, epoch) reports that could be read; null without any.")
+    reports: int = Field(ge=0)
+
+
+class GuidanceMeasures(StrictModel):
+    """A guidance arm's reports over every epoch: the outcome the fixture expects, and what they cited."""
+
+    outcomeAgreement: MeasureRate
+    citedRecall: MeasureMean = Field(description="Required articles cited, over the required ones.")
+    citedPrecision: MeasureMean = Field(description="Cited articles that are required or optional, over the cited.")
+
+
 class ArmReport(StrictModel):
     name: str
     control: bool
+    evaluator: str = Field(default="review", description="review, or a guidance evaluator (plan, implementation).")
     settings: dict[str, Any] = Field(description="The arm's effective settings; null where bceval's default applies.")
     corpus: str = Field(description="The folder the arm's cases were read from (an export for a ref).")
     commit: str | None = Field(description="The commit a ref named when the experiment ran.")
@@ -46,6 +66,7 @@ class ArmReport(StrictModel):
     missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
     usage: ArmUsage
     summary: ArmSummary
+    guidance: GuidanceMeasures | None = None
 
 
 class ComparisonReport(StrictModel):
@@ -103,6 +124,9 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
     experiment = plan.experiment
     chosen: dict[str, list[ReviewCase]] = {}
     for arm in plan.arms:
+        if arm.guidance:  # a guidance run answers its whole manifest
+            chosen[arm.name] = []
+            continue
         cases, _ = variant_cases(arm_settings(plan, arm, settings, 1))
         try:
             picked = select_cases(cases, tuple(experiment.cases), tuple(experiment.k), None)
@@ -133,73 +157,146 @@ def epoch_units(settings: Settings, cases: list[ReviewCase], thresholds: dict[st
     }
 
 
+@dataclass
+class ArmTally:
+    """What one arm's epochs add up to, before the statistics."""
+
+    per_case: dict[str, list[bool | None]]
+    counts: dict[str, int]
+    usage: dict[str, Any]
+    guidance: GuidanceMeasures | None = None
+
+
+def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
+    return lines.setdefault(
+        case_id,
+        {"id": case_id, "modelId": model_id, "domain": domain, "kind": kind, "outcomes": {}, "transcripts": {}},
+    )
+
+
+def review_tally(
+    plan: Plan, settings: Settings, arm: Any, wanted_ids: list[str], kinds: dict[str, str], lines: dict
+) -> ArmTally:
+    """A review arm: each epoch's run judged from its result files."""
+    cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
+    wanted = [case for case in cases if case.id in set(wanted_ids)]
+    tally = ArmTally({case.id: [] for case in wanted}, {k: 0 for k in COUNTS}, {"costKnown": 0})
+    for epoch in range(1, plan.experiment.epochs + 1):
+        run = arm_settings(plan, arm, settings, epoch)
+        units = epoch_units(run, wanted, thresholds)
+        for case in wanted:
+            unit = units[case.id]
+            tally.per_case[case.id].append(unit.passed)
+            kinds.setdefault(case.id, "positive" if case.expected else "clean")
+            line = _line(lines, case.id, case.modelId, case.domain, kinds[case.id])
+            line["outcomes"].setdefault(arm.name, []).append(unit.passed)
+            verdict = unit.verdict
+            link = None
+            if verdict is not None and verdict.transcript:
+                link = (run.run_dir / verdict.transcript).relative_to(plan.out).as_posix()
+            line["transcripts"].setdefault(arm.name, []).append(link)
+            if verdict is None:
+                tally.counts["missing"] += 1
+                continue
+            if verdict.infrastructureFailure:
+                tally.counts["infra"] += 1
+            if verdict.sharedFrom:
+                tally.counts["shared"] += 1
+                continue
+            if verdict.answered:
+                tally.counts["answered"] += 1
+                tally.counts["fromCache"] += bool(verdict.cached)
+            _add_usage(tally.usage, verdict.usage)
+    return tally
+
+
+def guidance_tally(plan: Plan, arm: Any, kinds: dict[str, str], lines: dict) -> ArmTally:
+    """A guidance arm: each epoch's finished guidance run; a case passes when scoring raised no problem about it
+    (a changed knowledge checkout fails every case). Outcome agreement and cited-article recall and precision
+    are read from its reports."""
+    from bceval.actions.experiment import completed_guidance_run, guidance_folder
+    from bceval.guidance.manifest import EMPTY_OUTCOMES, load_manifest
+    from bceval.guidance.scoring import case_measures
+
+    manifest = load_manifest(arm.corpus, arm.manifest)
+    tally = ArmTally({case.id: [] for case in manifest.cases}, {k: 0 for k in COUNTS}, {"costKnown": 0})
+    agreed, recalls, precisions = [], [], []
+    for epoch in range(1, plan.experiment.epochs + 1):
+        run_dir = completed_guidance_run(guidance_folder(plan, arm.name, epoch))
+        record = json.loads((run_dir / "run.json").read_text(encoding="utf-8")) if run_dir else None
+        problems = record["problems"] if record else []
+        everything_failed = any(not any(p.startswith(f"{c.id}: ") for c in manifest.cases) for p in problems)
+        measures = case_measures(manifest, run_dir / "results") if run_dir else {}
+        if record:
+            _add_usage(tally.usage, record.get("usage"))
+        for case in manifest.cases:
+            passed = (
+                None
+                if record is None
+                else not (everything_failed or any(p.startswith(f"{case.id}: ") for p in problems))
+            )
+            tally.per_case[case.id].append(passed)
+            kinds.setdefault(case.id, "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive")
+            line = _line(lines, case.id, case.hashed, arm.evaluator, kinds[case.id])
+            line["outcomes"].setdefault(arm.name, []).append(passed)
+            transcript = run_dir / "transcripts" / f"{case.hashed}.json" if run_dir else None
+            link = transcript.relative_to(plan.out).as_posix() if transcript and transcript.is_file() else None
+            line["transcripts"].setdefault(arm.name, []).append(link)
+            if record is None:
+                tally.counts["missing"] += 1
+                continue
+            tally.counts["answered"] += 1
+            measure = measures.get(case.id)
+            if measure is not None and measure.outcome_agrees is not None:
+                agreed.append(measure.outcome_agrees)
+                recalls.append(measure.recall)
+                precisions.append(measure.precision)
+    tally.guidance = GuidanceMeasures(
+        outcomeAgreement=MeasureRate(
+            passed=sum(agreed), total=len(agreed), value=sum(agreed) / len(agreed) if agreed else None
+        ),
+        citedRecall=MeasureMean(mean=sum(recalls) / len(recalls) if recalls else None, reports=len(recalls)),
+        citedPrecision=MeasureMean(
+            mean=sum(precisions) / len(precisions) if precisions else None, reports=len(precisions)
+        ),
+    )
+    return tally
+
+
+COUNTS = ("answered", "shared", "fromCache", "infra", "missing")
+
+
 def build_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> ExperimentReport:
-    """`selected`: per arm, the manifest ids the experiment covers."""
+    """`selected`: per review arm, the manifest ids the experiment covers (guidance arms run their manifest)."""
     experiment = plan.experiment
-    epochs = range(1, experiment.epochs + 1)
     outcomes: dict[str, dict[str, list[bool | None]]] = {}
     kinds: dict[str, str] = {}
     lines: dict[str, dict[str, Any]] = {}
     arms = []
     for arm in plan.arms:
-        cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-        wanted = [case for case in cases if case.id in set(selected[arm.name])]
-        counts = {"answered": 0, "shared": 0, "fromCache": 0, "infra": 0, "missing": 0}
-        usage: dict[str, Any] = {"costKnown": 0}
-        per_case: dict[str, list[bool | None]] = {case.id: [] for case in wanted}
-        for epoch in epochs:
-            run = arm_settings(plan, arm, settings, epoch)
-            units = epoch_units(run, wanted, thresholds)
-            for case in wanted:
-                unit = units[case.id]
-                per_case[case.id].append(unit.passed)
-                kinds.setdefault(case.id, "positive" if case.expected else "clean")
-                line = lines.setdefault(
-                    case.id,
-                    {
-                        "id": case.id,
-                        "modelId": case.modelId,
-                        "domain": case.domain,
-                        "kind": kinds[case.id],
-                        "outcomes": {},
-                        "transcripts": {},
-                    },
-                )
-                line["outcomes"].setdefault(arm.name, []).append(unit.passed)
-                verdict = unit.verdict
-                link = None
-                if verdict is not None and verdict.transcript:
-                    link = (run.run_dir / verdict.transcript).relative_to(plan.out).as_posix()
-                line["transcripts"].setdefault(arm.name, []).append(link)
-                if verdict is None:
-                    counts["missing"] += 1
-                    continue
-                if verdict.infrastructureFailure:
-                    counts["infra"] += 1
-                if verdict.sharedFrom:
-                    counts["shared"] += 1
-                    continue
-                if verdict.answered:
-                    counts["answered"] += 1
-                    counts["fromCache"] += bool(verdict.cached)
-                _add_usage(usage, verdict.usage)
-        outcomes[arm.name] = per_case
+        if arm.guidance:
+            tally = guidance_tally(plan, arm, kinds, lines)
+        else:
+            tally = review_tally(plan, settings, arm, selected[arm.name], kinds, lines)
+        outcomes[arm.name] = tally.per_case
         arms.append(
             ArmReport(
                 name=arm.name,
                 control=arm.control,
+                evaluator=arm.evaluator,
                 settings={k: v for k, v in arm.fields.items()},
                 corpus=str(arm.corpus),
                 commit=arm.commit,
                 variant=arm.variant,
-                cases=len(wanted),
-                answered=counts["answered"],
-                shared=counts["shared"],
-                fromCache=counts["fromCache"],
-                infrastructureFailures=counts["infra"],
-                missing=counts["missing"],
-                usage=ArmUsage(**usage),
-                summary=summarize_arm(per_case, {c: kinds[c] for c in per_case}, seed=experiment.seed),
+                cases=len(tally.per_case),
+                answered=tally.counts["answered"],
+                shared=tally.counts["shared"],
+                fromCache=tally.counts["fromCache"],
+                infrastructureFailures=tally.counts["infra"],
+                missing=tally.counts["missing"],
+                usage=ArmUsage(**tally.usage),
+                summary=summarize_arm(tally.per_case, {c: kinds[c] for c in tally.per_case}, seed=experiment.seed),
+                guidance=tally.guidance,
             )
         )
     control = plan.control.name
@@ -316,10 +413,29 @@ def render_markdown(report: ExperimentReport) -> str:
             f"{_rate(summary.pass_hat_k.all)} | {len(summary.flaky_cases)} | {arm.answered} | {arm.shared} | "
             f"{arm.infrastructureFailures} | {_cost(arm)} |"
         )
+    guided = [arm for arm in arms if arm.guidance is not None]
+    if guided:
+        lines += [
+            "",
+            "| Guidance arm | Evaluator | Outcome agreement | Cited recall (mean) | Cited precision (mean) |",
+            "|---|---|---|---|---|",
+        ]
+        for arm in guided:
+            g = arm.guidance
+            agreement = g.outcomeAgreement
+            share = (
+                f"{agreement.value:.3f} ({agreement.passed}/{agreement.total})"
+                if agreement.value is not None
+                else "n/a"
+            )
+            lines.append(
+                f"| {arm.name} | {arm.evaluator} | {share} | {_mean(g.citedRecall)} | {_mean(g.citedPrecision)} |"
+            )
     lines += [
         "",
         "Recall and clean rate pool every epoch; their intervals come from a bootstrap over cases (a case's "
-        "epochs move together). pass@k: a case passed in at least one epoch; pass^k: in every epoch.",
+        "epochs move together). pass@k: a case passed in at least one epoch; pass^k: in every epoch. For a "
+        "guidance arm a case with no expected knowledge (no-knowledge, not-applicable) counts as a clean control.",
         "",
         "## Per epoch",
         "",
@@ -364,6 +480,10 @@ def render_markdown(report: ExperimentReport) -> str:
             )
         lines.append(f"| {case.id} | {case.kind} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _mean(measure: Any) -> str:
+    return f"{measure.mean:.3f} over {measure.reports} report(s)" if measure.mean is not None else "n/a"
 
 
 def _short(rate: Any) -> str:

@@ -99,3 +99,31 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
         except Exception:  # noqa: BLE001 - anything else is reported without its text
             outcome.problems.append(f"{case.id}: {UNSAFE}")
     return outcome
+
+
+@dataclass(frozen=True)
+class CaseMeasures:
+    """What one case's report says, as an experiment counts it: whether its outcome is the expected one, and
+    the recall and precision of what it cited (None when no report could be read)."""
+
+    outcome_agrees: bool | None
+    recall: float | None
+    precision: float | None
+
+
+def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, CaseMeasures]:
+    """Per manifest case id, read leniently from its result file (scoring proper is `score`)."""
+    measures = {}
+    for case in manifest.cases:
+        try:
+            document = json.loads((results_dir / f"result-{case.hashed}.json").read_text(encoding="utf-8"))
+            report = document["guidanceReport"]
+            cited = [entry["path"] for entry in report.get("knowledge") or [] if isinstance(entry, dict)]
+            recall, precision = knowledge_metrics(
+                case.required, case.optional, [p for p in cited if isinstance(p, str)]
+            )
+            agrees = report.get("outcome") == case.expected_outcome
+            measures[case.id] = CaseMeasures(agrees, float(recall), float(precision))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            measures[case.id] = CaseMeasures(None, None, None)
+    return measures

@@ -36,8 +36,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "guidance",
         help="plan- and implementation-guidance evaluators with read-only evidence",
-        description="Validate a guidance manifest, prepare requests, capture the pre-run baseline, or score "
-        "results against it; or run all of it with an answer adapter (run), or create the demo workspaces "
+        description="Evaluate plan and implementation guidance with read-only evidence.",
+        epilog="Modes: validate a guidance manifest, prepare requests, capture the pre-run baseline, score "
+        "results against it, run all of it with an answer adapter (run), or create the demo workspaces "
         "(demo-workspaces). Exit 0 when the mode passes, 1 otherwise.",
     )
     parser.add_argument(
@@ -52,7 +53,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--root",
         dest="guidance_root",
         metavar="DIR",
-        help="knowledge checkout (default: the current directory; demo-workspaces: bceval's demo corpus)",
+        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
     )
     parser.add_argument(
         "--manifest",

@@ -295,25 +295,20 @@ def generate_live_corpus(root: Path, cases: int) -> None:
             (folder / f"rule.{kind}.al").write_text(f'codeunit {50000 + number} "R {kind}"\n{{ {keyword} }}\n', "utf-8")
 
 
-def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progress: Any) -> dict[str, Any]:
-    """`bceval answer` with a live agent that takes `seconds` per case: wall time against the ideal
-    (answers / jobs x seconds), and the harness's overhead per answer, (wall - ideal) x jobs / answers."""
-    corpus, out, tools = scratch / "live-corpus", scratch / "live-out", scratch / "live-bin"
-    generate_live_corpus(corpus, answers)
+def _fixed_time_agent(tools: Path, seconds: float) -> tuple[Path, dict[str, str]]:
+    """The fixed-time agent in `tools` and the environment that lets bceval run it."""
     tools.mkdir()
     agent = tools / "fixed-time-agent"
     agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
     agent.chmod(0o755)
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
-    base = [sys.executable, "-m", "bceval", "--corpus", str(corpus), "--out", str(out)]
-    _run([base[0], "-m", "bceval", "prepare", *base[3:]], env)
-    progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
-    command = [base[0], "-m", "bceval", "answer", *base[3:], "--adapter", "command", "--command", agent.name]
-    run = _run([*command, "--jobs", str(jobs), "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
-    answered = len(list((out / "runs" / "command" / "results").glob("result-case-*.json")))
+    return agent, env
+
+
+def _throughput(run: Run, answers: int, answered: int, jobs: int, seconds: float) -> dict[str, Any]:
+    """Wall time against the ideal (answers / jobs x seconds) and the harness's own time per answer."""
     ideal = answers / jobs * seconds
     return {
-        "answers": answers,
         "answered": answered,
         "jobs": jobs,
         "secondsPerAnswer": seconds,
@@ -325,24 +320,36 @@ def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progres
     }
 
 
+def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer` with a live agent that takes `seconds` per case: wall time against the ideal
+    (answers / jobs x seconds), and the harness's overhead per answer, (wall - ideal) x jobs / answers."""
+    corpus, out = scratch / "live-corpus", scratch / "live-out"
+    generate_live_corpus(corpus, answers)
+    agent, env = _fixed_time_agent(scratch / "live-bin", seconds)
+    base = [sys.executable, "-m", "bceval"]
+    where = ["--corpus", str(corpus), "--out", str(out)]
+    _run([*base, "prepare", *where], env)
+    progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
+    command = [*base, "answer", *where, "--adapter", "command", "--command", agent.name, "--jobs", str(jobs)]
+    run = _run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
+    answered = len(list((out / "runs" / "command" / "results").glob("result-case-*.json")))
+    return {"answers": answers, **_throughput(run, answers, answered, jobs, seconds)}
+
+
 def measure_experiment(
     scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any
 ) -> dict[str, Any]:
     """`bceval experiment run` of `arms` arms (each its own command, so nothing is shared) x `epochs` x `cases`
     with a fixed-time agent: wall time against the ideal (units / jobs x seconds). The variant is prepared
     first (by `experiment report`), so the time is the answering's."""
-    corpus, out, tools = scratch / "exp-corpus", scratch / "exp-out", scratch / "exp-bin"
+    corpus, out = scratch / "exp-corpus", scratch / "exp-out"
     generate_live_corpus(corpus, cases)
-    tools.mkdir()
-    agent = tools / "fixed-time-agent"
-    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
-    agent.chmod(0o755)
+    agent, env = _fixed_time_agent(scratch / "exp-bin", seconds)
     lines = ["name: bench", f"epochs: {epochs}", "defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
     for number in range(1, arms + 1):
         lines += [f"  - name: arm{number}", f"    command: {agent.name} --arm {number}"]
     experiment = scratch / "bench-experiment.yaml"
     experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
     base = [sys.executable, "-m", "bceval", "experiment"]
     _run([*base, "report", str(experiment), "--out", str(out)], env)
     units = arms * epochs * cases
@@ -350,21 +357,8 @@ def measure_experiment(
     run = _run([*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], env)
     report = json.loads((out / "experiments" / "bench" / "report.json").read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
-    ideal = units / jobs * seconds
-    return {
-        "arms": arms,
-        "epochs": epochs,
-        "cases": cases,
-        "units": units,
-        "answered": answered,
-        "jobs": jobs,
-        "secondsPerAnswer": seconds,
-        "idealSeconds": round(ideal, 3),
-        "wallSeconds": round(run.seconds, 3),
-        "ratioToIdeal": round(run.seconds / ideal, 3),
-        "overheadPerAnswerSeconds": round((run.seconds - ideal) * jobs / units, 4),
-        "peakRssMb": run.peak_rss_mb,
-    }
+    shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
+    return {**shape, **_throughput(run, units, answered, jobs, seconds)}
 
 
 def run_bench(

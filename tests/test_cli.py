@@ -4,31 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 
 import pytest
+from cliutil import run_cli
 from graphutil import snapshot
-
-from bceval.cli import main
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     for key in ("BCEVAL_CORPUS", "BCEVAL_MANIFEST", "BCEVAL_OUT", "SOURCE_DATE_EPOCH"):
         monkeypatch.delenv(key, raising=False)
-
-
-CONTEXT = re.compile(r"^bceval: corpus .+ \(.+\); manifest .+; out .+$")
-
-
-def run_cli(capsys, *argv):
-    """(exit code, stdout lines, stderr lines without the corpus line every graph command prints first)."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    return code, captured.out.strip().splitlines(), err[1:] if err and CONTEXT.match(err[0]) else err
 
 
 def prepare(capsys, corpus, out):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from agents import FakeAgent, clean_environment
+from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
 from bceval.adapters.base import case_input
@@ -61,16 +62,6 @@ def oracle_answers(tmp_path_factory) -> Path:
 @pytest.fixture
 def agent(tmp_path, monkeypatch, oracle_answers) -> FakeAgent:
     return FakeAgent(tmp_path / "agent", monkeypatch, oracle_answers)
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
-    """(exit code, stdout lines, stderr lines after the corpus line)."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    if err and err[0].startswith("bceval: corpus "):
-        err = err[1:]
-    return code, captured.out.strip().splitlines(), err
 
 
 def prepare(capsys, out: Path) -> list[str]:

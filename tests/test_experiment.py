@@ -15,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from agents import FakeAgent, clean_environment
+from cliutil import run_cli
 from conftest import DEMO_CORPUS, REPO
 from guidance_util import git
 
@@ -27,13 +28,6 @@ ARTICLE = "microsoft/knowledge/performance/filter-before-findset.md"
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     clean_environment(monkeypatch)
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    return code, captured.out.strip().splitlines(), [line for line in err if not line.startswith("bceval: corpus ")]
 
 
 @pytest.fixture

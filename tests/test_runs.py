@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from agents import FakeAgent, clean_environment
+from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
 from bceval.cli import main
@@ -18,15 +19,6 @@ CASES = 16
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     clean_environment(monkeypatch)
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    if err and err[0].startswith("bceval: corpus "):
-        err = err[1:]
-    return code, captured.out.strip().splitlines(), err
 
 
 def demo(out: Path) -> list[str]:

@@ -284,6 +284,18 @@ def test_a_sandbox_grant_that_does_not_exist_is_one_line(agent, tmp_path, capsys
     assert not (out / "runs").exists() and agent.calls() == []
 
 
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_sandbox_grant_without_the_sandbox_is_one_line(agent, tmp_path, capsys, exists):
+    """A grant changes the cache key and the run's identity: one that does nothing must not pass unnoticed."""
+    out = tmp_path / "out"
+    granted = tmp_path if exists else tmp_path / "nope"
+    base = ["--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "command", "--command", "fake-agent"]
+    code, lines, err = run_cli(capsys, "answer", *base, "--sandbox-allow", str(granted))
+    assert code == 2 and lines == [] and len(err) == 1
+    assert err[0] == "bceval: --sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it"
+    assert not out.exists() and agent.calls() == []
+
+
 def test_a_sandbox_grant_that_would_expose_the_corpus_is_refused(agent, tmp_path, capsys):
     bwrap_or_skip()
     out = tmp_path / "out"
@@ -318,3 +330,34 @@ def test_a_view_that_cannot_be_created_is_one_line_and_touches_no_result(
     ]
     assert {p.name: p.read_bytes() for p in results.iterdir()} == before
     assert len(agent.calls()) == 16
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stale views are swept on POSIX only (Windows cannot probe a pid)")
+def test_views_a_killed_run_left_are_swept_once_stale_and_nothing_else(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from bceval.adapters.view import STALE_AFTER, sweep_stale_folders
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+
+    def folder(name: str, age: float) -> Path:
+        path = tmp_path / name
+        (path / "microsoft").mkdir(parents=True)
+        (path / "microsoft" / "article.md").write_text("x")
+        for item in (path / "microsoft" / "article.md", path / "microsoft", path):
+            item.chmod(0o444 if item.is_file() else 0o555)  # read-only, as a view is
+        old = time.time() - age
+        os.utime(path, (old, old))
+        return path
+
+    stale = [folder(f"bceval-{kind}-{dead}-abc", STALE_AFTER + 60) for kind in ("view", "knowledge", "request")]
+    young = folder(f"bceval-view-{dead}-young", 60)  # may be a run in another pid namespace: left alone
+    running = folder(f"bceval-view-{os.getpid()}-mine", STALE_AFTER + 60)  # its process lives
+    foreign = folder("bceval-view-abcdefgh", STALE_AFTER + 60)  # not a name bceval gives
+    other = folder(f"something-{dead}-else", STALE_AFTER + 60)
+    assert sweep_stale_folders(tmp_path) == 3
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in (young, running, foreign, other))

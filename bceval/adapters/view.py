@@ -13,9 +13,11 @@ import hashlib
 import json
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,8 @@ from bceval.errors import BcevalError
 from bceval.jsonio import dumps
 
 VIEW_PREFIX = "bceval-view-"
+STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
+_TEMP_NAME = re.compile(r"bceval-(?:view|knowledge|request)-(\d+)-")
 READ_ONLY_FILE = 0o444
 READ_ONLY_DIR = 0o555
 
@@ -108,9 +112,51 @@ def _read(path: Path) -> bytes:
         raise BcevalError(f"{path}: cannot read it for the agent view: {exc.strerror}") from None
 
 
+def temp_folder(kind: str, parent: Path | None = None) -> Path:
+    """A new folder under the system temp dir, named for its kind and this process so a later run can tell
+    what a killed one left behind."""
+    return Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
+
+
+def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
+    """Remove the views and scratch folders of killed runs: bceval's by name and owner, their process gone,
+    untouched for STALE_AFTER. POSIX only: Windows has no harmless way to ask whether a process lives."""
+    if os.name != "posix":
+        return 0
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(parent or tempfile.gettempdir()))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        try:
+            if match is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER or _alive(int(match[1])):
+                continue
+            remove(Path(entry.path))
+            removed += 1
+        except OSError:  # another run removing it too, or not ours to remove: leave it
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or no pid at all: not ours to judge
+    return True
+
+
 def _new_folder(parent: Path | None) -> Path:
     try:
-        return Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=parent))
+        return temp_folder("view", parent)
     except OSError as exc:
         where = parent or tempfile.gettempdir()
         raise BcevalError(
@@ -119,7 +165,8 @@ def _new_folder(parent: Path | None) -> Path:
 
 
 def check_view_folder(parent: Path | None = None) -> None:
-    """Fail in one line, before any case runs, when no view can be created."""
+    """Fail in one line, before any case runs, when no view can be created; clear what killed runs left."""
+    sweep_stale_folders(parent)
     _new_folder(parent).rmdir()
 
 
@@ -153,8 +200,12 @@ def remove(root: Path) -> None:
     """Remove a view, read-only parts included (and anything an agent managed to add)."""
     if not root.exists():
         return
-    for folder, _, _ in os.walk(root):  # top-down: each folder is made writable before its entries go
+    for folder, _, files in os.walk(root):  # top-down: each folder is made writable before its entries go
         os.chmod(folder, stat.S_IRWXU)
+        for name in files:  # Windows refuses to delete a read-only file; never chmod through a link
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     shutil.rmtree(root)
 
 

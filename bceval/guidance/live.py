@@ -13,17 +13,14 @@ reported in bceval's words only.
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from bceval.adapters import live
 from bceval.adapters.agent import AgentSettings, LiveAgent, extract_json_object
 from bceval.adapters.envelope import Usage
-from bceval.adapters.view import agent_environment
+from bceval.adapters.view import agent_environment, sweep_stale_folders, temp_folder
 from bceval.guidance.adapters import GuidanceCaseInput, NoReport
 from bceval.guidance.evidence import REDIRECTING_GIT_VARIABLES, run_git
 from bceval.guidance.manifest import GuidanceManifest
@@ -43,7 +40,7 @@ CONTRACT = (
 
 def build_knowledge_view(root: Path, index: Path) -> Path:
     """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index."""
-    view = Path(tempfile.mkdtemp(prefix="bceval-knowledge-"))
+    view = temp_folder("knowledge")
     for layer in LAYERS:
         for folder in VIEW_FOLDERS:
             source = root / layer / folder
@@ -57,9 +54,9 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
 
 
 def remove_view(view: Path) -> None:
-    for folder, _, _ in os.walk(view):
-        os.chmod(folder, stat.S_IRWXU)
-    shutil.rmtree(view, ignore_errors=True)
+    from bceval.adapters.view import remove
+
+    remove(view)
 
 
 class GuidanceCommandAdapter(LiveAgent):
@@ -70,6 +67,7 @@ class GuidanceCommandAdapter(LiveAgent):
     ) -> None:
         hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
         super().__init__(agent, hidden, needs_view=False)
+        sweep_stale_folders()  # what killed runs left in the temp dir
         self.manifest = manifest
         self.run_dir = run_dir
         self.usage = Usage()
@@ -101,7 +99,7 @@ class GuidanceCommandAdapter(LiveAgent):
         environ = {k: v for k, v in case.environment.items() if k not in REDIRECTING_GIT_VARIABLES}
         env = agent_environment(environ, list(self.hidden.values()), case.workspace)
         attempts = []
-        scratch = Path(tempfile.mkdtemp(prefix="bceval-request-"))  # {request}: a copy outside every root
+        scratch = temp_folder("request")  # {request}: a copy outside every root
         try:
             request_file = scratch / case.request_path.name
             request_file.write_text(text, encoding="utf-8")

@@ -611,6 +611,41 @@ def test_answers_are_cached_by_view_command_model_and_epoch(agent, tmp_path, cap
     assert len(list((out / "cache" / "answers").glob("*.json"))) == 4 * CASES
 
 
+def test_every_part_of_what_decides_an_answer_is_in_its_cache_key(agent, tmp_path):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from bceval.adapters.base import CaseInput
+
+    case = CaseInput("case-0", tmp_path / "prep" / "request-case-0.json", tmp_path / "prep" / "case-0.al", tmp_path)
+    view = SimpleNamespace(digest="d" * 64)
+    plain = AgentSettings("fake-agent --model {model}", "m1")
+
+    def key(settings: AgentSettings = plain, view=view, case: CaseInput = case) -> str:
+        adapter = CommandAdapter(replace(settings, sandbox="none", sandbox_allow=()), tmp_path / "cache", {})
+        adapter.agent = settings  # what the key reads; bwrap itself is not needed to compute it
+        return adapter.cache_key(view, case)
+
+    variants = {
+        "view": key(view=SimpleNamespace(digest="e" * 64)),
+        "command": key(replace(plain, command="fake-agent --fast --model {model}")),
+        "model": key(replace(plain, model="m2")),
+        "isolation": key(replace(plain, isolation="none")),
+        "sandbox": key(replace(plain, sandbox="bwrap")),
+        "grants": key(replace(plain, sandbox="bwrap", sandbox_allow=(tmp_path,))),
+        "epoch": key(replace(plain, epoch=2)),
+        "salt": key(replace(plain, cache_salt="treatment")),
+    }
+    assert key() == key() and key() not in variants.values()
+    assert len(set(variants.values())) == len(variants), variants
+    limits = replace(plain, timeout=5.0, retries=0, retry_wait=1.0)
+    assert key(limits) == key()  # limits decide how long to wait, not what is asked
+    elsewhere = CaseInput(case.model_id, tmp_path / "b" / "request-case-0.json", case.case_path, tmp_path / "b")
+    assert key(case=elsewhere) == key()  # in a view, only its content counts
+    unisolated = replace(plain, isolation="none")
+    assert key(unisolated, case=elsewhere) != key(unisolated)  # without one, the agent reads the corpus it is in
+
+
 def test_failures_are_not_cached_and_a_rerun_retries_only_them(agent, tmp_path, capsys):
     out = tmp_path / "out"
     ids = prepare(capsys, out)
@@ -684,16 +719,17 @@ def _case(number: int) -> ReviewCase:
 
 
 def test_shard_cases_split_deterministically_without_overlap():
-    cases = [_case(n) for n in (7, 3, 11, 1, 5)]
+    cases = [_case(n) for n in range(1, 61)]
     assert shard_cases(cases, None) == cases
     parts = [shard_cases(list(reversed(cases)), f"{k}/3") for k in (1, 2, 3)]
-    assert [[c.modelId for c in part] for part in parts] == [
-        ["case-00000001", "case-00000007"],
-        ["case-00000003", "case-0000000b"],
-        ["case-00000005"],
-    ]
+    ids = [[c.modelId for c in part] for part in parts]
+    assert sorted(sum(ids, [])) == sorted(c.modelId for c in cases)  # every case in exactly one shard
+    assert all(part == sorted(part) for part in ids) and all(10 <= len(part) <= 30 for part in ids)
     assert shard_cases(cases, "1/3") == parts[0]  # input order does not matter
-    assert shard_cases(cases, "9/9") == []
+    # a case keeps its shard when others come and go: arms with different case sets share on one machine
+    assert shard_cases(cases[::2] + [_case(99)], "1/3") == [
+        c for c in shard_cases(cases + [_case(99)], "1/3") if c in cases[::2] + [_case(99)]
+    ]
 
 
 def test_prune_vanished_removes_only_files_of_cases_that_no_longer_exist(tmp_path):

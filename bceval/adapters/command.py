@@ -73,8 +73,11 @@ class CommandAdapter(LiveAgent):
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
 
-    def cache_key(self, view: View) -> str:
+    def cache_key(self, view: View, case: CaseInput) -> str:
+        """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
+        folder, not just the view, so where they are is part of the key: another corpus is another question."""
         agent = self.agent
+        unisolated = [str(case.corpus.resolve()), str(case.request_path.resolve())] if agent.isolation != "view" else []
         parts = [
             PROMPT_VERSION,
             view.digest,
@@ -85,6 +88,7 @@ class CommandAdapter(LiveAgent):
             sorted(str(path) for path in agent.sandbox_allow),
             agent.epoch,
             *([agent.cache_salt] if agent.cache_salt else []),  # absent when unset: existing keys stay valid
+            *unisolated,
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
@@ -99,7 +103,7 @@ class CommandAdapter(LiveAgent):
 
     def answer(self, case: CaseInput) -> Answer:
         view = build_view(case.request_path.parent, case.corpus, case.model_id)
-        key = self.cache_key(view)
+        key = self.cache_key(view, case)
         base = {
             "case": case.model_id,
             "epoch": self.agent.epoch,
@@ -195,4 +199,3 @@ class CommandAdapter(LiveAgent):
         finally:
             if root is not None and live.forget_view(root):
                 remove(root)
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +26,19 @@ def infra_name(model_id: str) -> str:
     return f"infra-{model_id}.json"
 
 
+def shard_of(model_id: str, count: int) -> int:
+    """The shard (1..count) a case belongs to: a hash of its id alone, so adding or removing other cases never
+    moves it, and two arms with different case sets still answer a shared case on the same machine."""
+    return int.from_bytes(hashlib.sha256(model_id.encode("utf-8")).digest()[:8], "big") % count + 1
+
+
 def shard_cases(cases: list[ReviewCase], shard: str | None) -> list[ReviewCase]:
-    """Shard K of N: every N-th case by model id, starting at the K-th. Shards never overlap."""
+    """Shard K of N: the cases whose id hashes to K, in model-id order. Shards never overlap."""
     if not shard:
         return list(cases)
     index, count = parse_shard(shard)
     ordered = sorted(cases, key=lambda case: case.modelId)
-    return [case for position, case in enumerate(ordered) if position % count == index - 1]
+    return [case for case in ordered if shard_of(case.modelId, count) == index]
 
 
 def result_files(directory: Path) -> list[Path]:

@@ -88,6 +88,8 @@ class RunAnswers:
         adapter = self.adapter()
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
         described = adapter.describe()
+        if note and settings.adapter == "command" and not outcome.cached:
+            note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
         record = {**self.record(case, outcome, described), **(note or {})}
         write_outcome(settings.results_dir, case.modelId, outcome, described, record)
         with self._lock:

@@ -26,7 +26,7 @@ from bceval.adapters.view import view_inputs
 from bceval.config import Settings, check_inputs, context_line, load_settings
 from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
-from bceval.doitlib import BcevalReporter, action, uncaptured
+from bceval.doitlib import BcevalReporter, action, once, uncaptured
 from bceval.errors import BcevalError
 from bceval.experiment.graph import experiment_tasks
 from bceval.guidance.graph import guidance_tasks
@@ -103,7 +103,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
-    @cache
+    @once
     def run_answers() -> Any:
         from bceval.adapters.run import RunAnswers
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,20 @@ REPORT_TASKS = frozenset(
         "experiment_report",
     }
 )
+
+
+def once(func: Callable[..., Any]) -> Callable[..., Any]:
+    """functools.cache that is safe when the first call comes from doit's threads: answer tasks running side
+    by side must share one RunAnswers (one adapter, one progress count), not build one each."""
+    cached = functools.cache(func)
+    lock = threading.RLock()
+
+    @functools.wraps(func)
+    def call(*args: Any) -> Any:
+        with lock:
+            return cached(*args)
+
+    return call
 
 
 def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:

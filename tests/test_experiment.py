@@ -87,6 +87,14 @@ def arm(report: dict, name: str) -> dict:
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: gpt\n",
             ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command",
         ),
+        (
+            "name: x\narms:\n  - name: a\n  - name: b\n    adapter: command\n    command: a\n    sandboxAllow: [/]\n",
+            ", line 4: field 'arms[1].name': arm 'b': --sandbox-allow only applies under --sandbox bwrap",
+        ),
+        (
+            "name: x\narms:\n  - name: a\n  - name: b\n    adapter: command\n",
+            ", line 4: field 'arms[1].name': arm 'b': the command adapter needs --command",
+        ),
     ],
 )
 def test_a_bad_experiment_file_is_one_line_naming_file_line_and_field(tmp_path, capsys, text, expected):
@@ -184,6 +192,55 @@ def test_ab_between_two_commits_answers_only_the_views_that_hold_the_changed_art
     code, lines, err = run_cli(capsys, *args, "--no-share")
     assert code == 0
     assert len(agent.calls()) == len(calls) + 2 * CASES  # head asks every question under a key of its own
+
+
+def test_an_answer_the_sharing_arm_failed_to_get_is_paid_and_counted_by_the_arm_that_got_it(
+    repo, agent, tmp_path, capsys
+):
+    corpus, base, head = repo
+    out = tmp_path / "out"
+    agent.mode("flaky")  # the first call of each case fails, every later one answers
+    args = ["experiment", "ab", "--base", base, "--head", head, "--corpus", corpus, "--out", out]
+    code, _, _ = run_cli(capsys, *args, "--adapter", "command", "--command", "fake-agent", "--retries", "0")
+    report = report_of(out, f"ab-{base}-{head}")
+    base_arm, head_arm = arm(report, "base"), arm(report, "head")
+    assert len(agent.calls()) == 2 * CASES  # base failed every case, so head asked each question itself
+    assert (base_arm["answered"], base_arm["infrastructureFailures"]) == (0, CASES)
+    assert (head_arm["answered"], head_arm["shared"]) == (CASES, 0)
+    assert head_arm["usage"]["wallSeconds"] > 0  # what head paid is on its bill
+
+
+def test_under_isolation_none_arms_reading_different_corpora_share_nothing(repo, agent, tmp_path, capsys):
+    corpus, base, head = repo
+    args = ["experiment", "ab", "--base", base, "--head", head, "--corpus", corpus, "--out", tmp_path / "out"]
+    code, lines, err = run_cli(capsys, *args, "--adapter", "command", "--command", "fake-agent", "--isolation", "none")
+    assert code == 0, lines + err
+    assert len(agent.calls()) == 2 * CASES  # the agent could read each arm's whole corpus: different questions
+    assert arm(report_of(tmp_path / "out", f"ab-{base}-{head}"), "head")["shared"] == 0
+
+
+def test_ab_checks_its_refs_before_writing_anything(repo, tmp_path, capsys):
+    corpus, base, _ = repo
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        capsys, "experiment", "ab", "--base", "nosuch", "--head", base, "--corpus", corpus, "--out", out
+    )
+    assert code == 2 and err == [f"bceval: --base: 'nosuch' does not name a commit in {corpus.parent}"]
+    assert not out.exists()
+
+
+def test_ab_with_a_manifest_outside_the_corpus_reads_that_one_file_in_both_arms(repo, tmp_path, capsys, monkeypatch):
+    corpus, base, head = repo
+    manifest = write(tmp_path / "m.json", (corpus / "evaluation" / "review-fixtures.json").read_text())
+    monkeypatch.setenv("BCEVAL_MANIFEST", str(manifest))
+    out = tmp_path / "out"
+    code, lines, err = run_cli(
+        capsys, "experiment", "ab", "--base", base, "--head", head, "--corpus", corpus, "--out", out
+    )
+    assert code == 0, lines + err
+    written = (out / "experiments" / f"ab-{base}-{head}" / "experiment.yaml").read_text()
+    assert f"manifest: {manifest}" in written
+    assert all(a["cases"] == CASES for a in report_of(out, f"ab-{base}-{head}")["arms"])
 
 
 def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
@@ -285,7 +342,8 @@ def test_publish_adds_one_history_row_per_experiment_run(tmp_path, capsys):
 # --- guidance arms -----------------------------------------------------------------------------------------------
 
 
-def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations(tmp_path, capsys, monkeypatch):
+def guidance_demo_with_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The guidance demo workspaces, and the fake guidance agent on PATH as `guidance-agent`."""
     from test_guidance_live import GUIDANCE_AGENT
 
     demo = tmp_path / "demo"
@@ -297,6 +355,11 @@ def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations
     agent.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("BCEVAL_LIVE", "1")
+    return demo
+
+
+def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations(tmp_path, capsys, monkeypatch):
+    demo = guidance_demo_with_agent(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "log.jsonl"))
     monkeypatch.setenv("FAKE_GUIDANCE_MODE", "read-manifest")  # it can only guess: no expectations in its view
     file = write(
@@ -326,3 +389,94 @@ def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations
     assert "| oracle | plan | 1.000 (8/8) | 1.000 over 8 report(s) |" in md
     code, _, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
     assert code == 0 and len(sorted((out / "experiments" / "guidance" / "variants").glob("*/guidance/*/run-*"))) == 6
+
+
+def test_a_guidance_arm_runs_again_when_its_knowledge_checkout_changes(tmp_path, capsys):
+    demo = tmp_path / "demo"
+    assert main(["guidance", "demo-workspaces", "--out", str(demo)]) == 0
+    file = write(
+        tmp_path / "g.yaml",
+        f"name: g\ndefaults:\n  corpus: {demo / 'knowledge'}\n  evaluator: plan\n"
+        f"  workspaceMap: {demo / 'workspace-map.plan.json'}\narms:\n  - name: a\n  - name: b\n",
+    )
+    out = tmp_path / "out"
+
+    def runs() -> list[Path]:
+        return sorted((out / "experiments" / "g" / "variants").glob("*/guidance/*/run-*"))
+
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(runs()) == 2
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(runs()) == 2  # nothing changed: both epochs stand
+    manifest = demo / "knowledge" / "evaluation" / "development-guidance-fixtures.json"
+    manifest.write_text(manifest.read_text().replace('"completed"', '"partial"'))
+    git(demo / "knowledge", "commit", "-qam", "expect partial plans")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(runs()) == 4  # the knowledge moved on: each arm's epoch ran again
+
+
+def test_an_a_a_arm_of_a_live_agent_is_told_to_use_no_share_and_with_it_asks_again(agent, tmp_path, capsys):
+    file = write(
+        tmp_path / "aa.yaml",
+        f"name: aa\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\n  command: fake-agent\n"
+        "arms:\n  - name: a\n  - name: b\n",
+    )
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0 and len(agent.calls()) == CASES  # b shares every answer: it cannot differ
+    assert any("shares every answer with it and cannot differ: run with --no-share" in line for line in err), err
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--no-share")
+    assert code == 0 and len(agent.calls()) == 2 * CASES  # now b samples the agent itself
+    assert any("set up exactly like the control: any difference is noise" in line for line in err), err
+    assert arm(report_of(out, "aa"), "b")["shared"] == 0
+
+
+def test_a_guidance_arm_cannot_grant_its_agent_the_experiments_output(tmp_path, capsys, monkeypatch):
+    """Earlier epochs' results and scores live there: a sandbox grant over it is refused, as for review arms."""
+    from test_guidance_live import bwrap_or_skip
+
+    bwrap_or_skip()
+    demo = guidance_demo_with_agent(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    others = out / "experiments" / "g" / "variants" / "oracle" / "guidance" / "oracle-e1"  # the other arm's runs
+    others.mkdir(parents=True)
+    file = write(
+        tmp_path / "g.yaml",
+        f"name: g\ndefaults:\n  corpus: {demo / 'knowledge'}\n  evaluator: plan\n"
+        f"  workspaceMap: {demo / 'workspace-map.plan.json'}\narms:\n  - name: oracle\n"
+        f"  - name: agent\n    adapter: command\n    command: guidance-agent\n    sandbox: bwrap\n"
+        f"    sandboxAllow: [{others}]\n",
+    )
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code != 0
+    assert f"Experiment g: arm 'agent', epoch 1: --sandbox-allow {others} would expose bceval's output" in (
+        "\n".join(err)
+    ), err
+    assert not list((out / "experiments" / "g" / "variants").glob("agent/guidance/*/run-*/results/*"))
+
+
+def test_once_builds_a_value_once_when_threads_ask_for_it_together():
+    import threading
+
+    from bceval.doitlib import once
+
+    built = []
+    start = threading.Barrier(8)
+
+    @once
+    def value(key: str) -> list[str]:
+        built.append(key)
+        time.sleep(0.05)  # wide enough for every thread to arrive while the first is still building
+        return [key]
+
+    def ask() -> None:
+        start.wait()
+        results.append(value("run"))
+
+    results: list[list[str]] = []
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert built == ["run"] and all(result is results[0] for result in results)

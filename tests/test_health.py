@@ -181,7 +181,7 @@ def test_domain_case_difference_is_not_a_mismatch(small_corpus, tmp_path, capsys
 
 
 PASTED = [
-    "codeunit 50100 \"Alpha Bad\"",
+    'codeunit 50100 "Alpha Bad"',
     "{",
     "    procedure Run()",
     "    var",

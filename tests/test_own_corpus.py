@@ -336,9 +336,15 @@ def test_a_second_run_on_the_same_output_folder_is_refused_while_the_first_holds
     out = tmp_path / "out"
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; from bceval.outdir import OutputLock; "
-         "OutputLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(30)", str(out)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from bceval.outdir import OutputLock; "
+            "OutputLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(30)",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -454,8 +460,9 @@ def test_a_no_op_run_says_it_is_up_to_date(small_corpus, tmp_path, capsys):
     assert err.splitlines()[1:] == ["bceval: everything is up to date; nothing was rebuilt"]
 
 
-@pytest.mark.parametrize("command", ["validate", "prepare", "answer", "score", "publish", "health", "bench", "init",
-                                     "compare", "guidance"])
+@pytest.mark.parametrize(
+    "command", ["validate", "prepare", "answer", "score", "publish", "health", "bench", "init", "compare", "guidance"]
+)
 def test_every_subcommand_help_starts_with_one_line_of_description(command, capsys):
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import replace
 
@@ -256,3 +257,28 @@ def test_workflow_parses_and_uses_only_documented_commands(name, jobs, first):
             words = words[1:]
         if words and words[0] == "bceval":
             _parser().parse_args(words[1:])  # exits on an unknown subcommand or flag
+
+
+def _github_glob(pattern: str) -> re.Pattern[str]:
+    """GitHub's path filters: `**` crosses folders, `*` stays within one."""
+    parts = re.split(r"(\*\*/?|\*)", pattern)
+    translated = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*"}
+    return re.compile("".join(translated.get(part, re.escape(part)) for part in parts) + r"\Z")
+
+
+def test_the_experiment_workflow_fires_on_changes_to_this_repositorys_corpus_and_a_top_level_one():
+    workflow = yaml.safe_load((REPO / ".github/workflows/bceval-experiment.yml").read_text())
+    triggers = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on` as true
+    filters = [_github_glob(p) for p in triggers["pull_request"]["paths"]]
+    corpus = REPO / "evaluation" / "demo-corpus"
+    changes = [
+        next(corpus.glob("*/knowledge/*/*.md")),
+        next(corpus.glob("*/skills/review/*.md")),
+        corpus / "evaluation" / "review-fixtures.json",
+    ]
+    for change in changes:
+        path = change.relative_to(REPO).as_posix()
+        assert any(f.match(path) for f in filters), f"no path filter matches {path}"
+        top_level = change.relative_to(corpus).as_posix()  # a corpus repository with its layers at the top
+        assert any(f.match(top_level) for f in filters), f"no path filter matches {top_level}"
+    assert not any(f.match("bceval/cli.py") for f in filters)

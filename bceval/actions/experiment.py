@@ -97,7 +97,6 @@ def publish_report(plan: Plan, page: Any) -> None:
 
 def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
     """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
-    from bceval.guidance import GuidanceError
     from bceval.guidance.run import next_run_directory, run_from_files
 
     current = plan()
@@ -114,11 +113,47 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     assert arm.manifest is not None and arm.workspace_map is not None
     directory = next_run_directory(guidance_folder(current, arm.name, epoch))
     try:
-        _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent)
-    except GuidanceError as exc:
+        _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
+    except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)
         raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
+
+
+def guidance_inputs(arm: Any) -> dict[str, Any]:
+    """What a guidance arm's epoch reads besides its fields: the knowledge checkout (commit and state), the
+    manifest, the workspace map and each workspace's commit. A change to any of them runs the epoch again;
+    whatever cannot be read is left to the run itself to report."""
+    import hashlib
+    import json
+
+    from bceval.guidance import GuidanceError
+    from bceval.guidance.evidence import file_sha256, run_git
+
+    def state(root: Any) -> str:
+        try:
+            status = run_git(root, "status", "--porcelain", raw=True)
+            return run_git(root, "rev-parse", "HEAD") + "+" + hashlib.sha256(status).hexdigest()
+        except GuidanceError:
+            return "unreadable"
+
+    def digest(path: Any) -> str:
+        try:
+            return file_sha256(path)
+        except OSError:
+            return "unreadable"
+
+    try:
+        bound = json.loads(arm.workspace_map.read_text(encoding="utf-8"))
+        workspaces = {key: state(value) for key, value in sorted(bound.items()) if isinstance(value, str)}
+    except (OSError, ValueError, AttributeError):
+        workspaces = {}
+    return {
+        "knowledge": state(arm.corpus),
+        "manifest": digest(arm.manifest),
+        "workspaceMap": digest(arm.workspace_map),
+        "workspaces": workspaces,
+    }
 
 
 def guidance_folder(plan: Plan, arm_name: str, epoch: int) -> Any:

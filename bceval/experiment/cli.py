@@ -94,10 +94,9 @@ def _plan(settings: Settings) -> Any:
     return resolve(experiment, settings, settings.experiment, positions)
 
 
-def _write_ab_file(args: argparse.Namespace, settings: Settings) -> Path:
-    """`experiment ab` writes the experiment it runs, so report and publish can name it like any other."""
-    import yaml
-
+def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
+    """The experiment `experiment ab` runs, and where its file goes (written once it resolves, so report and
+    publish can name it like any other)."""
     from bceval.experiment.plan import ab_experiment
 
     if args.epochs < 1:
@@ -106,16 +105,23 @@ def _write_ab_file(args: argparse.Namespace, settings: Settings) -> Path:
     defaults["sandboxAllow"] = defaults.pop("sandbox_allow")
     defaults["corpus"] = str(settings.corpus)
     if settings.manifest is not None:
-        defaults["manifest"] = settings.manifest.relative_to(settings.corpus).as_posix()
+        manifest = settings.manifest.resolve()
+        try:  # inside the corpus: each arm reads its own ref's version of it
+            defaults["manifest"] = manifest.relative_to(settings.corpus.resolve()).as_posix()
+        except ValueError:  # elsewhere: both arms read this one file
+            defaults["manifest"] = str(manifest)
     experiment = ab_experiment(args.base, args.head, args.epochs, defaults)
-    path = settings.out / "experiments" / experiment.name / "experiment.yaml"
-    document = experiment.model_dump(mode="json", exclude_defaults=True)
-    document = {"name": experiment.name, "epochs": experiment.epochs, **document}
-    text = "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False)
+    return experiment, settings.out / "experiments" / experiment.name / "experiment.yaml"
+
+
+def _write_ab_file(experiment: Any, path: Path) -> None:
+    import yaml
+
     from bceval.jsonio import write_atomic
 
-    write_atomic(path, text)
-    return path
+    document = experiment.model_dump(mode="json", exclude_defaults=True)
+    document = {"name": experiment.name, "epochs": experiment.epochs, **document}
+    write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,12 +130,17 @@ def run(args: argparse.Namespace) -> int:
 
     mode = args.experiment_mode
     if mode == "ab":
+        from bceval.experiment.plan import resolve
+
         base = load_settings(**{k: v for k, v in vars(args).items() if k in ("corpus", "out", "manifest")})
-        file = _write_ab_file(args, base)
+        experiment, file = _ab_experiment(args, base)
+        settings = _settings(args, file)
+        flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
+        plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
+        _write_ab_file(experiment, file)
     else:
-        file = Path(args.file)
-    settings = _settings(args, file)
-    plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
+        settings = _settings(args, Path(args.file))
+        plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
     verbose = getattr(args, "verbose", False)
     if mode == "publish":
         from bceval.actions.experiment import publish_report

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from doit.tools import config_changed
 from bceval import __version__
 from bceval.adapters.naming import result_name, shard_cases
 from bceval.config import Settings
-from bceval.doitlib import action
+from bceval.doitlib import action, once
 from bceval.errors import BcevalError
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
@@ -48,7 +47,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
         return {"task_experiment": task_experiment}
 
-    @cache
+    @once
     def plan() -> Any:
         from bceval.experiment.model import load_experiment
         from bceval.experiment.plan import resolve
@@ -60,7 +59,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
-    @cache
+    @once
     def chosen() -> dict[str, list[Any]]:
         """Per arm, the cases the experiment covers (read once the variants are prepared)."""
         from bceval.experiment.report import selected_cases
@@ -70,7 +69,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
-    @cache
+    @once
     def all_cases(arm_name: str) -> list[Any]:
         from bceval.experiment.plan import arm_settings
         from bceval.experiment.report import variant_cases
@@ -81,7 +80,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     def selected() -> dict[str, list[str]]:
         return {arm: [case.id for case in cases] for arm, cases in chosen().items()}
 
-    @cache
+    @once
     def answers(arm_name: str, epoch: int) -> Any:
         from bceval.adapters.run import RunAnswers
         from bceval.experiment.plan import arm_settings
@@ -89,7 +88,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         current = plan()
         return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
 
-    @cache
+    @once
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
         from bceval.adapters.view import build_view
 
@@ -168,6 +167,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                         "view": digest,
                         "expected": case.expected if run.adapter == "oracle" else None,
                     }
+                    if run.adapter == "command" and run.isolation != "view":  # it reads the arm's whole corpus
+                        question["corpus"] = str(run.corpus)
                     key = hashlib.sha256(json.dumps(question, sort_keys=True).encode("utf-8")).hexdigest()
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
                     owner = owners.setdefault(key, name)
@@ -185,7 +186,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after(executed="experiment_prepare")
     def task_guidance_unit() -> Any:
         """One guidance run per (guidance arm, epoch), one after another (they read the same workspaces); up to
-        date once a run of it finished, since evidence is only ever captured afresh."""
+        date once a run of it finished while its fields and inputs (knowledge checkout, manifest, map,
+        workspaces) stay as they were, since evidence is only ever captured afresh."""
         from bceval.actions import experiment as actions
 
         current = plan()
@@ -193,6 +195,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         for arm in current.arms:
             if not arm.guidance:
                 continue
+            inputs = actions.guidance_inputs(arm)
             for epoch in range(1, current.experiment.epochs + 1):
                 folder = actions.guidance_folder(current, arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
@@ -201,7 +204,9 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                     "actions": [action(actions.guidance_unit, settings, plan, arm.name, epoch)],
                     "task_dep": [f"guidance_unit:{previous}"] if previous else [],
                     "uptodate": [
-                        config_changed({"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}}),
+                        config_changed(
+                            {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}, "inputs": inputs}
+                        ),
                         lambda folder=folder: actions.completed_guidance_run(folder) is not None,
                     ],
                 }

@@ -38,9 +38,13 @@ class ArmSettings(StrictModel):
 
     corpus: str | None = Field(default=None, description="Corpus root, relative to the experiment file's folder.")
     ref: str | None = Field(
-        default=None, description="A git ref of the corpus repository; resolved to its commit and exported read-only."
+        default=None,
+        description="A git ref of the corpus repository; resolved to its commit and exported once (the repository "
+        "is only read).",
     )
-    manifest: str | None = Field(default=None, description="Review (or guidance) manifest, relative to the corpus.")
+    manifest: str | None = Field(
+        default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
+    )
     evaluator: Literal["review", "plan", "implementation"] | None = Field(
         default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,10 @@ def corpus_export(out: Path, commit: str, subdir: str) -> Path:
     return out / "corpora" / f"{commit}{suffix}"
 
 
-def _where(source: Path | None, positions: Positions | None, location: tuple[Any, ...]) -> str:
+def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], str] | None, location: tuple) -> str:
+    """Where a value came from: its file and line, or the command-line flag (`experiment ab`) that set it."""
+    if isinstance(positions, Mapping):
+        return positions.get(location, "experiment ab")
     if source is None or positions is None:
         return "experiment"
     field_name = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in location).replace(".[", "[")
@@ -104,7 +108,7 @@ def resolve(
     experiment: ExperimentFile,
     settings: Settings,
     source: Path | None = None,
-    positions: Positions | None = None,
+    positions: Positions | Mapping[tuple[Any, ...], str] | None = None,
 ) -> Plan:
     """Each arm's effective settings over `defaults` and bceval's settings; refs resolved to commits."""
     base = source.parent if source is not None else Path.cwd()
@@ -154,7 +158,19 @@ def resolve(
             )
         )
     plan = Plan(experiment, source, settings.out / "experiments" / experiment.name, arms)
-    return replace(plan, differing=differing_fields(plan), warnings=matching_warnings(plan))
+    for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
+        try:
+            run = arm_settings(plan, arm_plan, settings, 1)
+            if (run.adapter if not arm_plan.guidance else arm_plan.fields["adapter"]) == "command":
+                from bceval.adapters.run import agent_settings
+
+                agent_settings(run)
+        except BcevalError as exc:
+            where = _where(source, positions, ("arms", index, "name"))
+            raise BcevalError(f"{where}: arm '{arm_plan.name}': {exc}") from None
+    return replace(
+        plan, differing=differing_fields(plan), warnings=matching_warnings(plan, settings.adapter, settings.no_share)
+    )
 
 
 def _shown(arm: ArmPlan, name: str) -> Any:
@@ -168,8 +184,8 @@ def differing_fields(plan: Plan) -> list[str]:
     return [name for name in ARM_FIELDS if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
 
 
-def matching_warnings(plan: Plan) -> list[str]:
-    """A matched comparison varies one thing; say so when an arm varies more than one."""
+def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: bool = False) -> list[str]:
+    """A matched comparison varies one thing; say so when an arm varies more than one, or none."""
     warnings = []
     for arm in plan.arms[1:]:
         if arm.evaluator != plan.control.evaluator:
@@ -183,7 +199,12 @@ def matching_warnings(plan: Plan) -> list[str]:
                 f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
-        if not differs:
+        if not differs and (arm.fields["adapter"] or default_adapter) == "command" and not no_share:
+            warnings.append(
+                f"arm '{arm.name}' is set up exactly like the control, so it shares every answer with it and "
+                "cannot differ: run with --no-share to measure the agent's own noise"
+            )
+        elif not differs:
             warnings.append(f"arm '{arm.name}' is set up exactly like the control: any difference is noise")
     return warnings
 

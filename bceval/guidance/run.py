@@ -174,14 +174,17 @@ def run_from_files(
     directory: Path | str,
     adapter: str,
     agent: Any = None,
+    hide: tuple[Path, ...] = (),
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
 
-    `agent` (bceval.adapters.agent.AgentSettings) configures the command adapter."""
+    `agent` (bceval.adapters.agent.AgentSettings) configures the command adapter; `hide` names more paths it
+    must not reach (an experiment's output folder, with every other arm's answers)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
+    hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
     chosen = make_adapter(adapter, manifest, agent, Path(directory).absolute(), hidden)
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]

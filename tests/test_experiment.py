@@ -243,6 +243,26 @@ def test_ab_with_a_manifest_outside_the_corpus_reads_that_one_file_in_both_arms(
     assert all(a["cases"] == CASES for a in report_of(out, f"ab-{base}-{head}")["arms"])
 
 
+def test_ab_shards_on_separate_machines_merge_into_one_report_as_the_workflow_does(repo, tmp_path, capsys):
+    corpus, base, head = repo
+    name = f"ab-{base}-{head}"
+    ab = ["experiment", "ab", "--base", base, "--head", head, "--epochs", "2", "--corpus", corpus]
+    merged = tmp_path / "merged"
+    for shard in (1, 2):  # each machine its own folder, then one artifact folder (download-artifact merge-multiple)
+        machine = tmp_path / f"machine-{shard}"
+        assert run_cli(capsys, *ab, "--out", machine, "--shard", f"{shard}/2", "--jobs", "4")[0] == 0
+        for part in ("experiments", "corpora"):
+            shutil.copytree(machine / part, merged / part, dirs_exist_ok=True)
+    code, lines, err = run_cli(capsys, *ab, "--out", merged, "--report")
+    assert code == 0, lines + err
+    assert lines[-1] == f"Report: {merged / 'experiments' / name / 'report.md'}"
+    report = report_of(merged, name)
+    assert report["file"] == str(merged / "experiments" / name / "experiment.yaml")
+    for arm_name in ("base", "head"):
+        numbers = arm(report, arm_name)
+        assert numbers["missing"] == 0 and numbers["answered"] + numbers["shared"] == 2 * CASES
+
+
 def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
     out = tmp_path / "out"
     text = (

@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
         _write_ab_file(experiment, file)
+        plan = replace(plan, source=file)
     else:
         settings = _settings(args, Path(args.file))
         plan = _plan(settings)  # the file, its arms and refs are checked before anything runs

@@ -199,7 +199,8 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
                 f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
-        if not differs and (arm.fields["adapter"] or default_adapter) == "command" and not no_share:
+        live = (arm.fields["adapter"] or default_adapter) == "command"
+        if not differs and live and not arm.guidance and not no_share:  # guidance runs never share answers
             warnings.append(
                 f"arm '{arm.name}' is set up exactly like the control, so it shares every answer with it and "
                 "cannot differ: run with --no-share to measure the agent's own noise"

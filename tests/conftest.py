@@ -1,15 +1,40 @@
-"""Shared fixtures: small corpora built in temporary directories, and paths to the shared corpus."""
+"""Shared fixtures: small corpora built in temporary directories, paths to the shared corpus, and the fake agents."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "bcquality-841b4e7"
 DEMO_CORPUS = REPO / "evaluation" / "demo-corpus"
+
+
+@pytest.fixture(scope="session")
+def oracle_answers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The oracle's result files for the demo corpus: the fake agents' right answers (only ever read)."""
+    from agents import clean_environment
+
+    from bceval.cli import main
+
+    out = tmp_path_factory.mktemp("oracle") / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        clean_environment(patch)
+        assert main(["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "oracle"]) == 0
+    results = out / "runs" / "oracle" / "results"
+    assert len(list(results.glob("result-case-*.json"))) == 16
+    return results
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oracle_answers: Path) -> Any:
+    """The fake agents on PATH (tests/agents.py), answering with the demo corpus's oracle findings."""
+    from agents import FakeAgent
+
+    return FakeAgent(tmp_path / "agent", monkeypatch, oracle_answers)
 
 
 def article_text(domain: str, title: str, keywords: list[str], description: str = "Does a thing.") -> str:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agents import FakeAgent, clean_environment
+from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
@@ -30,7 +30,6 @@ from bceval.adapters.command import (
 )
 from bceval.adapters.naming import shard_cases
 from bceval.adapters.run import prune_vanished
-from bceval.cli import main
 from bceval.config import parse_shard
 from bceval.errors import BcevalError
 from bceval.review.cases import ReviewCase
@@ -45,23 +44,6 @@ RUN = "command"  # the default run name without a model
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     clean_environment(monkeypatch)
-
-
-@pytest.fixture(scope="module")
-def oracle_answers(tmp_path_factory) -> Path:
-    """The oracle adapter's result files for the demo corpus (the fake agent's right answers)."""
-    out = tmp_path_factory.mktemp("oracle") / "out"
-    with pytest.MonkeyPatch.context() as patch:
-        clean_environment(patch)
-        assert main(["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "oracle"]) == 0
-    results = out / "runs" / "oracle" / "results"
-    assert len(list(results.glob("result-case-*.json"))) == CASES
-    return results
-
-
-@pytest.fixture
-def agent(tmp_path, monkeypatch, oracle_answers) -> FakeAgent:
-    return FakeAgent(tmp_path / "agent", monkeypatch, oracle_answers)
 
 
 def prepare(capsys, out: Path) -> list[str]:

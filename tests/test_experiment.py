@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from agents import FakeAgent, clean_environment
+from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS, REPO
 from guidance_util import git
@@ -44,14 +44,6 @@ def repo(tmp_path) -> tuple[Path, str, str]:
     git(root, "commit", "-q", "-am", "clarify one article")
     head = git(root, "rev-parse", "HEAD")
     return root / "corpus", base, head
-
-
-@pytest.fixture
-def agent(tmp_path, monkeypatch, capsys) -> FakeAgent:
-    answers_out = tmp_path / "oracle-out"
-    assert main(["answer", "--adapter", "oracle", "--corpus", str(DEMO_CORPUS), "--out", str(answers_out)]) == 0
-    capsys.readouterr()
-    return FakeAgent(tmp_path / "agent", monkeypatch, answers_out / "runs" / "oracle" / "results")
 
 
 def write(path: Path, text: str) -> Path:

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from agents import FakeAgent, clean_environment
+from agents import clean_environment
 from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 
 from bceval.adapters.view import agent_environment, build_view, materialize, remove
@@ -129,14 +129,6 @@ def test_the_agent_environment_names_neither_corpus_nor_output(tmp_path):
     }
     kept = agent_environment(environ, [corpus, out], tmp_path / "view")
     assert kept == {"PATH": "/usr/bin", "HOME": "/home/someone", "PWD": str(tmp_path / "view")}
-
-
-@pytest.fixture
-def agent(tmp_path, monkeypatch, capsys) -> FakeAgent:
-    answers_out = tmp_path / "oracle-out"
-    assert main(["answer", "--adapter", "oracle", "--corpus", str(DEMO_CORPUS), "--out", str(answers_out)]) == 0
-    capsys.readouterr()
-    return FakeAgent(tmp_path / "agent", monkeypatch, answers_out / "runs" / "oracle" / "results")
 
 
 def test_an_isolated_agent_runs_in_its_view_with_a_clean_environment(agent, tmp_path, capsys, monkeypatch):

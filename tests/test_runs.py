@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from agents import FakeAgent, clean_environment
+from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
-from bceval.cli import main
 from bceval.review.neutral import model_id
 
 CASES = 16
@@ -32,14 +31,6 @@ def files(folder: Path) -> dict[str, tuple[int, bytes]]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
-
-
-@pytest.fixture
-def agent(tmp_path, monkeypatch, capsys) -> FakeAgent:
-    answers_out = tmp_path / "oracle-out"
-    assert main(["answer", "--adapter", "oracle", *demo(answers_out)]) == 0
-    capsys.readouterr()
-    return FakeAgent(tmp_path / "agent", monkeypatch, answers_out / "runs" / "oracle" / "results")
 
 
 def test_two_runs_in_one_output_folder_never_touch_each_others_files(agent, tmp_path, capsys):

@@ -146,6 +146,13 @@ class _Attempt:
     usage: Usage = field(default_factory=Usage)
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """Output that ran fine but holds no answer: an invalid-output failure, and `detail` says why."""
+
+    detail: str
+
+
 class LiveAgent:
     """One agent command line, checked and ready to run; subclasses say what to ask and how to read it."""
 
@@ -214,6 +221,11 @@ class LiveAgent:
     def model_is_label_only(self) -> bool:
         return bool(self.agent.model) and not self.pinned
 
+    @property
+    def reads_request_file(self) -> bool:
+        """The command names the request file through {request}, so stdin stays empty."""
+        return "request" in placeholders(self.agent.command)
+
     def describe(self) -> dict[str, Any]:
         self.start_version_probe()
         assert self._version_probe is not None
@@ -257,7 +269,23 @@ class LiveAgent:
             total = total.plus(attempt.usage)
         return total
 
-    def _command_line(self, view_root: Path | None, request_path: Path, workdir: Path) -> list[str]:
+    def ask(self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]) -> tuple[Any, list[_Attempt]]:
+        """Attempts (each after its backoff) until one's output reads as an answer: (the answer, or None when
+        every attempt failed, and the attempts). `attempt(number, waited)` runs one; `read(text)` returns the
+        answer or Unreadable."""
+        attempts: list[_Attempt] = []
+        for number in range(1, self.agent.retries + 2):
+            made = attempt(number, self._wait_before(number))
+            attempts.append(made)
+            if made.failure is None:
+                answer = read(made.text or "")
+                if not isinstance(answer, Unreadable):
+                    return answer, attempts
+                made.failure = ("invalid-output", answer.detail, None)
+                made.record.update(outcome="invalid-output", detail=answer.detail)
+        return None, attempts
+
+    def _command_line(self, request_path: Path, workdir: Path) -> list[str]:
         values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}
         return [self.executable] + [
             _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]

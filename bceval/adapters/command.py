@@ -30,6 +30,7 @@ from bceval.adapters.agent import (  # noqa: F401 - the names the review side an
     UNPINNED_MODEL,
     AgentSettings,
     LiveAgent,
+    Unreadable,
     _Attempt,
     backoff,
     check_command,
@@ -121,38 +122,19 @@ class CommandAdapter(LiveAgent):
             entries, usage, transcript = cached
             record = {**base, "cached": True, "attempts": transcript.get("attempts", []), "outcome": "answered"}
             return Answer(entries, None, usage, record, True, view.digest)
-        attempts: list[_Attempt] = []
-        for number in range(1, self.agent.retries + 2):
-            waited = self._wait_before(number)
-            attempt = self._attempt(case, view, number, waited)
-            attempts.append(attempt)
-            if attempt.failure is None:
-                entries = self._entries(attempt)
-                if isinstance(entries, list):
-                    usage = self._usage(attempts)
-                    record = {**base, "cached": False, "attempts": [a.record for a in attempts], "outcome": "answered"}
-                    self._store(key, entries, usage, record)
-                    return Answer(entries, None, usage, record, False, view.digest)
-                attempt.failure = entries
-                attempt.record["outcome"] = entries[0]
-                attempt.record["detail"] = entries[1]
+        entries, attempts = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
+        usage = self._usage(attempts)
+        record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
+        if entries is not None:
+            record["outcome"] = "answered"
+            self._store(key, entries, usage, record)
+            return Answer(entries, None, usage, record, False, view.digest)
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
-        usage = self._usage(attempts)
-        record = {**base, "cached": False, "attempts": [a.record for a in attempts], "outcome": f"failed: {kind}"}
+        record["outcome"] = f"failed: {kind}"
         return Answer(None, failure, usage, record, False, view.digest)
-
-    @staticmethod
-    def _entries(attempt: _Attempt) -> list[ResultEntry] | tuple[str, str, None]:
-        document = extract_json_object(attempt.text or "")
-        if document is None:
-            return ("invalid-output", "output holds no JSON object", None)
-        reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
-        if reading.problems or not reading.entries:
-            return ("invalid-output", "answer JSON does not have the result shape", None)
-        return reading.entries  # the ids are the model's to get right; scoring judges them
 
     def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any]] | None:
         path = self.cache_dir / f"{key}.json"
@@ -181,9 +163,8 @@ class CommandAdapter(LiveAgent):
         try:
             workdir = root if root is not None else Path.cwd()
             request_path = (root / view.request_name) if root is not None else case.request_path
-            argv = self._command_line(root, request_path, workdir)
-            uses_path = "request" in placeholders(self.agent.command)
-            prompt = b"" if uses_path else self.prompt(view, isolated).encode("utf-8")
+            argv = self._command_line(request_path, workdir)
+            prompt = b"" if self.reads_request_file else self.prompt(view, isolated).encode("utf-8")
             env = dict(self.environ)
             if isolated:
                 env = agent_environment(self.environ, list(self.hidden.values()), workdir)
@@ -199,3 +180,14 @@ class CommandAdapter(LiveAgent):
         finally:
             if root is not None and live.forget_view(root):
                 remove(root)
+
+
+def _entries(text: str) -> list[ResultEntry] | Unreadable:
+    """The findings of a review answer; the ids are the model's to get right, scoring judges them."""
+    document = extract_json_object(text)
+    if document is None:
+        return Unreadable("output holds no JSON object")
+    reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
+    if reading.problems or not reading.entries:
+        return Unreadable("answer JSON does not have the result shape")
+    return reading.entries

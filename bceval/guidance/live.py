@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.adapters import live
-from bceval.adapters.agent import AgentSettings, LiveAgent, extract_json_object
+from bceval.adapters.agent import AgentSettings, LiveAgent, Unreadable, extract_json_object
 from bceval.adapters.envelope import Usage
 from bceval.adapters.view import agent_environment, sweep_stale_folders, temp_folder
 from bceval.guidance.adapters import GuidanceCaseInput, NoReport
@@ -98,35 +98,25 @@ class GuidanceCommandAdapter(LiveAgent):
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
         environ = {k: v for k, v in case.environment.items() if k not in REDIRECTING_GIT_VARIABLES}
         env = agent_environment(environ, list(self.hidden.values()), case.workspace)
-        attempts = []
+        stdin = b"" if self.reads_request_file else prompt.encode("utf-8")
         scratch = temp_folder("request")  # {request}: a copy outside every root
         try:
             request_file = scratch / case.request_path.name
             request_file.write_text(text, encoding="utf-8")
-            for number in range(1, self.agent.retries + 2):
-                waited = self._wait_before(number)
-                argv = self._command_line(None, request_file, case.workspace)
-                uses_file = "{request}" in self.agent.command
+
+            def attempt(number: int, waited: float) -> Any:
+                argv = self._command_line(request_file, case.workspace)
                 argv = self.sandboxed(argv, case.workspace, [case.workspace, view, scratch], env)
                 record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
-                stdin = b"" if uses_file else prompt.encode("utf-8")
-                attempt = self._run(argv, case.workspace, env, stdin, record)
-                attempts.append(attempt)
-                if attempt.failure is None:
-                    document = extract_json_object(attempt.text or "")
-                    report = _report_of(document)
-                    if report is not None:
-                        self._finish(case, attempts, "answered")
-                        answer_id = document.get("caseId", case.case_id) if isinstance(document, dict) else None
-                        return {
-                            "caseId": answer_id if isinstance(answer_id, str) else case.case_id,
-                            "guidanceReport": report,
-                        }
-                    attempt.failure = ("invalid-output", "output holds no guidance report", None)
-                    record.update(outcome="invalid-output", detail="output holds no guidance report")
+                return self._run(argv, case.workspace, env, stdin, record)
+
+            answer, attempts = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        kind = attempts[-1].failure[0] if attempts and attempts[-1].failure else "no-answer"
+        if answer is not None:
+            self._finish(case, attempts, "answered")
+            return answer
+        kind = attempts[-1].failure[0] if attempts[-1].failure else "no-answer"
         self._finish(case, attempts, f"failed: {kind}")
         return NoReport(kind)
 
@@ -143,6 +133,16 @@ class GuidanceCommandAdapter(LiveAgent):
             "usage": usage.as_record(),
         }
         write_atomic(self.run_dir / "transcripts" / f"{case.case_id}.json", dumps(transcript))
+
+
+def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:
+    """The case id and guidance report an agent printed (its own case id only when it gave a string)."""
+    document = extract_json_object(output)
+    report = _report_of(document)
+    if report is None:
+        return Unreadable("output holds no guidance report")
+    answer_id = document.get("caseId", case_id)
+    return {"caseId": answer_id if isinstance(answer_id, str) else case_id, "guidanceReport": report}
 
 
 def _report_of(document: Any) -> dict[str, Any] | None:

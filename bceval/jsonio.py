@@ -106,6 +106,15 @@ def parse_json(data: bytes, where: str) -> Any:
     return value
 
 
+def parse_json_text(text: str, missing: Any = None) -> Any:
+    """parse_json of text an agent printed, or `missing` when it is not strict JSON (lone surrogates are kept,
+    so they are refused rather than crash the encoder)."""
+    try:
+        return parse_json(text.encode("utf-8", "surrogatepass"), "agent output")
+    except BcevalError:
+        return missing
+
+
 def read_json(path: Path) -> Any:
     """Read a JSON file we did not write ourselves (manifest, results, reports)."""
     return parse_json(read_json_bytes(path), str(path))

@@ -26,7 +26,7 @@ from typing import Any
 from bceval.adapters import live
 from bceval.adapters.envelope import Usage, read_agent_output
 from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, parse_json
+from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
 
 UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0
@@ -83,29 +83,22 @@ def pinned(command: str, model: str | None) -> bool:
     return bool(model) and "model" in placeholders(command)
 
 
-def _loads(text: str) -> Any:
-    """Strict parse (no duplicate keys, bounded depth, no lone surrogates); model output gets no slack."""
-    try:
-        return parse_json(text.encode("utf-8", "surrogatepass"), "answer")
-    except BcevalError:
-        return _MISSING
-
-
 def extract_json_object(text: str) -> Any:
     """The answer object: the whole output, else the last fenced block, else the last line that is one.
 
-    Output that is valid JSON but not an object (an array, a string) is no answer at all.
+    Output that is valid JSON but not an object (an array, a string) is no answer at all; parsing is strict
+    (no duplicate keys, bounded depth, no lone surrogates): model output gets no slack.
     """
-    whole = _loads(text.strip())
+    whole = parse_json_text(text.strip(), _MISSING)
     if whole is not _MISSING:
         return whole if isinstance(whole, dict) else None
     for block in reversed(_FENCE.findall(text)):
-        value = _loads(block.strip())
+        value = parse_json_text(block.strip(), _MISSING)
         if value is not _MISSING:
             return value if isinstance(value, dict) else None
     for line in reversed(text.splitlines()):
         if line.strip().startswith("{"):
-            value = _loads(line.strip())
+            value = parse_json_text(line.strip(), _MISSING)
             if isinstance(value, dict):
                 return value
     return None

@@ -13,8 +13,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from bceval.errors import BcevalError
-from bceval.jsonio import parse_json
+from bceval.jsonio import parse_json_text
 
 
 @dataclass(frozen=True)
@@ -56,13 +55,6 @@ class AgentOutput:
     failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
     usage: Usage
     format: str  # "plain", "json" or "stream-json"
-
-
-def _loads(text: str) -> Any:
-    try:
-        return parse_json(text.encode("utf-8", "surrogatepass"), "agent output")
-    except BcevalError:
-        return None
 
 
 def _number(value: Any) -> float | int | None:
@@ -112,12 +104,12 @@ def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
 def read_agent_output(stdout: str) -> AgentOutput:
     """Recognise a Claude Code `json` or `stream-json` envelope; anything else is plain output."""
     stripped = stdout.strip()
-    whole = _loads(stripped) if stripped.startswith("{") else None
+    whole = parse_json_text(stripped) if stripped.startswith("{") else None
     if _is_envelope(whole):
         return _from_result(whole, "json")
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
-        first, last = _loads(lines[0]), _loads(lines[-1])
+        first, last = parse_json_text(lines[0]), parse_json_text(lines[-1])
         if _is_envelope(first) and (last is None or _is_envelope(last)):
             if last is None:
                 broken = ("invalid-output", "stream-json output ends in a broken line", None)

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ class View:
         """What the view holds: every path with its size and SHA-256, in path order."""
         return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in sorted(self.files, key=_by_path)]
 
-    @property
+    @cached_property  # asked for by the cache key, the record and the answer: hash the files once
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(self.manifest(), sort_keys=True).encode("utf-8")).hexdigest()
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -20,7 +21,6 @@ MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 ADAPTERS = ("baseline", "oracle", "command")
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
-CORPUS_LAYERS = ("microsoft", "community", "custom")  # the same names as bceval.corpus.layers.LAYERS
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # setting -> (environment variable, kind); paths resolve against the current directory (flags,
@@ -252,7 +252,7 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
 
 def looks_like_corpus(folder: Path) -> bool:
     """A folder holding a layer with review leaves or a knowledge folder."""
-    for layer in CORPUS_LAYERS:
+    for layer in LAYERS:
         if (folder / layer / "knowledge").is_dir():
             return True
         review = folder / layer / "skills" / "review"

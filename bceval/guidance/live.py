@@ -21,12 +21,12 @@ from bceval.adapters import live
 from bceval.adapters.agent import AgentSettings, LiveAgent, Unreadable, extract_json_object
 from bceval.adapters.envelope import Usage
 from bceval.adapters.view import agent_environment, sweep_stale_folders, temp_folder
+from bceval.corpus.layers import LAYERS
 from bceval.guidance.adapters import GuidanceCaseInput, NoReport
 from bceval.guidance.evidence import REDIRECTING_GIT_VARIABLES, run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps, write_atomic
 
-LAYERS = ("microsoft", "community", "custom")
 VIEW_FOLDERS = ("skills", "knowledge")
 CONTRACT = (
     "You are giving development guidance for Business Central AL work, in an evaluation. Your working directory "

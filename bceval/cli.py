@@ -202,8 +202,6 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from bceval.bench import bench_command
 
     corpus = Path(args.corpus) if args.corpus else None

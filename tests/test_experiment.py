@@ -221,6 +221,24 @@ def test_ab_checks_its_refs_before_writing_anything(repo, tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--adapter", "gpt", "must be one of baseline, oracle, command"),
+        ("--isolation", "nah", "must be one of view, none"),
+        ("--sandbox", "zz", "must be one of none, bwrap"),
+    ],
+)
+def test_ab_with_a_bad_agent_flag_is_one_line_naming_it(repo, tmp_path, capsys, flag, value, expected):
+    corpus, base, head = repo
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        capsys, "experiment", "ab", "--base", base, "--head", head, "--corpus", corpus, "--out", out, flag, value
+    )
+    assert code == 2 and err == [f"bceval: {flag}: {expected}"]
+    assert not out.exists()
+
+
 def test_ab_with_a_manifest_outside_the_corpus_reads_that_one_file_in_both_arms(repo, tmp_path, capsys, monkeypatch):
     corpus, base, head = repo
     manifest = write(tmp_path / "m.json", (corpus / "evaluation" / "review-fixtures.json").read_text())

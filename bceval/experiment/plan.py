@@ -253,10 +253,19 @@ def experiment_name(base: str, head: str) -> str:
 
 
 def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
-    """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`."""
+    """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`; a value
+    its flags gave that no arm may have is one line naming the flag."""
+    from pydantic import ValidationError
+
+    try:
+        arm_defaults = ArmSettings(**{k: v for k, v in defaults.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = "--" + re.sub(r"([A-Z])", r"-\1", str(first["loc"][0])).lower()  # sandboxAllow: --sandbox-allow
+        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None
     return ExperimentFile(
         name=experiment_name(base, head),
         epochs=epochs,
-        defaults=ArmSettings(**{k: v for k, v in defaults.items() if v is not None}),
+        defaults=arm_defaults,
         arms=[{"name": "base", "ref": base}, {"name": "head", "ref": head}],
     )

@@ -10,7 +10,7 @@ from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.review.cases import ReviewCase, derive_cases
-from bceval.review.manifest import THRESHOLDS, CheckedManifest
+from bceval.review.manifest import by_convention
 from bceval.review.neutral import neutral_file_text
 
 
@@ -69,7 +69,7 @@ def write_health_despite_failures(settings: Settings) -> None:
         derivation, _, _ = derive(settings, listing)
     except BcevalError as exc:  # an unreadable manifest: report it and look at the corpus by convention
         findings.append(Finding(kind="validation", severity="error", message=str(exc)))
-        derivation = derive_cases(listing, CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS}))
+        derivation = derive_cases(listing, by_convention())
     findings += [Finding(kind="validation", severity="error", message=problem) for problem in derivation.problems]
     rows = []
     for rel in knowledge_markdown(listing):

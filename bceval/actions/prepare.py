@@ -19,7 +19,7 @@ from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.manifest import THRESHOLDS, CheckedManifest, check_manifest
+from bceval.review.manifest import CheckedManifest, by_convention, check_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
 from bceval.review.rows import (
@@ -100,8 +100,8 @@ def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivati
     """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
     of exactly the listing and manifest bytes they came from."""
     listing = listing or scan_corpus(settings.corpus)
-    if settings.manifest is None:  # no manifest: the convention alone, with the strict thresholds
-        manifest, checked = b"", CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
+    if settings.manifest is None:
+        manifest, checked = b"", by_convention()
     else:
         manifest = read_json_bytes(settings.manifest)
         checked = check_manifest(parse_json(manifest, str(settings.manifest)))

@@ -42,6 +42,11 @@ class CheckedManifest:
     problems: list[str] = field(default_factory=list)
 
 
+def by_convention() -> CheckedManifest:
+    """No manifest: the corpus's conventions alone, judged by the strictest thresholds (1 and 1)."""
+    return CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
+
+
 def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 

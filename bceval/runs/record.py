@@ -61,15 +61,16 @@ def new_record(
             selected = sorted(set(before) | set(selected))
             if total is not None and len(selected) >= total:
                 selected = None  # every case is covered now
-    from bceval.adapters.command import pinned
+    from bceval.adapters.agent import pinned
 
     live = settings.adapter == "command"
+    is_pinned = pinned(settings.command or "", settings.model) if live else True
     return {
         "schemaVersion": RECORD_SCHEMA_VERSION,
         "name": settings.run_name,
         **mine,
-        "pinned": pinned(settings.command or "", settings.model) if live else True,
-        "modelIsLabelOnly": bool(live and settings.model and not pinned(settings.command or "", settings.model)),
+        "pinned": is_pinned,
+        "modelIsLabelOnly": bool(live and settings.model and not is_pinned),
         "shard": settings.shard,
         "selection": selected,
         "corpus": str(settings.corpus),

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Literal
 
 from pydantic import Field
 
+from bceval.adapters.envelope import Usage
 from bceval.config import Settings
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.experiment.stats import ArmComparison, ArmSummary, compare_arms, summarize_arm
@@ -163,8 +164,20 @@ class ArmTally:
 
     per_case: dict[str, list[bool | None]]
     counts: dict[str, int]
-    usage: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    cost_known: int = 0  # answers whose agent reported a cost
     guidance: GuidanceMeasures | None = None
+
+    def add_usage(self, record: Any) -> None:
+        """One answer's usage record (None or not a record: nothing is known of it)."""
+        if isinstance(record, dict) and record:
+            usage = Usage.from_record(record)
+            self.usage = self.usage.plus(usage)
+            self.cost_known += usage.costUsd is not None
+
+    def arm_usage(self) -> ArmUsage:
+        kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
+        return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.usage, name) for name in kept})
 
 
 def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
@@ -180,7 +193,7 @@ def review_tally(
     """A review arm: each epoch's run judged from its result files."""
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
     wanted = [case for case in cases if case.id in set(wanted_ids)]
-    tally = ArmTally({case.id: [] for case in wanted}, {k: 0 for k in COUNTS}, {"costKnown": 0})
+    tally = ArmTally({case.id: [] for case in wanted}, {k: 0 for k in COUNTS})
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
         units = epoch_units(run, wanted, thresholds)
@@ -206,7 +219,7 @@ def review_tally(
             if verdict.answered:
                 tally.counts["answered"] += 1
                 tally.counts["fromCache"] += bool(verdict.cached)
-            _add_usage(tally.usage, verdict.usage)
+            tally.add_usage(verdict.usage)
     return tally
 
 
@@ -219,7 +232,7 @@ def guidance_tally(plan: Plan, arm: Any, kinds: dict[str, str], lines: dict) -> 
     from bceval.guidance.scoring import case_measures
 
     manifest = load_manifest(arm.corpus, arm.manifest)
-    tally = ArmTally({case.id: [] for case in manifest.cases}, {k: 0 for k in COUNTS}, {"costKnown": 0})
+    tally = ArmTally({case.id: [] for case in manifest.cases}, {k: 0 for k in COUNTS})
     agreed, recalls, precisions = [], [], []
     for epoch in range(1, plan.experiment.epochs + 1):
         run_dir = completed_guidance_run(guidance_folder(plan, arm.name, epoch))
@@ -228,7 +241,7 @@ def guidance_tally(plan: Plan, arm: Any, kinds: dict[str, str], lines: dict) -> 
         everything_failed = any(not any(p.startswith(f"{c.id}: ") for c in manifest.cases) for p in problems)
         measures = case_measures(manifest, run_dir / "results") if run_dir else {}
         if record:
-            _add_usage(tally.usage, record.get("usage"))
+            tally.add_usage(record.get("usage"))
         for case in manifest.cases:
             passed = (
                 None
@@ -294,7 +307,7 @@ def build_report(plan: Plan, settings: Settings, selected: dict[str, list[str]],
                 fromCache=tally.counts["fromCache"],
                 infrastructureFailures=tally.counts["infra"],
                 missing=tally.counts["missing"],
-                usage=ArmUsage(**tally.usage),
+                usage=tally.arm_usage(),
                 summary=summarize_arm(tally.per_case, {c: kinds[c] for c in tally.per_case}, seed=experiment.seed),
                 guidance=tally.guidance,
             )
@@ -334,16 +347,6 @@ def build_report(plan: Plan, settings: Settings, selected: dict[str, list[str]],
         comparisons=comparisons,
         cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
     )
-
-
-def _add_usage(total: dict[str, Any], usage: dict[str, Any] | None) -> None:
-    if not usage:
-        return
-    for name in ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens"):
-        value = usage.get(name)
-        if isinstance(value, int | float):
-            total[name] = total.get(name, 0) + value
-    total["costKnown"] += isinstance(usage.get("costUsd"), int | float)
 
 
 # --- rendering ---------------------------------------------------------------------------------------------------

@@ -9,10 +9,12 @@ import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.gitwrite import commit_folder
 
 DONE = ".bceval-export"  # written last: an export without it was interrupted and is made again
 LINK_MODE = 0o120000
 EXECUTABLE = 0o100755
+EXPORT_EPOCH = 946684800  # 2000-01-01T00:00:00Z: an export's commit depends on its content alone
 
 
 def export_commit(repository: Path, commit: str, subdir: str, target: Path, as_checkout: bool = False) -> bool:
@@ -23,7 +25,7 @@ def export_commit(repository: Path, commit: str, subdir: str, target: Path, as_c
     """
     if (target / DONE).is_file():
         if as_checkout and not (target / ".git").exists():
-            _commit_folder(target, commit)
+            _commit_export(target, commit)
         return False
     import git
 
@@ -54,7 +56,7 @@ def export_commit(repository: Path, commit: str, subdir: str, target: Path, as_c
             repo.close()
         (staging / DONE).write_text(f"{commit}\n", encoding="utf-8")
         if as_checkout:
-            _commit_folder(staging, commit)
+            _commit_export(staging, commit)
         if target.exists():  # an interrupted export, or one made meanwhile: the finished one wins
             shutil.rmtree(target)
         os.replace(staging, target)
@@ -64,21 +66,5 @@ def export_commit(repository: Path, commit: str, subdir: str, target: Path, as_c
     return True
 
 
-def _commit_folder(folder: Path, commit: str) -> None:
-    """`git init` + one commit of everything in `folder`, with a fixed author and date (content alone decides)."""
-    import subprocess
-
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "bceval",
-        "GIT_AUTHOR_EMAIL": "bceval@localhost",
-        "GIT_COMMITTER_NAME": "bceval",
-        "GIT_COMMITTER_EMAIL": "bceval@localhost",
-        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-    }
-    git = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"bceval export of {commit}"]):
-        subprocess.run([*git, *args], cwd=folder, env=env, check=True, capture_output=True)
+def _commit_export(folder: Path, commit: str) -> None:
+    commit_folder(folder, f"bceval export of {commit}", EXPORT_EPOCH, ("bceval", "bceval@localhost"))

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
 from bceval.config import ADAPTERS, ISOLATIONS, RUN_NAME, SANDBOXES
 from bceval.errors import BcevalError
 from bceval.models import StrictModel
 
 NAME_PATTERN = RUN_NAME.pattern
+CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # the values an arm may give
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = (
     "corpus",
@@ -56,25 +57,12 @@ class ArmSettings(StrictModel):
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
 
-    @field_validator("adapter")
+    @field_validator("adapter", "isolation", "sandbox")
     @classmethod
-    def _adapter(cls, value: str | None) -> str | None:
-        if value is not None and value not in ADAPTERS:
-            raise ValueError(f"must be one of {', '.join(ADAPTERS)}")
-        return value
-
-    @field_validator("isolation")
-    @classmethod
-    def _isolation(cls, value: str | None) -> str | None:
-        if value is not None and value not in ISOLATIONS:
-            raise ValueError(f"must be one of {', '.join(ISOLATIONS)}")
-        return value
-
-    @field_validator("sandbox")
-    @classmethod
-    def _sandbox(cls, value: str | None) -> str | None:
-        if value is not None and value not in SANDBOXES:
-            raise ValueError(f"must be one of {', '.join(SANDBOXES)}")
+    def _one_of(cls, value: str | None, info: ValidationInfo) -> str | None:
+        allowed = CHOICES[info.field_name]
+        if value is not None and value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
         return value
 
 

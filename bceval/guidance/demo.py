@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.gitwrite import commit_folder
 from bceval.guidance import IMPLEMENTATION, PLAN, GuidanceError
 from bceval.guidance.manifest import load_manifest
 from bceval.guidance.paths import create_exclusive, is_within, safe_path, scan_links
@@ -73,32 +73,13 @@ def _epoch() -> int:
     return int(moment.timestamp()) if moment else DEFAULT_EPOCH
 
 
-def _git(root: Path, epoch: int, *args: str) -> None:
-    """A git write with no user, system or environment configuration, so every machine commits alike."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_AUTHOR_NAME=_AUTHOR[0],
-        GIT_AUTHOR_EMAIL=_AUTHOR[1],
-        GIT_COMMITTER_NAME=_AUTHOR[0],
-        GIT_COMMITTER_EMAIL=_AUTHOR[1],
-        GIT_AUTHOR_DATE=f"@{epoch} +0000",
-        GIT_COMMITTER_DATE=f"@{epoch} +0000",
-    )
-    command = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
-    try:
-        subprocess.run([*command, *args], cwd=root, env=env, check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        raise GuidanceError(f"Demo repository {root} could not be created with git") from None
-
-
 def _committed_copy(source: Path, destination: Path, epoch: int, message: str) -> None:
     """Copy a tree's bytes (content only: new inodes, no links) and commit it as a new repository."""
     shutil.copytree(source, destination, copy_function=shutil.copyfile)
-    _git(destination, epoch, "init", "-q", "--template=")  # no sample hooks: a minimal .git
-    _git(destination, epoch, "add", "-A")
-    _git(destination, epoch, "commit", "-q", "-m", message)
+    try:
+        commit_folder(destination, message, epoch, _AUTHOR)
+    except BcevalError:
+        raise GuidanceError(f"Demo repository {destination} could not be created with git") from None
 
 
 def _check_empty(directory: Path) -> Path:

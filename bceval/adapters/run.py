@@ -30,7 +30,7 @@ def hidden_paths(settings: Settings) -> dict[str, Path]:
 
 
 def agent_settings(settings: Settings) -> Any:
-    from bceval.adapters.command import AgentSettings
+    from bceval.adapters.agent import AgentSettings
 
     if not settings.command:
         raise BcevalError("the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'")

@@ -106,23 +106,14 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
-    from bceval.adapters.agent import AgentSettings
+    from bceval.adapters.run import agent_settings as from_settings
     from bceval.config import load_settings
 
     names = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
     settings = load_settings(**{name: getattr(args, f"guidance_{name}", None) for name in names})
     if not settings.command:
         raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-    return AgentSettings(
-        command=settings.command,
-        model=settings.model,
-        isolation="view",
-        sandbox=settings.sandbox,
-        sandbox_allow=settings.sandbox_allow,
-        timeout=settings.timeout,
-        retries=settings.retries,
-        retry_wait=settings.retry_wait,
-    )
+    return from_settings(settings)
 
 
 @dataclass(frozen=True)

@@ -156,17 +156,9 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
     agent = None
     if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
-        from bceval.adapters.agent import AgentSettings
+        from bceval.adapters.run import agent_settings
 
-        agent = AgentSettings(
-            command=settings.command,
-            model=settings.model,
-            sandbox=settings.sandbox,
-            sandbox_allow=settings.sandbox_allow,
-            timeout=settings.timeout,
-            retries=settings.retries,
-            retry_wait=settings.retry_wait,
-        )
+        agent = agent_settings(settings)
     runs = str((settings.out / "guidance-runs").absolute())
     demo = (settings.out / "guidance-demo").absolute()
     if environ.get("BCEVAL_GUIDANCE_WORKSPACE_MAP"):

@@ -23,7 +23,7 @@ from bceval.adapters.envelope import Usage
 from bceval.adapters.view import agent_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.guidance.adapters import GuidanceCaseInput, NoReport
-from bceval.guidance.evidence import REDIRECTING_GIT_VARIABLES, run_git
+from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps, write_atomic
 
@@ -96,8 +96,8 @@ class GuidanceCommandAdapter(LiveAgent):
         request["knowledgeIndex"] = str(view / "knowledge-index.json")
         text = dumps(request)
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
-        environ = {k: v for k, v in case.environment.items() if k not in REDIRECTING_GIT_VARIABLES}
-        env = agent_environment(environ, list(self.hidden.values()), case.workspace)
+        # the runner's environment, already without git-redirecting variables (guidance.run.agent_environment)
+        env = agent_environment(case.environment, list(self.hidden.values()), case.workspace)
         stdin = b"" if self.reads_request_file else prompt.encode("utf-8")
         scratch = temp_folder("request")  # {request}: a copy outside every root
         try:

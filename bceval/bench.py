@@ -427,23 +427,47 @@ def render_table(report: dict[str, Any]) -> str:
         )
     live = report.get("live")
     if live:
-        lines.append(
-            f"\nLive throughput: {live['answered']} of {live['answers']} answers at --jobs {live['jobs']}, "
-            f"{live['secondsPerAnswer']:g} s each: {live['wallSeconds']:.2f} s against an ideal "
-            f"{live['idealSeconds']:.2f} s ({live['ratioToIdeal']:.3f}×); harness overhead "
-            f"{live['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
-        )
+        lines.append(f"\nLive throughput: {live['answered']} of {live['answers']} answers {_throughput_text(live)}")
     experiment = report.get("experiment")
     if experiment:
         lines.append(
             f"Experiment overhead: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
-            f"cases = {experiment['units']} answers ({experiment['answered']} answered) "
-            f"at --jobs {experiment['jobs']}, "
-            f"{experiment['secondsPerAnswer']:g} s each: {experiment['wallSeconds']:.2f} s against an ideal "
-            f"{experiment['idealSeconds']:.2f} s ({experiment['ratioToIdeal']:.3f}×); harness overhead "
-            f"{experiment['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+            f"cases = {experiment['units']} answers ({experiment['answered']} answered) {_throughput_text(experiment)}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _throughput_text(measured: dict[str, Any]) -> str:
+    """How a throughput measurement (see _throughput) reads in the table."""
+    return (
+        f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
+        f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
+        f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+    )
+
+
+def parse_numbers(text: str, flag: str, count: int) -> Any:
+    """A comma-separated tuple of numbers (the last may be fractional), or None for 'none'."""
+    from bceval.errors import BcevalError
+
+    if text.strip().lower() == "none":
+        return None
+    parts = text.split(",")
+    try:
+        if len(parts) != count:
+            raise ValueError
+        return (*(int(part) for part in parts[:-1]), float(parts[-1]))
+    except ValueError:
+        raise BcevalError(f"{flag} needs {count} comma-separated numbers or none, got '{text}'") from None
+
+
+def parse_live(text: str) -> tuple[int, int, float] | None:
+    from bceval.errors import BcevalError
+
+    try:
+        return parse_numbers(text, "--live", 3)
+    except BcevalError:
+        raise BcevalError(f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.5) or none, got '{text}'") from None
 
 
 def bench_command(
@@ -451,12 +475,14 @@ def bench_command(
     repeat: int,
     out: Path,
     corpus: Path | None = None,
-    live: tuple[int, int, float] | None = None,
-    experiment: tuple[int, int, int, int, float] | None = None,
+    live_text: str = "none",
+    experiment_text: str = "none",
+    experiment_flag: str = "--experiment",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
 
+    experiment, live = parse_numbers(experiment_text, experiment_flag, 5), parse_live(live_text)
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
     except ValueError:
@@ -474,12 +500,12 @@ def bench_command(
 
 def bench_action(sizes_text: str, repeat_text: str, live_text: str, experiment_text: str, out: Path) -> None:
     """The `doit bench` action: the table goes to stdout, as `bceval bench` prints it."""
-    from bceval.cli import parse_live, parse_numbers
     from bceval.errors import BcevalError
 
     try:
         repeat = int(repeat_text)
     except ValueError:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{repeat_text}'") from None
-    experiment = parse_numbers(experiment_text, "BCEVAL_BENCH_EXPERIMENT", 5)
-    sys.stdout.write(bench_command(sizes_text, repeat, out, live=parse_live(live_text), experiment=experiment))
+    sys.stdout.write(
+        bench_command(sizes_text, repeat, out, None, live_text, experiment_text, "BCEVAL_BENCH_EXPERIMENT")
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from bceval import __version__
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
@@ -205,29 +204,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     from bceval.bench import bench_command
 
     corpus = Path(args.corpus) if args.corpus else None
-    experiment = parse_numbers(args.bench_experiment, "--experiment", 5)
-    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), corpus, parse_live(args.live), experiment))
+    sys.stdout.write(bench_command(args.sizes, args.repeat, Path(args.out), corpus, args.live, args.bench_experiment))
     return 0
-
-
-def parse_numbers(text: str, flag: str, count: int) -> Any:
-    """A comma-separated tuple of numbers (the last may be fractional), or None for 'none'."""
-    if text.strip().lower() == "none":
-        return None
-    parts = text.split(",")
-    try:
-        if len(parts) != count:
-            raise ValueError
-        return (*(int(part) for part in parts[:-1]), float(parts[-1]))
-    except ValueError:
-        raise BcevalError(f"{flag} needs {count} comma-separated numbers or none, got '{text}'") from None
-
-
-def parse_live(text: str) -> tuple[int, int, float] | None:
-    try:
-        return parse_numbers(text, "--live", 3)
-    except BcevalError:
-        raise BcevalError(f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.5) or none, got '{text}'") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,7 +87,7 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         f"- Corpus: {_commit_text(card)}",
         f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
         f"- Run: {_run_text(card)}",
-        *([f"- {_usage_text(card)}"] if _usage_text(card) else []),
+        *([f"- {usage}"] if (usage := _usage_text(card)) else []),
         f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
         f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
         f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
@@ -157,7 +157,7 @@ def render_html(card: Scorecard) -> str:
         f"<li>Adapter: <code>{e(card.adapter.name)}</code>, model <code>{e(card.adapter.model)}</code> ({pin}), "
         f"version <code>{e(card.adapter.version)}</code></li>",
         f"<li>Run: {_inline(_run_text(card))}</li>",
-        *([f"<li>{e(_usage_text(card) or '')}</li>"] if _usage_text(card) else []),
+        *([f"<li>{e(usage)}</li>"] if (usage := _usage_text(card)) else []),
         f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
         f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
         f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "

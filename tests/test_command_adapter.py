@@ -17,17 +17,9 @@ from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
+from bceval.adapters.agent import RETRY_WAIT_CAP, TRANSCRIPT_CAP, AgentSettings, backoff, extract_json_object
 from bceval.adapters.base import case_input
-from bceval.adapters.command import (
-    CONTRACT,
-    RETRY_WAIT_CAP,
-    TRANSCRIPT_CAP,
-    VIEW_NOTE,
-    AgentSettings,
-    CommandAdapter,
-    backoff,
-    extract_json_object,
-)
+from bceval.adapters.command import CONTRACT, VIEW_NOTE, CommandAdapter
 from bceval.adapters.naming import shard_cases
 from bceval.adapters.run import prune_vanished
 from bceval.config import parse_shard

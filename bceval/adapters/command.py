@@ -23,21 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.adapters import live
-from bceval.adapters.agent import (  # noqa: F401 - the names the review side and its tests use
-    PLACEHOLDERS,
-    RETRY_WAIT_CAP,
-    TRANSCRIPT_CAP,
-    UNPINNED_MODEL,
-    AgentSettings,
-    LiveAgent,
-    Unreadable,
-    _Attempt,
-    backoff,
-    check_command,
-    extract_json_object,
-    pinned,
-    placeholders,
-)
+from bceval.adapters.agent import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.adapters.base import Answer, CaseInput
 from bceval.adapters.envelope import Usage
 from bceval.adapters.view import View, agent_environment, build_view, materialize, remove

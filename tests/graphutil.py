@@ -8,8 +8,8 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 
 from bceval.config import Settings
-from bceval.dodo import build_namespace
-from bceval.doitlib import BcevalReporter
+from bceval.graph.doitlib import BcevalReporter
+from bceval.graph.loader import build_namespace
 
 
 class RecordingReporter(BcevalReporter):

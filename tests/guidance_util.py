@@ -24,10 +24,10 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 from graphutil import RecordingReporter
 
+from bceval.cli.guidance import add_parser, run
 from bceval.config import Settings
-from bceval.doitlib import uncaptured
-from bceval.guidance.cli import add_parser, run
-from bceval.guidance.graph import guidance_tasks
+from bceval.graph.doitlib import uncaptured
+from bceval.graph.guidance import guidance_tasks
 
 SENTINEL = "MODEL_SECRET_SENTINEL"
 SHARED = REPO.parent / "shared"

@@ -17,13 +17,13 @@ from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
-from bceval.adapters.agent import RETRY_WAIT_CAP, TRANSCRIPT_CAP, AgentSettings, backoff, extract_json_object
-from bceval.adapters.base import case_input
-from bceval.adapters.command import CONTRACT, VIEW_NOTE, CommandAdapter
-from bceval.adapters.naming import shard_cases
-from bceval.adapters.run import prune_vanished
+from bceval.agents.base import case_input
+from bceval.agents.command import CONTRACT, VIEW_NOTE, CommandAdapter
+from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, AgentSettings, backoff, extract_json_object
+from bceval.agents.run import prune_vanished
 from bceval.config import parse_shard
 from bceval.errors import BcevalError
+from bceval.layout import shard_cases
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import read_infra_file
 
@@ -396,7 +396,7 @@ def test_infrastructure_failure_is_recorded_apart_from_model_misses(agent, tmp_p
     failed = ids[3]
     agent.modes({failed: mode})
     if mode == "huge":
-        monkeypatch.setattr("bceval.adapters.agent.MAX_JSON_BYTES", 4096)
+        monkeypatch.setattr("bceval.agents.process.MAX_JSON_BYTES", 4096)
     started = time.monotonic()
     timeout = "1" if mode == "hang" else TIMEOUT
     code, lines, err = answer(capsys, out, "--timeout", timeout, "--retries", "0", "--jobs", "4")
@@ -589,7 +589,7 @@ def test_every_part_of_what_decides_an_answer_is_in_its_cache_key(agent, tmp_pat
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from bceval.adapters.base import CaseInput
+    from bceval.agents.base import CaseInput
 
     case = CaseInput("case-0", tmp_path / "prep" / "request-case-0.json", tmp_path / "prep" / "case-0.al", tmp_path)
     view = SimpleNamespace(digest="d" * 64)

@@ -488,7 +488,7 @@ def test_a_guidance_arm_cannot_grant_its_agent_the_experiments_output(tmp_path, 
 def test_once_builds_a_value_once_when_threads_ask_for_it_together():
     import threading
 
-    from bceval.doitlib import once
+    from bceval.graph.doitlib import once
 
     built = []
     start = threading.Barrier(8)

@@ -16,5 +16,6 @@ def test_outputs_are_byte_identical_to_the_recorded_ones() -> None:
     actual = golden_outputs.collect()
     assert sorted(actual) == sorted(expected)
     for scenario, files in expected.items():
-        changed = sorted(name for name in files.keys() | actual[scenario].keys() if files.get(name) != actual[scenario].get(name))
+        names = files.keys() | actual[scenario].keys()
+        changed = sorted(name for name in names if files.get(name) != actual[scenario].get(name))
         assert not changed, f"{scenario}: these outputs changed: {changed}"

@@ -22,7 +22,7 @@ from guidance_util import (
     write,
 )
 
-from bceval.guidance import cli as guidance_cli
+from bceval.cli import guidance as guidance_cli
 from bceval.guidance import manifest as guidance_manifest
 from bceval.guidance import scoring
 

@@ -161,7 +161,7 @@ def live_run(capsys, demo: Demo, kind: str, mode: str, monkeypatch, *extra) -> t
 
 
 def bwrap_or_skip() -> None:
-    from bceval.adapters.sandbox import require_bwrap
+    from bceval.agents.sandbox import require_bwrap
 
     try:
         require_bwrap()

@@ -19,11 +19,11 @@ import pytest
 from conftest import DEMO_CORPUS, REPO
 from guidance_util import SENTINEL, assert_fails, assert_passes, cli, git, hashed, remove, run_guidance_graph
 
+from bceval.agents import guidance as guidance_adapters
+from bceval.agents.guidance import NoReport, OracleGuidanceAdapter
 from bceval.config import Settings
-from bceval.guidance import adapters as guidance_adapters
-from bceval.guidance import run as guidance_run
-from bceval.guidance.adapters import NoReport, OracleGuidanceAdapter
 from bceval.guidance.demo import create_demo
+from bceval.steps import guidance_run as guidance_run
 
 MANIFESTS = {
     "plan": "evaluation/development-guidance-fixtures.json",

@@ -20,7 +20,7 @@ import pytest
 from agents import clean_environment
 from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 
-from bceval.adapters.view import agent_environment, build_view, materialize, remove
+from bceval.agents.view import agent_environment, build_view, materialize, remove
 from bceval.cli import main
 from bceval.errors import BcevalError
 
@@ -31,7 +31,7 @@ def _clean_env(monkeypatch):
 
 
 def bwrap_or_skip() -> str:
-    from bceval.adapters.sandbox import require_bwrap
+    from bceval.agents.sandbox import require_bwrap
 
     try:
         return require_bwrap()
@@ -313,7 +313,7 @@ def test_a_view_that_cannot_be_created_is_one_line_and_touches_no_result(
     def full_or_read_only(*args, **kwargs):
         raise OSError(code, reason)
 
-    monkeypatch.setattr("bceval.adapters.view.tempfile.mkdtemp", full_or_read_only)
+    monkeypatch.setattr("bceval.agents.view.tempfile.mkdtemp", full_or_read_only)
     exit_code, lines, err = run_cli(capsys, "answer", *base, "--run", "r", "--jobs", "4")
     assert exit_code == 2 and lines == []
     assert err == [
@@ -330,7 +330,7 @@ def test_views_a_killed_run_left_are_swept_once_stale_and_nothing_else(tmp_path)
     import sys
     import time
 
-    from bceval.adapters.view import STALE_AFTER, sweep_stale_folders
+    from bceval.agents.view import STALE_AFTER, sweep_stale_folders
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = int(gone.stdout)

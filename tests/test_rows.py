@@ -7,12 +7,12 @@ import json
 import pytest
 from graphutil import run_graph, settings_for, snapshot
 
-from bceval.actions import prepare as steps
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import build_index, generated_at
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.review.rows import changed_domains, encode_group, index_chunks, index_state, read_group
+from bceval.steps import prepare as steps
 
 
 def row(path: str, domain: str = "perf", title: str = "T") -> dict:
@@ -193,7 +193,7 @@ def test_without_its_record_the_index_task_rebuilds_every_candidate_file(small_c
 
 
 def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_corpus, tmp_path, monkeypatch):
-    from bceval.cli import run_graph as cli_run_graph
+    from bceval.graph.run import run_graph as cli_run_graph
 
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bceval.adapters import sandbox
-from bceval.adapters.sandbox import dns_config_bind, installation_paths, require_bwrap, sandbox_argv
+from bceval.agents import sandbox
+from bceval.agents.sandbox import dns_config_bind, installation_paths, require_bwrap, sandbox_argv
 from bceval.errors import BcevalError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap sandboxing is Linux-only")

@@ -13,7 +13,7 @@ import yaml
 from conftest import DEMO_CORPUS, REPO
 from graphutil import run_graph, settings_for
 
-from bceval.cli import _parser, main
+from bceval.cli.main import _parser, main
 from bceval.errors import BcevalError
 from bceval.scorecard.compare import compare
 from bceval.scorecard.model import Scorecard, read_scorecard
@@ -281,4 +281,4 @@ def test_the_experiment_workflow_fires_on_changes_to_this_repositorys_corpus_and
         assert any(f.match(path) for f in filters), f"no path filter matches {path}"
         top_level = change.relative_to(corpus).as_posix()  # a corpus repository with its layers at the top
         assert any(f.match(top_level) for f in filters), f"no path filter matches {top_level}"
-    assert not any(f.match("bceval/cli.py") for f in filters)
+    assert not any(f.match("bceval/cli/main.py") for f in filters)

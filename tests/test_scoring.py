@@ -10,9 +10,9 @@ from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 from graphutil import run_graph, settings_for, snapshot
 
 from bceval import jsonio
-from bceval.adapters.naming import result_files
 from bceval.cli import main
 from bceval.errors import BcevalError
+from bceval.layout import result_files
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import model_id
 from bceval.review.scoring import (

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
-from bceval.gitwrite import commit_folder
+from bceval.vcs import commit_folder
 
 DONE = ".bceval-export"  # written last: an export without it was interrupted and is made again
 LINK_MODE = 0o120000

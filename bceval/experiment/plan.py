@@ -162,7 +162,7 @@ def resolve(
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
             if (run.adapter if not arm_plan.guidance else arm_plan.fields["adapter"]) == "command":
-                from bceval.adapters.run import agent_settings
+                from bceval.agents.run import agent_settings
 
                 agent_settings(run)
         except BcevalError as exc:

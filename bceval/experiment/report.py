@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bceval.adapters.envelope import Usage
+from bceval.agents.envelope import Usage
 from bceval.config import Settings
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.experiment.stats import ArmComparison, ArmSummary, compare_arms, summarize_arm
@@ -111,7 +111,7 @@ class Unit:
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases (and thresholds) an arm's prepare variant recorded."""
-    from bceval.actions.prepare import cases_file
+    from bceval.steps.prepare import cases_file
 
     recorded = json.loads(cases_file(settings).read_text(encoding="utf-8"))
     return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
@@ -140,8 +140,8 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
 
 def epoch_units(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Unit]:
     """Every case of one arm in one epoch, judged from whatever results its run holds."""
-    from bceval.adapters.naming import infra_files, result_files
     from bceval.errors import BcevalError
+    from bceval.layout import infra_files, result_files
     from bceval.review.scoring import aggregate, judge_reading, read_infra_file, read_result_file
 
     directory = settings.results_dir
@@ -227,9 +227,9 @@ def guidance_tally(plan: Plan, arm: Any, kinds: dict[str, str], lines: dict) -> 
     """A guidance arm: each epoch's finished guidance run; a case passes when scoring raised no problem about it
     (a changed knowledge checkout fails every case). Outcome agreement and cited-article recall and precision
     are read from its reports."""
-    from bceval.actions.experiment import completed_guidance_run, guidance_folder
     from bceval.guidance.manifest import EMPTY_OUTCOMES, load_manifest
     from bceval.guidance.scoring import case_measures
+    from bceval.steps.experiment import completed_guidance_run, guidance_folder
 
     manifest = load_manifest(arm.corpus, arm.manifest)
     tally = ArmTally({case.id: [] for case in manifest.cases}, {k: 0 for k in COUNTS})

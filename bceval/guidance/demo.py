@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
-from bceval.gitwrite import commit_folder
 from bceval.guidance import IMPLEMENTATION, PLAN, GuidanceError
 from bceval.guidance.manifest import load_manifest
 from bceval.guidance.paths import create_exclusive, is_within, safe_path, scan_links
 from bceval.jsonio import dumps
+from bceval.vcs import commit_folder
 
 DEMO_KIND = "bceval-guidance-demo"
 MARKER = "demo.json"

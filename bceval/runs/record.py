@@ -61,7 +61,7 @@ def new_record(
             selected = sorted(set(before) | set(selected))
             if total is not None and len(selected) >= total:
                 selected = None  # every case is covered now
-    from bceval.adapters.agent import pinned
+    from bceval.agents.process import pinned
 
     live = settings.adapter == "command"
     is_pinned = pinned(settings.command or "", settings.model) if live else True

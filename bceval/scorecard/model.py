@@ -209,7 +209,7 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
 
 def usage_totals(report: ScoreReport) -> UsageTotals:
     """The run's time, cost and tokens from its answer records; unknown stays unknown."""
-    from bceval.adapters.envelope import Usage
+    from bceval.agents.envelope import Usage
 
     total, answers, cost_known, cached = Usage(), 0, 0, 0
     for verdict in report.cases:

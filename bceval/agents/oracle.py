@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bceval import __version__
-from bceval.adapters.base import Answer, CaseInput
+from bceval.agents.base import Answer, CaseInput
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import ResultEntry
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval import __version__
-from bceval.adapters.base import Answer, CaseInput
+from bceval.agents.base import Answer, CaseInput
 from bceval.review.ranking import normalize, score_article
 from bceval.review.scoring import ResultEntry
 

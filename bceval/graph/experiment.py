@@ -24,10 +24,10 @@ from doit.exceptions import InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
-from bceval.adapters.naming import result_name, shard_cases
 from bceval.config import Settings
-from bceval.doitlib import action, once
 from bceval.errors import BcevalError
+from bceval.graph.doitlib import action, once
+from bceval.layout import result_name, shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
 # never read the experiment file (or load what reading it needs).
@@ -82,7 +82,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @once
     def answers(arm_name: str, epoch: int) -> Any:
-        from bceval.adapters.run import RunAnswers
+        from bceval.agents.run import RunAnswers
         from bceval.experiment.plan import arm_settings
 
         current = plan()
@@ -90,15 +90,15 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @once
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
-        from bceval.adapters.view import build_view
+        from bceval.agents.view import build_view
 
         return build_view(Path(variant_out) / "review", Path(corpus), model_id).digest
 
     @create_after()
     def task_experiment_export() -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
-        from bceval.actions import experiment as actions
         from bceval.experiment.plan import corpus_export
+        from bceval.steps import experiment as actions
 
         current = plan()
         marks = [
@@ -114,7 +114,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after()
     def task_experiment_prepare() -> dict:
         """Prepare each variant (its own incremental `bceval prepare`)."""
-        from bceval.actions import experiment as actions
+        from bceval.steps import experiment as actions
 
         return {
             "actions": [action(actions.prepare_variants, settings, plan)],
@@ -125,8 +125,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after(executed="experiment_prepare")
     def task_experiment_run() -> Any:
         """run.json of each (arm, epoch)."""
-        from bceval.actions import experiment as actions
         from bceval.experiment.plan import arm_settings
+        from bceval.steps import experiment as actions
 
         current = plan()
         for arm in current.arms:
@@ -144,9 +144,9 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after(executed="experiment_prepare")
     def task_unit() -> Any:
         """One answer per (arm, epoch, case); an identical question asked by an earlier arm is shared."""
-        from bceval.actions import experiment as actions
-        from bceval.adapters.view import view_inputs
+        from bceval.agents.view import view_inputs
         from bceval.experiment.plan import arm_settings
+        from bceval.steps import experiment as actions
 
         current = plan()
         owners: dict[str, str] = {}
@@ -188,7 +188,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         """One guidance run per (guidance arm, epoch), one after another (they read the same workspaces); up to
         date once a run of it finished while its fields and inputs (knowledge checkout, manifest, map,
         workspaces) stay as they were, since evidence is only ever captured afresh."""
-        from bceval.actions import experiment as actions
+        from bceval.steps import experiment as actions
 
         current = plan()
         previous = None
@@ -215,7 +215,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after()
     def task_experiment_report() -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        from bceval.actions import experiment as actions
+        from bceval.steps import experiment as actions
 
         return {
             "actions": [action(actions.write_report, settings, plan, selected)],

@@ -51,13 +51,13 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan]) -> None:
 
 def write_run_record(settings: Settings, selected: list[str]) -> None:
     """run.json of one (arm, epoch) run."""
-    from bceval.actions.answer import write_run_record as write
+    from bceval.steps.answer import write_run_record as write
 
     write(settings, selected, replace=True)
 
 
 def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
-    from bceval.actions.prepare import require_complete
+    from bceval.steps.prepare import require_complete
 
     run = answers()
     require_complete(run.settings)
@@ -97,7 +97,7 @@ def publish_report(plan: Plan, page: Any) -> None:
 
 def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
     """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
-    from bceval.guidance.run import next_run_directory, run_from_files
+    from bceval.steps.guidance_run import next_run_directory, run_from_files
 
     current = plan()
     arm = current.arm(arm_name)
@@ -105,7 +105,7 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     adapter = arm.fields["adapter"] or "oracle"  # a guidance arm's known-good control, unless it names its agent
     agent = None
     if adapter == "command":
-        from bceval.adapters.run import agent_settings
+        from bceval.agents.run import agent_settings
 
         agent = agent_settings(run)
     elif adapter != "oracle":

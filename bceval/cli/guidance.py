@@ -106,7 +106,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
-    from bceval.adapters.run import agent_settings as from_settings
+    from bceval.agents.run import agent_settings as from_settings
     from bceval.config import load_settings
 
     names = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
@@ -127,7 +127,7 @@ class Options:
     baseline_sha256: str | None
     results: Path | None
     adapter: str | None = None
-    agent: Any = None  # run --adapter command: bceval.adapters.agent.AgentSettings
+    agent: Any = None  # run --adapter command: bceval.agents.process.AgentSettings
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
 
     def context_line(self) -> str:
@@ -267,7 +267,7 @@ def _demo_workspaces(opts: Options) -> str:
 
 
 def _run(opts: Options) -> str:
-    from bceval.guidance.run import run_from_files
+    from bceval.steps.guidance_run import run_from_files
 
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
     manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent)

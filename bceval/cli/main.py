@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from bceval import __version__
+from bceval.cli import experiment as experiment_cli
+from bceval.cli import guidance as guidance_cli
 from bceval.config import ADAPTERS, SOURCES, Settings, check_inputs, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
-from bceval.experiment import cli as experiment_cli
-from bceval.graph import run_graph
-from bceval.guidance import cli as guidance_cli
+from bceval.graph.run import run_graph
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def check_results(settings: Settings) -> None:
     """Results the user named must exist before any work is done."""
-    from bceval.adapters.naming import result_files
+    from bceval.layout import result_files
 
     if settings.results is not None:
         result_files(settings.results)
@@ -162,7 +162,7 @@ def run_health(settings: Settings, strict: bool, verbose: bool = False) -> int:
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health"], verbose=verbose)
     if code:  # validation or preparation failed (it said why); report what can be read anyway
-        from bceval.actions.health import write_health_despite_failures
+        from bceval.steps.health import write_health_despite_failures
 
         print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
         write_health_despite_failures(settings)
@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:  # atomic writes leave no partial file; the next run sweeps any temporary one
-        if "bceval.adapters.live" in sys.modules:  # agents run in sessions of their own: stop them
-            sys.modules["bceval.adapters.live"].stop_all()
+        if "bceval.agents.live" in sys.modules:  # agents run in sessions of their own: stop them
+            sys.modules["bceval.agents.live"].stop_all()
         print("bceval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
@@ -240,7 +240,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return 0
     settings = load_settings(**{key: value for key, value in vars(args).items() if key in SOURCES})
     if args.subcommand == "init":
-        from bceval.starter import init_corpus
+        from bceval.steps.init import init_corpus
 
         print("\n".join(init_corpus(settings, args.doit)))
         return 0
@@ -253,7 +253,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.subcommand == "health":
         return run_health(settings, args.strict, verbose)
     if args.subcommand == "answer":
-        from bceval.actions.answer import preflight
+        from bceval.steps.answer import preflight
 
         for warning in preflight(settings):  # nothing is written unless the whole command line makes sense
             print(warning, file=sys.stderr)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.guidance import GuidanceAdapter, GuidanceCaseInput, NoReport, make_adapter
 from bceval.guidance import GuidanceError
-from bceval.guidance.adapters import GuidanceAdapter, GuidanceCaseInput, NoReport, make_adapter
 from bceval.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
@@ -178,7 +178,7 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
 
-    `agent` (bceval.adapters.agent.AgentSettings) configures the command adapter; `hide` names more paths it
+    `agent` (bceval.agents.process.AgentSettings) configures the command adapter; `hide` names more paths it
     must not reach (an experiment's output folder, with every other arm's answers)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)

@@ -34,8 +34,8 @@ from bceval import __version__
 from bceval.config import Settings
 from bceval.corpus.index import generated_at
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
-from bceval.doitlib import action
 from bceval.errors import BcevalError, EvaluationFailed
+from bceval.graph.doitlib import action
 from bceval.guidance import GuidanceError
 from bceval.review.neutral import model_id
 
@@ -146,7 +146,7 @@ class RunSettings:
     targets: tuple[RunTarget, ...]
     uses_demo: bool
     problem: str | None = None  # a settings problem the run task reports in one line
-    agent: Any = None  # the live agent's settings (bceval.adapters.agent.AgentSettings) for adapter "command"
+    agent: Any = None  # the live agent's settings (bceval.agents.process.AgentSettings) for adapter "command"
 
 
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
@@ -156,7 +156,7 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
     agent = None
     if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
-        from bceval.adapters.run import agent_settings
+        from bceval.agents.run import agent_settings
 
         agent = agent_settings(settings)
     runs = str((settings.out / "guidance-runs").absolute())
@@ -187,7 +187,7 @@ def make_demo(corpus: str, directory: str) -> None:
 
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
     """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
-    from bceval.guidance.run import next_run_directory, run_from_files
+    from bceval.steps.guidance_run import next_run_directory, run_from_files
 
     title = "Development guidance run"
     if cfg.problem:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bceval.adapters.envelope import Usage
+from bceval.agents.envelope import Usage
 from bceval.jsonio import dumps
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import InfraFailure, ResultEntry

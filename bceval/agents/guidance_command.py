@@ -5,7 +5,7 @@ checkout that holds only the layers' `skills/` and `knowledge/` folders and the 
 `evaluation/`, where the expected outcomes live), made once per run, read-only where the filesystem allows
 and removed afterwards. The request it gets names the view, not the checkout. Under `--sandbox bwrap` the
 workspace and the view are mounted read-only, so a write fails at the source; the before/after evidence
-still runs. Envelopes, retries, transcripts and cost are the review agent's (bceval.adapters.agent).
+still runs. Envelopes, retries, transcripts and cost are the review agent's (bceval.agents.process).
 
 Nothing the agent prints reaches the console: its output goes to the transcript, and a missing report is
 reported in bceval's words only.
@@ -17,12 +17,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bceval.adapters import live
-from bceval.adapters.agent import AgentSettings, LiveAgent, Unreadable, extract_json_object
-from bceval.adapters.envelope import Usage
-from bceval.adapters.view import agent_environment, sweep_stale_folders, temp_folder
+from bceval.agents import live
+from bceval.agents.envelope import Usage
+from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, extract_json_object
+from bceval.agents.view import agent_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
-from bceval.guidance.adapters import GuidanceCaseInput, NoReport
 from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps, write_atomic
@@ -54,7 +54,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
 
 
 def remove_view(view: Path) -> None:
-    from bceval.adapters.view import remove
+    from bceval.agents.view import remove
 
     remove(view)
 

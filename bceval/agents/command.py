@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bceval.adapters import live
-from bceval.adapters.agent import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
-from bceval.adapters.base import Answer, CaseInput
-from bceval.adapters.envelope import Usage
-from bceval.adapters.view import View, agent_environment, build_view, materialize, remove
+from bceval.agents import live
+from bceval.agents.base import Answer, CaseInput
+from bceval.agents.envelope import Usage
+from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
+from bceval.agents.view import View, agent_environment, build_view, materialize, remove
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bceval.actions.prepare import derive, recorded_cases, require_complete
-from bceval.adapters.naming import infra_files, result_files, shard_cases
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import infra_files, result_files, shard_cases
 from bceval.review.cases import ReviewCase
+from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 
 def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase] | None:
@@ -35,7 +35,7 @@ def cases_to_answer(settings: Settings, cases: list[ReviewCase]) -> list[ReviewC
 def preflight(settings: Settings) -> list[str]:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
     command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
-    from bceval.adapters.run import make_adapter
+    from bceval.agents.run import make_adapter
     from bceval.runs.record import new_record, read_record
 
     warnings = []
@@ -45,7 +45,7 @@ def preflight(settings: Settings) -> list[str]:
     if settings.adapter == "command":
         adapter = make_adapter(settings, derivation.cases)
         if settings.isolation == "view":
-            from bceval.adapters.view import check_view_folder
+            from bceval.agents.view import check_view_folder
 
             check_view_folder()
         if adapter.model_is_label_only:
@@ -61,7 +61,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    from bceval.adapters.run import prune_vanished
+    from bceval.agents.run import prune_vanished
     from bceval.runs.record import RECORD_NAME, new_record, read_record
 
     cases = recorded_cases(settings)
@@ -71,7 +71,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
 
 def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
-    """One answer through the run's `RunAnswers` (see bceval.adapters.run), made on first use."""
+    """One answer through the run's `RunAnswers` (see bceval.agents.run), made on first use."""
     answers = run_answers()
     require_complete(answers.settings)
     answers.answer(case)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.adapters import live
-from bceval.adapters.envelope import Usage, read_agent_output
+from bceval.agents import live
+from bceval.agents.envelope import Usage, read_agent_output
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
 
@@ -175,7 +175,7 @@ class LiveAgent:
         self.hidden = dict(hidden)
         self.bwrap: str | None = None
         if agent.sandbox == "bwrap":
-            from bceval.adapters.sandbox import require_bwrap, sandbox_argv
+            from bceval.agents.sandbox import require_bwrap, sandbox_argv
 
             if needs_view and agent.isolation != "view":
                 raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
@@ -288,7 +288,7 @@ class LiveAgent:
         """The command line under bwrap when the sandbox is on: only `read_only` (and grants) besides the system."""
         if self.bwrap is None:
             return argv
-        from bceval.adapters.sandbox import sandbox_argv
+        from bceval.agents.sandbox import sandbox_argv
 
         return sandbox_argv(
             self.bwrap,

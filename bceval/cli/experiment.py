@@ -126,7 +126,7 @@ def _write_ab_file(experiment: Any, path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """One experiment command; BcevalError from here is one line in bceval.cli.main."""
-    from bceval.graph import run_graph
+    from bceval.graph.run import run_graph
 
     mode = args.experiment_mode
     if mode == "ab":
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
     verbose = getattr(args, "verbose", False)
     if mode == "publish":
-        from bceval.actions.experiment import publish_report
+        from bceval.steps.experiment import publish_report
 
         page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
         publish_report(plan, page)
@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
         code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
         if code:
             return code
-        from bceval.actions.experiment import write_report
         from bceval.experiment.report import selected_cases
+        from bceval.steps.experiment import write_report
 
         chosen = selected_cases(plan, settings)
         write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bceval.actions.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain
@@ -12,6 +11,7 @@ from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.review.cases import ReviewCase, derive_cases
 from bceval.review.manifest import by_convention
 from bceval.review.neutral import neutral_file_text
+from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
@@ -42,7 +42,7 @@ def write_health(settings: Settings, groups: list[str]) -> None:
 
 def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
     """The leaf and candidate articles of a case's agent view (its request and case file tell nothing)."""
-    from bceval.adapters.view import build_view
+    from bceval.agents.view import build_view
 
     view = build_view(settings.prepare_dir, settings.corpus, model_id)
     return {

@@ -11,8 +11,8 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    from bceval.actions.prepare import index_state_file
-    from bceval.dodo import build_namespace, open_output
+    from bceval.graph.loader import build_namespace, open_output
+    from bceval.steps.prepare import index_state_file
 
     open_output(settings)
     if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run

@@ -201,11 +201,11 @@ ADAPTERS = ("oracle", "command")
 def make_adapter(
     name: str, manifest: GuidanceManifest, agent: Any = None, run_dir: Path | None = None, hidden: Any = None
 ) -> GuidanceAdapter:
-    """`agent` (bceval.adapters.agent.AgentSettings) and the run directory are the command adapter's."""
+    """`agent` (bceval.agents.process.AgentSettings) and the run directory are the command adapter's."""
     if name == "oracle":
         return OracleGuidanceAdapter(manifest)
     if name == "command":
-        from bceval.guidance.live import GuidanceCommandAdapter
+        from bceval.agents.guidance_command import GuidanceCommandAdapter
 
         if agent is None or run_dir is None:
             raise GuidanceError("the command adapter needs --command (the agent command line)")

@@ -68,7 +68,7 @@ def forget_view(root: Path) -> bool:
 def stop_all() -> int:
     """Kill every agent still running and remove the views of cases in flight (on Ctrl-C); returns how many
     agents there were."""
-    from bceval.adapters.view import remove
+    from bceval.agents.view import remove
 
     with _lock:
         running, views = list(_running), list(_views)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from bceval.actions.prepare import cases_file, recorded_cases, require_complete
-from bceval.adapters.naming import infra_files, result_files
 from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import dumps, load_own_json, write_atomic
+from bceval.layout import infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.runs.record import selection_of
+from bceval.steps.prepare import cases_file, recorded_cases, require_complete
 
 
 def score_dir(settings: Settings) -> Path:

@@ -9,11 +9,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bceval.adapters.base import Adapter, Answer, case_input, result_document
-from bceval.adapters.naming import infra_name, result_name
+from bceval.agents.base import Adapter, Answer, case_input, result_document
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, parse_json, write_atomic
+from bceval.layout import infra_name, result_name
 from bceval.review.cases import ReviewCase
 
 TRANSCRIPT_SCHEMA_VERSION = 1
@@ -30,7 +30,7 @@ def hidden_paths(settings: Settings) -> dict[str, Path]:
 
 
 def agent_settings(settings: Settings) -> Any:
-    from bceval.adapters.agent import AgentSettings
+    from bceval.agents.process import AgentSettings
 
     if not settings.command:
         raise BcevalError("the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'")
@@ -50,14 +50,14 @@ def agent_settings(settings: Settings) -> Any:
 
 def make_adapter(settings: Settings, cases: list[ReviewCase]) -> Adapter:
     if settings.adapter == "oracle":
-        from bceval.adapters.oracle import OracleAdapter
+        from bceval.agents.oracle import OracleAdapter
 
         return OracleAdapter(cases)
     if settings.adapter == "baseline":
-        from bceval.adapters.baseline import BaselineAdapter
+        from bceval.agents.baseline import BaselineAdapter
 
         return BaselineAdapter(settings.corpus)
-    from bceval.adapters.command import CommandAdapter
+    from bceval.agents.command import CommandAdapter
 
     return CommandAdapter(agent_settings(settings), settings.cache_dir, hidden_paths(settings))
 

@@ -8,12 +8,13 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bceval.clock import source_date_epoch
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
+from bceval.vcs import git_root
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
@@ -179,16 +180,6 @@ class Settings:
         return self.cache or self.out / "cache" / "answers"
 
 
-def source_date_epoch(environ: Mapping[str, str] | None = None) -> datetime | None:
-    """SOURCE_DATE_EPOCH as a UTC time, None when unset; one clear error when it is not a usable time."""
-    raw = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "").strip()
-    if not raw:
-        return None
-    try:
-        return datetime.fromtimestamp(int(raw), tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        raise BcevalError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got '{raw}'") from None
-
 
 def parse_shard(text: str) -> tuple[int, int]:
     """`K/N` with 1 <= K <= N."""
@@ -260,10 +251,6 @@ def looks_like_corpus(folder: Path) -> bool:
             return True
     return False
 
-
-def git_root(folder: Path) -> Path | None:
-    """The nearest folder at or above `folder` holding `.git` (a directory, or a file in a linked worktree)."""
-    return next((parent for parent in (folder, *folder.parents) if (parent / ".git").exists()), None)
 
 
 def find_corpus(cwd: Path) -> Path | None:

@@ -8,8 +8,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from bceval.config import git_root
 from bceval.errors import BcevalError
+from bceval.vcs import git_root
 
 GITIGNORE_TEXT = "# bceval's output directory: nothing here belongs in git\n*\n"
 LOCK_NAME = ".bceval.lock"

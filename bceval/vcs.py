@@ -31,3 +31,8 @@ def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str
             subprocess.run([*GIT, *args], cwd=folder, env=env, check=True, capture_output=True)
         except (OSError, subprocess.CalledProcessError) as exc:
             raise BcevalError(f"{folder}: git could not commit it ({exc})") from None
+
+
+def git_root(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` holding `.git` (a directory, or a file in a linked worktree)."""
+    return next((parent for parent in (folder, *folder.parents) if (parent / ".git").exists()), None)

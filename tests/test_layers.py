@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from bceval.corpus.index import build_index, domain_articles, generated_at
+from bceval.clock import generated_at
+from bceval.corpus.index import build_index, domain_articles
 from bceval.corpus.layers import (
     Leaf,
     PairedArticle,

@@ -7,8 +7,9 @@ import json
 import pytest
 from graphutil import run_graph, settings_for, snapshot
 
+from bceval.clock import generated_at
 from bceval.corpus.articles import index_row
-from bceval.corpus.index import build_index, generated_at
+from bceval.corpus.index import build_index
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.review.rows import changed_domains, encode_group, index_chunks, index_state, read_group

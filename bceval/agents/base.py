@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bceval.agents.envelope import Usage
 from bceval.jsonio import dumps
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import InfraFailure, ResultEntry
+from bceval.usage import Usage
 
 
 @dataclass(frozen=True)

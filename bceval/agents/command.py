@@ -24,11 +24,11 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.envelope import Usage
 from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.agents.view import View, agent_environment, build_view, materialize, remove
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
+from bceval.usage import Usage
 
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
 CONTRACT = (

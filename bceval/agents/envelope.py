@@ -9,42 +9,11 @@ checked). Anything else that looks like an envelope but is not one of these is r
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from bceval.jsonio import parse_json_text
-
-
-@dataclass(frozen=True)
-class Usage:
-    """What one answer cost, as far as it is known; None is unknown, never zero."""
-
-    wallSeconds: float | None = None  # measured by bceval around the agent process
-    agentSeconds: float | None = None  # the agent's own duration_ms
-    costUsd: float | None = None
-    inputTokens: int | None = None
-    outputTokens: int | None = None
-    cacheCreationTokens: int | None = None
-    cacheReadTokens: int | None = None
-    turns: int | None = None
-
-    def plus(self, other: Usage) -> Usage:
-        """Field by field: known + known adds, known + unknown keeps the known part, unknown + unknown stays unknown."""
-        values = {}
-        for item in fields(self):
-            mine, theirs = getattr(self, item.name), getattr(other, item.name)
-            values[item.name] = theirs if mine is None else mine if theirs is None else mine + theirs
-        return Usage(**values)
-
-    def as_record(self) -> dict[str, Any]:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
-
-    @classmethod
-    def from_record(cls, record: Any) -> Usage:
-        if not isinstance(record, dict):
-            return cls()
-        return cls(**{item.name: _number(record.get(item.name)) for item in fields(cls)})
+from bceval.usage import Usage, known_number
 
 
 @dataclass(frozen=True)
@@ -57,11 +26,6 @@ class AgentOutput:
     format: str  # "plain", "json" or "stream-json"
 
 
-def _number(value: Any) -> float | int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        return None
-    return value
-
 
 def _is_envelope(value: Any) -> bool:
     """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
@@ -70,15 +34,15 @@ def _is_envelope(value: Any) -> bool:
 
 def _usage(envelope: dict[str, Any]) -> Usage:
     tokens = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
-    duration = _number(envelope.get("duration_ms"))
-    turns = _number(envelope.get("num_turns"))
+    duration = known_number(envelope.get("duration_ms"))
+    turns = known_number(envelope.get("num_turns"))
     return Usage(
         agentSeconds=duration / 1000 if duration is not None else None,
-        costUsd=_number(envelope.get("total_cost_usd")),
-        inputTokens=_number(tokens.get("input_tokens")),
-        outputTokens=_number(tokens.get("output_tokens")),
-        cacheCreationTokens=_number(tokens.get("cache_creation_input_tokens")),
-        cacheReadTokens=_number(tokens.get("cache_read_input_tokens")),
+        costUsd=known_number(envelope.get("total_cost_usd")),
+        inputTokens=known_number(tokens.get("input_tokens")),
+        outputTokens=known_number(tokens.get("output_tokens")),
+        cacheCreationTokens=known_number(tokens.get("cache_creation_input_tokens")),
+        cacheReadTokens=known_number(tokens.get("cache_read_input_tokens")),
         turns=int(turns) if turns is not None else None,
     )
 

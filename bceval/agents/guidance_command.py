@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.agents.envelope import Usage
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, extract_json_object
 from bceval.agents.view import agent_environment, sweep_stale_folders, temp_folder
@@ -26,6 +25,7 @@ from bceval.corpus.layers import LAYERS
 from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps, write_atomic
+from bceval.usage import Usage
 
 VIEW_FOLDERS = ("skills", "knowledge")
 CONTRACT = (

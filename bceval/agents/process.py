@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.agents.envelope import Usage, read_agent_output
+from bceval.agents.envelope import read_agent_output
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
+from bceval.usage import Usage
 
 UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from typing import Any
 
-from bceval.config import source_date_epoch
 from bceval.corpus.layers import LAYERS, index_order, layer_of, sorted_texts
 
 INDEX_VERSION = 1
 
-
-def generated_at(environ: Mapping[str, str] | None = None) -> str:
-    """A reproducible timestamp: SOURCE_DATE_EPOCH when set, else the Unix epoch (never the clock)."""
-    moment = source_date_epoch(environ) or datetime.fromtimestamp(0, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
 
 
 def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:

@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bceval.agents.envelope import Usage
 from bceval.config import Settings
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.experiment.stats import ArmComparison, ArmSummary, compare_arms, summarize_arm
 from bceval.models import StrictModel
 from bceval.review.cases import ReviewCase
+from bceval.usage import Usage
 
 REPORT_SCHEMA_VERSION = 1
 

@@ -31,8 +31,8 @@ from typing import Any, TypeVar
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.clock import generated_at
 from bceval.config import Settings
-from bceval.corpus.index import generated_at
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.graph.doitlib import action

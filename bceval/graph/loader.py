@@ -19,8 +19,8 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.agents.view import view_inputs
+from bceval.clock import generated_at
 from bceval.config import Settings, check_inputs, context_line, load_settings
-from bceval.corpus.index import generated_at
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import BcevalReporter, action, once, uncaptured

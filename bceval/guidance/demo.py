@@ -64,7 +64,7 @@ def demo_runs(directory: Path) -> list[DemoRun]:
 
 
 def _epoch() -> int:
-    from bceval.config import source_date_epoch  # pydantic-heavy module: only when a demo is built
+    from bceval.clock import source_date_epoch  # pydantic-heavy module: only when a demo is built
 
     try:
         moment = source_date_epoch()

@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bceval.clock import generated_at
 from bceval.corpus.articles import index_row
-from bceval.corpus.index import build_index, generated_at
+from bceval.corpus.index import build_index
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from bceval import __version__
-from bceval.config import source_date_epoch
+from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.jsonio import parse_json
 from bceval.models import StrictModel
@@ -209,7 +209,7 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
 
 def usage_totals(report: ScoreReport) -> UsageTotals:
     """The run's time, cost and tokens from its answer records; unknown stays unknown."""
-    from bceval.agents.envelope import Usage
+    from bceval.usage import Usage
 
     total, answers, cost_known, cached = Usage(), 0, 0, 0
     for verdict in report.cases:

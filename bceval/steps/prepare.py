@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bceval import __version__
+from bceval.clock import generated_at
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
-from bceval.corpus.index import candidate_paths, generated_at, index_document
+from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic

@@ -14,6 +14,7 @@ from typing import Any
 from bceval.clock import source_date_epoch
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
+from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -180,16 +181,6 @@ class Settings:
         return self.cache or self.out / "cache" / "answers"
 
 
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """`K/N` with 1 <= K <= N."""
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise BcevalError(f"--shard must look like K/N (e.g. 1/4), got '{text}'") from None
-    if not 1 <= index <= count:
-        raise BcevalError(f"--shard K/N needs 1 <= K <= N, got '{text}'")
-    return index, count
 
 
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:

@@ -16,20 +16,11 @@ from pathlib import Path
 
 from bceval.errors import BcevalError
 from bceval.jsonio import utf8_encodable
+from bceval.ordering import sort_key, sorted_texts
 
 LAYERS = ("microsoft", "community", "custom")
 LAYER_RANK = {name: rank for rank, name in enumerate(LAYERS, start=1)}
 SUPER_SKILL = "al-code-review.md"
-
-
-def sorted_texts(texts: Iterable[str]) -> list[str]:
-    """Texts in `sort_key` order, with two C-level sorts instead of a Python key function (hot at scale)."""
-    return sorted(sorted(texts), key=str.lower)
-
-
-def sort_key(text: str) -> tuple[str, str]:
-    """bceval's one string order: ordinal on the lower-cased text, ties by ordinal on the original."""
-    return (text.lower(), text)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from bceval import __version__
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
-from bceval.layout import result_name, shard_cases
+from bceval.layout import result_name
+from bceval.runs.selection import shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
 # never read the experiment file (or load what reading it needs).

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from pathlib import Path
 
@@ -56,3 +57,29 @@ def select_cases(
     if not chosen:
         raise BcevalError("the selection matches no case (--failed-from found no failed case)")
     return [case for case in cases if case.id in chosen]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 1 <= K <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise BcevalError(f"--shard must look like K/N (e.g. 1/4), got '{text}'") from None
+    if not 1 <= index <= count:
+        raise BcevalError(f"--shard K/N needs 1 <= K <= N, got '{text}'")
+    return index, count
+
+
+def shard_of(model_id: str, count: int) -> int:
+    """The shard (1..count) a case belongs to: a hash of its id alone, so adding or removing other cases never
+    moves it, and two arms with different case sets still answer a shared case on the same machine."""
+    return int.from_bytes(hashlib.sha256(model_id.encode("utf-8")).digest()[:8], "big") % count + 1
+
+
+def shard_cases(cases: list[ReviewCase], shard: str | None) -> list[ReviewCase]:
+    """Shard K of N: the cases whose id hashes to K, in model-id order. Shards never overlap."""
+    if not shard:
+        return list(cases)
+    index, count = parse_shard(shard)
+    ordered = sorted(cases, key=lambda case: case.modelId)
+    return [case for case in ordered if shard_of(case.modelId, count) == index]

@@ -8,8 +8,9 @@ from typing import Any
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
-from bceval.layout import infra_files, result_files, shard_cases
+from bceval.layout import infra_files, result_files
 from bceval.review.cases import ReviewCase
+from bceval.runs.selection import shard_cases
 from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 

@@ -1,0 +1,1 @@
+"""Evaluators: one protocol, and review, plan and implementation registered in one place."""

@@ -1,0 +1,15 @@
+"""bceval's one order for strings (the reference sorted by a hash table in places; this is the sane rule)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def sorted_texts(texts: Iterable[str]) -> list[str]:
+    """Texts in `sort_key` order, with two C-level sorts instead of a Python key function (hot at scale)."""
+    return sorted(sorted(texts), key=str.lower)
+
+
+def sort_key(text: str) -> tuple[str, str]:
+    """bceval's one string order: ordinal on the lower-cased text, ties by ordinal on the original."""
+    return (text.lower(), text)

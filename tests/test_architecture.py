@@ -1,0 +1,55 @@
+"""The rules of the house, enforced: the import layers of pyproject.toml's import-linter contracts hold, and no
+core module prints, exits or starts a process (only steps print; cli and graph wire; agents run processes)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "bceval"
+CORE = ("corpus", "review", "guidance", "health", "scorecard", "runs", "evaluators", "experiment")
+
+
+def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlinter.cli import lint_imports
+
+    code = lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert code == 0, capsys.readouterr().out
+
+
+def _calls(path: Path) -> list[str]:
+    """`print(...)`, `sys.exit(...)`, `exit(...)` and any use of `subprocess` or `os.system`/`os.exec*` in a file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "exit"):
+            found.append(f"{node.func.id}() at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            pair = (node.value.id, node.attr)
+            if pair == ("sys", "exit") or node.value.id == "subprocess" or pair == ("os", "system"):
+                found.append(f"{node.value.id}.{node.attr} at line {node.lineno}")
+            elif node.value.id == "os" and node.attr.startswith(("exec", "spawn", "popen")):
+                found.append(f"os.{node.attr} at line {node.lineno}")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            if "subprocess" in names:
+                found.append(f"import of subprocess at line {node.lineno}")
+    return found
+
+
+def test_no_core_module_prints_exits_or_starts_a_process() -> None:
+    offenders = {}
+    for package in CORE:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            calls = _calls(path)
+            if calls:
+                offenders[path.relative_to(REPO).as_posix()] = calls
+    assert not offenders, offenders
+
+
+def test_the_check_sees_what_it_must(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import subprocess, sys\nprint('x')\nsys.exit(1)\nsubprocess.run(['x'])\n", encoding="utf-8")
+    assert len(_calls(sample)) == 4

@@ -7,8 +7,9 @@ installed bceval writes today with `tests/golden/outputs.json`, recorded before 
     python tests/golden_outputs.py --write    # record them as the expected set (only when output should change)
 
 Every command runs as a user would run it (`python -m bceval` in a scratch folder, a clean environment);
-absolute paths of the scratch folder are replaced by `<root>` before hashing, so the digests do not depend
-on where the test runs. Scorecards are left out: they carry the git state of the checkout they ran in.
+absolute paths of the scratch folder, the checkout and the shared corpus are replaced by `<root>`, `<repo>`
+and `<shared>` before hashing, so the digests do not depend on where the test or the checkout is. Scorecards
+are left out: they carry the git state of the checkout they ran in.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def _digests(folder: Path, root: Path) -> dict[str, str]:
             continue
         if path.name.startswith(SKIPPED_PREFIXES):
             continue
-        data = path.read_bytes().replace(str(root).encode(), b"<root>")
+        data = path.read_bytes()
+        for place, name in ((root, b"<root>"), (SHARED, b"<shared>"), (REPO, b"<repo>")):
+            data = data.replace(str(place.resolve()).encode(), name)
         found[rel.as_posix()] = hashlib.sha256(data).hexdigest()
     return found
 

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.cli.parser import add_options, settings_flags
+from bceval.config.options import OPTIONS
 from bceval.errors import BcevalError
 from bceval.guidance import GuidanceError
 
-MODES = ("validate", "prepare", "capture", "score", "run", "demo-workspaces")
+MODES: tuple[str, ...] = OPTIONS["guidance_mode"].allowed() or ()
 DEFAULT_MANIFEST = Path("evaluation") / "development-guidance-fixtures.json"
 TITLES = {
     "validate": "fixture validation",
@@ -41,66 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "results against it, run all of it with an answer adapter (run), or create the demo workspaces "
         "(demo-workspaces). Exit 0 when the mode passes, 1 otherwise.",
     )
-    parser.add_argument(
-        "guidance_mode",
-        nargs="?",
-        choices=MODES,
-        default="validate",
-        metavar="MODE",
-        help="validate (default), prepare, capture, score, run or demo-workspaces",
-    )
-    parser.add_argument(
-        "--root",
-        dest="guidance_root",
-        metavar="DIR",
-        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
-    )
-    parser.add_argument(
-        "--manifest",
-        dest="guidance_manifest",
-        metavar="FILE",
-        help="default: <root>/evaluation/development-guidance-fixtures.json",
-    )
-    parser.add_argument(
-        "--out",
-        dest="guidance_out",
-        metavar="DIR",
-        help="prepare, demo-workspaces: a new or empty directory; run: a new run directory",
-    )
-    parser.add_argument(
-        "--workspace-map",
-        dest="guidance_workspace_map",
-        metavar="MAP",
-        help="prepare, capture, run: JSON object of manifest id -> absolute target repository",
-    )
-    parser.add_argument(
-        "--baseline",
-        dest="guidance_baseline",
-        metavar="FILE",
-        help="capture: file to create; score: the captured baseline",
-    )
-    parser.add_argument(
-        "--baseline-sha256",
-        dest="guidance_baseline_sha256",
-        metavar="HEX",
-        help="score: the digest capture printed, kept by the runner",
-    )
-    parser.add_argument(
-        "--results", dest="guidance_results", metavar="DIR", help="score: directory of result-case-<hash>.json files"
-    )
-    parser.add_argument(
-        "--adapter", dest="guidance_adapter", metavar="NAME", help="run: who answers each case (oracle or command)"
-    )
-    live = parser.add_argument_group("run --adapter command (a live agent; needs BCEVAL_LIVE=1)")
-    live.add_argument("--command", dest="guidance_command", help="the agent command line (default: $BCEVAL_COMMAND)")
-    live.add_argument("--model", dest="guidance_model", help="the model; pinned only through {model}")
-    live.add_argument("--timeout", dest="guidance_timeout", type=float, metavar="S", help="seconds per attempt")
-    live.add_argument("--retries", dest="guidance_retries", type=int, metavar="N", help="retries after a failure")
-    live.add_argument("--retry-wait", dest="guidance_retry_wait", type=float, metavar="S", help="first pause")
-    live.add_argument("--sandbox", dest="guidance_sandbox", help="none (default) or bwrap: mount read-only")
-    live.add_argument(
-        "--sandbox-allow", dest="guidance_sandbox_allow", action="append", metavar="PATH", help="grant a path"
-    )
+    add_options(parser, "guidance")
     return parser
 
 
@@ -109,8 +52,7 @@ def agent_settings(args: argparse.Namespace) -> Any:
     from bceval.agents.run import agent_settings as from_settings
     from bceval.config import load_settings
 
-    names = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
-    settings = load_settings(**{name: getattr(args, f"guidance_{name}", None) for name in names})
+    settings = load_settings(**settings_flags(args))
     if not settings.command:
         raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
     return from_settings(settings)

@@ -7,6 +7,7 @@ arguments of `bceval bench` and `doit bench` and runs them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,9 @@ def bench_command(
     sizes_text: str,
     repeat: int,
     out: Path,
-    corpus: Path | None = None,
-    live_text: str = "none",
-    experiment_text: str = "none",
+    corpus: Path | None,
+    live_text: str,
+    experiment_text: str,
     experiment_flag: str = "--experiment",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
@@ -91,14 +92,17 @@ def bench_command(
     return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment))
 
 
-def bench_action(sizes_text: str, repeat_text: str, live_text: str, experiment_text: str, out: Path) -> None:
-    """The `doit bench` action: the table goes to stdout, as `bceval bench` prints it."""
+def bench_action(values: Mapping[str, Any], out: Path) -> None:
+    """The `doit bench` action: `values` are BCEVAL_BENCH_* (bceval.config.environment_values("bench")); the table
+    goes to stdout, as `bceval bench` prints it."""
     from bceval.errors import BcevalError
 
     try:
-        repeat = int(repeat_text)
+        repeat = int(values["repeat"])
     except ValueError:
-        raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{repeat_text}'") from None
+        raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
     sys.stdout.write(
-        bench_command(sizes_text, repeat, out, None, live_text, experiment_text, "BCEVAL_BENCH_EXPERIMENT")
+        bench_command(
+            values["sizes"], repeat, out, None, values["live"], values["experiment"], "BCEVAL_BENCH_EXPERIMENT"
+        )
     )

@@ -245,7 +245,7 @@ def run_bench(
     out_file: Path,
     progress: Any = None,
     corpus: Path | None = None,
-    live: tuple[int, int, float] | None = (256, 16, 0.5),
+    live: tuple[int, int, float] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,

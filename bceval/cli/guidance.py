@@ -20,7 +20,6 @@ from bceval.errors import BcevalError
 from bceval.guidance import GuidanceError
 
 MODES: tuple[str, ...] = OPTIONS["guidance_mode"].allowed() or ()
-DEFAULT_MANIFEST = Path("evaluation") / "development-guidance-fixtures.json"
 TITLES = {
     "validate": "fixture validation",
     "prepare": "preparation",
@@ -85,7 +84,7 @@ def options_from(args: argparse.Namespace) -> Options:
     mode = args.guidance_mode
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
-    from bceval.config import DEMO_CORPUS, find_corpus
+    from bceval.config import DEMO_CORPUS, GUIDANCE_MANIFEST_RELATIVE, find_corpus
 
     if args.guidance_root:
         root, source = Path(args.guidance_root), "--root"
@@ -98,7 +97,7 @@ def options_from(args: argparse.Namespace) -> Options:
         source=source,
         mode=mode,
         root=root,
-        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
+        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / GUIDANCE_MANIFEST_RELATIVE,
         out=_path(args.guidance_out),
         workspace_map=_path(args.guidance_workspace_map),
         baseline=_path(args.guidance_baseline),

@@ -15,6 +15,7 @@ from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
 from bceval.config.options import SANDBOXES as SANDBOXES
+from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.runs.selection import parse_shard
@@ -23,6 +24,7 @@ from bceval.vcs import git_root
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
+GUIDANCE_MANIFEST_RELATIVE = Path("evaluation") / "development-guidance-fixtures.json"
 ADAPTERS = ("baseline", "oracle", "command")
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -193,8 +195,6 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
         return self.cache or self.out / "cache" / "answers"
 
 
-
-
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
     if kind == "path":
         if not isinstance(value, str) or not value:
@@ -255,7 +255,6 @@ def looks_like_corpus(folder: Path) -> bool:
     return False
 
 
-
 def find_corpus(cwd: Path) -> Path | None:
     """The current directory, or the nearest parent up to its git root, that looks like a corpus."""
     if looks_like_corpus(cwd):
@@ -310,6 +309,12 @@ def load_settings(
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
     return Settings(**chosen)
+
+
+def environment_values(part: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings of `doit guidance*` ("guidance": BCEVAL_GUIDANCE_*) or `doit bench` ("bench": BCEVAL_BENCH_*),
+    as the options table declares them; a command line gives these as flags instead."""
+    return _environment_values(part, os.environ if environ is None else environ)
 
 
 def check_inputs(settings: Settings) -> None:

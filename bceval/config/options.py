@@ -416,9 +416,10 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
 
 
 def environment_values(part: str, environ: Mapping[str, str]) -> dict[str, Any]:
-    """The options of one part that have a variable, from `environ` (unset or empty: the default), unconverted."""
+    """The options of one part that have a variable, read from `environ` (unset or empty: the default), by their
+    name without the part's prefix (bench_sizes -> sizes), unconverted: the reader checks them."""
     return {
-        option.name: environ.get(option.env) or option.default
+        option.name.removeprefix(part + "_"): environ.get(option.env) or option.default
         for option in OPTIONS.values()
         if option.part == part and option.env
     }

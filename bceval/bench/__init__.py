@@ -35,6 +35,7 @@ __all__ = [
     "measured_environment",
     "parse_live",
     "parse_numbers",
+    "print_bench",
     "render_table",
     "run_bench",
 ]
@@ -90,6 +91,14 @@ def bench_command(
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
     return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment))
+
+
+def print_bench(
+    sizes_text: str, repeat: int, out: Path, corpus: Path | None, live_text: str, experiment_text: str
+) -> int:
+    """`bceval bench`: measure, and print the table."""
+    sys.stdout.write(bench_command(sizes_text, repeat, out, corpus, live_text, experiment_text))
+    return 0
 
 
 def bench_action(values: Mapping[str, Any], out: Path) -> None:

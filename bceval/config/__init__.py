@@ -332,6 +332,16 @@ def check_inputs(settings: Settings) -> None:
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
 
 
+def check_results(settings: Settings) -> None:
+    """Results the user named must exist before any work is done."""
+    from bceval.layout import result_files
+
+    if settings.results is not None:
+        result_files(settings.results)
+    if settings.results_path is not None and not settings.results_path.is_file():
+        raise BcevalError(f"{settings.results_path}: results file not found")
+
+
 def context_line(settings: Settings) -> str:
     """The one line every command prints: which corpus, manifest and output directory it uses."""
     manifest = str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"

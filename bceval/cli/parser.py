@@ -1,11 +1,12 @@
-"""argparse from the options table (bceval.config.options): every command's flags as the table declares them."""
+"""argparse from the options table (bceval.config.options and .commands): every command's flags as declared."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from bceval.config.options import COMMANDS, OPTIONS
+from bceval.config.commands import COMMANDS
+from bceval.config.options import OPTIONS
 
 
 class Parser(argparse.ArgumentParser):

@@ -332,7 +332,7 @@ def check_inputs(settings: Settings) -> None:
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
 
 
-def check_results(settings: Settings) -> None:
+def check_results(settings: ResultsSource) -> None:
     """Results the user named must exist before any work is done."""
     from bceval.layout import result_files
 

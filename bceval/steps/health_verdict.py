@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from bceval.config import Settings
+from bceval.config import HealthOptions, Settings
 from bceval.errors import BcevalError
 
 
-def check_health_inputs(settings: Settings) -> None:
+def check_health_inputs(settings: HealthOptions) -> None:
     """The changed-paths file must exist before the graph runs."""
     if settings.changed_paths is not None and not settings.changed_paths.is_file():
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")

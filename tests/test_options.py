@@ -3,12 +3,13 @@ tests/golden/help at 80 columns), and config's sources, ranges and the doit grap
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from bceval.cli import main
-from bceval.config import RANGES, SOURCES, environment_values, load_settings
+from bceval.config import PARTS, RANGES, SOURCES, Settings, environment_values, load_settings
 from bceval.config.commands import COMMANDS
 from bceval.config.options import OPTIONS, SETTINGS
 
@@ -62,3 +63,11 @@ def test_the_graphs_variables_come_through_the_table():
     }
     given = environment_values("guidance", {"BCEVAL_GUIDANCE_ROOT": "r", "BCEVAL_GUIDANCE_OUT": ""})
     assert given == {"root": "r", "manifest": None, "out": None, "workspace_map": None, "adapter": "oracle"}
+
+
+def test_each_setting_lives_in_the_part_the_table_names():
+    for option in SETTINGS:
+        assert option.name in {field.name for field in fields(PARTS[option.part])}, option.name
+    parts = {field.name for part in PARTS.values() for field in fields(part)}
+    assert parts == {field.name for field in fields(Settings)}  # Settings is its parts, nothing besides
+    assert OPTIONS["no_share"].part == "arm"

@@ -111,6 +111,17 @@ class ArmContext:
     hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
 
 
+# the options table's part names (Option.part) -> the part declaring those settings
+PARTS: dict[str, type] = {
+    "locations": Locations,
+    "agent": AgentOptions,
+    "selection": Selection,
+    "results": ResultsSource,
+    "health": HealthOptions,
+    "arm": ArmContext,
+}
+
+
 @dataclass(frozen=True)
 class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
     """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default).

@@ -7,7 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bceval.config import SOURCES, Settings, load_settings
+from bceval.cli.parser import add_options, settings_flags
+from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError
 
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
@@ -17,69 +18,33 @@ def add_parser(commands: Any, command: Any) -> None:
     """The `experiment` subcommand and its four modes."""
     experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
-
-    def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--out", metavar="DIR", help="output root (default: out/); reports go to DIR/experiments/")
-        sub.add_argument("--corpus", metavar="PATH", help="the corpus arms default to (default: found here)")
-        sub.add_argument("-v", "--verbose", action="store_true", help="also list every build step that runs")
-
-    def running(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--jobs", type=int, metavar="N", help="answers side by side (default 1)")
-        sub.add_argument("--shard", metavar="K/N", help="answer only the cases of shard K of N (by case id)")
-        sub.add_argument(
-            "--no-share",
-            action="store_true",
-            help="every arm asks its own agent, even a question another arm asked with the same view and settings",
-        )
-
-    run = modes.add_parser(
-        "run",
-        help="answer every (arm, epoch, case) still missing, then report",
-        description="Answer every (arm, epoch, case) still missing, then write the report.",
-    )
-    run.add_argument("file", metavar="FILE", help="the experiment file (YAML)")
-    common(run)
-    running(run)
-    report = modes.add_parser(
-        "report",
-        help="write the report from the answers there are (e.g. merged shards)",
-        description="Write the report from the answers there are (e.g. merged shards).",
-    )
-    report.add_argument("file", metavar="FILE")
-    common(report)
-    publish = modes.add_parser(
-        "publish",
-        help="add the experiment's report to the committed page",
-        description="Add the experiment's report to the committed page.",
-    )
-    publish.add_argument("file", metavar="FILE")
-    publish.add_argument("--page", metavar="PATH", help="default: evaluation/experiments.md")
-    common(publish)
-    ab = modes.add_parser(
-        "ab",
-        help="two arms without a file: the corpus at --base against the corpus at --head",
-        description="Two arms without a file: the corpus at --base against the corpus at --head.",
-    )
-    ab.add_argument("--base", required=True, metavar="REF", help="the control: a git ref of the corpus repository")
-    ab.add_argument("--head", required=True, metavar="REF", help="the treatment")
-    ab.add_argument("--epochs", type=int, default=1, metavar="N", help="samples per case and arm (default 1)")
-    ab.add_argument("--report", action="store_true", help="only write the report from the answers there are")
-    common(ab)
-    running(ab)
-    ab.add_argument("--adapter", help="oracle, baseline (default) or command")
-    ab.add_argument("--command", help="agent command line (command adapter)")
-    ab.add_argument("--model", help="the model; pinned only through {model}")
-    ab.add_argument("--isolation", help="view (default) or none")
-    ab.add_argument("--sandbox", help="none (default) or bwrap")
-    ab.add_argument("--sandbox-allow", action="append", metavar="PATH", help="a path the sandbox shows (repeatable)")
-    for sub in (run, ab):
-        sub.add_argument("--timeout", type=float, metavar="S", help="seconds per attempt (default 300)")
-        sub.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure failure")
-        sub.add_argument("--retry-wait", type=float, metavar="S", help="pause before a retry, doubling (default 5)")
+    for mode, text, description in (
+        (
+            "run",
+            "answer every (arm, epoch, case) still missing, then report",
+            "Answer every (arm, epoch, case) still missing, then write the report.",
+        ),
+        (
+            "report",
+            "write the report from the answers there are (e.g. merged shards)",
+            "Write the report from the answers there are (e.g. merged shards).",
+        ),
+        (
+            "publish",
+            "add the experiment's report to the committed page",
+            "Add the experiment's report to the committed page.",
+        ),
+        (
+            "ab",
+            "two arms without a file: the corpus at --base against the corpus at --head",
+            "Two arms without a file: the corpus at --base against the corpus at --head.",
+        ),
+    ):
+        add_options(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
 
 
 def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
-    flags = {key: value for key, value in vars(args).items() if key in SOURCES and key not in ("experiment",)}
+    flags = settings_flags(args)
     flags["experiment"] = str(experiment) if experiment is not None else None
     settings = load_settings(**flags)
     return replace(settings, no_share=bool(getattr(args, "no_share", False)))
@@ -132,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if mode == "ab":
         from bceval.experiment.plan import resolve
 
-        base = load_settings(**{k: v for k, v in vars(args).items() if k in ("corpus", "out", "manifest")})
+        base = load_settings(**settings_flags(args, ("corpus", "out", "manifest")))
         experiment, file = _ab_experiment(args, base)
         settings = _settings(args, file)
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}

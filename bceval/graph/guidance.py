@@ -32,7 +32,7 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.clock import generated_at
-from bceval.config import Settings
+from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.graph.doitlib import action
@@ -52,11 +52,11 @@ class GuidanceSettings:
 
 
 def guidance_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> GuidanceSettings:
-    environ = os.environ if environ is None else environ
-    root = Path(environ.get("BCEVAL_GUIDANCE_ROOT") or settings.corpus).absolute()
-    manifest = environ.get("BCEVAL_GUIDANCE_MANIFEST") or root / "evaluation" / "development-guidance-fixtures.json"
-    out = environ.get("BCEVAL_GUIDANCE_OUT") or settings.out / "guidance"
-    workspace_map = environ.get("BCEVAL_GUIDANCE_WORKSPACE_MAP") or None
+    given = environment_values("guidance", environ)  # BCEVAL_GUIDANCE_*, as the options table declares them
+    root = Path(given["root"] or settings.corpus).absolute()
+    manifest = given["manifest"] or root / GUIDANCE_MANIFEST_RELATIVE
+    out = given["out"] or settings.out / "guidance"
+    workspace_map = given["workspace_map"]
     return GuidanceSettings(
         root=str(root),
         manifest=str(Path(manifest).absolute()),
@@ -152,8 +152,8 @@ class RunSettings:
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
     from bceval.guidance.demo import demo_runs
 
-    environ = os.environ if environ is None else environ
-    adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
+    given = environment_values("guidance", environ)
+    adapter = given["adapter"]
     agent = None
     if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
         from bceval.agents.run import agent_settings
@@ -161,12 +161,12 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
         agent = agent_settings(settings)
     runs = str((settings.out / "guidance-runs").absolute())
     demo = (settings.out / "guidance-demo").absolute()
-    if environ.get("BCEVAL_GUIDANCE_WORKSPACE_MAP"):
+    if given["workspace_map"]:
         cfg = guidance_settings(settings, environ)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
         return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent)
     problem = None
-    if environ.get("BCEVAL_GUIDANCE_ROOT") or environ.get("BCEVAL_GUIDANCE_MANIFEST"):
+    if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
         problem = (
             "BCEVAL_GUIDANCE_ROOT and BCEVAL_GUIDANCE_MANIFEST need BCEVAL_GUIDANCE_WORKSPACE_MAP to run; "

@@ -367,21 +367,11 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
     def task_bench() -> dict:
         """`bceval bench` through doit: sizes from BCEVAL_BENCH_SIZES, repeats from BCEVAL_BENCH_REPEAT."""
-        sizes = os.environ.get("BCEVAL_BENCH_SIZES", "250,2500,25000")
-        repeat = os.environ.get("BCEVAL_BENCH_REPEAT", "3")
         from bceval.bench import bench_action
+        from bceval.config import environment_values
 
         return {
-            "actions": [
-                action(
-                    bench_action,
-                    sizes,
-                    repeat,
-                    os.environ.get("BCEVAL_BENCH_LIVE", "256,16,0.5"),
-                    os.environ.get("BCEVAL_BENCH_EXPERIMENT", "none"),
-                    settings.out / "bench.json",
-                )
-            ],
+            "actions": [action(bench_action, environment_values("bench"), settings.out / "bench.json")],
             "uptodate": [False],
             "verbosity": 2,
         }

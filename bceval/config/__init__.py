@@ -12,102 +12,127 @@ from pathlib import Path
 from typing import Any
 
 from bceval.clock import source_date_epoch
+from bceval.config.options import ISOLATIONS as ISOLATIONS
+from bceval.config.options import OPTIONS, SETTINGS
+from bceval.config.options import SANDBOXES as SANDBOXES
+from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
+GUIDANCE_MANIFEST_RELATIVE = Path("evaluation") / "development-guidance-fixtures.json"
 ADAPTERS = ("baseline", "oracle", "command")
-ISOLATIONS = ("view", "none")
-SANDBOXES = ("none", "bwrap")
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
-# setting -> (environment variable, kind); paths resolve against the current directory (flags,
-# environment) or against pyproject.toml's directory ([tool.bceval]).
-SOURCES: dict[str, tuple[str, str]] = {
-    "corpus": ("BCEVAL_CORPUS", "path"),
-    "manifest": ("BCEVAL_MANIFEST", "path"),
-    "out": ("BCEVAL_OUT", "path"),
-    "adapter": ("BCEVAL_ADAPTER", "text"),
-    "results": ("BCEVAL_RESULTS", "path"),
-    "results_path": ("BCEVAL_RESULTS_PATH", "path"),
-    "command": ("BCEVAL_COMMAND", "text"),
-    "model": ("BCEVAL_MODEL", "text"),
-    "jobs": ("BCEVAL_JOBS", "int"),
-    "timeout": ("BCEVAL_TIMEOUT", "float"),
-    "retries": ("BCEVAL_RETRIES", "int"),
-    "shard": ("BCEVAL_SHARD", "text"),
-    "page": ("BCEVAL_PAGE", "path"),
-    "health_margin": ("BCEVAL_HEALTH_MARGIN", "float"),
-    "changed_paths": ("BCEVAL_CHANGED_PATHS", "path"),
-    "run": ("BCEVAL_RUN", "text"),
-    "epoch": ("BCEVAL_EPOCH", "int"),
-    "retry_wait": ("BCEVAL_RETRY_WAIT", "float"),
-    "isolation": ("BCEVAL_ISOLATION", "text"),
-    "sandbox": ("BCEVAL_SANDBOX", "text"),
-    "sandbox_allow": ("BCEVAL_SANDBOX_ALLOW", "paths"),  # os.pathsep-separated in the environment
-    "cases": ("BCEVAL_CASES", "texts"),  # comma-separated in the environment
-    "patterns": ("BCEVAL_K", "texts"),
-    "failed_from": ("BCEVAL_FAILED_FROM", "text"),
-    "experiment": ("BCEVAL_EXPERIMENT", "path"),
-}
+# setting -> (environment variable, kind), and setting -> (lowest, highest, whether the lowest is allowed itself):
+# both from the options table. Paths resolve against the current directory (flags, environment) or against
+# pyproject.toml's directory ([tool.bceval]).
+SOURCES: dict[str, tuple[str, str]] = {option.name: (option.env or "", option.kind) for option in SETTINGS}
+RANGES: dict[str, tuple[float, float | None, bool]] = {o.name: o.range for o in SETTINGS if o.range is not None}
+CHOICES = tuple(option for option in SETTINGS if option.choices is not None)  # adapter, isolation, sandbox
 
 
-# setting -> (lowest, highest, whether the lowest is allowed itself); None means unbounded
-RANGES: dict[str, tuple[float, float | None, bool]] = {
-    "jobs": (1, 64, True),
-    "timeout": (0, None, False),
-    "retries": (0, 10, True),
-    "health_margin": (0, None, True),
-    "epoch": (1, 10_000, True),
-    "retry_wait": (0, 3600, True),
-}
+def _default(name: str) -> Any:
+    return OPTIONS[name].default
+
+
+# Settings in parts. Each part is a frozen dataclass of its own, so a function that needs one part can say so in
+# its signature; Settings is all of them at once (flat attribute names, one constructor, dataclasses.replace).
+# The options table names each setting's part.
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Every setting, resolved. A plain dataclass: the CLI builds one on every run, so it stays cheap."""
+class Locations:
+    """Where the inputs are and where output goes."""
 
     corpus: Path
     manifest: Path | None  # None: no manifest, evaluate by convention with thresholds 1 and 1
     out: Path
     corpus_source: str = "--corpus"  # how the corpus was chosen, for the line every command prints
-    adapter: str = "baseline"  # one of ADAPTERS
-    results: Path | None = None  # results directory to score (default: the adapter's)
-    results_path: Path | None = None  # one combined result file to score instead
+    page: Path | None = None  # published scorecard page (default: evaluation/scorecard.md)
+    experiment: Path | None = None  # experiment file (doit experiment)
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Who answers, and how: the agent settings every live answer's cache key holds."""
+
+    adapter: str = _default("adapter")  # one of ADAPTERS
     command: str | None = None
     model: str | None = None
-    jobs: int = 1
-    timeout: float = 300.0
-    retries: int = 2
+    jobs: int = _default("jobs")
+    timeout: float = _default("timeout")
+    retries: int = _default("retries")
+    retry_wait: float = _default("retry_wait")  # seconds before the first retry, doubling (with jitter) up to a cap
+    epoch: int = _default("epoch")  # which repeated sample this run is; part of every live answer's cache key
+    isolation: str = _default("isolation")  # one of ISOLATIONS
+    sandbox: str = _default("sandbox")  # one of SANDBOXES
+    sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which cases a run answers."""
+
     shard: str | None = None
-    page: Path | None = None  # published scorecard page (default: evaluation/scorecard.md)
-    health_margin: float = 1.0  # warn when a case ranks this close to the cutoff
-    changed_paths: Path | None = None  # changed files, one per line (health)
-    run: str | None = None  # run name; default: see run_name()
-    epoch: int = 1  # which repeated sample this run is; part of every live answer's cache key
-    retry_wait: float = 5.0  # seconds before the first retry, doubling (with jitter) up to a cap
-    isolation: str = "view"  # one of ISOLATIONS
-    sandbox: str = "none"  # one of SANDBOXES
-    sandbox_allow: tuple[Path, ...] = ()  # extra paths that exist inside the sandbox
-    cases: tuple[str, ...] = ()  # --case: manifest or model ids
-    patterns: tuple[str, ...] = ()  # -k: globs over manifest id and domain
+    cases: tuple[str, ...] = _default("cases")  # --case: manifest or model ids
+    patterns: tuple[str, ...] = _default("patterns")  # -k: globs over manifest id and domain
     failed_from: str | None = None  # --failed-from: a run name or a scorecard/score file
-    experiment: Path | None = None  # experiment file (doit experiment)
+
+
+@dataclass(frozen=True)
+class ResultsSource:
+    """Which run the answers go to, or which results to score instead."""
+
+    run: str | None = None  # run name; default: see run_name()
+    results: Path | None = None  # results directory to score (default: the adapter's)
+    results_path: Path | None = None  # one combined result file to score instead
+
+
+@dataclass(frozen=True)
+class HealthOptions:
+    """What `bceval health` weighs."""
+
+    health_margin: float = _default("health_margin")  # warn when a case ranks this close to the cutoff
+    changed_paths: Path | None = None  # changed files, one per line (health)
+
+
+@dataclass(frozen=True)
+class ArmContext:
+    """Set by an experiment for each arm, never by a flag, the environment or pyproject.toml."""
+
     no_share: bool = False  # experiments: every arm asks its own agent, even for a question another arm asked
     cache: Path | None = None  # answer cache (default <out>/cache/answers; experiments share the top one)
     cache_salt: str = ""  # part of every live answer's cache key: an experiment arm's name under --no-share
     hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
 
+
+# the options table's part names (Option.part) -> the part declaring those settings
+PARTS: dict[str, type] = {
+    "locations": Locations,
+    "agent": AgentOptions,
+    "selection": Selection,
+    "results": ResultsSource,
+    "health": HealthOptions,
+    "arm": ArmContext,
+}
+
+
+@dataclass(frozen=True)
+class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
+    """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default).
+    A plain dataclass: the CLI builds one on every run, so it stays cheap."""
+
     def __post_init__(self) -> None:
-        if self.adapter not in ADAPTERS:
-            raise BcevalError(f"unknown adapter '{self.adapter}'; choose one of: {', '.join(ADAPTERS)}")
-        for name, allowed in (("isolation", ISOLATIONS), ("sandbox", SANDBOXES)):
-            if getattr(self, name) not in allowed:
-                raise BcevalError(f"unknown {name} '{getattr(self, name)}'; choose one of: {', '.join(allowed)}")
+        for option in CHOICES:
+            allowed = option.allowed() or ()
+            if getattr(self, option.name) not in allowed:
+                value = getattr(self, option.name)
+                raise BcevalError(f"unknown {option.name} '{value}'; choose one of: {', '.join(allowed)}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
@@ -181,8 +206,6 @@ class Settings:
         return self.cache or self.out / "cache" / "answers"
 
 
-
-
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
     if kind == "path":
         if not isinstance(value, str) or not value:
@@ -224,7 +247,7 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
     table = data.get("tool", {}).get("bceval", {})
-    unknown = sorted(set(table) - set(SOURCES))
+    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
     return {
@@ -241,7 +264,6 @@ def looks_like_corpus(folder: Path) -> bool:
         if review.is_dir() and any(review.glob("al-*-review.md")):
             return True
     return False
-
 
 
 def find_corpus(cwd: Path) -> Path | None:
@@ -300,6 +322,12 @@ def load_settings(
     return Settings(**chosen)
 
 
+def environment_values(part: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings of `doit guidance*` ("guidance": BCEVAL_GUIDANCE_*) or `doit bench` ("bench": BCEVAL_BENCH_*),
+    as the options table declares them; a command line gives these as flags instead."""
+    return _environment_values(part, os.environ if environ is None else environ)
+
+
 def check_inputs(settings: Settings) -> None:
     """Fail early, in one line, when the corpus or manifest cannot be used at all."""
     if not settings.corpus.exists():
@@ -313,6 +341,16 @@ def check_inputs(settings: Settings) -> None:
             raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
+
+
+def check_results(settings: ResultsSource) -> None:
+    """Results the user named must exist before any work is done."""
+    from bceval.layout import result_files
+
+    if settings.results is not None:
+        result_files(settings.results)
+    if settings.results_path is not None and not settings.results_path.is_file():
+        raise BcevalError(f"{settings.results_path}: results file not found")
 
 
 def context_line(settings: Settings) -> str:

@@ -1,0 +1,285 @@
+"""The measurements of `bceval bench`: every one runs bceval in a fresh process, as a user would, and records
+wall time and peak resident memory; live throughput and experiment overhead run a fixed-time agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.bench.corpora import generate_corpus, generate_live_corpus
+from bceval.jsonio import dumps, write_atomic
+
+MEASUREMENTS = (
+    "cold prepare",
+    "no-op rerun",
+    "touch one article",
+    "touch one leaf",
+    "score cold",
+    "score after one result changed",
+    "I/O floor",
+)
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mb: float | None
+
+
+def _run(args: list[str], env: dict[str, str]) -> Run:
+    """One fresh process; wall time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
+    start = time.perf_counter()
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    if hasattr(os, "wait4"):
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+        peak = usage.ru_maxrss / scale
+    else:  # pragma: no cover - Windows has no wait4
+        process.wait()
+        elapsed, peak = time.perf_counter() - start, None
+    error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    if process.returncode != 0:
+        raise RuntimeError(f"bench: {' '.join(args[2:4])} failed: {error.strip().splitlines()[-1:]}")
+    return Run(elapsed, peak)
+
+
+_FLOOR = """
+import os, sys
+corpus, outputs, target = sys.argv[1], sys.argv[2], sys.argv[3]
+sizes = [int(line) for line in open(outputs)]
+total = 0
+for folder, _, names in os.walk(corpus):
+    for name in names:
+        with open(os.path.join(folder, name), 'rb') as handle:
+            total += len(handle.read())
+os.makedirs(target, exist_ok=True)
+for number, size in enumerate(sizes):
+    with open(os.path.join(target, f'{number}.out'), 'wb') as handle:
+        handle.write(b'x' * size)
+"""
+
+
+def _touch(path: Path, round_number: int) -> None:
+    text = path.read_text(encoding="utf-8")
+    marker = "## Description\n\n"
+    if marker in text:
+        path.write_text(text.replace(marker, f"{marker}Edit {round_number}. ", 1), encoding="utf-8")
+    else:
+        path.write_text(text + f"\nEdit {round_number}.\n", encoding="utf-8")
+
+
+def measured_environment() -> dict[str, str]:
+    """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on.
+
+    A normal installation runs bceval from cached bytecode. Where PYTHONDONTWRITEBYTECODE is set (some
+    containers and CI images), an editable install would instead recompile bceval's own modules in
+    every process, a constant ~0.02 s that says nothing about how bceval scales.
+    """
+    return {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def warm_bytecode(env: dict[str, str]) -> None:
+    """Compile bceval once so the first measured run does not pay for it (quietly: a read-only
+    installation simply keeps compiling on import)."""
+    package = Path(__file__).resolve().parents[1]  # the bceval package, not only bench/
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, capture_output=True, check=False)
+
+
+def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Path | None = None) -> dict[str, Any]:
+    """Time every step on a synthetic corpus of `articles` articles, or on a private copy of `source`."""
+    corpus = scratch / f"corpus-{articles}"
+    if source is None:
+        shape = generate_corpus(corpus, articles)
+    else:
+        shutil.copytree(source, corpus, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        articles = len(list(corpus.glob("*/knowledge/**/*.md")))
+        shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
+    if hasattr(os, "sync"):
+        os.sync()  # flush the freshly written corpus now, not in the middle of the first measurement
+    env = measured_environment()
+    base = [sys.executable, "-m", "bceval"]
+
+    def bceval(command: str, out: Path, *extra: str) -> Run:
+        return _run([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
+
+    runs: dict[str, list[Run]] = {name: [] for name in MEASUREMENTS}
+    article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())
+    leaf = next(p for p in sorted(corpus.glob("*/skills/review/al-*-review.md")) if p.name != "al-code-review.md")
+    for round_number in range(repeat):
+        progress(f"bench: {articles} articles, round {round_number + 1}/{repeat}")
+        out = scratch / f"out-{articles}-{round_number}"
+        runs["cold prepare"].append(bceval("prepare", out))
+        runs["no-op rerun"].append(bceval("prepare", out))
+        _touch(article, round_number)
+        runs["touch one article"].append(bceval("prepare", out))
+        _touch(leaf, round_number)
+        runs["touch one leaf"].append(bceval("prepare", out))
+        bceval("answer", out, "--adapter", "oracle")
+        runs["score cold"].append(bceval("score", out, "--adapter", "oracle"))
+        result = next(iter(sorted((out / "runs/oracle/results").glob("result-case-*.json"))))
+        document = json.loads(result.read_text(encoding="utf-8"))
+        document["cases"][0]["findings"] = [{"id": "bench/changed.md"}]
+        result.write_text(json.dumps(document), encoding="utf-8")
+        # the changed result fails the gate; only the time of re-judging matters
+        runs["score after one result changed"].append(bceval("score", out, "--adapter", "oracle", "--no-gate"))
+        sizes = out / "sizes.txt"
+        sizes.write_text("\n".join(str(p.stat().st_size) for p in (out / "review").iterdir()) + "\n")
+        runs["I/O floor"].append(_run([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env))
+        if round_number + 1 < repeat:
+            shutil.rmtree(out)
+    files = sum(1 for p in corpus.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
+    medians = {name: statistics.median(r.seconds for r in values) for name, values in runs.items()}
+    return {
+        "articles": articles,
+        "domains": shape["domains"],
+        "files": files,
+        "bytes": size,
+        "repeat": repeat,
+        "results": {
+            name: {
+                "medianSeconds": round(medians[name], 4),
+                "runsSeconds": [round(r.seconds, 4) for r in values],
+                "peakRssMb": max((r.peak_rss_mb for r in values if r.peak_rss_mb is not None), default=None),
+            }
+            for name, values in runs.items()
+        },
+        "coldToFloorRatio": round(medians["cold prepare"] / medians["I/O floor"], 2),
+        "touchToColdRatio": round(medians["touch one article"] / medians["cold prepare"], 3),
+    }
+
+
+# --- live throughput: the harness's own cost around agents that take a fixed time -------------------------------
+
+# A fake agent for throughput: it drains its prompt, waits a fixed time and answers the one case of its view
+# (named by the request file there). A shell script, so its own start-up costs next to nothing.
+FIXED_TIME_AGENT = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
+cat > /dev/null
+sleep {seconds}
+for request in request-case-*.json; do case=${{request#request-}}; case=${{case%.json}}; done
+printf '{{"cases":[{{"id":"%s","findings":[]}}]}}\\n' "$case"
+"""
+
+
+def _fixed_time_agent(tools: Path, seconds: float) -> tuple[Path, dict[str, str]]:
+    """The fixed-time agent in `tools` and the environment that lets bceval run it."""
+    tools.mkdir()
+    agent = tools / "fixed-time-agent"
+    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
+    agent.chmod(0o755)
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return agent, env
+
+
+def _throughput(run: Run, answers: int, answered: int, jobs: int, seconds: float) -> dict[str, Any]:
+    """Wall time against the ideal (answers / jobs x seconds) and the harness's own time per answer."""
+    ideal = answers / jobs * seconds
+    return {
+        "answered": answered,
+        "jobs": jobs,
+        "secondsPerAnswer": seconds,
+        "idealSeconds": round(ideal, 3),
+        "wallSeconds": round(run.seconds, 3),
+        "ratioToIdeal": round(run.seconds / ideal, 3),
+        "overheadPerAnswerSeconds": round((run.seconds - ideal) * jobs / answers, 4),
+        "peakRssMb": run.peak_rss_mb,
+    }
+
+
+def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer` with a live agent that takes `seconds` per case: wall time against the ideal
+    (answers / jobs x seconds), and the harness's overhead per answer, (wall - ideal) x jobs / answers."""
+    corpus, out = scratch / "live-corpus", scratch / "live-out"
+    generate_live_corpus(corpus, answers)
+    agent, env = _fixed_time_agent(scratch / "live-bin", seconds)
+    base = [sys.executable, "-m", "bceval"]
+    where = ["--corpus", str(corpus), "--out", str(out)]
+    _run([*base, "prepare", *where], env)
+    progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
+    command = [*base, "answer", *where, "--adapter", "command", "--command", agent.name, "--jobs", str(jobs)]
+    run = _run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
+    answered = len(list((out / "runs" / "command" / "results").glob("result-case-*.json")))
+    return {"answers": answers, **_throughput(run, answers, answered, jobs, seconds)}
+
+
+def measure_experiment(
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any
+) -> dict[str, Any]:
+    """`bceval experiment run` of `arms` arms (each its own command, so nothing is shared) x `epochs` x `cases`
+    with a fixed-time agent: wall time against the ideal (units / jobs x seconds). The variant is prepared
+    first (by `experiment report`), so the time is the answering's."""
+    corpus, out = scratch / "exp-corpus", scratch / "exp-out"
+    generate_live_corpus(corpus, cases)
+    agent, env = _fixed_time_agent(scratch / "exp-bin", seconds)
+    lines = ["name: bench", f"epochs: {epochs}", "defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
+    for number in range(1, arms + 1):
+        lines += [f"  - name: arm{number}", f"    command: {agent.name} --arm {number}"]
+    experiment = scratch / "bench-experiment.yaml"
+    experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    base = [sys.executable, "-m", "bceval", "experiment"]
+    _run([*base, "report", str(experiment), "--out", str(out)], env)
+    units = arms * epochs * cases
+    progress(f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s each")
+    run = _run([*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], env)
+    report = json.loads((out / "experiments" / "bench" / "report.json").read_text(encoding="utf-8"))
+    answered = sum(arm["answered"] for arm in report["arms"])
+    shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
+    return {**shape, **_throughput(run, units, answered, jobs, seconds)}
+
+
+def run_bench(
+    sizes: list[int],
+    repeat: int,
+    out_file: Path,
+    progress: Any = None,
+    corpus: Path | None = None,
+    live: tuple[int, int, float] | None = None,
+    experiment: tuple[int, int, int, int, float] | None = None,
+) -> dict[str, Any]:
+    """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
+    jobs, seconds per answer; None skips it); write the JSON report."""
+    progress = progress or (lambda message: print(message, file=sys.stderr))
+    warm_bytecode(measured_environment())
+    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
+        if corpus is not None:
+            measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
+        else:
+            measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
+        live_report = measure_live(Path(scratch), *live, progress) if live else None
+        experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
+    growth = []
+    for smaller, larger in zip(measured, measured[1:], strict=False):
+        growth.append(
+            {
+                "from": smaller["articles"],
+                "to": larger["articles"],
+                "sizeRatio": round(larger["articles"] / smaller["articles"], 2),
+                "coldPrepareRatio": round(
+                    larger["results"]["cold prepare"]["medianSeconds"]
+                    / smaller["results"]["cold prepare"]["medianSeconds"],
+                    2,
+                ),
+            }
+        )
+    report = {
+        "benchVersion": 1,
+        "python": sys.version.split()[0],
+        "sizes": measured,
+        "growth": growth,
+        "live": live_report,
+        "experiment": experiment_report,
+    }
+    write_atomic(out_file, dumps(report))
+    return report

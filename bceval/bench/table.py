@@ -1,0 +1,44 @@
+"""The table `bceval bench` prints from its report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_table(report: dict[str, Any]) -> str:
+    names = list(report["sizes"][0]["results"])
+    header = "| measurement | " + " | ".join(f"{s['articles']:,} articles" for s in report["sizes"]) + " |"
+    lines = [header, "|---|" + "---|" * len(report["sizes"])]
+    for name in names:
+        cells = []
+        for size in report["sizes"]:
+            result = size["results"][name]
+            rss = f", {result['peakRssMb']:.0f} MB" if result["peakRssMb"] is not None else ""
+            cells.append(f"{result['medianSeconds']:.3f} s{rss}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("| cold / I/O floor | " + " | ".join(f"{s['coldToFloorRatio']}×" for s in report["sizes"]) + " |")
+    lines.append("| touch / cold | " + " | ".join(f"{s['touchToColdRatio']:.1%}" for s in report["sizes"]) + " |")
+    for step in report["growth"]:
+        lines.append(
+            f"\nGrowth {step['from']:,} → {step['to']:,} articles ({step['sizeRatio']}×): cold prepare "
+            f"{step['coldPrepareRatio']}×"
+        )
+    live = report.get("live")
+    if live:
+        lines.append(f"\nLive throughput: {live['answered']} of {live['answers']} answers {_throughput_text(live)}")
+    experiment = report.get("experiment")
+    if experiment:
+        lines.append(
+            f"Experiment overhead: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
+            f"cases = {experiment['units']} answers ({experiment['answered']} answered) {_throughput_text(experiment)}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _throughput_text(measured: dict[str, Any]) -> str:
+    """How a throughput measurement (see _throughput) reads in the table."""
+    return (
+        f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
+        f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
+        f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+    )

@@ -1,0 +1,69 @@
+"""argparse from the options table (bceval.config.options and .commands): every command's flags as declared."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bceval.config.commands import COMMANDS
+from bceval.config.options import OPTIONS
+
+
+class Parser(argparse.ArgumentParser):
+    """--help opens with the one-line description, then the usage."""
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if not self.description:
+            return text
+        return self.description + "\n\n" + text.replace(self.description + "\n\n", "", 1)
+
+
+_TYPES: dict[str, Any] = {"int": int, "float": float}
+
+
+def add_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the options `command` takes (a key of COMMANDS), in the table's order, with this command's help."""
+    groups: dict[str, Any] = {}
+    for use in COMMANDS[command]:
+        option = OPTIONS[use.name]
+        target: Any = parser
+        if use.group is not None and use.group not in groups:
+            exclusive = use.group == "exclusive"
+            groups[use.group] = (
+                parser.add_mutually_exclusive_group() if exclusive else parser.add_argument_group(use.group)
+            )
+        if use.group is not None:
+            target = groups[use.group]
+        help_text = option.help if use.help is None else use.help
+        keywords: dict[str, Any] = {"help": help_text or None}
+        metavar = use.metavar or option.metavar
+        if metavar is not None:
+            keywords["metavar"] = metavar
+        if use.checked and option.choices is not None:
+            keywords["choices"] = option.allowed()
+        if option.parser_default:
+            keywords["default"] = option.default
+        if option.kind == "positional":
+            if option.parser_default:
+                keywords["nargs"] = "?"
+            target.add_argument(use.dest or option.name, **keywords)
+            continue
+        if option.kind == "switch":
+            keywords["action"] = "store_true"
+            keywords.pop("metavar", None)
+        elif option.kind in ("texts", "paths"):
+            keywords["action"] = "append"
+        elif option.kind in _TYPES:
+            keywords["type"] = _TYPES[option.kind]
+        if use.required:
+            keywords["required"] = True
+        target.add_argument(*option.flags, dest=use.dest or option.name, **keywords)
+
+
+def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any]:
+    """The settings among the parsed arguments (all of them, or only `names`), for load_settings."""
+    from bceval.config import SOURCES
+
+    wanted = SOURCES if names is None else names
+    return {key: value for key, value in vars(args).items() if key in SOURCES and key in wanted}

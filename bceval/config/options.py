@@ -1,0 +1,284 @@
+"""Every option of bceval, declared once: its flag(s), environment variable, `[tool.bceval]` key, kind, default,
+choices, range and help (bceval.config.commands says which options each command takes).
+
+`bceval.config` reads its SOURCES and RANGES from here; `bceval.cli` builds every parser from here and from
+`commands`; the doit graph reads the BCEVAL_GUIDANCE_* and BCEVAL_BENCH_* variables through `environment_values`.
+No argparse here: this module only describes (so `bceval.config` stays cheap and below the command line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ISOLATIONS = ("view", "none")
+SANDBOXES = ("none", "bwrap")
+
+# kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
+# repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
+# part: the part of Settings the option belongs to (bceval.config.Settings), or the command family it serves
+# when it is no setting (command, bench, guidance).
+
+
+def _adapters() -> tuple[str, ...]:
+    from bceval.config import ADAPTERS  # the agent registry's names; read when a parser or check needs them
+
+    return ADAPTERS
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the Settings field, or the argparse destination of an option that is no setting
+    flags: tuple[str, ...] = ()  # () for a positional argument
+    env: str | None = None  # the environment variable, if any
+    kind: str = "text"
+    part: str = "command"
+    default: Any = None  # the value when no source gives one (Settings' defaults come from here)
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+    range: tuple[float, float | None, bool] | None = None  # (lowest, highest, whether the lowest is allowed)
+    help: str | None = None
+    metavar: str | None = None
+    pyproject: bool = False  # whether [tool.bceval] may set it (under its name)
+    parser_default: bool = False  # argparse fills in the default (the command reads no other source for it)
+
+    def allowed(self) -> tuple[str, ...] | None:
+        return self.choices() if callable(self.choices) else self.choices
+
+
+def _setting(name: str, env: str, kind: str, part: str, default: Any = None, **rest: Any) -> Option:
+    """A setting whose flag is its name (`--retry-wait` for retry_wait) and whose pyproject key is its name."""
+    return Option(name, (f"--{name.replace('_', '-')}",), env, kind, part, default, pyproject=True, **rest)
+
+
+# The settings, in the order load_settings reads them (its first failing source is the one it reports).
+SETTINGS: tuple[Option, ...] = (
+    _setting("corpus", "BCEVAL_CORPUS", "path", "locations", metavar="PATH"),
+    _setting("manifest", "BCEVAL_MANIFEST", "path", "locations", metavar="FILE"),
+    _setting("out", "BCEVAL_OUT", "path", "locations", metavar="DIR"),
+    _setting("adapter", "BCEVAL_ADAPTER", "text", "agent", "baseline", choices=_adapters),
+    _setting("results", "BCEVAL_RESULTS", "path", "results", metavar="DIR"),
+    _setting("results_path", "BCEVAL_RESULTS_PATH", "path", "results", metavar="FILE"),
+    _setting("command", "BCEVAL_COMMAND", "text", "agent"),
+    _setting("model", "BCEVAL_MODEL", "text", "agent"),
+    _setting("jobs", "BCEVAL_JOBS", "int", "agent", 1, range=(1, 64, True), metavar="N"),
+    _setting("timeout", "BCEVAL_TIMEOUT", "float", "agent", 300.0, range=(0, None, False), metavar="S"),
+    _setting("retries", "BCEVAL_RETRIES", "int", "agent", 2, range=(0, 10, True), metavar="N"),
+    _setting("shard", "BCEVAL_SHARD", "text", "selection", metavar="K/N"),
+    _setting("page", "BCEVAL_PAGE", "path", "locations", metavar="PATH"),
+    Option(
+        "health_margin",
+        ("--margin",),
+        "BCEVAL_HEALTH_MARGIN",
+        "float",
+        "health",
+        1.0,
+        None,
+        (0, None, True),
+        "warn when a case's article scores less than M above the first excluded candidate",
+        "M",
+        pyproject=True,
+    ),
+    _setting("changed_paths", "BCEVAL_CHANGED_PATHS", "path", "health", metavar="FILE"),
+    _setting("run", "BCEVAL_RUN", "text", "results", metavar="NAME"),
+    _setting("epoch", "BCEVAL_EPOCH", "int", "agent", 1, range=(1, 10_000, True), metavar="N"),
+    _setting("retry_wait", "BCEVAL_RETRY_WAIT", "float", "agent", 5.0, range=(0, 3600, True), metavar="S"),
+    _setting("isolation", "BCEVAL_ISOLATION", "text", "agent", "view", choices=ISOLATIONS),
+    _setting("sandbox", "BCEVAL_SANDBOX", "text", "agent", "none", choices=SANDBOXES),
+    _setting("sandbox_allow", "BCEVAL_SANDBOX_ALLOW", "paths", "agent", (), metavar="PATH"),
+    Option("cases", ("--case",), "BCEVAL_CASES", "texts", "selection", (), metavar="ID", pyproject=True),
+    Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
+    _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
+    _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+)
+
+# Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*
+# variables for `doit bench`) and `bceval guidance` (and its BCEVAL_GUIDANCE_* variables for the doit tasks).
+OTHERS: tuple[Option, ...] = (
+    Option("verbose", ("-v", "--verbose"), kind="switch", help="also list every build step that runs"),
+    Option("force", ("--force",), kind="switch", help="rebuild everything (what CI runs)"),
+    Option("no_gate", ("--no-gate",), kind="switch", help="report the verdict but exit 0 when it fails"),
+    Option("strict", ("--strict",), kind="switch", help="exit 1 when any finding is an error"),
+    Option("doit", ("--doit",), kind="switch", help="also write dodo.py and [tool.bceval] in pyproject.toml"),
+    Option("old", kind="positional", metavar="OLD", help="a run name (in --out) or a scorecard.json"),
+    Option("new", kind="positional", metavar="NEW", help="a run name (in --out) or a scorecard.json"),
+    Option("fail_on_regression", ("--fail-on-regression",), kind="switch", help="exit 1 when any case regressed"),
+    Option(
+        "allow_different_inputs",
+        ("--allow-different-inputs",),
+        kind="switch",
+        help="compare even when the request sets differ",
+    ),
+    # experiments
+    Option("file", kind="positional", metavar="FILE", help="the experiment file (YAML)"),
+    Option(
+        "no_share",
+        ("--no-share",),
+        kind="switch",
+        part="arm",
+        help="every arm asks its own agent, even a question another arm asked with the same view and settings",
+    ),
+    Option("base", ("--base",), metavar="REF", help="the control: a git ref of the corpus repository"),
+    Option("head", ("--head",), metavar="REF", help="the treatment"),
+    Option(
+        "epochs",
+        ("--epochs",),
+        kind="int",
+        default=1,
+        metavar="N",
+        help="samples per case and arm (default 1)",
+        parser_default=True,
+    ),
+    Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    # bench: the flags of `bceval bench`, the variables of `doit bench`
+    Option(
+        "bench_sizes",
+        ("--sizes",),
+        "BCEVAL_BENCH_SIZES",
+        part="bench",
+        default="250,2500,25000",
+        metavar="SIZES",
+        help="article counts, comma-separated",
+        parser_default=True,
+    ),
+    Option(
+        "bench_repeat",
+        ("--repeat",),
+        "BCEVAL_BENCH_REPEAT",
+        "int",
+        "bench",
+        3,
+        metavar="REPEAT",
+        help="runs per measurement (the median is reported)",
+        parser_default=True,
+    ),
+    Option(
+        "bench_out",
+        ("--out",),
+        kind="path",
+        part="bench",
+        default="out/bench.json",
+        metavar="FILE",
+        help="JSON report (default out/bench.json)",
+        parser_default=True,
+    ),
+    Option(
+        "bench_corpus",
+        ("--corpus",),
+        kind="path",
+        part="bench",
+        metavar="PATH",
+        help="measure a private copy of this corpus instead of --sizes",
+    ),
+    Option(
+        "bench_live",
+        ("--live",),
+        "BCEVAL_BENCH_LIVE",
+        part="bench",
+        default="256,16,0.5",
+        metavar="A,J,S",
+        help="live throughput: A answers at --jobs J, S seconds each (default 256,16,0.5; 'none' skips it)",
+        parser_default=True,
+    ),
+    Option(
+        "bench_experiment",
+        ("--experiment",),
+        "BCEVAL_BENCH_EXPERIMENT",
+        part="bench",
+        default="none",
+        metavar="A,E,C,J,S",
+        help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
+        parser_default=True,
+    ),
+    # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
+    Option(
+        "guidance_mode",
+        kind="positional",
+        part="guidance",
+        default="validate",
+        metavar="MODE",
+        choices=("validate", "prepare", "capture", "score", "run", "demo-workspaces"),
+        help="validate (default), prepare, capture, score, run or demo-workspaces",
+        parser_default=True,
+    ),
+    Option(
+        "guidance_root",
+        ("--root",),
+        "BCEVAL_GUIDANCE_ROOT",
+        "path",
+        "guidance",
+        metavar="DIR",
+        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+    ),
+    Option(
+        "guidance_manifest",
+        ("--manifest",),
+        "BCEVAL_GUIDANCE_MANIFEST",
+        "path",
+        "guidance",
+        metavar="FILE",
+        help="default: <root>/evaluation/development-guidance-fixtures.json",
+    ),
+    Option(
+        "guidance_out",
+        ("--out",),
+        "BCEVAL_GUIDANCE_OUT",
+        "path",
+        "guidance",
+        metavar="DIR",
+        help="prepare, demo-workspaces: a new or empty directory; run: a new run directory",
+    ),
+    Option(
+        "guidance_workspace_map",
+        ("--workspace-map",),
+        "BCEVAL_GUIDANCE_WORKSPACE_MAP",
+        "path",
+        "guidance",
+        metavar="MAP",
+        help="prepare, capture, run: JSON object of manifest id -> absolute target repository",
+    ),
+    Option(
+        "guidance_baseline",
+        ("--baseline",),
+        kind="path",
+        part="guidance",
+        metavar="FILE",
+        help="capture: file to create; score: the captured baseline",
+    ),
+    Option(
+        "guidance_baseline_sha256",
+        ("--baseline-sha256",),
+        part="guidance",
+        metavar="HEX",
+        help="score: the digest capture printed, kept by the runner",
+    ),
+    Option(
+        "guidance_results",
+        ("--results",),
+        kind="path",
+        part="guidance",
+        metavar="DIR",
+        help="score: directory of result-case-<hash>.json files",
+    ),
+    Option(
+        "guidance_adapter",
+        ("--adapter",),
+        "BCEVAL_GUIDANCE_ADAPTER",
+        part="guidance",
+        default="oracle",
+        metavar="NAME",
+        help="run: who answers each case (oracle or command)",
+    ),
+)
+
+OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}
+
+
+def environment_values(part: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The options of one part that have a variable, read from `environ` (unset or empty: the default), by their
+    name without the part's prefix (bench_sizes -> sizes), unconverted: the reader checks them."""
+    return {
+        option.name.removeprefix(part + "_"): environ.get(option.env) or option.default
+        for option in OPTIONS.values()
+        if option.part == part and option.env
+    }

@@ -1,0 +1,35 @@
+"""After the health graph ran: its verdict, errors and warnings on the console, and the exit code."""
+
+from __future__ import annotations
+
+import sys
+
+from bceval.config import HealthOptions, Settings
+from bceval.errors import BcevalError
+
+
+def check_health_inputs(settings: HealthOptions) -> None:
+    """The changed-paths file must exist before the graph runs."""
+    if settings.changed_paths is not None and not settings.changed_paths.is_file():
+        raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
+
+
+def report_health(settings: Settings, code: int, strict: bool) -> int:
+    """Print the report's errors, warnings and summary line; `code` is the graph's exit code."""
+    from bceval.health.model import HealthReport
+    from bceval.health.report import summary_line
+    from bceval.jsonio import load_own_json
+
+    if code:  # validation or preparation failed (it said why); report what can be read anyway
+        from bceval.steps.health import write_health_despite_failures
+
+        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
+        write_health_despite_failures(settings)
+    report = HealthReport.model_validate(load_own_json(settings.out / "health.json"))
+    for finding in report.findings:
+        if finding.severity != "info":
+            print(f"  {finding.severity}: {finding.message}")
+    print(summary_line(report, str(settings.out / "health.md")))
+    if code:
+        return code  # the corpus itself fails validation or preparation, whatever the findings say
+    return 1 if strict and report.errors else 0

@@ -1,0 +1,73 @@
+"""The options table: every parser is built from it, its --help is what it was before the table (recorded in
+tests/golden/help at 80 columns), and config's sources, ranges and the doit graph's variables come from it."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from bceval.cli import main
+from bceval.config import PARTS, RANGES, SOURCES, Settings, environment_values, load_settings
+from bceval.config.commands import COMMANDS
+from bceval.config.options import OPTIONS, SETTINGS
+
+HELP = Path(__file__).parent / "golden" / "help"
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.parametrize("page", sorted(p.stem for p in HELP.glob("*.txt")))
+def test_help_of_every_command_is_unchanged(page, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as done:
+        main([*page.split("-")[1:], "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == (HELP / f"{page}.txt").read_text(encoding="utf-8")
+
+
+def test_every_command_takes_only_declared_options():
+    for command, uses in COMMANDS.items():
+        for use in uses:
+            assert use.name in OPTIONS, (command, use.name)
+
+
+def test_settings_sources_and_ranges_come_from_the_table():
+    assert list(SOURCES) == [option.name for option in SETTINGS]
+    assert SOURCES["sandbox_allow"] == ("BCEVAL_SANDBOX_ALLOW", "paths")
+    assert RANGES["jobs"] == (1, 64, True) and RANGES["timeout"] == (0, None, False)
+    every_flag_setting = {use.name for uses in COMMANDS.values() for use in uses} & set(SOURCES)
+    assert set(SOURCES) - every_flag_setting == {"experiment"}  # given as the experiment FILE argument
+
+
+def test_settings_defaults_are_the_tables(tmp_path):
+    settings = load_settings(cwd=tmp_path, environ={})
+    for option in SETTINGS:
+        if option.default is not None:
+            assert getattr(settings, option.name) == option.default, option.name
+
+
+def test_every_variable_is_in_the_readme():
+    text = README.read_text(encoding="utf-8")
+    for option in OPTIONS.values():
+        if option.env:
+            assert f"`{option.env}`" in text, option.env
+
+
+def test_the_graphs_variables_come_through_the_table():
+    assert environment_values("bench", {}) == {
+        "sizes": "250,2500,25000",
+        "repeat": 3,
+        "live": "256,16,0.5",
+        "experiment": "none",
+    }
+    given = environment_values("guidance", {"BCEVAL_GUIDANCE_ROOT": "r", "BCEVAL_GUIDANCE_OUT": ""})
+    assert given == {"root": "r", "manifest": None, "out": None, "workspace_map": None, "adapter": "oracle"}
+
+
+def test_each_setting_lives_in_the_part_the_table_names():
+    for option in SETTINGS:
+        assert option.name in {field.name for field in fields(PARTS[option.part])}, option.name
+    parts = {field.name for part in PARTS.values() for field in fields(part)}
+    assert parts == {field.name for field in fields(Settings)}  # Settings is its parts, nothing besides
+    assert OPTIONS["no_share"].part == "arm"

@@ -20,14 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from doit.cmd_base import ModuleTaskLoader
-from doit.doit_cmd import DoitMain
-from graphutil import RecordingReporter
+from graphutil import run_graph
 
 from bceval.cli.guidance import add_parser, run
 from bceval.config import Settings
-from bceval.graph.doitlib import uncaptured
-from bceval.graph.guidance import guidance_tasks
 
 SENTINEL = "MODEL_SECRET_SENTINEL"
 SHARED = REPO.parent / "shared"
@@ -229,20 +225,11 @@ def assert_fails(result: Result, key: str) -> None:
 
 
 def run_guidance_graph(settings: Settings, *tasks: str) -> tuple[int, list[str]]:
-    """Run guidance doit tasks in-process; the exit code and the tasks that executed (no group tasks)."""
-    namespace = {
-        "DOIT_CONFIG": {
-            "dep_file": str(settings.out / ".guidance.doit.db"),
-            "backend": "json",
-            "reporter": RecordingReporter,
-            "verbosity": 1,
-        },
-        **{name: uncaptured(creator) for name, creator in guidance_tasks(settings).items()},  # as bceval.dodo does
-    }
+    """Run guidance doit tasks in-process through the real graph; the exit code and the tasks that executed
+    (no group tasks)."""
     settings.out.mkdir(parents=True, exist_ok=True)
-    RecordingReporter.executed = []
-    code = DoitMain(ModuleTaskLoader(namespace)).run(["run", *tasks])
-    return code, [name for name in RecordingReporter.executed if name != "guidance"]
+    code, executed = run_graph(settings, *tasks)
+    return code, [name for name in executed if name != "guidance"]
 
 
 # --- scenarios --------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def graph(tmp_path, monkeypatch):
     monkeypatch.setenv("BCEVAL_GUIDANCE_ROOT", str(root))
     monkeypatch.setenv("BCEVAL_GUIDANCE_MANIFEST", str(root / "evaluation/guidance-fixtures.json"))
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    settings = Settings(corpus=root, manifest=root / "evaluation/review-fixtures.json", out=out)
+    settings = Settings(corpus=root, manifest=None, out=out)
     yield settings, root, out / "guidance"
     remove(tmp_path / "k")
 

@@ -19,6 +19,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, _Attempt
 from bceval.agents.view import View, agent_environment, build_view, materialize, remove
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
+from bceval.runs.identity import asking, question
 from bceval.usage import Usage
 
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
@@ -63,21 +65,8 @@ class CommandAdapter(LiveAgent):
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
         folder, not just the view, so where they are is part of the key: another corpus is another question."""
-        agent = self.agent
-        unisolated = [str(case.corpus.resolve()), str(case.request_path.resolve())] if agent.isolation != "view" else []
-        parts = [
-            PROMPT_VERSION,
-            view.digest,
-            agent.command,
-            self.model,
-            agent.isolation,
-            agent.sandbox,
-            sorted(str(path) for path in agent.sandbox_allow),
-            agent.epoch,
-            *([agent.cache_salt] if agent.cache_salt else []),  # absent when unset: existing keys stay valid
-            *unisolated,
-        ]
-        return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+        asked = replace(asking("command", self.agent), model=self.model)
+        return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
 
     def prompt(self, view: View, isolated: bool) -> str:
         note = f"{VIEW_NOTE}\n\n" if isolated else ""

@@ -2,7 +2,7 @@
 plus bceval's runner: `run` (prepare, capture, answer with an adapter, score with the held digest)
 and `demo-workspaces` (a demo knowledge checkout, workspaces and maps from the demo corpus).
 
-The flags come from the options table; bceval.steps.guidance checks them, runs the mode and prints.
+The flags come from the options table; bceval.steps.guidance_modes checks them, runs the mode and prints.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bceval.config.options import OPTIONS
 from bceval.guidance import GuidanceError
 
 if TYPE_CHECKING:
-    from bceval.steps.guidance import Options
+    from bceval.steps.guidance_modes import Options
 
 MODES: tuple[str, ...] = OPTIONS["guidance_mode"].allowed() or ()
 
@@ -55,7 +55,7 @@ def options_from(args: argparse.Namespace) -> Options:
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
     from bceval.config import DEMO_CORPUS, GUIDANCE_MANIFEST_RELATIVE, find_corpus
-    from bceval.steps.guidance import Options
+    from bceval.steps.guidance_modes import Options
 
     if args.guidance_root:
         root, source = Path(args.guidance_root), "--root"
@@ -80,7 +80,7 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute `bceval guidance` (bceval.steps.guidance prints and gives the exit code)."""
-    from bceval.steps.guidance import run_mode
+    """Execute `bceval guidance` (bceval.steps.guidance_modes prints and gives the exit code)."""
+    from bceval.steps.guidance_modes import run_mode
 
     return run_mode(getattr(args, "guidance_mode", "validate"), lambda: options_from(args))

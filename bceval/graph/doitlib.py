@@ -72,7 +72,10 @@ def once(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
     """A task creator whose tasks write straight to stdout/stderr (verdicts belong on stdout, and doit's
-    capture swaps sys.stdout, which is not safe when tasks run in threads)."""
+    capture swaps sys.stdout, which is not safe when tasks run in threads).
+
+    doit orders task creators by the line they are defined on; the creators of the graph live in one module
+    per stage, so every wrapper reports this one line instead and the namespace's order is the order."""
 
     @functools.wraps(creator)
     def create() -> Any:
@@ -81,6 +84,7 @@ def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
             return {**made, "io": {"capture": False}}
         return ({**task, "io": {"capture": False}} for task in made)
 
+    del create.__wrapped__  # type: ignore[attr-defined]
     return create
 
 

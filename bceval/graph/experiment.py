@@ -13,8 +13,6 @@ and view inputs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
 from bceval.layout import result_name
+from bceval.runs.identity import Asking, asking, question
 from bceval.runs.selection import shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
@@ -139,12 +138,16 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                 yield {
                     "name": f"{arm.name}/e{epoch}",
                     "actions": [action(actions.write_run_record, run, ids)],
-                    "uptodate": [config_changed({"ids": ids, **_identity(run)}), (run.run_dir / "run.json").is_file],
+                    "uptodate": [
+                        config_changed({"ids": ids, **_identity(asking(run.adapter, run))}),
+                        (run.run_dir / "run.json").is_file,
+                    ],
                 }
 
     @create_after(executed="experiment_prepare")
     def task_unit() -> Any:
         """One answer per (arm, epoch, case); an identical question asked by an earlier arm is shared."""
+        from bceval.agents.base import case_input
         from bceval.agents.view import view_inputs
         from bceval.experiment.plan import arm_settings
         from bceval.steps import experiment as actions
@@ -156,21 +159,20 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                 continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
-                identity = _identity(run)
+                asked = asking(run.adapter, run)
                 for case in shard_cases(chosen()[arm.name], settings.shard):
                     try:
                         _, inputs = view_inputs(run.prepare_dir, run.corpus, case.modelId)
                         digest = view_digest(str(run.out), str(run.corpus), case.modelId)
                     except BcevalError:
                         inputs, digest = [], "unprepared"  # the action says so in one line
-                    question = {
-                        **identity,
-                        "view": digest,
-                        "expected": case.expected if run.adapter == "oracle" else None,
-                    }
-                    if run.adapter == "command" and run.isolation != "view":  # it reads the arm's whole corpus
-                        question["corpus"] = str(run.corpus)
-                    key = hashlib.sha256(json.dumps(question, sort_keys=True).encode("utf-8")).hexdigest()
+                    where = case_input(run.prepare_dir, run.corpus, case)
+                    expected = case.expected if run.adapter == "oracle" else None
+                    key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
+                    # the up-to-date dict keeps the shape earlier versions saved in doit's state
+                    uptodate = {**_identity(asked), "view": digest, "expected": expected}
+                    if not asked.isolated:  # it reads the arm's whole corpus
+                        uptodate["corpus"] = str(run.corpus)
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
                     owner = owners.setdefault(key, name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
@@ -181,7 +183,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                         "file_dep": [str(path) for path in inputs],
                         "targets": [str(target)],
                         "task_dep": [f"unit:{owner}"] if owner != name else [],
-                        "uptodate": [config_changed({**question, "note": note}), target.is_file],
+                        "uptodate": [config_changed({**uptodate, "note": note}), target.is_file],
                     }
 
     @create_after(executed="experiment_prepare")
@@ -239,10 +241,9 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     }
 
 
-def _identity(run: Settings) -> dict[str, Any]:
-    from bceval.runs.record import identity
-
-    return {"bceval": __version__, **identity(run), "salt": run.cache_salt}
+def _identity(asked: Asking) -> dict[str, Any]:
+    """An arm's identity as its doit up-to-date checks have always saved it."""
+    return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
 
 
 def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:

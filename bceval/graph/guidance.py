@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from doit.tools import config_changed
 
@@ -34,21 +33,12 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
-from bceval.errors import BcevalError, EvaluationFailed
+from bceval.errors import BcevalError
 from bceval.graph.doitlib import action
-from bceval.guidance import GuidanceError
 from bceval.review.neutral import model_id
+from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
 
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class GuidanceSettings:
-    root: str
-    manifest: str
-    out: str
-    workspace_map: str | None
 
 
 def guidance_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> GuidanceSettings:
@@ -91,64 +81,6 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     return sorted(set(files)), ids
 
 
-def _guarded(title: str, work: Callable[[], T]) -> T:
-    """Run one guidance step; only bceval's own one-line message can leave it."""
-    try:
-        return work()
-    except GuidanceError as exc:
-        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
-    except Exception:  # noqa: BLE001 - never a traceback or foreign text
-        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
-
-
-def prepare_guidance(cfg: GuidanceSettings) -> None:
-    """Validate, then (re)write the guidance prepare directory; one line on stderr when it passes."""
-    from bceval.guidance.evidence import protected_roots  # only when the task runs
-    from bceval.guidance.manifest import load_manifest, load_workspace_map
-    from bceval.guidance.paths import check_separation
-    from bceval.guidance.prepare import refresh
-
-    def work() -> tuple[int, Path]:
-        manifest = load_manifest(cfg.root, cfg.manifest)
-        workspaces = load_workspace_map(cfg.workspace_map, manifest) if cfg.workspace_map else None
-        artifacts = [
-            (f"Workspace map path {cfg.workspace_map}", cfg.workspace_map),
-            (f"Prepare directory {cfg.out}", cfg.out),
-        ]
-        check_separation(
-            protected_roots(manifest, workspaces), [(label, Path(p) if p else None) for label, p in artifacts]
-        )
-        return len(manifest.cases), refresh(manifest, workspaces, Path(cfg.out))
-
-    title = "Development guidance preparation"
-    count, directory = _guarded(title, work)
-    print(f"{title} PASSED: {count} case(s) prepared in {directory}")
-
-
-# --- runs ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunTarget:
-    """One manifest to run: its name (the subtask and run folder), checkout, manifest and map."""
-
-    name: str
-    root: str
-    manifest: str
-    workspace_map: str
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    adapter: str
-    runs: str  # run directories go to <runs>/<target name>/run-NNNN
-    demo: str  # the demo directory (used when no workspace map is configured)
-    targets: tuple[RunTarget, ...]
-    uses_demo: bool
-    problem: str | None = None  # a settings problem the run task reports in one line
-    agent: Any = None  # the live agent's settings (bceval.agents.process.AgentSettings) for adapter "command"
-
-
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
     from bceval.guidance.demo import demo_runs
 
@@ -174,36 +106,6 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
         )
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in demo_runs(demo))
     return RunSettings(adapter, runs, str(demo), targets, uses_demo=True, problem=problem, agent=agent)
-
-
-def make_demo(corpus: str, directory: str) -> None:
-    """(Re)build the demo directory; one line on stderr."""
-    from bceval.guidance.demo import refresh_demo, workspace_count
-
-    title = "Development guidance demo workspaces"
-    runs = _guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))
-    print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
-
-
-def run_target(cfg: RunSettings, target: RunTarget) -> None:
-    """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
-    from bceval.steps.guidance_run import next_run_directory, run_from_files
-
-    title = "Development guidance run"
-    if cfg.problem:
-        raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)
-
-    def work() -> tuple[int, list[str], Path]:
-        directory = next_run_directory(Path(cfg.runs) / target.name)
-        manifest, outcome = run_from_files(
-            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
-        )
-        return len(manifest.cases), outcome.problems, directory
-
-    count, problems, directory = _guarded(title, work)
-    if problems:
-        raise EvaluationFailed(f"{title} FAILED with {len(problems)} problem(s):", problems, verdict=False)
-    print(f"{title} PASSED: {count} case(s) in {directory}")
 
 
 def _files_below(root: Path) -> list[str]:

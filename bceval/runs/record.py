@@ -1,32 +1,44 @@
-"""`out/runs/<run>/run.json`: how a run answers (its fixed agent settings) and which cases it covers, and
-`bceval runs`, the list of the runs in an output directory."""
+"""`run.json`, the record of a run, in its two kinds: a review run's `out/runs/<run>/run.json` (how it
+answers, its fixed agent settings, and which cases it covers) and a guidance run's `<run>/run.json` (its
+verdict); and `bceval runs`, the list of the runs in an output directory. One writer for both kinds.
+
+The callers pass plain values: the run's identity (bceval.runs.identity), whether its model is pinned, where
+its corpus and manifest are.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bceval.config import Settings
 from bceval.errors import BcevalError
+from bceval.guidance.paths import create_exclusive
+from bceval.jsonio import dumps, write_atomic
+from bceval.runs.identity import IDENTITY, LIVE, Asking
+
+if TYPE_CHECKING:
+    from bceval.guidance.manifest import GuidanceManifest
+    from bceval.guidance.scoring import ScoreOutcome
 
 RECORD_NAME = "run.json"
 RECORD_SCHEMA_VERSION = 1
-# The settings that make a run what it is: answers given under other values belong to another run.
-IDENTITY = ("adapter", "command", "model", "isolation", "sandbox", "sandboxAllow", "epoch")
+GUIDANCE_RUN_KIND = "bceval-guidance-run"
+GUIDANCE_RUN_VERSION = 1
 
 
-def identity(settings: Settings) -> dict[str, Any]:
-    live = settings.adapter == "command"
-    return {
-        "adapter": settings.adapter,
-        "command": settings.command if live else None,
-        "model": settings.model if live else None,
-        "isolation": settings.isolation if live else None,
-        "sandbox": settings.sandbox if live else None,
-        "sandboxAllow": sorted(str(path) for path in settings.sandbox_allow) if live else [],
-        "epoch": settings.epoch,
-    }
+@dataclass(frozen=True)
+class RunFacts:
+    """What a review run's record says about the run besides the cases it covers."""
+
+    name: str
+    directory: Path
+    asked: Asking
+    pinned: bool  # the model reaches the command (always True for an agent that is not live)
+    shard: str | None
+    corpus: str
+    manifest: str | None
 
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:
@@ -38,20 +50,20 @@ def read_record(run_dir: Path) -> dict[str, Any] | None:
 
 
 def new_record(
-    settings: Settings, selected: list[str] | None, existing: dict[str, Any] | None, total: int | None = None
+    run: RunFacts, selected: list[str] | None, existing: dict[str, Any] | None, total: int | None = None
 ) -> dict[str, Any]:
     """The record after answering `selected` (manifest ids; None for every case) into the run.
 
     Selections add up: rerunning the failed cases into a run keeps the others, and a run that once
     covered every case still does. A run answered with other agent settings is refused, not mixed.
     """
-    mine = identity(settings)
+    mine = run.asked.fields()
     if existing is not None:
         theirs = {key: existing.get(key) for key in IDENTITY}
         if theirs != mine:
             differs = next(key for key in IDENTITY if theirs[key] != mine[key])
             raise BcevalError(
-                f"run '{settings.run_name}' in {settings.run_dir} was answered with another {differs} "
+                f"run '{run.name}' in {run.directory} was answered with another {differs} "
                 f"({theirs[differs]!r}, now {mine[differs]!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
@@ -61,21 +73,50 @@ def new_record(
             selected = sorted(set(before) | set(selected))
             if total is not None and len(selected) >= total:
                 selected = None  # every case is covered now
-    from bceval.agents.process import pinned
-
-    live = settings.adapter == "command"
-    is_pinned = pinned(settings.command or "", settings.model) if live else True
+    live = run.asked.adapter == LIVE
     return {
         "schemaVersion": RECORD_SCHEMA_VERSION,
-        "name": settings.run_name,
+        "name": run.name,
         **mine,
-        "pinned": is_pinned,
-        "modelIsLabelOnly": bool(live and settings.model and not is_pinned),
-        "shard": settings.shard,
+        "pinned": run.pinned,
+        "modelIsLabelOnly": bool(live and run.asked.model and not run.pinned),
+        "shard": run.shard,
         "selection": selected,
-        "corpus": str(settings.corpus),
-        "manifest": str(settings.manifest) if settings.manifest is not None else None,
+        "corpus": run.corpus,
+        "manifest": run.manifest,
     }
+
+
+def guidance_record(
+    manifest: GuidanceManifest,
+    outcome: ScoreOutcome,
+    adapter: str,
+    agent: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A guidance run's record: its adapter (a live agent's settings and usage), its manifest and verdict."""
+    return {
+        "kind": GUIDANCE_RUN_KIND,
+        "version": GUIDANCE_RUN_VERSION,
+        "adapter": adapter,
+        **({"agent": agent} if agent is not None else {}),
+        **({"usage": usage} if usage is not None else {}),
+        "root": str(manifest.root),
+        "manifest": str(manifest.path),
+        "manifestSha256": manifest.sha256,
+        "cases": len(manifest.cases),
+        "passed": outcome.passed,
+        "problems": outcome.problems,
+    }
+
+
+def write_record(run_dir: Path, record: dict[str, Any], exclusive: bool = False) -> bool:
+    """Write `record` as the run's run.json. A review run's record is replaced atomically (True when its bytes
+    changed); `exclusive` (a guidance run's: its evidence is fresh) creates it or returns False when one exists."""
+    path = run_dir / RECORD_NAME
+    if exclusive:
+        return create_exclusive(path, dumps(record).encode("utf-8"))
+    return write_atomic(path, dumps(record))
 
 
 def selection_of(run_dir: Path) -> set[str] | None:

@@ -7,7 +7,6 @@ from typing import Any
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps, write_atomic
 from bceval.layout import infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
@@ -42,7 +41,7 @@ def preflight(settings: Settings) -> list[str]:
     warnings = []
     derivation, _, _ = derive(settings)
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
-    new_record(settings, [case.id for case in selected] if selected else None, read_record(settings.run_dir))
+    new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.adapter == "command":
         adapter = make_adapter(settings, derivation.cases)
         if settings.isolation == "view":
@@ -63,12 +62,30 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
     from bceval.agents.run import prune_vanished
-    from bceval.runs.record import RECORD_NAME, new_record, read_record
+    from bceval.runs.record import new_record, read_record, write_record
 
     cases = recorded_cases(settings)
-    record = new_record(settings, selected, None if replace else read_record(settings.run_dir), len(cases))
-    write_atomic(settings.run_dir / RECORD_NAME, dumps(record))
+    record = new_record(run_facts(settings), selected, None if replace else read_record(settings.run_dir), len(cases))
+    write_record(settings.run_dir, record)
     prune_vanished(settings.results_dir, cases)
+
+
+def run_facts(settings: Settings) -> Any:
+    """What the run's record says about it (bceval.runs.record.RunFacts)."""
+    from bceval.agents.process import pinned
+    from bceval.runs.identity import asking
+    from bceval.runs.record import RunFacts
+
+    live = settings.adapter == "command"
+    return RunFacts(
+        name=settings.run_name,
+        directory=settings.run_dir,
+        asked=asking(settings.adapter, settings),
+        pinned=pinned(settings.command or "", settings.model) if live else True,
+        shard=settings.shard,
+        corpus=str(settings.corpus),
+        manifest=str(settings.manifest) if settings.manifest is not None else None,
+    )
 
 
 def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:

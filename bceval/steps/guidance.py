@@ -1,8 +1,6 @@
-"""`bceval guidance`, once its arguments are read: the argument gate of spec §0, one mode per call, and the one
-line it prints (a PASSED/captured line on stdout, or the failure on stderr), with the exit code.
-
-Only bceval's own messages are printed: a GuidanceError's text, or one fixed line for anything
-else, so no file, JSON or model text can reach the console. Every failure exits 1.
+"""The guidance stage's steps, as the graph runs them: validate and prepare a guidance manifest, build the demo
+workspaces, run one manifest end to end. Each prints its one line (a verdict on stdout, progress on stderr);
+only bceval's own one-line message can leave a step, never a traceback or foreign text.
 """
 
 from __future__ import annotations
@@ -11,175 +9,102 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from bceval.errors import BcevalError
+from bceval.errors import EvaluationFailed
 from bceval.guidance import GuidanceError
 
-TITLES = {
-    "validate": "fixture validation",
-    "prepare": "preparation",
-    "capture": "baseline capture",
-    "score": "scoring",
-    "run": "run",
-    "demo-workspaces": "demo workspaces",
-}
-UNSAFE = "the input could not be read safely"
-EXIT_FAILED = 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Options:
-    mode: str
-    root: Path
-    manifest: Path
-    out: Path | None
-    workspace_map: Path | None
-    baseline: Path | None
-    baseline_sha256: str | None
-    results: Path | None
-    adapter: str | None = None
-    agent: Any = None  # run --adapter command: bceval.agents.process.AgentSettings
-    source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
-
-    def context_line(self) -> str:
-        out = f"; out {self.out}" if self.out else ""
-        return f"bceval: corpus {self.root} ({self.source}); manifest {self.manifest}{out}"
+class GuidanceSettings:
+    root: str
+    manifest: str
+    out: str
+    workspace_map: str | None
 
 
-def check_arguments(opts: Options) -> None:
-    """The argument gate of §0 in its order, then bceval's one-mode-per-call rule."""
-    capturing, scoring = opts.mode == "capture", opts.mode == "score"
-    if capturing and (opts.results or opts.out):
-        raise GuidanceError("Baseline capture is a separate pre-run operation: do not combine it with --results/--out")
-    if (capturing or scoring) and not opts.baseline:
-        raise GuidanceError("capture and score require BaselinePath (--baseline FILE)")
-    if scoring and not opts.baseline_sha256:
-        raise GuidanceError("score requires the runner-retained pre-run BaselineSha256 (--baseline-sha256 HEX)")
-    if capturing and not opts.workspace_map:
-        raise GuidanceError("capture requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
-    if scoring and (opts.workspace_map or opts.out):
-        raise GuidanceError("score binds workspaces from the recorded workspace map of the baseline only")
-    if opts.mode in ("prepare", "demo-workspaces") and not opts.out:
-        raise GuidanceError(f"{opts.mode} requires --out DIR (a new or empty directory)")
-    if opts.mode == "run":
-        if not opts.workspace_map:
-            raise GuidanceError("run requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
-        if not opts.out:
-            raise GuidanceError("run requires --out RUN (a new run directory)")
-        if not opts.adapter:
-            raise GuidanceError("run requires --adapter NAME (oracle)")
-    allowed = {
-        "validate": {"workspace_map"},
-        "prepare": {"out", "workspace_map"},
-        "capture": {"workspace_map", "baseline"},
-        "score": {"baseline", "baseline_sha256", "results"},
-        "run": {"out", "workspace_map", "adapter"},
-        "demo-workspaces": {"out"},
-    }[opts.mode]
-    names = ("out", "workspace_map", "baseline", "baseline_sha256", "results", "adapter")
-    given = {name for name in names if getattr(opts, name)}
-    if given - allowed:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(given - allowed))
-        raise GuidanceError(f"one mode per call: {opts.mode} does not take {flags}")
+@dataclass(frozen=True)
+class RunTarget:
+    """One manifest to run: its name (the subtask and run folder), checkout, manifest and map."""
+
+    name: str
+    root: str
+    manifest: str
+    workspace_map: str
 
 
-def execute(opts: Options) -> str:
-    """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
-    # Imported here so that building bceval's argument parser stays cheap for every other command.
-    from bceval.guidance.evidence import capture, load_baseline, protected_roots
+@dataclass(frozen=True)
+class RunSettings:
+    adapter: str
+    runs: str  # run directories go to <runs>/<target name>/run-NNNN
+    demo: str  # the demo directory (used when no workspace map is configured)
+    targets: tuple[RunTarget, ...]
+    uses_demo: bool
+    problem: str | None = None  # a settings problem the run task reports in one line
+    agent: Any = None  # the live agent's settings (bceval.agents.process.AgentSettings) for adapter "command"
+
+
+def guarded(title: str, work: Callable[[], T]) -> T:
+    """Run one guidance step; only bceval's own one-line message can leave it."""
+    try:
+        return work()
+    except GuidanceError as exc:
+        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
+    except Exception:  # noqa: BLE001 - never a traceback or foreign text
+        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
+
+
+def prepare_guidance(cfg: GuidanceSettings) -> None:
+    """Validate, then (re)write the guidance prepare directory; one line on stderr when it passes."""
+    from bceval.guidance.evidence import protected_roots  # only when the task runs
     from bceval.guidance.manifest import load_manifest, load_workspace_map
     from bceval.guidance.paths import check_separation
-    from bceval.guidance.prepare import prepare
-    from bceval.guidance.scoring import score
+    from bceval.guidance.prepare import refresh
 
-    check_arguments(opts)
-    if opts.mode == "demo-workspaces":
-        return _demo_workspaces(opts)
-    if opts.mode == "run":
-        return _run(opts)
-    manifest = load_manifest(opts.root, opts.manifest)
-    workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None
-    baseline = None
-    if opts.mode == "score":
-        baseline = load_baseline(opts.baseline, opts.baseline_sha256 or "", manifest)
-        workspaces = baseline.workspaces
-    check_separation(
-        protected_roots(manifest, workspaces),
-        [
-            (f"Baseline path {opts.baseline}", opts.baseline),
-            (f"Workspace map path {opts.workspace_map}", opts.workspace_map),
-            (f"Prepare directory {opts.out}", opts.out),
-            (f"Results directory {opts.results}", opts.results),
-        ],
-    )
-    count = len(manifest.cases)
-    if opts.mode == "capture":
-        digest, count = capture(manifest, workspaces or {}, opts.baseline)
-        return f"Development guidance baseline captured for {count} case(s); baseline SHA-256: {digest}"
-    if opts.mode == "prepare":
-        directory = prepare(manifest, workspaces, opts.out)
-        return f"Development guidance preparation PASSED: {count} case(s) prepared in {directory}"
-    if opts.mode == "score":
-        outcome = score(manifest, baseline, opts.results)
-        if not outcome.passed:
-            raise ScoringFailed(outcome.problems)
-        return f"Development guidance scoring PASSED: {count} case(s)"
-    return f"Development guidance fixture validation PASSED: {count} case(s)"
-
-
-def _demo_workspaces(opts: Options) -> str:
-    from bceval.guidance.demo import create_demo, workspace_count
-
-    runs = create_demo(opts.root, opts.out)
-    lines = [
-        f"Development guidance demo workspaces created: {workspace_count(runs)} workspace(s) in {runs[0].root.parent}",
-        f"  knowledge checkout: {runs[0].root}",
-    ]
-    for run in runs:
-        lines.append(f"  {run.kind} workspace map: {run.workspace_map}")
-    for run in runs:
-        lines.append(
-            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
-            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
+    def work() -> tuple[int, Path]:
+        manifest = load_manifest(cfg.root, cfg.manifest)
+        workspaces = load_workspace_map(cfg.workspace_map, manifest) if cfg.workspace_map else None
+        artifacts = [
+            (f"Workspace map path {cfg.workspace_map}", cfg.workspace_map),
+            (f"Prepare directory {cfg.out}", cfg.out),
+        ]
+        check_separation(
+            protected_roots(manifest, workspaces), [(label, Path(p) if p else None) for label, p in artifacts]
         )
-    return "\n".join(lines)
+        return len(manifest.cases), refresh(manifest, workspaces, Path(cfg.out))
+
+    title = "Development guidance preparation"
+    count, directory = guarded(title, work)
+    print(f"{title} PASSED: {count} case(s) prepared in {directory}")
 
 
-def _run(opts: Options) -> str:
-    from bceval.steps.guidance_run import run_from_files
+def make_demo(corpus: str, directory: str) -> None:
+    """(Re)build the demo directory; one line on stderr."""
+    from bceval.guidance.demo import refresh_demo, workspace_count
 
-    assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
-    manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent)
-    if not outcome.passed:
-        raise ScoringFailed(outcome.problems)
-    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
-
-
-class ScoringFailed(Exception):
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(f"{len(problems)} problem(s)")
-        self.problems = problems
+    title = "Development guidance demo workspaces"
+    runs = guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))
+    print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
 
 
-def run_mode(mode: str, read_options: Callable[[], Options]) -> int:
-    """Read the options (which may fail like any mode), run the mode; prints one PASSED/captured line or the
-    failure, returns the exit code."""
-    title = TITLES.get(mode, "run")
-    try:
-        options = read_options()
-        print(options.context_line(), file=sys.stderr)
-        line = execute(options)
-    except ScoringFailed as exc:
-        lines = [f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"]
-        lines += [f"  - {problem}" for problem in exc.problems]
-        print("\n".join(lines), file=sys.stderr)
-        return EXIT_FAILED
-    except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
-        print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
-        print(f"Development guidance {title} FAILED: {UNSAFE}", file=sys.stderr)
-        return EXIT_FAILED
-    print(line)
-    return 0
+def run_target(cfg: RunSettings, target: RunTarget) -> None:
+    """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
+    from bceval.steps.guidance_run import next_run_directory, run_from_files
+
+    title = "Development guidance run"
+    if cfg.problem:
+        raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)
+
+    def work() -> tuple[int, list[str], Path]:
+        directory = next_run_directory(Path(cfg.runs) / target.name)
+        manifest, outcome = run_from_files(
+            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
+        )
+        return len(manifest.cases), outcome.problems, directory
+
+    count, problems, directory = guarded(title, work)
+    if problems:
+        raise EvaluationFailed(f"{title} FAILED with {len(problems)} problem(s):", problems, verdict=False)
+    print(f"{title} PASSED: {count} case(s) in {directory}")

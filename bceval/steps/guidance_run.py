@@ -39,8 +39,7 @@ from bceval.guidance.paths import check_separation, create_exclusive, safe_path
 from bceval.guidance.prepare import prepare
 from bceval.guidance.scoring import ScoreOutcome, score
 from bceval.jsonio import dumps
-
-RUN_KIND = "bceval-guidance-run"
+from bceval.runs.record import guidance_record, write_record
 
 
 @dataclass(frozen=True)
@@ -150,20 +149,14 @@ def run_guidance(
         if hasattr(adapter, "close"):  # a live agent's knowledge view goes as soon as the answers are in
             adapter.close()
     outcome = score(manifest, load_baseline(layout.baseline, digest, manifest), layout.results)
-    record: dict[str, Any] = {
-        "kind": RUN_KIND,
-        "version": 1,
-        "adapter": adapter.name,
-        **({"agent": adapter.describe()} if hasattr(adapter, "describe") else {}),
-        **({"usage": adapter.usage.as_record()} if hasattr(adapter, "usage") else {}),
-        "root": str(manifest.root),
-        "manifest": str(manifest.path),
-        "manifestSha256": manifest.sha256,
-        "cases": len(manifest.cases),
-        "passed": outcome.passed,
-        "problems": outcome.problems,
-    }
-    create_exclusive(layout.record, dumps(record).encode("utf-8"))
+    record = guidance_record(
+        manifest,
+        outcome,
+        adapter.name,
+        agent=adapter.describe() if hasattr(adapter, "describe") else None,
+        usage=adapter.usage.as_record() if hasattr(adapter, "usage") else None,
+    )
+    write_record(layout.directory, record, exclusive=True)
     return outcome
 
 

@@ -1,0 +1,46 @@
+"""The health task: out/health.json and .md (coverage, ranking margins, the answer-leak audit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from doit.tools import config_changed
+
+from bceval.graph.doitlib import action
+from bceval.graph.inputs import GraphInputs
+from bceval.steps import health
+from bceval.steps import prepare as steps
+
+
+def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
+    settings, prep = inputs.settings, inputs.prep
+
+    def task_health() -> dict:
+        """out/health.json and .md: coverage, ranking margins and the answer-leak audit."""
+        groups, model_ids = list(inputs.groups), inputs.model_ids
+        changed = settings.changed_paths
+        return {
+            "actions": [action(health.write_health, settings, groups)],
+            "file_dep": [str(steps.cases_file(settings))]
+            + [str(steps.rows_file(settings, group)) for group in groups]
+            + [str(steps.domain_articles_file(settings, domain)) for domain in inputs.domains]
+            + [str(prep / f"{mid}.al") for mid in model_ids]
+            + [str(prep / f"request-{mid}.json") for mid in model_ids]
+            + ([str(changed)] if changed is not None and changed.is_file() else []),
+            "targets": [str(settings.out / "health.json"), str(settings.out / "health.md")],
+            "task_dep": ["prepare"],
+            "uptodate": [
+                config_changed(
+                    {
+                        **inputs.basics,
+                        "listing": inputs.listing.digest,
+                        "articles": inputs.signatures,  # article bodies: what the agent views hold
+                        "margin": settings.health_margin,
+                        "changed": str(changed) if changed else None,
+                    }
+                )
+            ],
+        }
+
+    return {"task_health": task_health}

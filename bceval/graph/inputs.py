@@ -1,0 +1,96 @@
+"""What the task generators of every stage share: the settings and, read once per graph, the corpus listing,
+the planned cases, the knowledge groups and their stat signatures, the leaf domains and the run's selection.
+
+Generators run on every doit command, so each of these is cheap (a directory walk, the small manifest, the
+recorded cases) and computed at most once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cached_property
+from typing import Any
+
+from doit.exceptions import InvalidTask
+
+from bceval import __version__
+from bceval.config import Settings, check_inputs
+from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
+from bceval.errors import BcevalError
+from bceval.review.cases import Derivation, ReviewCase
+from bceval.steps import answer as answering
+from bceval.steps import prepare as steps
+
+
+def file_signature(root: str, rels: list[str]) -> str:
+    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
+    parts = []
+    for rel in rels:
+        try:
+            info = os.stat(root + "/" + rel)
+            parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{rel}\0missing")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+class GraphInputs:
+    """The shared, cached inputs of one graph (one set of settings)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.prep = settings.prepare_dir
+        self.corpus_dir = str(settings.corpus)
+        # what every prepare task's output depends on besides its own inputs
+        self.basics: dict[str, Any] = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
+
+    @cached_property
+    def listing(self) -> Listing:
+        try:
+            check_inputs(self.settings)
+            return scan_corpus(self.settings.corpus)
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None
+
+    @cached_property
+    def plan(self) -> Derivation | None:
+        """Cases as the graph expects them; None when validation will fail (its task reports why)."""
+        return steps.planned_cases(self.settings, self.listing)
+
+    @cached_property
+    def groups(self) -> dict[str, list[str]]:
+        return steps.knowledge_groups(self.listing)
+
+    @cached_property
+    def samples(self) -> dict[str, list[str]]:
+        return steps.sample_groups(self.listing)
+
+    @cached_property
+    def signatures(self) -> dict[str, str]:
+        """A stat signature per knowledge group: one stat per article and sample, the only per-file cost of a
+        no-op."""
+        samples, root = self.samples, self.corpus_dir
+        return {group: file_signature(root, rels + samples.get(group, [])) for group, rels in self.groups.items()}
+
+    @cached_property
+    def domains(self) -> list[str]:
+        return [leaf.domain for leaf in discover_leaves(self.listing)]
+
+    @cached_property
+    def model_ids(self) -> list[str]:
+        """The planned cases' model ids (none when validation will fail)."""
+        return [case.modelId for case in self.plan.cases] if self.plan else []
+
+    @cached_property
+    def selection(self) -> tuple[list[ReviewCase] | None, list[ReviewCase]]:
+        """(the selected cases or None for all, the cases this shard answers); empty when validation fails."""
+        derivation = self.plan
+        if derivation is None:
+            return None, []
+        try:
+            return answering.selected_cases(self.settings, derivation.cases), answering.cases_to_answer(
+                self.settings, derivation.cases
+            )
+        except BcevalError as exc:
+            raise InvalidTask(str(exc)) from None

@@ -1,0 +1,147 @@
+"""The prepare stage's tasks: validate the manifest and corpus, then write the neutral request directory.
+
+cases           the derived cases (out/.build/review/cases.json and one file per leaf domain)
+validate        the verdict of the checks (always runs; it is cheap)
+prepare_dir     the prepare directory's marker
+rows:<group>    knowledge-index rows, one task per knowledge folder
+index           knowledge-index.json and each domain's candidate rows
+domain:<d>      a leaf domain's index-, request- and request-case- files and its neutral case files
+review_request  review-request.json
+prepare         the whole directory, pruned of what no case or domain needs any more
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from doit.tools import config_changed
+
+from bceval import __version__
+from bceval.clock import generated_at
+from bceval.graph.doitlib import action
+from bceval.graph.inputs import GraphInputs
+from bceval.review.prepdir import claim
+from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
+from bceval.review.rows import FORMAT as ROWS_FORMAT
+from bceval.steps import prepare as steps
+
+
+def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
+    """Task creators of the prepare stage, in their order of definition."""
+    settings, prep, basics = inputs.settings, inputs.prep, inputs.basics
+
+    def task_cases() -> dict:
+        """Validate the manifest and corpus conventions; record the derived cases."""
+        return {
+            "actions": [action(steps.write_cases, settings)],
+            "file_dep": [str(settings.manifest)] if settings.manifest is not None else [],
+            "targets": [str(steps.cases_file(settings))]
+            + [str(steps.domain_cases_file(settings, d)) for d in inputs.domains],
+            "uptodate": [
+                config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})
+            ],
+            "verbosity": 1,
+        }
+
+    def task_validate() -> dict:
+        """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
+        groups = inputs.groups
+        loose = [rels for group, rels in inputs.samples.items() if group not in groups]  # samples without articles
+        return {
+            "actions": [action(steps.report_validation, settings, loose)],
+            "task_dep": ["cases", "rows"],
+            "uptodate": [False],
+        }
+
+    def task_prepare_dir() -> dict:
+        """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
+        return {
+            "actions": [action(claim, settings.prepare_dir)],
+            "targets": [str(prep / MARKER_NAME)],
+            "task_dep": ["cases"],
+            "uptodate": [config_changed(basics)],
+        }
+
+    def task_rows() -> Iterator[dict]:
+        """Knowledge-index rows, one task per knowledge folder (see steps.article_group)."""
+        for group, rels in inputs.groups.items():
+            yield {
+                "name": group,
+                "actions": [action(steps.write_rows, settings, group, rels, inputs.samples.get(group, []))],
+                "targets": [str(steps.rows_file(settings, group))],
+                # A stat signature of the folder's articles instead of one file_dep each: at 25,000
+                # articles doit's per-dependency bookkeeping cost more than the stats themselves.
+                "uptodate": [
+                    config_changed({"bceval": __version__, "format": ROWS_FORMAT, "files": inputs.signatures[group]})
+                ],
+            }
+
+    def task_index() -> dict:
+        """knowledge-index.json plus each leaf domain's candidate rows."""
+        # The rows files name their articles, so they and the group names cover every article added,
+        # removed or renamed.
+        groups, domains = list(inputs.groups), inputs.domains
+        return {
+            "actions": [action(steps.write_index, settings, groups, domains)],
+            "file_dep": [str(steps.rows_file(settings, group)) for group in groups],
+            "targets": [str(prep / KNOWLEDGE_INDEX)] + [str(steps.domain_articles_file(settings, d)) for d in domains],
+            "task_dep": ["prepare_dir"],
+            "uptodate": [config_changed({**basics, "groups": groups, "domains": domains, "at": generated_at()})],
+        }
+
+    def task_domain() -> Iterator[dict]:
+        """Per leaf domain: index-, request- and request-case- files and the neutral case files."""
+        derivation = inputs.plan
+        for domain in inputs.domains:
+            cases = derivation.cases_of(domain) if derivation else []
+            leaf = next((lf for lf in derivation.leaves if lf.domain == domain), None) if derivation else None
+            yield {
+                "name": domain,
+                "actions": [action(steps.write_domain, settings, domain)],
+                "file_dep": [
+                    str(steps.domain_cases_file(settings, domain)),
+                    str(steps.domain_articles_file(settings, domain)),
+                ]
+                + ([str(settings.corpus / leaf.path)] if leaf else [])
+                + [str(settings.corpus / case.input) for case in cases],
+                "targets": [str(prep / f"index-{domain}.json"), str(prep / f"request-{domain}.json")]
+                + [str(prep / f"{case.modelId}.al") for case in cases]
+                + [str(prep / f"request-{case.modelId}.json") for case in cases],
+                "task_dep": ["prepare_dir"],
+                "uptodate": [config_changed(basics)],
+            }
+
+    def task_review_request() -> dict:
+        """review-request.json: every case in one all-domains request."""
+        return {
+            "actions": [action(steps.write_review_request, settings)],
+            "file_dep": [str(steps.cases_file(settings))],
+            "targets": [str(prep / REVIEW_REQUEST)],
+            "task_dep": ["prepare_dir"],
+            "uptodate": [config_changed(basics)],
+        }
+
+    def task_prepare() -> dict:
+        """Validate, then write the neutral request directory (out/review/ by default)."""
+        model_ids = inputs.model_ids
+        return {
+            "actions": [action(steps.finish_prepare, settings, list(inputs.groups))],
+            "task_dep": ["cases", "index", "domain", "review_request"],
+            "uptodate": [
+                config_changed({**basics, "planned": inputs.plan is not None}),
+                lambda: steps.nothing_to_prune(settings, list(inputs.groups), inputs.domains, model_ids),
+                lambda: not steps.incomplete_marker(settings).exists(),
+            ],
+        }
+
+    return {
+        "task_cases": task_cases,
+        "task_validate": task_validate,
+        "task_prepare_dir": task_prepare_dir,
+        "task_rows": task_rows,
+        "task_index": task_index,
+        "task_domain": task_domain,
+        "task_review_request": task_review_request,
+        "task_prepare": task_prepare,
+    }

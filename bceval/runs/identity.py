@@ -1,0 +1,133 @@
+"""The identity of a question: what an agent was shown (its view's digest) and how it was asked (the agent
+settings and the epoch). One rule for all who need it: the answer cache's key, the graph's up-to-date checks,
+the run record and the sharing of answers between experiment arms. Answers under two identities answer two
+questions.
+
+Only a live agent (the `command` adapter) has a command, a model, an isolation and a sandbox; for the others
+they are None. Without isolation (`--isolation none`) the agent reads the corpus and the prepare folder where
+they are, not only its view, so where they are is part of the question: another corpus is another question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+LIVE = "command"  # the adapter whose answers come from a live agent
+# The settings that make a run what it is (run.json keeps them in this order).
+IDENTITY = ("adapter", "command", "model", "isolation", "sandbox", "sandboxAllow", "epoch")
+
+
+class AgentFields(Protocol):
+    """What every holder of agent settings carries (the run's Settings, the agents' AgentSettings)."""
+
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def isolation(self) -> str: ...
+    @property
+    def sandbox(self) -> str: ...
+    @property
+    def sandbox_allow(self) -> tuple[Path, ...]: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def cache_salt(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Asking:
+    """How a question is asked: a run's agent settings, with the live-only ones None for other adapters."""
+
+    adapter: str
+    command: str | None = None
+    model: str | None = None
+    isolation: str | None = None
+    sandbox: str | None = None
+    sandbox_allow: tuple[str, ...] = ()  # sorted
+    epoch: int = 1
+    salt: str = ""  # keeps answers apart that would otherwise be shared (experiments' --no-share)
+
+    @property
+    def isolated(self) -> bool:
+        """True when the agent sees its view only (every agent but a live one under `--isolation none`)."""
+        return self.adapter != LIVE or self.isolation == "view"
+
+    def fields(self) -> dict[str, Any]:
+        """The run's identity as run.json records it (and the graph's up-to-date checks compare it)."""
+        return {
+            "adapter": self.adapter,
+            "command": self.command,
+            "model": self.model,
+            "isolation": self.isolation,
+            "sandbox": self.sandbox,
+            "sandboxAllow": list(self.sandbox_allow),
+            "epoch": self.epoch,
+        }
+
+
+def asking(adapter: str, agent: AgentFields) -> Asking:
+    """The identity of the agent settings `agent` (a Settings or an AgentSettings) under `adapter`."""
+    live = adapter == LIVE
+    return Asking(
+        adapter=adapter,
+        command=agent.command if live else None,
+        model=agent.model if live else None,
+        isolation=agent.isolation if live else None,
+        sandbox=agent.sandbox if live else None,
+        sandbox_allow=tuple(sorted(str(path) for path in agent.sandbox_allow)) if live else (),
+        epoch=agent.epoch,
+        salt=agent.cache_salt,
+    )
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: how it was asked, the digest of the view it was asked in and, for an agent that is not
+    isolated, where it was asked (the corpus and the request file, resolved)."""
+
+    asked: Asking
+    view: str
+    where: tuple[str, ...] = ()
+    expected: Any = None  # what a replaying agent answers from (the oracle: the case's expected findings)
+
+    def cache_key(self, prompt_version: int) -> str:
+        """The answer cache's key (a live agent's): the bytes hashed are those of every earlier version, so
+        existing cache entries still hit."""
+        asked = self.asked
+        parts = [
+            prompt_version,
+            self.view,
+            asked.command,
+            asked.model,
+            asked.isolation,
+            asked.sandbox,
+            list(asked.sandbox_allow),
+            asked.epoch,
+            *([asked.salt] if asked.salt else []),  # absent when unset: existing keys stay valid
+            *self.where,
+        ]
+        return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+
+    def key(self, version: str) -> str:
+        """Equal for two questions exactly when one's answer answers the other (bceval `version` included)."""
+        canonical = {
+            "bceval": version,
+            **self.asked.fields(),
+            "salt": self.asked.salt,
+            "view": self.view,
+            "where": list(self.where),
+            "expected": self.expected,
+        }
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def question(asked: Asking, view: str, corpus: Path, request: Path, expected: Any = None) -> Question:
+    """The question `asked` in the view with digest `view`, for the case whose request file is `request`."""
+    where = () if asked.isolated else (str(corpus.resolve()), str(request.resolve()))
+    return Question(asked, view, where, expected)

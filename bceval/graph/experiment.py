@@ -63,7 +63,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @once
     def chosen() -> dict[str, list[Any]]:
         """Per arm, the cases the experiment covers (read once the variants are prepared)."""
-        from bceval.experiment.report import selected_cases
+        from bceval.steps.experiment_report import selected_cases
 
         try:
             return selected_cases(plan(), settings)
@@ -73,7 +73,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @once
     def all_cases(arm_name: str) -> list[Any]:
         from bceval.experiment.plan import arm_settings
-        from bceval.experiment.report import variant_cases
+        from bceval.steps.experiment_report import variant_cases
 
         current = plan()
         return variant_cases(arm_settings(current, current.arm(arm_name), settings, 1))[0]
@@ -98,12 +98,12 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after()
     def task_experiment_export() -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
-        from bceval.experiment.plan import corpus_export
+        from bceval.layout import EXPORT_DONE, OutDir
         from bceval.steps import experiment as actions
 
         current = plan()
         marks = [
-            corpus_export(settings.out, arm.commit, arm.subdir) / ".bceval-export"
+            OutDir(settings.out).corpus_export(arm.commit, arm.subdir) / EXPORT_DONE
             for arm in current.arms
             if arm.commit is not None
         ]

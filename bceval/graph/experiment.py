@@ -114,11 +114,11 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @create_after()
     def task_experiment_prepare() -> dict:
-        """Prepare each variant (its own incremental `bceval prepare`)."""
+        """Prepare each variant (its own incremental `bceval prepare`, run in this process)."""
         from bceval.steps import experiment as actions
 
         return {
-            "actions": [action(actions.prepare_variants, settings, plan)],
+            "actions": [action(actions.prepare_variants, settings, plan, _prepare)],
             "task_dep": ["experiment_export"],
             "uptodate": [False],
         }
@@ -243,6 +243,13 @@ def _identity(run: Settings) -> dict[str, Any]:
     from bceval.runs.record import identity
 
     return {"bceval": __version__, **identity(run), "salt": run.cache_salt}
+
+
+def _prepare(variant: Settings) -> int:
+    """`bceval prepare` of one variant: the same graph, in this process."""
+    from bceval.graph.run import run_graph
+
+    return run_graph(variant, ["prepare"])
 
 
 def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import os
-import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from bceval.config import Settings
+from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
@@ -32,22 +33,35 @@ def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
                 )
 
 
-def prepare_variants(settings: Settings, plan: Callable[[], Plan]) -> None:
-    """`bceval prepare` of every variant, each in its own folder and process (incremental, like any prepare)."""
+def variant_settings(arm: Any, run: Settings) -> Settings:
+    """The settings `bceval prepare --corpus C --out O [--manifest M]` of a variant resolves to: the arm's corpus,
+    manifest and folder, nothing from the BCEVAL_* environment (an arm's settings are its file's)."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
+    manifest = str(arm.manifest) if arm.manifest is not None else None
+    return load_settings(environ=environ, corpus=str(run.corpus), out=str(run.out), manifest=manifest)
+
+
+def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Callable[[Settings], int]) -> None:
+    """`bceval prepare` of every variant, each in its own folder with its own incremental graph, in this process.
+
+    `prepare(variant_settings)` is that graph's run (the graph layer passes it in: steps never import the graph);
+    it returns the exit code. What a variant's prepare says is kept quiet unless it fails; then every line it
+    wrote, stdout's before stderr's and without its corpus line, is the failure's."""
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
         if arm.variant in done or arm.guidance:  # a guidance run prepares its own requests
             continue
         done.add(arm.variant)
-        run = arm_settings(current, arm, settings, 1)
-        command = [sys.executable, "-m", "bceval", "prepare", "--corpus", str(run.corpus), "--out", str(run.out)]
-        if arm.manifest is not None:
-            command += ["--manifest", str(arm.manifest)]
-        env = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
-        done_process = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-        if done_process.returncode != 0:
-            lines = [line for line in (done_process.stdout + done_process.stderr).splitlines() if line.strip()]
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = prepare(variant_settings(arm, arm_settings(current, arm, settings, 1)))
+            except BcevalError as exc:  # as bceval's command line reports it
+                print(f"bceval: {exc}", file=sys.stderr)
+                code = exc.exit_code
+        if code != 0:
+            lines = [line for line in (out.getvalue() + err.getvalue()).splitlines() if line.strip()]
             lines = [line for line in lines if not line.startswith("bceval: corpus ")]
             raise EvaluationFailed(f"Experiment {current.experiment.name}: arm '{arm.name}' does not prepare:", lines)
 

@@ -242,6 +242,11 @@ class OutDir:
         return self.path / ".bceval.doit.db"
 
     @property
+    def lock(self) -> Path:
+        """Held while a graph runs on this folder."""
+        return self.path / ".bceval.lock"
+
+    @property
     def runs(self) -> Path:
         return self.path / "runs"
 

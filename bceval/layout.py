@@ -1,15 +1,26 @@
-"""File names of answered cases: cheap helpers the graph needs without loading agents."""
+"""The output folder's layout as objects: every file name bceval writes under `out/` is spelled here, once.
+
+    OutDir         <out>/: review/ (PrepareDir), .build/ (BuildDir), runs/<run>/ (RunDir), cache/answers/,
+                   health.{json,md}, guidance/, experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/
+    PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
+                   request-<domain>.json, request-case-*.json, case-*.al, and the marker files
+    BuildDir       intermediate files of the graph (never read by model runners)
+    RunDir         one run: run.json, results/, transcripts/, score.json, scorecard.{json,md,html}
+    ExperimentDir  one experiment: report.{json,md,html}, experiment.yaml, variants/<variant>/ (each an OutDir)
+
+Part of the foundation: only plain paths and names (and the cheap result-file listing the graph needs).
+"""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bceval.errors import BcevalError
 from bceval.ordering import sort_key
 
-if TYPE_CHECKING:
-    pass
+# --- result files ------------------------------------------------------------------------------------------------
 
 CASE_PATTERN = "result-case-*.json"
 ANY_PATTERN = "result-*.json"
@@ -37,3 +48,226 @@ def result_files(directory: Path) -> list[Path]:
 
 def infra_files(directory: Path) -> list[Path]:
     return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))
+
+
+# --- the prepare directory ---------------------------------------------------------------------------------------
+
+MARKER_NAME = ".bcquality-evaluation"  # claims the folder as bceval's
+INCOMPLETE_NAME = ".bceval-incomplete"  # present while a prepare run has not finished
+KNOWLEDGE_INDEX = "knowledge-index.json"
+REVIEW_REQUEST = "review-request.json"
+# Top-level names a prepare run owns inside a marked directory (the reference's wildcards).
+OWNED_PATTERNS = ("case*.al", REVIEW_REQUEST, "request-*.json", KNOWLEDGE_INDEX, "index-*.json")
+
+
+def domain_index_name(domain: str) -> str:
+    return f"index-{domain}.json"
+
+
+def domain_request_name(domain: str) -> str:
+    return f"request-{domain}.json"
+
+
+def case_request_name(model_id: str) -> str:
+    """`request-case-<hash>.json`: one ranked case (review and guidance alike)."""
+    return f"request-{model_id}.json"
+
+
+def case_file_name(model_id: str) -> str:
+    return f"{model_id}.al"
+
+
+@dataclass(frozen=True)
+class PrepareDir:
+    path: Path
+
+    @property
+    def marker(self) -> Path:
+        return self.path / MARKER_NAME
+
+    @property
+    def incomplete(self) -> Path:
+        return self.path / INCOMPLETE_NAME
+
+    @property
+    def knowledge_index(self) -> Path:
+        return self.path / KNOWLEDGE_INDEX
+
+    @property
+    def review_request(self) -> Path:
+        return self.path / REVIEW_REQUEST
+
+    def domain_index(self, domain: str) -> Path:
+        return self.path / domain_index_name(domain)
+
+    def domain_request(self, domain: str) -> Path:
+        return self.path / domain_request_name(domain)
+
+    def case_request(self, model_id: str) -> Path:
+        return self.path / case_request_name(model_id)
+
+    def case_file(self, model_id: str) -> Path:
+        return self.path / case_file_name(model_id)
+
+    @staticmethod
+    def expected_names(domains: list[str], model_ids: list[str]) -> set[str]:
+        """The exact file set of a finished prepare directory (besides the marker)."""
+        names = {KNOWLEDGE_INDEX, REVIEW_REQUEST}
+        for domain in domains:
+            names |= {domain_index_name(domain), domain_request_name(domain)}
+        for model_id in model_ids:
+            names |= {case_file_name(model_id), case_request_name(model_id)}
+        return names
+
+
+# --- the build directory -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildDir:
+    """`<out>/.build/`: review/ holds what prepare derives (cases, rows, candidates), score/ the judged readings."""
+
+    path: Path
+    FOLDERS = ("rows", "cases", "domains")  # the review folders whose files are pruned when their group vanishes
+
+    @property
+    def review(self) -> Path:
+        return self.path / "review"
+
+    @property
+    def cases(self) -> Path:
+        return self.review / "cases.json"
+
+    def domain_cases(self, domain: str) -> Path:
+        return self.review / "cases" / f"{domain}.json"
+
+    def domain_articles(self, domain: str) -> Path:
+        return self.review / "domains" / f"{domain}.json"
+
+    def rows(self, group: str) -> Path:
+        return self.review / "rows" / (group.replace("/", "__") + ".json")
+
+    @property
+    def index_state(self) -> Path:
+        return self.review / "index-state.json"
+
+    def reading(self, key: str) -> Path:
+        return self.path / "score" / key
+
+
+# --- runs --------------------------------------------------------------------------------------------------------
+
+RUN_RECORD = "run.json"
+SCORE_NAME = "score.json"
+SCORECARD_NAME = "scorecard.json"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """One run (a review run under `runs/<run>/`, or a guidance run directory): nothing else writes here."""
+
+    path: Path
+
+    @property
+    def record(self) -> Path:
+        return self.path / RUN_RECORD
+
+    @property
+    def results(self) -> Path:
+        return self.path / "results"
+
+    @property
+    def transcripts(self) -> Path:
+        return self.path / "transcripts"
+
+    def transcript(self, name: str) -> Path:
+        return self.transcripts / f"{name}.json"
+
+    @property
+    def requests(self) -> Path:
+        """A guidance run's prepared requests."""
+        return self.path / "requests"
+
+    @property
+    def score(self) -> Path:
+        return self.path / SCORE_NAME
+
+    def scorecard(self, suffix: str = "json") -> Path:
+        return self.path / f"scorecard.{suffix}"
+
+
+# --- experiments -------------------------------------------------------------------------------------------------
+
+EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without it was interrupted
+
+
+@dataclass(frozen=True)
+class ExperimentDir:
+    path: Path
+
+    def report(self, suffix: str = "json") -> Path:
+        return self.path / f"report.{suffix}"
+
+    @property
+    def file(self) -> Path:
+        """The experiment file `experiment ab` writes."""
+        return self.path / "experiment.yaml"
+
+    def variant(self, name: str) -> OutDir:
+        """A prepare variant: an output folder of its own, shared by the arms reading the same corpus and manifest."""
+        return OutDir(self.path / "variants" / name)
+
+    def guidance_runs(self, variant: str, arm: str, epoch: int) -> Path:
+        """Where a guidance arm's epoch keeps its run directories."""
+        return self.variant(variant).guidance / f"{arm}-e{epoch}"
+
+
+# --- the output folder -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutDir:
+    path: Path
+
+    @property
+    def prepare(self) -> PrepareDir:
+        return PrepareDir(self.path / "review")
+
+    @property
+    def build(self) -> BuildDir:
+        return BuildDir(self.path / ".build")
+
+    @property
+    def doit_db(self) -> Path:
+        return self.path / ".bceval.doit.db"
+
+    @property
+    def lock(self) -> Path:
+        """Held while a graph runs on this folder."""
+        return self.path / ".bceval.lock"
+
+    @property
+    def runs(self) -> Path:
+        return self.path / "runs"
+
+    def run(self, name: str) -> RunDir:
+        return RunDir(self.runs / name)
+
+    @property
+    def answer_cache(self) -> Path:
+        return self.path / "cache" / "answers"
+
+    def health(self, suffix: str = "json") -> Path:
+        return self.path / f"health.{suffix}"
+
+    @property
+    def guidance(self) -> Path:
+        return self.path / "guidance"
+
+    def experiment(self, name: str) -> ExperimentDir:
+        return ExperimentDir(self.path / "experiments" / name)
+
+    def corpus_export(self, commit: str, subdir: str) -> Path:
+        """Where the corpus at `commit` is exported (once per commit and folder, shared by experiments)."""
+        suffix = "-" + hashlib.sha256(subdir.encode("utf-8")).hexdigest()[:8] if subdir else ""
+        return self.path / "corpora" / f"{commit}{suffix}"

@@ -9,10 +9,10 @@ import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.layout import OutDir
 from bceval.vcs import git_root
 
 GITIGNORE_TEXT = "# bceval's output directory: nothing here belongs in git\n*\n"
-LOCK_NAME = ".bceval.lock"
 # write_atomic's temporary names: `.<name>.<8 random characters from mkstemp>.tmp`
 _TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 
@@ -79,7 +79,7 @@ class OutputLock:
         self._handle: int | None = None
 
     def acquire(self) -> None:
-        handle = os.open(self.out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        handle = os.open(OutDir(self.out).lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             _lock(handle)
         except OSError:

@@ -9,8 +9,8 @@ from pydantic import BaseModel
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
 from bceval.experiment.model import ExperimentFile
-from bceval.experiment.report import ExperimentReport
-from bceval.guidance.report import ImplementationGuidanceReport, PlanGuidanceReport
+from bceval.experiment.report_model import ExperimentReport
+from bceval.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest

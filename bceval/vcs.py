@@ -1,9 +1,13 @@
-"""Hermetic git writes: a folder committed as a new repository, the same commit on every machine."""
+"""Git access: hermetic writes (a folder committed as a new repository, the same commit on every machine) and a
+corpus at a commit exported once, read-only."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
@@ -36,3 +40,67 @@ def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str
 def git_root(folder: Path) -> Path | None:
     """The nearest folder at or above `folder` holding `.git` (a directory, or a file in a linked worktree)."""
     return next((parent for parent in (folder, *folder.parents) if (parent / ".git").exists()), None)
+
+
+# --- a commit exported ---------------------------------------------------------------------------------------------
+
+LINK_MODE = 0o120000
+EXECUTABLE = 0o100755
+EXPORT_EPOCH = 946684800  # 2000-01-01T00:00:00Z: an export's commit depends on its content alone
+
+
+def export_commit(
+    repository: Path, commit: str, subdir: str, target: Path, done: str, as_checkout: bool = False
+) -> bool:
+    """Write the files of `subdir` at `commit` into `target` (read-only: nothing is checked out or fetched); False
+    when it was already there. The file `done` is written last and names the source commit: an export without it
+    was interrupted and is made again.
+
+    `as_checkout` also commits the export as a git work tree of its own (a guidance arm reads its corpus as a
+    knowledge checkout, which must be the root of one).
+    """
+    if (target / done).is_file():
+        if as_checkout and not (target / ".git").exists():
+            _commit_export(target, commit)
+        return False
+    import git
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        repo = git.Repo(repository)
+        try:
+            tree = repo.commit(commit).tree
+            if subdir:
+                tree = tree / subdir
+            for item in tree.traverse():
+                if item.type != "blob":
+                    continue
+                rel = item.path[len(subdir) + 1 :] if subdir else item.path
+                if item.mode == LINK_MODE:
+                    raise BcevalError(
+                        f"{repository}: {item.path} at {commit[:12]} is a link; corpora are exported without links"
+                    )
+                path = staging.joinpath(*rel.split("/"))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(item.data_stream.read())
+                if item.mode == EXECUTABLE:
+                    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        except KeyError:
+            raise BcevalError(f"{repository}: {subdir} does not exist at {commit[:12]}") from None
+        finally:
+            repo.close()
+        (staging / done).write_text(f"{commit}\n", encoding="utf-8")
+        if as_checkout:
+            _commit_export(staging, commit)
+        if target.exists():  # an interrupted export, or one made meanwhile: the finished one wins
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return True
+
+
+def _commit_export(folder: Path, commit: str) -> None:
+    commit_folder(folder, f"bceval export of {commit}", EXPORT_EPOCH, ("bceval", "bceval@localhost"))

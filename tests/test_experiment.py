@@ -144,6 +144,51 @@ def test_the_demo_experiment_runs_out_of_the_box_with_doit(tmp_path):
     assert "| oracle | 8 / 0 / 8 | +0.500 | 0.007812 (exact) |" in md and "**better**" in md
 
 
+def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_folder(tmp_path, capsys, monkeypatch):
+    """A `bceval/` folder where the command runs shadows nothing: no `python -m bceval` is started for a variant
+    (one started there imported that folder and failed with an ImportError traceback)."""
+    work = tmp_path / "work"
+    (work / "bceval").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    out = tmp_path / "out"
+    code, lines, err = run_cli(
+        capsys, "experiment", "run", REPO / "evaluation" / "experiments" / "demo.yaml", "--out", out
+    )
+    assert code == 0, lines + err
+    assert lines[0].startswith("Experiment demo: oracle vs baseline (control): better; sign-flip p = 0.007812")
+    assert not any("Traceback" in line or "does not prepare" in line for line in lines + err)
+    assert [a["cases"] for a in report_of(out, "demo")["arms"]] == [CASES, CASES]
+    variant = out / "experiments" / "demo" / "variants" / "baseline"
+    assert (variant / "review" / "review-request.json").is_file() and (variant / ".bceval.doit.db").is_file()
+
+
+def test_a_variant_that_does_not_prepare_fails_the_experiment_with_its_own_lines(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    shutil.copytree(DEMO_CORPUS, bad)
+    manifest = json.loads((bad / "evaluation" / "review-fixtures.json").read_text())
+    manifest["overrides"] = {"nosuch": {"article": "x"}}
+    write(bad / "evaluation" / "review-fixtures.json", json.dumps(manifest))
+    file = write(
+        tmp_path / "bad.yaml",
+        f"name: bad\ndefaults:\n  corpus: {DEMO_CORPUS}\narms:\n  - name: a\n  - name: b\n    corpus: {bad}\n"
+        "  - name: c\n    manifest: nosuch.json\n",
+    )
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 1
+    assert lines == [
+        "Experiment bad: arm 'b' does not prepare:",
+        "  - Review fixture validation FAILED with 1 problem(s):",
+        "  -   - Override domain 'nosuch' has no registered al-nosuch-review leaf",
+    ]
+    file.write_text(file.read_text().replace(f"    corpus: {bad}\n", ""))
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 1
+    assert lines == [
+        "Experiment bad: arm 'c' does not prepare:",
+        f"  - bceval: {DEMO_CORPUS / 'nosuch.json'}: review fixture manifest not found",
+    ]
+
+
 # --- a pull request's question: did this article change make reviews better? --------------------------------------
 
 

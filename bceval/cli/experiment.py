@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
         if code:
             return code
-        from bceval.experiment.report import selected_cases
         from bceval.steps.experiment import write_report
+        from bceval.steps.experiment_report import selected_cases
 
         chosen = selected_cases(plan, settings)
         write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})

@@ -18,6 +18,7 @@ from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
+from bceval.layout import OutDir, RunDir
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
 
@@ -148,16 +149,16 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
 
     @property
     def prepare_dir(self) -> Path:
-        return self.out / "review"
+        return OutDir(self.out).prepare.path
 
     @property
     def build_dir(self) -> Path:
         """Intermediate files of the graph; never read by model runners."""
-        return self.out / ".build"
+        return OutDir(self.out).build.path
 
     @property
     def doit_db(self) -> Path:
-        return self.out / ".bceval.doit.db"
+        return OutDir(self.out).doit_db
 
     @property
     def run_name(self) -> str:
@@ -175,15 +176,15 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
     @property
     def run_dir(self) -> Path:
         """Everything of one run: results/, transcripts/, run.json, score.json, scorecard.*"""
-        return self.out / "runs" / self.run_name
+        return OutDir(self.out).run(self.run_name).path
 
     @property
     def results_dir(self) -> Path:
-        return self.results or self.run_dir / "results"
+        return self.results or RunDir(self.run_dir).results
 
     @property
     def transcripts_dir(self) -> Path:
-        return self.run_dir / "transcripts"
+        return RunDir(self.run_dir).transcripts
 
     @property
     def answers_in_graph(self) -> bool:
@@ -195,15 +196,15 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
 
     @property
     def score_file(self) -> Path:
-        return self.run_dir / "score.json"
+        return RunDir(self.run_dir).score
 
     @property
     def scorecard_json(self) -> Path:
-        return self.run_dir / "scorecard.json"
+        return RunDir(self.run_dir).scorecard()
 
     @property
     def cache_dir(self) -> Path:
-        return self.cache or self.out / "cache" / "answers"
+        return self.cache or OutDir(self.out).answer_cache
 
 
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:

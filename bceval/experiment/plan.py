@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -13,6 +12,7 @@ from typing import Any
 from bceval.config import MANIFEST_RELATIVE, Settings
 from bceval.errors import BcevalError
 from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
+from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
 VARIANT_FIELDS = ("corpus", "ref", "manifest", "evaluator", "workspaceMap")
@@ -55,16 +55,10 @@ class Plan:
         return self.arms[0]
 
     def variant_out(self, variant: str) -> Path:
-        return self.out / "variants" / variant
+        return ExperimentDir(self.out).variant(variant).path
 
     def arm(self, name: str) -> ArmPlan:
         return next(arm for arm in self.arms if arm.name == name)
-
-
-def corpus_export(out: Path, commit: str, subdir: str) -> Path:
-    """Where the corpus at `commit` is exported (once per commit and folder, shared by experiments)."""
-    suffix = "-" + hashlib.sha256(subdir.encode("utf-8")).hexdigest()[:8] if subdir else ""
-    return out / "corpora" / f"{commit}{suffix}"
 
 
 def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], str] | None, location: tuple) -> str:
@@ -130,7 +124,7 @@ def resolve(
         if values["ref"]:
             location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
             repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
-            read_from = corpus_export(settings.out, commit, subdir)
+            read_from = OutDir(settings.out).corpus_export(commit, subdir)
         evaluator = values["evaluator"] or "review"
         # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
         manifest = (read_from / values["manifest"]) if values["manifest"] else None
@@ -157,7 +151,7 @@ def resolve(
                 workspace_map=workspace_map,
             )
         )
-    plan = Plan(experiment, source, settings.out / "experiments" / experiment.name, arms)
+    plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
@@ -234,7 +228,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         results=None,
         results_path=None,
         experiment=None,
-        cache=settings.out / "cache" / "answers",  # shared by every arm: equal questions get one answer
+        cache=OutDir(settings.out).answer_cache,  # shared by every arm: equal questions get one answer
         # --no-share: answers of one arm are never another's (the control keeps the plain key, so its cache stays)
         cache_salt=arm.name if settings.no_share and not arm.control else "",
         hide=(settings.out,),

@@ -62,7 +62,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @once
     def chosen() -> dict[str, list[Any]]:
         """Per arm, the cases the experiment covers (read once the variants are prepared)."""
-        from bceval.experiment.report import selected_cases
+        from bceval.steps.experiment_report import selected_cases
 
         try:
             return selected_cases(plan(), settings)
@@ -72,7 +72,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @once
     def all_cases(arm_name: str) -> list[Any]:
         from bceval.experiment.plan import arm_settings
-        from bceval.experiment.report import variant_cases
+        from bceval.steps.experiment_report import variant_cases
 
         current = plan()
         return variant_cases(arm_settings(current, current.arm(arm_name), settings, 1))[0]
@@ -97,12 +97,12 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     @create_after()
     def task_experiment_export() -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
-        from bceval.experiment.plan import corpus_export
+        from bceval.layout import EXPORT_DONE, OutDir
         from bceval.steps import experiment as actions
 
         current = plan()
         marks = [
-            corpus_export(settings.out, arm.commit, arm.subdir) / ".bceval-export"
+            OutDir(settings.out).corpus_export(arm.commit, arm.subdir) / EXPORT_DONE
             for arm in current.arms
             if arm.commit is not None
         ]
@@ -113,11 +113,11 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @create_after()
     def task_experiment_prepare() -> dict:
-        """Prepare each variant (its own incremental `bceval prepare`)."""
+        """Prepare each variant (its own incremental `bceval prepare`, run in this process)."""
         from bceval.steps import experiment as actions
 
         return {
-            "actions": [action(actions.prepare_variants, settings, plan)],
+            "actions": [action(actions.prepare_variants, settings, plan, _prepare)],
             "task_dep": ["experiment_export"],
             "uptodate": [False],
         }
@@ -244,6 +244,13 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 def _identity(asked: Asking) -> dict[str, Any]:
     """An arm's identity as its doit up-to-date checks have always saved it."""
     return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
+
+
+def _prepare(variant: Settings) -> int:
+    """`bceval prepare` of one variant: the same graph, in this process."""
+    from bceval.graph.run import run_graph
+
+    return run_graph(variant, ["prepare"])
 
 
 def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:

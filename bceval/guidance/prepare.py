@@ -20,8 +20,8 @@ from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_
 from bceval.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.guidance.paths import create_exclusive, safe_path, scan_links
 from bceval.jsonio import decode_utf8, dumps, dumps_compact, write_atomic
+from bceval.layout import KNOWLEDGE_INDEX, case_request_name
 
-KNOWLEDGE_INDEX = "knowledge-index.json"
 REQUEST_NAME = re.compile(r"request-case-[0-9a-f]{8}\.json")
 PLAN_INPUTS = ["development-plan", "repository"]
 IMPLEMENTATION_INPUTS = [*PLAN_INPUTS, "implementation-diff", "decision-context", "consumed-guidance"]
@@ -192,7 +192,7 @@ def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | Non
     instructions = skill_text(manifest)
     for case in manifest.cases:
         repository = workspaces[case.id] if workspaces is not None else None
-        files[f"request-{case.hashed}.json"] = dumps(
+        files[case_request_name(case.hashed)] = dumps(
             request_document(manifest, case, instructions, index_path, repository)
         )
     return files

@@ -20,6 +20,7 @@ from bceval.guidance.paths import safe_path
 from bceval.guidance.report import KnowledgeCheckout, check_envelope, check_implementation_report, check_plan_report
 from bceval.guidance.strictjson import read_strict
 from bceval.jsonio import dumps
+from bceval.layout import result_name
 
 UNSAFE = "the result could not be read safely"
 
@@ -69,7 +70,7 @@ def score_case(
     manifest: GuidanceManifest, case: GuidanceCase, bound: Path, results: Path, checkout: KnowledgeCheckout
 ) -> None:
     """Read and judge one result file; raises GuidanceError with the first failing rule."""
-    document = read_strict(results / f"result-{case.hashed}.json", "result file")
+    document = read_strict(results / result_name(case.hashed), "result file")
     report = check_envelope(document, case, bound)
     if manifest.kind == IMPLEMENTATION:
         used = check_implementation_report(report, case, checkout)
@@ -116,7 +117,7 @@ def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, Ca
     measures = {}
     for case in manifest.cases:
         try:
-            document = json.loads((results_dir / f"result-{case.hashed}.json").read_text(encoding="utf-8"))
+            document = json.loads((results_dir / result_name(case.hashed)).read_text(encoding="utf-8"))
             report = document["guidanceReport"]
             cited = [entry["path"] for entry in report.get("knowledge") or [] if isinstance(entry, dict)]
             recall, precision = knowledge_metrics(

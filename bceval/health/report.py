@@ -5,13 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bceval.corpus.layers import Leaf, Listing
-from bceval.health.checks import (
-    changed_path_checks,
-    coverage_checks,
-    leak_checks,
-    margin_checks,
-    reachable_answer_checks,
-)
+from bceval.health.checks import changed_path_checks, coverage_checks, margin_checks
+from bceval.health.leaks import leak_checks, reachable_answer_checks
 from bceval.health.model import SEVERITY_ORDER, Finding, HealthReport
 from bceval.review.cases import ReviewCase
 

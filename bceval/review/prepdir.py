@@ -7,7 +7,8 @@ from pathlib import Path
 
 from bceval.errors import BcevalError
 from bceval.jsonio import write_atomic
-from bceval.review.requests import MARKER_NAME, MARKER_TEXT, OWNED_PATTERNS
+from bceval.layout import MARKER_NAME, OWNED_PATTERNS
+from bceval.review.requests import MARKER_TEXT
 
 
 def claim(directory: Path) -> None:

@@ -5,20 +5,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bceval import layout
 from bceval.corpus.index import INDEX_VERSION
 from bceval.corpus.layers import sort_key
 from bceval.errors import EvaluationFailed
 from bceval.jsonio import dumps
+from bceval.layout import KNOWLEDGE_INDEX as KNOWLEDGE_INDEX
+from bceval.layout import MARKER_NAME as MARKER_NAME
+from bceval.layout import OWNED_PATTERNS as OWNED_PATTERNS
+from bceval.layout import REVIEW_REQUEST as REVIEW_REQUEST
+from bceval.layout import case_request_name, domain_index_name, domain_request_name
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import neutral_file_text
 from bceval.review.ranking import expected_article, gate_problem, rank_candidates
 
-MARKER_NAME = ".bcquality-evaluation"
 MARKER_TEXT = "This directory holds neutral review requests prepared by bceval; it may be rewritten.\n"
-KNOWLEDGE_INDEX = "knowledge-index.json"
-REVIEW_REQUEST = "review-request.json"
-# Top-level names a prepare run owns inside a marked directory (the reference's wildcards).
-OWNED_PATTERNS = ("case*.al", "review-request.json", "request-*.json", "knowledge-index.json", "index-*.json")
 
 RESULT_SCHEMA = {"cases": [{"id": "case-id", "findings": [{"id": "repo-relative knowledge article path"}]}]}
 
@@ -55,7 +56,7 @@ def leaf_instructions(leaf_text: str) -> str:
 
 
 def case_file_name(case: ReviewCase) -> str:
-    return case.modelId + ".al"
+    return layout.case_file_name(case.modelId)
 
 
 def request_case(case: ReviewCase) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def _request(protocol: str, leaf_path: str, instructions: str, domain: str, rows
             "protocol": protocol,
             "skill": leaf_path,
             "leafInstructions": instructions,
-            "knowledgeIndex": f"index-{domain}.json",
+            "knowledgeIndex": domain_index_name(domain),
             "candidateArticles": rows,
             "resultSchema": RESULT_SCHEMA,
             "cases": cases,
@@ -104,10 +105,10 @@ def domain_files(
     """
     instructions = leaf_instructions(leaf_text)
     files: dict[str, str] = {
-        f"index-{domain}.json": dumps(
+        domain_index_name(domain): dumps(
             {"version": INDEX_VERSION, "domain": domain, "articleCount": len(articles), "articles": articles}
         ),
-        f"request-{domain}.json": _request(
+        domain_request_name(domain): _request(
             domain_protocol(leaf_path),
             leaf_path,
             instructions,
@@ -135,7 +136,7 @@ def domain_files(
             continue
         ranked.sort(key=lambda row: sort_key(row["path"]))
         files[case_file_name(case)] = neutral
-        files[f"request-{case.modelId}.json"] = _request(
+        files[case_request_name(case.modelId)] = _request(
             case_protocol(leaf_path), leaf_path, instructions, domain, ranked, [request_case(case)]
         )
     if problems:

@@ -2,49 +2,66 @@
 
 from __future__ import annotations
 
+import io
 import os
-import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from typing import Any
 
-from bceval.config import Settings
+from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.experiment.plan import Plan, arm_settings, corpus_export
+from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
 from bceval.review.cases import ReviewCase
+from bceval.steps.experiment_report import completed_guidance_run as completed_guidance_run
 
 
 def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
     """Each commit a ref names, exported once into out/corpora/ (shared by every experiment)."""
-    from bceval.experiment.corpora import export_commit
+    from bceval.vcs import export_commit
 
     for arm in plan().arms:
         if arm.commit is not None and arm.repository is not None:
-            target = corpus_export(settings.out, arm.commit, arm.subdir)
-            if export_commit(arm.repository, arm.commit, arm.subdir, target, as_checkout=arm.guidance):
+            target = OutDir(settings.out).corpus_export(arm.commit, arm.subdir)
+            if export_commit(arm.repository, arm.commit, arm.subdir, target, EXPORT_DONE, as_checkout=arm.guidance):
                 print(
                     f"Exported {arm.fields['ref']} ({arm.commit[:12]}) for arm {arm.name} into {target}",
                     file=sys.stderr,
                 )
 
 
-def prepare_variants(settings: Settings, plan: Callable[[], Plan]) -> None:
-    """`bceval prepare` of every variant, each in its own folder and process (incremental, like any prepare)."""
+def variant_settings(arm: Any, run: Settings) -> Settings:
+    """The settings `bceval prepare --corpus C --out O [--manifest M]` of a variant resolves to: the arm's corpus,
+    manifest and folder, nothing from the BCEVAL_* environment (an arm's settings are its file's)."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
+    manifest = str(arm.manifest) if arm.manifest is not None else None
+    return load_settings(environ=environ, corpus=str(run.corpus), out=str(run.out), manifest=manifest)
+
+
+def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Callable[[Settings], int]) -> None:
+    """`bceval prepare` of every variant, each in its own folder with its own incremental graph, in this process.
+
+    `prepare(variant_settings)` is that graph's run (the graph layer passes it in: steps never import the graph);
+    it returns the exit code. What a variant's prepare says is kept quiet unless it fails; then every line it
+    wrote, stdout's before stderr's and without its corpus line, is the failure's."""
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
         if arm.variant in done or arm.guidance:  # a guidance run prepares its own requests
             continue
         done.add(arm.variant)
-        run = arm_settings(current, arm, settings, 1)
-        command = [sys.executable, "-m", "bceval", "prepare", "--corpus", str(run.corpus), "--out", str(run.out)]
-        if arm.manifest is not None:
-            command += ["--manifest", str(arm.manifest)]
-        env = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
-        done_process = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-        if done_process.returncode != 0:
-            lines = [line for line in (done_process.stdout + done_process.stderr).splitlines() if line.strip()]
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = prepare(variant_settings(arm, arm_settings(current, arm, settings, 1)))
+            except BcevalError as exc:  # as bceval's command line reports it
+                print(f"bceval: {exc}", file=sys.stderr)
+                code = exc.exit_code
+        if code != 0:
+            lines = [line for line in (out.getvalue() + err.getvalue()).splitlines() if line.strip()]
             lines = [line for line in lines if not line.startswith("bceval: corpus ")]
             raise EvaluationFailed(f"Experiment {current.experiment.name}: arm '{arm.name}' does not prepare:", lines)
 
@@ -66,27 +83,30 @@ def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, An
 
 def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
     """report.json, .md and .html of the experiment; its verdict lines on stdout."""
-    from bceval.experiment.report import build_report, headline, render_html, render_markdown
+    from bceval.experiment.render import headline, render_html, render_markdown
     from bceval.scorecard.model import created_at
+    from bceval.steps.experiment_report import load_report
 
     current = plan()
-    report = build_report(current, settings, selected(), created_at())
-    write_atomic(current.out / "report.json", dumps(report.model_dump(mode="json")))
-    write_atomic(current.out / "report.md", render_markdown(report))
-    write_atomic(current.out / "report.html", render_html(report))
+    report = load_report(current, settings, selected(), created_at())
+    folder = ExperimentDir(current.out)
+    write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
+    write_atomic(folder.report("md"), render_markdown(report))
+    write_atomic(folder.report("html"), render_html(report))
     for warning in report.warnings:
         print(f"bceval: warning: {warning}", file=sys.stderr)
     for line in headline(report):
         print(line)
-    print(f"Report: {current.out / 'report.md'}")
+    print(f"Report: {folder.report('md')}")
 
 
 def publish_report(plan: Plan, page: Any) -> None:
-    from bceval.experiment.report import ExperimentReport, experiment_entry, experiment_page
+    from bceval.experiment.render import experiment_entry, experiment_page
+    from bceval.experiment.report_model import ExperimentReport
     from bceval.jsonio import parse_json
     from bceval.scorecard.publish import publish_entry
 
-    path = plan.out / "report.json"
+    path = ExperimentDir(plan.out).report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
     report = ExperimentReport.model_validate(parse_json(path.read_bytes(), str(path)))
@@ -156,11 +176,5 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
     }
 
 
-def guidance_folder(plan: Plan, arm_name: str, epoch: int) -> Any:
-    return plan.variant_out(plan.arm(arm_name).variant) / "guidance" / f"{arm_name}-e{epoch}"
-
-
-def completed_guidance_run(folder: Any) -> Any:
-    """The newest run directory under `folder` that finished (its run.json written), or None."""
-    runs = sorted((path for path in folder.glob("run-*") if (path / "run.json").is_file()), key=lambda p: p.name)
-    return runs[-1] if runs else None
+def guidance_folder(plan: Plan, arm_name: str, epoch: int) -> Path:
+    return ExperimentDir(plan.out).guidance_runs(plan.arm(arm_name).variant, arm_name, epoch)

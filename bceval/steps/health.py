@@ -8,6 +8,7 @@ from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, load_own_json, write_atomic
+from bceval.layout import OutDir, PrepareDir
 from bceval.review.cases import ReviewCase, derive_cases
 from bceval.review.manifest import by_convention
 from bceval.review.neutral import neutral_file_text
@@ -31,13 +32,13 @@ def write_health(settings: Settings, groups: list[str]) -> None:
         read_rows(settings, groups),
         cases,
         {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},
-        {case.modelId: read_text(settings.prepare_dir / f"{case.modelId}.al") for case in cases},
+        {case.modelId: read_text(PrepareDir(settings.prepare_dir).case_file(case.modelId)) for case in cases},
         margin=settings.health_margin,
         changed=changed,
         views={case.modelId: view_texts(settings, case.modelId) for case in cases},
     )
-    write_atomic(settings.out / "health.json", dumps(report.model_dump()))
-    write_atomic(settings.out / "health.md", render_markdown(report))
+    write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
+    write_atomic(OutDir(settings.out).health("md"), render_markdown(report))
 
 
 def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
@@ -103,5 +104,5 @@ def write_health_despite_failures(settings: Settings) -> None:
         changed=changed,
         extra=findings,
     )
-    write_atomic(settings.out / "health.json", dumps(report.model_dump()))
-    write_atomic(settings.out / "health.md", render_markdown(report))
+    write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
+    write_atomic(OutDir(settings.out).health("md"), render_markdown(report))

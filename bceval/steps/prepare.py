@@ -19,10 +19,11 @@ from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic
+from bceval.layout import BuildDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, by_convention, check_manifest
 from bceval.review.prepdir import prune, strays
-from bceval.review.requests import KNOWLEDGE_INDEX, REVIEW_REQUEST, domain_files, review_request
+from bceval.review.requests import domain_files, review_request
 from bceval.review.rows import (
     GroupRows,
     changed_domains,
@@ -34,24 +35,23 @@ from bceval.review.rows import (
 )
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
-INCOMPLETE_NAME = ".bceval-incomplete"
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
 
 
 def build_dir(settings: Settings) -> Path:
-    return settings.build_dir / "review"
+    return BuildDir(settings.build_dir).review
 
 
 def cases_file(settings: Settings) -> Path:
-    return build_dir(settings) / "cases.json"
+    return BuildDir(settings.build_dir).cases
 
 
 def domain_cases_file(settings: Settings, domain: str) -> Path:
-    return build_dir(settings) / "cases" / f"{domain}.json"
+    return BuildDir(settings.build_dir).domain_cases(domain)
 
 
 def domain_articles_file(settings: Settings, domain: str) -> Path:
-    return build_dir(settings) / "domains" / f"{domain}.json"
+    return BuildDir(settings.build_dir).domain_articles(domain)
 
 
 def article_group(rel: str) -> str:
@@ -86,7 +86,7 @@ def _grouped(listing: Listing, suffix: str) -> dict[str, list[str]]:
 
 
 def rows_file(settings: Settings, group: str) -> Path:
-    return build_dir(settings) / "rows" / (group.replace("/", "__") + ".json")
+    return BuildDir(settings.build_dir).rows(group)
 
 
 def read_text(path: Path) -> str:
@@ -163,7 +163,7 @@ def report_validation(settings: Settings, loose_samples: list[list[str]]) -> Non
 
 def index_state_file(settings: Settings) -> Path:
     """What the last index run saw of each group (see rows.changed_domains); not a doit target."""
-    return build_dir(settings) / "index-state.json"
+    return BuildDir(settings.build_dir).index_state
 
 
 def write_rows(settings: Settings, group: str, rels: list[str], samples: list[str] = ()) -> None:
@@ -201,7 +201,7 @@ def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | No
 
 def incomplete_marker(settings: Settings) -> Path:
     """Present in the prepare directory from the first write of a prepare run until it finished."""
-    return settings.prepare_dir / INCOMPLETE_NAME
+    return PrepareDir(settings.prepare_dir).incomplete
 
 
 def mark_incomplete(settings: Settings) -> None:
@@ -225,7 +225,8 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
     read = _read_groups(settings, groups)
     every = list(read.values())
     write_atomic(
-        settings.prepare_dir / KNOWLEDGE_INDEX, index_document(index_chunks(every), row_count(every), generated_at())
+        PrepareDir(settings.prepare_dir).knowledge_index,
+        index_document(index_chunks(every), row_count(every), generated_at()),
     )
     previous = _previous_state(settings)
     changed = changed_domains(previous[1], read) if previous else None
@@ -275,17 +276,12 @@ def write_domain(settings: Settings, domain: str) -> None:
 
 def write_review_request(settings: Settings) -> None:
     mark_incomplete(settings)
-    write_atomic(settings.prepare_dir / REVIEW_REQUEST, review_request(recorded_cases(settings)))
+    write_atomic(PrepareDir(settings.prepare_dir).review_request, review_request(recorded_cases(settings)))
 
 
 def expected_files(domains: list[str], model_ids: list[str]) -> set[str]:
     """The exact file set of a finished prepare directory (besides the marker)."""
-    names = {KNOWLEDGE_INDEX, REVIEW_REQUEST}
-    for domain in domains:
-        names |= {f"index-{domain}.json", f"request-{domain}.json"}
-    for model_id in model_ids:
-        names |= {f"{model_id}.al", f"request-{model_id}.json"}
-    return names
+    return PrepareDir.expected_names(domains, model_ids)
 
 
 def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:
@@ -294,7 +290,7 @@ def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> l
     keep |= {domain_cases_file(settings, d) for d in domains} | {domain_articles_file(settings, d) for d in domains}
     return [
         path
-        for folder in ("rows", "cases", "domains")
+        for folder in BuildDir.FOLDERS
         for path in sorted((build_dir(settings) / folder).glob("*.json"))
         if path not in keep
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import dumps, load_own_json, write_atomic
-from bceval.layout import infra_files, result_files
+from bceval.layout import BuildDir, RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.runs.record import selection_of
 from bceval.steps.prepare import cases_file, recorded_cases, require_complete
@@ -18,7 +18,7 @@ def score_dir(settings: Settings) -> Path:
     """Build files of one results source; keyed by its path so two sources never mix."""
     source = settings.results_path or settings.results_dir
     key = hashlib.sha256(str(source).encode("utf-8")).hexdigest()[:12]
-    return settings.build_dir / "score" / key
+    return BuildDir(settings.build_dir).reading(key)
 
 
 def reading_file(settings: Settings, result: Path) -> Path:
@@ -97,5 +97,5 @@ def write_scorecard(settings: Settings) -> None:
         (settings.run_name, settings.epoch),
     )
     write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
-    write_atomic(settings.run_dir / "scorecard.md", render_markdown(card, heading="#"))
-    write_atomic(settings.run_dir / "scorecard.html", render_html(card))
+    write_atomic(RunDir(settings.run_dir).scorecard("md"), render_markdown(card, heading="#"))
+    write_atomic(RunDir(settings.run_dir).scorecard("html"), render_html(card))

@@ -1,0 +1,285 @@
+"""The experiment report as a model: from each (arm, epoch, case) outcome, already read from disk, to what each
+arm scored over its epochs, how sure that is, and whether a treatment arm did better than the control case by
+case. No disk walking and no printing here: `bceval.steps.experiment_report` reads the runs, `render` writes the
+Markdown and HTML."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bceval.experiment.plan import Plan
+from bceval.experiment.stats import ArmComparison, ArmSummary, compare_arms, summarize_arm
+from bceval.models import StrictModel
+from bceval.usage import Usage
+
+REPORT_SCHEMA_VERSION = 1
+
+
+class ArmUsage(StrictModel):
+    """What an arm's own answers cost (answers shared from another arm cost it nothing); null is unknown."""
+
+    costUsd: float | None = None
+    costKnown: int = Field(ge=0, description="Answers whose agent reported a cost.")
+    wallSeconds: float | None = None
+    agentSeconds: float | None = None
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+
+
+class MeasureRate(StrictModel):
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    value: float | None
+
+
+class MeasureMean(StrictModel):
+    mean: float | None = Field(description="Mean over the (case, epoch) reports that could be read; null without any.")
+    reports: int = Field(ge=0)
+
+
+class GuidanceMeasures(StrictModel):
+    """A guidance arm's reports over every epoch: the outcome the fixture expects, and what they cited."""
+
+    outcomeAgreement: MeasureRate
+    citedRecall: MeasureMean = Field(description="Required articles cited, over the required ones.")
+    citedPrecision: MeasureMean = Field(description="Cited articles that are required or optional, over the cited.")
+
+
+class ArmReport(StrictModel):
+    name: str
+    control: bool
+    evaluator: str = Field(default="review", description="review, or a guidance evaluator (plan, implementation).")
+    settings: dict[str, Any] = Field(description="The arm's effective settings; null where bceval's default applies.")
+    corpus: str = Field(description="The folder the arm's cases were read from (an export for a ref).")
+    commit: str | None = Field(description="The commit a ref named when the experiment ran.")
+    variant: str = Field(description="The prepare folder, shared by arms that read the same corpus and manifest.")
+    cases: int = Field(ge=0)
+    answered: int = Field(ge=0, description="(case, epoch) answers asked of this arm's agent.")
+    shared: int = Field(ge=0, description="Answers shared from an earlier arm that asked the identical question.")
+    fromCache: int = Field(ge=0, description="Answers an earlier invocation had already paid for.")
+    infrastructureFailures: int = Field(ge=0)
+    missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
+    usage: ArmUsage
+    summary: ArmSummary
+    guidance: GuidanceMeasures | None = None
+
+
+class ComparisonReport(StrictModel):
+    arm: str
+    control: str
+    result: ArmComparison
+
+
+class CaseLine(StrictModel):
+    id: str
+    modelId: str
+    domain: str
+    kind: Literal["positive", "clean"]
+    outcomes: dict[str, list[bool | None]] = Field(description="Per arm, per epoch: passed, failed, or null.")
+    transcripts: dict[str, list[str | None]] = Field(description="Per arm, per epoch, relative to the report.")
+
+
+class ExperimentReport(StrictModel):
+    schemaVersion: Literal[1] = REPORT_SCHEMA_VERSION
+    name: str
+    file: str | None
+    reportId: str = Field(description="sha256 of the arms, commits and outcomes: equal experiments, equal ids.")
+    createdAt: str
+    epochs: int
+    alpha: float
+    seed: int
+    differing: list[str] = Field(description="The fields in which an arm differs from the control.")
+    warnings: list[str]
+    arms: list[ArmReport]
+    comparisons: list[ComparisonReport]
+    cases: list[CaseLine]
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One (arm, epoch, case) as its run left it: passed (None: no result yet), where its transcript is (relative to
+    the report) and what its answer was (missing, an infrastructure failure, shared from another arm, answered,
+    from the cache), with the answer's usage record and, for a guidance case, its measures."""
+
+    id: str
+    model_id: str
+    domain: str
+    kind: str  # "positive" or "clean"
+    passed: bool | None
+    transcript: str | None = None
+    missing: bool = False
+    infra: bool = False
+    shared: bool = False
+    answered: bool = False
+    cached: bool = False
+    usage: Any = None  # a usage record (None or not a record: nothing is known of it)
+    measure: Any = None  # bceval.guidance.scoring.CaseMeasures of a guidance case, or None
+
+
+@dataclass(frozen=True)
+class EpochOutcomes:
+    cases: list[CaseOutcome]
+    usage: Any = None  # a usage record of the whole epoch (a guidance run's), added before its cases'
+
+
+@dataclass(frozen=True)
+class ArmOutcomes:
+    """Every epoch of one arm: `case_ids` in the order the arm covers them (review: its variant's order; guidance:
+    its manifest's)."""
+
+    case_ids: list[str]
+    epochs: list[EpochOutcomes]
+    guidance: bool = False
+
+
+def guidance_case_passed(problems: list[str], case_ids: list[str], case_id: str) -> bool:
+    """A guidance case passes when scoring raised no problem about it; a problem about no case (a changed knowledge
+    checkout) fails every case."""
+    everything_failed = any(not any(p.startswith(f"{c}: ") for c in case_ids) for p in problems)
+    return not (everything_failed or any(p.startswith(f"{case_id}: ") for p in problems))
+
+
+@dataclass
+class ArmTally:
+    """What one arm's epochs add up to, before the statistics."""
+
+    per_case: dict[str, list[bool | None]]
+    counts: dict[str, int]
+    usage: Usage = field(default_factory=Usage)
+    cost_known: int = 0  # answers whose agent reported a cost
+    guidance: GuidanceMeasures | None = None
+
+    def add_usage(self, record: Any) -> None:
+        """One answer's usage record (None or not a record: nothing is known of it)."""
+        if isinstance(record, dict) and record:
+            usage = Usage.from_record(record)
+            self.usage = self.usage.plus(usage)
+            self.cost_known += usage.costUsd is not None
+
+    def arm_usage(self) -> ArmUsage:
+        kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
+        return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.usage, name) for name in kept})
+
+
+COUNTS = ("answered", "shared", "fromCache", "infra", "missing")
+
+
+def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
+    return lines.setdefault(
+        case_id,
+        {"id": case_id, "modelId": model_id, "domain": domain, "kind": kind, "outcomes": {}, "transcripts": {}},
+    )
+
+
+def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict) -> ArmTally:
+    """One arm's epochs added up; each case's outcomes and transcripts go onto its line of the report."""
+    tally = ArmTally({case_id: [] for case_id in outcomes.case_ids}, {k: 0 for k in COUNTS})
+    agreed, recalls, precisions = [], [], []
+    for epoch in outcomes.epochs:
+        tally.add_usage(epoch.usage)
+        for unit in epoch.cases:
+            tally.per_case[unit.id].append(unit.passed)
+            kinds.setdefault(unit.id, unit.kind)
+            line = _line(lines, unit.id, unit.model_id, unit.domain, kinds[unit.id])
+            line["outcomes"].setdefault(name, []).append(unit.passed)
+            line["transcripts"].setdefault(name, []).append(unit.transcript)
+            if unit.missing:
+                tally.counts["missing"] += 1
+                continue
+            if unit.infra:
+                tally.counts["infra"] += 1
+            if unit.shared:
+                tally.counts["shared"] += 1
+                continue
+            if unit.answered:
+                tally.counts["answered"] += 1
+                tally.counts["fromCache"] += bool(unit.cached)
+            tally.add_usage(unit.usage)
+            measure = unit.measure
+            if measure is not None and measure.outcome_agrees is not None:
+                agreed.append(measure.outcome_agrees)
+                recalls.append(measure.recall)
+                precisions.append(measure.precision)
+    if outcomes.guidance:
+        tally.guidance = GuidanceMeasures(
+            outcomeAgreement=MeasureRate(
+                passed=sum(agreed), total=len(agreed), value=sum(agreed) / len(agreed) if agreed else None
+            ),
+            citedRecall=MeasureMean(mean=sum(recalls) / len(recalls) if recalls else None, reports=len(recalls)),
+            citedPrecision=MeasureMean(
+                mean=sum(precisions) / len(precisions) if precisions else None, reports=len(precisions)
+            ),
+        )
+    return tally
+
+
+def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> ExperimentReport:
+    """The report of `plan` from every arm's outcomes (by arm name)."""
+    experiment = plan.experiment
+    per_arm: dict[str, dict[str, list[bool | None]]] = {}
+    kinds: dict[str, str] = {}
+    lines: dict[str, dict[str, Any]] = {}
+    arms = []
+    for arm in plan.arms:
+        tally = tally_arm(arm.name, outcomes[arm.name], kinds, lines)
+        per_arm[arm.name] = tally.per_case
+        arms.append(
+            ArmReport(
+                name=arm.name,
+                control=arm.control,
+                evaluator=arm.evaluator,
+                settings={k: v for k, v in arm.fields.items()},
+                corpus=str(arm.corpus),
+                commit=arm.commit,
+                variant=arm.variant,
+                cases=len(tally.per_case),
+                answered=tally.counts["answered"],
+                shared=tally.counts["shared"],
+                fromCache=tally.counts["fromCache"],
+                infrastructureFailures=tally.counts["infra"],
+                missing=tally.counts["missing"],
+                usage=tally.arm_usage(),
+                summary=summarize_arm(tally.per_case, {c: kinds[c] for c in tally.per_case}, seed=experiment.seed),
+                guidance=tally.guidance,
+            )
+        )
+    control = plan.control.name
+    comparisons = [
+        ComparisonReport(
+            arm=arm.name,
+            control=control,
+            result=compare_arms(
+                per_arm[control],
+                per_arm[arm.name],
+                kinds,  # type: ignore[arg-type]
+                alpha=experiment.alpha,
+                seed=experiment.seed,
+            ),
+        )
+        for arm in plan.arms[1:]
+    ]
+    identity = {
+        "name": experiment.name,
+        "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],
+        "outcomes": per_arm,
+    }
+    report_id = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return ExperimentReport(
+        name=experiment.name,
+        file=str(plan.source) if plan.source else None,
+        reportId=report_id,
+        createdAt=created,
+        epochs=experiment.epochs,
+        alpha=experiment.alpha,
+        seed=experiment.seed,
+        differing=plan.differing,
+        warnings=plan.warnings,
+        arms=arms,
+        comparisons=comparisons,
+        cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
+    )

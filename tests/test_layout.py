@@ -1,0 +1,91 @@
+"""The output folder's layout as the README documents it, spelled once in bceval.layout; Settings' paths are the
+layout's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bceval.config import Settings
+from bceval.layout import EXPORT_DONE, BuildDir, OutDir, PrepareDir, RunDir
+
+
+def test_the_output_folder_holds_review_build_runs_cache_health_experiments_and_corpora(tmp_path):
+    out = OutDir(tmp_path)
+    assert out.prepare.path == tmp_path / "review"
+    assert out.build.path == tmp_path / ".build"
+    assert (out.doit_db.name, out.lock.name) == (".bceval.doit.db", ".bceval.lock")
+    assert out.run("baseline").path == tmp_path / "runs" / "baseline"
+    assert out.answer_cache == tmp_path / "cache" / "answers"
+    assert (out.health("json").name, out.health("md").name) == ("health.json", "health.md")
+    assert out.guidance == tmp_path / "guidance"
+    experiment = out.experiment("demo")
+    assert experiment.path == tmp_path / "experiments" / "demo"
+    assert [experiment.report(s).name for s in ("json", "md", "html")] == ["report.json", "report.md", "report.html"]
+    assert experiment.variant("a").prepare.path == tmp_path / "experiments" / "demo" / "variants" / "a" / "review"
+    assert experiment.guidance_runs("a", "b", 2) == experiment.path / "variants" / "a" / "guidance" / "b-e2"
+    commit = "0" * 40
+    assert out.corpus_export(commit, "") == tmp_path / "corpora" / commit
+    assert out.corpus_export(commit, "corpus").name.startswith(commit + "-") and EXPORT_DONE == ".bceval-export"
+
+
+def test_a_prepare_directory_holds_exactly_the_request_files_of_its_domains_and_cases(tmp_path):
+    prepare = PrepareDir(tmp_path)
+    assert (prepare.marker.name, prepare.incomplete.name) == (".bcquality-evaluation", ".bceval-incomplete")
+    assert (prepare.knowledge_index.name, prepare.review_request.name) == (
+        "knowledge-index.json",
+        "review-request.json",
+    )
+    assert prepare.domain_index("ui").name == "index-ui.json" and prepare.domain_request("ui").name == "request-ui.json"
+    assert prepare.case_request("case-0ad1f118").name == "request-case-0ad1f118.json"
+    assert prepare.case_file("case-0ad1f118").name == "case-0ad1f118.al"
+    assert PrepareDir.expected_names(["ui"], ["case-1"]) == {
+        "knowledge-index.json",
+        "review-request.json",
+        "index-ui.json",
+        "request-ui.json",
+        "case-1.al",
+        "request-case-1.json",
+    }
+
+
+def test_a_run_and_the_build_folder_name_their_files(tmp_path):
+    run = RunDir(tmp_path)
+    assert (run.record.name, run.score.name) == ("run.json", "score.json")
+    assert (run.results, run.transcripts, run.requests) == (
+        tmp_path / "results",
+        tmp_path / "transcripts",
+        tmp_path / "requests",
+    )
+    assert run.transcript("case-1") == tmp_path / "transcripts" / "case-1.json"
+    assert [run.scorecard(s).name for s in ("json", "md", "html")] == [
+        "scorecard.json",
+        "scorecard.md",
+        "scorecard.html",
+    ]
+    build = BuildDir(tmp_path)
+    assert build.cases == tmp_path / "review" / "cases.json"
+    assert build.rows("microsoft/knowledge/ui") == tmp_path / "review" / "rows" / "microsoft__knowledge__ui.json"
+    assert build.domain_cases("ui").parent.name == "cases" and build.domain_articles("ui").parent.name == "domains"
+    assert build.index_state.name == "index-state.json" and build.reading("k") == tmp_path / "score" / "k"
+
+
+def test_settings_paths_are_the_layouts(tmp_path):
+    settings = Settings(corpus=tmp_path, manifest=None, out=tmp_path / "out", adapter="oracle")
+    out = OutDir(tmp_path / "out")
+    assert (settings.prepare_dir, settings.build_dir, settings.doit_db) == (
+        out.prepare.path,
+        out.build.path,
+        out.doit_db,
+    )
+    run = out.run("oracle")
+    assert (settings.run_dir, settings.results_dir, settings.transcripts_dir) == (
+        run.path,
+        run.results,
+        run.transcripts,
+    )
+    assert (settings.score_file, settings.scorecard_json, settings.cache_dir) == (
+        run.score,
+        run.scorecard(),
+        out.answer_cache,
+    )
+    assert Settings(corpus=tmp_path, manifest=None, out=tmp_path, results=Path("/r")).results_dir == Path("/r")

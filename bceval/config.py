@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
+from bceval.agents.settings import AgentSettings
 from bceval.clock import source_date_epoch
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
@@ -20,7 +22,7 @@ from bceval.vcs import git_root
 PACKAGE_ROOT = Path(__file__).resolve().parent
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
-ADAPTERS = ("baseline", "oracle", "command")
+ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -143,7 +145,7 @@ class Settings:
         if self.results is not None or self.results_path is not None:
             return "external"
         name = self.adapter
-        if self.adapter == "command" and self.model:
+        if self.live and self.model:
             name += "-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-.")[:80] or "model")
         return name + (f"-e{self.epoch}" if self.epoch > 1 else "")
 
@@ -166,7 +168,12 @@ class Settings:
 
         The live `command` adapter spends money, so it answers only when asked (`bceval answer`).
         """
-        return self.results is None and self.results_path is None and self.adapter != "command"
+        return self.results is None and self.results_path is None and not self.live
+
+    @property
+    def live(self) -> bool:
+        """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
+        return capabilities(self.adapter).live
 
     @property
     def score_file(self) -> Path:
@@ -319,3 +326,21 @@ def context_line(settings: Settings) -> str:
     """The one line every command prints: which corpus, manifest and output directory it uses."""
     manifest = str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"
     return f"bceval: corpus {settings.corpus} ({settings.corpus_source}); manifest {manifest}; out {settings.out}"
+
+
+def agent_settings(settings: Settings) -> AgentSettings:
+    """A live agent's settings, from the run's settings."""
+    if not settings.command:
+        raise BcevalError(REVIEW_NEEDS_COMMAND)
+    return AgentSettings(
+        command=settings.command,
+        model=settings.model,
+        isolation=settings.isolation,
+        sandbox=settings.sandbox,
+        sandbox_allow=settings.sandbox_allow,
+        epoch=settings.epoch,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        retry_wait=settings.retry_wait,
+        cache_salt=settings.cache_salt,
+    )

@@ -4,7 +4,7 @@ Each case is answered by one fresh process. By default it runs in the case's age
 folder holding only what it may read, with an environment that names neither the corpus nor the output
 directory; `--isolation none` runs it where bceval runs, as older versions did, and says so everywhere.
 `--sandbox bwrap` also hides the rest of the machine (see sandbox.py). The process, its placeholders,
-envelopes, retries and transcripts are shared with the guidance agent (see agent.py).
+envelopes, retries and transcripts are shared with the guidance agent (see process.py).
 
 Answers are cached by what the agent could see and how it was asked: the view's digest, the command, the
 model, the isolation, the sandbox, the epoch and the prompt version. A killed or repeated run never pays
@@ -24,8 +24,9 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
-from bceval.agents.view import View, agent_environment, build_view, materialize, remove
+from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
+from bceval.agents.settings import AgentSettings
+from bceval.agents.view import View, build_view, materialize, remove, scrubbed_environment
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 from bceval.usage import Usage
@@ -46,6 +47,8 @@ VIEW_NOTE = (
 
 
 class CommandAdapter(LiveAgent):
+    """The review question shape of the `command` kind."""
+
     name = "command"
 
     def __init__(
@@ -153,7 +156,7 @@ class CommandAdapter(LiveAgent):
             prompt = b"" if self.reads_request_file else self.prompt(view, isolated).encode("utf-8")
             env = dict(self.environ)
             if isolated:
-                env = agent_environment(self.environ, list(self.hidden.values()), workdir)
+                env = scrubbed_environment(self.environ, list(self.hidden.values()), workdir)
             argv = self.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,

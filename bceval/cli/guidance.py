@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.registry import capabilities
 from bceval.errors import BcevalError
 from bceval.guidance import GuidanceError
 
@@ -106,7 +107,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
-    from bceval.agents.run import agent_settings as from_settings
+    from bceval.config import agent_settings as from_settings
     from bceval.config import load_settings
 
     names = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
@@ -163,7 +164,7 @@ def options_from(args: argparse.Namespace) -> Options:
         baseline_sha256=args.guidance_baseline_sha256 or None,
         results=_path(args.guidance_results),
         adapter=getattr(args, "guidance_adapter", None) or None,
-        agent=agent_settings(args) if mode == "run" and getattr(args, "guidance_adapter", None) == "command" else None,
+        agent=agent_settings(args) if mode == "run" and capabilities(args.guidance_adapter or "").live else None,
     )
 
 

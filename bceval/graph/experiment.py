@@ -24,6 +24,7 @@ from doit.exceptions import InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
@@ -83,8 +84,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @once
     def answers(arm_name: str, epoch: int) -> Any:
-        from bceval.agents.run import RunAnswers
         from bceval.experiment.plan import arm_settings
+        from bceval.steps.answer import RunAnswers
 
         current = plan()
         return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
@@ -166,9 +167,9 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                     question = {
                         **identity,
                         "view": digest,
-                        "expected": case.expected if run.adapter == "oracle" else None,
+                        "expected": case.expected if capabilities(run.adapter).knows_answers else None,
                     }
-                    if run.adapter == "command" and run.isolation != "view":  # it reads the arm's whole corpus
+                    if capabilities(run.adapter).needs_view and run.isolation != "view":  # it reads the arm's corpus
                         question["corpus"] = str(run.corpus)
                     key = hashlib.sha256(json.dumps(question, sort_keys=True).encode("utf-8")).hexdigest()
                     name = f"{arm.name}/e{epoch}/{case.modelId}"

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.clock import generated_at
 from bceval.config import Settings
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
@@ -155,8 +156,8 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     environ = os.environ if environ is None else environ
     adapter = environ.get("BCEVAL_GUIDANCE_ADAPTER") or "oracle"
     agent = None
-    if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
-        from bceval.agents.run import agent_settings
+    if capabilities(adapter).live and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
+        from bceval.config import agent_settings
 
         agent = agent_settings(settings)
     runs = str((settings.out / "guidance-runs").absolute())

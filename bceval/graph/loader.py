@@ -18,6 +18,7 @@ from doit.exceptions import InvalidDodoFile, InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.agents.view import view_inputs
 from bceval.clock import generated_at
 from bceval.config import Settings, check_inputs, context_line, load_settings
@@ -105,7 +106,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
     @once
     def run_answers() -> Any:
-        from bceval.agents.run import RunAnswers
+        from bceval.steps.answer import RunAnswers
 
         derivation = plan()
         return RunAnswers(settings, derivation.cases if derivation else [])
@@ -247,7 +248,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
                 "name": f"{settings.run_name}/{case.modelId}",
                 "actions": [action(answering.answer_case, run_answers, case)],
                 "file_dep": [str(path) for path in inputs]
-                + ([str(steps.cases_file(settings))] if settings.adapter == "oracle" else []),
+                + ([str(steps.cases_file(settings))] if capabilities(settings.adapter).knows_answers else []),
                 "targets": [str(target)],
                 "task_dep": ["run_record"],
                 "uptodate": [config_changed(run_identity), target.is_file],

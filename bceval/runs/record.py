@@ -17,7 +17,7 @@ IDENTITY = ("adapter", "command", "model", "isolation", "sandbox", "sandboxAllow
 
 
 def identity(settings: Settings) -> dict[str, Any]:
-    live = settings.adapter == "command"
+    live = settings.live
     return {
         "adapter": settings.adapter,
         "command": settings.command if live else None,
@@ -63,7 +63,7 @@ def new_record(
                 selected = None  # every case is covered now
     from bceval.agents.process import pinned
 
-    live = settings.adapter == "command"
+    live = settings.live
     is_pinned = pinned(settings.command or "", settings.model) if live else True
     return {
         "schemaVersion": RECORD_SCHEMA_VERSION,

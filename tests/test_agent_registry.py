@@ -3,6 +3,7 @@ factory for review and guidance questions, and looking a kind up never loads the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,17 @@ def test_looking_up_kinds_loads_no_process_code():
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_one_transcript_format_for_every_run(tmp_path: Path):
+    from bceval.runs.transcript import write_transcript
+    from bceval.usage import Usage
+
+    answered = {"adapter": "command", "model": "m1"}
+    relative = write_transcript(tmp_path, "case-1", "run-a", answered, {"case": "c", "outcome": "answered"}, Usage())
+    assert relative == "transcripts/case-1.json"
+    text = (tmp_path / relative).read_text(encoding="utf-8")
+    document = json.loads(text)
+    assert list(document) == ["schemaVersion", "run", "answeredBy", "case", "outcome", "usage"]
+    assert document["schemaVersion"] == 1 and document["run"] == "run-a" and document["answeredBy"] == answered
+    assert text.startswith('{\n  "schemaVersion": 1,\n') and text.endswith("}\n")

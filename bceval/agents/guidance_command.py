@@ -69,7 +69,7 @@ class GuidanceCommandAdapter(LiveAgent):
         self, agent: AgentSettings, manifest: GuidanceManifest, run_dir: Path, hidden: dict[str, Path]
     ) -> None:
         hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
-        super().__init__(agent, hidden, needs_view=False)
+        super().__init__(agent, hidden, in_case_view=False)
         sweep_stale_folders()  # what killed runs left in the temp dir
         self.manifest = manifest
         self.run_dir = run_dir

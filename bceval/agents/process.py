@@ -115,7 +115,7 @@ class LiveAgent(AgentBase):
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
-        needs_view: bool = True,
+        in_case_view: bool = True,  # the review shape: it runs in the case's agent view, so bwrap needs it
     ) -> None:
         environ = dict(os.environ if environ is None else environ)
         if environ.get("BCEVAL_LIVE") != "1":
@@ -136,7 +136,7 @@ class LiveAgent(AgentBase):
         if agent.sandbox == "bwrap":
             from bceval.agents.sandbox import require_bwrap, sandbox_argv
 
-            if needs_view and agent.isolation != "view":
+            if in_case_view and agent.isolation != "view":
                 raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
             self.bwrap = require_bwrap(environ)
             # the sandbox's own checks (allowed paths exist, nothing hidden is exposed) before any case runs

@@ -179,7 +179,7 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
 
-    `agent` (bceval.agents.process.AgentSettings) configures the command adapter; `hide` names more paths it
+    `agent` (bceval.agents.settings.AgentSettings) configures the command adapter; `hide` names more paths it
     must not reach (an experiment's output folder, with every other arm's answers)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)

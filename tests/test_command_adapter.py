@@ -19,12 +19,13 @@ from conftest import DEMO_CORPUS
 
 from bceval.agents.base import case_input
 from bceval.agents.command import CONTRACT, VIEW_NOTE, CommandAdapter
-from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, AgentSettings, backoff, extract_json_object
-from bceval.agents.run import prune_vanished
+from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, backoff, extract_json_object
+from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import read_infra_file
 from bceval.runs.selection import parse_shard, shard_cases
+from bceval.steps.answer import prune_vanished
 
 CASES = 16
 TIMEOUT = "10"  # generous for the well-behaved modes; the hang test uses 1 s

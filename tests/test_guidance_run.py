@@ -19,8 +19,9 @@ import pytest
 from conftest import DEMO_CORPUS, REPO
 from guidance_util import SENTINEL, assert_fails, assert_passes, cli, git, hashed, remove, run_guidance_graph
 
-from bceval.agents import guidance as guidance_adapters
-from bceval.agents.guidance import NoReport, OracleGuidanceAdapter
+from bceval.agents import registry
+from bceval.agents.guidance import NoReport
+from bceval.agents.oracle import OracleAgent
 from bceval.config import Settings
 from bceval.guidance.demo import create_demo
 from bceval.steps import guidance_run as guidance_run
@@ -83,16 +84,16 @@ def demo(tmp_path):
 
 
 def use_adapter(monkeypatch, factory) -> None:
-    """`--adapter fake` builds this adapter (the CLI asks run.make_adapter when it runs)."""
-    original = guidance_adapters.make_adapter
+    """`--adapter fake` builds this adapter (the CLI asks make_agent when it runs)."""
+    original = registry.make_agent
 
-    def make(name, manifest, *live):
-        return factory(manifest) if name == "fake" else original(name, manifest, *live)
+    def make(name, setup):
+        return factory(setup.manifest) if name == "fake" else original(name, setup)
 
-    monkeypatch.setattr(guidance_run, "make_adapter", make)
+    monkeypatch.setattr(guidance_run, "make_agent", make)
 
 
-class Oracle(OracleGuidanceAdapter):
+class Oracle(OracleAgent):
     """The oracle under another name, with a hook that runs while a case is being answered."""
 
     name = "fake"

@@ -20,7 +20,7 @@ import pytest
 from agents import clean_environment
 from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 
-from bceval.agents.view import agent_environment, build_view, materialize, remove
+from bceval.agents.view import build_view, materialize, remove, scrubbed_environment
 from bceval.cli import main
 from bceval.errors import BcevalError
 
@@ -127,7 +127,7 @@ def test_the_agent_environment_names_neither_corpus_nor_output(tmp_path):
         "PWD": str(tmp_path),
         "OLDPWD": "/somewhere",
     }
-    kept = agent_environment(environ, [corpus, out], tmp_path / "view")
+    kept = scrubbed_environment(environ, [corpus, out], tmp_path / "view")
     assert kept == {"PATH": "/usr/bin", "HOME": "/home/someone", "PWD": str(tmp_path / "view")}
 
 

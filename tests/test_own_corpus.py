@@ -362,9 +362,8 @@ def test_a_second_run_on_the_same_output_folder_is_refused_while_the_first_holds
 
 
 def test_a_failed_prepare_marks_its_directory_and_answering_refuses_it(corpus, tmp_path, capsys):
-    from bceval.agents.run import RunAnswers
     from bceval.errors import BcevalError
-    from bceval.steps.answer import answer_case
+    from bceval.steps.answer import RunAnswers, answer_case
 
     corpus.leaf("performance")
     corpus.leaf("security")

@@ -56,19 +56,19 @@ def test_the_cache_key_is_byte_identical_to_earlier_versions(live, tmp_path):
     keys = set()
     for settings in variants:
         model = settings.model or "unpinned"
-        asked = replace(asking("command", settings), model=model)
+        asked = replace(asking("command", settings, live=True), model=model)
         key = question(asked, VIEW, settings.corpus, request).cache_key(2)
         assert key == legacy_cache_key(settings, model, VIEW, settings.corpus, request)
         keys.add(key)
     assert len(keys) == len(variants)
     # one entry pinned by value: a cache written by an earlier version must still hit
-    plain = question(replace(asking("command", live), model="unpinned"), VIEW, live.corpus, request)
+    plain = question(replace(asking("command", live, live=True), model="unpinned"), VIEW, live.corpus, request)
     assert plain.cache_key(2) == legacy_cache_key(live, "unpinned", VIEW, live.corpus, request)
 
 
 def test_the_run_identity_names_the_live_settings_only_for_a_live_agent(live, tmp_path):
     oracle = replace(live, adapter="oracle", model="m1", epoch=2)
-    assert asking("oracle", oracle).fields() == {
+    assert asking("oracle", oracle, live=False).fields() == {
         "adapter": "oracle",
         "command": None,
         "model": None,
@@ -77,7 +77,7 @@ def test_the_run_identity_names_the_live_settings_only_for_a_live_agent(live, tm
         "sandboxAllow": [],
         "epoch": 2,
     }
-    fields = asking("command", replace(live, model="m1")).fields()
+    fields = asking("command", replace(live, model="m1"), live=True).fields()
     assert tuple(fields) == IDENTITY
     assert fields == {
         "adapter": "command",
@@ -94,7 +94,7 @@ def test_only_an_agent_that_is_not_isolated_asks_where_it_runs(live, tmp_path):
     here, there = tmp_path / "a" / "request-case-0.json", tmp_path / "b" / "request-case-0.json"
 
     def keys(settings: Settings) -> tuple[str, str]:
-        asked = asking(settings.adapter, settings)
+        asked = asking(settings.adapter, settings, live=settings.live)
         return (
             question(asked, VIEW, settings.corpus, here).key("v"),
             question(asked, VIEW, tmp_path / "other", there).key("v"),
@@ -112,7 +112,8 @@ def test_the_sharing_key_changes_with_every_part_of_the_question(live, tmp_path)
     request = tmp_path / "request-case-0.json"
 
     def key(settings: Settings = live, view: str = VIEW, expected: object = None, version: str = "v") -> str:
-        return question(asking(settings.adapter, settings), view, settings.corpus, request, expected).key(version)
+        asked = asking(settings.adapter, settings, live=settings.live)
+        return question(asked, view, settings.corpus, request, expected).key(version)
 
     variants = {
         "view": key(view="e" * 64),

@@ -1,11 +1,12 @@
-"""The adapter interface and the result documents every adapter writes."""
+"""The review question (CaseInput), its answer (Answer) and the result documents every review agent writes.
+The Agent protocol every kind keeps is in bceval.agents.registry."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from bceval.jsonio import dumps
 from bceval.review.cases import ReviewCase
@@ -36,18 +37,6 @@ class Answer:
     transcript: dict[str, Any] | None = None  # live agents only
     cached: bool = False
     view_digest: str | None = None
-
-
-class Adapter(Protocol):
-    name: str
-
-    def describe(self) -> dict[str, Any]:
-        """The `answeredBy` block: adapter, model, version and whether the model is pinned."""
-        ...
-
-    def answer(self, case: CaseInput) -> Answer:
-        """The answered case(s) with their finding ids (article paths), or why no answer could be had."""
-        ...
 
 
 def result_document(entries: list[ResultEntry], answered_by: dict[str, Any], record: dict[str, Any]) -> str:

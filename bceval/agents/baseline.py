@@ -19,6 +19,7 @@ from typing import Any
 
 from bceval import __version__
 from bceval.agents.base import Answer, CaseInput
+from bceval.agents.registry import AgentBase
 from bceval.review.ranking import normalize, score_article
 from bceval.review.scoring import ResultEntry
 
@@ -58,8 +59,9 @@ def polarity(article: str, case_words: set[str]) -> int:
     return len((anti - practice) & case_words) - len((practice - anti) & case_words)
 
 
-class BaselineAdapter:
+class BaselineAdapter(AgentBase):
     name = "baseline"
+    kind = "baseline"
 
     def __init__(self, corpus: Path, threshold: int = POLARITY_THRESHOLD) -> None:
         self._corpus = corpus

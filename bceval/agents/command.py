@@ -4,7 +4,7 @@ Each case is answered by one fresh process. By default it runs in the case's age
 folder holding only what it may read, with an environment that names neither the corpus nor the output
 directory; `--isolation none` runs it where bceval runs, as older versions did, and says so everywhere.
 `--sandbox bwrap` also hides the rest of the machine (see sandbox.py). The process, its placeholders,
-envelopes, retries and transcripts are shared with the guidance agent (see agent.py).
+envelopes, retries and transcripts are shared with the guidance agent (see process.py).
 
 Answers are cached by what the agent could see and how it was asked: the view's digest, the command, the
 model, the isolation, the sandbox, the epoch and the prompt version. A killed or repeated run never pays
@@ -25,8 +25,9 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, _Attempt, extract_json_object
-from bceval.agents.view import View, agent_environment, build_view, materialize, remove
+from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
+from bceval.agents.settings import AgentSettings
+from bceval.agents.view import View, build_view, materialize, remove, scrubbed_environment
 from bceval.jsonio import dumps, write_atomic
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 from bceval.runs.identity import asking, question
@@ -48,6 +49,8 @@ VIEW_NOTE = (
 
 
 class CommandAdapter(LiveAgent):
+    """The review question shape of the `command` kind."""
+
     name = "command"
 
     def __init__(
@@ -65,7 +68,7 @@ class CommandAdapter(LiveAgent):
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
         folder, not just the view, so where they are is part of the key: another corpus is another question."""
-        asked = replace(asking("command", self.agent), model=self.model)
+        asked = replace(asking("command", self.agent, live=True), model=self.model)
         return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
 
     def prompt(self, view: View, isolated: bool) -> str:
@@ -142,7 +145,7 @@ class CommandAdapter(LiveAgent):
             prompt = b"" if self.reads_request_file else self.prompt(view, isolated).encode("utf-8")
             env = dict(self.environ)
             if isolated:
-                env = agent_environment(self.environ, list(self.hidden.values()), workdir)
+                env = scrubbed_environment(self.environ, list(self.hidden.values()), workdir)
             argv = self.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,

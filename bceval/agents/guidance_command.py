@@ -19,13 +19,14 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
-from bceval.agents.process import AgentSettings, LiveAgent, Unreadable, extract_json_object
-from bceval.agents.view import agent_environment, sweep_stale_folders, temp_folder
+from bceval.agents.process import LiveAgent, Unreadable, extract_json_object
+from bceval.agents.settings import AgentSettings
+from bceval.agents.view import scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
-from bceval.jsonio import dumps, write_atomic
-from bceval.usage import Usage
+from bceval.jsonio import dumps
+from bceval.runs.transcript import write_transcript
 
 VIEW_FOLDERS = ("skills", "knowledge")
 CONTRACT = (
@@ -60,17 +61,18 @@ def remove_view(view: Path) -> None:
 
 
 class GuidanceCommandAdapter(LiveAgent):
+    """The guidance question shape of the `command` kind."""
+
     name = "command"
 
     def __init__(
         self, agent: AgentSettings, manifest: GuidanceManifest, run_dir: Path, hidden: dict[str, Path]
     ) -> None:
         hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
-        super().__init__(agent, hidden, needs_view=False)
+        super().__init__(agent, hidden, in_case_view=False)
         sweep_stale_folders()  # what killed runs left in the temp dir
         self.manifest = manifest
         self.run_dir = run_dir
-        self.usage = Usage()
         self._view: Path | None = None
         self._head: str | None = None
 
@@ -96,8 +98,8 @@ class GuidanceCommandAdapter(LiveAgent):
         request["knowledgeIndex"] = str(view / "knowledge-index.json")
         text = dumps(request)
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
-        # the runner's environment, already without git-redirecting variables (guidance.run.agent_environment)
-        env = agent_environment(case.environment, list(self.hidden.values()), case.workspace)
+        # the runner's environment, already without git-redirecting variables (guidance_run.git_safe_environment)
+        env = scrubbed_environment(case.environment, list(self.hidden.values()), case.workspace)
         stdin = b"" if self.reads_request_file else prompt.encode("utf-8")
         scratch = temp_folder("request")  # {request}: a copy outside every root
         try:
@@ -121,18 +123,13 @@ class GuidanceCommandAdapter(LiveAgent):
         return NoReport(kind)
 
     def _finish(self, case: GuidanceCaseInput, attempts: list[Any], outcome: str) -> None:
-        usage = self._usage(attempts)
-        self.usage = self.usage.plus(usage)
-        transcript = {
-            "schemaVersion": 1,
+        record = {
             "case": case.case_id,
-            "answeredBy": self.describe(),
             "workspace": str(case.workspace),
             "attempts": [attempt.record for attempt in attempts],
             "outcome": outcome,
-            "usage": usage.as_record(),
         }
-        write_atomic(self.run_dir / "transcripts" / f"{case.case_id}.json", dumps(transcript))
+        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, self._usage(attempts))
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:

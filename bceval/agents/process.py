@@ -25,63 +25,18 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
+from bceval.agents.registry import AgentBase
+from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
 from bceval.usage import Usage
 
-UNPINNED_MODEL = "unpinned"
 VERSION_TIMEOUT = 30.0
 POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
-PLACEHOLDERS = ("model", "request", "workdir")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
 _MISSING = object()
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """Everything that decides what the agent is asked and how; all of it but the limits is in the cache key."""
-
-    command: str
-    model: str | None = None
-    isolation: str = "view"  # "view" or "none"
-    sandbox: str = "none"  # "none" or "bwrap"
-    sandbox_allow: tuple[Path, ...] = ()
-    epoch: int = 1
-    timeout: float = 300.0
-    retries: int = 2
-    retry_wait: float = 5.0
-    cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
-
-    def __post_init__(self) -> None:
-        # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently
-        if self.sandbox_allow and self.sandbox != "bwrap":
-            raise BcevalError("--sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
-        for path in self.sandbox_allow:
-            if not Path(path).exists():
-                raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")
-
-
-def placeholders(command: str) -> set[str]:
-    return set(_PLACEHOLDER.findall(command))
-
-
-def check_command(command: str, model: str | None) -> None:
-    """The command line's placeholders, checked before anything runs."""
-    found = placeholders(command)
-    unknown = sorted(found - set(PLACEHOLDERS))
-    if unknown:
-        known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
-        raise BcevalError(f"--command has an unknown placeholder {{{unknown[0]}}}; the known ones are {known}")
-    if "model" in found and not model:
-        raise BcevalError("--command uses {model} but no model was given: add --model NAME (or BCEVAL_MODEL)")
-
-
-def pinned(command: str, model: str | None) -> bool:
-    """A model is pinned only when it was given and reaches the command through {model}."""
-    return bool(model) and "model" in placeholders(command)
 
 
 def extract_json_object(text: str) -> Any:
@@ -147,8 +102,11 @@ class Unreadable:
     detail: str
 
 
-class LiveAgent:
-    """One agent command line, checked and ready to run; subclasses say what to ask and how to read it."""
+class LiveAgent(AgentBase):
+    """One agent command line, checked and ready to run; subclasses say what to ask and how to read it (the
+    two question shapes of the one `command` kind)."""
+
+    kind = "command"
 
     def __init__(
         self,
@@ -157,7 +115,7 @@ class LiveAgent:
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
-        needs_view: bool = True,
+        in_case_view: bool = True,  # the review shape: it runs in the case's agent view, so bwrap needs it
     ) -> None:
         environ = dict(os.environ if environ is None else environ)
         if environ.get("BCEVAL_LIVE") != "1":
@@ -178,7 +136,7 @@ class LiveAgent:
         if agent.sandbox == "bwrap":
             from bceval.agents.sandbox import require_bwrap, sandbox_argv
 
-            if needs_view and agent.isolation != "view":
+            if in_case_view and agent.isolation != "view":
                 raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
             self.bwrap = require_bwrap(environ)
             # the sandbox's own checks (allowed paths exist, nothing hidden is exposed) before any case runs
@@ -200,6 +158,12 @@ class LiveAgent:
         self._version: str | None = None
         self._version_lock = threading.Lock()
         self._version_probe: threading.Thread | None = None
+        self.usage = Usage()
+        self._usage_lock = threading.Lock()
+
+    def start(self) -> None:
+        """The version probe, started before the first answer so none waits for it."""
+        self.start_version_probe()
 
     def start_version_probe(self) -> None:
         """Ask the command for its version in the background, so no answer waits for it."""
@@ -274,15 +238,21 @@ class LiveAgent:
             if made.failure is None:
                 answer = read(made.text or "")
                 if not isinstance(answer, Unreadable):
-                    return answer, attempts
+                    return self._spent(answer, attempts)
                 made.failure = ("invalid-output", answer.detail, None)
                 made.record.update(outcome="invalid-output", detail=answer.detail)
-        return None, attempts
+        return self._spent(None, attempts)
+
+    def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt]]:
+        """What the attempts cost, added to the agent's total (answers run in parallel threads)."""
+        with self._usage_lock:
+            self.usage = self.usage.plus(self._usage(attempts))
+        return answer, attempts
 
     def _command_line(self, request_path: Path, workdir: Path) -> list[str]:
         values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}
         return [self.executable] + [
-            _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]
+            PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]
         ]
 
     def sandboxed(self, argv: list[str], workdir: Path, read_only: list[Path], env: dict[str, str]) -> list[str]:

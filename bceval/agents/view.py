@@ -210,7 +210,7 @@ def remove(root: Path) -> None:
     shutil.rmtree(root)
 
 
-def agent_environment(environ: Mapping[str, str], hidden: list[Path], workdir: Path | None) -> dict[str, str]:
+def scrubbed_environment(environ: Mapping[str, str], hidden: list[Path], workdir: Path | None) -> dict[str, str]:
     """The environment an isolated agent gets: no BCEVAL_* variable and no value that names a hidden path
     (the corpus, the output directory, the manifest), so nothing points it at the answer key."""
     needles = {text for path in hidden for text in (str(path), str(path.resolve()))}

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bceval.agents.registry import capabilities
 from bceval.cli.parser import add_options, settings_flags
 from bceval.config.options import OPTIONS
 from bceval.guidance import GuidanceError
@@ -37,7 +38,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
-    from bceval.agents.run import agent_settings as from_settings
+    from bceval.config import agent_settings as from_settings
     from bceval.config import load_settings
 
     settings = load_settings(**settings_flags(args))
@@ -75,7 +76,7 @@ def options_from(args: argparse.Namespace) -> Options:
         baseline_sha256=args.guidance_baseline_sha256 or None,
         results=_path(args.guidance_results),
         adapter=getattr(args, "guidance_adapter", None) or None,
-        agent=agent_settings(args) if mode == "run" and getattr(args, "guidance_adapter", None) == "command" else None,
+        agent=agent_settings(args) if mode == "run" and capabilities(args.guidance_adapter or "").live else None,
     )
 
 

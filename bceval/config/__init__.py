@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
+from bceval.agents.settings import AgentSettings
 from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
@@ -26,7 +28,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 GUIDANCE_MANIFEST_RELATIVE = Path("evaluation") / "development-guidance-fixtures.json"
-ADAPTERS = ("baseline", "oracle", "command")
+ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # setting -> (environment variable, kind), and setting -> (lowest, highest, whether the lowest is allowed itself):
@@ -169,7 +171,7 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
         if self.results is not None or self.results_path is not None:
             return "external"
         name = self.adapter
-        if self.adapter == "command" and self.model:
+        if self.live and self.model:
             name += "-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-.")[:80] or "model")
         return name + (f"-e{self.epoch}" if self.epoch > 1 else "")
 
@@ -192,7 +194,12 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
 
         The live `command` adapter spends money, so it answers only when asked (`bceval answer`).
         """
-        return self.results is None and self.results_path is None and self.adapter != "command"
+        return self.results is None and self.results_path is None and not self.live
+
+    @property
+    def live(self) -> bool:
+        """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
+        return capabilities(self.adapter).live
 
     @property
     def score_file(self) -> Path:
@@ -358,3 +365,21 @@ def context_line(settings: Settings) -> str:
     """The one line every command prints: which corpus, manifest and output directory it uses."""
     manifest = str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"
     return f"bceval: corpus {settings.corpus} ({settings.corpus_source}); manifest {manifest}; out {settings.out}"
+
+
+def agent_settings(settings: Settings) -> AgentSettings:
+    """A live agent's settings, from the run's settings."""
+    if not settings.command:
+        raise BcevalError(REVIEW_NEEDS_COMMAND)
+    return AgentSettings(
+        command=settings.command,
+        model=settings.model,
+        isolation=settings.isolation,
+        sandbox=settings.sandbox,
+        sandbox_allow=settings.sandbox_allow,
+        epoch=settings.epoch,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        retry_wait=settings.retry_wait,
+        cache_salt=settings.cache_salt,
+    )

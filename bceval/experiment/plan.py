@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.registry import capabilities
 from bceval.config import MANIFEST_RELATIVE, Settings
 from bceval.errors import BcevalError
 from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
@@ -155,8 +156,8 @@ def resolve(
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
-            if (run.adapter if not arm_plan.guidance else arm_plan.fields["adapter"]) == "command":
-                from bceval.agents.run import agent_settings
+            if capabilities(run.adapter if not arm_plan.guidance else arm_plan.fields["adapter"] or "").live:
+                from bceval.config import agent_settings
 
                 agent_settings(run)
         except BcevalError as exc:
@@ -193,7 +194,7 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
                 f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
-        live = (arm.fields["adapter"] or default_adapter) == "command"
+        live = capabilities(arm.fields["adapter"] or default_adapter).live
         if not differs and live and not arm.guidance and not no_share:  # guidance runs never share answers
             warnings.append(
                 f"arm '{arm.name}' is set up exactly like the control, so it shares every answer with it and "

@@ -15,6 +15,7 @@ from doit import create_after
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.agents.view import view_inputs
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
@@ -29,11 +30,12 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the answer stage, in their order of definition."""
     settings, prep = inputs.settings, inputs.prep
     # The run's identity: answers given under another one belong to another run.
-    run_identity = {"bceval": __version__, "run": settings.run_name, **asking(settings.adapter, settings).fields()}
+    asked = asking(settings.adapter, settings, live=settings.live)
+    run_identity = {"bceval": __version__, "run": settings.run_name, **asked.fields()}
 
     @once
     def run_answers() -> Any:
-        from bceval.agents.run import RunAnswers
+        from bceval.steps.answer import RunAnswers
 
         derivation = inputs.plan
         return RunAnswers(settings, derivation.cases if derivation else [])
@@ -67,7 +69,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                 "name": f"{settings.run_name}/{case.modelId}",
                 "actions": [action(answering.answer_case, run_answers, case)],
                 "file_dep": [str(path) for path in files]
-                + ([str(steps.cases_file(settings))] if settings.adapter == "oracle" else []),
+                + ([str(steps.cases_file(settings))] if capabilities(settings.adapter).knows_answers else []),
                 "targets": [str(target)],
                 "task_dep": ["run_record"],
                 "uptodate": [config_changed(run_identity), target.is_file],

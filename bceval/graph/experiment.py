@@ -22,6 +22,7 @@ from doit.exceptions import InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
@@ -82,8 +83,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @once
     def answers(arm_name: str, epoch: int) -> Any:
-        from bceval.agents.run import RunAnswers
         from bceval.experiment.plan import arm_settings
+        from bceval.steps.answer import RunAnswers
 
         current = plan()
         return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
@@ -139,7 +140,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                     "name": f"{arm.name}/e{epoch}",
                     "actions": [action(actions.write_run_record, run, ids)],
                     "uptodate": [
-                        config_changed({"ids": ids, **_identity(asking(run.adapter, run))}),
+                        config_changed({"ids": ids, **_identity(asking(run.adapter, run, live=run.live))}),
                         (run.run_dir / "run.json").is_file,
                     ],
                 }
@@ -159,7 +160,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                 continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
-                asked = asking(run.adapter, run)
+                asked = asking(run.adapter, run, live=run.live)
                 for case in shard_cases(chosen()[arm.name], settings.shard):
                     try:
                         _, inputs = view_inputs(run.prepare_dir, run.corpus, case.modelId)
@@ -167,7 +168,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                     except BcevalError:
                         inputs, digest = [], "unprepared"  # the action says so in one line
                     where = case_input(run.prepare_dir, run.corpus, case)
-                    expected = case.expected if run.adapter == "oracle" else None
+                    expected = case.expected if capabilities(run.adapter).knows_answers else None
                     key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
                     # the up-to-date dict keeps the shape earlier versions saved in doit's state
                     uptodate = {**_identity(asked), "view": digest, "expected": expected}

@@ -30,6 +30,7 @@ from typing import Any
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.registry import capabilities
 from bceval.clock import generated_at
 from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
@@ -87,8 +88,8 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     given = environment_values("guidance", environ)
     adapter = given["adapter"]
     agent = None
-    if adapter == "command" and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
-        from bceval.agents.run import agent_settings
+    if capabilities(adapter).live and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
+        from bceval.config import agent_settings
 
         agent = agent_settings(settings)
     runs = str((settings.out / "guidance-runs").absolute())

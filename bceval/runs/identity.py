@@ -3,9 +3,11 @@ settings and the epoch). One rule for all who need it: the answer cache's key, t
 the run record and the sharing of answers between experiment arms. Answers under two identities answer two
 questions.
 
-Only a live agent (the `command` adapter) has a command, a model, an isolation and a sandbox; for the others
-they are None. Without isolation (`--isolation none`) the agent reads the corpus and the prepare folder where
-they are, not only its view, so where they are is part of the question: another corpus is another question.
+Only a live agent (one whose kind the agent registry marks live: `command`) has a command, a model, an isolation
+and a sandbox; for the others they are None. The caller says whether the agent is live (runs sit below the
+agents, so they never look a kind up themselves). Without isolation (`--isolation none`) the agent reads the
+corpus and the prepare folder where they are, not only its view, so where they are is part of the question:
+another corpus is another question.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-LIVE = "command"  # the adapter whose answers come from a live agent
 # The settings that make a run what it is (run.json keeps them in this order).
 IDENTITY = ("adapter", "command", "model", "isolation", "sandbox", "sandboxAllow", "epoch")
 
@@ -45,6 +46,7 @@ class Asking:
     """How a question is asked: a run's agent settings, with the live-only ones None for other adapters."""
 
     adapter: str
+    live: bool = False  # a live agent: it has a command, a model, an isolation and a sandbox
     command: str | None = None
     model: str | None = None
     isolation: str | None = None
@@ -56,7 +58,7 @@ class Asking:
     @property
     def isolated(self) -> bool:
         """True when the agent sees its view only (every agent but a live one under `--isolation none`)."""
-        return self.adapter != LIVE or self.isolation == "view"
+        return not self.live or self.isolation == "view"
 
     def fields(self) -> dict[str, Any]:
         """The run's identity as run.json records it (and the graph's up-to-date checks compare it)."""
@@ -71,11 +73,12 @@ class Asking:
         }
 
 
-def asking(adapter: str, agent: AgentFields) -> Asking:
-    """The identity of the agent settings `agent` (a Settings or an AgentSettings) under `adapter`."""
-    live = adapter == LIVE
+def asking(adapter: str, agent: AgentFields, *, live: bool) -> Asking:
+    """The identity of the agent settings `agent` (a Settings or an AgentSettings) under `adapter`, whose kind is
+    `live` or not."""
     return Asking(
         adapter=adapter,
+        live=live,
         command=agent.command if live else None,
         model=agent.model if live else None,
         isolation=agent.isolation if live else None,

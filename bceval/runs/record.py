@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bceval.errors import BcevalError
 from bceval.guidance.paths import create_exclusive
 from bceval.jsonio import dumps, write_atomic
-from bceval.runs.identity import IDENTITY, LIVE, Asking
+from bceval.runs.identity import IDENTITY, Asking
 
 if TYPE_CHECKING:
     from bceval.guidance.manifest import GuidanceManifest
@@ -73,7 +73,7 @@ def new_record(
             selected = sorted(set(before) | set(selected))
             if total is not None and len(selected) >= total:
                 selected = None  # every case is covered now
-    live = run.asked.adapter == LIVE
+    live = run.asked.live
     return {
         "schemaVersion": RECORD_SCHEMA_VERSION,
         "name": run.name,

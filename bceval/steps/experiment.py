@@ -10,8 +10,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.registry import capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
+from bceval.evaluators.registry import GUIDANCE
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
@@ -124,12 +126,12 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     run = arm_settings(current, arm, settings, epoch)
     adapter = arm.fields["adapter"] or "oracle"  # a guidance arm's known-good control, unless it names its agent
     agent = None
-    if adapter == "command":
-        from bceval.agents.run import agent_settings
+    if GUIDANCE not in capabilities(adapter).questions:
+        raise BcevalError(f"arm '{arm.name}': a guidance arm answers with oracle or command, not {adapter}")
+    if capabilities(adapter).live:
+        from bceval.config import agent_settings
 
         agent = agent_settings(run)
-    elif adapter != "oracle":
-        raise BcevalError(f"arm '{arm.name}': a guidance arm answers with oracle or command, not {adapter}")
     assert arm.manifest is not None and arm.workspace_map is not None
     directory = next_run_directory(guidance_folder(current, arm.name, epoch))
     try:

@@ -43,7 +43,7 @@ class RunSettings:
     targets: tuple[RunTarget, ...]
     uses_demo: bool
     problem: str | None = None  # a settings problem the run task reports in one line
-    agent: Any = None  # the live agent's settings (bceval.agents.process.AgentSettings) for adapter "command"
+    agent: Any = None  # the live agent's settings (bceval.agents.settings.AgentSettings) for adapter "command"
 
 
 def guarded(title: str, work: Callable[[], T]) -> T:

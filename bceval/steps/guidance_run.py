@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.guidance import GuidanceAdapter, GuidanceCaseInput, NoReport, make_adapter
+from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.registry import Agent, GuidanceSetup, capabilities, make_agent
+from bceval.evaluators.registry import evaluator
 from bceval.guidance import GuidanceError
 from bceval.guidance.evidence import (
     KNOWLEDGE_LABEL,
@@ -36,7 +38,6 @@ from bceval.guidance.evidence import (
 )
 from bceval.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.guidance.paths import check_separation, create_exclusive, safe_path
-from bceval.guidance.prepare import prepare
 from bceval.guidance.scoring import ScoreOutcome, score
 from bceval.jsonio import dumps
 from bceval.runs.record import guidance_record, write_record
@@ -81,14 +82,14 @@ def next_run_directory(base: Path) -> Path:
     return base / f"run-{max(numbers, default=0) + 1:04d}"
 
 
-def agent_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def git_safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment an agent gets: the runner's, minus variables that would point git at another
     repository (the agent's git must see its own workspace, never the checkout)."""
     environ = os.environ if environ is None else environ
     return {key: value for key, value in environ.items() if key not in REDIRECTING_GIT_VARIABLES}
 
 
-def _ask(adapter: GuidanceAdapter, case: GuidanceCaseInput) -> bytes | NoReport:
+def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
     """The adapter's answer as result-file bytes; anything unusable is a NoReport (never its text)."""
     try:
         answer = adapter.answer(case)
@@ -105,7 +106,7 @@ def _ask(adapter: GuidanceAdapter, case: GuidanceCaseInput) -> bytes | NoReport:
 
 
 def run_guidance(
-    manifest: GuidanceManifest, workspaces: dict[str, Path], directory: Path, adapter: GuidanceAdapter
+    manifest: GuidanceManifest, workspaces: dict[str, Path], directory: Path, adapter: Agent
 ) -> ScoreOutcome:
     """Prepare, capture, answer every case, score with the held digest; returns the scoring outcome.
 
@@ -124,9 +125,9 @@ def run_guidance(
     except FileExistsError:
         raise _exists(run) from None
     layout = RunLayout(run)
-    prepare(manifest, workspaces, layout.requests)
+    evaluator(manifest.kind).prepare(manifest, workspaces, layout.requests)
     digest, _ = capture(manifest, workspaces, layout.baseline)  # from here on only in this frame
-    environment = agent_environment()
+    environment = git_safe_environment()
     try:
         for case in manifest.cases:
             answer = _ask(
@@ -146,15 +147,15 @@ def run_guidance(
                     f"{case.id}: a result file appeared in the run directory before the runner wrote it"
                 )
     finally:
-        if hasattr(adapter, "close"):  # a live agent's knowledge view goes as soon as the answers are in
-            adapter.close()
+        adapter.close()  # a live agent's knowledge view goes as soon as the answers are in
     outcome = score(manifest, load_baseline(layout.baseline, digest, manifest), layout.results)
+    can = capabilities(adapter.kind)
     record = guidance_record(
         manifest,
         outcome,
         adapter.name,
-        agent=adapter.describe() if hasattr(adapter, "describe") else None,
-        usage=adapter.usage.as_record() if hasattr(adapter, "usage") else None,
+        agent=adapter.describe() if can.live else None,
+        usage=adapter.usage.as_record() if can.reports_usage else None,
     )
     write_record(layout.directory, record, exclusive=True)
     return outcome
@@ -171,14 +172,14 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
 
-    `agent` (bceval.agents.process.AgentSettings) configures the command adapter; `hide` names more paths it
+    `agent` (bceval.agents.settings.AgentSettings) configures the command adapter; `hide` names more paths it
     must not reach (an experiment's output folder, with every other arm's answers)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
-    chosen = make_adapter(adapter, manifest, agent, Path(directory).absolute(), hidden)
+    chosen = make_agent(adapter, GuidanceSetup(manifest, Path(directory).absolute(), hidden, agent))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )

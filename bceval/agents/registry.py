@@ -1,0 +1,171 @@
+"""One Agent protocol for every question an evaluator asks, and the registry of agent kinds.
+
+A kind registers once, with a decorator on the factory that makes it (as inspect_ai registers scorers), and
+says what it can do in a Capabilities record: the rest of bceval asks the record, never the kind's name and
+never the agent object. The kinds themselves are registered in bceval.agents.kinds (imported with the
+package), whose factories import their implementation only when one is made: looking a kind up never loads
+the process runner.
+
+An agent answers one shape of question (see bceval.evaluators.registry): a review question (CaseInput ->
+Answer) or a guidance question (GuidanceCaseInput -> result document or NoReport). It is made from a setup
+of the same shape: ReviewSetup or GuidanceSetup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from bceval.agents.settings import AgentSettings
+from bceval.errors import BcevalError
+from bceval.evaluators.registry import GUIDANCE, REVIEW
+from bceval.guidance import GuidanceError
+from bceval.guidance.manifest import GuidanceManifest
+from bceval.review.cases import ReviewCase
+from bceval.usage import Usage
+
+REVIEW_NEEDS_COMMAND = "the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a kind of agent can do: everything bceval decides by the kind of agent is decided here."""
+
+    live: bool = False  # calls a live model: spends money, opt-in (BCEVAL_LIVE=1), answers only when asked
+    needs_view: bool = False  # answers a review question from the case's agent view (its digest is the question)
+    reports_usage: bool = False  # records what its answers cost (tokens, money, time)
+    knows_answers: bool = False  # answers from the manifest's expectations: they are an input of its answers
+    questions: tuple[str, ...] = (REVIEW,)  # the question shapes it answers (bceval.evaluators.registry)
+
+
+NO_CAPABILITIES = Capabilities(questions=())  # an unregistered name can do nothing (make_agent refuses it)
+
+
+class Agent(Protocol):
+    name: str  # how messages and records name it
+    kind: str  # the registered kind it is one of (its capabilities)
+    usage: Usage  # what its answers have cost so far (kept by kinds that report usage)
+
+    def describe(self) -> dict[str, Any]:
+        """The `answeredBy` block: adapter, model, version and whether the model is pinned."""
+        ...
+
+    def start(self) -> None:
+        """Begin what the first answer would otherwise wait for (a live agent's version probe)."""
+        ...
+
+    def answer(self, question: Any) -> Any:
+        """The answer to one question of the shape the agent was made for, or why there is none."""
+        ...
+
+    def close(self) -> None:
+        """Release what the agent holds between answers (a live guidance agent's knowledge view)."""
+        ...
+
+
+class AgentBase:
+    """What every kind does unless it says otherwise: nothing to start or close, no cost kept."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    usage: Usage = Usage()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities(self.kind)
+
+    def start(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class ReviewSetup:
+    """What an agent answering review questions is made from."""
+
+    question: ClassVar[str] = REVIEW
+    cases: Sequence[ReviewCase]  # the run's cases (the oracle answers what they expect)
+    corpus: Path
+    cache_dir: Path
+    hidden: Mapping[str, Path] = field(default_factory=dict)  # what the agent must never reach, by what it is
+    agent: AgentSettings | None = None  # a live kind's settings
+
+    def unknown(self, name: str) -> BcevalError:
+        return BcevalError(f"unknown adapter '{name}'; choose one of: {', '.join(agent_names(REVIEW))}")
+
+    def missing_command(self) -> BcevalError:
+        return BcevalError(REVIEW_NEEDS_COMMAND)
+
+
+@dataclass(frozen=True)
+class GuidanceSetup:
+    """What an agent answering guidance questions is made from."""
+
+    question: ClassVar[str] = GUIDANCE
+    manifest: GuidanceManifest
+    run_dir: Path
+    hidden: Mapping[str, Path] = field(default_factory=dict)
+    agent: AgentSettings | None = None
+
+    def unknown(self, name: str) -> BcevalError:
+        return GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(agent_names(GUIDANCE))})")
+
+    def missing_command(self) -> BcevalError:
+        return GuidanceError("the command adapter needs --command (the agent command line)")
+
+
+Setup = ReviewSetup | GuidanceSetup
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    name: str
+    capabilities: Capabilities
+    make: Callable[[Any], Agent]
+
+
+_KINDS: dict[str, AgentKind] = {}
+
+
+def agent(
+    name: str,
+    *,
+    live: bool = False,
+    needs_view: bool = False,
+    reports_usage: bool = False,
+    knows_answers: bool = False,
+    questions: tuple[str, ...] = (REVIEW,),
+) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
+    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do."""
+
+    def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
+        if name in _KINDS:
+            raise ValueError(f"agent kind '{name}' is registered twice")
+        _KINDS[name] = AgentKind(name, Capabilities(live, needs_view, reports_usage, knows_answers, questions), make)
+        return make
+
+    return register
+
+
+def agent_names(question: str = REVIEW) -> tuple[str, ...]:
+    """The registered kinds that answer `question`, in registration order."""
+    return tuple(name for name, kind in _KINDS.items() if question in kind.capabilities.questions)
+
+
+def capabilities(name: str) -> Capabilities:
+    kind = _KINDS.get(name)
+    return kind.capabilities if kind is not None else NO_CAPABILITIES
+
+
+def make_agent(name: str, setup: Setup) -> Agent:
+    """The one factory: an agent of kind `name` for the setup's question shape."""
+    kind = _KINDS.get(name)
+    if kind is None or setup.question not in kind.capabilities.questions:
+        raise setup.unknown(name)
+    if kind.capabilities.live and setup.agent is None:
+        raise setup.missing_command()
+    return kind.make(setup)

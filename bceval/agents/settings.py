@@ -1,0 +1,61 @@
+"""A live agent's settings as plain data: what it is asked and how, and whether its model is pinned.
+
+No process code here, so the run record, the question identity and experiments can read them without
+importing the process runner (bceval.agents.process).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval.errors import BcevalError
+
+UNPINNED_MODEL = "unpinned"
+PLACEHOLDERS = ("model", "request", "workdir")
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Everything that decides what the agent is asked and how; all of it but the limits is in the cache key."""
+
+    command: str
+    model: str | None = None
+    isolation: str = "view"  # "view" or "none"
+    sandbox: str = "none"  # "none" or "bwrap"
+    sandbox_allow: tuple[Path, ...] = ()
+    epoch: int = 1
+    timeout: float = 300.0
+    retries: int = 2
+    retry_wait: float = 5.0
+    cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
+
+    def __post_init__(self) -> None:
+        # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently
+        if self.sandbox_allow and self.sandbox != "bwrap":
+            raise BcevalError("--sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
+        for path in self.sandbox_allow:
+            if not Path(path).exists():
+                raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")
+
+
+def placeholders(command: str) -> set[str]:
+    return set(PLACEHOLDER.findall(command))
+
+
+def check_command(command: str, model: str | None) -> None:
+    """The command line's placeholders, checked before anything runs."""
+    found = placeholders(command)
+    unknown = sorted(found - set(PLACEHOLDERS))
+    if unknown:
+        known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+        raise BcevalError(f"--command has an unknown placeholder {{{unknown[0]}}}; the known ones are {known}")
+    if "model" in found and not model:
+        raise BcevalError("--command uses {model} but no model was given: add --model NAME (or BCEVAL_MODEL)")
+
+
+def pinned(command: str, model: str | None) -> bool:
+    """A model is pinned only when it was given and reaches the command through {model}."""
+    return bool(model) and "model" in placeholders(command)

@@ -1,0 +1,52 @@
+"""The review evaluator: layered review leaves, cases by convention, one request per case, the strict gate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.corpus.layers import scan_corpus
+from bceval.evaluators.registry import REVIEW, CaseOutcome
+from bceval.jsonio import parse_json, read_json_bytes
+from bceval.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.review.manifest import by_convention, check_manifest
+from bceval.review.requests import domain_files
+from bceval.review.scoring import ResultEntry, judge, verdict_problems
+
+
+@dataclass(frozen=True)
+class ReviewEvaluator:
+    name: str = "review"
+    question: str = REVIEW
+
+    def load(self, root: Path, manifest: Path | None) -> Derivation:
+        """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
+        if manifest is None:
+            return derive_cases(scan_corpus(root), by_convention())
+        return derive_cases(scan_corpus(root), check_manifest(parse_json(read_json_bytes(manifest), str(manifest))))
+
+    def cases(self, loaded: Derivation) -> list[ReviewCase]:
+        return list(loaded.cases)
+
+    def prepare(
+        self, domain: str, leaf_path: str, leaf_text: str, articles: Any, cases: list[ReviewCase], samples: Any
+    ) -> dict[str, str]:
+        """One domain's request files (name -> text); the graph writes them, one task per domain."""
+        return domain_files(domain, leaf_path, leaf_text, articles, cases, samples)
+
+    def oracle_answer(self, case: ReviewCase) -> list[ResultEntry]:
+        """Exactly the manifest's expectations, under the only id the model sees."""
+        return [ResultEntry(id=case.modelId, findings=list(case.expected))]
+
+    def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
+        """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
+        outcomes = []
+        for case in cases:
+            verdict = judge(case, findings.get(case.modelId))
+            outcomes.append(CaseOutcome(case.id, verdict.passed, tuple(verdict_problems(verdict))))
+        return outcomes
+
+
+REVIEW_EVALUATOR = ReviewEvaluator()

@@ -1,0 +1,85 @@
+"""One registry of agent kinds and one of evaluators: every kind registered once with what it can do, one
+factory for review and guidance questions, and looking a kind up never loads the process runner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from bceval.agents.base import case_input
+from bceval.agents.registry import (
+    GuidanceSetup,
+    ReviewSetup,
+    agent,
+    agent_names,
+    capabilities,
+    make_agent,
+)
+from bceval.errors import BcevalError
+from bceval.evaluators.registry import GUIDANCE, REVIEW, evaluator, evaluator_names
+from bceval.guidance import GuidanceError
+from bceval.review.cases import ReviewCase
+
+
+def test_each_kind_is_registered_once_with_what_it_can_do():
+    assert agent_names(REVIEW) == ("baseline", "oracle", "command")
+    assert agent_names(GUIDANCE) == ("oracle", "command")
+    command, oracle, baseline = capabilities("command"), capabilities("oracle"), capabilities("baseline")
+    assert command.live and command.needs_view and command.reports_usage and not command.knows_answers
+    assert oracle.knows_answers and not (oracle.live or oracle.needs_view or oracle.reports_usage)
+    assert not (baseline.live or baseline.knows_answers) and baseline.questions == (REVIEW,)
+    assert capabilities("nobody").questions == () and not capabilities("nobody").live
+    with pytest.raises(ValueError, match="registered twice"):
+        agent("oracle")(lambda setup: None)
+
+
+def test_one_factory_refuses_a_kind_that_does_not_answer_the_question(tmp_path: Path):
+    with pytest.raises(BcevalError, match=r"^unknown adapter 'x'; choose one of: baseline, oracle, command$"):
+        make_agent("x", ReviewSetup([], tmp_path, tmp_path))
+    manifest = object()  # never reached: the name is refused first
+    with pytest.raises(GuidanceError, match=r"^unknown guidance adapter 'baseline' \(available: oracle, command\)$"):
+        make_agent("baseline", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(GuidanceError, match="the command adapter needs --command"):
+        make_agent("command", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
+
+
+def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
+    case = ReviewCase(id="x-bad", modelId="case-12345678", domain="x", input="a.bad.al", expected=["k/a.md"])
+    oracle = make_agent("oracle", ReviewSetup([case], tmp_path, tmp_path))
+    answer = oracle.answer(case_input(tmp_path, tmp_path, case))
+    assert answer.entries == evaluator("review").oracle_answer(case)
+    assert [e.findings for e in answer.entries] == [["k/a.md"]]
+    outcome = evaluator("review").score([case], {case.modelId: answer.entries[0].findings})
+    assert [(o.case, o.passed) for o in outcome] == [("x-bad", True)]
+    assert evaluator("review").score([case], {})[0].problems == ("Results missing case: x-bad",)
+    assert evaluator_names() == ("review", "plan", "implementation")
+    assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
+
+
+def test_looking_up_kinds_loads_no_process_code():
+    code = (
+        "import sys, bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript\n"
+        "loaded = [m for m in ('bceval.agents.process', 'bceval.agents.live', 'bceval.agents.sandbox') "
+        "if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_one_transcript_format_for_every_run(tmp_path: Path):
+    from bceval.runs.transcript import write_transcript
+    from bceval.usage import Usage
+
+    answered = {"adapter": "command", "model": "m1"}
+    relative = write_transcript(tmp_path, "case-1", "run-a", answered, {"case": "c", "outcome": "answered"}, Usage())
+    assert relative == "transcripts/case-1.json"
+    text = (tmp_path / relative).read_text(encoding="utf-8")
+    document = json.loads(text)
+    assert list(document) == ["schemaVersion", "run", "answeredBy", "case", "outcome", "usage"]
+    assert document["schemaVersion"] == 1 and document["run"] == "run-a" and document["answeredBy"] == answered
+    assert text.startswith('{\n  "schemaVersion": 1,\n') and text.endswith("}\n")

@@ -21,7 +21,7 @@ from bceval.agents.registry import (
     make_agent,
 )
 from bceval.errors import BcevalError
-from bceval.evaluators.registry import GUIDANCE, REVIEW, evaluator, evaluator_names
+from bceval.evaluators.registry import CASE, GUIDANCE, REVIEW, RUN, evaluator, evaluator_names
 from bceval.guidance import GuidanceError
 from bceval.review.cases import ReviewCase
 
@@ -59,6 +59,34 @@ def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
     assert evaluator("review").score([case], {})[0].problems == ("Results missing case: x-bad",)
     assert evaluator_names() == ("review", "plan", "implementation")
     assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
+
+
+def test_each_evaluator_says_what_its_runs_do():
+    """An experiment decides by the evaluator's traits, never by its name."""
+    review = evaluator("review").traits
+    assert (review.unit, review.default_agent, review.default_manifest) == (CASE, None, None)
+    assert review.shares_answers and not (review.needs_workspaces or review.needs_checkout or review.prepares_in_run)
+    for name in ("plan", "implementation"):
+        traits = evaluator(name).traits
+        assert (traits.unit, traits.default_agent) == (RUN, "oracle")
+        assert GUIDANCE in capabilities(traits.default_agent).questions
+        assert traits.needs_workspaces and traits.needs_checkout and traits.prepares_in_run
+        assert not traits.shares_answers
+        stem = "development" if name == "plan" else name
+        assert traits.default_manifest == f"evaluation/{stem}-guidance-fixtures.json"
+    assert all(hasattr(evaluator(n), "outcomes") for n in evaluator_names() if evaluator(n).traits.unit == RUN)
+
+
+def test_a_run_s_recorded_problems_become_per_case_outcomes():
+    from types import SimpleNamespace
+
+    plan = evaluator("plan")
+    manifest = SimpleNamespace(cases=[SimpleNamespace(id="a"), SimpleNamespace(id="b")])
+    outcomes = plan.outcomes(manifest, ["a: cites nothing"])
+    assert [(o.case, o.passed, o.problems) for o in outcomes] == [("a", False, ("a: cites nothing",)), ("b", True, ())]
+    everything = plan.outcomes(manifest, ["the knowledge checkout changed"])  # about no case: fails every case
+    assert [o.passed for o in everything] == [False, False]
+    assert plan.measures(manifest, None) == {} and evaluator("review").measures(None, None) is None
 
 
 def test_looking_up_kinds_loads_no_process_code():

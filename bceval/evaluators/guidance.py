@@ -4,16 +4,31 @@ scoring against the runner-held baseline."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.registry import GUIDANCE, CaseOutcome
+from bceval.evaluators.registry import GUIDANCE, RUN, CaseOutcome, Traits
 from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN, PLAN_SKILL_ID
 from bceval.guidance.evidence import Baseline
-from bceval.guidance.manifest import GuidanceCase, GuidanceManifest, load_manifest
+from bceval.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.guidance.prepare import goal_of, prepare
-from bceval.guidance.scoring import score
+from bceval.guidance.scoring import case_measures, score
+
+# A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
+# answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.
+GUIDANCE_TRAITS = Traits(
+    unit=RUN,
+    default_agent="oracle",
+    needs_workspaces=True,
+    needs_checkout=True,
+    prepares_in_run=True,
+    shares_answers=False,
+)
+MANIFESTS = {
+    PLAN: "evaluation/development-guidance-fixtures.json",
+    IMPLEMENTATION: "evaluation/implementation-guidance-fixtures.json",
+}
 
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
 
@@ -124,10 +139,10 @@ def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head:
     }
 
 
-
 @dataclass(frozen=True)
 class GuidanceEvaluator:
     name: str  # the manifest kind: PLAN or IMPLEMENTATION
+    traits: Traits
     question: str = GUIDANCE
 
     def load(self, root: Path | str, manifest: Path | str) -> GuidanceManifest:
@@ -135,6 +150,13 @@ class GuidanceEvaluator:
 
     def cases(self, loaded: GuidanceManifest) -> list[GuidanceCase]:
         return list(loaded.cases)
+
+    def model_id(self, case: GuidanceCase) -> str:
+        return case.hashed
+
+    def case_kind(self, case: GuidanceCase) -> str:
+        """A case with no expected knowledge (no-knowledge, not-applicable) is a clean control."""
+        return "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive"
 
     def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
         return prepare(manifest, workspaces, out)
@@ -146,14 +168,25 @@ class GuidanceEvaluator:
 
     def score(self, manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> list[CaseOutcome]:
         """Per case, the problems scoring found for it; a changed knowledge checkout fails every case."""
-        outcome = score(manifest, baseline, results_dir)
-        shared = tuple(p for p in outcome.problems if not any(p.startswith(f"{c.id}: ") for c in manifest.cases))
+        return self.outcomes(manifest, score(manifest, baseline, results_dir).problems)
+
+    def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
+        """Per case, the problems of a scored run (as its run.json records them) that are about it; a problem
+        about no case (a changed knowledge checkout) fails every case."""
+        shared = tuple(p for p in problems if not any(p.startswith(f"{c.id}: ") for c in manifest.cases))
         outcomes = []
         for case in manifest.cases:
-            own = tuple(p for p in outcome.problems if p.startswith(f"{case.id}: "))
+            own = tuple(p for p in problems if p.startswith(f"{case.id}: "))
             outcomes.append(CaseOutcome(case.id, not (shared or own), shared + own))
         return outcomes
 
+    def measures(self, manifest: GuidanceManifest, results_dir: Path | None) -> dict[str, Any] | None:
+        """Per case id, the CaseMeasures of its report (outcome agreement, cited recall and precision); empty
+        without a finished run."""
+        return case_measures(manifest, results_dir) if results_dir is not None else {}
 
-PLAN_EVALUATOR = GuidanceEvaluator(PLAN)
-IMPLEMENTATION_EVALUATOR = GuidanceEvaluator(IMPLEMENTATION)
+
+PLAN_EVALUATOR = GuidanceEvaluator(PLAN, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[PLAN]))
+IMPLEMENTATION_EVALUATOR = GuidanceEvaluator(
+    IMPLEMENTATION, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[IMPLEMENTATION])
+)

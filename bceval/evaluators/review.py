@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.corpus.layers import scan_corpus
-from bceval.evaluators.registry import REVIEW, CaseOutcome
+from bceval.evaluators.registry import REVIEW, CaseOutcome, Traits
 from bceval.jsonio import parse_json, read_json_bytes
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import by_convention, check_manifest
@@ -18,8 +18,9 @@ from bceval.review.scoring import ResultEntry, judge, verdict_problems
 
 @dataclass(frozen=True)
 class ReviewEvaluator:
-    name: str = "review"
+    name: str = REVIEW
     question: str = REVIEW
+    traits: Traits = Traits()  # one answer per case, by bceval's --adapter, shared between arms asking the same
 
     def load(self, root: Path, manifest: Path | None) -> Derivation:
         """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
@@ -29,6 +30,13 @@ class ReviewEvaluator:
 
     def cases(self, loaded: Derivation) -> list[ReviewCase]:
         return list(loaded.cases)
+
+    def model_id(self, case: ReviewCase) -> str:
+        return case.modelId
+
+    def case_kind(self, case: ReviewCase) -> str:
+        """A case that expects findings is positive; one that expects none is a clean control."""
+        return "positive" if case.expected else "clean"
 
     def prepare(
         self, domain: str, leaf_path: str, leaf_text: str, articles: Any, cases: list[ReviewCase], samples: Any
@@ -47,6 +55,10 @@ class ReviewEvaluator:
             verdict = judge(case, findings.get(case.modelId))
             outcomes.append(CaseOutcome(case.id, verdict.passed, tuple(verdict_problems(verdict))))
         return outcomes
+
+    def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
+        """A review case is measured by its verdict alone."""
+        return None
 
 
 REVIEW_EVALUATOR = ReviewEvaluator()

@@ -14,9 +14,11 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
 from bceval.config import ADAPTERS, ISOLATIONS, RUN_NAME, SANDBOXES
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import evaluator_names
 from bceval.models import StrictModel
 
 NAME_PATTERN = RUN_NAME.pattern
+EVALUATORS = Literal[evaluator_names()]  # type: ignore[valid-type]  # the registered evaluators, in their order
 CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # the values an arm may give
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = (
@@ -46,7 +48,7 @@ class ArmSettings(StrictModel):
     manifest: str | None = Field(
         default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
     )
-    evaluator: Literal["review", "plan", "implementation"] | None = Field(
+    evaluator: EVALUATORS | None = Field(
         default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
     )
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")

@@ -12,15 +12,12 @@ from typing import Any
 from bceval.agents.registry import capabilities
 from bceval.config import MANIFEST_RELATIVE, Settings
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
 from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
 from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
 VARIANT_FIELDS = ("corpus", "ref", "manifest", "evaluator", "workspaceMap")
-GUIDANCE_MANIFESTS = {
-    "plan": "evaluation/development-guidance-fixtures.json",
-    "implementation": "evaluation/implementation-guidance-fixtures.json",
-}
 
 
 @dataclass(frozen=True)
@@ -34,12 +31,13 @@ class ArmPlan:
     commit: str | None  # what the ref named when the experiment ran
     manifest: Path | None  # set by the arm; None means the corpus's own evaluation/review-fixtures.json, if any
     variant: str  # the prepare folder it shares with every arm that reads the same corpus and manifest
-    evaluator: str = "review"  # or a guidance evaluator: "plan", "implementation"
-    workspace_map: Path | None = None  # guidance arms: manifest id -> workspace
+    evaluator: str = REVIEW  # the registered evaluator's name: "review", "plan", "implementation"
+    workspace_map: Path | None = None  # an evaluator that needs workspaces: manifest id -> workspace
 
     @property
-    def guidance(self) -> bool:
-        return self.evaluator != "review"
+    def evaluated_by(self) -> Evaluator:
+        """The registered evaluator; its traits say what the arm's runs do."""
+        return evaluator(self.evaluator)
 
 
 @dataclass(frozen=True)
@@ -126,17 +124,19 @@ def resolve(
             location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
             repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
             read_from = OutDir(settings.out).corpus_export(commit, subdir)
-        evaluator = values["evaluator"] or "review"
+        name = values["evaluator"] or REVIEW
+        traits = evaluator(name).traits
         # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
         manifest = (read_from / values["manifest"]) if values["manifest"] else None
+        if manifest is None and traits.default_manifest is not None:
+            manifest = read_from / traits.default_manifest
         workspace_map = None
-        if evaluator != "review":
+        if traits.needs_workspaces:
             if not values["workspaceMap"]:
                 location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
                 raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
             workspace_map = (base / values["workspaceMap"]).resolve()
-            manifest = manifest or read_from / GUIDANCE_MANIFESTS[evaluator]
-        key = (str(read_from), str(manifest), evaluator, str(workspace_map))
+        key = (str(read_from), str(manifest), name, str(workspace_map))
         arms.append(
             ArmPlan(
                 name=arm.name,
@@ -148,7 +148,7 @@ def resolve(
                 commit=commit,
                 manifest=manifest,
                 variant=_variant_name(arm.name, key, variants),
-                evaluator=evaluator,
+                evaluator=name,
                 workspace_map=workspace_map,
             )
         )
@@ -156,7 +156,7 @@ def resolve(
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
-            if capabilities(run.adapter if not arm_plan.guidance else arm_plan.fields["adapter"] or "").live:
+            if capabilities(run.adapter).live:
                 from bceval.config import agent_settings
 
                 agent_settings(run)
@@ -194,8 +194,9 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
                 f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
-        live = capabilities(arm.fields["adapter"] or default_adapter).live
-        if not differs and live and not arm.guidance and not no_share:  # guidance runs never share answers
+        shares = arm.evaluated_by.traits.shares_answers
+        live = capabilities(arm.fields["adapter"] or arm.evaluated_by.traits.default_agent or default_adapter).live
+        if not differs and live and shares and not no_share:
             warnings.append(
                 f"arm '{arm.name}' is set up exactly like the control, so it shares every answer with it and "
                 "cannot differ: run with --no-share to measure the agent's own noise"
@@ -214,7 +215,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         corpus_source="experiment",
         manifest=arm.manifest or default_manifest(arm.corpus),
         out=plan.variant_out(arm.variant),
-        adapter=fields["adapter"] or settings.adapter,
+        adapter=fields["adapter"] or arm.evaluated_by.traits.default_agent or settings.adapter,
         command=fields["command"] or settings.command,
         model=fields["model"] or settings.model,
         isolation=fields["isolation"] or settings.isolation,

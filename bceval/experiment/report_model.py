@@ -130,18 +130,11 @@ class EpochOutcomes:
 @dataclass(frozen=True)
 class ArmOutcomes:
     """Every epoch of one arm: `case_ids` in the order the arm covers them (review: its variant's order; guidance:
-    its manifest's)."""
+    its manifest's); `measured` when its evaluator measures its reports (their measures are added up)."""
 
     case_ids: list[str]
     epochs: list[EpochOutcomes]
-    guidance: bool = False
-
-
-def guidance_case_passed(problems: list[str], case_ids: list[str], case_id: str) -> bool:
-    """A guidance case passes when scoring raised no problem about it; a problem about no case (a changed knowledge
-    checkout) fails every case."""
-    everything_failed = any(not any(p.startswith(f"{c}: ") for c in case_ids) for p in problems)
-    return not (everything_failed or any(p.startswith(f"{case_id}: ") for p in problems))
+    measured: bool = False
 
 
 @dataclass
@@ -205,7 +198,7 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
                 agreed.append(measure.outcome_agrees)
                 recalls.append(measure.recall)
                 precisions.append(measure.precision)
-    if outcomes.guidance:
+    if outcomes.measured:
         tally.guidance = GuidanceMeasures(
             outcomeAgreement=MeasureRate(
                 passed=sum(agreed), total=len(agreed), value=sum(agreed) / len(agreed) if agreed else None

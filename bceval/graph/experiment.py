@@ -25,8 +25,9 @@ from bceval import __version__
 from bceval.agents.registry import capabilities
 from bceval.config import Settings
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import CASE, RUN
 from bceval.graph.doitlib import action, once
-from bceval.layout import result_name
+from bceval.layout import OutDir, RunDir, result_name
 from bceval.runs.identity import Asking, asking, question
 from bceval.runs.selection import shard_cases
 
@@ -93,7 +94,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
         from bceval.agents.view import build_view
 
-        return build_view(Path(variant_out) / "review", Path(corpus), model_id).digest
+        return build_view(OutDir(Path(variant_out)).prepare.path, Path(corpus), model_id).digest
 
     @create_after()
     def task_experiment_export() -> dict:
@@ -131,8 +132,8 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
         current = plan()
         for arm in current.arms:
-            if arm.guidance:
-                continue  # a guidance run keeps its own record
+            if arm.evaluated_by.traits.unit != CASE:
+                continue  # a whole run keeps its own record
             ids = [case.id for case in chosen()[arm.name]]
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
@@ -141,7 +142,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                     "actions": [action(actions.write_run_record, run, ids)],
                     "uptodate": [
                         config_changed({"ids": ids, **_identity(asking(run.adapter, run, live=run.live))}),
-                        (run.run_dir / "run.json").is_file,
+                        RunDir(run.run_dir).record.is_file,
                     ],
                 }
 
@@ -156,7 +157,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         current = plan()
         owners: dict[str, str] = {}
         for arm in current.arms:
-            if arm.guidance:
+            if arm.evaluated_by.traits.unit != CASE:
                 continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
@@ -189,15 +190,15 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     @create_after(executed="experiment_prepare")
     def task_guidance_unit() -> Any:
-        """One guidance run per (guidance arm, epoch), one after another (they read the same workspaces); up to
-        date once a run of it finished while its fields and inputs (knowledge checkout, manifest, map,
-        workspaces) stay as they were, since evidence is only ever captured afresh."""
+        """One whole guidance run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read
+        the same workspaces); up to date once a run of it finished while its fields and inputs (knowledge
+        checkout, manifest, map, workspaces) stay as they were, since evidence is only ever captured afresh."""
         from bceval.steps import experiment as actions
 
         current = plan()
         previous = None
         for arm in current.arms:
-            if not arm.guidance:
+            if arm.evaluated_by.traits.unit != RUN:
                 continue
             inputs = actions.guidance_inputs(arm)
             for epoch in range(1, current.experiment.epochs + 1):
@@ -211,7 +212,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
                         config_changed(
                             {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}, "inputs": inputs}
                         ),
-                        lambda folder=folder: actions.completed_guidance_run(folder) is not None,
+                        lambda folder=folder: actions.completed_run(folder) is not None,
                     ],
                 }
                 previous = name

@@ -13,12 +13,11 @@ from typing import Any
 from bceval.agents.registry import capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.evaluators.registry import GUIDANCE
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
 from bceval.review.cases import ReviewCase
-from bceval.steps.experiment_report import completed_guidance_run as completed_guidance_run
+from bceval.steps.experiment_report import completed_run as completed_run
 
 
 def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
@@ -28,7 +27,8 @@ def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
     for arm in plan().arms:
         if arm.commit is not None and arm.repository is not None:
             target = OutDir(settings.out).corpus_export(arm.commit, arm.subdir)
-            if export_commit(arm.repository, arm.commit, arm.subdir, target, EXPORT_DONE, as_checkout=arm.guidance):
+            as_checkout = arm.evaluated_by.traits.needs_checkout
+            if export_commit(arm.repository, arm.commit, arm.subdir, target, EXPORT_DONE, as_checkout=as_checkout):
                 print(
                     f"Exported {arm.fields['ref']} ({arm.commit[:12]}) for arm {arm.name} into {target}",
                     file=sys.stderr,
@@ -52,7 +52,7 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
-        if arm.variant in done or arm.guidance:  # a guidance run prepares its own requests
+        if arm.variant in done or arm.evaluated_by.traits.prepares_in_run:
             continue
         done.add(arm.variant)
         out, err = io.StringIO(), io.StringIO()
@@ -124,9 +124,9 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     current = plan()
     arm = current.arm(arm_name)
     run = arm_settings(current, arm, settings, epoch)
-    adapter = arm.fields["adapter"] or "oracle"  # a guidance arm's known-good control, unless it names its agent
+    adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
     agent = None
-    if GUIDANCE not in capabilities(adapter).questions:
+    if arm.evaluated_by.question not in capabilities(adapter).questions:
         raise BcevalError(f"arm '{arm.name}': a guidance arm answers with oracle or command, not {adapter}")
     if capabilities(adapter).live:
         from bceval.config import agent_settings

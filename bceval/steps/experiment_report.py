@@ -1,6 +1,6 @@
 """Reading an experiment's runs for its report: the cases each variant recorded, and every (arm, epoch, case)
-outcome from the result files, guidance runs and transcripts on disk; the report itself is
-`bceval.experiment.report_model`'s."""
+outcome from the result files (an evaluator answering case by case), whole runs (an evaluator whose unit is a run)
+and transcripts on disk; the report itself is `bceval.experiment.report_model`'s."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import RUN, RunEvaluator
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings
 from bceval.experiment.report_model import (
     ArmOutcomes,
@@ -17,7 +18,6 @@ from bceval.experiment.report_model import (
     EpochOutcomes,
     ExperimentReport,
     build_report,
-    guidance_case_passed,
 )
 from bceval.layout import ExperimentDir, RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
@@ -37,7 +37,7 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
     experiment = plan.experiment
     chosen: dict[str, list[ReviewCase]] = {}
     for arm in plan.arms:
-        if arm.guidance:  # a guidance run answers its whole manifest
+        if arm.evaluated_by.traits.unit == RUN:  # a whole run answers its whole manifest
             chosen[arm.name] = []
             continue
         cases, _ = variant_cases(arm_settings(plan, arm, settings, 1))
@@ -68,6 +68,7 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
     """A review arm: each epoch's run judged from its result files."""
+    judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
     wanted = [case for case in cases if case.id in set(wanted_ids)]
     epochs = []
@@ -77,9 +78,9 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
         units = []
         for case in wanted:
             verdict = verdicts[case.id]
-            kind = "positive" if case.expected else "clean"
+            kind = judge.case_kind(case)
             if verdict is None:
-                units.append(CaseOutcome(case.id, case.modelId, case.domain, kind, None, missing=True))
+                units.append(CaseOutcome(case.id, judge.model_id(case), case.domain, kind, None, missing=True))
                 continue
             link = None
             if verdict.transcript:
@@ -87,7 +88,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
             units.append(
                 CaseOutcome(
                     case.id,
-                    case.modelId,
+                    judge.model_id(case),
                     case.domain,
                     kind,
                     verdict.passed if verdict.answered else None,
@@ -103,50 +104,54 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
     return ArmOutcomes([case.id for case in wanted], epochs)
 
 
-def completed_guidance_run(folder: Path) -> Path | None:
+def completed_run(folder: Path) -> Path | None:
     """The newest run directory under `folder` that finished (its run.json written), or None."""
     runs = sorted((path for path in folder.glob("run-*") if RunDir(path).record.is_file()), key=lambda p: p.name)
     return runs[-1] if runs else None
 
 
-def guidance_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
-    """A guidance arm: each epoch's finished guidance run (see report_model.guidance_case_passed); outcome agreement
-    and cited-article recall and precision are read from its reports."""
-    from bceval.guidance.manifest import EMPTY_OUTCOMES, load_manifest
-    from bceval.guidance.scoring import case_measures
-
-    manifest = load_manifest(arm.corpus, arm.manifest)
-    ids = [case.id for case in manifest.cases]
+def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
+    """An arm whose unit is a whole run: each epoch's finished run, its cases' outcomes from the problems its
+    run.json records and the evaluator's measures of its reports (a guidance run's: outcome agreement and
+    cited-article recall and precision)."""
+    judge: RunEvaluator = arm.evaluated_by  # type: ignore[assignment]  # Traits.unit == RUN
+    loaded = judge.load(arm.corpus, arm.manifest)
+    cases = judge.cases(loaded)
     epochs = []
+    measured = False
     for epoch in range(1, plan.experiment.epochs + 1):
-        found = completed_guidance_run(ExperimentDir(plan.out).guidance_runs(arm.variant, arm.name, epoch))
+        found = completed_run(ExperimentDir(plan.out).guidance_runs(arm.variant, arm.name, epoch))
         run = RunDir(found) if found else None
         record = json.loads(run.record.read_text(encoding="utf-8")) if run else None
-        problems = record["problems"] if record else []
-        measures = case_measures(manifest, run.results) if run else {}
+        passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
+        measures = judge.measures(loaded, run.results if run else None)
+        measured = measures is not None
         units = []
-        for case in manifest.cases:
-            kind = "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive"
-            transcript = run.transcript(case.hashed) if run else None
+        for case in cases:
+            kind = judge.case_kind(case)
+            model_id = judge.model_id(case)
+            transcript = run.transcript(model_id) if run else None
             link = transcript.relative_to(plan.out).as_posix() if transcript and transcript.is_file() else None
             if record is None:
-                units.append(CaseOutcome(case.id, case.hashed, arm.evaluator, kind, None, link, missing=True))
+                units.append(CaseOutcome(case.id, model_id, arm.evaluator, kind, None, link, missing=True))
                 continue
-            passed = guidance_case_passed(problems, ids, case.id)
-            measure = measures.get(case.id)
+            measure = (measures or {}).get(case.id)
             units.append(
-                CaseOutcome(case.id, case.hashed, arm.evaluator, kind, passed, link, answered=True, measure=measure)
+                CaseOutcome(
+                    case.id, model_id, arm.evaluator, kind, passed[case.id], link, answered=True, measure=measure
+                )
             )
         epochs.append(EpochOutcomes(units, record.get("usage") if record else None))
-    return ArmOutcomes(ids, epochs, guidance=True)
+    return ArmOutcomes([case.id for case in cases], epochs, measured=measured)
 
 
 def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> ExperimentReport:
-    """`selected`: per review arm, the manifest ids the experiment covers (guidance arms run their manifest)."""
+    """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
+    run answers its whole manifest)."""
     outcomes = {}
     for arm in plan.arms:
-        if arm.guidance:
-            outcomes[arm.name] = guidance_outcomes(plan, arm)
+        if arm.evaluated_by.traits.unit == RUN:
+            outcomes[arm.name] = run_outcomes(plan, arm)
         else:
             outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
     return build_report(plan, outcomes, created)

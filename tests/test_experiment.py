@@ -466,6 +466,20 @@ def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations
     assert code == 0 and len(sorted((out / "experiments" / "guidance" / "variants").glob("*/guidance/*/run-*"))) == 6
 
 
+def test_a_guidance_arm_answers_only_with_an_agent_that_answers_guidance_questions(tmp_path, capsys):
+    demo = tmp_path / "demo"
+    assert main(["guidance", "demo-workspaces", "--out", str(demo)]) == 0
+    file = write(
+        tmp_path / "g.yaml",
+        f"name: g\ndefaults:\n  corpus: {demo / 'knowledge'}\n  evaluator: plan\n"
+        f"  workspaceMap: {demo / 'workspace-map.plan.json'}\narms:\n  - name: oracle\n"
+        "  - name: base\n    adapter: baseline\n",
+    )
+    code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
+    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command, not baseline" in err
+    assert "[oracle e1] guidance run run-0001: passed" in err  # the oracle is the arm's default agent
+
+
 def test_a_guidance_arm_runs_again_when_its_knowledge_checkout_changes(tmp_path, capsys):
     demo = tmp_path / "demo"
     assert main(["guidance", "demo-workspaces", "--out", str(demo)]) == 0

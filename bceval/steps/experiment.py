@@ -10,7 +10,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.registry import capabilities
+from bceval.agents.registry import agent_names, capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
@@ -126,8 +126,10 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     run = arm_settings(current, arm, settings, epoch)
     adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
     agent = None
-    if arm.evaluated_by.question not in capabilities(adapter).questions:
-        raise BcevalError(f"arm '{arm.name}': a guidance arm answers with oracle or command, not {adapter}")
+    question = arm.evaluated_by.question
+    if question not in capabilities(adapter).questions:
+        answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
+        raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
     if capabilities(adapter).live:
         from bceval.config import agent_settings
 

@@ -52,7 +52,7 @@ def test_a_review_record_holds_the_identity_in_order_and_selections_add_up(tmp_p
 
 
 def test_a_live_model_without_the_placeholder_is_only_a_label(tmp_path):
-    run = facts(tmp_path, adapter="command", command="agent", model="m", isolation="view", sandbox="none")
+    run = facts(tmp_path, adapter="command", live=True, command="agent", model="m", isolation="view", sandbox="none")
     record = new_record(RunFacts(**{**run.__dict__, "pinned": False}), None, None)
     assert (record["pinned"], record["modelIsLabelOnly"]) == (False, True)
 

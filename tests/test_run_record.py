@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from bceval.errors import BcevalError
+from bceval.layout import RUN_RECORD as RECORD_NAME
 from bceval.runs.identity import Asking
-from bceval.runs.record import RECORD_NAME, RunFacts, guidance_record, new_record, write_record
+from bceval.runs.record import RunFacts, guidance_record, new_record, write_record
 
 
 def facts(tmp_path: Path, **asked: object) -> RunFacts:

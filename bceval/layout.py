@@ -1,11 +1,15 @@
 """The output folder's layout as objects: every file name bceval writes under `out/` is spelled here, once.
 
     OutDir         <out>/: review/ (PrepareDir), .build/ (BuildDir), runs/<run>/ (RunDir), cache/answers/,
-                   health.{json,md}, guidance/, experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/
+                   health.{json,md}, bench.json, guidance/ (GuidancePrepareDir), guidance-runs/, guidance-demo/,
+                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/
     PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
                    request-<domain>.json, request-case-*.json, case-*.al, and the marker files
     BuildDir       intermediate files of the graph (never read by model runners)
     RunDir         one run: run.json, results/, transcripts/, score.json, scorecard.{json,md,html}
+    GuidancePrepareDir  a guidance preparation: knowledge-index.json and request-case-<hash>.json, nothing else
+    GuidanceRunDir one guidance run (<runs>/<name>/run-NNNN): a RunDir with requests/ (a GuidancePrepareDir)
+                   and evidence/baseline.json
     ExperimentDir  one experiment: report.{json,md,html}, experiment.yaml, variants/<variant>/ (each an OutDir)
 
 Part of the foundation: only plain paths and names (and the cheap result-file listing the graph needs).
@@ -14,6 +18,7 @@ Part of the foundation: only plain paths and names (and the cheap result-file li
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +76,10 @@ def domain_request_name(domain: str) -> str:
 def case_request_name(model_id: str) -> str:
     """`request-case-<hash>.json`: one ranked case (review and guidance alike)."""
     return f"request-{model_id}.json"
+
+
+# case_request_name of a model id (`case-` and 8 hex digits, bceval.review.neutral.model_id)
+CASE_REQUEST = re.compile(r"request-case-[0-9a-f]{8}\.json")
 
 
 def case_file_name(model_id: str) -> str:
@@ -160,6 +169,8 @@ class BuildDir:
 RUN_RECORD = "run.json"
 SCORE_NAME = "score.json"
 SCORECARD_NAME = "scorecard.json"
+RESULTS = "results"
+TRANSCRIPTS = "transcripts"
 
 
 @dataclass(frozen=True)
@@ -174,11 +185,11 @@ class RunDir:
 
     @property
     def results(self) -> Path:
-        return self.path / "results"
+        return self.path / RESULTS
 
     @property
     def transcripts(self) -> Path:
-        return self.path / "transcripts"
+        return self.path / TRANSCRIPTS
 
     def transcript(self, name: str) -> Path:
         return self.transcripts / f"{name}.json"
@@ -194,6 +205,57 @@ class RunDir:
 
     def scorecard(self, suffix: str = "json") -> Path:
         return self.path / f"scorecard.{suffix}"
+
+
+# --- guidance preparations and runs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuidancePrepareDir:
+    """A guidance preparation (`<out>/guidance/`, or a guidance run's requests/): the knowledge index and one
+    request per case, nothing else."""
+
+    path: Path
+
+    @property
+    def knowledge_index(self) -> Path:
+        return self.path / KNOWLEDGE_INDEX
+
+    def case_request(self, model_id: str) -> Path:
+        return self.path / case_request_name(model_id)
+
+    @staticmethod
+    def owns(name: str) -> bool:
+        """Whether a file of this name is one a guidance preparation writes."""
+        return name == KNOWLEDGE_INDEX or CASE_REQUEST.fullmatch(name) is not None
+
+
+GUIDANCE_RUN = re.compile(r"run-(\d+)")  # a guidance run directory: run-0001, run-0002, ...
+
+
+@dataclass(frozen=True)
+class GuidanceRunDir(RunDir):
+    """One guidance run: run.json (its verdict), requests/, evidence/baseline.json, results/, transcripts/."""
+
+    @property
+    def prepared(self) -> GuidancePrepareDir:
+        """requests/: the run's own preparation."""
+        return GuidancePrepareDir(self.requests)
+
+    @property
+    def baseline(self) -> Path:
+        """The pre-run evidence baseline."""
+        return self.path / "evidence" / "baseline.json"
+
+    def result(self, model_id: str) -> Path:
+        return self.results / result_name(model_id)
+
+    @staticmethod
+    def next_in(base: Path) -> GuidanceRunDir:
+        """`run-0001`, `run-0002`, ...: one past the highest number under `base`, so no run is reused."""
+        names = [entry.name for entry in base.iterdir()] if base.is_dir() else []
+        numbers = [int(match.group(1)) for name in names if (match := GUIDANCE_RUN.fullmatch(name))]
+        return GuidanceRunDir(base / f"run-{max(numbers, default=0) + 1:04d}")
 
 
 # --- experiments -------------------------------------------------------------------------------------------------
@@ -220,6 +282,14 @@ class ExperimentDir:
     def guidance_runs(self, variant: str, arm: str, epoch: int) -> Path:
         """Where a guidance arm's epoch keeps its run directories."""
         return self.variant(variant).guidance / f"{arm}-e{epoch}"
+
+
+# --- the answer cache --------------------------------------------------------------------------------------------
+
+
+def cached_answer(cache: Path, key: str) -> Path:
+    """One live answer in the answer cache (`<out>/cache/answers/` unless an experiment shares another)."""
+    return cache / f"{key}.json"
 
 
 # --- the output folder -------------------------------------------------------------------------------------------
@@ -261,8 +331,24 @@ class OutDir:
         return self.path / f"health.{suffix}"
 
     @property
+    def bench_report(self) -> Path:
+        """`doit bench`'s JSON report."""
+        return self.path / "bench.json"
+
+    @property
     def guidance(self) -> Path:
+        """The default guidance preparation (a GuidancePrepareDir); an experiment variant's guidance runs."""
         return self.path / "guidance"
+
+    @property
+    def guidance_runs(self) -> Path:
+        """`doit guidance`'s run directories: guidance-runs/<manifest>/run-NNNN (each a GuidanceRunDir)."""
+        return self.path / "guidance-runs"
+
+    @property
+    def guidance_demo(self) -> Path:
+        """The demo knowledge checkout, workspaces and maps `doit guidance` runs without a workspace map."""
+        return self.path / "guidance-demo"
 
     def experiment(self, name: str) -> ExperimentDir:
         return ExperimentDir(self.path / "experiments" / name)

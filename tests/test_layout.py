@@ -6,7 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from bceval.config import Settings
-from bceval.layout import EXPORT_DONE, BuildDir, OutDir, PrepareDir, RunDir
+from bceval.layout import (
+    EXPORT_DONE,
+    BuildDir,
+    GuidancePrepareDir,
+    GuidanceRunDir,
+    OutDir,
+    PrepareDir,
+    RunDir,
+    cached_answer,
+)
 
 
 def test_the_output_folder_holds_review_build_runs_cache_health_experiments_and_corpora(tmp_path):
@@ -18,6 +27,9 @@ def test_the_output_folder_holds_review_build_runs_cache_health_experiments_and_
     assert out.answer_cache == tmp_path / "cache" / "answers"
     assert (out.health("json").name, out.health("md").name) == ("health.json", "health.md")
     assert out.guidance == tmp_path / "guidance"
+    assert (out.guidance_runs, out.guidance_demo) == (tmp_path / "guidance-runs", tmp_path / "guidance-demo")
+    assert out.bench_report == tmp_path / "bench.json"
+    assert cached_answer(out.answer_cache, "k") == tmp_path / "cache" / "answers" / "k.json"
     experiment = out.experiment("demo")
     assert experiment.path == tmp_path / "experiments" / "demo"
     assert [experiment.report(s).name for s in ("json", "md", "html")] == ["report.json", "report.md", "report.html"]
@@ -89,3 +101,23 @@ def test_settings_paths_are_the_layouts(tmp_path):
         out.answer_cache,
     )
     assert Settings(corpus=tmp_path, manifest=None, out=tmp_path, results=Path("/r")).results_dir == Path("/r")
+
+
+def test_a_guidance_preparation_holds_the_knowledge_index_and_one_request_per_case(tmp_path):
+    prepared = GuidancePrepareDir(tmp_path)
+    assert prepared.knowledge_index == tmp_path / "knowledge-index.json"
+    assert prepared.case_request("case-0ad1f118") == tmp_path / "request-case-0ad1f118.json"
+    assert GuidancePrepareDir.owns("knowledge-index.json") and GuidancePrepareDir.owns("request-case-0ad1f118.json")
+    assert not any(map(GuidancePrepareDir.owns, ["request-ui.json", "request-case-0AD1F118.json", "case-1.al"]))
+
+
+def test_a_guidance_run_is_a_run_with_its_requests_and_baseline_and_each_run_is_new(tmp_path):
+    run = GuidanceRunDir(tmp_path / "run-0001")
+    assert isinstance(run, RunDir) and run.record == tmp_path / "run-0001" / "run.json"
+    assert run.prepared.knowledge_index == tmp_path / "run-0001" / "requests" / "knowledge-index.json"
+    assert run.baseline == tmp_path / "run-0001" / "evidence" / "baseline.json"
+    assert run.result("case-1") == tmp_path / "run-0001" / "results" / "result-case-1.json"
+    assert GuidanceRunDir.next_in(tmp_path / "absent").path == tmp_path / "absent" / "run-0001"
+    for name in ("run-0001", "run-0009", "run-x", "other"):
+        (tmp_path / name).mkdir()
+    assert GuidanceRunDir.next_in(tmp_path).path == tmp_path / "run-0010"

@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from bceval.errors import BcevalError
+from bceval.layout import RUN_RECORD as RECORD_NAME
 from bceval.runs.identity import Asking
-from bceval.runs.record import RECORD_NAME, RunFacts, guidance_record, new_record, write_record
+from bceval.runs.record import RunFacts, guidance_record, new_record, write_record
 
 
 def facts(tmp_path: Path, **asked: object) -> RunFacts:
@@ -52,7 +53,7 @@ def test_a_review_record_holds_the_identity_in_order_and_selections_add_up(tmp_p
 
 
 def test_a_live_model_without_the_placeholder_is_only_a_label(tmp_path):
-    run = facts(tmp_path, adapter="command", command="agent", model="m", isolation="view", sandbox="none")
+    run = facts(tmp_path, adapter="command", live=True, command="agent", model="m", isolation="view", sandbox="none")
     record = new_record(RunFacts(**{**run.__dict__, "pinned": False}), None, None)
     assert (record["pinned"], record["modelIsLabelOnly"]) == (False, True)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.jsonio import dumps
+from bceval.layout import PrepareDir
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import InfraFailure, ResultEntry
 from bceval.usage import Usage
@@ -45,9 +46,10 @@ def result_document(entries: list[ResultEntry], answered_by: dict[str, Any], rec
 
 
 def case_input(prepare_dir: Path, corpus: Path, case: ReviewCase) -> CaseInput:
+    prep = PrepareDir(prepare_dir)
     return CaseInput(
         model_id=case.modelId,
-        request_path=prepare_dir / f"request-{case.modelId}.json",
-        case_path=prepare_dir / f"{case.modelId}.al",
+        request_path=prep.case_request(case.modelId),
+        case_path=prep.case_file(case.modelId),
         corpus=corpus,
     )

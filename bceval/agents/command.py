@@ -29,6 +29,7 @@ from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_
 from bceval.agents.settings import AgentSettings
 from bceval.agents.view import View, build_view, materialize, remove, scrubbed_environment
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import cached_answer
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 from bceval.runs.identity import asking, question
 from bceval.usage import Usage
@@ -115,7 +116,7 @@ class CommandAdapter(LiveAgent):
         return Answer(None, failure, usage, record, False, view.digest)
 
     def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any]] | None:
-        path = self.cache_dir / f"{key}.json"
+        path = cached_answer(self.cache_dir, key)
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
             entries = [ResultEntry.model_validate(entry) for entry in stored["cases"]]
@@ -131,7 +132,7 @@ class CommandAdapter(LiveAgent):
             "usage": usage.as_record(),
             "transcript": transcript,
         }
-        write_atomic(self.cache_dir / f"{key}.json", dumps(record))
+        write_atomic(cached_answer(self.cache_dir, key), dumps(record))
 
     def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = self.agent.isolation == "view"

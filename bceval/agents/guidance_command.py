@@ -26,6 +26,7 @@ from bceval.corpus.layers import LAYERS
 from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
+from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.runs.transcript import write_transcript
 
 VIEW_FOLDERS = ("skills", "knowledge")
@@ -47,7 +48,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
             source = root / layer / folder
             if source.is_dir():
                 shutil.copytree(source, view / layer / folder, symlinks=False)
-    shutil.copyfile(index, view / "knowledge-index.json")
+    shutil.copyfile(index, view / KNOWLEDGE_INDEX)
     for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
         path.chmod(0o444 if path.is_file() else 0o555)
     view.chmod(0o555)
@@ -79,7 +80,7 @@ class GuidanceCommandAdapter(LiveAgent):
     def view(self) -> Path:
         if self._view is None:
             self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
-            self._view = build_knowledge_view(self.manifest.root, self.run_dir / "requests" / "knowledge-index.json")
+            self._view = build_knowledge_view(self.manifest.root, GuidanceRunDir(self.run_dir).prepared.knowledge_index)
             live.track_view(self._view)
         return self._view
 
@@ -95,7 +96,7 @@ class GuidanceCommandAdapter(LiveAgent):
         view = self.view()
         request = case.request()
         request["knowledgeRoot"] = str(view)  # the view, never the checkout with its expectations
-        request["knowledgeIndex"] = str(view / "knowledge-index.json")
+        request["knowledgeIndex"] = str(view / KNOWLEDGE_INDEX)
         text = dumps(request)
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
         # the runner's environment, already without git-redirecting variables (guidance_run.git_safe_environment)

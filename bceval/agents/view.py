@@ -26,6 +26,7 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps
+from bceval.layout import PrepareDir, case_file_name, case_request_name
 
 VIEW_PREFIX = "bceval-view-"
 STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
@@ -76,12 +77,13 @@ def _safe_relative(path: str, where: str) -> str:
 
 def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
     """The request of one case and the files its view is made of (the graph depends on exactly these)."""
-    request_path = prepare_dir / f"request-{model_id}.json"
+    prep = PrepareDir(prepare_dir)
+    request_path = prep.case_request(model_id)
     try:
         request = json.loads(request_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
-    files = [request_path, prepare_dir / f"{model_id}.al", corpus / request["skill"]]
+    files = [request_path, prep.case_file(model_id), corpus / request["skill"]]
     files += [corpus / row["path"] for row in request["candidateArticles"]]
     return request, files
 
@@ -89,8 +91,8 @@ def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[st
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """The view of one case, in memory (nothing is written until `materialize`)."""
     request, _ = view_inputs(prepare_dir, corpus, model_id)
-    where = str(prepare_dir / f"request-{model_id}.json")
-    request_name, case_name = f"request-{model_id}.json", f"{model_id}.al"
+    where = str(PrepareDir(prepare_dir).case_request(model_id))
+    request_name, case_name = case_request_name(model_id), case_file_name(model_id)
     # The domain index is not in the view (the candidates are), so the request does not point at it.
     rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
     files = [

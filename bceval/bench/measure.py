@@ -17,6 +17,7 @@ from typing import Any
 
 from bceval.bench.corpora import generate_corpus, generate_live_corpus
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import CASE_PATTERN, OutDir
 
 MEASUREMENTS = (
     "cold prepare",
@@ -127,14 +128,14 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         runs["touch one leaf"].append(bceval("prepare", out))
         bceval("answer", out, "--adapter", "oracle")
         runs["score cold"].append(bceval("score", out, "--adapter", "oracle"))
-        result = next(iter(sorted((out / "runs/oracle/results").glob("result-case-*.json"))))
+        result = next(iter(sorted(OutDir(out).run("oracle").results.glob(CASE_PATTERN))))
         document = json.loads(result.read_text(encoding="utf-8"))
         document["cases"][0]["findings"] = [{"id": "bench/changed.md"}]
         result.write_text(json.dumps(document), encoding="utf-8")
         # the changed result fails the gate; only the time of re-judging matters
         runs["score after one result changed"].append(bceval("score", out, "--adapter", "oracle", "--no-gate"))
         sizes = out / "sizes.txt"
-        sizes.write_text("\n".join(str(p.stat().st_size) for p in (out / "review").iterdir()) + "\n")
+        sizes.write_text("\n".join(str(p.stat().st_size) for p in OutDir(out).prepare.path.iterdir()) + "\n")
         runs["I/O floor"].append(_run([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env))
         if round_number + 1 < repeat:
             shutil.rmtree(out)
@@ -163,7 +164,8 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
 # --- live throughput: the harness's own cost around agents that take a fixed time -------------------------------
 
 # A fake agent for throughput: it drains its prompt, waits a fixed time and answers the one case of its view
-# (named by the request file there). A shell script, so its own start-up costs next to nothing.
+# (named by the request file there: bceval.layout.case_request_name, spelled in the script's own glob). A shell
+# script, so its own start-up costs next to nothing.
 FIXED_TIME_AGENT = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
 cat > /dev/null
@@ -210,7 +212,7 @@ def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progres
     progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
     command = [*base, "answer", *where, "--adapter", "command", "--command", agent.name, "--jobs", str(jobs)]
     run = _run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
-    answered = len(list((out / "runs" / "command" / "results").glob("result-case-*.json")))
+    answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
     return {"answers": answers, **_throughput(run, answers, answered, jobs, seconds)}
 
 
@@ -233,7 +235,7 @@ def measure_experiment(
     units = arms * epochs * cases
     progress(f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s each")
     run = _run([*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], env)
-    report = json.loads((out / "experiments" / "bench" / "report.json").read_text(encoding="utf-8"))
+    report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
     shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
     return {**shape, **_throughput(run, units, answered, jobs, seconds)}

@@ -10,6 +10,7 @@ from typing import Any
 from bceval.cli.parser import add_options, settings_flags
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError
+from bceval.layout import OutDir
 
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
 
@@ -76,7 +77,7 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
         except ValueError:  # elsewhere: both arms read this one file
             defaults["manifest"] = str(manifest)
     experiment = ab_experiment(args.base, args.head, args.epochs, defaults)
-    return experiment, settings.out / "experiments" / experiment.name / "experiment.yaml"
+    return experiment, OutDir(settings.out).experiment(experiment.name).file
 
 
 def _write_ab_file(experiment: Any, path: Path) -> None:

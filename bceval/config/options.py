@@ -22,9 +22,10 @@ SANDBOXES = ("none", "bwrap")
 
 
 def _adapters() -> tuple[str, ...]:
-    from bceval.config import ADAPTERS  # the agent registry's names; read when a parser or check needs them
+    """The agent registry's review kinds (baseline, oracle, command), read when a parser or check needs them."""
+    from bceval.agents.registry import agent_names
 
-    return ADAPTERS
+    return agent_names()
 
 
 @dataclass(frozen=True)

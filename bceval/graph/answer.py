@@ -20,7 +20,7 @@ from bceval.agents.view import view_inputs
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
 from bceval.graph.inputs import GraphInputs
-from bceval.layout import result_name
+from bceval.layout import RunDir, result_name
 from bceval.runs.identity import asking
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
@@ -44,7 +44,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         """out/runs/<run>/run.json: the run's agent settings and the cases it covers."""
         selected, _ = inputs.selection
         ids = [case.id for case in selected] if selected is not None else None
-        record = settings.run_dir / "run.json"
+        record = RunDir(settings.run_dir).record
         return {
             "actions": [action(answering.write_run_record, settings, ids)],
             "task_dep": ["prepare"],

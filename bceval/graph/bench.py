@@ -7,6 +7,7 @@ from typing import Any
 
 from bceval.config import Settings, environment_values
 from bceval.graph.doitlib import action
+from bceval.layout import OutDir
 
 
 def bench_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
@@ -15,7 +16,7 @@ def bench_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         from bceval.bench import bench_action
 
         return {
-            "actions": [action(bench_action, environment_values("bench"), settings.out / "bench.json")],
+            "actions": [action(bench_action, environment_values("bench"), OutDir(settings.out).bench_report)],
             "uptodate": [False],
             "verbosity": 2,
         }

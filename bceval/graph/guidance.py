@@ -36,6 +36,7 @@ from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_valu
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action
+from bceval.layout import GuidancePrepareDir, OutDir
 from bceval.review.neutral import model_id
 from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
 
@@ -46,7 +47,7 @@ def guidance_settings(settings: Settings, environ: Mapping[str, str] | None = No
     given = environment_values("guidance", environ)  # BCEVAL_GUIDANCE_*, as the options table declares them
     root = Path(given["root"] or settings.corpus).absolute()
     manifest = given["manifest"] or root / GUIDANCE_MANIFEST_RELATIVE
-    out = given["out"] or settings.out / "guidance"
+    out = given["out"] or OutDir(settings.out).guidance
     workspace_map = given["workspace_map"]
     return GuidanceSettings(
         root=str(root),
@@ -92,8 +93,8 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
         from bceval.config import agent_settings
 
         agent = agent_settings(settings)
-    runs = str((settings.out / "guidance-runs").absolute())
-    demo = (settings.out / "guidance-demo").absolute()
+    runs = str(OutDir(settings.out).guidance_runs.absolute())
+    demo = OutDir(settings.out).guidance_demo.absolute()
     if given["workspace_map"]:
         cfg = guidance_settings(settings, environ)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
@@ -123,11 +124,11 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
         """Validate the guidance manifest and write its requests (BCEVAL_GUIDANCE_* settings)."""
         cfg = guidance_settings(settings)
         files, ids = _inputs(cfg)
-        out = Path(cfg.out)
+        out = GuidancePrepareDir(Path(cfg.out))
         return {
             "actions": [action(prepare_guidance, cfg)],
             "file_dep": files,
-            "targets": [str(out / "knowledge-index.json")] + [str(out / f"request-{model_id(i)}.json") for i in ids],
+            "targets": [str(out.knowledge_index)] + [str(out.case_request(model_id(i))) for i in ids],
             "uptodate": [config_changed({"bceval": __version__, **asdict(cfg), "inputs": files, "at": generated_at()})],
             "verbosity": 1,
         }

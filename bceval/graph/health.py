@@ -9,12 +9,13 @@ from doit.tools import config_changed
 
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
+from bceval.layout import OutDir, PrepareDir
 from bceval.steps import health
 from bceval.steps import prepare as steps
 
 
 def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
-    settings, prep = inputs.settings, inputs.prep
+    settings, prep, out = inputs.settings, PrepareDir(inputs.prep), OutDir(inputs.settings.out)
 
     def task_health() -> dict:
         """out/health.json and .md: coverage, ranking margins and the answer-leak audit."""
@@ -25,10 +26,10 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups]
             + [str(steps.domain_articles_file(settings, domain)) for domain in inputs.domains]
-            + [str(prep / f"{mid}.al") for mid in model_ids]
-            + [str(prep / f"request-{mid}.json") for mid in model_ids]
+            + [str(prep.case_file(mid)) for mid in model_ids]
+            + [str(prep.case_request(mid)) for mid in model_ids]
             + ([str(changed)] if changed is not None and changed.is_file() else []),
-            "targets": [str(settings.out / "health.json"), str(settings.out / "health.md")],
+            "targets": [str(out.health("json")), str(out.health("md"))],
             "task_dep": ["prepare"],
             "uptodate": [
                 config_changed(

@@ -21,15 +21,15 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
+from bceval.layout import PrepareDir
 from bceval.review.prepdir import claim
-from bceval.review.requests import KNOWLEDGE_INDEX, MARKER_NAME, REVIEW_REQUEST
 from bceval.review.rows import FORMAT as ROWS_FORMAT
 from bceval.steps import prepare as steps
 
 
 def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the prepare stage, in their order of definition."""
-    settings, prep, basics = inputs.settings, inputs.prep, inputs.basics
+    settings, prep, basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
 
     def task_cases() -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
@@ -58,7 +58,7 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
         return {
             "actions": [action(claim, settings.prepare_dir)],
-            "targets": [str(prep / MARKER_NAME)],
+            "targets": [str(prep.marker)],
             "task_dep": ["cases"],
             "uptodate": [config_changed(basics)],
         }
@@ -85,7 +85,7 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return {
             "actions": [action(steps.write_index, settings, groups, domains)],
             "file_dep": [str(steps.rows_file(settings, group)) for group in groups],
-            "targets": [str(prep / KNOWLEDGE_INDEX)] + [str(steps.domain_articles_file(settings, d)) for d in domains],
+            "targets": [str(prep.knowledge_index)] + [str(steps.domain_articles_file(settings, d)) for d in domains],
             "task_dep": ["prepare_dir"],
             "uptodate": [config_changed({**basics, "groups": groups, "domains": domains, "at": generated_at()})],
         }
@@ -105,9 +105,9 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                 ]
                 + ([str(settings.corpus / leaf.path)] if leaf else [])
                 + [str(settings.corpus / case.input) for case in cases],
-                "targets": [str(prep / f"index-{domain}.json"), str(prep / f"request-{domain}.json")]
-                + [str(prep / f"{case.modelId}.al") for case in cases]
-                + [str(prep / f"request-{case.modelId}.json") for case in cases],
+                "targets": [str(prep.domain_index(domain)), str(prep.domain_request(domain))]
+                + [str(prep.case_file(case.modelId)) for case in cases]
+                + [str(prep.case_request(case.modelId)) for case in cases],
                 "task_dep": ["prepare_dir"],
                 "uptodate": [config_changed(basics)],
             }
@@ -117,7 +117,7 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return {
             "actions": [action(steps.write_review_request, settings)],
             "file_dep": [str(steps.cases_file(settings))],
-            "targets": [str(prep / REVIEW_REQUEST)],
+            "targets": [str(prep.review_request)],
             "task_dep": ["prepare_dir"],
             "uptodate": [config_changed(basics)],
         }

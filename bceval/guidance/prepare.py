@@ -7,7 +7,6 @@ writes nothing; files are then created exclusively in a new or empty directory.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,8 @@ from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_
 from bceval.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.guidance.paths import create_exclusive, safe_path, scan_links
 from bceval.jsonio import decode_utf8, dumps, dumps_compact, write_atomic
-from bceval.layout import KNOWLEDGE_INDEX, case_request_name
+from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
-REQUEST_NAME = re.compile(r"request-case-[0-9a-f]{8}\.json")
 PLAN_INPUTS = ["development-plan", "repository"]
 IMPLEMENTATION_INPUTS = [*PLAN_INPUTS, "implementation-diff", "decision-context", "consumed-guidance"]
 IMPLEMENTATION_PASSTHROUGH = ("implementation-diff", "decision-context", "consumed-guidance")
@@ -187,7 +185,7 @@ def knowledge_index_text(root: Path) -> str:
 def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, directory: Path) -> dict[str, str]:
     """File name -> text of everything a preparation writes, computed before anything is written."""
     scan_links(manifest.root, "Knowledge checkout")  # the index walks the whole checkout
-    index_path = directory / KNOWLEDGE_INDEX
+    index_path = GuidancePrepareDir(directory).knowledge_index
     files = {KNOWLEDGE_INDEX: knowledge_index_text(manifest.root)}
     instructions = skill_text(manifest)
     for case in manifest.cases:
@@ -220,7 +218,7 @@ def refresh(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out:
     if os.path.lexists(directory):
         if not directory.is_dir():
             raise GuidanceError("Prepare directory must be new or empty")
-        foreign = [p for p in directory.iterdir() if p.name != KNOWLEDGE_INDEX and not REQUEST_NAME.fullmatch(p.name)]
+        foreign = [p for p in directory.iterdir() if not GuidancePrepareDir.owns(p.name)]
         if foreign:
             raise GuidanceError("Prepare directory must be new or empty (or hold only an earlier preparation)")
     files = prepared_files(manifest, workspaces, directory)

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from bceval.health.model import Finding
+from bceval.layout import case_file_name
 from bceval.review.cases import ReviewCase
 from bceval.review.ranking import expected_article
 
@@ -64,7 +65,7 @@ def _topic_text(row: dict[str, Any]) -> str:
 
 def _case_leaks(case: ReviewCase, text: str, telling: set[str]) -> list[Finding]:
     """Answer words, label words and surviving trailing comments in one neutral case file."""
-    file_name = f"{case.modelId}.al"
+    file_name = case_file_name(case.modelId)
     findings: list[Finding] = []
     word_lines: dict[str, list[int]] = {}
 

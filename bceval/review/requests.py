@@ -10,11 +10,7 @@ from bceval.corpus.index import INDEX_VERSION
 from bceval.corpus.layers import sort_key
 from bceval.errors import EvaluationFailed
 from bceval.jsonio import dumps
-from bceval.layout import KNOWLEDGE_INDEX as KNOWLEDGE_INDEX
-from bceval.layout import MARKER_NAME as MARKER_NAME
-from bceval.layout import OWNED_PATTERNS as OWNED_PATTERNS
-from bceval.layout import REVIEW_REQUEST as REVIEW_REQUEST
-from bceval.layout import case_request_name, domain_index_name, domain_request_name
+from bceval.layout import KNOWLEDGE_INDEX, case_request_name, domain_index_name, domain_request_name
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import neutral_file_text
 from bceval.review.ranking import expected_article, gate_problem, rank_candidates

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 from bceval.errors import BcevalError
 from bceval.guidance.paths import create_exclusive
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 
 if TYPE_CHECKING:
     from bceval.guidance.manifest import GuidanceManifest
     from bceval.guidance.scoring import ScoreOutcome
 
-RECORD_NAME = "run.json"
 RECORD_SCHEMA_VERSION = 1
 GUIDANCE_RUN_KIND = "bceval-guidance-run"
 GUIDANCE_RUN_VERSION = 1
@@ -43,7 +43,7 @@ class RunFacts:
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:
     try:
-        record = json.loads((run_dir / RECORD_NAME).read_text(encoding="utf-8"))
+        record = json.loads(RunDir(run_dir).record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
@@ -113,7 +113,7 @@ def guidance_record(
 def write_record(run_dir: Path, record: dict[str, Any], exclusive: bool = False) -> bool:
     """Write `record` as the run's run.json. A review run's record is replaced atomically (True when its bytes
     changed); `exclusive` (a guidance run's: its evidence is fresh) creates it or returns False when one exists."""
-    path = run_dir / RECORD_NAME
+    path = RunDir(run_dir).record
     if exclusive:
         return create_exclusive(path, dumps(record).encode("utf-8"))
     return write_atomic(path, dumps(record))
@@ -129,10 +129,10 @@ def selection_of(run_dir: Path) -> set[str] | None:
 def list_runs(out: Path) -> list[dict[str, Any]]:
     """One row per run folder: its record and, once scored, its scorecard's numbers."""
     rows = []
-    for run_dir in sorted((out / "runs").glob("*/"), key=lambda path: path.name.lower()):
+    for run_dir in sorted(OutDir(out).runs.glob("*/"), key=lambda path: path.name.lower()):
         record = read_record(run_dir) or {}
         try:
-            card = json.loads((run_dir / "scorecard.json").read_text(encoding="utf-8"))
+            card = json.loads(RunDir(run_dir).scorecard().read_text(encoding="utf-8"))
         except (OSError, ValueError):
             card = None
         rows.append({"name": run_dir.name, "record": record, "scorecard": card})
@@ -146,7 +146,7 @@ def _rate(card: dict[str, Any], name: str) -> str:
 
 def render_runs(rows: list[dict[str, Any]], out: Path) -> str:
     if not rows:
-        return f"No runs in {out / 'runs'} yet: `bceval answer` or `bceval score` makes one.\n"
+        return f"No runs in {OutDir(out).runs} yet: `bceval answer` or `bceval score` makes one.\n"
     lines = [
         "| Run | Adapter | Model | Cases | Recall | Clean rate | Verdict | Cost (USD) | Date |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -9,20 +9,19 @@ import json
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.layout import OutDir
 from bceval.review.cases import ReviewCase
-
-SCORE_FILES = ("score.json", "scorecard.json")
 
 
 def failed_case_ids(source: str, out: Path) -> set[str]:
     """Manifest ids of the cases that did not pass (model misses and unanswered cases alike) in a run of this
     output directory or in a score/scorecard file."""
-    run = out / "runs" / source
+    run = OutDir(out).run(source)
     candidates = [Path(source)] if Path(source).suffix == ".json" else []
-    candidates += [run / name for name in SCORE_FILES]
+    candidates += [run.score, run.scorecard()]
     path = next((path for path in candidates if path.is_file()), None)
     if path is None:
-        raise BcevalError(f"--failed-from {source}: no run of that name in {out / 'runs'} and no such score file")
+        raise BcevalError(f"--failed-from {source}: no run of that name in {OutDir(out).runs} and no such score file")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         rows = document["cases"]

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from bceval.jsonio import dumps, write_atomic
+from bceval.layout import TRANSCRIPTS, RunDir
 from bceval.usage import Usage
 
 TRANSCRIPT_SCHEMA_VERSION = 1
-TRANSCRIPTS = "transcripts"  # the folder of a run's transcripts, beside its results
 
 
 def write_transcript(
@@ -27,6 +27,6 @@ def write_transcript(
         **record,
         "usage": usage.as_record(),
     }
-    path = run_dir / TRANSCRIPTS / f"{name}.json"
+    path = RunDir(run_dir).transcript(name)
     write_atomic(path, dumps(document))
     return f"{TRANSCRIPTS}/{path.name}"

@@ -38,7 +38,7 @@ class RunTarget:
 @dataclass(frozen=True)
 class RunSettings:
     adapter: str
-    runs: str  # run directories go to <runs>/<target name>/run-NNNN
+    runs: str  # run directories go to <runs>/<target name>/run-NNNN (each a bceval.layout.GuidanceRunDir)
     demo: str  # the demo directory (used when no workspace map is configured)
     targets: tuple[RunTarget, ...]
     uses_demo: bool
@@ -91,14 +91,15 @@ def make_demo(corpus: str, directory: str) -> None:
 
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
     """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
-    from bceval.steps.guidance_run import next_run_directory, run_from_files
+    from bceval.layout import GuidanceRunDir
+    from bceval.steps.guidance_run import run_from_files
 
     title = "Development guidance run"
     if cfg.problem:
         raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)
 
     def work() -> tuple[int, list[str], Path]:
-        directory = next_run_directory(Path(cfg.runs) / target.name)
+        directory = GuidanceRunDir.next_in(Path(cfg.runs) / target.name).path
         manifest, outcome = run_from_files(
             target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
         )

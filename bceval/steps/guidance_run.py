@@ -8,18 +8,18 @@ the first answer; result files are written by the runner, outside every protecte
 A run directory is created exclusively and never reused or cleaned: evidence must be fresh, so a
 killed run is simply repeated into a new directory.
 
-    <run>/requests/            knowledge-index.json and request-case-<hash>.json (prepare)
-    <run>/evidence/baseline.json   the pre-run baseline (capture)
-    <run>/results/             result-case-<hash>.json, one per case, as the adapter answered
-    <run>/run.json             the verdict: adapter, manifest, passed, problems (bceval's words only)
+The run directory is a bceval.layout.GuidanceRunDir:
+
+    requests/                  the knowledge index and one request per case (prepare)
+    evidence/baseline.json     the pre-run baseline (capture)
+    results/                   one result per case, as the adapter answered
+    run.json                   the verdict: adapter, manifest, passed, problems (bceval's words only)
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,28 +40,8 @@ from bceval.guidance.manifest import GuidanceManifest, load_manifest, load_works
 from bceval.guidance.paths import check_separation, create_exclusive, safe_path
 from bceval.guidance.scoring import ScoreOutcome, score
 from bceval.jsonio import dumps
+from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
-
-
-@dataclass(frozen=True)
-class RunLayout:
-    directory: Path
-
-    @property
-    def requests(self) -> Path:
-        return self.directory / "requests"
-
-    @property
-    def baseline(self) -> Path:
-        return self.directory / "evidence" / "baseline.json"
-
-    @property
-    def results(self) -> Path:
-        return self.directory / "results"
-
-    @property
-    def record(self) -> Path:
-        return self.directory / "run.json"
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -76,10 +56,9 @@ def check_new_run(directory: Path | str) -> Path:
 
 
 def next_run_directory(base: Path) -> Path:
-    """`run-0001`, `run-0002`, ...: one past the highest number under `base`, so no run is reused."""
-    names = [entry.name for entry in base.iterdir()] if base.is_dir() else []
-    numbers = [int(match.group(1)) for name in names if (match := re.fullmatch(r"run-(\d+)", name))]
-    return base / f"run-{max(numbers, default=0) + 1:04d}"
+    """`run-0001`, `run-0002`, ...: one past the highest number under `base` (steps.experiment's name for
+    bceval.layout.GuidanceRunDir.next_in)."""
+    return GuidanceRunDir.next_in(base).path
 
 
 def git_safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -124,9 +103,9 @@ def run_guidance(
         run.mkdir()  # exclusive: two runs never share a directory
     except FileExistsError:
         raise _exists(run) from None
-    layout = RunLayout(run)
-    evaluator(manifest.kind).prepare(manifest, workspaces, layout.requests)
-    digest, _ = capture(manifest, workspaces, layout.baseline)  # from here on only in this frame
+    run_dir = GuidanceRunDir(run)
+    evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
+    digest, _ = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     environment = git_safe_environment()
     try:
         for case in manifest.cases:
@@ -134,7 +113,7 @@ def run_guidance(
                 adapter,
                 GuidanceCaseInput(
                     case_id=case.hashed,
-                    request_path=layout.requests / f"request-{case.hashed}.json",
+                    request_path=run_dir.prepared.case_request(case.hashed),
                     workspace=workspaces[case.id],
                     knowledge=manifest.root,
                     environment=environment,
@@ -142,13 +121,13 @@ def run_guidance(
             )
             if isinstance(answer, NoReport):
                 raise GuidanceError(f"{case.id}: the {adapter.name} adapter produced no report ({answer.kind})")
-            if not create_exclusive(layout.results / f"result-{case.hashed}.json", answer):
+            if not create_exclusive(run_dir.result(case.hashed), answer):
                 raise GuidanceError(
                     f"{case.id}: a result file appeared in the run directory before the runner wrote it"
                 )
     finally:
         adapter.close()  # a live agent's knowledge view goes as soon as the answers are in
-    outcome = score(manifest, load_baseline(layout.baseline, digest, manifest), layout.results)
+    outcome = score(manifest, load_baseline(run_dir.baseline, digest, manifest), run_dir.results)
     can = capabilities(adapter.kind)
     record = guidance_record(
         manifest,
@@ -157,7 +136,7 @@ def run_guidance(
         agent=adapter.describe() if can.live else None,
         usage=adapter.usage.as_record() if can.reports_usage else None,
     )
-    write_record(layout.directory, record, exclusive=True)
+    write_record(run_dir.path, record, exclusive=True)
     return outcome
 
 

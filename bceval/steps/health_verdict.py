@@ -6,6 +6,7 @@ import sys
 
 from bceval.config import HealthOptions, Settings
 from bceval.errors import BcevalError
+from bceval.layout import OutDir
 
 
 def check_health_inputs(settings: HealthOptions) -> None:
@@ -25,11 +26,11 @@ def report_health(settings: Settings, code: int, strict: bool) -> int:
 
         print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
         write_health_despite_failures(settings)
-    report = HealthReport.model_validate(load_own_json(settings.out / "health.json"))
+    report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))
     for finding in report.findings:
         if finding.severity != "info":
             print(f"  {finding.severity}: {finding.message}")
-    print(summary_line(report, str(settings.out / "health.md")))
+    print(summary_line(report, str(OutDir(settings.out).health("md"))))
     if code:
         return code  # the corpus itself fails validation or preparation, whatever the findings say
     return 1 if strict and report.errors else 0

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.layout import OutDir
 
 
 def print_runs(out: Path) -> int:
@@ -21,12 +22,12 @@ def scorecard_path(name: str, out: Path) -> Path:
     path = Path(name)
     if path.is_file() or path.suffix == ".json":
         return path
-    run = out / "runs" / name / "scorecard.json"
-    if run.is_file():
-        return run
-    if (out / "runs" / name).is_dir():
-        raise BcevalError(f"{out / 'runs' / name}: the run has no scorecard yet; score it: bceval score --run {name}")
-    raise BcevalError(f"{name}: no such scorecard file, and no run of that name in {out / 'runs'}")
+    run = OutDir(out).run(name)
+    if run.scorecard().is_file():
+        return run.scorecard()
+    if run.path.is_dir():
+        raise BcevalError(f"{run.path}: the run has no scorecard yet; score it: bceval score --run {name}")
+    raise BcevalError(f"{name}: no such scorecard file, and no run of that name in {OutDir(out).runs}")
 
 
 def print_comparison(

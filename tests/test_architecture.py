@@ -20,6 +20,43 @@ def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, capsys.readouterr().out
 
 
+def _import_cycles() -> list[list[str]]:
+    """Groups of bceval modules that import each other, directly or through others (any import, also one inside
+    a function; imports only for type checking do not count)."""
+    import grimp
+
+    graph = grimp.build_graph("bceval", exclude_type_checking_imports=True, cache_dir=None)
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in sorted(graph.find_modules_directly_imported_by(module)):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert _import_cycles() == []
+
+
 def _calls(path: Path) -> list[str]:
     """`print(...)`, `sys.exit(...)`, `exit(...)` and any use of `subprocess` or `os.system`/`os.exec*` in a file."""
     found = []

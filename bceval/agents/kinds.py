@@ -4,7 +4,7 @@ when one is made, so asking what a kind can do never loads the process runner.""
 from __future__ import annotations
 
 from bceval.agents.registry import Agent, GuidanceSetup, ReviewSetup, Setup, agent
-from bceval.evaluators.registry import GUIDANCE, REVIEW
+from bceval.evaluators.base import GUIDANCE, REVIEW
 
 
 @agent("baseline")

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
-from bceval.evaluators.registry import GUIDANCE, REVIEW
+from bceval.evaluators.base import GUIDANCE, REVIEW
 from bceval.guidance import GuidanceError
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.review.cases import ReviewCase

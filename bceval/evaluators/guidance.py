@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.registry import GUIDANCE, RUN, CaseOutcome, Traits
+from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Traits
 from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN, PLAN_SKILL_ID
 from bceval.guidance.evidence import Baseline
 from bceval.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.corpus.layers import scan_corpus
-from bceval.evaluators.registry import REVIEW, CaseOutcome, Traits
+from bceval.evaluators.base import REVIEW, CaseOutcome, Traits
 from bceval.jsonio import parse_json, read_json_bytes
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import by_convention, check_manifest

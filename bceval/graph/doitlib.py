@@ -12,7 +12,7 @@ from typing import Any
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
-from bceval.errors import BcevalError, EvaluationFailed
+from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
 from bceval.outdir import OutputLock, sweep_temp_files
 
 
@@ -154,3 +154,13 @@ class BcevalReporter(ConsoleReporter):
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+
+
+def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
+    """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
+    becomes bceval's usage exit (2)."""
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.doit_cmd import DoitMain
+
+    code = DoitMain(ModuleTaskLoader(namespace)).run(args)
+    return EXIT_USAGE if code == 3 else code

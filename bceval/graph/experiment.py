@@ -35,8 +35,9 @@ from bceval.runs.selection import shard_cases
 # never read the experiment file (or load what reading it needs).
 
 
-def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
-    """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one."""
+def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> dict[str, Callable[[], Any]]:
+    """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one.
+    `prepare` is `bceval prepare` of a corpus variant (the loader passes its own graph's)."""
     if settings.experiment is None:
 
         def task_experiment() -> dict:
@@ -119,7 +120,7 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         from bceval.steps import experiment as actions
 
         return {
-            "actions": [action(actions.prepare_variants, settings, plan, _prepare)],
+            "actions": [action(actions.prepare_variants, settings, plan, prepare)],
             "task_dep": ["experiment_export"],
             "uptodate": [False],
         }
@@ -246,13 +247,6 @@ def experiment_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 def _identity(asked: Asking) -> dict[str, Any]:
     """An arm's identity as its doit up-to-date checks have always saved it."""
     return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
-
-
-def _prepare(variant: Settings) -> int:
-    """`bceval prepare` of one variant: the same graph, in this process."""
-    from bceval.graph.run import run_graph
-
-    return run_graph(variant, ["prepare"])
 
 
 def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:

@@ -18,7 +18,7 @@ from bceval.config import Settings, check_inputs, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
-from bceval.graph.doitlib import BcevalReporter, uncaptured
+from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.experiment import experiment_tasks
 from bceval.graph.guidance import guidance_tasks
 from bceval.graph.health import health_tasks
@@ -54,10 +54,16 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         **bench_tasks(settings),
         **health_tasks(inputs),
         **guidance_tasks(settings),
-        **experiment_tasks(settings),
+        **experiment_tasks(settings, prepare_variant),
         "task_summary": summary,
     }
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in tasks.items()}}
+
+
+def prepare_variant(variant: Settings) -> int:
+    """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
+    open_output(variant)
+    return run_namespace(build_namespace(variant), ["prepare"])
 
 
 def open_output(settings: Settings) -> None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from bceval.config import Settings
-from bceval.errors import EXIT_USAGE
 
 
 def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False) -> int:
     """Run tasks through doit; doit's 'error before running' (3) becomes usage (2)."""
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
-
+    from bceval.graph.doitlib import run_namespace
     from bceval.graph.loader import build_namespace, open_output
     from bceval.steps.prepare import index_state_file
 
@@ -18,5 +15,4 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
     if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
         index_state_file(settings).unlink(missing_ok=True)
     args = ["run", *(["--always-execute"] if force else []), *(["--verbosity", "2"] if verbose else []), *tasks]
-    code = DoitMain(ModuleTaskLoader(build_namespace(settings))).run(args)
-    return EXIT_USAGE if code == 3 else code
+    return run_namespace(build_namespace(settings), args)

@@ -81,10 +81,9 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
     if args.subcommand == "init":
-        from bceval.steps.init import init_corpus
+        from bceval.steps.init import report_init
 
-        print("\n".join(init_corpus(settings, args.doit)))
-        return 0
+        return report_init(settings, args.doit)
     check_inputs(settings)
     verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
@@ -97,10 +96,9 @@ def dispatch(args: argparse.Namespace) -> int:
         check_health_inputs(settings)
         return report_health(settings, run_graph(settings, ["health"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
-        from bceval.steps.answer import preflight
+        from bceval.steps.answer import warn_preflight
 
-        for warning in preflight(settings):  # nothing is written unless the whole command line makes sense
-            print(warning, file=sys.stderr)
+        warn_preflight(settings)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose)
     if args.subcommand == "score" and args.no_gate:
         return run_graph(settings, ["summary"], verbose=verbose)

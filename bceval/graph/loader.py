@@ -7,14 +7,13 @@ manifest; articles, samples and leaves are read inside actions.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from doit import get_initial_workdir
 from doit.exceptions import InvalidDodoFile
 
-from bceval.config import Settings, check_inputs, context_line, load_settings
+from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
@@ -25,7 +24,7 @@ from bceval.graph.health import health_tasks
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
 from bceval.graph.prepare import prepare_tasks
 from bceval.graph.score import score_tasks
-from bceval.outdir import ensure_output_dir, repair_doit_state
+from bceval.steps.output import open_output
 
 
 def doit_config(settings: Settings) -> dict[str, Any]:
@@ -64,15 +63,6 @@ def prepare_variant(variant: Settings) -> int:
     """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
     open_output(variant)
     return run_namespace(build_namespace(variant), ["prepare"])
-
-
-def open_output(settings: Settings) -> None:
-    """Before doit opens its state file in the output directory: the inputs exist, the directory is usable,
-    and a state file a killed run left half written is dropped (one line says so)."""
-    check_inputs(settings)
-    ensure_output_dir(settings.out)
-    if repair_doit_state(settings.doit_db):
-        print(f"bceval: {settings.doit_db} was left half written by a killed run; rebuilding", file=sys.stderr)
 
 
 # `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of

@@ -8,7 +8,8 @@ from bceval.config import Settings
 def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False) -> int:
     """Run tasks through doit; doit's 'error before running' (3) becomes usage (2)."""
     from bceval.graph.doitlib import run_namespace
-    from bceval.graph.loader import build_namespace, open_output
+    from bceval.graph.loader import build_namespace
+    from bceval.steps.output import open_output
     from bceval.steps.prepare import index_state_file
 
     open_output(settings)

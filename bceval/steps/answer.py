@@ -115,6 +115,12 @@ def run_facts(settings: Settings) -> Any:
     )
 
 
+def warn_preflight(settings: Settings) -> None:
+    """Check an answer command before anything is written (see preflight) and print its warnings."""
+    for warning in preflight(settings):
+        print(warning, file=sys.stderr)
+
+
 def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
     """One answer through the run's `RunAnswers`, made on first use."""
     answers = run_answers()

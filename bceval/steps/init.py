@@ -73,3 +73,9 @@ def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
         _create(root / "dodo.py", DODO_TEXT, done)
         _add_pyproject_table(root / "pyproject.toml", done)
     return done
+
+
+def report_init(settings: Settings, with_doit: bool) -> int:
+    """`bceval init`: write the starter files and print what happened to each."""
+    print("\n".join(init_corpus(settings, with_doit)))
+    return 0

@@ -16,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import GUIDANCE, REVIEW
 from bceval.guidance import GuidanceError
-from bceval.guidance.manifest import GuidanceManifest
-from bceval.review.cases import ReviewCase
 from bceval.usage import Usage
+
+if TYPE_CHECKING:  # annotations only: every command imports this registry (through config)
+    from bceval.guidance.manifest import GuidanceManifest
+    from bceval.review.cases import ReviewCase
 
 REVIEW_NEEDS_COMMAND = "the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'"
 

@@ -7,10 +7,13 @@ import fnmatch
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
-from bceval.review.cases import ReviewCase
+
+if TYPE_CHECKING:
+    from bceval.review.cases import ReviewCase
 
 
 def failed_case_ids(source: str, out: Path) -> set[str]:

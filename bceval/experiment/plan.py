@@ -17,7 +17,6 @@ from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Pos
 from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
-VARIANT_FIELDS = ("corpus", "ref", "manifest", "evaluator", "workspaceMap")
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,10 @@ class ArmPlan:
     def evaluated_by(self) -> Evaluator:
         """The registered evaluator; its traits say what the arm's runs do."""
         return evaluator(self.evaluator)
+
+    def agent(self, default: str) -> str:
+        """The arm's agent: its own, else its evaluator's default, else `default` (bceval's --adapter)."""
+        return self.fields["adapter"] or self.evaluated_by.traits.default_agent or default
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def resolve(
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
-            if capabilities(run.adapter).live:
+            if run.live:
                 from bceval.config import agent_settings
 
                 agent_settings(run)
@@ -195,7 +198,7 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
         shares = arm.evaluated_by.traits.shares_answers
-        live = capabilities(arm.fields["adapter"] or arm.evaluated_by.traits.default_agent or default_adapter).live
+        live = capabilities(arm.agent(default_adapter)).live
         if not differs and live and shares and not no_share:
             warnings.append(
                 f"arm '{arm.name}' is set up exactly like the control, so it shares every answer with it and "
@@ -215,7 +218,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         corpus_source="experiment",
         manifest=arm.manifest or default_manifest(arm.corpus),
         out=plan.variant_out(arm.variant),
-        adapter=fields["adapter"] or arm.evaluated_by.traits.default_agent or settings.adapter,
+        adapter=arm.agent(settings.adapter),
         command=fields["command"] or settings.command,
         model=fields["model"] or settings.model,
         isolation=fields["isolation"] or settings.isolation,

@@ -15,7 +15,7 @@ from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
-from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
+from bceval.layout import EXPORT_DONE, ExperimentDir, GuidanceRunDir, OutDir
 from bceval.review.cases import ReviewCase
 from bceval.steps.experiment_report import completed_run as completed_run
 
@@ -119,7 +119,7 @@ def publish_report(plan: Plan, page: Any) -> None:
 
 def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
     """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
-    from bceval.steps.guidance_run import next_run_directory, run_from_files
+    from bceval.steps.guidance_run import run_from_files
 
     current = plan()
     arm = current.arm(arm_name)
@@ -130,12 +130,12 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     if question not in capabilities(adapter).questions:
         answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
         raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
-    if capabilities(adapter).live:
+    if run.live:
         from bceval.config import agent_settings
 
         agent = agent_settings(run)
     assert arm.manifest is not None and arm.workspace_map is not None
-    directory = next_run_directory(guidance_folder(current, arm.name, epoch))
+    directory = GuidanceRunDir.next_in(guidance_folder(current, arm.name, epoch)).path
     try:
         _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
     except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)

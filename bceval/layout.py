@@ -168,7 +168,6 @@ class BuildDir:
 
 RUN_RECORD = "run.json"
 SCORE_NAME = "score.json"
-SCORECARD_NAME = "scorecard.json"
 RESULTS = "results"
 TRANSCRIPTS = "transcripts"
 

@@ -74,10 +74,6 @@ class AgentBase:
     kind: ClassVar[str]
     usage: Usage = Usage()
 
-    @property
-    def capabilities(self) -> Capabilities:
-        return capabilities(self.kind)
-
     def start(self) -> None:
         return None
 

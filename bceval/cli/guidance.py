@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import add_options, settings_flags
-from bceval.config.options import OPTIONS
 from bceval.guidance import GuidanceError
 
 if TYPE_CHECKING:
     from bceval.steps.guidance_modes import Options
 
-MODES: tuple[str, ...] = OPTIONS["guidance_mode"].allowed() or ()
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

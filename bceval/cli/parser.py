@@ -47,7 +47,7 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
         if option.kind == "positional":
             if option.parser_default:
                 keywords["nargs"] = "?"
-            target.add_argument(use.dest or option.name, **keywords)
+            target.add_argument(option.name, **keywords)
             continue
         if option.kind == "switch":
             keywords["action"] = "store_true"
@@ -58,7 +58,7 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
             keywords["type"] = _TYPES[option.kind]
         if use.required:
             keywords["required"] = True
-        target.add_argument(*option.flags, dest=use.dest or option.name, **keywords)
+        target.add_argument(*option.flags, dest=option.name, **keywords)
 
 
 def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any]:

@@ -16,7 +16,6 @@ class Use:
     checked: bool = False  # argparse refuses values outside the option's choices (else Settings does)
     required: bool = False
     group: str | None = None  # an argument group of this title, or "exclusive" for a mutually exclusive group
-    dest: str | None = None  # None: the option's name
 
 
 def _uses(*items: str | Use) -> tuple[Use, ...]:

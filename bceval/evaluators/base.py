@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 REVIEW = "review"  # the question shape of the review evaluator
 GUIDANCE = "guidance"  # the question shape of the plan and implementation evaluators
-QUESTIONS = (REVIEW, GUIDANCE)
 
 CASE = "case"  # unit of work: one answer per (arm, epoch, case), each a task of its own
 RUN = "run"  # unit of work: one whole run per (arm, epoch) that prepares, answers and scores every case

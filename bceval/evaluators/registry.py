@@ -8,7 +8,6 @@ from __future__ import annotations
 from bceval.evaluators.base import (
     CASE,
     GUIDANCE,
-    QUESTIONS,
     REVIEW,
     RUN,
     CaseOutcome,
@@ -17,7 +16,7 @@ from bceval.evaluators.base import (
     Traits,
 )
 
-__all__ = ["CASE", "GUIDANCE", "QUESTIONS", "REVIEW", "RUN", "CaseOutcome", "Evaluator", "RunEvaluator", "Traits"]
+__all__ = ["CASE", "GUIDANCE", "REVIEW", "RUN", "CaseOutcome", "Evaluator", "RunEvaluator", "Traits"]
 
 
 def _registered() -> dict[str, Evaluator]:

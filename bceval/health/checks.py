@@ -7,12 +7,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from bceval.corpus.layers import LAYER_RANK, LAYERS, Leaf, Listing, paired_articles, sort_key
+from bceval.corpus.layers import LAYER_RANK, LAYERS, Leaf, Listing, paired_articles
 from bceval.health.model import CaseMargin, Coverage, DomainCoverage, Finding
+from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
 from bceval.review.ranking import RANK_LIMIT, expected_article, score_candidates
 
-SAMPLE_SUFFIXES = (".good.al", ".bad.al")
 _ODD_SAMPLE = re.compile(r"^(?P<slug>.+)\.(?P<kind>good|bad)\.(?P<ext>.+)$", re.IGNORECASE)
 _CHANGED = re.compile(r"^(?P<layer>[^/]+)/knowledge/(?P<domain>[^/]+)/(?P<slug>[^/]+?)(?:\.md|\.good\.al|\.bad\.al)$")
 

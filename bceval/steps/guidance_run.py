@@ -55,12 +55,6 @@ def check_new_run(directory: Path | str) -> Path:
     return run
 
 
-def next_run_directory(base: Path) -> Path:
-    """`run-0001`, `run-0002`, ...: one past the highest number under `base` (steps.experiment's name for
-    bceval.layout.GuidanceRunDir.next_in)."""
-    return GuidanceRunDir.next_in(base).path
-
-
 def git_safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment an agent gets: the runner's, minus variables that would point git at another
     repository (the agent's git must see its own workspace, never the checkout)."""

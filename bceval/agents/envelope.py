@@ -26,7 +26,6 @@ class AgentOutput:
     format: str  # "plain", "json" or "stream-json"
 
 
-
 def _is_envelope(value: Any) -> bool:
     """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
     return isinstance(value, dict) and "type" in value and "cases" not in value

@@ -1,7 +1,7 @@
 """A live agent's settings as plain data: what it is asked and how, and whether its model is pinned.
 
-No process code here, so the run record, the question identity and experiments can read them without
-importing the process runner (bceval.agents.process).
+No process code here, so config, the answer steps and experiments can read them without importing the
+process runner (bceval.agents.process).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
-from bceval.layout import OutDir, RunDir
+from bceval.layout import OutDir, RunDir, result_files
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
 
@@ -353,8 +353,6 @@ def check_inputs(settings: Settings) -> None:
 
 def check_results(settings: ResultsSource) -> None:
     """Results the user named must exist before any work is done."""
-    from bceval.layout import result_files
-
     if settings.results is not None:
         result_files(settings.results)
     if settings.results_path is not None and not settings.results_path.is_file():

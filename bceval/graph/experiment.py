@@ -100,8 +100,8 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     @create_after()
     def task_experiment_export() -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
-        from bceval.layout import EXPORT_DONE, OutDir
-        from bceval.steps import experiment as actions
+        from bceval.layout import EXPORT_DONE
+        from bceval.steps import experiment as experiment_steps
 
         current = plan()
         marks = [
@@ -110,17 +110,17 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
             if arm.commit is not None
         ]
         return {
-            "actions": [action(actions.export_corpora, settings, plan)],
+            "actions": [action(experiment_steps.export_corpora, settings, plan)],
             "uptodate": [lambda: all(mark.is_file() for mark in marks)],
         }
 
     @create_after()
     def task_experiment_prepare() -> dict:
         """Prepare each variant (its own incremental `bceval prepare`, run in this process)."""
-        from bceval.steps import experiment as actions
+        from bceval.steps import experiment as experiment_steps
 
         return {
-            "actions": [action(actions.prepare_variants, settings, plan, prepare)],
+            "actions": [action(experiment_steps.prepare_variants, settings, plan, prepare)],
             "task_dep": ["experiment_export"],
             "uptodate": [False],
         }
@@ -129,7 +129,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     def task_experiment_run() -> Any:
         """run.json of each (arm, epoch)."""
         from bceval.experiment.plan import arm_settings
-        from bceval.steps import experiment as actions
+        from bceval.steps import experiment as experiment_steps
 
         current = plan()
         for arm in current.arms:
@@ -140,7 +140,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                 run = arm_settings(current, arm, settings, epoch)
                 yield {
                     "name": f"{arm.name}/e{epoch}",
-                    "actions": [action(actions.write_run_record, run, ids)],
+                    "actions": [action(experiment_steps.write_run_record, run, ids)],
                     "uptodate": [
                         config_changed({"ids": ids, **_identity(asking(run.adapter, run, live=run.live))}),
                         RunDir(run.run_dir).record.is_file,
@@ -153,7 +153,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         from bceval.agents.base import case_input
         from bceval.agents.view import view_inputs
         from bceval.experiment.plan import arm_settings
-        from bceval.steps import experiment as actions
+        from bceval.steps import experiment as experiment_steps
 
         current = plan()
         owners: dict[str, str] = {}
@@ -182,7 +182,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     target = run.results_dir / result_name(case.modelId)
                     yield {
                         "name": name,
-                        "actions": [action(actions.answer_unit, _bound(answers, arm.name, epoch), case, note)],
+                        "actions": [action(experiment_steps.answer_unit, _bound(answers, arm.name, epoch), case, note)],
                         "file_dep": [str(path) for path in inputs],
                         "targets": [str(target)],
                         "task_dep": [f"unit:{owner}"] if owner != name else [],
@@ -194,26 +194,26 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         """One whole guidance run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read
         the same workspaces); up to date once a run of it finished while its fields and inputs (knowledge
         checkout, manifest, map, workspaces) stay as they were, since evidence is only ever captured afresh."""
-        from bceval.steps import experiment as actions
+        from bceval.steps import experiment as experiment_steps
 
         current = plan()
         previous = None
         for arm in current.arms:
             if arm.evaluated_by.traits.unit != RUN:
                 continue
-            inputs = actions.guidance_inputs(arm)
+            inputs = experiment_steps.guidance_inputs(arm)
             for epoch in range(1, current.experiment.epochs + 1):
-                folder = actions.guidance_folder(current, arm.name, epoch)
+                folder = experiment_steps.guidance_folder(current, arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
                 yield {
                     "name": name,
-                    "actions": [action(actions.guidance_unit, settings, plan, arm.name, epoch)],
+                    "actions": [action(experiment_steps.guidance_unit, settings, plan, arm.name, epoch)],
                     "task_dep": [f"guidance_unit:{previous}"] if previous else [],
                     "uptodate": [
                         config_changed(
                             {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}, "inputs": inputs}
                         ),
-                        lambda folder=folder: actions.completed_run(folder) is not None,
+                        lambda folder=folder: experiment_steps.completed_run(folder) is not None,
                     ],
                 }
                 previous = name
@@ -221,10 +221,10 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     @create_after()
     def task_experiment_report() -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        from bceval.steps import experiment as actions
+        from bceval.steps import experiment as experiment_steps
 
         return {
-            "actions": [action(actions.write_report, settings, plan, selected)],
+            "actions": [action(experiment_steps.write_report, settings, plan, selected)],
             "task_dep": ["unit", "experiment_run", "guidance_unit"],
             "uptodate": [False],
         }

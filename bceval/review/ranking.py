@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bceval.corpus.layers import sort_key
+from bceval.ordering import sort_key
 
 RANK_LIMIT = 10
 _NON_ALNUM_RUN = re.compile(r"[^a-z0-9]+")

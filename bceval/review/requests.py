@@ -7,10 +7,10 @@ from typing import Any
 
 from bceval import layout
 from bceval.corpus.index import INDEX_VERSION
-from bceval.corpus.layers import sort_key
 from bceval.errors import EvaluationFailed
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, case_request_name, domain_index_name, domain_request_name
+from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import neutral_file_text
 from bceval.review.ranking import expected_article, gate_problem, rank_candidates

@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from bceval.corpus.layers import sort_key
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json
 from bceval.models import StrictModel
+from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
 from bceval.review.manifest import THRESHOLD_LABELS
 

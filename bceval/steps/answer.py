@@ -19,10 +19,10 @@ from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
 from bceval.runs.transcript import write_transcript
+from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 if TYPE_CHECKING:
     from bceval.agents.base import Answer
-from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 
 def hidden_paths(settings: Settings) -> dict[str, Path]:
@@ -107,7 +107,7 @@ def run_facts(settings: Settings) -> Any:
     return RunFacts(
         name=settings.run_name,
         directory=settings.run_dir,
-        asked=asking(settings.adapter, settings, live=settings.live),
+        asked=asking(settings.adapter, settings, live=live),
         pinned=pinned(settings.command or "", settings.model) if live else True,
         shard=settings.shard,
         corpus=str(settings.corpus),

@@ -57,7 +57,7 @@ def guarded(title: str, work: Callable[[], T]) -> T:
 
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
-    """Validate, then (re)write the guidance prepare directory; one line on stderr when it passes."""
+    """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
     from bceval.guidance.evidence import protected_roots  # only when the task runs
     from bceval.guidance.manifest import load_manifest, load_workspace_map
     from bceval.guidance.paths import check_separation
@@ -90,7 +90,7 @@ def make_demo(corpus: str, directory: str) -> None:
 
 
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
-    """One whole evaluation of one manifest into a new run directory; the verdict on stderr."""
+    """One whole evaluation of one manifest into a new run directory; the verdict on stdout."""
     from bceval.layout import GuidanceRunDir
     from bceval.steps.guidance_run import run_from_files
 

@@ -39,7 +39,7 @@ class Options:
     baseline_sha256: str | None
     results: Path | None
     adapter: str | None = None
-    agent: Any = None  # run --adapter command: bceval.agents.process.AgentSettings
+    agent: Any = None  # run --adapter command: bceval.agents.settings.AgentSettings
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
 
     def context_line(self) -> str:

@@ -21,6 +21,7 @@ from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.layout import OutDir, RunDir, result_files
+from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
 
@@ -200,6 +201,12 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
     def live(self) -> bool:
         """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
         return capabilities(self.adapter).live
+
+    @property
+    def asked(self) -> Asking:
+        """How this run asks its questions (bceval.runs.identity): the run's identity, the answer's up-to-date
+        check and the basis for sharing answers between arms."""
+        return asking(self.adapter, self, live=self.live)
 
     @property
     def score_file(self) -> Path:

@@ -21,7 +21,6 @@ from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import RunDir, result_name
-from bceval.runs.identity import asking
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
 
@@ -30,8 +29,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the answer stage, in their order of definition."""
     settings, prep = inputs.settings, inputs.prep
     # The run's identity: answers given under another one belong to another run.
-    asked = asking(settings.adapter, settings, live=settings.live)
-    run_identity = {"bceval": __version__, "run": settings.run_name, **asked.fields()}
+    run_identity = {"bceval": __version__, "run": settings.run_name, **settings.asked.fields()}
 
     @once
     def run_answers() -> Any:

@@ -28,7 +28,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
 from bceval.graph.doitlib import action, once
 from bceval.layout import OutDir, RunDir, result_name
-from bceval.runs.identity import Asking, asking, question
+from bceval.runs.identity import Asking, question
 from bceval.runs.selection import shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
@@ -142,7 +142,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     "name": f"{arm.name}/e{epoch}",
                     "actions": [action(experiment_steps.write_run_record, run, ids)],
                     "uptodate": [
-                        config_changed({"ids": ids, **_identity(asking(run.adapter, run, live=run.live))}),
+                        config_changed({"ids": ids, **_identity(run.asked)}),
                         RunDir(run.run_dir).record.is_file,
                     ],
                 }
@@ -162,7 +162,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                 continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
-                asked = asking(run.adapter, run, live=run.live)
+                asked = run.asked
                 for case in shard_cases(chosen()[arm.name], settings.shard):
                     try:
                         _, inputs = view_inputs(run.prepare_dir, run.corpus, case.modelId)

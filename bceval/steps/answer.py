@@ -100,15 +100,13 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 def run_facts(settings: Settings) -> Any:
     """What the run's record says about it (bceval.runs.record.RunFacts)."""
     from bceval.agents.settings import pinned
-    from bceval.runs.identity import asking
     from bceval.runs.record import RunFacts
 
-    live = settings.live
     return RunFacts(
         name=settings.run_name,
         directory=settings.run_dir,
-        asked=asking(settings.adapter, settings, live=live),
-        pinned=pinned(settings.command or "", settings.model) if live else True,
+        asked=settings.asked,
+        pinned=pinned(settings.command or "", settings.model) if settings.live else True,
         shard=settings.shard,
         corpus=str(settings.corpus),
         manifest=str(settings.manifest) if settings.manifest is not None else None,

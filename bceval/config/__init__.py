@@ -20,6 +20,8 @@ from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as _environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
+from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
+from bceval.guidance import PLAN
 from bceval.layout import OutDir, RunDir, result_files
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
@@ -28,7 +30,7 @@ from bceval.vcs import git_root
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
-GUIDANCE_MANIFEST_RELATIVE = Path("evaluation") / "development-guidance-fixtures.json"
+GUIDANCE_MANIFEST_RELATIVE = Path(GUIDANCE_MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

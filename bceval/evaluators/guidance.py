@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Traits
-from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN, PLAN_SKILL_ID
+from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
 from bceval.guidance.evidence import Baseline
 from bceval.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.guidance.prepare import goal_of, prepare
@@ -25,10 +25,6 @@ GUIDANCE_TRAITS = Traits(
     prepares_in_run=True,
     shares_answers=False,
 )
-MANIFESTS = {
-    PLAN: "evaluation/development-guidance-fixtures.json",
-    IMPLEMENTATION: "evaluation/implementation-guidance-fixtures.json",
-}
 
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
-from bceval.guidance import IMPLEMENTATION, PLAN, GuidanceError
+from bceval.guidance import MANIFESTS, GuidanceError
 from bceval.guidance.manifest import load_manifest
 from bceval.guidance.paths import create_exclusive, is_within, safe_path, scan_links
 from bceval.jsonio import dumps
@@ -35,10 +35,6 @@ MARKER = "demo.json"
 KNOWLEDGE = "knowledge"
 WORKSPACES = "workspaces"
 WORKSPACE_SOURCES = Path("evaluation") / "guidance-workspaces"
-MANIFESTS = {
-    PLAN: Path("evaluation") / "development-guidance-fixtures.json",
-    IMPLEMENTATION: Path("evaluation") / "implementation-guidance-fixtures.json",
-}
 DEFAULT_EPOCH = 1735689600  # 2025-01-01T00:00:00Z, when SOURCE_DATE_EPOCH is not set
 _AUTHOR = ("bceval demo", "demo@bceval.invalid")
 

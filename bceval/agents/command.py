@@ -101,8 +101,7 @@ class CommandAdapter(LiveAgent):
             entries, usage, transcript = cached
             record = {**base, "cached": True, "attempts": transcript.get("attempts", []), "outcome": "answered"}
             return Answer(entries, None, usage, record, True, view.digest)
-        entries, attempts = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
-        usage = self._usage(attempts)
+        entries, attempts, usage = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
         record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
         if entries is not None:
             record["outcome"] = "answered"

@@ -28,6 +28,7 @@ from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.runs.transcript import write_transcript
+from bceval.usage import Usage
 
 VIEW_FOLDERS = ("skills", "knowledge")
 CONTRACT = (
@@ -113,24 +114,24 @@ class GuidanceCommandAdapter(LiveAgent):
                 record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
                 return self._run(argv, case.workspace, env, stdin, record)
 
-            answer, attempts = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
+            answer, attempts, usage = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if answer is not None:
-            self._finish(case, attempts, "answered")
+            self._finish(case, attempts, usage, "answered")
             return answer
         kind = attempts[-1].failure[0] if attempts[-1].failure else "no-answer"
-        self._finish(case, attempts, f"failed: {kind}")
+        self._finish(case, attempts, usage, f"failed: {kind}")
         return NoReport(kind)
 
-    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], outcome: str) -> None:
+    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str) -> None:
         record = {
             "case": case.case_id,
             "workspace": str(case.workspace),
             "attempts": [attempt.record for attempt in attempts],
             "outcome": outcome,
         }
-        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, self._usage(attempts))
+        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, usage)
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:

@@ -227,10 +227,12 @@ class LiveAgent(AgentBase):
             total = total.plus(attempt.usage)
         return total
 
-    def ask(self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]) -> tuple[Any, list[_Attempt]]:
+    def ask(
+        self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
+    ) -> tuple[Any, list[_Attempt], Usage]:
         """Attempts (each after its backoff) until one's output reads as an answer: (the answer, or None when
-        every attempt failed, and the attempts). `attempt(number, waited)` runs one; `read(text)` returns the
-        answer or Unreadable."""
+        every attempt failed, the attempts, and what they cost together). `attempt(number, waited)` runs one;
+        `read(text)` returns the answer or Unreadable."""
         attempts: list[_Attempt] = []
         for number in range(1, self.agent.retries + 2):
             made = attempt(number, self._wait_before(number))
@@ -243,11 +245,12 @@ class LiveAgent(AgentBase):
                 made.record.update(outcome="invalid-output", detail=answer.detail)
         return self._spent(None, attempts)
 
-    def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt]]:
+    def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt], Usage]:
         """What the attempts cost, added to the agent's total (answers run in parallel threads)."""
+        spent = self._usage(attempts)
         with self._usage_lock:
-            self.usage = self.usage.plus(self._usage(attempts))
-        return answer, attempts
+            self.usage = self.usage.plus(spent)
+        return answer, attempts, spent
 
     def _command_line(self, request_path: Path, workdir: Path) -> list[str]:
         values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}

@@ -9,9 +9,9 @@ from typing import Any
 
 from bceval.corpus.layers import scan_corpus
 from bceval.evaluators.base import REVIEW, CaseOutcome, Traits
-from bceval.jsonio import parse_json, read_json_bytes
+from bceval.jsonio import read_json_bytes
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.manifest import by_convention, check_manifest
+from bceval.review.manifest import read_manifest
 from bceval.review.requests import domain_files
 from bceval.review.scoring import ResultEntry, judge, verdict_problems
 
@@ -24,9 +24,8 @@ class ReviewEvaluator:
 
     def load(self, root: Path, manifest: Path | None) -> Derivation:
         """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
-        if manifest is None:
-            return derive_cases(scan_corpus(root), by_convention())
-        return derive_cases(scan_corpus(root), check_manifest(parse_json(read_json_bytes(manifest), str(manifest))))
+        data = read_json_bytes(manifest) if manifest is not None else None
+        return derive_cases(scan_corpus(root), read_manifest(data, str(manifest)))
 
     def cases(self, loaded: Derivation) -> list[ReviewCase]:
         return list(loaded.cases)

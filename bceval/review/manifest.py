@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from bceval.jsonio import parse_json
+
 MANIFEST_VERSION = 2
 SELECTION = "first-paired-al-article"
 THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
@@ -45,6 +47,14 @@ class CheckedManifest:
 def by_convention() -> CheckedManifest:
     """No manifest: the corpus's conventions alone, judged by the strictest thresholds (1 and 1)."""
     return CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
+
+
+def read_manifest(data: bytes | None, where: str) -> CheckedManifest:
+    """The checked manifest from its file's bytes (`where` names the file in errors); None, no manifest file, is
+    the conventions alone."""
+    if data is None:
+        return by_convention()
+    return check_manifest(parse_json(data, where))
 
 
 def _show(value: Any) -> str:

@@ -18,10 +18,10 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, load_own_json, parse_json, read_json_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.manifest import CheckedManifest, by_convention, check_manifest
+from bceval.review.manifest import CheckedManifest, read_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import domain_files, review_request
 from bceval.review.rows import (
@@ -101,12 +101,9 @@ def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivati
     """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
     of exactly the listing and manifest bytes they came from."""
     listing = listing or scan_corpus(settings.corpus)
-    if settings.manifest is None:
-        manifest, checked = b"", by_convention()
-    else:
-        manifest = read_json_bytes(settings.manifest)
-        checked = check_manifest(parse_json(manifest, str(settings.manifest)))
-    return derive_cases(listing, checked), checked, plan_key(listing, manifest)
+    data = read_json_bytes(settings.manifest) if settings.manifest is not None else None
+    checked = read_manifest(data, str(settings.manifest))
+    return derive_cases(listing, checked), checked, plan_key(listing, data or b"")
 
 
 def plan_key(listing: Listing, manifest: bytes) -> str:

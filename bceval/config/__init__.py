@@ -17,7 +17,7 @@ from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
 from bceval.config.options import SANDBOXES as SANDBOXES
-from bceval.config.options import environment_values as _environment_values
+from bceval.config.options import environment_values as environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
@@ -337,12 +337,6 @@ def load_settings(
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
     return Settings(**chosen)
-
-
-def environment_values(part: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The settings of `doit guidance*` ("guidance": BCEVAL_GUIDANCE_*) or `doit bench` ("bench": BCEVAL_BENCH_*),
-    as the options table declares them; a command line gives these as flags instead."""
-    return _environment_values(part, os.environ if environ is None else environ)
 
 
 def check_inputs(settings: Settings) -> None:

@@ -8,6 +8,7 @@ No argparse here: this module only describes (so `bceval.config` stays cheap and
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -275,9 +276,12 @@ OTHERS: tuple[Option, ...] = (
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}
 
 
-def environment_values(part: str, environ: Mapping[str, str]) -> dict[str, Any]:
-    """The options of one part that have a variable, read from `environ` (unset or empty: the default), by their
-    name without the part's prefix (bench_sizes -> sizes), unconverted: the reader checks them."""
+def environment_values(part: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings of `doit guidance*` ("guidance": BCEVAL_GUIDANCE_*) or `doit bench` ("bench": BCEVAL_BENCH_*):
+    the options of that part that have a variable, read from `environ` (default: the process's; unset or empty:
+    the default), by their name without the part's prefix (bench_sizes -> sizes), unconverted: the reader checks
+    them. A command line gives these as flags instead."""
+    environ = os.environ if environ is None else environ
     return {
         option.name.removeprefix(part + "_"): environ.get(option.env) or option.default
         for option in OPTIONS.values()

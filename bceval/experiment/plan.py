@@ -56,8 +56,16 @@ class Plan:
     def control(self) -> ArmPlan:
         return self.arms[0]
 
+    @property
+    def folder(self) -> ExperimentDir:
+        return ExperimentDir(self.out)
+
     def variant_out(self, variant: str) -> Path:
-        return ExperimentDir(self.out).variant(variant).path
+        return self.folder.variant(variant).path
+
+    def run_folders(self, arm_name: str, epoch: int) -> Path:
+        """Where the whole runs of an arm's epoch go (an evaluator whose unit is a run): run-0001, ..."""
+        return self.folder.guidance_runs(self.arm(arm_name).variant, arm_name, epoch)
 
     def arm(self, name: str) -> ArmPlan:
         return next(arm for arm in self.arms if arm.name == name)

@@ -203,7 +203,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                 continue
             inputs = experiment_steps.guidance_inputs(arm)
             for epoch in range(1, current.experiment.epochs + 1):
-                folder = experiment_steps.guidance_folder(current, arm.name, epoch)
+                folder = current.run_folders(arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
                 yield {
                     "name": name,

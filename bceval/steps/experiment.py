@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import agent_names, capabilities
@@ -15,7 +14,7 @@ from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, write_atomic
-from bceval.layout import EXPORT_DONE, ExperimentDir, GuidanceRunDir, OutDir
+from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
 from bceval.review.cases import ReviewCase
 from bceval.steps.experiment_report import completed_run as completed_run
 
@@ -91,7 +90,7 @@ def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callabl
 
     current = plan()
     report = load_report(current, settings, selected(), created_at())
-    folder = ExperimentDir(current.out)
+    folder = current.folder
     write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
     write_atomic(folder.report("md"), render_markdown(report))
     write_atomic(folder.report("html"), render_html(report))
@@ -108,7 +107,7 @@ def publish_report(plan: Plan, page: Any) -> None:
     from bceval.jsonio import parse_json
     from bceval.scorecard.publish import publish_entry
 
-    path = ExperimentDir(plan.out).report("json")
+    path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
     report = ExperimentReport.model_validate(parse_json(path.read_bytes(), str(path)))
@@ -135,7 +134,7 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
 
         agent = agent_settings(run)
     assert arm.manifest is not None and arm.workspace_map is not None
-    directory = GuidanceRunDir.next_in(guidance_folder(current, arm.name, epoch)).path
+    directory = GuidanceRunDir.next_in(current.run_folders(arm.name, epoch)).path
     try:
         _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
     except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)
@@ -178,7 +177,3 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
         "workspaceMap": digest(arm.workspace_map),
         "workspaces": workspaces,
     }
-
-
-def guidance_folder(plan: Plan, arm_name: str, epoch: int) -> Path:
-    return ExperimentDir(plan.out).guidance_runs(plan.arm(arm_name).variant, arm_name, epoch)

@@ -19,7 +19,7 @@ from bceval.experiment.report_model import (
     ExperimentReport,
     build_report,
 )
-from bceval.layout import ExperimentDir, RunDir, infra_files, result_files
+from bceval.layout import RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
@@ -120,7 +120,7 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     epochs = []
     measured = False
     for epoch in range(1, plan.experiment.epochs + 1):
-        found = completed_run(ExperimentDir(plan.out).guidance_runs(arm.variant, arm.name, epoch))
+        found = completed_run(plan.run_folders(arm.name, epoch))
         run = RunDir(found) if found else None
         record = json.loads(run.record.read_text(encoding="utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}

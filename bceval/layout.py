@@ -17,6 +17,7 @@ Part of the foundation: only plain paths and names (and the cheap result-file li
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 from dataclasses import dataclass
@@ -89,6 +90,12 @@ def case_file_name(model_id: str) -> str:
 @dataclass(frozen=True)
 class PrepareDir:
     path: Path
+
+    @staticmethod
+    def owns(name: str) -> bool:
+        """Whether a file of this name is one a review preparation writes (any letter case)."""
+        lowered = name.lower()
+        return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
 
     @property
     def marker(self) -> Path:

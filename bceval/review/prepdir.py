@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 
 from bceval.errors import BcevalError
 from bceval.jsonio import write_atomic
-from bceval.layout import MARKER_NAME, OWNED_PATTERNS
-from bceval.review.requests import MARKER_TEXT
+from bceval.layout import MARKER_NAME, PrepareDir
+
+MARKER_TEXT = "This directory holds neutral review requests prepared by bceval; it may be rewritten.\n"
 
 
 def claim(directory: Path) -> None:
     """Create the directory (or accept our own) and write the marker; never touch a foreign one."""
     if directory.exists() and not directory.is_dir():
         raise BcevalError(f"{directory}: prepare path exists and is not a directory")
-    marker = directory / MARKER_NAME
+    marker = PrepareDir(directory).marker
     if directory.is_dir() and not marker.is_file() and any(directory.iterdir()):
         raise BcevalError(
             f"{directory}: prepare directory is not empty and has no {MARKER_NAME} marker; "
@@ -23,11 +23,6 @@ def claim(directory: Path) -> None:
         )
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(marker, MARKER_TEXT)
-
-
-def owned(name: str) -> bool:
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
 
 
 def strays(directory: Path, expected: set[str]) -> list[Path]:
@@ -40,7 +35,7 @@ def strays(directory: Path, expected: set[str]) -> list[Path]:
     return [
         entry
         for entry in sorted(directory.iterdir())
-        if entry.name not in expected and owned(entry.name) and entry.is_file() and not entry.is_symlink()
+        if entry.name not in expected and PrepareDir.owns(entry.name) and entry.is_file() and not entry.is_symlink()
     ]
 
 

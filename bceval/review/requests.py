@@ -5,17 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bceval import layout
 from bceval.corpus.index import INDEX_VERSION
 from bceval.errors import EvaluationFailed
 from bceval.jsonio import dumps
-from bceval.layout import KNOWLEDGE_INDEX, case_request_name, domain_index_name, domain_request_name
+from bceval.layout import KNOWLEDGE_INDEX, case_file_name, case_request_name, domain_index_name, domain_request_name
 from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
 from bceval.review.neutral import neutral_file_text
 from bceval.review.ranking import expected_article, gate_problem, rank_candidates
-
-MARKER_TEXT = "This directory holds neutral review requests prepared by bceval; it may be rewritten.\n"
 
 RESULT_SCHEMA = {"cases": [{"id": "case-id", "findings": [{"id": "repo-relative knowledge article path"}]}]}
 
@@ -51,12 +48,8 @@ def leaf_instructions(leaf_text: str) -> str:
     return f"{body}\n## Output\n{OUTPUT_LINE}"
 
 
-def case_file_name(case: ReviewCase) -> str:
-    return layout.case_file_name(case.modelId)
-
-
 def request_case(case: ReviewCase) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": case.modelId, "file": case_file_name(case)}
+    entry: dict[str, Any] = {"id": case.modelId, "file": case_file_name(case.modelId)}
     if case.context:
         entry["context"] = case.context
     return entry
@@ -131,7 +124,7 @@ def domain_files(
             problems.append(problem)
             continue
         ranked.sort(key=lambda row: sort_key(row["path"]))
-        files[case_file_name(case)] = neutral
+        files[case_file_name(case.modelId)] = neutral
         files[case_request_name(case.modelId)] = _request(
             case_protocol(leaf_path), leaf_path, instructions, domain, ranked, [request_case(case)]
         )

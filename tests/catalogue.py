@@ -6,8 +6,8 @@ answered. `tests/test_catalogue.py` runs every attempt under pytest; `python tes
 and prints the counts the issue asks for (attempts, clean one-line errors, tracebacks, hangs, files changed outside
 bceval's own, escapes, orphans).
 
-Modules that hold attempts register them with `@attempt(item, name)`; `ATTEMPT_MODULES` lists them so the test and
-the replay script load the same catalogue.
+Modules named `tests/catalogue_<part>.py` hold attempts and register them with `@attempt(item, name)`; the test and
+the replay script import every one of them, so both see the same catalogue.
 """
 
 from __future__ import annotations
@@ -20,10 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# The modules whose import registers attempts; both the test and the replay script import exactly these.
-ATTEMPT_MODULES = ("catalogue_security", "catalogue_first_hour")
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -65,11 +61,11 @@ def load_attempts() -> list[Attempt]:
     """Every registered attempt, in item order (then name), after importing the catalogue modules."""
     import importlib
 
-    tests = str(Path(__file__).resolve().parent)
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    for module in ATTEMPT_MODULES:
-        importlib.import_module(module)
+    tests = Path(__file__).resolve().parent
+    if str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    for module in sorted(tests.glob("catalogue_*.py")):
+        importlib.import_module(module.stem)
     return sorted(ATTEMPTS, key=lambda a: (a.item, a.name))
 
 

@@ -356,6 +356,16 @@ class OutDir:
         """The demo knowledge checkout, workspaces and maps `doit guidance` runs without a workspace map."""
         return self.path / "guidance-demo"
 
+    @property
+    def development(self) -> Path:
+        """`doit development_prepare`'s development preparation (marker, index, request-case-*.json)."""
+        return self.path / "development"
+
+    @property
+    def development_runs(self) -> Path:
+        """`doit development`'s run directories: development-runs/run-NNNN."""
+        return self.path / "development-runs"
+
     def experiment(self, name: str) -> ExperimentDir:
         return ExperimentDir(self.path / "experiments" / name)
 

@@ -38,9 +38,12 @@ def root_of(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     mode = args.development_mode
     if mode == "run":
+        from bceval.cli.parser import settings_flags
+        from bceval.config import load_settings
         from bceval.steps.development_run import RunOptions, run_development
 
-        return run_development(RunOptions.from_args(args, root_of(args)))
+        settings = load_settings(**settings_flags(args, ("command", "model", "epoch", "timeout", "sandbox")))
+        return run_development(RunOptions.from_args(args, root_of(args), settings))
     from bceval.steps.development import Options, run_mode
 
     return run_mode(

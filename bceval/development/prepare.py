@@ -137,8 +137,12 @@ def _context(loaded: Loaded, case: Case, context: Any, name: str) -> Any:
 def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
     """File name -> text of everything prepare writes besides the marker, computed before anything is written."""
     files = {KNOWLEDGE_INDEX: index_text}
+    from bceval.development.models import DevelopmentRequest  # pydantic: only when requests are written
+
     for case in loaded.cases:
-        files[case_request_name(case.model_id)] = dumps(request_document(loaded, case))
+        document = request_document(loaded, case)
+        DevelopmentRequest.model_validate(document)  # the shape schemas/development-request.schema.json publishes
+        files[case_request_name(case.model_id)] = dumps(document)
     return files
 
 

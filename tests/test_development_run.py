@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import DEMO_CORPUS
 
 from bceval.cli import main
@@ -235,3 +236,72 @@ def test_doit_development_runs_the_demo_control_and_passes(tmp_path, monkeypatch
     assert run_graph(settings, ["development"]) == 0
     assert "Development run PASSED: 2 passed" in capsys.readouterr().out
     assert (tmp_path / "out" / "development-runs" / "run-0001" / "run.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("guidance", "skill", "implementation", "names_knowledge"),
+    [
+        ("none", "none", False, False),
+        ("plan", "microsoft/skills/development/al-development.md", False, True),
+        ("implementation", "none", True, True),
+        ("both", "microsoft/skills/development/al-development.md", True, True),
+    ],
+)
+def test_each_guidance_arm_gives_the_agent_only_its_guidance(
+    tmp_path, capsys, guidance, skill, implementation, names_knowledge
+):
+    code, printed, _, out = develop(tmp_path, capsys, "good", "--guidance", guidance)
+    assert code == 0, printed
+    folder = next(out.glob("development/case-*"))
+    request = json.loads((folder / "request.json").read_text())
+    assert request["skill"] == skill
+    assert ("implementationGuidance" in request) is implementation
+    if implementation:
+        assert (
+            request["implementationGuidance"]["checkpoints"]
+            == json.loads((out / "run.json").read_text())["checkpoints"]
+        )
+    stdin_named = json.loads((out / "run.json").read_text())["guidance"]
+    assert stdin_named == guidance
+    assert_schemas(out)
+    envelope = json.loads((folder / "agent" / "envelope.json").read_text())
+    assert envelope["exitCode"] == 0
+    assert names_knowledge == (guidance != "none")
+
+
+def _bwrap_works() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("bwrap") is None:
+        return False
+    probe = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bwrap is missing or cannot create namespaces here")
+def test_in_the_sandbox_only_the_copy_is_writable(tmp_path, capsys):
+    import shutil
+
+    tools = tmp_path / "tools"
+    shutil.copytree(CHECKS_DIR / "development-demo", tools)
+    command = f"{{python}} {tools}/agent.py"
+    args = [
+        "development",
+        "run",
+        "--root",
+        str(DEMO_CORPUS),
+        "--sandbox",
+        "bwrap",
+        "--sandbox-allow",
+        str(tools),
+        *one_case(tmp_path),
+    ]
+    assert main([*args, "--out", str(tmp_path / "good"), "--command", f"{command} good"]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    code = main([*args, "--out", str(tmp_path / "outside"), "--command", f"{command} outside"])
+    printed = capsys.readouterr().out
+    assert code == 1
+    run = json.loads((tmp_path / "outside" / "run.json").read_text())
+    assert run["knowledgeCheckout"]["unchanged"]  # the write was refused: the view is mounted read-only
+    assert run["counts"]["error"] == 1 and "ERROR courier-rating-field" in printed

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         from bceval.config import load_settings
         from bceval.steps.development_run import RunOptions, run_development
 
-        settings = load_settings(**settings_flags(args, ("command", "model", "epoch", "timeout", "sandbox")))
+        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow")
+        settings = load_settings(**settings_flags(args, names))
         return run_development(RunOptions.from_args(args, root_of(args), settings))
     from bceval.steps.development import Options, run_mode
 

@@ -153,10 +153,13 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "development_workspace_map",
         "development_checks",
         "development_adapter",
+        Use("development_guidance", checked=True),
+        "development_fail_on_overclaim",
         Use("command", "the agent command line, run in the copy (default: $BCEVAL_COMMAND)", group="run"),
         Use("model", "the model; pinned only through {model}", group="run"),
         Use("epoch", "which repeated sample this is (default 1)", group="run"),
         Use("timeout", "seconds the agent may work on one case", group="run"),
         Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
+        Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     ),
 }

@@ -353,6 +353,23 @@ OTHERS: tuple[Option, ...] = (
         metavar="NAME",
         help="run: who works in each copy (command)",
     ),
+    Option(
+        "development_guidance",
+        ("--guidance",),
+        part="development",
+        default="plan",
+        metavar="ARM",
+        choices=("none", "plan", "implementation", "both"),
+        help="run: the guidance the agent gets: none, plan (default: the skill as shipped), implementation, both",
+        parser_default=True,
+    ),
+    Option(
+        "development_fail_on_overclaim",
+        ("--fail-on-overclaim",),
+        kind="switch",
+        part="development",
+        help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
+    ),
 )
 
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}

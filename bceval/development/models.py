@@ -33,13 +33,21 @@ class RequestBody(_Aliased):
     acceptance_criteria: list[Any] = Field(alias="acceptance-criteria")
 
 
+class ImplementationGuidance(StrictModel):
+    skill: str
+    instructions: str
+    checkpoints: list[str]
+
+
 class DevelopmentRequest(_Aliased):
-    """request-case-<hash>.json (spec §6.3)."""
+    """request-case-<hash>.json (spec §6.3); a run's arm may give the neutral skill "none" and add the
+    implementation guidance with the runner's checkpoints (§12)."""
 
     protocol: str
     caseId: str = Field(pattern=r"^case-[0-9a-f]{8}$")
     skill: str
     skillInstructions: str
+    implementationGuidance: ImplementationGuidance | None = None
     knowledgeIndex: Literal["knowledge-index.json"]
     task_context: TaskContext = Field(alias="task-context")
     development_request: RequestBody = Field(alias="development-request")
@@ -128,6 +136,8 @@ class DevelopmentRun(StrictModel):
     """run.json of a development run."""
 
     evaluator: Literal["development"]
+    guidance: Literal["none", "plan", "implementation", "both"]
+    checkpoints: list[str]
     adapter: str
     model: str | None
     epoch: int

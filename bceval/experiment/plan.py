@@ -136,6 +136,12 @@ def resolve(
             repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
             read_from = OutDir(settings.out).corpus_export(commit, subdir)
         name = values["evaluator"] or REVIEW
+        if name == "development":  # issue 24: its arms need the matched-arm checks the experiment lacks so far
+            location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
+            raise BcevalError(
+                f"{_where(source, positions, location)}: evaluator development is not available in experiments "
+                "yet; run each arm with bceval development run --guidance"
+            )
         traits = evaluator(name).traits
         # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
         manifest = (read_from / values["manifest"]) if values["manifest"] else None

@@ -27,6 +27,7 @@ from typing import Any
 from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
 from bceval.development import CHECKS_RELATIVE, DevelopmentError
+from bceval.development.arms import CHECKPOINTS, arm_request, names_knowledge
 from bceval.development.checks import Check, ChecksConfig, expand, read_checks, require_configured
 from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
 from bceval.development.manifest import Case, Loaded
@@ -69,6 +70,8 @@ class RunOptions:
     manifest: Path | None = None
     capabilities: Path | None = None
     fail_on_overclaim: bool = False
+    guidance: str = "plan"
+    sandbox_allow: tuple[Path, ...] = ()
 
     @staticmethod
     def from_args(args: argparse.Namespace, root: Path, settings: Any) -> RunOptions:
@@ -88,6 +91,9 @@ class RunOptions:
             sandbox=settings.sandbox,
             manifest=Path(args.development_manifest) if args.development_manifest else None,
             capabilities=Path(args.development_capabilities) if args.development_capabilities else None,
+            fail_on_overclaim=bool(args.development_fail_on_overclaim),
+            guidance=args.development_guidance or "plan",
+            sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow),
         )
 
 
@@ -215,12 +221,12 @@ def validated_for_run(opts: RunOptions) -> Loaded | None:
     return validated(Options("run", opts.root, opts.manifest, opts.capabilities))
 
 
-def _prompt(request_text: str, workspace: Path, knowledge: Path) -> bytes:
-    return (
-        f"{request_text}\n"
-        f"Your working directory is the fixture repository: {workspace}\n"
-        f"The knowledge checkout (read-only) is: {knowledge}\n"
-    ).encode()
+def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes:
+    """The request, then where the workspace is and (in arms with guidance) the knowledge checkout."""
+    lines = [request_text, f"Your working directory is the fixture repository: {workspace}"]
+    if knowledge is not None:
+        lines.append(f"The knowledge checkout (read-only) is: {knowledge}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _run_case(
@@ -238,7 +244,8 @@ def _run_case(
     (folder / "agent").mkdir(parents=True)
     (folder / "checks").mkdir()
     run = CaseRun(case, folder)
-    request_text = (requests / case_request_name(case.model_id)).read_text(encoding="utf-8")
+    prepared = json.loads((requests / case_request_name(case.model_id)).read_text(encoding="utf-8"))
+    request_text = dumps(arm_request(prepared, opts.guidance, loaded.root))  # what this arm's agent gets (§12)
     write_atomic(folder / "request.json", request_text)
     work = scratch / case.model_id
     work.mkdir()
@@ -251,7 +258,7 @@ def _run_case(
         "workspace": str(workspace),
         "case": case.id,
         "case_id": case.model_id,
-        "knowledge": str(view),
+        "knowledge": str(view) if names_knowledge(opts.guidance) else "",
         "request": str(folder / "request.json"),
         "model": opts.model or "",
         "artifacts": str(folder),
@@ -266,13 +273,17 @@ def _run_case(
             bwrap,
             argv,
             workdir=workspace,
-            read_only=[view, folder / "request.json"],
-            allow=[workspace],
+            read_only=[view] if names_knowledge(opts.guidance) else [],
+            allow=[workspace, *opts.sandbox_allow],
             hidden={"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()},
             environ=proc.clean_environment(),
         )
     finished = proc.run_command(
-        argv, workspace, opts.timeout, proc.clean_environment(), _prompt(request_text, workspace, view)
+        argv,
+        workspace,
+        opts.timeout,
+        proc.clean_environment(),
+        _prompt(request_text, workspace, view if names_knowledge(opts.guidance) else None),
     )
     write_atomic(folder / "agent" / "stdout.txt", finished.stdout)
     write_atomic(folder / "agent" / "stderr.txt", finished.stderr)
@@ -574,6 +585,8 @@ def _finish(
             DevelopmentRun,
             {
                 "evaluator": "development",
+                "guidance": opts.guidance,
+                "checkpoints": list(CHECKPOINTS),
                 "adapter": opts.adapter,
                 "model": opts.model,
                 "epoch": opts.epoch,

@@ -704,3 +704,11 @@ def test_missing_and_unparsable_result_files(loaded, corpus, tmp_path):
         f"{S}: result is not valid JSON: not strict JSON (UTF-8, unique members, no NaN, at most 32 MiB, depth 64)"
     ]
     assert "secret" not in json.dumps(scores)
+
+
+def test_report_text_reaches_the_console_escaped(loaded, corpus, tmp_path, capsys):
+    from bceval.steps.development import SCORING_FAILED, problem_block
+
+    problems = _problems(loaded, corpus, tmp_path, lambda r: r["plan"].update(kind="bug\x1b[2J\rfeature"))
+    block = problem_block(SCORING_FAILED, problems)
+    assert "\x1b" not in block and "\r" not in block and "bug\\x1b[2J\\rfeature" in block

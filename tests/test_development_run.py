@@ -305,3 +305,61 @@ def test_in_the_sandbox_only_the_copy_is_writable(tmp_path, capsys):
     run = json.loads((tmp_path / "outside" / "run.json").read_text())
     assert run["knowledgeCheckout"]["unchanged"]  # the write was refused: the view is mounted read-only
     assert run["counts"]["error"] == 1 and "ERROR courier-rating-field" in printed
+
+
+def test_a_repository_pinned_to_a_commit_starts_from_that_commit(tmp_path, capsys):
+    import shutil
+    import subprocess
+
+    source = tmp_path / "source"
+    shutil.copytree(CHECKS_DIR / "development-workspaces" / RATING, source)
+    env = {
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": "/usr/bin:/bin",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=source, env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    pinned = git("rev-parse", "HEAD")
+    (source / "src" / "Later.al").write_text("codeunit 50401 Later { }\n")
+    git("add", "-A")
+    git("commit", "-qm", "later")
+    (tmp_path / "map.json").write_text(json.dumps({RATING: f"{source}@{pinned}"}))
+    code, printed, _, out = develop(tmp_path, capsys, "good", "--workspace-map", str(tmp_path / "map.json"))
+    assert code == 0, printed
+    base = json.loads(next(out.glob("development/*/base.json")).read_text())
+    assert base["baseCommit"] == pinned and base["source"] == f"{source}@{pinned}"
+
+
+def test_a_missing_starting_repository_stops_before_any_agent(tmp_path, capsys):
+    (tmp_path / "map.json").write_text(json.dumps({RATING: str(tmp_path / "nowhere")}))
+    code, printed, err, out = develop(tmp_path, capsys, "good", "--workspace-map", str(tmp_path / "map.json"))
+    assert (code, printed) == (2, "") and "is not a folder with app.json" in err and not out.exists()
+
+
+def test_an_agent_that_times_out_is_an_infrastructure_error_and_one_without_json_a_failure(tmp_path, capsys):
+    out = tmp_path / "slow"
+    base = ["development", "run", "--root", str(DEMO_CORPUS), *one_case(tmp_path)]
+    assert (
+        main([*base, "--out", str(out), "--timeout", "1", "--command", "{python} -c 'import time; time.sleep(30)'"])
+        == 1
+    )
+    assert verdicts(out)[RATING]["verdict"] == "error" and "timed out" in verdicts(out)[RATING]["infrastructure"]
+    capsys.readouterr()
+    out = tmp_path / "chatty"
+    assert main([*base, "--out", str(out), "--command", "{python} -c 'print(1 + 1)'"]) == 1
+    assert verdicts(out)[RATING]["verdict"] == "fail"
+    assert verdicts(out)[RATING]["problems"] == [
+        f"{RATING}: result is not valid JSON: the agent's answer holds no JSON object"
+    ]

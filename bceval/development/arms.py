@@ -65,3 +65,29 @@ def arm_request(document: dict[str, Any], guidance: str, root: Path) -> dict[str
                 }
         changed = ordered
     return changed
+
+
+# What every arm of a development experiment must share (§12: "arms differ only in guidance"), in the order the
+# refusal names the first difference: the record field, and its name in the message.
+MATCHED = (
+    ("startingRepositories", "starting repository"),
+    ("checks", "gate configuration"),
+    ("model", "model"),
+    ("checkout", "checkout"),
+)
+
+
+def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The refusal of arms that differ in more than guidance: (arm name, identity) pairs, the first the control.
+    None when they all match the control."""
+    if not identities:
+        return None
+    control, reference = identities[0]
+    for name, identity in identities[1:]:
+        for key, label in MATCHED:
+            if identity.get(key) != reference.get(key):
+                return (
+                    f"arm '{name}' differs from arm '{control}' in its {label} ({key}); the arms of a development "
+                    "experiment may differ only in guidance"
+                )
+    return None

@@ -31,15 +31,21 @@ class Options:
     results: Path | None = None
 
 
+def console(line: str) -> str:
+    """A line for the terminal: text from a manifest or a model's report may hold control characters (an ANSI
+    escape, a carriage return that hides the rest of a line); they are shown escaped, never interpreted."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+
+
 def problem_block(header: str, problems: list[str]) -> str:
-    return "\n".join([header.format(n=len(problems)), *(f"  - {p}" for p in problems)])
+    return "\n".join([header.format(n=len(problems)), *(f"  - {console(p)}" for p in problems)])
 
 
 def validated(opts: Options) -> Loaded | None:
     """The loaded manifest, or None after printing the FAILED block."""
     loaded = load(opts.root, opts.manifest, opts.capabilities)
     for warning in loaded.warnings:
-        print(f"bceval: warning: {warning}", file=sys.stderr)
+        print(f"bceval: warning: {console(warning)}", file=sys.stderr)
     if loaded.problems:
         print(problem_block(VALIDATION_FAILED, loaded.problems))
         return None

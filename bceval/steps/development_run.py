@@ -45,7 +45,7 @@ from bceval.development.values import MISSING, text
 from bceval.errors import EXIT_FAILED
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import case_request_name
-from bceval.steps.development import validated
+from bceval.steps.development import console, validated
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
 REVIEW_PROTOCOL = (
@@ -131,6 +131,14 @@ def starting_repositories(loaded: Loaded, opts: RunOptions, config: ChecksConfig
     for case in loaded.cases:
         if case.id not in sources:
             raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")
+        pinned = proc.PINNED.match(sources[case.id])
+        local = Path(pinned["repo"]) if pinned and "://" not in sources[case.id] else None
+        if pinned is None and not (Path(sources[case.id]) / "app.json").is_file():
+            raise DevelopmentError(
+                f"case '{case.id}': starting repository {sources[case.id]} is not a folder with app.json"
+            )
+        if local is not None and not local.exists():
+            raise DevelopmentError(f"case '{case.id}': starting repository {local} does not exist")
     return sources
 
 
@@ -612,11 +620,11 @@ def _finish(
     for r in runs:
         print(f"{r.verdict.upper()} {r.case.id}" + (f" ({len(r.problems)} problem(s))" if r.problems else ""))
         for line in r.problems:
-            print(f"  - {line}")
+            print(f"  - {console(line)}")
         for line in r.diagnostics:
-            print(f"  * {line}")
+            print(f"  * {console(line)}")
     for line in run_problems:
-        print(f"  - {line}")
+        print(f"  - {console(line)}")
     verdict_word = "PASSED" if passed else "FAILED"
     print(
         f"Development run {verdict_word}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} "

@@ -131,7 +131,9 @@ def test_a_write_outside_the_copy_fails_the_run(tmp_path, capsys):
     assert "rewritten" not in original.read_text()
 
 
-def _checks(tmp_path: Path, tests_argv: list[str], timeout: float = 60) -> list[str]:
+def _checks(
+    tmp_path: Path, tests_argv: list[str], timeout: float = 60, review_argv: list[str] | None = None
+) -> list[str]:
     path = tmp_path / "checks.yaml"
     demo = str(CHECKS_DIR / "development-demo")
     path.write_text(
@@ -141,7 +143,11 @@ def _checks(tmp_path: Path, tests_argv: list[str], timeout: float = 60) -> list[
                 "checks": {
                     "compile": {"argv": ["{python}", f"{demo}/compile.py"], "timeout_s": "60"},
                     "tests": {"argv": tests_argv, "timeout_s": str(timeout)},
-                    "review": {"kind": "review", "argv": ["{python}", f"{demo}/review.py"], "timeout_s": "60"},
+                    "review": {
+                        "kind": "review",
+                        "argv": review_argv or ["{python}", f"{demo}/review.py"],
+                        "timeout_s": "60",
+                    },
                 },
                 "workspaces": {RATING: str(CHECKS_DIR / "development-workspaces" / RATING)},
             }
@@ -363,3 +369,22 @@ def test_an_agent_that_times_out_is_an_infrastructure_error_and_one_without_json
     assert verdicts(out)[RATING]["problems"] == [
         f"{RATING}: result is not valid JSON: the agent's answer holds no JSON object"
     ]
+
+
+def test_a_review_citing_an_article_outside_the_checkout_fails_the_review_gate(tmp_path, capsys):
+    demo = str(CHECKS_DIR / "development-demo")
+    finding = {"id": "f", "severity": "minor", "message": "m", "references": [{"path": "microsoft/knowledge/none.md"}]}
+    answer = {
+        "skill": {"id": "al-code-review", "version": 1},
+        "outcome": "completed",
+        "summary": {},
+        "findings": [finding],
+        "suppressed": [],
+    }
+    reviewer = ["{python}", "-c", f"import sys; sys.stdin.read(); print({json.dumps(json.dumps(answer))})"]
+    code, _, _, out = develop(
+        tmp_path, capsys, "good", *_checks(tmp_path, ["{python}", f"{demo}/tests.py", "{case}"], review_argv=reviewer)
+    )
+    assert code == 1
+    review = json.loads(next(out.glob("development/*/evidence.json")).read_text())["runner"][2]
+    assert review["status"] == "failed" and "outcome failed" in review["details"]

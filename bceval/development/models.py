@@ -144,7 +144,10 @@ class DevelopmentRun(StrictModel):
     checksDigest: str
     knowledgeCheckout: CheckoutComparison
     verdict: Literal["PASS", "FAIL"]
-    problems: list[str]
+    problems: list[str] = Field(
+        description="what fails the whole run (the knowledge checkout changed) or a case's primary outcome (its "
+        "gates did not all pass), one line each, the case's manifest id first"
+    )
     counts: dict[Literal["pass", "fail", "error"], int]
     overclaims: int
     cases: list[CaseLine]

@@ -64,6 +64,8 @@ def run_mode(opts: Options) -> int:
         raise DevelopmentError("prepare needs --out DIR, the prepare directory")
     if opts.mode == "score" and opts.results is None:
         raise DevelopmentError("score needs --results DIR, the directory of result-case-<hash>.json files")
+    if opts.mode == "score" and opts.results is not None and not opts.results.is_dir():
+        raise DevelopmentError(f"--results {opts.results} is not a directory")
     if opts.results is not None and opts.out is not None and opts.results.resolve() == opts.out.resolve():
         # §2 tighten: prepare would delete the very results scoring reads
         raise DevelopmentError("--out and --results must be different directories (prepare deletes result files)")

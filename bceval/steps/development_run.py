@@ -44,7 +44,7 @@ from bceval.development.report import score_wrapper as score_report
 from bceval.development.values import MISSING, text
 from bceval.errors import EXIT_FAILED
 from bceval.jsonio import dumps, write_atomic
-from bceval.layout import case_request_name
+from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, case_request_name, result_name
 from bceval.steps.development import console, validated
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
@@ -175,6 +175,7 @@ class CaseRun:
     diagnostics: list[str] = field(default_factory=list)
     overclaims: int = 0
     gates_passed: bool = False
+    gates: list[GateResult] = field(default_factory=list)
     measures: dict[str, Any] = field(default_factory=dict)
 
 
@@ -201,7 +202,7 @@ def run_development(opts: RunOptions) -> int:
         raise DevelopmentError(f"--out {opts.out} must be a new or empty run directory")
     from bceval.guidance.prepare import knowledge_index_text
 
-    requests = opts.out / "requests"
+    requests = DevelopmentRunDir(opts.out).requests
     write_prepared(loaded, requests, knowledge_index_text(loaded.root))
     scratch = Path(tempfile.mkdtemp(prefix=f"bceval-development-{os.getpid()}-"))
     runs: list[CaseRun] = []
@@ -248,18 +249,18 @@ def _run_case(
     scratch: Path,
     bwrap: str | None,
 ) -> CaseRun:
-    folder = opts.out / "development" / case.model_id
-    (folder / "agent").mkdir(parents=True)
-    (folder / "checks").mkdir()
+    folder = DevelopmentRunDir(opts.out).case(case.model_id).path
+    DevelopmentCaseDir(folder).agent.mkdir(parents=True)
+    DevelopmentCaseDir(folder).checks.mkdir()
     run = CaseRun(case, folder)
     prepared = json.loads((requests / case_request_name(case.model_id)).read_text(encoding="utf-8"))
     request_text = dumps(arm_request(prepared, opts.guidance, loaded.root))  # what this arm's agent gets (§12)
-    write_atomic(folder / "request.json", request_text)
+    write_atomic(DevelopmentCaseDir(folder).request, request_text)
     work = scratch / case.model_id
     work.mkdir()
     workspace = work / "repo"
     base = proc.fresh_copy(source, workspace)
-    write_atomic(folder / "base.json", _checked(DevelopmentBase, base.record()))
+    write_atomic(DevelopmentCaseDir(folder).base, _checked(DevelopmentBase, base.record()))
 
     # the agent, in its copy
     values = {
@@ -267,7 +268,7 @@ def _run_case(
         "case": case.id,
         "case_id": case.model_id,
         "knowledge": str(view) if names_knowledge(opts.guidance) else "",
-        "request": str(folder / "request.json"),
+        "request": str(DevelopmentCaseDir(folder).request),
         "model": opts.model or "",
         "artifacts": str(folder),
         "python": sys.executable,
@@ -293,8 +294,8 @@ def _run_case(
         proc.clean_environment(),
         _prompt(request_text, workspace, view if names_knowledge(opts.guidance) else None),
     )
-    write_atomic(folder / "agent" / "stdout.txt", finished.stdout)
-    write_atomic(folder / "agent" / "stderr.txt", finished.stderr)
+    write_atomic(DevelopmentCaseDir(folder).agent / "stdout.txt", finished.stdout)
+    write_atomic(DevelopmentCaseDir(folder).agent / "stderr.txt", finished.stderr)
     answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
     agent_infra = None
     if finished.timed_out and answer is None:
@@ -302,7 +303,7 @@ def _run_case(
     elif finished.missing or (finished.exit_code not in (0, None) and answer is None):
         agent_infra = f"the agent process failed (exit {finished.exit_code}) before it answered"
     write_atomic(
-        folder / "agent" / "envelope.json",
+        DevelopmentCaseDir(folder).agent / "envelope.json",
         dumps(
             {
                 "argv": argv,
@@ -319,8 +320,8 @@ def _run_case(
 
     # capture before any gate
     captured = proc.capture(workspace, base.commit, work / "capture")
-    write_atomic(folder / "diff.patch", captured.patch)
-    write_atomic(folder / "changed-paths.json", dumps(sorted(captured.paths)))
+    write_atomic(DevelopmentCaseDir(folder).patch, captured.patch)
+    write_atomic(DevelopmentCaseDir(folder).changed_paths, dumps(sorted(captured.paths)))
     if captured.head != base.commit:
         run.diagnostics.append(
             f"{case.id}: the agent committed (HEAD moved from the base commit); its commits are "
@@ -339,7 +340,10 @@ def _run_case(
     wrapper: dict[str, Any] = {"caseId": case.model_id, "workspaceRoot": str(workspace)}
     if report is not MISSING:
         wrapper["implementationReport"] = report
-    write_atomic(folder / "result.json", _checked(DevelopmentResult, wrapper))
+    write_atomic(DevelopmentCaseDir(folder).result, _checked(DevelopmentResult, wrapper))
+    results = DevelopmentRunDir(opts.out).results  # the wrappers together, as report mode and measures read them
+    results.mkdir(exist_ok=True)
+    write_atomic(results / result_name(case.model_id), dumps(wrapper))
 
     # the runner-owned gates, in a disposable copy
     checks = config.checks_for(case.id)
@@ -354,12 +358,13 @@ def _run_case(
     run.diagnostics += comparison.diagnostics
     run.overclaims = len(comparison.overclaims)
     run.gates_passed = gates_passed(gates)
+    run.gates = gates
     run.verdict = verdict(run.problems, gates, agent_infra, opts.fail_on_overclaim, comparison)
     if report is not MISSING:
         recall, precision = knowledge_measures(case, report)
         run.measures = {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
     write_atomic(
-        folder / "evidence.json",
+        DevelopmentCaseDir(folder).evidence,
         _checked(
             DevelopmentEvidence,
             {
@@ -377,7 +382,7 @@ def _run_case(
         ),
     )
     write_atomic(
-        folder / "verdict.json",
+        DevelopmentCaseDir(folder).verdict,
         _checked(
             DevelopmentVerdict,
             {
@@ -394,7 +399,7 @@ def _run_case(
         ),
     )
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
-        shutil.copytree(workspace, folder / "workspace", symlinks=True)
+        shutil.copytree(workspace, DevelopmentCaseDir(folder).workspace, symlinks=True)
     return run
 
 
@@ -438,7 +443,7 @@ def _gates(
             continue
         argv = expand(check.argv, values)
         command = shlex.join(argv)
-        log = folder / "checks" / f"{check_id}.log"
+        log = DevelopmentCaseDir(folder).check_log(check_id)
         if check.unavailable:
             write_atomic(log, "toolchain: unavailable (declared in the checks file)\n")
             results.append(
@@ -535,6 +540,10 @@ def _review_gate(
             outcome = "failed"
             continue
         answers.append({"path": path, "answer": answer})
+        broken = _broken_references(answer, view)
+        if broken:  # the reference-integrity gate: a cited article must exist in the pinned checkout
+            log_lines.append(f"{path}: cites {len(broken)} article(s) absent from the knowledge checkout")
+            outcome = "failed"
         if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
             outcome = "partial" if outcome == "completed" else outcome
     findings = [f for a in answers for f in (a["answer"].get("findings") or []) if isinstance(f, dict)]
@@ -551,8 +560,8 @@ def _review_gate(
         "findings": findings,
         "suppressed": [],
     }
-    write_atomic(folder / "checks" / "review.json", dumps({"merged": merged, "answers": answers}))
-    write_atomic(folder / "checks" / "review.log", "\n".join(log_lines) + "\n")
+    write_atomic(DevelopmentCaseDir(folder).checks / "review.json", dumps({"merged": merged, "answers": answers}))
+    write_atomic(DevelopmentCaseDir(folder).checks / "review.log", "\n".join(log_lines) + "\n")
     gating = gating_count(merged)
     if infra:
         status = "not-run"
@@ -565,6 +574,20 @@ def _review_gate(
     return GateResult("review", skill, status, details, None, 0.0, "checks/review.json", infra)
 
 
+def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
+    """Cited paths of a review answer's findings that are not files of the knowledge checkout."""
+    broken = []
+    for item in answer.get("findings") or []:
+        for reference in (item.get("references") or []) if isinstance(item, dict) else []:
+            path = reference.get("path") if isinstance(reference, dict) else reference
+            segments = str(path).split("/")
+            if not isinstance(path, str) or any(s in ("", ".", "..") for s in segments) or "\\" in path:
+                broken.append(str(path))
+            elif not view.joinpath(*segments).is_file():
+                broken.append(path)
+    return broken
+
+
 def _quality_skill(loaded: Loaded) -> str:
     import re
 
@@ -573,7 +596,7 @@ def _quality_skill(loaded: Loaded) -> str:
 
 
 def _read_review(folder: Path) -> dict[str, Any] | None:
-    path = folder / "checks" / "review.json"
+    path = DevelopmentCaseDir(folder).checks / "review.json"
     return json.loads(path.read_text(encoding="utf-8"))["merged"] if path.is_file() else None
 
 
@@ -587,8 +610,15 @@ def _finish(
 ) -> int:
     counts = {v: sum(1 for r in runs if r.verdict == v) for v in (PASS, FAIL, ERROR)}
     passed = counts[FAIL] == 0 and counts[ERROR] == 0 and not run_problems
+    # run.json's problems are what fails a case's primary outcome (gates passed, §12) or the whole run, so an
+    # experiment reads every case's outcome from them as it does for other whole-run evaluators
+    gate_problems = [
+        f"{r.case.id}: gates did not pass ({', '.join(f'{g.id} {g.status}' for g in r.gates)})."
+        for r in runs
+        if not r.gates_passed
+    ]
     write_atomic(
-        opts.out / "run.json",
+        DevelopmentRunDir(opts.out).record,
         _checked(
             DevelopmentRun,
             {
@@ -601,7 +631,7 @@ def _finish(
                 "checksDigest": config.digest(),
                 "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
                 "verdict": "PASS" if passed else "FAIL",
-                "problems": run_problems,
+                "problems": run_problems + gate_problems,
                 "counts": counts,
                 "overclaims": sum(r.overclaims for r in runs),
                 "cases": [

@@ -312,6 +312,10 @@ class ExperimentDir:
     def report(self, suffix: str = "json") -> Path:
         return self.path / f"report.{suffix}"
 
+    def development_summary(self, suffix: str = "json") -> Path:
+        """A development experiment's secondary outcomes per arm (bceval.development.summary)."""
+        return self.path / f"development-summary.{suffix}"
+
     @property
     def file(self) -> Path:
         """The experiment file `experiment ab` writes."""

@@ -7,9 +7,7 @@ tightened flags of §10.7 (-z, --no-renames, core.quotePath=false).
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -18,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.development import DevelopmentError
+from bceval.development.checks import PINNED
+from bceval.development.digest import tree_digest
 from bceval.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
 from bceval.vcs import commit_folder
 
@@ -33,7 +33,6 @@ GIT = [
     "init.defaultBranch=main",
 ]
 BASE_EPOCH = 946684800  # the commit of a copied folder depends on its content alone
-PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")
 KILL_GRACE = 2.0
 
 
@@ -67,26 +66,6 @@ def probe_workspace(workspace: Path) -> WorkspaceChanges:
 
 
 # --- starting repositories -------------------------------------------------------------------------------------
-
-
-def tree_digest(folder: Path, skip: tuple[str, ...] = (".git",)) -> str:
-    """SHA-256 over every file's relative path and bytes (links by their target), sorted by path."""
-    digest = hashlib.sha256()
-    for path in sorted(_files(folder, skip)):
-        full = folder.joinpath(*path.split("/"))
-        data = os.readlink(full).encode() if full.is_symlink() else full.read_bytes()
-        digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
-    return digest.hexdigest()
-
-
-def _files(folder: Path, skip: tuple[str, ...]) -> list[str]:
-    found = []
-    for current, dirs, files in os.walk(folder):
-        rel = Path(current).relative_to(folder)
-        dirs[:] = [d for d in dirs if not (rel == Path(".") and d in skip)]
-        found += [(rel / name).as_posix() for name in files]
-        found += [(rel / d).as_posix() for d in dirs if (Path(current) / d).is_symlink()]
-    return found
 
 
 @dataclass(frozen=True)

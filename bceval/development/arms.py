@@ -91,3 +91,16 @@ def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
                     "experiment may differ only in guidance"
                 )
     return None
+
+
+def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None, checkout: str) -> dict[str, Any]:
+    """What an arm of a development experiment holds constant: each starting repository's content digest (a
+    pinned repository by its commit), the gate configuration's digest, the model and the knowledge checkout."""
+    from bceval.development.checks import PINNED
+    from bceval.development.digest import tree_digest
+
+    starting = {}
+    for case, source in sorted(sources.items()):
+        pinned = PINNED.match(source)
+        starting[case] = f"commit {pinned['commit'].lower()}" if pinned else tree_digest(Path(source))
+    return {"startingRepositories": starting, "checks": checks_digest, "model": model, "checkout": checkout}

@@ -7,6 +7,8 @@ YAML is read with PyYAML's BaseLoader (every scalar a string: no YAML 1.1 surpri
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from bceval.development.manifest import Loaded
 from bceval.jsonio import dumps_compact
 
 PLACEHOLDERS = ("{workspace}", "{case}", "{case_id}", "{artifacts}")
+PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 
 @dataclass(frozen=True)
@@ -173,3 +176,40 @@ def expand(argv: tuple[str, ...], values: dict[str, str]) -> list[str]:
             argument = argument.replace("{" + name + "}", value)
         expanded.append(argument)
     return expanded
+
+
+def starting_repositories(
+    loaded: Loaded, config: ChecksConfig, checks_file: Path, workspace_map: Path | None
+) -> dict[str, str]:
+    """Manifest id -> starting repository: the map's, else the checks file's; relative folders are relative to
+    the file that names them. Every case needs one, before any agent runs."""
+    sources: dict[str, str] = {}
+    base = checks_file.parent
+    for case, source in config.workspaces.items():
+        sources[case] = source if "@" in source or Path(source).is_absolute() else str(base / source)
+    if workspace_map is not None:
+        try:
+            mapping = json.loads(workspace_map.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise DevelopmentError(f"--workspace-map {workspace_map} is not a readable JSON object") from None
+        if not isinstance(mapping, dict) or not all(isinstance(v, str) and v for v in mapping.values()):
+            raise DevelopmentError(f"--workspace-map {workspace_map} must map manifest ids to repositories")
+        for case, source in mapping.items():
+            pinned = PINNED.match(source)
+            local = Path(pinned["repo"] if pinned else source)
+            if not local.is_absolute() and not (pinned and "://" in source):
+                local = workspace_map.parent / local
+                source = f"{local}@{pinned['commit']}" if pinned else str(local)
+            sources[case] = source
+    for case in loaded.cases:
+        if case.id not in sources:
+            raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")
+        pinned = PINNED.match(sources[case.id])
+        local = Path(pinned["repo"]) if pinned and "://" not in sources[case.id] else None
+        if pinned is None and not (Path(sources[case.id]) / "app.json").is_file():
+            raise DevelopmentError(
+                f"case '{case.id}': starting repository {sources[case.id]} is not a folder with app.json"
+            )
+        if local is not None and not local.exists():
+            raise DevelopmentError(f"case '{case.id}': starting repository {local} does not exist")
+    return sources

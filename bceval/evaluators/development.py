@@ -16,7 +16,7 @@ from bceval.development import MANIFEST_RELATIVE
 from bceval.development.manifest import Case, Loaded, load
 from bceval.development.prepare import write_prepared
 from bceval.development.report import Probe, knowledge_measures, parse_result, score_results
-from bceval.development.values import member
+from bceval.development.values import member, same
 from bceval.evaluators.base import RUN, CaseOutcome, Traits
 from bceval.layout import result_name
 
@@ -26,7 +26,7 @@ DEVELOPMENT_TRAITS = Traits(
     unit=RUN,
     default_agent="command",
     default_manifest=MANIFEST_RELATIVE,
-    needs_workspaces=True,
+    needs_workspaces=False,  # its starting repositories come from the checks file, or an arm's workspaceMap
     needs_checkout=False,
     prepares_in_run=True,
     shares_answers=False,
@@ -109,7 +109,11 @@ class DevelopmentEvaluator:
         ]
 
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
-        """Per case id, the report's knowledge recall and precision (as claimed by the report)."""
+        """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
+        fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
+        and precision of the knowledge it claims (claimed: read evidence needs bceval's own agent)."""
+        from bceval.guidance.scoring import CaseMeasures
+
         if results_dir is None:
             return {}
         found: dict[str, Any] = {}
@@ -118,9 +122,10 @@ class DevelopmentEvaluator:
             if not path.is_file():
                 continue
             wrapper, problem = parse_result(path.read_bytes())
-            if problem is None:
-                recall, precision = knowledge_measures(case, member(wrapper, "implementationReport"))
-                found[case.id] = {"knowledgeRecall": recall, "knowledgePrecision": precision, "evidence": "claimed"}
+            report = member(wrapper, "implementationReport")
+            if problem is None and isinstance(report, dict):
+                recall, precision = knowledge_measures(case, report)
+                found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
         return found
 
 

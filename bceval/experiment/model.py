@@ -33,6 +33,8 @@ ARM_FIELDS = (
     "isolation",
     "sandbox",
     "sandboxAllow",
+    "guidance",
+    "checks",
 )
 
 
@@ -58,6 +60,15 @@ class ArmSettings(StrictModel):
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
+    guidance: Literal["none", "plan", "implementation", "both"] | None = Field(
+        default=None,
+        description="Development arms: the guidance the agent gets (none, plan (default), implementation, both).",
+    )
+    checks: str | None = Field(
+        default=None,
+        description="Development arms: the gate configuration, relative to the corpus (default "
+        "evaluation/development-checks.yaml).",
+    )
 
     @field_validator("adapter", "isolation", "sandbox")
     @classmethod

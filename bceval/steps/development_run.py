@@ -28,7 +28,15 @@ from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
 from bceval.development import CHECKS_RELATIVE, DevelopmentError
 from bceval.development.arms import CHECKPOINTS, arm_request, names_knowledge
-from bceval.development.checks import Check, ChecksConfig, expand, read_checks, require_configured
+from bceval.development.checks import (
+    Check,
+    ChecksConfig,
+    expand,
+    read_checks,
+    require_configured,
+    starting_repositories,
+)
+from bceval.development.digest import tree_digest
 from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
 from bceval.development.manifest import Case, Loaded
 from bceval.development.models import (
@@ -107,41 +115,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def starting_repositories(loaded: Loaded, opts: RunOptions, config: ChecksConfig) -> dict[str, str]:
-    """Manifest id -> starting repository: the map's, else the checks file's; relative folders are relative to
-    the file that names them. Every case needs one, before any agent runs."""
-    sources: dict[str, str] = {}
-    base = opts.checks.parent
-    for case, source in config.workspaces.items():
-        sources[case] = source if "@" in source or Path(source).is_absolute() else str(base / source)
-    if opts.workspace_map is not None:
-        try:
-            mapping = json.loads(opts.workspace_map.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise DevelopmentError(f"--workspace-map {opts.workspace_map} is not a readable JSON object") from None
-        if not isinstance(mapping, dict) or not all(isinstance(v, str) and v for v in mapping.values()):
-            raise DevelopmentError(f"--workspace-map {opts.workspace_map} must map manifest ids to repositories")
-        for case, source in mapping.items():
-            pinned = proc.PINNED.match(source)
-            local = Path(pinned["repo"] if pinned else source)
-            if not local.is_absolute() and not (pinned and "://" in source):
-                local = opts.workspace_map.parent / local
-                source = f"{local}@{pinned['commit']}" if pinned else str(local)
-            sources[case] = source
-    for case in loaded.cases:
-        if case.id not in sources:
-            raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")
-        pinned = proc.PINNED.match(sources[case.id])
-        local = Path(pinned["repo"]) if pinned and "://" not in sources[case.id] else None
-        if pinned is None and not (Path(sources[case.id]) / "app.json").is_file():
-            raise DevelopmentError(
-                f"case '{case.id}': starting repository {sources[case.id]} is not a folder with app.json"
-            )
-        if local is not None and not local.exists():
-            raise DevelopmentError(f"case '{case.id}': starting repository {local} does not exist")
-    return sources
-
-
 def knowledge_view(root: Path, parent: Path) -> Path:
     """The knowledge checkout as the agent sees it: a read-only copy without evaluation/ (the answer key)."""
     view = parent / "knowledge"
@@ -179,13 +152,13 @@ class CaseRun:
     measures: dict[str, Any] = field(default_factory=dict)
 
 
-def run_development(opts: RunOptions) -> int:
+def run_development(opts: RunOptions, stream: Any = None) -> int:
     loaded = validated_for_run(opts)
     if loaded is None:
         return EXIT_FAILED
     config = read_checks(opts.checks)
     require_configured(loaded, config)  # before any agent runs (§11.6)
-    sources = starting_repositories(loaded, opts, config)
+    sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
     if opts.adapter != "command":
         raise DevelopmentError(
             f"--adapter {opts.adapter}: development runs take the command adapter (the api agent "
@@ -208,12 +181,12 @@ def run_development(opts: RunOptions) -> int:
     runs: list[CaseRun] = []
     try:
         view = knowledge_view(loaded.root, scratch)
-        before = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
-        source_digests = {c: proc.tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
+        before = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
+        source_digests = {c: tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
         for case in loaded.cases:
             runs.append(_run_case(loaded, opts, config, case, sources[case.id], requests, view, scratch, bwrap))
-        after = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
-        outside = sorted(c for c, d in source_digests.items() if proc.tree_digest(Path(sources[c])) != d)
+        after = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
+        outside = sorted(c for c, d in source_digests.items() if tree_digest(Path(sources[c])) != d)
     finally:
         _writable(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -221,7 +194,7 @@ def run_development(opts: RunOptions) -> int:
     if before != after:
         run_problems.append(CHECKOUT_CHANGED)
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
-    return _finish(opts, config, runs, run_problems, before, after)
+    return _finish(opts, config, runs, run_problems, before, after, stream)
 
 
 def validated_for_run(opts: RunOptions) -> Loaded | None:
@@ -607,7 +580,9 @@ def _finish(
     run_problems: list[str],
     before: dict[str, str],
     after: dict[str, str],
+    stream: Any = None,
 ) -> int:
+    """Write run.json and print the verdict lines (to `stream`, default stdout: an experiment's go to stderr)."""
     counts = {v: sum(1 for r in runs if r.verdict == v) for v in (PASS, FAIL, ERROR)}
     passed = counts[FAIL] == 0 and counts[ERROR] == 0 and not run_problems
     # run.json's problems are what fails a case's primary outcome (gates passed, §12) or the whole run, so an
@@ -647,32 +622,28 @@ def _finish(
             },
         ),
     )
+    out = stream or sys.stdout
     for r in runs:
-        print(f"{r.verdict.upper()} {r.case.id}" + (f" ({len(r.problems)} problem(s))" if r.problems else ""))
+        print(f"{r.verdict.upper()} {r.case.id}" + (f" ({len(r.problems)} problem(s))" if r.problems else ""), file=out)
         for line in r.problems:
-            print(f"  - {console(line)}")
+            print(f"  - {console(line)}", file=out)
         for line in r.diagnostics:
-            print(f"  * {console(line)}")
+            print(f"  * {console(line)}", file=out)
     for line in run_problems:
-        print(f"  - {console(line)}")
+        print(f"  - {console(line)}", file=out)
     verdict_word = "PASSED" if passed else "FAILED"
     print(
         f"Development run {verdict_word}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} "
-        f"error(s) (infrastructure); {sum(r.overclaims for r in runs)} overclaim(s). Run: {opts.out}"
+        f"error(s) (infrastructure); {sum(r.overclaims for r in runs)} overclaim(s). Run: {opts.out}",
+        file=out,
     )
-    sys.stdout.flush()
+    out.flush()
     return 0 if passed else EXIT_FAILED
 
 
 # --- the doit tasks' actions ---------------------------------------------------------------------------------------
 
 DEMO_AGENT = "{python} {checks_dir}/development-demo/agent.py good"  # the demo's scripted control (known-good patch)
-
-
-def next_run_folder(runs: Path) -> Path:
-    runs.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name[4:]) for p in runs.glob("run-[0-9][0-9][0-9][0-9]") if p.name[4:].isdigit()]
-    return runs / f"run-{max(numbers, default=0) + 1:04d}"
 
 
 def run_task(
@@ -685,12 +656,13 @@ def run_task(
 ) -> None:
     """`doit development`: one run into a new run-NNNN; a failing run fails the task (its lines are printed)."""
     from bceval.errors import EvaluationFailed
+    from bceval.layout import GuidanceRunDir
 
     root_path = Path(root)
     manifest, capabilities, workspace_map = (Path(p) if p else None for p in paths)
     opts = RunOptions(
         root=root_path,
-        out=next_run_folder(Path(runs)),
+        out=GuidanceRunDir.next_in(Path(runs)).path,
         workspace_map=workspace_map,
         manifest=manifest,
         capabilities=capabilities,
@@ -709,3 +681,67 @@ def prepare_task(root: str, manifest: str | None, out: str) -> None:
 
     if run_mode(Options("prepare", Path(root), Path(manifest) if manifest else None, None, Path(out))) != 0:
         raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
+
+
+# --- experiments: one arm's epoch is one development run ------------------------------------------------------------
+
+
+def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
+    """One whole development run of an arm's epoch into a new run-NNNN of its run folder; a failing run is an
+    outcome the report counts, only bad input fails the task."""
+    from bceval.experiment.plan import development_checks
+    from bceval.layout import GuidanceRunDir
+
+    directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
+    opts = RunOptions(
+        root=arm.corpus,
+        out=directory,
+        workspace_map=arm.workspace_map,
+        checks=development_checks(arm),
+        adapter=run.adapter,
+        command=run.command,
+        model=run.model,
+        epoch=epoch,
+        timeout=run.timeout,
+        sandbox=run.sandbox,
+        manifest=arm.manifest,
+        guidance=arm.fields["guidance"] or "plan",
+        sandbox_allow=tuple(run.sandbox_allow),
+    )
+    try:
+        code = run_development(opts, stream=sys.stderr)
+    except DevelopmentError as exc:
+        raise DevelopmentError(f"Experiment {plan.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
+    verdict = "passed" if code == 0 else "did not pass"
+    print(f"[{arm.name} e{epoch}] development run {directory.name}: {verdict}", file=sys.stderr)
+    write_summary(plan)
+
+
+def write_summary(plan: Any) -> None:
+    """development-summary.json and .md in the experiment's folder, from every arm's finished runs so far."""
+    from bceval.development.summary import arm_summary, render_markdown
+    from bceval.steps.experiment_report import completed_run
+
+    arms = []
+    for arm in plan.arms:
+        runs = [completed_run(plan.run_folders(arm.name, e)) for e in range(1, plan.experiment.epochs + 1)]
+        arms.append(arm_summary(arm.name, arm.fields["guidance"] or "plan", [r for r in runs if r is not None]))
+    plan.folder.path.mkdir(parents=True, exist_ok=True)
+    summary = {"experiment": plan.experiment.name, "arms": arms}
+    write_atomic(plan.folder.development_summary("json"), dumps(summary))
+    write_atomic(plan.folder.development_summary("md"), render_markdown(plan.experiment.name, arms))
+
+
+def development_inputs(arm: Any) -> dict[str, Any]:
+    """What a development arm's epoch reads besides its fields: the manifest, the gate configuration and the
+    starting repositories' content; a change to any runs the epoch again (unreadable input: the run reports)."""
+    from bceval.development.arms import arm_identity
+    from bceval.experiment.plan import development_sources
+
+    try:
+        _, config, sources = development_sources(arm)
+        identity = arm_identity(sources, config.digest(), arm.fields["model"], str(arm.corpus))
+    except (DevelopmentError, OSError):
+        return {"development": "unreadable"}
+    manifest = arm.manifest.read_bytes() if arm.manifest and arm.manifest.is_file() else b""
+    return {"manifest": _sha256(manifest), **identity}

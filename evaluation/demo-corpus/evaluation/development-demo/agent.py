@@ -3,7 +3,11 @@ its working directory and answers with an implementation report.
 
 Modes: good (the known-good patch, honest report), bad (the known-bad patch, honest report), overclaim (the
 known-bad patch, claiming every check passed), commit (the good patch, committed), outside (the good patch plus
-a write into the knowledge checkout, which the runner must catch)."""
+a write into the knowledge checkout, which the runner must catch), and arm: a scripted stand-in for an agent that
+does better with guidance, for the four-arm demo experiment. It applies the good patch of a case only when the
+request carries the guidance that case's scripted rule depends on (courier-rating-field: the development skill's
+plan; courier-deactivate-batch: the implementation guidance), so the arms differ by construction. It says nothing
+about any real model."""
 
 import hashlib
 import json
@@ -26,6 +30,10 @@ mode = sys.argv[1]
 text = sys.stdin.read()
 request, _ = json.JSONDecoder().raw_decode(text)
 case = next(c for c in KNOWLEDGE if "case-" + hashlib.sha256(c.encode()).hexdigest()[:8] == request["caseId"])
+if mode == "arm":
+    needs = "skill" if case == "courier-rating-field" else "implementationGuidance"
+    guided = request.get("skill", "none") != "none" if needs == "skill" else "implementationGuidance" in request
+    mode = "good" if guided else "overclaim"
 patch = HERE / "patches" / case / ("bad" if mode in ("bad", "overclaim") else "good")
 changed = []
 for source in sorted(p for p in patch.rglob("*") if p.is_file()):

@@ -51,7 +51,7 @@ class ArmSettings(StrictModel):
         default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
     )
     evaluator: EVALUATORS | None = Field(
-        default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
+        default=None, description="review (default), a guidance evaluator (needs workspaceMap), or development."
     )
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
     adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")

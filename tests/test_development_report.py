@@ -712,3 +712,17 @@ def test_report_text_reaches_the_console_escaped(loaded, corpus, tmp_path, capsy
     problems = _problems(loaded, corpus, tmp_path, lambda r: r["plan"].update(kind="bug\x1b[2J\rfeature"))
     block = problem_block(SCORING_FAILED, problems)
     assert "\x1b" not in block and "\r" not in block and "bug\\x1b[2J\\rfeature" in block
+
+
+def test_counts_that_disagree_with_the_findings_are_a_lint_not_a_failure(loaded, corpus, tmp_path):
+    from bceval.agents.development import probe_workspace
+
+    raw = _case(read(corpus / MANIFEST))
+    case = next(c for c in loaded.cases if c.id == S)
+    report = passing_report(raw)
+    report["review"]["summary"]["counts"]["major"] = 2
+    score = score_wrapper(loaded, case, wrapper(MODEL_IDS[S], workspace(tmp_path / "ws"), report), probe_workspace)
+    assert score.problems == []
+    assert score.lints == [
+        f"{S}: review summary.counts do not match the severities of its findings (bceval lint, not gating)."
+    ]

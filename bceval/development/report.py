@@ -67,6 +67,7 @@ class CaseScore:
     case: str
     problems: list[str] = field(default_factory=list)
     report: Any = MISSING  # the parsed implementationReport, when there was one
+    lints: list[str] = field(default_factory=list)  # bceval's non-gating remarks (never change the verdict)
 
     @property
     def passed(self) -> bool:
@@ -142,6 +143,7 @@ def score_wrapper(
     if not _changes(cid, report, workspace, probe, runner, out):
         return score
     _review(loaded, cid, report, runner, out)
+    score.lints += _count_lint(cid, member(report, "review"))
     _rounds(loaded, cid, report, out)
     if wrap(member(report, "remaining")):
         out.append(f"{cid}: completed report still lists remaining work.")
@@ -252,6 +254,20 @@ def _review(loaded: Loaded, cid: str, report: Any, runner: RunnerEvidence | None
     gating = gating_count(review)
     if gating > 0:
         out.append(f"{cid}: post-implementation review has {gating} gating finding(s).")
+
+
+def _count_lint(cid: str, review: Any) -> list[str]:
+    """§9 rule 16's bceval lint: the review's summary.counts against the severity tally of its findings."""
+    counts = member(member(review, "summary"), "counts")
+    if not isinstance(counts, dict):
+        return []
+    findings = wrap(member(review, "findings"))
+    tally = {
+        s: sum(1 for f in findings if same(member(f, "severity"), s)) for s in ("blocker", "major", "minor", "info")
+    }
+    if all(text(counts.get(s, 0)) == str(n) for s, n in tally.items()):
+        return []
+    return [f"{cid}: review summary.counts do not match the severities of its findings (bceval lint, not gating)."]
 
 
 def _rounds(loaded: Loaded, cid: str, report: Any, out: list[str]) -> None:

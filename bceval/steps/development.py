@@ -79,7 +79,10 @@ def run_mode(opts: Options) -> int:
     if opts.mode == "score":
         from bceval.agents.development import probe_workspace
 
-        line, code = scoring_line(score_results(loaded, opts.results, probe_workspace))  # type: ignore[arg-type]
+        scores = score_results(loaded, opts.results, probe_workspace)  # type: ignore[arg-type]
+        for lint in (lint for score in scores for lint in score.lints):
+            print(f"bceval: warning: {console(lint)}", file=sys.stderr)
+        line, code = scoring_line(scores)
         print(line)
         return code
     print(loaded.passed_line())

@@ -388,3 +388,23 @@ def test_a_review_citing_an_article_outside_the_checkout_fails_the_review_gate(t
     assert code == 1
     review = json.loads(next(out.glob("development/*/evidence.json")).read_text())["runner"][2]
     assert review["status"] == "failed" and "outcome failed" in review["details"]
+
+
+def test_a_declared_unavailable_toolchain_is_not_run_never_passed(tmp_path, capsys):
+    args = _checks(tmp_path, ["{python}", "-c", "raise SystemExit(0)"])
+    path = Path(args[1])
+    path.write_text(path.read_text().replace('"version": "1",', '"version": "1", "toolchain": "unavailable",'))
+    code, printed, _, out = develop(tmp_path, capsys, "good", *args)
+    assert code == 1
+    runner = json.loads(next(out.glob("development/*/evidence.json")).read_text())["runner"]
+    assert [e["status"] for e in runner[:2]] == ["not-run", "not-run"]
+    assert verdicts(out)[RATING]["verdict"] == "error" and not verdicts(out)[RATING]["gatesPassed"]
+
+
+def test_a_run_directory_inside_the_knowledge_checkout_is_refused(tmp_path, capsys):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    code = main(["development", "run", "--root", str(corpus), "--out", str(corpus / "run"), "--command", "true"])
+    assert code == 2 and "must be outside the knowledge checkout" in capsys.readouterr().err

@@ -171,6 +171,8 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         from bceval.agents.sandbox import require_bwrap
 
         bwrap = require_bwrap()
+    if opts.out.resolve().is_relative_to(loaded.root.resolve()):  # its own writes would look like the agent's
+        raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
     if opts.out.exists() and (not opts.out.is_dir() or any(opts.out.iterdir())):
         raise DevelopmentError(f"--out {opts.out} must be a new or empty run directory")
     from bceval.guidance.prepare import knowledge_index_text

@@ -330,7 +330,7 @@ def pull_request(corpus, tmp_path):
     corpus.article("perf", "old")
     corpus.article("perf", "shadowed")
     corpus.article("perf", "shadowed", layer="custom")
-    corpus.overrides({"perf": {"articles": ["alpha", "shadowed"]}})
+    corpus.overrides({"perf": {"articles": ["alpha"]}})  # the custom `shadowed` copy is not selected either
     corpus.write("README.md", "corpus\n")
     (repo / "elsewhere" / "microsoft" / "knowledge" / "perf").mkdir(parents=True)
     git(repo, "init", "-q")
@@ -376,11 +376,11 @@ def test_a_waiver_lets_it_pass_ignoring_case(pull_request, tmp_path, capsys):
     ]
     pull_request.write_manifest()
     code, out, _ = validate(capsys, pull_request, tmp_path, "--changed-from", "base")
-    assert code == 0 and out == ["Review fixture validation PASSED: 4 cases cover 1 leaf domains."]
+    assert code == 0 and out == ["Review fixture validation PASSED: 2 cases cover 1 leaf domains."]
 
 
 def test_selecting_it_lets_it_pass(pull_request, tmp_path, capsys):
-    pull_request.overrides({"perf": {"articles": ["alpha", "shadowed", "fresh"]}})
+    pull_request.overrides({"perf": {"articles": ["alpha", "fresh"]}})
     code, _, _ = validate(capsys, pull_request, tmp_path, "--changed-from", "base")
     assert code == 0
 
@@ -400,7 +400,7 @@ def test_a_changed_paths_file_with_crlf_and_a_bom_gates_the_same(pull_request, t
 
 
 def test_gate_problems_come_last_and_prepare_writes_no_requests(pull_request, tmp_path, capsys):
-    pull_request.overrides({"perf": {"articles": ["alpha", "shadowed", "nope"]}})
+    pull_request.overrides({"perf": {"articles": ["alpha", "nope"]}})
     code, out, _ = run_cli(
         capsys, "prepare", "--corpus", pull_request.root, "--out", tmp_path / "out", "--changed-from", "base"
     )
@@ -435,3 +435,20 @@ def test_health_changed_paths_does_not_switch_the_gate_on(pull_request, tmp_path
 def test_a_corpus_outside_git_refuses_changed_from_in_one_line(small_corpus, tmp_path, capsys):
     code, _, err = validate(capsys, small_corpus, tmp_path, "--changed-from", "main")
     assert code == 2 and len(err) == 1 and err[0].startswith("bceval: --changed-from main: ")
+
+
+def test_of_two_copies_the_effective_one_is_checked(corpus):
+    from bceval.review.coverage import gate_problems
+
+    corpus.leaf("perf")
+    corpus.article("perf", "alpha")
+    corpus.article("perf", "twin")
+    corpus.article("perf", "twin", layer="custom")
+    corpus.overrides({"perf": {"articles": ["alpha"]}})
+    listing = scan_corpus(corpus.root)
+    checked = check_manifest(json.loads(corpus.manifest.read_text()))
+    changed = changed_articles("microsoft/knowledge/perf/twin.md\ncustom/knowledge/perf/twin.bad.al\n")
+    assert gate_problems(derive_cases(listing, checked), checked.waivers, changed) == [
+        f"{GATE}custom/knowledge/perf/twin.md"
+    ]
+    assert gate_problems(derive_cases(listing, checked), ["CUSTOM/knowledge/perf/twin.md"], changed) == []

@@ -44,7 +44,6 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
 REPORT_TASKS = frozenset(
     {
         "validate",
-        "coverage",
         "scorecard",
         "score",
         "summary",

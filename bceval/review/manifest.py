@@ -44,7 +44,7 @@ WAIVER_PROBLEM = "Each coverage waiver requires non-empty path and reason values
 @dataclass(frozen=True)
 class DomainOverride:
     article: str | None = None  # slug (with or without .md) to select instead of the first paired article
-    context: str | None = None  # extra context sent with the domain's primary cases
+    context: str | None = None  # extra context sent with the primary cases (with `articles`: with every case)
     additionalArticles: list[str] | None = None  # further paired slugs, each with a positive and a clean case
     # the fork dialect's selection, raw: every entry is checked per domain (a scalar is one entry); None: absent
     articles: list[Any] | None = None

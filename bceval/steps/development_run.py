@@ -39,13 +39,6 @@ from bceval.development.checks import (
 from bceval.development.digest import tree_digest
 from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
 from bceval.development.manifest import Case, Loaded
-from bceval.development.models import (
-    DevelopmentBase,
-    DevelopmentEvidence,
-    DevelopmentResult,
-    DevelopmentRun,
-    DevelopmentVerdict,
-)
 from bceval.development.prepare import write_prepared
 from bceval.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
 from bceval.development.report import score_wrapper as score_report
@@ -105,9 +98,12 @@ class RunOptions:
         )
 
 
-def _checked(model: Any, document: dict[str, Any]) -> str:
-    """The document's text, after proving it has the shape its published schema says (bceval's own output)."""
-    model.model_validate(document)
+def _checked(model: str, document: dict[str, Any]) -> str:
+    """The document's text, after proving it has the shape its published schema says (bceval's own output). The
+    models are imported here: every doit command loads this module, and pydantic costs start-up time."""
+    from bceval.development import models
+
+    getattr(models, model).model_validate(document)
     return dumps(document)
 
 
@@ -235,7 +231,7 @@ def _run_case(
     work.mkdir()
     workspace = work / "repo"
     base = proc.fresh_copy(source, workspace)
-    write_atomic(DevelopmentCaseDir(folder).base, _checked(DevelopmentBase, base.record()))
+    write_atomic(DevelopmentCaseDir(folder).base, _checked("DevelopmentBase", base.record()))
 
     # the agent, in its copy
     values = {
@@ -315,7 +311,7 @@ def _run_case(
     wrapper: dict[str, Any] = {"caseId": case.model_id, "workspaceRoot": str(workspace)}
     if report is not MISSING:
         wrapper["implementationReport"] = report
-    write_atomic(DevelopmentCaseDir(folder).result, _checked(DevelopmentResult, wrapper))
+    write_atomic(DevelopmentCaseDir(folder).result, _checked("DevelopmentResult", wrapper))
     results = DevelopmentRunDir(opts.out).results  # the wrappers together, as report mode and measures read them
     results.mkdir(exist_ok=True)
     write_atomic(results / result_name(case.model_id), dumps(wrapper))
@@ -341,7 +337,7 @@ def _run_case(
     write_atomic(
         DevelopmentCaseDir(folder).evidence,
         _checked(
-            DevelopmentEvidence,
+            "DevelopmentEvidence",
             {
                 "runner": [g.entry() for g in gates],
                 "agent": report.get("validation") if isinstance(report, dict) else None,
@@ -359,7 +355,7 @@ def _run_case(
     write_atomic(
         DevelopmentCaseDir(folder).verdict,
         _checked(
-            DevelopmentVerdict,
+            "DevelopmentVerdict",
             {
                 "case": case.id,
                 "caseId": case.model_id,
@@ -597,7 +593,7 @@ def _finish(
     write_atomic(
         DevelopmentRunDir(opts.out).record,
         _checked(
-            DevelopmentRun,
+            "DevelopmentRun",
             {
                 "evaluator": "development",
                 "guidance": opts.guidance,

@@ -123,6 +123,10 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     current = plan()
     arm = current.arm(arm_name)
     run = arm_settings(current, arm, settings, epoch)
+    if arm.evaluator == "development":  # the development runner (bceval.steps.development_run) runs it
+        from bceval.steps.development_run import development_unit
+
+        return development_unit(current, arm, run, epoch)
     adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
     agent = None
     question = arm.evaluated_by.question
@@ -152,6 +156,11 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
 
     from bceval.guidance import GuidanceError
     from bceval.guidance.evidence import file_sha256, run_git
+
+    if arm.evaluator == "development":
+        from bceval.steps.development_run import development_inputs
+
+        return development_inputs(arm)
 
     def state(root: Any) -> str:
         try:

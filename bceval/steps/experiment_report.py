@@ -18,6 +18,7 @@ from bceval.experiment.report_model import (
     EpochOutcomes,
     ExperimentReport,
     build_report,
+    earlier_looks,
 )
 from bceval.layout import RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
@@ -53,7 +54,7 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
     there is no result yet."""
-    from bceval.review.scoring import aggregate, judge_reading, read_infra_file, read_result_file
+    from bceval.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
 
     directory = settings.results_dir
     try:
@@ -61,7 +62,8 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
     except BcevalError:
         files = []
     infra = [read_infra_file(path) for path in infra_files(directory)] if directory.is_dir() else []
-    readings = [judge_reading(read_result_file(path), cases) for path in files]
+    lookup = case_lookup(cases)  # once per epoch, not once per result file
+    readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
     report = aggregate(cases, readings, thresholds, infra)
     return {v.id: v if (v.answered or v.infrastructureFailure) else None for v in report.cases}
 
@@ -70,7 +72,8 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
     """A review arm: each epoch's run judged from its result files."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-    wanted = [case for case in cases if case.id in set(wanted_ids)]
+    wanted_set = set(wanted_ids)  # once, not once per case
+    wanted = [case for case in cases if case.id in wanted_set]
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
@@ -149,9 +152,19 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
     run answers its whole manifest)."""
     outcomes = {}
+    earlier = earlier_looks(_previous_report(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
             outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
-    return build_report(plan, outcomes, created)
+    return build_report(plan, outcomes, created, earlier)
+
+
+def _previous_report(path: Path) -> Any:
+    """The experiment's last report.json as parsed JSON, or None when there is none or it cannot be read (then no
+    earlier look is known: a broken file must not stop a new report)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

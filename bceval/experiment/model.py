@@ -83,8 +83,7 @@ class ExperimentFile(StrictModel):
         default=None,
         ge=1,
         le=20,
-        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); "
-        "unset: one look.",
+        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
     )
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")

@@ -368,26 +368,31 @@ def _paired(
     """`strata`: (stream, cases) groups resampled apart (the kinds, for all cases together); default: one group of
     every case, resampled under the label `kind`."""
     groups = [(kind, counts)] if strata is None else strata
-    rates = {c: (Fraction(counts[c][0], counts[c][1]), Fraction(counts[c][2], counts[c][3])) for c in counts}
-    differences = {c: treated - control for c, (control, treated) in rates.items()}
-    test = sign_flip_test([differences[c] for c in sorted(counts)], seed=seed, permutations=permutations)
+    # every per-case rate as an integer over one common scale: exact sums without Fractions
+    scale = math.lcm(*(counts[c][1] for c in counts), *(counts[c][3] for c in counts))
+    control = {c: counts[c][0] * (scale // counts[c][1]) for c in counts}
+    treated = {c: counts[c][2] * (scale // counts[c][3]) for c in counts}
+    differences = {c: treated[c] - control[c] for c in counts}
+    test = _scaled_test([differences[c] for c in sorted(counts)], scale, seed, permutations)
     n = len(counts)
     interval = None
     if n and resamples:
         interval = _difference_interval(
             [(stream, [differences[c] for c in sorted(group) if c in counts]) for stream, group in groups if group],
+            scale,
             seed,
             resamples,
             level,
         )
     values = list(differences.values())
+    total = scale * n
     return PairedComparison(
         kind=kind,
         label=label,
         paired_cases=n,
-        control_mean=float(sum(r[0] for r in rates.values()) / n) if n else None,
-        treatment_mean=float(sum(r[1] for r in rates.values()) / n) if n else None,
-        difference=float(sum(values) / n) if n else None,
+        control_mean=sum(control.values()) / total if n else None,
+        treatment_mean=sum(treated.values()) / total if n else None,
+        difference=sum(values) / total if n else None,
         interval=interval,
         better=sum(d > 0 for d in values),
         worse=sum(d < 0 for d in values),
@@ -398,24 +403,23 @@ def _paired(
     )
 
 
-def _difference_interval(strata: list[tuple[str, list[Fraction]]], seed: int, resamples: int, level: float) -> Interval:
-    """Paired bootstrap of the mean per-case difference: each draw resamples whole cases, both arms together, each
-    stratum apart (its own stream). The differences are scaled to integers once, so a resample is a sum of
-    integers per stratum."""
-    everything = [d for _, group in strata for d in group]
-    scale = math.lcm(*(d.denominator for d in everything))
-    n = len(everything)
+def _difference_interval(
+    strata: list[tuple[str, list[int]]], scale: int, seed: int, resamples: int, level: float
+) -> Interval:
+    """Paired bootstrap of the mean per-case difference (differences given as integers over `scale`): each draw
+    resamples whole cases, both arms together, each stratum apart under its own stream, so a resample is one
+    sum of integers per stratum."""
+    n = sum(len(group) for _, group in strata)
     sums = [0] * resamples
     for stream, group in strata:
-        scaled = [int(d * scale) for d in group]
         for index, pick in enumerate(_draws(seed, stream, len(group), resamples)):
-            sums[index] += sum(pick(scaled))
+            sums[index] += sum(pick(group))
     values = [total / (scale * n) for total in sums]
     how = "percentile paired cluster bootstrap" + (", stratified by kind," if len(strata) > 1 else "")
     stream = " + ".join(stream for stream, _ in strata)
     interval = _percentile_interval(values, level, seed, stream, n, how)
     if interval.low == interval.high:  # no spread: every case moved by the same amount (often: none moved)
-        mapped = [(d + 1) / 2 for d in everything]  # onto 0..1, where a Wilson interval is defined
+        mapped = [Fraction(d + scale, 2 * scale) for _, group in strata for d in group]  # onto 0..1, for Wilson
         wilson = _wilson_interval(mapped, level, seed, stream)
         interval = replace(
             wilson,
@@ -669,7 +673,7 @@ def _pair_cases(
 
 def _case_difference(case: str, kind: CaseKind, counts: tuple[int, int, int, int]) -> CaseDifference:
     control_rate, treatment_rate = counts[0] / counts[1], counts[2] / counts[3]
-    difference = float(Fraction(counts[2], counts[3]) - Fraction(counts[0], counts[1]))
+    difference = (counts[2] * counts[1] - counts[0] * counts[3]) / (counts[1] * counts[3])  # exact, then rounded
     return CaseDifference(
         case_id=case, kind=kind, control_rate=control_rate, treatment_rate=treatment_rate, difference=difference
     )
@@ -687,8 +691,17 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
     """
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations!r}")
-    steps = _integer_steps([Fraction(difference) for difference in differences if difference != 0])
-    statistic = float(sum(Fraction(difference) for difference in differences))
+    fractions = [Fraction(difference) for difference in differences]
+    scale = math.lcm(*(difference.denominator for difference in fractions))
+    return _scaled_test([int(difference * scale) for difference in fractions], scale, seed, permutations)
+
+
+def _scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int) -> PermutationTest:
+    """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
+    nonzero = [value for value in scaled if value]
+    common = math.gcd(*nonzero) or 1
+    steps = [value // common for value in nonzero]
+    statistic = sum(scaled) / scale
     magnitudes = [abs(step) for step in steps]
     observed, total, n = sum(steps), sum(magnitudes), len(steps)
     if n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET:
@@ -699,14 +712,6 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
         return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
     p = _monte_carlo_p_values(magnitudes, observed, _rng(seed, "sign flips"), permutations)
     return PermutationTest(p[0], "monte-carlo", statistic, n, permutations, seed, p_lower=p[1], p_upper=p[2])
-
-
-def _integer_steps(differences: list[Fraction]) -> list[int]:
-    """The differences times the lcm of their denominators, divided by the gcd: the same test on small integers."""
-    scale = math.lcm(*(difference.denominator for difference in differences))
-    steps = [int(difference * scale) for difference in differences]
-    common = math.gcd(*steps) or 1
-    return [step // common for step in steps]
 
 
 def _tails(ways: Mapping[int, int], total: int, observed: int, assignments: int) -> tuple[float, float, float]:
@@ -791,6 +796,7 @@ _WORD = 1 << 16
 _present = functools.partial(operator.is_not, None)
 
 
+@functools.lru_cache(maxsize=8)
 def _uniform_indices(n: int) -> Callable[[random.Random], tuple[int, ...]]:
     """n indices uniform on 0..n-1 from random 16-bit words, with no loop in Python: a word w below the largest
     multiple of n maps to w mod n through a lookup table, a word above it is rejected (as None)."""

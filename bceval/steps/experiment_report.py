@@ -168,3 +168,66 @@ def _previous_report(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def control_base_rates(report: Any, control: str) -> list[Any]:
+    """Per case of an earlier report, the control's kind and pass rate over its answered epochs (cases it never
+    answered are left out); [] when there is no usable report."""
+    from bceval.experiment.power import BaseRate
+
+    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+        return []
+    base = []
+    for line in report["cases"]:
+        outcomes = line.get("outcomes", {}).get(control) if isinstance(line, dict) else None
+        answered = [entry for entry in outcomes or [] if isinstance(entry, bool)]
+        if answered and line.get("kind") in ("positive", "clean"):
+            base.append(BaseRate(line["kind"], sum(answered) / len(answered)))
+    return base
+
+
+def plan_experiment(plan: Plan, effect: float, power: float) -> None:
+    """`bceval experiment plan`: the power of each design for `effect`, and the smallest that reaches `power`."""
+    from bceval.experiment.power import SIMULATIONS, BaseRate, power_table, reachable, smallest
+
+    for flag, value in (("--effect", effect), ("--power", power)):
+        if not 0 < value < 1:
+            raise BcevalError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
+    experiment = plan.experiment
+    path = plan.folder.report("json")
+    base = control_base_rates(_previous_report(path), plan.control.name)
+    if base:
+        source = f"the control's per-case pass rates in {path} ({len(base)} cases of arm '{plan.control.name}')"
+    else:
+        base = [BaseRate("positive", 0.5), BaseRate("clean", 0.5)]
+        source = "no report yet: every case assumed to pass half the time (the noisiest a case can be)"
+    if not reachable(base, effect):
+        raise BcevalError(
+            f"--effect: the control's cases cannot pass {effect:g} more often on average (they pass "
+            "too often already); ask for a smaller difference"
+        )
+    arms = len(plan.arms) - 1
+    print(
+        f"Plan for experiment {experiment.name}: a mean per-case difference of +{effect:g}, power {power:g}, "
+        f"alpha {experiment.alpha:g}" + (f" (held to alpha / {arms}: {arms} treatment arms)" if arms > 1 else "")
+    )
+    print(f"Control pass rates: {source}")
+    cells = power_table(
+        base, effect=effect, power=power, alpha=experiment.alpha, treatment_arms=arms, seed=experiment.seed
+    )
+    print(f"Power (share of {SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
+    print("  epochs  cases  power")
+    for cell in cells:
+        print(f"  {cell.epochs:>6}  {cell.cases:>5}  {cell.power:.2f}")
+    best = smallest(cells, power)
+    if best is None:
+        top = max(cells, key=lambda cell: cell.power)
+        print(
+            f"No design here reaches power {power:g}; the best is {top.cases} cases x {top.epochs} epochs "
+            f"({top.power:.2f}): look for a larger difference or more cases"
+        )
+    else:
+        print(
+            f"Smallest design: {best.cases} cases x {best.epochs} epochs (power {best.power:.2f}, "
+            f"{best.cases * best.epochs} answers per arm)"
+        )

@@ -62,11 +62,12 @@ def simulate_power(
     epochs: int,
     alpha: float = 0.05,
     treatment_arms: int = 1,
-    simulations: int = SIMULATIONS,
+    simulations: int | None = None,
     seed: int = 0,
 ) -> PowerCell:
     """The share of `simulations` experiments of `cases` cases (drawn with replacement from `base`) x `epochs`
     epochs whose verdict is "better" when the treatment moves the mean per-case pass rate by `effect`."""
+    simulations = simulations or SIMULATIONS
     rng = random.Random(f"plan:{seed}:{cases}:{epochs}:{effect}")
     better = 0
     for _ in range(simulations):
@@ -97,15 +98,16 @@ def power_table(
     power: float,
     alpha: float = 0.05,
     treatment_arms: int = 1,
-    simulations: int = SIMULATIONS,
+    simulations: int | None = None,
     seed: int = 0,
-    case_counts: Sequence[int] = CASE_COUNTS,
-    epoch_counts: Sequence[int] = EPOCH_COUNTS,
+    case_counts: Sequence[int] | None = None,
+    epoch_counts: Sequence[int] | None = None,
 ) -> list[PowerCell]:
-    """Power for each epoch count at growing case counts, stopping at the first case count that reaches `power`."""
+    """Power for each epoch count at growing case counts, stopping at the first case count that reaches `power`
+    (default counts: CASE_COUNTS and EPOCH_COUNTS)."""
     cells = []
-    for epochs in epoch_counts:
-        for cases in case_counts:
+    for epochs in epoch_counts or EPOCH_COUNTS:
+        for cases in case_counts or CASE_COUNTS:
             cell = simulate_power(
                 base,
                 effect=effect,

@@ -188,7 +188,8 @@ def control_base_rates(report: Any, control: str) -> list[Any]:
 
 def plan_experiment(plan: Plan, effect: float, power: float) -> None:
     """`bceval experiment plan`: the power of each design for `effect`, and the smallest that reaches `power`."""
-    from bceval.experiment.power import SIMULATIONS, BaseRate, power_table, reachable, smallest
+    from bceval.experiment import power as power_module
+    from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 
     for flag, value in (("--effect", effect), ("--power", power)):
         if not 0 < value < 1:
@@ -215,7 +216,7 @@ def plan_experiment(plan: Plan, effect: float, power: float) -> None:
     cells = power_table(
         base, effect=effect, power=power, alpha=experiment.alpha, treatment_arms=arms, seed=experiment.seed
     )
-    print(f"Power (share of {SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
+    print(f"Power (share of {power_module.SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
     print("  epochs  cases  power")
     for cell in cells:
         print(f"  {cell.epochs:>6}  {cell.cases:>5}  {cell.power:.2f}")

@@ -378,3 +378,17 @@ def test_9_text_from_results_is_escaped_in_both_formats():
     report = synthetic_report(arms, {"<b>|x": "positive"}, epochs=1)
     assert "<b>" not in render_html(report) and "&lt;b&gt;|x" in render_html(report)
     assert "| <b>\\|x | positive |" in render_markdown(report)
+
+
+def test_publishing_a_report_of_an_older_schema_is_one_line(tmp_path, capsys):
+    file = REPO / "evaluation" / "experiments" / "demo.yaml"
+    report = tmp_path / "out" / "experiments" / "demo" / "report.json"
+    report.parent.mkdir(parents=True)
+    report.write_text('{"schemaVersion": 1, "name": "demo"}', encoding="utf-8")
+    code, _, err = run_cli(
+        capsys, "experiment", "publish", file, "--out", tmp_path / "out", "--page", tmp_path / "p.md"
+    )
+    assert code == 2 and err == [
+        f"bceval: {report}: written with report schema 1, this bceval writes 2; run bceval experiment report again"
+    ]
+    assert not (tmp_path / "p.md").exists()

@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from bceval.errors import BcevalError
 from bceval.experiment.plan import Plan
 from bceval.experiment.stats import (
     ArmComparison,
@@ -374,3 +375,18 @@ def earlier_looks(previous: Any, epochs: int) -> list[Look]:
         if look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
             looks.append(look)
     return looks
+
+
+def read_report(document: Any, where: str) -> ExperimentReport:
+    """A parsed report.json as the model; one line when it is not one this bceval writes (an older schema)."""
+    if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
+        raise BcevalError(
+            f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "
+            f"{REPORT_SCHEMA_VERSION}; run bceval experiment report again"
+        )
+    try:
+        return ExperimentReport.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise BcevalError(f"{where}: not an experiment report: field '{field}': {first['msg']}") from None

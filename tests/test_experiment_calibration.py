@@ -43,7 +43,7 @@ def verdict_rate(make) -> tuple[float, float]:
 
 def test_identical_arms_get_a_verdict_at_most_five_percent_of_the_time():
     verdicts, refusals = verdict_rate(lambda rng, rates: (arm(rng, rates), {"treatment": arm(rng, rates)}))
-    assert verdicts <= 0.05 and refusals == 0  # measured: 0.027
+    assert verdicts <= 0.05 and refusals == 0  # measured: 0.028
 
 
 def test_identical_arms_losing_answers_at_different_rates_are_refused_not_called_better_or_worse():
@@ -56,15 +56,15 @@ def test_identical_arms_losing_answers_at_different_rates_are_refused_not_called
         )
         assert verdicts <= 0.05, (infra, failures_lost, verdicts)
         if infra == 0.10 or failures_lost == 0.30:
-            assert refusals > 0.95  # measured: 0.998 and 1.0
+            assert refusals > 0.95  # measured: 0.999 and 1.0
 
 
 def test_three_identical_treatment_arms_keep_the_family_wise_rate_at_five_percent():
     verdicts, _ = verdict_rate(lambda rng, rates: (arm(rng, rates), {f"t{n}": arm(rng, rates) for n in range(3)}))
-    assert verdicts <= 0.05  # measured: 0.031; without Holm about 0.08
+    assert verdicts <= 0.05  # measured: 0.027
 
 
 def test_a_difference_of_0_2_at_32_cases_by_5_epochs_is_found_nine_times_in_ten():
     noisiest = [BaseRate("positive", 0.5), BaseRate("clean", 0.5)]
     cell = simulate_power(noisiest, effect=0.2, cases=32, epochs=5, simulations=300, seed=1)
-    assert cell.power >= 0.9  # measured: 0.93
+    assert cell.power >= 0.9  # measured: 0.923

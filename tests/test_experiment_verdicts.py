@@ -186,6 +186,7 @@ def test_3_a_report_with_missing_answers_is_partial_and_shows_answered_and_unans
     md = render_markdown(report)
     assert "Partial: 2 of 24 (case, epoch) answers have no outcome (2 infra failures, 0 missing)" in md
     assert "| b | " in md and "| 10 / 2 |" in md and "| 0/12 / 2/12 |" in md
+    assert headline(report)[0].endswith("; unanswered (case, epoch) answers: control 0/12, treatment 2/12")
 
 
 # --- 4. several treatment arms ----------------------------------------------------------------------------------

@@ -78,11 +78,18 @@ def headline(report: ExperimentReport) -> list[str]:
         adjusted = (
             f", Holm-adjusted {result.p_adjusted:.4g} over {result.family} treatment arms" if result.family > 1 else ""
         )
+        missing = result.missing
+        unanswered = (
+            f"; unanswered (case, epoch) answers: control {missing.control_missing}/{missing.control_slots}, "
+            f"treatment {missing.treatment_missing}/{missing.treatment_slots}"
+            if missing.control_missing or missing.treatment_missing
+            else ""
+        )
         lines.append(
             f"Experiment {report.name}: {comparison.arm} vs {comparison.control} (control): {result.verdict_text}; "
             f"mean per-case difference {_difference(overall)}; sign-flip p = {_p(overall.test)}{adjusted}, "
             f"{result.paired_cases} paired cases, alpha {result.alpha_used:.4g}; "
-            f"recall {_difference(result.recall)}; clean rate {_difference(result.clean_rate)}"
+            f"recall {_difference(result.recall)}; clean rate {_difference(result.clean_rate)}{unanswered}"
         )
     return lines
 

@@ -32,6 +32,17 @@ class Block:
     rows: tuple[tuple[Cell, ...], ...] = ()
 
 
+def dialect_line(arms: list[ArmReport]) -> str:
+    """Which manifest dialect each review arm read; when they differ, that one case id may name different articles."""
+    named = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
+    if not named:
+        return ""
+    line = "Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in named)
+    if len({dialect for _, dialect in named}) > 1:
+        line += " (the dialects differ, so one case id may name a different article in each arm)"
+    return line
+
+
 def _interval(interval: Any, signed: bool = False) -> str:
     """An interval with how it was made, where it is shown; a rough one says so."""
     if interval is None:
@@ -118,6 +129,7 @@ def document(report: ExperimentReport) -> list[Block]:
     facts += [
         f"{k} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
         f"Arms differ in: {', '.join(report.differing) or 'nothing'}",
+        *[line for line in [dialect_line(arms)] if line],
         *[f"Warning: {warning}" for warning in report.warnings],
         f"Report {report.reportId[:16]}, created {report.createdAt}",
     ]

@@ -78,6 +78,10 @@ class ArmReport(StrictModel):
     usage: ArmUsage
     summary: ArmSummary
     guidance: GuidanceMeasures | None = None
+    manifestDialect: str | None = Field(
+        default=None,
+        description="A review arm's manifest dialect: plain, additionalArticles or articles (its case ids follow it).",
+    )
 
 
 class ComparisonReport(StrictModel):
@@ -167,6 +171,7 @@ class ArmOutcomes:
     case_ids: list[str]
     epochs: list[EpochOutcomes]
     measured: bool = False
+    dialect: str | None = None  # a review arm's manifest dialect (bceval.review.manifest)
 
 
 @dataclass
@@ -320,6 +325,7 @@ def build_report(
                 usage=tally.arm_usage(),
                 summary=summary,
                 guidance=tally.guidance,
+                manifestDialect=outcomes[arm.name].dialect,
             )
         )
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)

@@ -111,6 +111,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
+    "experiment plan": _uses(Use("file", ""), Use("effect", "e.g. 0.1: cases pass 10 points more often", required=True))
+    + _uses("power")
+    + _EXPERIMENT_COMMON,
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),

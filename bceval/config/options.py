@@ -137,6 +137,16 @@ OTHERS: tuple[Option, ...] = (
         parser_default=True,
     ),
     Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    Option("effect", ("--effect",), kind="float", metavar="D", help="the mean per-case difference to detect"),
+    Option(
+        "power",
+        ("--power",),
+        kind="float",
+        default=0.8,
+        metavar="P",
+        help="the chance of detecting it (default 0.8)",
+        parser_default=True,
+    ),
     # bench: the flags of `bceval bench`, the variables of `doit bench`
     Option(
         "bench_sizes",

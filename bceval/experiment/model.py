@@ -90,6 +90,12 @@ class ExperimentFile(StrictModel):
     epochs: int = Field(default=1, ge=1, le=1000, description="Samples per case and arm.")
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
     seed: int = Field(default=0, description="Seed of every bootstrap and Monte Carlo draw.")
+    looks: int | None = Field(
+        default=None,
+        ge=1,
+        le=20,
+        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
+    )
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
 

@@ -103,14 +103,14 @@ def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callabl
 
 def publish_report(plan: Plan, page: Any) -> None:
     from bceval.experiment.render import experiment_entry, experiment_page
-    from bceval.experiment.report_model import ExperimentReport
+    from bceval.experiment.report_model import read_report
     from bceval.jsonio import parse_json
     from bceval.scorecard.publish import publish_entry
 
     path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
-    report = ExperimentReport.model_validate(parse_json(path.read_bytes(), str(path)))
+    report = read_report(parse_json(path.read_bytes(), str(path)), str(path))
     changed = publish_entry(page, experiment_entry(report), experiment_page())
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")

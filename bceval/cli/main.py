@@ -11,7 +11,7 @@ from bceval import __version__
 from bceval.cli import experiment as experiment_cli
 from bceval.cli import guidance as guidance_cli
 from bceval.cli.parser import Parser, add_options, settings_flags
-from bceval.config import check_inputs, check_results, load_settings
+from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.graph.run import run_graph
 
@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        shown = guidance_cli.mode_help(sys.argv[1:] if argv is None else argv)
+        if shown is not None:  # as argparse's own --help: print, then exit 0
+            sys.stdout.write(shown)
+            raise SystemExit(0)
         args = _parser().parse_args(argv)
         if args.subcommand == "guidance":
             return guidance_cli.run(args)
@@ -80,11 +84,16 @@ def dispatch(args: argparse.Namespace) -> int:
 
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
+    if args.subcommand in ("score", "publish"):  # a named run is scored as it was answered
+        from bceval.steps.runs import recorded_run
+
+        settings = recorded_run(settings, args.adapter)
     if args.subcommand == "init":
         from bceval.steps.init import report_init
 
         return report_init(settings, args.doit)
     check_inputs(settings)
+    check_leaves(settings)
     verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
         check_results(settings)
@@ -94,7 +103,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from bceval.steps.health_verdict import check_health_inputs, report_health
 
         check_health_inputs(settings)
-        return report_health(settings, run_graph(settings, ["health"], verbose=verbose), args.strict)
+        return report_health(settings, run_graph(settings, ["health_files"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
         from bceval.steps.answer import warn_preflight
 

@@ -210,7 +210,7 @@ OTHERS: tuple[Option, ...] = (
         "path",
         "guidance",
         metavar="DIR",
-        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+        help="knowledge checkout, or demo for bceval's demo corpus (default: the corpus found here)",
     ),
     Option(
         "guidance_manifest",

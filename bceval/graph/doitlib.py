@@ -40,10 +40,14 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
     return run
 
 
+# Tasks that write the user's own page: after one ran, "nothing was rebuilt" would read as "nothing happened".
+PUBLISH_TASKS = frozenset({"publish"})
+
 # Tasks that report rather than build: they run every time, so they do not make a run "not up to date".
 REPORT_TASKS = frozenset(
     {
         "validate",
+        "health",
         "scorecard",
         "score",
         "summary",
@@ -122,7 +126,8 @@ class BcevalReporter(ConsoleReporter):
             sweep_temp_files(self.out)
 
     def execute_task(self, task: Any) -> None:
-        if task.actions and task.name.split(":", 1)[0] not in REPORT_TASKS:
+        base = task.name.split(":", 1)[0]
+        if task.actions and (base not in REPORT_TASKS or base in PUBLISH_TASKS):
             self._worked = True
         if task.actions and (task.verbosity or 0) >= 2:
             sys.stderr.write(f".  {task.title()}\n")

@@ -92,7 +92,9 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     if is_within(out, source):  # the copy would contain itself
         raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
     scan_links(source, "Demo corpus")
-    runs = demo_runs(out)
+    runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
+    if not runs:
+        raise GuidanceError(f"Demo corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())})")
     cases: dict[str, list[str]] = {}
     for run in runs:  # validate first, so a broken corpus writes nothing
         manifest = load_manifest(source, source / MANIFESTS[run.kind])
@@ -125,15 +127,16 @@ def workspace_count(runs: list[DemoRun]) -> int:
 
 def demo_is_intact(directory: Path) -> bool:
     """Cheap: the marker, the knowledge repository and every mapped workspace repository are there."""
-    runs = demo_runs(directory)
     try:
         if not (directory / MARKER).is_file() or not (directory / KNOWLEDGE / ".git").is_dir():
             return False
+        made = {run["kind"] for run in json.loads((directory / MARKER).read_text(encoding="utf-8"))["runs"]}
+        runs = [run for run in demo_runs(directory) if run.kind in made]
         for run in runs:
             bound = json.loads(run.workspace_map.read_text(encoding="utf-8"))
             if not all(isinstance(p, str) and os.path.isdir(os.path.join(p, ".git")) for p in bound.values()):
                 return False
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return False
     return True
 

@@ -1,0 +1,29 @@
+"""Issue 20's catalogue under pytest: every attempt of tests/catalogue_*.py, each in a scratch folder of its own,
+must hold, and none may end in a traceback, a hang, a file changed outside bceval's own folders, model text
+escaping its box, or a process or view folder left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from catalogue import Attempt, load_attempts
+
+ATTEMPTS = load_attempts()
+
+
+def test_the_catalogue_is_not_empty() -> None:
+    assert ATTEMPTS, "no attempt registered: tests/catalogue_*.py imported nothing"
+    ids = [attempt.id for attempt in ATTEMPTS]
+    assert len(ids) == len(set(ids)), "two attempts share an id"
+
+
+@pytest.mark.parametrize("attempt", ATTEMPTS, ids=[attempt.id for attempt in ATTEMPTS])
+def test_attempt_holds(attempt: Attempt, tmp_path: Path) -> None:
+    outcome = attempt.run(tmp_path)
+    assert not outcome.traceback, outcome.detail
+    assert not outcome.hang, outcome.detail
+    assert outcome.changed_outside == 0, outcome.detail
+    assert outcome.escapes == 0, outcome.detail
+    assert outcome.orphans == 0, outcome.detail
+    assert outcome.held, outcome.detail

@@ -217,8 +217,10 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
             handle.write(data)
         os.chmod(tmp, mode)  # mkstemp creates 0600; a new file gets what open() would have given it
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # e.g. a full disk: say which file it was
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True
 

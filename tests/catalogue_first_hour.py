@@ -191,3 +191,358 @@ def range_names_variable(tmp: Path) -> Outcome:
 
 def _json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+# --- 10: `doit guidance` in a corpus evaluates its own guidance manifests, or says there are none --------------
+
+
+def run_doit(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Ran:
+    """`python -m doit -f <bceval's dodo.py> ARGS` in CWD, as `doit` in a corpus with bceval's dodo file."""
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
+    environ.update(env or {})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), *args],
+            cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Ran(None, "", "")
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@attempt(10, "doit-guidance-in-a-corpus-runs-its-own-manifests")
+def doit_guidance_own(tmp: Path) -> Outcome:
+    corpus = demo_copy(tmp)
+    manifest = corpus / "evaluation" / "development-guidance-fixtures.json"
+    document = json.loads(manifest.read_text(encoding="utf-8"))
+    document["cases"] = document["cases"][:3]  # the demo's plan manifest has 4: this corpus's own has 3
+    manifest.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    changed: list[int] = []
+    with watched(corpus, changed):
+        ran = run_doit(["guidance"], corpus)
+    return with_outside(passed(ran, "Development guidance run PASSED: 3 case(s)"), changed)
+
+
+@attempt(10, "doit-guidance-in-a-corpus-without-guidance-manifests")
+def doit_guidance_none(tmp: Path) -> Outcome:
+    corpus = demo_copy(tmp)
+    for name in ("development-guidance-fixtures.json", "implementation-guidance-fixtures.json"):
+        (corpus / "evaluation" / name).unlink()
+    ran = run_doit(["guidance"], corpus)
+    outcome = passed(ran, "has no guidance manifest", "nothing to evaluate")
+    if "PASSED" in ran.stdout + ran.stderr:
+        return Outcome(False, "a PASSED was printed for a corpus without guidance: " + outcome.detail)
+    return outcome
+
+
+# --- 16: the console and the page say what happened -------------------------------------------------------------
+
+
+@attempt(16, "publish-right-after-scoring-does-not-say-nothing-happened")
+def publish_after_score(tmp: Path) -> Outcome:
+    flags = ["--corpus", str(DEMO), "--out", str(tmp / "out"), "--adapter", "oracle"]
+    assert run_bceval(["score", *flags], tmp).code == 0
+    ran = run_bceval(["publish", *flags, "--page", str(tmp / "page.md")], tmp)
+    outcome = passed(ran, "Published run")
+    if "nothing was rebuilt" in ran.stderr:
+        return Outcome(False, "publish said: everything is up to date; nothing was rebuilt")
+    return outcome
+
+
+@attempt(16, "the-published-page-names-the-run-s-scorecard")
+def page_names_scorecard(tmp: Path) -> Outcome:
+    flags = ["--corpus", str(DEMO), "--out", str(tmp / "out"), "--adapter", "oracle"]
+    ran = run_bceval(["publish", *flags, "--page", str(tmp / "page.md")], tmp)
+    page = (tmp / "page.md").read_text(encoding="utf-8") if (tmp / "page.md").is_file() else ""
+    if "`out/scorecard.json`" in page or "out/runs/<run>/scorecard.json" not in page:
+        return Outcome(False, "the page does not name out/runs/<run>/scorecard.json", traceback=ran.traceback)
+    return passed(ran, "Published run")
+
+
+@attempt(16, "doit-health-reports-when-up-to-date")
+def doit_health(tmp: Path) -> Outcome:
+    env = {"BCEVAL_CORPUS": "demo", "BCEVAL_OUT": str(tmp / "out")}
+    first = run_doit(["health"], tmp, env)
+    again = run_doit(["health"], tmp, env)
+    if first.code != 0 or "Corpus health" not in first.stdout:
+        detail = f"first doit health: exit {first.code}: {first.stderr[-200:]!r}"
+        return Outcome(False, detail, traceback=first.traceback)
+    return passed(again, "Corpus health OK")
+
+
+@attempt(16, "bceval-health-always-prints-the-summary")
+def bceval_health(tmp: Path) -> Outcome:
+    flags = ["health", "--corpus", str(DEMO), "--out", str(tmp / "out")]
+    assert run_bceval(flags, tmp).code == 0
+    return passed(run_bceval(flags, tmp), "Corpus health OK")
+
+
+@attempt(16, "doit-list-names-the-current-paths")
+def doit_list(tmp: Path) -> Outcome:
+    ran = run_doit(["list"], tmp, {"BCEVAL_CORPUS": "demo", "BCEVAL_OUT": str(tmp / "out")})
+    stale = [line for line in ran.stdout.splitlines() if "out/score.json" in line or "out/scorecard.json" in line]
+    if stale:
+        return Outcome(False, f"old paths: {stale[0]}", traceback=ran.traceback)
+    return passed(ran, "out/runs/<run>/score.json", "out/runs/<run>/scorecard.json")
+
+
+@attempt(16, "answer-and-ab-help-agree-on-the-corpus-default")
+def help_agrees(tmp: Path) -> Outcome:
+    def corpus_help(*command: str) -> str:
+        text = run_bceval([*command, "--help"], tmp, env={"COLUMNS": "200"}).stdout
+        lines = text.splitlines()
+        return next((line.split("(default:", 1)[-1] for line in lines if line.strip().startswith("--corpus PATH")), "")
+
+    answer, ab = corpus_help("answer"), corpus_help("experiment", "ab")
+    held = bool(answer) and answer == ab and "demo corpus" not in answer
+    return Outcome(held, f"answer: {answer.strip()!r}; ab: {ab.strip()!r}")
+
+
+@attempt(16, "every-guidance-mode-has-its-own-help")
+def guidance_mode_help(tmp: Path) -> Outcome:
+    modes = ("validate", "prepare", "capture", "score", "run", "demo-workspaces")
+    texts = {mode: run_bceval(["guidance", mode, "--help"], tmp).stdout for mode in modes}
+    firsts = {text.splitlines()[0] if text else "" for text in texts.values()}
+    held = len(set(texts.values())) == len(modes) and len(firsts) == len(modes) and all(texts.values())
+    return Outcome(held, f"{len(set(texts.values()))} different help texts for {len(modes)} modes")
+
+
+# --- 17: no traceback, no hang ---------------------------------------------------------------------------------
+
+
+def _clean_failure(ran: Ran, *must_contain: str, code: int = 2) -> Outcome:
+    """Refused or failed with the given exit code, without a traceback, naming what it must."""
+    text = ran.stdout + ran.stderr
+    missing = [item for item in must_contain if item not in text]
+    held = ran.code == code and not missing and not ran.traceback
+    last = (ran.stderr.strip().splitlines() or [""])[-1]
+    return Outcome(held, last if held else f"exit {ran.code}, missing {missing!r}: {text[-300:]!r}",
+                   clean_error=held and code == 2, traceback=ran.traceback, hang=ran.hang)
+
+
+def _looped_corpus(tmp: Path, kind: str) -> Path:
+    corpus = demo_copy(tmp)
+    knowledge = corpus / "microsoft" / "knowledge"
+    if kind == "self":
+        (knowledge / "performance" / "x.md").symlink_to("x.md")
+    else:
+        (knowledge / "aa").mkdir()
+        (knowledge / "bb").mkdir()
+        (knowledge / "aa" / "l").symlink_to("../bb")
+        (knowledge / "bb" / "l").symlink_to("../aa")
+    return corpus
+
+
+for _kind in ("self", "cross"):
+    for _command in ("validate", "prepare", "health"):
+
+        def _loop(tmp: Path, kind: str = _kind, command: str = _command) -> Outcome:
+            corpus = _looped_corpus(tmp, kind)
+            ran = run_bceval([command, "--corpus", str(corpus), "--out", str(tmp / "out")], tmp, timeout=30)
+            return _clean_failure(ran, "symbolic link" if kind == "cross" else "x.md")
+
+        attempt(17, f"a-{_kind}-symlink-loop-in-the-corpus-under-{_command}")(_loop)
+
+
+@attempt(17, "a-full-disk-during-score-then-the-next-run")
+def full_disk(tmp: Path) -> Outcome:
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    flags = ["score", "--corpus", str(DEMO), "--out", str(tmp / "out"), "--adapter", "oracle"]
+    assert run_bceval(["prepare", *flags[1:5]], tmp).code == 0
+
+    def small_disk() -> None:  # every file may grow to 8 KiB: larger writes fail as on a full disk (EFBIG)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-m", "bceval", *flags], cwd=tmp, env=environ, capture_output=True,
+                          text=True, timeout=60, preexec_fn=small_disk)
+    full = Ran(done.returncode, done.stdout, done.stderr)
+    if full.traceback or full.code in (0, None):
+        return Outcome(False, f"on a full disk: exit {full.code}: {full.stderr[-300:]!r}", traceback=full.traceback)
+    again = run_bceval(flags, tmp)
+    if "killed run" in again.stderr:
+        return Outcome(False, "the next run blamed a killed run: " + again.stderr.strip().splitlines()[-1])
+    return passed(again, "Review evaluation PASSED")
+
+
+@attempt(17, "a-folder-named-bceval-where-bench-starts-bceval")
+def shadowing_folder(tmp: Path) -> Outcome:
+    import subprocess
+
+    from bceval.bench.measure import BCEVAL, measured_environment
+
+    (tmp / "bceval").mkdir()
+    (tmp / "bceval" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp / "bceval" / "__main__.py").write_text("raise SystemExit('the wrong bceval')\n", encoding="utf-8")
+    done = subprocess.run([*BCEVAL, "--version"], cwd=tmp, env=measured_environment(), capture_output=True,
+                          text=True, timeout=30)
+    held = done.returncode == 0 and done.stdout.startswith("bceval ")
+    return Outcome(held, (done.stdout or done.stderr).strip())
+
+
+def _git(*args: str, cwd: Path, stdin: str | None = None) -> str:
+    import subprocess
+
+    identity = ["-c", "user.name=catalogue", "-c", "user.email=catalogue@example.invalid"]
+    return subprocess.run(["git", *identity, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@attempt(17, "a-ref-whose-tree-holds-a-dot-dot-entry")
+def dot_dot_tree(tmp: Path) -> Outcome:
+    repo = demo_copy(tmp)
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "base", cwd=repo)
+    blob = _git("hash-object", "-w", "--stdin", cwd=repo, stdin="escaped\n")
+    inner = _git("mktree", cwd=repo, stdin=f"100644 blob {blob}\tpwned.txt\n")
+    listing = _git("cat-file", "-p", "HEAD^{tree}", cwd=repo)
+    root = _git("mktree", cwd=repo, stdin=f"{listing}\n040000 tree {inner}\t..\n")
+    evil = _git("commit-tree", root, "-p", "HEAD", "-m", "evil", cwd=repo)
+    _git("branch", "evil", evil, cwd=repo)
+    (tmp / "x.yaml").write_text(
+        f"name: dotdot\nepochs: 1\ndefaults:\n  corpus: {repo}\narms:\n  - name: base\n    ref: HEAD\n"
+        "  - name: evil\n    ref: evil\n",
+        encoding="utf-8",
+    )
+    ran = run_bceval(["experiment", "run", "x.yaml", "--out", str(tmp / "out")], tmp)
+    escaped = list(tmp.rglob("pwned.txt")) + list(tmp.parent.glob("pwned.txt"))
+    outcome = _clean_failure(ran, "unsafe path")
+    if escaped:
+        return Outcome(False, f"a file escaped the export: {escaped[0]}", escapes=len(escaped))
+    return outcome
+
+
+@attempt(17, "a-doit-state-file-that-is-not-valid-json")
+def broken_state(tmp: Path) -> Outcome:
+    flags = ["validate", "--corpus", str(DEMO), "--out", str(tmp / "out")]
+    assert run_bceval(flags, tmp).code == 0
+    (tmp / "out" / ".bceval.doit.db").write_text('{"validate": {}}}', encoding="utf-8")
+    ran = run_bceval(flags, tmp)
+    outcome = passed(ran, "Review fixture validation PASSED", "was not valid JSON")
+    return outcome if "killed run" not in ran.stderr else Outcome(False, "it blamed a killed run")
+
+
+@attempt(17, "the-output-lock-is-a-folder")
+def lock_folder(tmp: Path) -> Outcome:
+    (tmp / "out" / ".bceval.lock").mkdir(parents=True)
+    ran = run_bceval(["validate", "--corpus", str(DEMO), "--out", str(tmp / "out")], tmp)
+    return refusal(ran, ".bceval.lock")
+
+
+def _bceval_process(args: list[str], cwd: Path, **popen: object) -> tuple[int | None, str]:
+    """`python -m bceval ARGS` with the given Popen settings (stdout elsewhere); its exit code and stderr."""
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
+    process = subprocess.Popen([sys.executable, "-m", "bceval", *args], cwd=cwd, env=environ, stderr=subprocess.PIPE,
+                               text=True, **popen)  # type: ignore[call-overload]
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return None, ""
+    return process.returncode, err
+
+
+@attempt(17, "standard-output-closed")
+def stdout_closed(tmp: Path) -> Outcome:
+    read, write = os.pipe()
+    os.close(read)  # `| head -c0`: the reader is gone before bceval writes
+    try:
+        code, err = _bceval_process(["validate", "--corpus", str(DEMO), "--out", str(tmp / "out")], tmp, stdout=write)
+    finally:
+        os.close(write)
+    ran = Ran(code, "", err)
+    lines = [line for line in ran.stderr_lines() if not line.startswith("bceval: corpus ")]
+    held = code == 141 and not lines  # the reader stopped reading: quietly, as `yes | head` does
+    return Outcome(held, f"exit {code}, stderr {lines[-1:]!r}", traceback=ran.traceback, hang=ran.hang)
+
+
+@attempt(17, "standard-output-full")
+def stdout_full(tmp: Path) -> Outcome:
+    with open("/dev/full", "w") as full:
+        code, err = _bceval_process(["runs", "--out", str(tmp / "out")], tmp, stdout=full)
+    return refusal(Ran(code, "", err), "cannot write to standard output", "No space left on device")
+
+
+@attempt(17, "a-deleted-working-folder")
+def deleted_cwd(tmp: Path) -> Outcome:
+    import shlex
+    import subprocess
+    import sys
+
+    gone = tmp / "gone"
+    gone.mkdir()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    environ["PYTHONPATH"] = str(ROOT)
+    folder, python = shlex.quote(str(gone)), shlex.quote(sys.executable)
+    script = f"cd {folder} && rmdir {folder} && exec {python} -m bceval validate"
+    done = subprocess.run(["sh", "-c", script], env=environ, capture_output=True, text=True, timeout=60)
+    return refusal(Ran(done.returncode, done.stdout, done.stderr), "current folder no longer exists")
+
+
+_INTERRUPTED_IMPORT = """
+import sys
+class Interrupt:  # Ctrl-C while bceval's command line is being imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "bceval.cli":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["bceval", "validate"]
+import bceval.__main__
+bceval.__main__.run()
+"""
+
+_INTERRUPTED_AT_THE_END = """
+import os, signal, sys
+import bceval.cli
+work = bceval.cli.main
+def main(argv=None):  # Ctrl-C the moment the work is done
+    code = work(argv)
+    os.kill(os.getpid(), signal.SIGINT)
+    return code
+bceval.cli.main = main
+sys.argv = ["bceval", "validate", "--corpus", "demo", "--out", sys.argv[1]]
+import bceval.__main__
+bceval.__main__.run()
+"""
+
+
+def _python(code: str, cwd: Path, *args: str) -> Ran:
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
+    environ["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=environ, capture_output=True, text=True,
+                          timeout=60)
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@attempt(17, "ctrl-c-during-start-up")
+def ctrl_c_start(tmp: Path) -> Outcome:
+    ran = _python(_INTERRUPTED_IMPORT, tmp)
+    held = ran.code == 130 and ran.stderr_lines() == ["bceval: interrupted"]
+    return Outcome(held, f"exit {ran.code}: {ran.stderr_lines()[-1:]!r}", traceback=ran.traceback)
+
+
+@attempt(17, "ctrl-c-just-as-the-work-finished")
+def ctrl_c_end(tmp: Path) -> Outcome:
+    ran = _python(_INTERRUPTED_AT_THE_END, tmp, str(tmp / "out"))
+    lines = [line for line in ran.stderr_lines() if not line.startswith("bceval: corpus ")]
+    held = (ran.code == 0 and not lines) or (ran.code == 130 and lines == ["bceval: interrupted"])
+    return Outcome(held, f"exit {ran.code}: {lines[-1:]!r}", traceback=ran.traceback)

@@ -69,9 +69,16 @@ def _epoch() -> int:
     return int(moment.timestamp()) if moment else DEFAULT_EPOCH
 
 
-def _committed_copy(source: Path, destination: Path, epoch: int, message: str) -> None:
-    """Copy a tree's bytes (content only: new inodes, no links) and commit it as a new repository."""
-    shutil.copytree(source, destination, copy_function=shutil.copyfile)
+def _committed_copy(
+    source: Path, destination: Path, epoch: int, message: str, skip: frozenset[Path] = frozenset()
+) -> None:
+    """Copy a tree's bytes (content only: new inodes, no links; not the folders in `skip`) and commit it as a new
+    repository."""
+
+    def ignored(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if Path(folder, name) in skip]
+
+    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored if skip else None)
     try:
         commit_folder(destination, message, epoch, _AUTHOR)
     except BcevalError:
@@ -89,9 +96,15 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus)."""
     out = _check_empty(directory)
     source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
-    if is_within(out, source):  # the copy would contain itself
-        raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
-    scan_links(source, "Demo corpus")
+    # A corpus of one's own holds its git folder and, usually, bceval's output folder (where the demo goes):
+    # neither is part of the knowledge checkout.
+    skip = frozenset({source / ".git"})
+    if is_within(out, source):
+        inside = out.relative_to(source).parts
+        if not inside:
+            raise GuidanceError(f"Demo directory {out} must not be the corpus itself")
+        skip |= {source / inside[0]}
+    scan_links(source, "Demo corpus", skip)
     runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
     if not runs:
         raise GuidanceError(f"Demo corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())})")
@@ -103,7 +116,7 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
             safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
     epoch = _epoch()
     out.mkdir(parents=True, exist_ok=True)
-    _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout")
+    _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)
     for run in runs:
         bound = {case_id: str(out / WORKSPACES / case_id) for case_id in cases[run.kind]}
         for case_id, path in bound.items():

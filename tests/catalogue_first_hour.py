@@ -546,3 +546,143 @@ def ctrl_c_end(tmp: Path) -> Outcome:
     lines = [line for line in ran.stderr_lines() if not line.startswith("bceval: corpus ")]
     held = (ran.code == 0 and not lines) or (ran.code == 130 and lines == ["bceval: interrupted"])
     return Outcome(held, f"exit {ran.code}: {lines[-1:]!r}", traceback=ran.traceback)
+
+
+# --- 13 and 15: experiments that say what they paid, and the agent's own prompt -----------------------------------
+
+# A live agent for these attempts: it keeps the prompt it was given (DUMP/<case>.txt) and finds nothing.
+DUMPING_AGENT = """#!{python}
+import json, os, sys
+if sys.argv[1:2] == ["--version"]:
+    print("dumping-agent 1.0")
+    sys.exit(0)
+prompt = sys.stdin.read()
+start = prompt.index("\\n", prompt.index("=== request ")) + 1
+case = json.loads(prompt[start:prompt.index("\\n=== file ", start)])["cases"][0]["id"]
+with open(os.path.join(os.environ["DUMP"], case + ".txt"), "w", encoding="utf-8", newline="") as handle:
+    handle.write(prompt)
+print(json.dumps({"cases": [{"id": case, "findings": []}]}))
+"""
+
+
+def _live_agent(tmp: Path) -> dict[str, str]:
+    import sys
+
+    agent = tmp / "bin" / "dumping-agent"
+    agent.parent.mkdir()
+    agent.write_text(DUMPING_AGENT.replace("{python}", sys.executable), encoding="utf-8")
+    agent.chmod(0o755)
+    (tmp / "dump").mkdir()
+    return {"BCEVAL_LIVE": "1", "DUMP": str(tmp / "dump"), "PATH": f"{agent.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+@attempt(15, "prompt-prints-what-the-agent-of-the-run-got")
+def prompt_matches(tmp: Path) -> Outcome:
+    env = _live_agent(tmp)
+    flags = ["--corpus", str(DEMO), "--out", str(tmp / "out")]
+    answered = run_bceval(["answer", *flags, "--adapter", "command", "--command", "dumping-agent", "--run", "live",
+                           "-k", "security*"], tmp, env=env)
+    assert answered.code == 0, answered.stderr
+    shown = run_bceval(["prompt", "security-bad", *flags, "--run", "live"], tmp)  # no BCEVAL_LIVE: nothing runs
+    case = next(line for line in shown.stderr.splitlines() if "case security-bad (" in line).split("(")[-1].strip(")")
+    given = (tmp / "dump" / f"{case}.txt").read_text(encoding="utf-8")
+    held = shown.code == 0 and shown.stdout == given and "holds 7 file(s)" in shown.stderr
+    return Outcome(held, f"{len(shown.stdout)} bytes shown, {len(given)} given", traceback=shown.traceback)
+
+
+@attempt(15, "progress-lines-name-arm-epoch-case-total-and-time-left")
+def progress_lines(tmp: Path) -> Outcome:
+    import re
+
+    env = _live_agent(tmp)
+    (tmp / "x.yaml").write_text(
+        f"name: p\nepochs: 2\ncases: [security-bad, ui-good]\ndefaults:\n  corpus: {DEMO}\n  adapter: command\n"
+        "arms:\n  - name: control\n    command: dumping-agent\n  - name: treatment\n    command: dumping-agent --x\n",
+        encoding="utf-8",
+    )
+    ran = run_bceval(["experiment", "run", "x.yaml", "--out", str(tmp / "out")], tmp, env=env)
+    pattern = re.compile(
+        r"^\[(\d+)/8\] arm (control|treatment), epoch [12], (security-bad|ui-good) \(case-[0-9a-f]{8}\): "
+        r"answered in [0-9.]+ s; \d+ s so far, (about \d+ (s|min)( \d+ s)? left|done)$"
+    )
+    lines = [line for line in ran.stderr.splitlines() if line.startswith("[")]
+    held = ran.code == 0 and len(lines) == 8 and all(pattern.match(line) for line in lines)
+    held = held and lines[-1].endswith("done")
+    return Outcome(held, lines[-1] if lines else f"exit {ran.code}: {ran.stderr[-300:]!r}", traceback=ran.traceback)
+
+
+def _ab_repo(tmp: Path) -> Path:
+    repo = demo_copy(tmp)
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "base", cwd=repo)
+    _git("tag", "base", cwd=repo)
+    article = repo / "microsoft" / "knowledge" / "security" / "parameterize-setfilter-expressions.md"
+    article.write_text(article.read_text(encoding="utf-8") + "\nMore words.\n", encoding="utf-8")
+    _git("commit", "-qam", "head", cwd=repo)
+    _git("tag", "head", cwd=repo)
+    return repo
+
+
+@attempt(13, "ab-again-with-another-agent-is-refused-not-mixed")
+def ab_other_agent(tmp: Path) -> Outcome:
+    repo = _ab_repo(tmp)
+    ab = ["experiment", "ab", "--base", "base", "--head", "head", "--corpus", str(repo), "--out", str(tmp / "out")]
+    assert run_bceval(ab, tmp).code == 0
+    folder = tmp / "out" / "experiments" / "ab-base-head"
+    before = fingerprints(folder)
+    ran = run_bceval([*ab, "--adapter", "oracle"], tmp)
+    outcome = refusal(ran, "ab-base-head", "adapter")
+    after = fingerprints(folder)
+    changed = sum(1 for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    if changed:
+        return Outcome(False, f"{changed} file(s) of the first experiment changed: {outcome.detail}")
+    return outcome
+
+
+@attempt(13, "ab-takes-manifest")
+def ab_manifest(tmp: Path) -> Outcome:
+    repo = _ab_repo(tmp)
+    manifest = tmp / "m.json"
+    manifest.write_text((repo / "evaluation" / "review-fixtures.json").read_text(encoding="utf-8"), encoding="utf-8")
+    ab = ["experiment", "ab", "--base", "base", "--head", "head", "--corpus", str(repo), "--out", str(tmp / "out")]
+    ran = run_bceval([*ab, "--manifest", str(manifest)], tmp)
+    written = tmp / "out" / "experiments" / "ab-base-head" / "experiment.yaml"
+    text = written.read_text(encoding="utf-8") if written.is_file() else ""
+    outcome = passed(ran, "Report:")
+    if f"manifest: {manifest}" not in text:
+        return Outcome(False, "the manifest is not the arms': " + outcome.detail)
+    return outcome
+
+
+@attempt(13, "ab-head-without-the-manifest-is-evaluated-by-convention")
+def ab_head_without_manifest(tmp: Path) -> Outcome:
+    repo = _ab_repo(tmp)
+    _git("rm", "-q", "evaluation/review-fixtures.json", cwd=repo)
+    _git("commit", "-qm", "no manifest", cwd=repo)
+    _git("tag", "bare", cwd=repo)
+    _git("checkout", "-q", "base", cwd=repo)  # the working corpus has one, the head ref does not
+    ab = ["experiment", "ab", "--base", "base", "--head", "bare", "--corpus", str(repo), "--out", str(tmp / "out")]
+    return passed(run_bceval(ab, tmp), "Report:")
+
+
+@attempt(13, "the-report-shows-asked-shared-cached-and-the-cost-paid-separately")
+def ab_report_columns(tmp: Path) -> Outcome:
+    env = _live_agent(tmp)
+    (tmp / "x.yaml").write_text(
+        f"name: c\nepochs: 1\ncases: [security-bad]\ndefaults:\n  corpus: {DEMO}\n  adapter: command\n"
+        "  command: dumping-agent\narms:\n  - name: a\n  - name: b\n    isolation: view\n",
+        encoding="utf-8",
+    )
+    first = run_bceval(["experiment", "run", "x.yaml", "--out", str(tmp / "one")], tmp, env=env)
+    assert first.code == 0, first.stderr
+    # a second experiment in another output folder, sharing the first one's answer cache
+    shutil.copytree(tmp / "one" / "cache", tmp / "two" / "cache")
+    ran = run_bceval(["experiment", "run", "x.yaml", "--out", str(tmp / "two")], tmp, env=env)
+    report = tmp / "two" / "experiments" / "c" / "report.md"
+    text = report.read_text(encoding="utf-8") if report.is_file() else ""
+    header = "| Asked | Shared | Cached | Failed | Cost paid |"
+    row = next((line for line in text.splitlines() if line.startswith("| a (control) |")), "")
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    held = ran.code == 0 and header in text and cells[6:9] == ["0", "0", "1"]
+    return Outcome(held, row or f"exit {ran.code}: no arm row", traceback=ran.traceback)

@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         ("health", "coverage, ranking margins and answer-leak audit of the corpus"),
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
+        ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
@@ -84,7 +85,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
-    if args.subcommand in ("score", "publish"):  # a named run is scored as it was answered
+    if args.subcommand in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
         from bceval.steps.runs import recorded_run
 
         settings = recorded_run(settings, args.adapter)
@@ -99,6 +100,14 @@ def dispatch(args: argparse.Namespace) -> int:
         check_results(settings)
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
+    if args.subcommand == "prompt":
+        from contextlib import redirect_stdout
+
+        from bceval.steps.prompt import print_prompt
+
+        with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
+            code = run_graph(settings, ["prepare"], verbose=verbose)
+        return code or print_prompt(settings, args.case)
     if args.subcommand == "health":
         from bceval.steps.health_verdict import check_health_inputs, report_health
 

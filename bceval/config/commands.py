@@ -87,6 +87,15 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("page", "page to update (default: evaluation/scorecard.md)"),
     ),
     "runs": _uses(Use("out", "output root (default: out/)")),
+    "prompt": _uses("case")
+    + _CORPUS
+    + _uses(
+        Use("run", "the run whose agent it is (default: the agent these flags describe)"),
+        Use("adapter", "oracle, baseline (default) or command", checked=True),
+        Use("command", "agent command line, as for bceval answer"),
+        Use("model", "the model, as for bceval answer"),
+        Use("isolation", "view (default) or none"),
+    ),
     "health": _CORPUS
     + _uses(
         "strict",
@@ -111,6 +120,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("head", required=True),
         "epochs",
         "report",
+        Use("manifest", "the manifest of both arms (default: each ref's own, else by convention)"),
     )
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING

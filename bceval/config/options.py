@@ -113,6 +113,7 @@ OTHERS: tuple[Option, ...] = (
     ),
     # experiments
     Option("file", kind="positional", metavar="FILE", help="the experiment file (YAML)"),
+    Option("case", kind="positional", metavar="CASE", help="the case: its manifest id or model id (case-<hash>)"),
     Option(
         "no_share",
         ("--no-share",),

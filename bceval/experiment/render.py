@@ -27,10 +27,17 @@ def _difference(diff: Any) -> str:
     return text
 
 
+def _asked(arm: ArmReport) -> int:
+    """The answers this arm's agent was asked for and paid (cached ones were paid by the run that asked first)."""
+    return arm.answered - arm.fromCache
+
+
 def _cost(arm: ArmReport) -> str:
+    """What this arm's own answers cost (cached and shared ones are on the bill of the run that paid them)."""
     if arm.usage.costUsd is None:
-        return "unknown"
-    known = "" if arm.usage.costKnown == arm.answered else f" ({arm.usage.costKnown} of {arm.answered} reported)"
+        return "unknown" if _asked(arm) else "-"
+    asked = _asked(arm)
+    known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
     return f"${arm.usage.costUsd:.4f}{known}"
 
 
@@ -62,16 +69,16 @@ def render_markdown(report: ExperimentReport) -> str:
         "",
         "## Arms",
         "",
-        "| Arm | Recall | Clean rate | pass@k | pass^k | Flaky | Answered | Shared | Failed | Cost |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| Arm | Recall | Clean rate | pass@k | pass^k | Flaky | Asked | Shared | Cached | Failed | Cost paid |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for arm in arms:
         summary = arm.summary
         label = f"{arm.name} (control)" if arm.control else arm.name
         lines.append(
             f"| {label} | {_rate(summary.recall)} | {_rate(summary.clean_rate)} | {_rate(summary.pass_at_k.all)} | "
-            f"{_rate(summary.pass_hat_k.all)} | {len(summary.flaky_cases)} | {arm.answered} | {arm.shared} | "
-            f"{arm.infrastructureFailures} | {_cost(arm)} |"
+            f"{_rate(summary.pass_hat_k.all)} | {len(summary.flaky_cases)} | {_asked(arm)} | {arm.shared} | "
+            f"{arm.fromCache} | {arm.infrastructureFailures} | {_cost(arm)} |"
         )
     guided = [arm for arm in arms if arm.guidance is not None]
     if guided:
@@ -172,14 +179,15 @@ def render_html(report: ExperimentReport) -> str:
     parts.append(f"<li>Arms differ in: {e(', '.join(report.differing) or 'nothing')}</li></ul>")
     parts.append(
         "<h2>Arms</h2><table><tr><th>Arm</th><th>Recall</th><th>Clean rate</th><th>pass@k</th><th>pass^k</th>"
-        "<th>Answered</th><th>Shared</th><th>Failed</th><th>Cost</th></tr>"
+        "<th>Asked</th><th>Shared</th><th>Cached</th><th>Failed</th><th>Cost paid</th></tr>"
     )
     for arm in arms:
         s = arm.summary
         parts.append(
             f"<tr><td>{e(arm.name)}{' (control)' if arm.control else ''}</td><td>{e(_rate(s.recall))}</td>"
             f"<td>{e(_rate(s.clean_rate))}</td><td>{e(_rate(s.pass_at_k.all))}</td><td>{e(_rate(s.pass_hat_k.all))}</td>"
-            f"<td>{arm.answered}</td><td>{arm.shared}</td><td>{arm.infrastructureFailures}</td><td>{e(_cost(arm))}</td></tr>"
+            f"<td>{_asked(arm)}</td><td>{arm.shared}</td><td>{arm.fromCache}</td><td>{arm.infrastructureFailures}</td>"
+            f"<td>{e(_cost(arm))}</td></tr>"
         )
     parts.append(
         "</table><h2>Cases</h2><table><tr><th>Case</th><th>Kind</th>"

@@ -265,7 +265,7 @@ def page_names_scorecard(tmp: Path) -> Outcome:
 
 @attempt(16, "doit-health-reports-when-up-to-date")
 def doit_health(tmp: Path) -> Outcome:
-    env = {"BCEVAL_CORPUS": "demo", "BCEVAL_OUT": str(tmp / "out")}
+    env = {"BCEVAL_CORPUS": str(DEMO), "BCEVAL_OUT": str(tmp / "out")}
     first = run_doit(["health"], tmp, env)
     again = run_doit(["health"], tmp, env)
     if first.code != 0 or "Corpus health" not in first.stdout:
@@ -283,7 +283,7 @@ def bceval_health(tmp: Path) -> Outcome:
 
 @attempt(16, "doit-list-names-the-current-paths")
 def doit_list(tmp: Path) -> Outcome:
-    ran = run_doit(["list"], tmp, {"BCEVAL_CORPUS": "demo", "BCEVAL_OUT": str(tmp / "out")})
+    ran = run_doit(["list"], tmp, {"BCEVAL_CORPUS": str(DEMO), "BCEVAL_OUT": str(tmp / "out")})
     stale = [line for line in ran.stdout.splitlines() if "out/score.json" in line or "out/scorecard.json" in line]
     if stale:
         return Outcome(False, f"old paths: {stale[0]}", traceback=ran.traceback)

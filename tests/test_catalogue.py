@@ -27,3 +27,17 @@ def test_attempt_holds(attempt: Attempt, tmp_path: Path) -> None:
     assert outcome.escapes == 0, outcome.detail
     assert outcome.orphans == 0, outcome.detail
     assert outcome.held, outcome.detail
+
+
+def test_the_replay_script_prints_a_line_per_attempt_and_the_totals(capsys):
+    import replay_catalogue
+
+    code = replay_catalogue.main(["19-an-unknown-flag", "19-a-flag-without-its-value"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    names = [line.split(" (")[0] for line in lines[:2]]
+    assert names == ["held   19-a-flag-without-its-value", "held   19-an-unknown-flag"]
+    assert lines[2].endswith(
+        "attempts 2, held 2, clean one-line errors 2, tracebacks 0, hangs 0, files changed outside 0, escapes 0, "
+        "orphans 0"
+    )

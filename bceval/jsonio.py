@@ -219,7 +219,7 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None:  # e.g. a full disk: say which file it was
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:  # a full disk: which file
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True

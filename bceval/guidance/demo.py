@@ -92,8 +92,10 @@ def _check_empty(directory: Path) -> Path:
     return checked
 
 
-def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
-    """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus)."""
+def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
+    """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
+    guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
+    inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy."""
     out = _check_empty(directory)
     source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
     # A corpus of one's own holds its git folder and, usually, bceval's output folder (where the demo goes):
@@ -101,8 +103,8 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     skip = frozenset({source / ".git"})
     if is_within(out, source):
         inside = out.relative_to(source).parts
-        if not inside:
-            raise GuidanceError(f"Demo directory {out} must not be the corpus itself")
+        if not (inside and in_output):  # only bceval's own output folder may sit inside the corpus
+            raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
         skip |= {source / inside[0]}
     scan_links(source, "Demo corpus", skip)
     runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
@@ -164,4 +166,4 @@ def refresh_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
     if os.path.lexists(out) and out.is_dir() and _only_ours(out):
         shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
-    return create_demo(corpus, out)
+    return create_demo(corpus, out, in_output=True)

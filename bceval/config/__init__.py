@@ -144,6 +144,15 @@ class ArmContext:
     hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
 
 
+@dataclass(frozen=True)
+class GateOptions:
+    """What validation reports beyond its problems: the coverage report, and the changed paths it gates."""
+
+    coverage_report: Path | None = None  # where the coverage report goes (JSON)
+    gate_paths: Path | None = None  # --changed-paths of validate/prepare: the changed files, one per line
+    changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
+
+
 # the options table's part names (Option.part) -> the part declaring those settings
 PARTS: dict[str, type] = {
     "locations": Locations,
@@ -152,11 +161,12 @@ PARTS: dict[str, type] = {
     "results": ResultsSource,
     "health": HealthOptions,
     "arm": ArmContext,
+    "gate": GateOptions,
 }
 
 
 @dataclass(frozen=True)
-class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
+class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
     """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default).
     A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 

@@ -19,13 +19,14 @@ def check_health_inputs(settings: HealthOptions) -> None:
 def print_health(settings: Settings) -> Any:
     """Print the report's errors and warnings and its summary line; returns the report."""
     from bceval.health.model import HealthReport
-    from bceval.health.report import summary_line
+    from bceval.health.report import coverage_lines, summary_line
     from bceval.jsonio import load_own_json
 
     report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))
     for finding in report.findings:
         if finding.severity != "info":
             print(f"  {finding.severity}: {finding.message}")
+    print("\n".join(coverage_lines(report)))
     print(summary_line(report, str(OutDir(settings.out).health("md"))))
     return report
 

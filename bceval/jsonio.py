@@ -228,8 +228,10 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
             handle.write(data)
         os.chmod(tmp, mode)  # mkstemp creates 0600; a new file gets what open() would have given it
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:  # a full disk: which file
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True
 

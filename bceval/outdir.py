@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -48,21 +49,27 @@ def sweep_temp_files(out: Path) -> list[Path]:
 
 
 def repair_doit_state(db: Path) -> bool:
-    """Drop doit's state file when a killed run left it half written (doit writes it in place at exit).
+    """Drop doit's state file when it is not valid JSON (doit writes it in place at exit: a killed run or a
+    full disk leaves it half written, and doit would stop with a traceback on it).
 
     Losing it only makes the next run redo its work; the atomic writes keep every output byte-identical.
     Returns True when the file was dropped.
     """
+    import json
+
     try:
-        with open(db, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 64))
-            tail = handle.read().rstrip()
+        if not db.is_file():
+            if os.path.lexists(db):
+                raise BcevalError(f"{db}: doit's state file is not a regular file; remove it")
+            return False
+        json.loads(db.read_bytes())
+        return False
     except FileNotFoundError:
         return False
-    if tail.endswith(b"}"):
-        return False
+    except OSError as exc:
+        raise BcevalError(f"{db}: cannot read doit's state file: {exc.strerror}") from None
+    except ValueError:
+        pass
     db.unlink(missing_ok=True)
     return True
 
@@ -79,7 +86,14 @@ class OutputLock:
         self._handle: int | None = None
 
     def acquire(self) -> None:
-        handle = os.open(OutDir(self.out).lock, os.O_RDWR | os.O_CREAT, 0o644)
+        path = OutDir(self.out).lock
+        try:  # never through a link, never anything but a plain file
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise BcevalError(f"{path}: cannot open the output lock: {exc.strerror}; remove it") from None
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
+            raise BcevalError(f"{path}: the output lock is not a regular file; remove it")
         try:
             _lock(handle)
         except OSError:

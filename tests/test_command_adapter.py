@@ -29,7 +29,10 @@ from bceval.steps.answer import prune_vanished
 
 CASES = 16
 TIMEOUT = "10"  # generous for the well-behaved modes; the hang test uses 1 s
-PROGRESS = re.compile(r"^\[(\d+)\] (case-[0-9a-f]{8}) (answered in [0-9.]+ s|cached|infrastructure failure: .+)$")
+PROGRESS = re.compile(
+    r"^\[(\d+)/\d+\] [^ ]+ \((case-[0-9a-f]{8})\): (answered in [0-9.]+ s|cached|infrastructure failure: .+?); "
+    r"\d+ (?:s|min|h)[^,]* so far, (?:about .+ left|done)$"
+)
 RUN = "command"  # the default run name without a model
 
 

@@ -49,6 +49,15 @@ VIEW_NOTE = (
 )
 
 
+def review_prompt(view: View, isolated: bool) -> str:
+    """The text a command agent gets on its standard input for the case of `view` (`bceval prompt` shows it)."""
+    note = f"{VIEW_NOTE}\n\n" if isolated else ""
+    return (
+        f"{CONTRACT}\n\n{note}=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
+        f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
+    )
+
+
 class CommandAdapter(LiveAgent):
     """The review question shape of the `command` kind."""
 
@@ -73,11 +82,7 @@ class CommandAdapter(LiveAgent):
         return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
 
     def prompt(self, view: View, isolated: bool) -> str:
-        note = f"{VIEW_NOTE}\n\n" if isolated else ""
-        return (
-            f"{CONTRACT}\n\n{note}=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
-            f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
-        )
+        return review_prompt(view, isolated)
 
     # --- answering -------------------------------------------------------------------------------------------
 

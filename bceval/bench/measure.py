@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.bench.corpora import generate_corpus, generate_live_corpus
+from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import CASE_PATTERN, OutDir
 
@@ -51,7 +52,9 @@ def _run(args: list[str], env: dict[str, str]) -> Run:
         elapsed, peak = time.perf_counter() - start, None
     error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
     if process.returncode != 0:
-        raise RuntimeError(f"bench: {' '.join(args[2:4])} failed: {error.strip().splitlines()[-1:]}")
+        step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
+        last = (error.strip().splitlines() or ["no output"])[-1]
+        raise BcevalError(f"bench: {step} failed (exit {process.returncode}): {last}")
     return Run(elapsed, peak)
 
 
@@ -87,7 +90,14 @@ def measured_environment() -> dict[str, str]:
     containers and CI images), an editable install would instead recompile bceval's own modules in
     every process, a constant ~0.02 s that says nothing about how bceval scales.
     """
-    return {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
+    # BCEVAL runs `python -P`: a folder named bceval in the current directory must not stand in for this package
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_PACKAGE_HOME), env.get("PYTHONPATH"))))
+    return env
+
+
+_PACKAGE_HOME = Path(__file__).resolve().parents[2]  # the folder holding the bceval package
+BCEVAL = [sys.executable, "-P", "-m", "bceval"]  # -P: the current directory is not put on the module path
 
 
 def warm_bytecode(env: dict[str, str]) -> None:
@@ -109,7 +119,7 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
     if hasattr(os, "sync"):
         os.sync()  # flush the freshly written corpus now, not in the middle of the first measurement
     env = measured_environment()
-    base = [sys.executable, "-m", "bceval"]
+    base = BCEVAL
 
     def bceval(command: str, out: Path, *extra: str) -> Run:
         return _run([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
@@ -206,7 +216,7 @@ def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progres
     corpus, out = scratch / "live-corpus", scratch / "live-out"
     generate_live_corpus(corpus, answers)
     agent, env = _fixed_time_agent(scratch / "live-bin", seconds)
-    base = [sys.executable, "-m", "bceval"]
+    base = BCEVAL
     where = ["--corpus", str(corpus), "--out", str(out)]
     _run([*base, "prepare", *where], env)
     progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
@@ -230,7 +240,7 @@ def measure_experiment(
         lines += [f"  - name: arm{number}", f"    command: {agent.name} --arm {number}"]
     experiment = scratch / "bench-experiment.yaml"
     experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    base = [sys.executable, "-m", "bceval", "experiment"]
+    base = [*BCEVAL, "experiment"]
     _run([*base, "report", str(experiment), "--out", str(out)], env)
     units = arms * epochs * cases
     progress(f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s each")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.cli.parser import add_options, settings_flags
-from bceval.config import Settings, load_settings
+from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
 
@@ -76,7 +76,9 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
     defaults["sandboxAllow"] = defaults.pop("sandbox_allow")
     defaults["corpus"] = str(settings.corpus)
-    if settings.manifest is not None:
+    # The corpus's own manifest is each ref's own (a ref without one is evaluated by convention); only a manifest
+    # named by --manifest or BCEVAL_MANIFEST is pinned for both arms.
+    if settings.manifest is not None and settings.manifest != settings.corpus / MANIFEST_RELATIVE:
         manifest = settings.manifest.resolve()
         try:  # inside the corpus: each arm reads its own ref's version of it
             defaults["manifest"] = manifest.relative_to(settings.corpus.resolve()).as_posix()
@@ -86,13 +88,47 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
     return experiment, OutDir(settings.out).experiment(experiment.name).file
 
 
+def _ab_document(experiment: Any) -> dict[str, Any]:
+    document = experiment.model_dump(mode="json", exclude_defaults=True)
+    return {"name": experiment.name, "epochs": experiment.epochs, **document}
+
+
+def _check_ab_file(experiment: Any, path: Path) -> None:
+    """An `ab` experiment of these refs that exists already must have been run with these settings: its runs and
+    report would otherwise mix two agents (as runs refuse other agent settings)."""
+    import yaml
+
+    if not path.is_file():
+        return
+    try:
+        before = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        before = None
+    now = _ab_document(experiment)
+    if not isinstance(before, dict):
+        return
+    # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
+    old = {**before, **(before.get("defaults") or {}), "epochs": None}
+    new = {**now, **now.get("defaults", {}), "epochs": None}
+    if old == new:
+        return
+    keys = sorted(set(old) | set(new))
+    differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
+    def shown(value: Any) -> str:
+        return "the default" if value is None else repr(value)
+
+    raise BcevalError(
+        f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({shown(old.get(differs))}, "
+        f"now {shown(new.get(differs))}); choose another --out, or remove that folder"
+    )
+
+
 def _write_ab_file(experiment: Any, path: Path) -> None:
     import yaml
 
     from bceval.jsonio import write_atomic
 
-    document = experiment.model_dump(mode="json", exclude_defaults=True)
-    document = {"name": experiment.name, "epochs": experiment.epochs, **document}
+    document = _ab_document(experiment)
     write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False))
 
 
@@ -109,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         settings = _settings(args, file)
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
+        _check_ab_file(experiment, file)
         _write_ab_file(experiment, file)
         plan = replace(plan, source=file)
     else:

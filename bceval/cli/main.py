@@ -12,7 +12,7 @@ from bceval.cli import development as development_cli
 from bceval.cli import experiment as experiment_cli
 from bceval.cli import guidance as guidance_cli
 from bceval.cli.parser import Parser, add_options, settings_flags
-from bceval.config import check_inputs, check_results, load_settings
+from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.graph.run import run_graph
 
@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         ("health", "coverage, ranking margins and answer-leak audit of the corpus"),
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
+        ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
@@ -47,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        shown = guidance_cli.mode_help(sys.argv[1:] if argv is None else argv)
+        if shown is not None:  # as argparse's own --help: print, then exit 0
+            sys.stdout.write(shown)
+            raise SystemExit(0)
         args = _parser().parse_args(argv)
         if args.subcommand == "guidance":
             return guidance_cli.run(args)
@@ -84,11 +89,16 @@ def dispatch(args: argparse.Namespace) -> int:
 
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
+    if args.subcommand in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
+        from bceval.steps.runs import recorded_run
+
+        settings = recorded_run(settings, args.adapter)
     if args.subcommand == "init":
         from bceval.steps.init import report_init
 
         return report_init(settings, args.doit)
     check_inputs(settings)
+    check_leaves(settings)
     verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
         check_results(settings)
@@ -98,11 +108,19 @@ def dispatch(args: argparse.Namespace) -> int:
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
+    if args.subcommand == "prompt":
+        from contextlib import redirect_stdout
+
+        from bceval.steps.prompt import print_prompt
+
+        with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
+            code = run_graph(settings, ["prepare"], verbose=verbose)
+        return code or print_prompt(settings, args.case)
     if args.subcommand == "health":
         from bceval.steps.health_verdict import check_health_inputs, report_health
 
         check_health_inputs(settings)
-        return report_health(settings, run_graph(settings, ["health"], verbose=verbose), args.strict)
+        return report_health(settings, run_graph(settings, ["health_files"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
         from bceval.steps.answer import warn_preflight
 

@@ -23,6 +23,7 @@ from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
 from bceval.guidance import PLAN
 from bceval.layout import OutDir, RunDir, result_files
+from bceval.review.cases import CORPUS_SHAPE
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
@@ -32,6 +33,8 @@ DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 GUIDANCE_MANIFEST_RELATIVE = Path(GUIDANCE_MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
+DEMO_NAME = "demo"  # `--corpus demo`: the demo corpus (a folder named demo is `./demo`)
+NOT_FOUND = "no corpus found here"  # Locations.corpus_source when no corpus was given or found
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # setting -> (environment variable, kind), and setting -> (lowest, highest, whether the lowest is allowed itself):
@@ -40,10 +43,34 @@ RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 SOURCES: dict[str, tuple[str, str]] = {option.name: (option.env or "", option.kind) for option in SETTINGS}
 RANGES: dict[str, tuple[float, float | None, bool]] = {o.name: o.range for o in SETTINGS if o.range is not None}
 CHOICES = tuple(option for option in SETTINGS if option.choices is not None)  # adapter, isolation, sandbox
+CHOICE_NAMES = frozenset(option.name for option in CHOICES)
 
 
 def _default(name: str) -> Any:
     return OPTIONS[name].default
+
+
+def flag_of(name: str) -> str:
+    """The command-line flag of a setting as users type it (`--margin` for health_margin, `-k` for patterns)."""
+    flags = OPTIONS[name].flags
+    return flags[-1] if flags else name
+
+
+def setting_problem(name: str, value: Any) -> str | None:
+    """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
+    if name in CHOICE_NAMES:
+        allowed = OPTIONS[name].allowed() or ()
+        if value not in allowed:
+            return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
+    if name in RANGES:
+        low, high, low_allowed = RANGES[name]
+        if not math.isfinite(value):
+            return f"must be a finite number, got {value}"
+        if value < low or (value == low and not low_allowed) or (high is not None and value > high):
+            bound = f"at least {low}" if low_allowed else f"greater than {low}"
+            span = f"{bound} and at most {high}" if high is not None else bound
+            return f"must be {span}, got {value}"
+    return None
 
 
 # Settings in parts. Each part is a frozen dataclass of its own, so a function that needs one part can say so in
@@ -144,23 +171,14 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
     A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 
     def __post_init__(self) -> None:
-        for option in CHOICES:
-            allowed = option.allowed() or ()
-            if getattr(self, option.name) not in allowed:
-                value = getattr(self, option.name)
-                raise BcevalError(f"unknown {option.name} '{value}'; choose one of: {', '.join(allowed)}")
+        for name in (*(option.name for option in CHOICES), *RANGES):
+            problem = setting_problem(name, getattr(self, name))
+            if problem is not None:
+                raise BcevalError(problem if name in CHOICE_NAMES else f"invalid setting {name}: {problem}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
             )
-        for name, (low, high, low_allowed) in RANGES.items():
-            value = getattr(self, name)
-            if not math.isfinite(value):
-                raise BcevalError(f"invalid setting {name}: must be a finite number, got {value}")
-            if value < low or (value == low and not low_allowed) or (high is not None and value > high):
-                bound = f"at least {low}" if low_allowed else f"greater than {low}"
-                span = f"{bound} and at most {high}" if high is not None else bound
-                raise BcevalError(f"invalid setting {name}: must be {span}, got {value}")
 
     @property
     def prepare_dir(self) -> Path:
@@ -324,23 +342,33 @@ def load_settings(
     for key, (env_key, kind) in SOURCES.items():
         value = flags.get(key)
         if value is not None and value != [] and value != ():
-            flag = OPTIONS[key].flags[0] if OPTIONS[key].flags else f"--{key.replace('_', '-')}"
+            flag = flag_of(key)
             chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, flag)
             source[key] = flag
         elif environ.get(env_key):
             chosen[key] = _convert(environ[env_key], kind, cwd, env_key)
             source[key] = env_key
+        if key == "corpus" and key in source and str(flags.get(key) or environ.get(env_key)) == DEMO_NAME:
+            chosen[key], source[key] = DEMO_CORPUS, f"{source[key]} demo: bceval's demo corpus"
     base = cwd
     if "corpus" not in chosen:
         found = find_corpus(cwd.resolve())
-        chosen["corpus"], source["corpus"] = (found, "found here") if found else (DEMO_CORPUS, "the demo corpus")
+        # the demo corpus only when asked for: without a corpus here the commands that need one refuse
+        chosen["corpus"], source["corpus"] = (found, "found here") if found else (cwd.resolve(), NOT_FOUND)
         base = found or cwd
+    elif source["corpus"] == "pyproject.toml" and chosen["corpus"] == DEMO_CORPUS:
+        source["corpus"] = "pyproject.toml: bceval's demo corpus"
     if "manifest" not in chosen:
         default = chosen["corpus"] / MANIFEST_RELATIVE
         chosen["manifest"] = default if default.is_file() else None  # no manifest: evaluate by convention
     chosen.setdefault("out", (base / "out").resolve())
     chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
     chosen["corpus_source"] = source["corpus"]
+    for key, value in chosen.items():  # a bad value is refused naming the flag, variable or file it came from
+        problem = setting_problem(key, value) if key in source else None
+        if problem is not None:
+            where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
+            raise BcevalError(f"{where}: {problem}" if key in CHOICE_NAMES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
@@ -349,11 +377,31 @@ def load_settings(
     return Settings(**chosen)
 
 
+def has_leaves(corpus: Path) -> bool:
+    """Whether any layer of `corpus` has a review leaf (a cheap look into three folders, no walk)."""
+    for layer in LAYERS:
+        review = corpus / layer / "skills" / "review"
+        try:
+            if review.is_dir() and any(path.name.startswith("al-") for path in review.glob("al-*-review.md")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def check_inputs(settings: Settings) -> None:
-    """Fail early, in one line, when the corpus or manifest cannot be used at all."""
-    if not settings.corpus.exists():
+    """Fail early, in one line, when the corpus or manifest cannot be used at all. An experiment's arms name
+    their own corpora (each variant is checked when it is prepared), so its own settings need none."""
+    if settings.experiment is not None and settings.corpus_source == NOT_FOUND:
+        pass
+    elif settings.corpus_source == NOT_FOUND:
+        raise BcevalError(
+            f"no corpus in {settings.corpus} or its parents up to the git root: {CORPUS_SHAPE}; "
+            "give --corpus PATH, or --corpus demo for bceval's demo corpus"
+        )
+    elif not settings.corpus.exists():
         raise BcevalError(f"{settings.corpus}: corpus directory does not exist")
-    if not settings.corpus.is_dir():
+    elif not settings.corpus.is_dir():
         raise BcevalError(f"{settings.corpus}: corpus path is not a directory")
     if settings.manifest is not None:
         if not settings.manifest.exists():
@@ -362,6 +410,13 @@ def check_inputs(settings: Settings) -> None:
             raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
+
+
+def check_leaves(settings: Locations) -> None:
+    """A review command on a folder without any review leaf would evaluate nothing: refuse it up front (the
+    validation of the graph says the same for `doit`)."""
+    if not has_leaves(settings.corpus):
+        raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
 
 
 def check_results(settings: ResultsSource) -> None:

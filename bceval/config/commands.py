@@ -23,7 +23,7 @@ def _uses(*items: str | Use) -> tuple[Use, ...]:
 
 
 _CORPUS = _uses(
-    Use("corpus", "knowledge checkout (default: settings, else demo corpus)"),
+    Use("corpus", "knowledge checkout, or demo (default: settings, else the corpus found here)"),
     Use("manifest", "default: <corpus>/evaluation/review-fixtures.json"),
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
@@ -36,7 +36,7 @@ _GATE = _uses(  # review-dialects.md §11.4, §11.5
 _RUN = Use("run", "the run (default: the adapter, plus the model of a live agent)")
 _EXPERIMENT_COMMON = _uses(
     Use("out", "output root (default: out/); reports go to DIR/experiments/"),
-    Use("corpus", "the corpus arms default to (default: found here)"),
+    Use("corpus", "the corpus arms default to, or demo (default: settings, else the corpus found here)"),
     "verbose",
 )
 _EXPERIMENT_RUNNING = _uses(
@@ -92,6 +92,15 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("page", "page to update (default: evaluation/scorecard.md)"),
     ),
     "runs": _uses(Use("out", "output root (default: out/)")),
+    "prompt": _uses("case")
+    + _CORPUS
+    + _uses(
+        Use("run", "the run whose agent it is (default: the agent these flags describe)"),
+        Use("adapter", "oracle, baseline (default) or command", checked=True),
+        Use("command", "agent command line, as for bceval answer"),
+        Use("model", "the model, as for bceval answer"),
+        Use("isolation", "view (default) or none"),
+    ),
     "health": _CORPUS
     + _uses(
         "strict",
@@ -119,6 +128,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("head", required=True),
         "epochs",
         "report",
+        Use("manifest", "the manifest of both arms (default: each ref's own, else by convention)"),
     )
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING
@@ -171,3 +181,31 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     ),
 }
+
+
+# `bceval guidance MODE --help`: each mode's one-line description and the options it takes (a subset of
+# "guidance"'s, in the same order; steps.guidance_modes.check_arguments refuses the others).
+GUIDANCE_MODES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "validate": ("check a guidance manifest against its knowledge checkout", ("root", "manifest", "workspace_map")),
+    "prepare": (
+        "write the neutral guidance requests into a new or empty directory",
+        ("root", "manifest", "out", "workspace_map"),
+    ),
+    "capture": (
+        "record the workspaces' pre-run state (the baseline) before any agent runs",
+        ("root", "manifest", "workspace_map", "baseline"),
+    ),
+    "score": (
+        "score result files against the captured baseline and its digest",
+        ("root", "manifest", "baseline", "baseline_sha256", "results"),
+    ),
+    "run": (
+        "prepare, capture, answer with an adapter and score, into a new run directory",
+        ("root", "manifest", "out", "workspace_map", "adapter", "live"),
+    ),
+    "demo-workspaces": ("build the demo knowledge checkout, workspaces and maps from the demo corpus", ("out",)),
+}
+_GUIDANCE_LIVE = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
+for _mode, (_text, _names) in GUIDANCE_MODES.items():
+    _wanted = {"guidance_" + name for name in _names} | (set(_GUIDANCE_LIVE) if "live" in _names else set())
+    COMMANDS[f"guidance {_mode}"] = tuple(use for use in COMMANDS["guidance"] if use.name in _wanted)

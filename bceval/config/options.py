@@ -118,6 +118,7 @@ OTHERS: tuple[Option, ...] = (
     ),
     # experiments
     Option("file", kind="positional", metavar="FILE", help="the experiment file (YAML)"),
+    Option("case", kind="positional", metavar="CASE", help="the case: its manifest id or model id (case-<hash>)"),
     Option(
         "no_share",
         ("--no-share",),
@@ -225,7 +226,7 @@ OTHERS: tuple[Option, ...] = (
         "path",
         "guidance",
         metavar="DIR",
-        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+        help="knowledge checkout, or demo for bceval's demo corpus (default: the corpus found here)",
     ),
     Option(
         "guidance_manifest",

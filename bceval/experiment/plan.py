@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import capabilities
-from bceval.config import MANIFEST_RELATIVE, Settings
+from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
 from bceval.errors import BcevalError
 from bceval.evaluators.development import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
@@ -130,6 +130,10 @@ def resolve(
         if not corpus.is_dir():
             location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
             raise BcevalError(f"{_where(source, positions, location)}: {corpus} is not a folder")
+        review = (values["evaluator"] or REVIEW) == REVIEW  # guidance arms read a knowledge checkout, not leaves
+        if review and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
+            location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
+            raise BcevalError(f"{_where(source, positions, location)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
         repository, subdir, commit = None, "", None
         read_from = corpus
         if values["ref"]:

@@ -68,10 +68,17 @@ def _difference(kind: Any) -> str:
     return f"{kind.difference:+.3f}{_interval(kind.interval, signed=True)}"
 
 
+def _asked(arm: ArmReport) -> int:
+    """The answers this arm's agent was asked for and paid (cached ones were paid by the run that asked first)."""
+    return arm.answered - arm.fromCache
+
+
 def _cost(arm: ArmReport) -> str:
+    """What this arm's own answers cost (cached and shared ones are on the bill of the run that paid them)."""
+    asked = _asked(arm)
     if arm.usage.costUsd is None:
-        return "unknown"
-    known = "" if arm.usage.costKnown == arm.answered else f" ({arm.usage.costKnown} of {arm.answered} reported)"
+        return "unknown" if asked else "-"
+    known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
     return f"${arm.usage.costUsd:.4f}{known}"
 
 
@@ -148,9 +155,10 @@ def document(report: ExperimentReport) -> list[Block]:
                 "Answered / unanswered (answers)",
                 "Asked",
                 "Shared",
+                "Cached",
                 "Infra failures",
                 "Missing",
-                "Cost",
+                "Cost paid",
             ),
             rows=tuple(
                 (
@@ -161,8 +169,9 @@ def document(report: ExperimentReport) -> list[Block]:
                     _share(arm.summary.pass_hat_k.all),
                     f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases",
                     f"{arm.summary.answered} / {arm.unanswered}",
-                    str(arm.answered),
+                    str(_asked(arm)),
                     str(arm.shared),
+                    str(arm.fromCache),
                     str(arm.infrastructureFailures),
                     str(arm.missing),
                     _cost(arm),

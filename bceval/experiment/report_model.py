@@ -230,7 +230,8 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
             if unit.answered:
                 tally.counts["answered"] += 1
                 tally.counts["fromCache"] += bool(unit.cached)
-            tally.add_usage(unit.usage)
+            if not unit.cached:  # a cached answer's cost stays with the run that paid for it
+                tally.add_usage(unit.usage)
             measure = unit.measure
             if measure is not None and measure.outcome_agrees is not None:
                 agreed.append(measure.outcome_agrees)

@@ -83,13 +83,18 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     def selected() -> dict[str, list[str]]:
         return {arm: [case.id for case in cases] for arm, cases in chosen().items()}
 
+    from bceval.steps.answer import Progress
+
+    progress = Progress()  # one count over every arm and epoch; its total: the units task_unit plans
+
     @once
     def answers(arm_name: str, epoch: int) -> Any:
         from bceval.experiment.plan import arm_settings
         from bceval.steps.answer import RunAnswers
 
         current = plan()
-        return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
+        run = arm_settings(current, current.arm(arm_name), settings, epoch)
+        return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ")
 
     @once
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
@@ -180,6 +185,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     owner = owners.setdefault(key, name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
                     target = run.results_dir / result_name(case.modelId)
+                    progress.total += not target.is_file()
                     yield {
                         "name": name,
                         "actions": [action(experiment_steps.answer_unit, _bound(answers, arm.name, epoch), case, note)],

@@ -84,11 +84,14 @@ def is_within(path: Path, parent: Path) -> bool:
     return p == q or p.startswith(q.rstrip(os.sep) + os.sep)
 
 
-def scan_links(directory: Path, label: str) -> None:
-    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too)."""
+def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> None:
+    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too; folders in
+    `skip` are not looked into)."""
     pending = [directory]
     while pending:
         folder = pending.pop()
+        if folder in skip:
+            continue
         try:
             entries = list(os.scandir(folder))
         except OSError:

@@ -82,7 +82,7 @@ class Tally(StrictModel):
 
 
 class ScoreReport(StrictModel):
-    """out/score.json: every case's verdict, the metrics and the gate."""
+    """out/runs/<run>/score.json: every case's verdict, the metrics and the gate."""
 
     schemaVersion: Literal[1] = SCORE_SCHEMA_VERSION
     passed: bool

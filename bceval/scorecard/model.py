@@ -1,4 +1,4 @@
-"""out/scorecard.json: the versioned, schema-checked record of one scored run."""
+"""out/runs/<run>/scorecard.json: the versioned, schema-checked record of one scored run."""
 
 from __future__ import annotations
 

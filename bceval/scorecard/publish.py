@@ -26,8 +26,8 @@ HISTORY_HEADER = (
 )
 NEW_PAGE = f"""# bceval scorecard
 
-Published with `bceval publish` from `out/scorecard.json`. Text outside bceval's marker comments is
-yours to edit; the latest-run section and the history rows are maintained by bceval.
+Published with `bceval publish` from each run's `out/runs/<run>/scorecard.json`. Text outside bceval's marker
+comments is yours to edit; the latest-run section and the history rows are maintained by bceval.
 
 {LATEST_BEGIN}
 {LATEST_END}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,10 +149,55 @@ def _any_result(settings: Settings) -> bool:
     return True
 
 
-class RunAnswers:
-    """One run's answering in one process: its adapter (made once, on first use) and its progress count."""
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
 
-    def __init__(self, settings: Settings, cases: list[ReviewCase]) -> None:
+
+class Progress:
+    """The progress lines of one invocation (a run, or every arm and epoch of an experiment):
+    `[12/32] arm treatment, epoch 2, performance-bad (case-0ad1f118): answered in 3.1 s; 37 s so far, about 1 min
+    left`. `total` is what the graph planned to answer; the time left is the time so far per answer, times the
+    answers still to come (so side-by-side answers are accounted for)."""
+
+    def __init__(self, total: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self._clock = clock
+        self._started: float | None = None
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started is None:
+                self._started = self._clock()
+
+    def line(self, where: str, status: str) -> str:
+        with self._lock:
+            now = self._clock()
+            started = self._started if self._started is not None else now
+            self._done += 1
+            total = max(self.total, self._done)
+            elapsed = now - started
+            left = elapsed / self._done * (total - self._done)
+        end = "done" if self._done == total else f"about {_duration(left)} left"
+        return f"[{self._done}/{total}] {where}: {status}; {_duration(elapsed)} so far, {end}"
+
+
+class RunAnswers:
+    """One run's answering in one process: its adapter (made once, on first use) and its progress count.
+    `where` names the run in progress lines (an experiment's arm and epoch); `progress` is shared by every run of
+    one invocation."""
+
+    def __init__(
+        self, settings: Settings, cases: list[ReviewCase], progress: Progress | None = None, where: str = ""
+    ) -> None:
         self.settings = settings
         self.cases = cases
         self._adapter: Agent | None = None
@@ -159,6 +205,8 @@ class RunAnswers:
         self.done = 0
         self.failed = 0
         self.cached = 0
+        self.progress = progress or Progress()
+        self.where = where
 
     def adapter(self) -> Agent:
         with self._lock:
@@ -171,6 +219,7 @@ class RunAnswers:
         """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`)."""
         settings = self.settings
         adapter = self.adapter()
+        self.progress.start()
         from bceval.agents.base import case_input
 
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
@@ -183,7 +232,7 @@ class RunAnswers:
             self.done += 1
             self.failed += outcome.failure is not None
             self.cached += outcome.cached
-            line = f"[{self.done}] {case.modelId} {status(outcome)}"
+        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", status(outcome))
         if settings.live:  # a live run is slow enough to want a line per case
             print(line, file=sys.stderr, flush=True)
 

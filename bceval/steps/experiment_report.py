@@ -26,8 +26,12 @@ from bceval.steps.prepare import cases_file
 
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
-    """The cases (and thresholds) an arm's prepare variant recorded."""
-    recorded = json.loads(cases_file(settings).read_text(encoding="utf-8"))
+    """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
+    task generators run for `doit list` too, before any variant is)."""
+    path = cases_file(settings)
+    if not path.is_file():
+        return [], {}
+    recorded = json.loads(path.read_text(encoding="utf-8"))
     return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from bceval.config import MANIFEST_RELATIVE, Settings
+from bceval.config import MANIFEST_RELATIVE, NOT_FOUND, Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps
 
@@ -59,7 +59,7 @@ def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     from bceval.review.manifest import STARTER_MANIFEST
     from bceval.schemas import schema_of
 
-    if settings.corpus_source == "the demo corpus":
+    if settings.corpus_source == NOT_FOUND:
         raise BcevalError(
             "no corpus found in the current directory or its parents up to the git root; run bceval init "
             "inside your corpus checkout (a folder with microsoft/, community/ or custom/ layers) or give --corpus"

@@ -205,6 +205,20 @@ def test_doit_coverage_writes_the_report_and_its_table(corpus, tmp_path, capsys)
     assert "| perf | 2 | 1 | 50.0% |" in table and table in capsys.readouterr().out
 
 
+def test_a_run_with_a_report_leaves_the_next_plain_run_up_to_date(small_corpus, tmp_path, capsys):
+    plain = load_settings(cwd=tmp_path, environ={}, corpus=str(small_corpus.root), out=str(tmp_path / "out"))
+    report = load_settings(
+        cwd=tmp_path, environ={"BCEVAL_COVERAGE_REPORT": str(tmp_path / "c.json")}, corpus=str(small_corpus.root),
+        out=str(tmp_path / "out"),
+    )  # fmt: skip
+    plain.out.mkdir()
+    assert run_graph(plain, "validate")[0] == 0
+    code, executed = run_graph(report, "validate")
+    assert code == 0 and "cases" in executed  # a report is written every time
+    code, executed = run_graph(plain, "validate")
+    assert code == 0 and "cases" not in executed  # the cases themselves did not change
+
+
 @requires_shared
 def test_spec_example_numbers_on_the_shared_corpus():
     """§6: rs-tve@d1022f4 cut down to what is paired on 841b4e7, without the article that fails the ranking gate

@@ -116,6 +116,10 @@ def _commit_export(folder: Path, commit: str) -> None:
 def changed_since(folder: Path, ref: str) -> list[str]:
     """The files committed since the merge base of `ref` and HEAD (`git diff --name-only --no-renames -z
     --relative REF...HEAD`, run in `folder`): under `folder`, relative to it, unquoted; no working-tree edits."""
+    if not ref or ref.startswith("-"):  # git would read `-…` as an option (`--output=FILE` writes a file)
+        raise BcevalError(f"--changed-from {ref or repr('')}: not a git revision (empty, or starts with '-')")
+    if git_root(folder) is None:
+        raise BcevalError(f"--changed-from {ref}: {folder} is not in a git checkout")
     try:
         import git
     except ImportError:  # GitPython finds no git executable

@@ -103,9 +103,10 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.subcommand in ("score", "publish"):
         check_results(settings)
     if args.subcommand in ("validate", "prepare"):
-        from bceval.steps.prepare import gate_changes
+        from bceval.steps.prepare import check_coverage_target, gate_changes
 
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
+        check_coverage_target(settings.coverage_report)
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
     if args.subcommand == "prompt":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,8 @@ def gate_changes(settings: Settings) -> list[str] | None:
     gate; an unreadable file or an unusable REF is an input error (exit 2) before anything is written."""
     if settings.gate_paths is not None:
         try:
+            if not settings.gate_paths.is_file():  # a folder, or a FIFO whose read would wait for a writer
+                raise FileNotFoundError
             data = settings.gate_paths.read_bytes()
         except OSError:
             raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
@@ -148,6 +151,23 @@ def gate_changes(settings: Settings) -> list[str] | None:
     if settings.changed_from is not None:
         return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
     return None
+
+
+def check_coverage_target(path: Path | None) -> None:
+    """A coverage report path that can never be written is an input error (exit 2) before any work; missing
+    folders are fine (the write creates them)."""
+    if path is None:
+        return
+    existing = next(folder for folder in path.parents if folder.exists())  # the filesystem root always is
+    if path.is_dir():
+        reason = "it is a folder"
+    elif not existing.is_dir():
+        reason = f"{existing} is not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = f"{existing} is not writable"
+    else:
+        return
+    raise BcevalError(f"{path}: cannot write the coverage report: {reason}")
 
 
 def gated(settings: Settings) -> bool:

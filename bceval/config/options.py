@@ -15,6 +15,7 @@ from typing import Any
 
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
+SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 
 # kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
 # repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
@@ -92,6 +93,9 @@ SETTINGS: tuple[Option, ...] = (
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
     _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+    _setting(
+        "sandbox_network", "BCEVAL_SANDBOX_NETWORK", "text", "agent", "share", choices=SANDBOX_NETWORKS, metavar="NET"
+    ),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

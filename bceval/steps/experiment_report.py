@@ -19,6 +19,7 @@ from bceval.experiment.report_model import (
     ExperimentReport,
     build_report,
 )
+from bceval.jsonio import read_regular_text
 from bceval.layout import RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
@@ -26,7 +27,7 @@ from bceval.steps.prepare import cases_file
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases (and thresholds) an arm's prepare variant recorded."""
-    recorded = json.loads(cases_file(settings).read_text(encoding="utf-8"))
+    recorded = json.loads(read_regular_text(cases_file(settings), "utf-8"))
     return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
 
 
@@ -122,7 +123,7 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     for epoch in range(1, plan.experiment.epochs + 1):
         found = completed_run(plan.run_folders(arm.name, epoch))
         run = RunDir(found) if found else None
-        record = json.loads(run.record.read_text(encoding="utf-8")) if run else None
+        record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
         measures = judge.measures(loaded, run.results if run else None)
         measured = measures is not None

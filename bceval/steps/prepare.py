@@ -18,7 +18,7 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import CheckedManifest, read_manifest
@@ -91,7 +91,7 @@ def rows_file(settings: Settings, group: str) -> Path:
 
 def read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except OSError as exc:
         raise BcevalError(f"{path}: cannot read: {exc.strerror}") from None
     return decode_utf8(data, str(path))
@@ -116,7 +116,7 @@ def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
     depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
     else freshly derived. None when validation will fail; its task reports why."""
     try:
-        key = plan_key(listing, settings.manifest.read_bytes() if settings.manifest is not None else b"")
+        key = plan_key(listing, read_regular_bytes(settings.manifest) if settings.manifest is not None else b"")
         recorded = load_own_json(cases_file(settings))
     except (OSError, ValueError):
         key, recorded = None, None

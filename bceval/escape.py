@@ -16,7 +16,7 @@ ID_CUT = 60  # characters of an id that is no candidate path kept in a report
 # What a candidate article's path looks like (repo-relative, forward slashes, a Markdown file).
 PATH_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,254}\.md")
 TOKEN_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+-]{0,199}")  # a case id, a run name, a domain
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|<>#!~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|<>#~])")
 
 
 def _visible(char: str) -> str:
@@ -38,8 +38,8 @@ def console(text: str) -> str:
 def markdown(text: str) -> str:
     """Text for a Markdown line or table cell: controls shown as escapes and every character that Markdown or
     the HTML inside it would act on (pipes, backticks, emphasis, links, `<`, headings) escaped."""
-    visible = console(text)
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible).replace("\\<", "&lt;").replace("\\>", "&gt;")
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\\<", "&lt;").replace("\\>", "&gt;")
+    return console(escaped)  # after: the backslash of an escape like \x1b must stay single
 
 
 def markdown_code(text: str) -> str:

@@ -152,41 +152,28 @@ with open({pids!r}, "a", encoding="utf-8") as handle:
 """
 
 
-@attempt(2, "setsid-daemon-is-ended-with-its-case")
-def daemon_ends_with_case(scratch: Path) -> Outcome:
+def daemons_left(scratch: Path, rest: str, *flags: str) -> Outcome:
+    """Run agents that each leave a setsid daemon and then do `rest`; the outcome counts daemons still alive."""
     pids = scratch / "pids"
-    agent = script(scratch / "bin", "daemonizer", DAEMON.format(pids=str(pids)) + "\nanswer()\n")
-    ran = run_bceval(answer_args(DEMO, scratch / "out", str(agent), "--jobs", "4"), scratch, env=LIVE)
-    started = pids_in(pids)
-    left = [pid for pid in started if alive(pid)]
-    end_all(left)
-    held = bool(started) and not left and ran.code == 0
-    return Outcome(
-        held,
-        f"{len(started)} daemon(s) started, {len(left)} alive after the run",
-        orphans=len(left),
-        traceback=ran.traceback,
-        hang=ran.hang,
-    )
-
-
-@attempt(2, "daemon-of-a-timed-out-agent-is-ended")
-def daemon_ends_at_timeout(scratch: Path) -> Outcome:
-    pids = scratch / "pids"
-    agent = script(scratch / "bin", "sleeper", DAEMON.format(pids=str(pids)) + "\nimport time\ntime.sleep(30)\n")
-    flags = ("-k", "*ui*", "--timeout", "1", "--retries", "0", "--jobs", "4")
+    agent = script(scratch / "bin", "daemonizer", DAEMON.format(pids=str(pids)) + rest)
     ran = run_bceval(answer_args(DEMO, scratch / "out", str(agent), *flags), scratch, env=LIVE, timeout=90)
     started = pids_in(pids)
     left = [pid for pid in started if alive(pid)]
     end_all(left)
     held = bool(started) and not left and not ran.hang
-    return Outcome(
-        held,
-        f"{len(started)} daemon(s) started, {len(left)} alive after the run",
-        orphans=len(left),
-        traceback=ran.traceback,
-        hang=ran.hang,
-    )
+    detail = f"{len(started)} daemon(s) started, {len(left)} alive after the run (exit {ran.code})"
+    return Outcome(held, detail, orphans=len(left), traceback=ran.traceback, hang=ran.hang)
+
+
+@attempt(2, "setsid-daemon-is-ended-with-its-case")
+def daemon_ends_with_case(scratch: Path) -> Outcome:
+    return daemons_left(scratch, "\nanswer()\n", "--jobs", "4")
+
+
+@attempt(2, "daemon-of-a-timed-out-agent-is-ended")
+def daemon_ends_at_timeout(scratch: Path) -> Outcome:
+    flags = ("-k", "*ui*", "--timeout", "1", "--retries", "0", "--jobs", "4")
+    return daemons_left(scratch, "\nimport time\ntime.sleep(30)\n", *flags)
 
 
 @attempt(2, "a-result-rewritten-after-bceval-wrote-it-is-refused")

@@ -413,6 +413,11 @@ def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -
         found = shutil.which(command, path=environ.get("PATH"))
     if found is None:
         raise BcevalError(f"--command: '{command}' was not found on PATH; install it or give a full path")
+    if elsewhere and not os.path.isabs(found):  # a relative PATH entry: the agent would look for it in its folder
+        raise BcevalError(
+            f"--command: '{command}' was found as {found} through a relative PATH entry, and the agent runs in "
+            f"{_where_it_runs(True)}; give its absolute path, {Path(found).absolute()}"
+        )
     problem = _cannot_start(Path(found), environ)
     if problem:
         raise BcevalError(f"--command: '{command}' cannot start: {problem}")

@@ -249,7 +249,7 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
     try:
         info = path.stat()
         # the size first: a large output that grew or shrank is not read back just to compare
-        if info.st_size == len(data) and path.read_bytes() == data:
+        if stat.S_ISREG(info.st_mode) and info.st_size == len(data) and read_regular_bytes(path) == data:
             return False
         mode = info.st_mode & 0o7777  # keep the mode of a file we replace
     except FileNotFoundError:

@@ -413,6 +413,12 @@ class OutDir:
     def experiment(self, name: str) -> ExperimentDir:
         return ExperimentDir(self.path / "experiments" / name)
 
+    @property
+    def own_folders(self) -> tuple[Path, ...]:
+        """The folders bceval makes under <out>/ and owns entirely (its top-level files are its own too)."""
+        names = ("review", ".build", "runs", "cache", "guidance", "guidance-runs", "guidance-demo", "experiments")
+        return tuple(self.path / name for name in (*names, "corpora"))
+
     def corpus_export(self, commit: str, subdir: str) -> Path:
         """Where the corpus at `commit` is exported (once per commit and folder, shared by experiments)."""
         suffix = "-" + hashlib.sha256(subdir.encode("utf-8")).hexdigest()[:8] if subdir else ""

@@ -10,12 +10,13 @@ import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.jsonio import TEMP_PREFIX, NotRegularFile, open_regular
 from bceval.layout import OutDir
 from bceval.vcs import git_root
 
 GITIGNORE_TEXT = "# bceval's output directory: nothing here belongs in git\n*\n"
-# write_atomic's temporary names: `.<name>.<8 random characters from mkstemp>.tmp`
-_TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+# write_atomic's temporary names: `.bceval-tmp-<pid>-<8 random characters from mkstemp>` (jsonio.temp_prefix)
+_TEMP_FILE = re.compile("^" + re.escape(TEMP_PREFIX) + r"(\d+)-[A-Za-z0-9_]{8}$")
 
 
 def ensure_output_dir(out: Path) -> None:
@@ -34,18 +35,49 @@ def ensure_output_dir(out: Path) -> None:
 
 
 def sweep_temp_files(out: Path) -> list[Path]:
-    """Remove the temporary files a killed run left (atomic writes never leave them otherwise)."""
+    """Remove the temporary files a killed run left (atomic writes never leave them otherwise): only bceval's
+    names, only in the folders bceval owns under `out` (never a corpus or anything else that shares it), and only
+    when the process that made one is gone."""
     removed = []
-    for folder, _, names in os.walk(out):
-        for name in names:
-            if _TEMP_FILE.match(name):
+    layout = OutDir(out)
+    folders = [(out, False)] + [(folder, True) for folder in layout.own_folders]
+    for top, recurse in folders:
+        for folder, _, names in os.walk(top) if recurse else [(str(top), [], _names(top))]:
+            for name in names:
+                match = _TEMP_FILE.match(name)
+                if match is None or _alive(int(match[1])):
+                    continue
                 path = Path(folder) / name
                 try:
+                    if path.is_symlink() or not path.is_file():
+                        continue
                     path.unlink()
                     removed.append(path)
                 except OSError:
                     pass  # gone already, or not ours to remove; never worth failing a run for
     return removed
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return [entry.name for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # pragma: no cover - Windows: no harmless way to ask
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def repair_doit_state(db: Path) -> bool:
@@ -58,16 +90,15 @@ def repair_doit_state(db: Path) -> bool:
     import json
 
     try:
-        if not db.is_file():
-            if os.path.lexists(db):
-                raise BcevalError(f"{db}: doit's state file is not a regular file; remove it")
-            return False
-        json.loads(db.read_bytes())
+        with open_regular(db) as handle:
+            json.loads(handle.read())
         return False
     except FileNotFoundError:
         return False
+    except (IsADirectoryError, NotRegularFile):
+        raise BcevalError(f"{db}: doit's state file is not a regular file; remove it") from None
     except OSError as exc:
-        raise BcevalError(f"{db}: cannot read doit's state file: {exc.strerror}") from None
+        raise BcevalError(f"{db}: cannot read doit's state file ({exc.strerror}); remove it") from None
     except ValueError:
         pass
     db.unlink(missing_ok=True)

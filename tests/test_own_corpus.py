@@ -298,7 +298,7 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_p
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "bceval: interrupted" and "Traceback" not in stderr
-    assert not [p for p in out.rglob("*.tmp")]
+    assert not [p for p in out.rglob(".bceval-tmp-*")]
     assert not [pid for pid in pids if alive(pid)], "an agent outlived the interrupted run"
     assert views and not [view for view in views if view.exists()], "an agent view outlived the interrupted run"
 
@@ -314,14 +314,28 @@ def alive(pid: int) -> bool:
 def test_temporary_files_a_killed_run_left_are_swept_by_the_next(small_corpus, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
-    left = [out / "review" / ".knowledge-index.json.k1ll3d_x.tmp", out / ".build" / ".cases.json.abcdefgh.tmp"]
+    gone = dead_pid()
+    left = [out / "review" / f".bceval-tmp-{gone}-k1ll3d_x", out / ".build" / f".bceval-tmp-{gone}-abcdefgh"]
     for path in left:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half")
-    mine = out / "review" / "notes.tmp"  # not a name bceval's atomic writes use
-    mine.write_text("mine")
+    kept = [
+        out / "review" / "notes.tmp",  # not a name bceval's atomic writes use
+        out / "review" / ".knowledge-index.json.k1ll3d_x.tmp",  # an editor's (the old atomic-write name)
+        out / "review" / f".bceval-tmp-{os.getpid()}-abcdefgh",  # a living process's write in progress
+        out / "knowledge" / f".bceval-tmp-{gone}-abcdefgh",  # a folder bceval does not own (--out at a corpus)
+    ]
+    for path in kept:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("mine")
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
-    assert not any(path.exists() for path in left) and mine.read_text() == "mine"
+    assert not any(path.exists() for path in left) and all(path.read_text() == "mine" for path in kept)
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
 
 
 def test_a_half_written_doit_state_file_is_rebuilt_with_one_line(small_corpus, tmp_path, capsys):

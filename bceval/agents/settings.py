@@ -31,11 +31,15 @@ class AgentSettings:
     retries: int = 2
     retry_wait: float = 5.0
     cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
+    sandbox_network: str = "share"  # "share" or "none": whether the bwrap sandbox keeps the host's network
+    paid_by: str = ""  # the run answering (its folder): a cached answer it paid for itself is its own, not cached
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently
         if self.sandbox_allow and self.sandbox != "bwrap":
             raise BcevalError("--sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
+        if self.sandbox_network != "share" and self.sandbox != "bwrap":
+            raise BcevalError("--sandbox-network only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
         for path in self.sandbox_allow:
             if not Path(path).exists():
                 raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")

@@ -22,6 +22,7 @@ from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
 from bceval.guidance import PLAN
+from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir, RunDir, result_files
 from bceval.review.cases import CORPUS_SHAPE
 from bceval.runs.identity import Asking, asking
@@ -105,6 +106,7 @@ class AgentOptions:
     isolation: str = _default("isolation")  # one of ISOLATIONS
     sandbox: str = _default("sandbox")  # one of SANDBOXES
     sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
+    sandbox_network: str = _default("sandbox_network")  # one of SANDBOX_NETWORKS: share, or none (unshared)
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
     if not pyproject.is_file():
         return {}
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
     table = data.get("tool", {}).get("bceval", {})
@@ -448,4 +450,6 @@ def agent_settings(settings: Settings) -> AgentSettings:
         retries=settings.retries,
         retry_wait=settings.retry_wait,
         cache_salt=settings.cache_salt,
+        sandbox_network=getattr(settings, "sandbox_network", None) or "share",
+        paid_by=str(getattr(settings, "run_dir", "") or ""),
     )

@@ -65,6 +65,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("isolation", "view (default: each case in a folder of its own) or none"),
         Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
         Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
+        Use("sandbox_network", "share (default: the agent reaches its API) or none"),
         Use("jobs", "cases answered side by side (default 1)"),
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
@@ -160,6 +161,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("retry_wait", "first pause", group=_LIVE),
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
+        Use("sandbox_network", "share (default) or none", group=_LIVE),
     ),
     "development": _uses(
         Use("development_mode", checked=True),

@@ -15,6 +15,7 @@ from typing import Any
 
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
+SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 
 # kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
 # repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
@@ -97,6 +98,9 @@ SETTINGS: tuple[Option, ...] = (
     Option("coverage_report", ("--coverage-report",), "BCEVAL_COVERAGE_REPORT", "path", "gate", metavar="PATH"),
     Option("gate_paths", ("--changed-paths",), None, "path", "gate", metavar="FILE"),
     Option("changed_from", ("--changed-from",), "BCEVAL_CHANGED_FROM", "text", "gate", metavar="REF"),
+    _setting(
+        "sandbox_network", "BCEVAL_SANDBOX_NETWORK", "text", "agent", "share", choices=SANDBOX_NETWORKS, metavar="NET"
+    ),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

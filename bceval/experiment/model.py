@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from bceval.config import ADAPTERS, ISOLATIONS, RUN_NAME, SANDBOXES
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import evaluator_names
+from bceval.jsonio import read_regular_text
 from bceval.models import StrictModel
 
 NAME_PATTERN = RUN_NAME.pattern
@@ -154,10 +155,12 @@ def _field(location: tuple[Any, ...]) -> str:
 def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
     """The checked experiment file and where its fields are; one-line errors naming file, line and field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, "utf-8")
     except FileNotFoundError:
         raise BcevalError(f"{path}: experiment file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise BcevalError(f"{path}: cannot read the experiment file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise BcevalError(f"{path}: cannot read the experiment file: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)

@@ -37,6 +37,7 @@ from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action
 from bceval.guidance import MANIFESTS
+from bceval.jsonio import read_regular_text
 from bceval.layout import GuidancePrepareDir, OutDir
 from bceval.review.neutral import model_id
 from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
@@ -66,7 +67,7 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
     ids: list[str] = []
     try:
-        document = json.loads(Path(cfg.manifest).read_text(encoding="utf-8-sig"))
+        document = json.loads(read_regular_text(Path(cfg.manifest), "utf-8-sig"))
         cases = document.get("cases", []) if isinstance(document, dict) else []
         named = [document.get("skill")] if isinstance(document, dict) else []
         for case in cases if isinstance(cases, list) else []:

@@ -27,7 +27,7 @@ from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS, GuidanceError
 from bceval.guidance.manifest import load_manifest
 from bceval.guidance.paths import create_exclusive, is_within, safe_path, scan_links
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 from bceval.vcs import commit_folder
 
 DEMO_KIND = "bceval-guidance-demo"
@@ -137,7 +137,7 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
 
 
 def workspace_count(runs: list[DemoRun]) -> int:
-    return sum(len(json.loads(run.workspace_map.read_text(encoding="utf-8"))) for run in runs)
+    return sum(len(json.loads(read_regular_text(run.workspace_map, "utf-8"))) for run in runs)
 
 
 def demo_is_intact(directory: Path) -> bool:
@@ -148,7 +148,7 @@ def demo_is_intact(directory: Path) -> bool:
         made = {run["kind"] for run in json.loads((directory / MARKER).read_text(encoding="utf-8"))["runs"]}
         runs = [run for run in demo_runs(directory) if run.kind in made]
         for run in runs:
-            bound = json.loads(run.workspace_map.read_text(encoding="utf-8"))
+            bound = json.loads(read_regular_text(run.workspace_map, "utf-8"))
             if not all(isinstance(p, str) and os.path.isdir(os.path.join(p, ".git")) for p in bound.values()):
                 return False
     except (OSError, ValueError, AttributeError, KeyError, TypeError):

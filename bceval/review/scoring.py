@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, parse_json
+from bceval.escape import console, finding_id, token
+from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
 from bceval.models import StrictModel
 from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
@@ -164,7 +165,7 @@ def read_result_file(path: Path) -> FileReading:
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
             return FileReading(file=path.name, problems=[f"{path.name}: larger than {MAX_JSON_BYTES >> 20} MiB"])
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except OSError as exc:
         return FileReading(file=path.name, problems=[f"{path.name}: cannot read: {exc.strerror}"])
     return read_result_document(data, path.name)
@@ -175,7 +176,7 @@ def read_infra_file(path: Path) -> InfraFailure:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
-        return InfraFailure.model_validate(parse_json(path.read_bytes(), str(path)))
+        return InfraFailure.model_validate(parse_json(read_regular_bytes(path), str(path)))
     except ValidationError:
         raise BcevalError(f"{path}: not an infrastructure-failure record written by bceval answer") from None
 
@@ -210,7 +211,7 @@ def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | No
         unexpected=unexpected,
         answered=findings is not None,
         infrastructureFailure=(
-            f"{infra.kind} after {infra.attempts} attempt(s): {infra.detail}"
+            f"{infra.kind} after {infra.attempts} attempt(s): {console(infra.detail)}"
             if infra is not None and findings is None
             else None
         ),
@@ -220,20 +221,25 @@ def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | No
 def verdict_problems(verdict: CaseVerdict) -> list[str]:
     if not verdict.answered:
         if verdict.infrastructureFailure:
-            return [f"{verdict.id}: infrastructure failure ({verdict.infrastructureFailure})"]
-        return [f"Results missing case: {verdict.id}"]
+            return [f"{token(verdict.id)}: infrastructure failure ({console(verdict.infrastructureFailure)})"]
+        return [f"Results missing case: {token(verdict.id)}"]
     if verdict.kind == "clean":
         return (
-            [f"{verdict.id}: clean control produced finding(s): {', '.join(verdict.unexpected)}"]
+            [f"{token(verdict.id)}: clean control produced finding(s): {_ids(verdict.unexpected)}"]
             if verdict.unexpected
             else []
         )
     problems = []
     if verdict.missing:
-        problems.append(f"{verdict.id}: missing expected finding(s): {', '.join(verdict.missing)}")
+        problems.append(f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}")
     if verdict.unexpected:
-        problems.append(f"{verdict.id}: unexpected finding(s): {', '.join(verdict.unexpected)}")
+        problems.append(f"{token(verdict.id)}: unexpected finding(s): {_ids(verdict.unexpected)}")
     return problems
+
+
+def _ids(ids: list[str]) -> str:
+    """Finding ids for a problem line: candidate paths as they are, anything a model made up quoted and cut."""
+    return ", ".join(finding_id(i) for i in ids)
 
 
 def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
@@ -299,9 +305,9 @@ def aggregate(
             if verdict is not None and selected is not None and verdict.id not in selected:
                 continue  # answered earlier, but not part of this selection
             if verdict is None:
-                problems.append(f"Results contain unknown case id: {entry.id}")
+                problems.append(f"Results contain unknown case id: {token(entry.id)}")
             elif verdict.id in chosen:
-                problems.append(f"Results contain duplicate case id: {entry.id}")
+                problems.append(f"Results contain duplicate case id: {token(entry.id)}")
             else:
                 chosen[verdict.id] = _with_record(verdict, record)
     failures = {}

@@ -17,7 +17,7 @@ from pydantic import Field
 from bceval import __version__
 from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
-from bceval.jsonio import parse_json
+from bceval.jsonio import parse_json, read_regular_bytes
 from bceval.models import StrictModel
 from bceval.review.scoring import ScoreReport
 from bceval.scorecard.stats import wilson_interval
@@ -131,7 +131,7 @@ class Scorecard(StrictModel):
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_regular_bytes(path)).hexdigest()
 
 
 def request_set_sha256(prepare_dir: Path) -> str:
@@ -334,7 +334,7 @@ def read_scorecard(path: Path) -> Scorecard:
     """A scorecard from disk: ours, complete, and not from a newer bceval."""
     if not path.is_file():
         raise BcevalError(f"{path}: scorecard not found")
-    document = parse_json(path.read_bytes(), str(path))
+    document = parse_json(read_regular_bytes(path), str(path))
     if not isinstance(document, dict) or "schemaVersion" not in document or "runId" not in document:
         raise BcevalError(f"{path}: not a bceval scorecard")
     version = document["schemaVersion"]

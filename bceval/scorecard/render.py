@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from html import escape
 
+from bceval.escape import html as escape
+from bceval.escape import html_id, markdown, markdown_cell, markdown_code, markdown_id
 from bceval.scorecard.model import Scorecard
 
 BAR_WIDTH = 10
@@ -26,20 +27,20 @@ def _rate_text(label: str, rate) -> str:  # noqa: ANN001 - Rate
 
 def _model_text(card: Scorecard) -> str:
     pin = "pinned" if card.adapter.pinned else "**unpinned: not reproducible**"
-    return f"`{card.adapter.model}` ({pin}), version `{card.adapter.version}`"
+    return f"{markdown_code(card.adapter.model)} ({pin}), version {markdown_code(card.adapter.version)}"
 
 
 def _commit_text(card: Scorecard) -> str:
     commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
     dirty = " (uncommitted changes)" if card.corpus.dirty else ""
-    return f"`{card.corpus.name}` at `{commit}`{dirty}"
+    return f"{markdown_code(card.corpus.name)} at {markdown_code(commit)}{dirty}"
 
 
 def _run_text(card: Scorecard) -> str:
     """Which run this is, how it was isolated, and whether it covers the whole corpus."""
     if card.run is None:
         return "run not recorded (version 1 scorecard)"
-    parts = [f"run `{card.run.name}`, epoch {card.run.epoch}"]
+    parts = [f"run {markdown_code(card.run.name)}, epoch {card.run.epoch}"]
     if card.adapter.isolation is not None:
         isolation = "agent view" if card.adapter.isolation == "view" else "**not isolated**"
         parts.append(f"isolation {isolation}, sandbox {card.adapter.sandbox or 'none'}")
@@ -75,17 +76,19 @@ def _usage_text(card: Scorecard) -> str | None:
 
 
 def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
-    return ", ".join(f"`{p}`" for p in row.missing) or "–", ", ".join(f"`{p}`" for p in row.unexpected) or "–"
+    return ", ".join(markdown_id(p) for p in row.missing) or "–", ", ".join(
+        markdown_id(p) for p in row.unexpected
+    ) or "–"
 
 
 def render_markdown(card: Scorecard, heading: str = "##") -> str:
     lines = [
-        f"{heading} {card.verdict.upper()}: {card.adapter.name} on {card.corpus.name}",
+        f"{heading} {card.verdict.upper()}: {markdown_cell(card.adapter.name)} on {markdown_cell(card.corpus.name)}",
         "",
         f"- {_rate_text('Recall', card.recall)}",
         f"- {_rate_text('Clean rate', card.cleanRate)}",
         f"- Corpus: {_commit_text(card)}",
-        f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
+        f"- Adapter: {markdown_code(card.adapter.name)}, model {_model_text(card)}",
         f"- Run: {_run_text(card)}",
         *([f"- {usage}"] if (usage := _usage_text(card)) else []),
         f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
@@ -101,7 +104,7 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
     for d in card.domains:
         passed, total = d.positivePassed + d.cleanPassed, d.positiveTotal + d.cleanTotal
         lines.append(
-            f"| {d.domain} | {d.positivePassed}/{d.positiveTotal} | {d.cleanPassed}/{d.cleanTotal} "
+            f"| {markdown_cell(d.domain)} | {d.positivePassed}/{d.positiveTotal} | {d.cleanPassed}/{d.cleanTotal} "
             f"| `{text_bar(passed, total)}` {percent(passed, total)} |"
         )
     failing = [row for row in card.cases if not row.passed and row.infrastructureFailure is None]
@@ -109,11 +112,11 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         lines += ["", f"{heading}# Failing cases", "", "| Case | Kind | Missing | Unexpected |", "|---|---|---|---|"]
         for row in failing:
             missing, unexpected = _missing_unexpected(row)
-            lines.append(f"| {row.id} | {row.kind} | {missing} | {unexpected} |")
+            lines.append(f"| {markdown_cell(row.id)} | {row.kind} | {missing} | {unexpected} |")
     infra = [row for row in card.cases if row.infrastructureFailure is not None]
     if infra:
         lines += ["", f"{heading}# Infrastructure failures (not model misses)", ""]
-        lines += [f"- {row.id}: {row.infrastructureFailure}" for row in infra]
+        lines += [f"- {markdown_cell(row.id)}: {markdown(row.infrastructureFailure or '')}" for row in infra]
     return "\n".join(lines) + "\n"
 
 
@@ -177,8 +180,8 @@ def render_html(card: Scorecard) -> str:
         "<th>Cost</th><th>Transcript</th></tr>"
     )
     for row in card.cases:
-        missing = "<br>".join(f"<code>{e(p)}</code>" for p in row.missing) or "–"
-        unexpected = "<br>".join(f"<code>{e(p)}</code>" for p in row.unexpected) or "–"
+        missing = "<br>".join(html_id(p) for p in row.missing) or "–"
+        unexpected = "<br>".join(html_id(p) for p in row.unexpected) or "–"
         verdict = "passed" if row.passed else ("infrastructure failure" if row.infrastructureFailure else "failed")
         cost = (row.usage or {}).get("costUsd")
         link = f'<a href="{e(row.transcript)}">{e(row.modelId)}</a>' if row.transcript else "–"

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import Agent, ReviewSetup, make_agent
 from bceval.config import Settings, agent_settings
-from bceval.errors import BcevalError
-from bceval.jsonio import dumps, parse_json, write_atomic
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.escape import console
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
@@ -90,12 +91,27 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    from bceval.runs.record import new_record, read_record, write_record
+    from bceval.runs.record import WRITTEN, new_record, note_written, read_record, sha256_of, write_record
 
     cases = recorded_cases(settings)
-    record = new_record(run_facts(settings), selected, None if replace else read_record(settings.run_dir), len(cases))
+    existing = read_record(settings.run_dir)
+    record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))
+    if existing is not None and isinstance(existing.get(WRITTEN), dict):
+        record[WRITTEN] = existing[WRITTEN]  # what bceval wrote stays known, even when an arm's record is new
+    elif settings.results is not None:
+        pass  # answers that go elsewhere are external: nothing to vouch for
+    elif settings.results_dir.is_dir():  # a run from before digests were kept: what it wrote, as it is now
+        record[WRITTEN] = {
+            path.name: sha256_of(read_regular_bytes(path))
+            for path in sorted(settings.results_dir.iterdir())
+            if _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path)
+        }
+    else:
+        record[WRITTEN] = {}
     write_record(settings.run_dir, record)
-    prune_vanished(settings.results_dir, cases)
+    removed = prune_vanished(settings.results_dir, cases)
+    if removed:
+        note_written(settings.run_dir, dict.fromkeys(removed))
 
 
 def run_facts(settings: Settings) -> Any:
@@ -128,17 +144,25 @@ def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
 
 
 def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
-    """One line: how the run stands, and how much of it this invocation answered."""
+    """One line: how the run stands, and how much of it this invocation answered; exit 1 when the run has no
+    answer at all because every case it asked failed."""
     answers = run_answers()
     results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
     failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
-    done, cached = answers.done, answers.cached
-    now = f"{done - cached} answered now, {cached} from the cache" if done else "nothing new to answer"
+    done, cached, failed = answers.done, answers.cached, answers.failed
+    if done:
+        now = f"{done - cached - failed} answered now, {cached} from the cache"
+        now += f", {failed} failed" if failed else ""
+    else:
+        now = "nothing new to answer"
     note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
-    print(
+    line = (
         f"Run {settings.run_name}: {len(results)} case(s) answered with the {settings.adapter} adapter ({now}){note}; "
         f"results in {settings.results_dir}"
     )
+    if not results and failures:
+        raise EvaluationFailed(line, [f"no case was answered: every one failed (see {settings.results_dir})"], False)
+    print(line)
 
 
 def _any_result(settings: Settings) -> bool:
@@ -227,14 +251,27 @@ class RunAnswers:
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
         record = {**self.record(case, outcome, described), **(note or {})}
-        write_outcome(settings.results_dir, case.modelId, outcome, described, record)
+        written = write_outcome(settings.results_dir, case.modelId, outcome, described, record)
+        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
+            from bceval.runs.record import note_written
+
+            note_written(settings.run_dir, written)
         with self._lock:
             self.done += 1
             self.failed += outcome.failure is not None
             self.cached += outcome.cached
+            first_failure = outcome.failure is not None and self.failed == 1
         line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", status(outcome))
         if settings.live:  # a live run is slow enough to want a line per case
             print(line, file=sys.stderr, flush=True)
+        if first_failure:  # explained once, at once, in bceval's words (the agent's own text escaped)
+            failure = outcome.failure
+            print(
+                f"bceval: {case.modelId} failed ({failure.kind}): {console(failure.detail)}; "
+                f"every attempt is in {settings.results_dir / infra_name(case.modelId)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
         """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript."""
@@ -262,19 +299,26 @@ def status(outcome: Answer) -> str:
     return f"answered in {seconds:.1f} s" if seconds is not None else "answered"
 
 
-def write_outcome(directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict) -> None:
-    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored."""
+def write_outcome(
+    directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict
+) -> dict[str, str | None]:
+    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored.
+    Returns what changed: file name -> the SHA-256 of the bytes written, or None for the file removed."""
     from bceval.agents.base import result_document  # pydantic's models: only when a case is answered
+    from bceval.runs.record import sha256_of
 
     result_path, infra_path = directory / result_name(model_id), directory / infra_name(model_id)
     if outcome.failure is not None:
         failure = outcome.failure.model_copy(update={"answeredBy": described, "record": record})
-        write_atomic(infra_path, dumps(failure.model_dump()))
+        data = dumps(failure.model_dump()).encode("utf-8")
+        write_atomic(infra_path, data)
         result_path.unlink(missing_ok=True)
-    else:
-        assert outcome.entries is not None
-        write_atomic(result_path, result_document(outcome.entries, described, record))
-        infra_path.unlink(missing_ok=True)
+        return {infra_path.name: sha256_of(data), result_path.name: None}
+    assert outcome.entries is not None
+    data = result_document(outcome.entries, described, record).encode("utf-8")
+    write_atomic(result_path, data)
+    infra_path.unlink(missing_ok=True)
+    return {result_path.name: sha256_of(data), infra_path.name: None}
 
 
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
@@ -283,20 +327,24 @@ _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 def _written_by_bceval(path: Path) -> bool:
     """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
     try:
-        document = parse_json(path.read_bytes(), str(path))
+        document = parse_json(read_regular_bytes(path), str(path))
     except (BcevalError, OSError):
         return False
     return isinstance(document, dict) and isinstance(document.get("answeredBy"), dict)
 
 
-def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> None:
-    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept).
+def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
+    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
+    their names.
 
     Only files named exactly like ours and carrying our `answeredBy` block go; anything else stays.
     """
     if not results_dir.is_dir():
-        return
+        return []
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
+    removed = []
     for path in sorted(results_dir.iterdir()):
         if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
             path.unlink()
+            removed.append(path.name)
+    return removed

@@ -13,7 +13,7 @@ from bceval.agents.registry import agent_names, capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
-from bceval.jsonio import dumps, write_atomic
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
 from bceval.review.cases import ReviewCase
 from bceval.steps.experiment_report import completed_run as completed_run
@@ -110,7 +110,7 @@ def publish_report(plan: Plan, page: Any) -> None:
     path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
-    report = read_report(parse_json(path.read_bytes(), str(path)), str(path))
+    report = read_report(parse_json(read_regular_bytes(path), str(path)), str(path))
     changed = publish_entry(page, experiment_entry(report), experiment_page())
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
@@ -176,7 +176,7 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
             return "unreadable"
 
     try:
-        bound = json.loads(arm.workspace_map.read_text(encoding="utf-8"))
+        bound = json.loads(read_regular_text(arm.workspace_map, "utf-8"))
         workspaces = {key: state(value) for key, value in sorted(bound.items()) if isinstance(value, str)}
     except (OSError, ValueError, AttributeError):
         workspaces = {}

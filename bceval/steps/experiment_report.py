@@ -20,6 +20,7 @@ from bceval.experiment.report_model import (
     build_report,
     earlier_looks,
 )
+from bceval.jsonio import read_regular_text
 from bceval.layout import RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
@@ -31,7 +32,7 @@ def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float
     path = cases_file(settings)
     if not path.is_file():
         return [], {}
-    recorded = json.loads(path.read_text(encoding="utf-8"))
+    recorded = json.loads(read_regular_text(path, "utf-8"))
     return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
 
 
@@ -108,7 +109,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                 )
             )
         epochs.append(EpochOutcomes(units))
-    dialect = json.loads(cases_file(arm_settings(plan, arm, settings, 1)).read_text(encoding="utf-8")).get("dialect")
+    dialect = json.loads(read_regular_text(cases_file(arm_settings(plan, arm, settings, 1)), "utf-8")).get("dialect")
     return ArmOutcomes([case.id for case in wanted], epochs, dialect=dialect)
 
 
@@ -130,7 +131,7 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     for epoch in range(1, plan.experiment.epochs + 1):
         found = completed_run(plan.run_folders(arm.name, epoch))
         run = RunDir(found) if found else None
-        record = json.loads(run.record.read_text(encoding="utf-8")) if run else None
+        record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
         measures = judge.measures(loaded, run.results if run else None)
         measured = measures is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bceval.config import MANIFEST_RELATIVE, NOT_FOUND, Settings
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 
 SCHEMA_NAME = "review-fixtures.schema.json"
 DODO_TEXT = """\
@@ -41,7 +41,7 @@ def _add_pyproject_table(path: Path, done: list[str]) -> None:
         _create(path, PYPROJECT_TABLE, done)
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, "utf-8")
         existing = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BcevalError(f"{path}: cannot read it to add [tool.bceval]: {exc}") from None

@@ -19,7 +19,7 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
@@ -94,7 +94,7 @@ def rows_file(settings: Settings, group: str) -> Path:
 
 def read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except OSError as exc:
         raise BcevalError(f"{path}: cannot read: {exc.strerror}") from None
     return decode_utf8(data, str(path))
@@ -119,7 +119,7 @@ def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
     depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
     else freshly derived. None when validation will fail; its task reports why."""
     try:
-        key = plan_key(listing, settings.manifest.read_bytes() if settings.manifest is not None else b"")
+        key = plan_key(listing, read_regular_bytes(settings.manifest) if settings.manifest is not None else b"")
         recorded = load_own_json(cases_file(settings))
     except (OSError, ValueError):
         key, recorded = None, None
@@ -142,9 +142,7 @@ def gate_changes(settings: Settings) -> list[str] | None:
     gate; an unreadable file or an unusable REF is an input error (exit 2) before anything is written."""
     if settings.gate_paths is not None:
         try:
-            if not settings.gate_paths.is_file():  # a folder, or a FIFO whose read would wait for a writer
-                raise FileNotFoundError
-            data = settings.gate_paths.read_bytes()
+            data = read_regular_bytes(settings.gate_paths)
         except OSError:
             raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
         return changed_articles(decode_utf8(data, str(settings.gate_paths)))

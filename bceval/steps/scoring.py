@@ -10,7 +10,7 @@ from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import BuildDir, RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
-from bceval.runs.record import selection_of
+from bceval.runs.record import selection_of, tampered
 from bceval.steps.prepare import cases_file, recorded_cases, require_complete
 
 
@@ -38,8 +38,20 @@ def write_score(settings: Settings) -> None:
     from bceval.review.scoring import FileReading, aggregate, read_infra_file
 
     require_complete(settings)
-    results = result_files(settings.results_dir)
     infra = infra_files(settings.results_dir)
+    try:
+        results = result_files(settings.results_dir)
+    except BcevalError:
+        if not infra:
+            raise
+        raise BcevalError(
+            f"run '{settings.run_name}' has no answers to score: all {len(infra)} answered case(s) failed with an "
+            f"infrastructure failure (see {settings.results_dir}/infra-*.json); rerun `bceval answer` to retry"
+        ) from None
+    if settings.results is None:  # the run's own results: each must be exactly what bceval wrote
+        problems = tampered(settings.run_dir, results + infra)
+        if problems:
+            raise BcevalError("\n".join(problems))
     recorded = load_own_json(cases_file(settings))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]

@@ -34,3 +34,13 @@ def command(setup: Setup) -> Agent:
     from bceval.agents.command import CommandAdapter
 
     return CommandAdapter(setup.agent, setup.cache_dir, setup.hidden)
+
+
+@agent("api", live=True, needs_view=True, reports_usage=True, endpoint=True)
+def api(setup: Setup) -> Agent:
+    """bceval's own agent over a chat-completions endpoint, its read-only tools confined to the case's view."""
+    assert setup.agent is not None  # make_agent refuses a live kind without its settings
+    from bceval.agents.api import ApiReviewAgent
+
+    assert isinstance(setup, ReviewSetup)
+    return ApiReviewAgent(setup.agent, setup.cache_dir, setup.hidden)

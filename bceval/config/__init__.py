@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
-from bceval.agents.settings import AgentSettings
+from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
@@ -23,6 +23,7 @@ from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
 from bceval.guidance import PLAN
 from bceval.layout import OutDir, RunDir, result_files
+from bceval.prices import PriceTable, price_table, read_price_file
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
@@ -78,6 +79,14 @@ class AgentOptions:
     isolation: str = _default("isolation")  # one of ISOLATIONS
     sandbox: str = _default("sandbox")  # one of SANDBOXES
     sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
+    base_url: str | None = None  # the api adapter's endpoint (None: the openai package's default)
+    api_key_env: str = _default("api_key_env")  # the variable holding its key (the key is never kept)
+    temperature: float | None = None
+    max_turns: int = _default("max_turns")
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
+    prices: PriceTable | None = None  # USD per million tokens, by model
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,7 @@ class ResultsSource:
     run: str | None = None  # run name; default: see run_name()
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
+    require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,8 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
             )
         for name, (low, high, low_allowed) in RANGES.items():
             value = getattr(self, name)
+            if value is None:  # an optional setting that was not given
+                continue
             if not math.isfinite(value):
                 raise BcevalError(f"invalid setting {name}: must be a finite number, got {value}")
             if value < low or (value == low and not low_allowed) or (high is not None and value > high):
@@ -211,6 +223,22 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
         return asking(self.adapter, self, live=self.live)
 
     @property
+    def endpoint(self) -> EndpointSettings | None:
+        """The endpoint of an agent kind that talks to one itself (the `api` kind); None for the others."""
+        if not capabilities(self.adapter).endpoint:
+            return None
+        return EndpointSettings(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            max_turns=self.max_turns,
+            max_output_tokens=self.max_output_tokens,
+            seed=self.seed,
+            jobs=self.jobs,
+            prices=self.prices,
+        )
+
+    @property
     def score_file(self) -> Path:
         return RunDir(self.run_dir).score
 
@@ -223,7 +251,22 @@ class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions
         return self.cache or OutDir(self.out).answer_cache
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise BcevalError(f"{where} must be true or false, got '{value}'")
+    if kind == "prices":
+        if isinstance(value, dict):  # [tool.bceval.prices."<model>"] tables
+            return price_table(value, where)
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a price file (YAML) or, in pyproject.toml, a table of models")
+        return read_price_file((base / value).resolve())
     if kind == "path":
         if not isinstance(value, str) or not value:
             raise BcevalError(f"{where} must be a non-empty path")
@@ -370,10 +413,11 @@ def context_line(settings: Settings) -> str:
 
 def agent_settings(settings: Settings) -> AgentSettings:
     """A live agent's settings, from the run's settings."""
-    if not settings.command:
+    endpoint = settings.endpoint
+    if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
     return AgentSettings(
-        command=settings.command,
+        command=settings.command or "",
         model=settings.model,
         isolation=settings.isolation,
         sandbox=settings.sandbox,
@@ -383,4 +427,5 @@ def agent_settings(settings: Settings) -> AgentSettings:
         retries=settings.retries,
         retry_wait=settings.retry_wait,
         cache_salt=settings.cache_salt,
+        endpoint=endpoint,
     )

@@ -16,8 +16,10 @@ from typing import Any
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 
-# kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
-# repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
+# kinds: path, text, int, float, bool (a flag without a value; true/false in the environment and pyproject.toml),
+# prices (a YAML file, or in pyproject.toml the table itself: bceval.prices), texts (a list: repeatable flag,
+# comma-separated environment), paths (a list: repeatable flag, os.pathsep-separated environment), switch (a flag
+# without a value), positional.
 # part: the part of Settings the option belongs to (bceval.config.Settings), or the command family it serves
 # when it is no setting (command, bench, guidance).
 
@@ -92,6 +94,16 @@ SETTINGS: tuple[Option, ...] = (
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
     _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+    # the api adapter (bceval's own agent over a chat-completions endpoint) and every live agent's budget
+    _setting("base_url", "BCEVAL_BASE_URL", "text", "agent", metavar="URL"),
+    _setting("api_key_env", "BCEVAL_API_KEY_ENV", "text", "agent", "OPENAI_API_KEY", metavar="NAME"),
+    _setting("temperature", "BCEVAL_TEMPERATURE", "float", "agent", range=(0, 2, True), metavar="T"),
+    _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
+    _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
+    _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
+    _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
+    _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

@@ -59,12 +59,13 @@ def new_record(
     """
     mine = run.asked.fields()
     if existing is not None:
-        theirs = {key: existing.get(key) for key in IDENTITY}
-        if theirs != mine:
-            differs = next(key for key in IDENTITY if theirs[key] != mine[key])
+        keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
+        theirs = {key: existing.get(key) for key in keys}
+        if theirs != {key: mine.get(key) for key in keys}:
+            differs = next(key for key in keys if theirs[key] != mine.get(key))
             raise BcevalError(
                 f"run '{run.name}' in {run.directory} was answered with another {differs} "
-                f"({theirs[differs]!r}, now {mine[differs]!r}); name this one with --run, or remove that run"
+                f"({theirs[differs]!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
         if before is None or selected is None:

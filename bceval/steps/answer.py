@@ -102,11 +102,12 @@ def run_facts(settings: Settings) -> Any:
     from bceval.agents.settings import pinned
     from bceval.runs.record import RunFacts
 
+    own_loop = settings.endpoint is not None  # bceval's own agent puts the model in every request
     return RunFacts(
         name=settings.run_name,
         directory=settings.run_dir,
         asked=settings.asked,
-        pinned=pinned(settings.command or "", settings.model) if settings.live else True,
+        pinned=(own_loop or pinned(settings.command or "", settings.model)) if settings.live else True,
         shard=settings.shard,
         corpus=str(settings.corpus),
         manifest=str(settings.manifest) if settings.manifest is not None else None,
@@ -188,9 +189,13 @@ class RunAnswers:
             print(line, file=sys.stderr, flush=True)
 
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
-        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript."""
+        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript (and
+        the read evidence and waits of an agent whose loop bceval runs)."""
         settings = self.settings
         transcript = None
+        if outcome.transcript is not None and "readEvidence" in outcome.transcript:
+            evidence = {**outcome.transcript["readEvidence"], "runId": settings.run_name}
+            outcome.transcript = {**outcome.transcript, "readEvidence": evidence}
         if outcome.transcript is not None:
             transcript = write_transcript(
                 settings.run_dir, case.modelId, settings.run_name, described, outcome.transcript, outcome.usage
@@ -201,7 +206,17 @@ class RunAnswers:
             "cached": outcome.cached,
             "usage": outcome.usage.as_record(),
             "transcript": transcript,
+            **own_evidence(outcome.transcript),
         }
+
+
+def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
+    """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
+    articles and the answer's retries and waits. Nothing for other agents, whose records stay as they were."""
+    if not transcript or "readEvidence" not in transcript:
+        return {}
+    keys = ("readBy", "readEvidence", "candidates", "waits")
+    return {key: transcript[key] for key in keys if key in transcript}
 
 
 def status(outcome: Answer) -> str:

@@ -95,7 +95,9 @@ class ChatServer:
             "nostruct": self.nostruct,
             "leaky": self.leaky,
             "bench": self.bench,
+            "guide": self.guide,
         }
+        self.guidance: dict[str, str] = {}  # guidance case id -> the oracle's result document (text)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -107,7 +109,8 @@ class ChatServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
-                status, payload, headers = server.handle(self.path, dict(self.headers), body)
+                sent = {key.lower(): value for key, value in self.headers.items()}
+                status, payload, headers = server.handle(self.path, sent, body)
                 data = json.dumps(payload).encode("utf-8")
                 try:
                     self.send_response(status)
@@ -240,7 +243,7 @@ class ChatServer:
 
     def leaky(self, body: dict[str, Any]) -> Any:
         """Echoes the Authorization header it was sent: in an error the first time a case asks, then in its content."""
-        key = body["_headers"].get("Authorization", "")
+        key = body["_headers"].get("authorization", "")
         case_id = request_of(body)["cases"][0]["id"]
         with self.lock:
             first = case_id not in self.leaked
@@ -248,6 +251,17 @@ class ChatServer:
         if first:
             return Reply(500, f"internal error while checking {key}")
         return {"content": f"note: {key}\n" + final(case_id, self.answers[case_id])["content"]}
+
+    def guide(self, body: dict[str, Any]) -> Any:
+        """A guidance agent: lists both folders, reads the knowledge index, then gives the oracle's report."""
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        request = json.loads(user[user.index("\n") + 1 :])
+        turn = turn_of(body)
+        if turn == 1:
+            return calls(("list_files", {}))
+        if turn == 2:
+            return calls(("read_file", {"path": request["knowledgeIndex"]}), ("read_file", {"path": "../outside"}))
+        return {"content": self.guidance[request["caseId"]]}
 
     def bench(self, body: dict[str, Any]) -> Any:
         """Two tool calls per case (list, then read one candidate), then an answer: three responses."""

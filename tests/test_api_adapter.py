@@ -105,3 +105,203 @@ def test_a_good_reviewer_reads_its_candidates_cites_what_it_read_and_passes(tmp_
         assert entry["body"]["model"] == "good"
         assert {tool["function"]["name"] for tool in entry["body"]["tools"]} == {"list_files", "read_file", "search"}
     no_key_anywhere(out, lines, err)
+
+
+def test_a_lazy_reviewer_passes_without_require_read_and_fails_with_it_naming_case_and_article(
+    tmp_path, capsys, server
+):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, "lazy", "--jobs", "4")
+    assert code == 0, lines + err
+    code, lines, err = score(capsys, out, "lazy")
+    assert code == 0 and lines[-1] == "Review evaluation PASSED: recall=1 (8/8), clean-rate=1 (8/8).", lines + err
+    report = json.loads((run_dir(out, "lazy") / "score.json").read_text())
+    summary = report["readEvidence"]
+    assert summary["casesWithEvidence"] == CASES and summary["citations"] == 8 and summary["citationsBacked"] == 0
+    assert summary["backedShare"] == 0 and summary["meanOpened"] == 0 and summary["requireRead"] is False
+    positive = next(case for case in report["cases"] if case["kind"] == "positive")
+    assert positive["reads"]["citedWithoutCompleteRead"] == positive["findings"] and positive["reads"]["opened"] == []
+
+    code, lines, err = score(capsys, out, "lazy", "--require-read")
+    assert code == 1
+    text = "\n".join(lines + err)
+    assert "Review evaluation FAILED" in text
+    report = json.loads((run_dir(out, "lazy") / "score.json").read_text())
+    for case in report["cases"]:
+        if case["kind"] == "positive":
+            assert case["passed"] is False
+            assert f"{case['id']}: cited {case['findings'][0]} without reading it" in text
+        else:
+            assert case["passed"] is True  # nothing cited, nothing unbacked
+    assert report["recall"] == 0 and report["readEvidence"]["requireRead"] is True
+
+
+def test_a_budget_stops_the_run_half_way_and_a_larger_one_answers_only_the_rest(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    ids = prepare(capsys, out)
+    # the "priced" endpoint reports 0.002 USD per response; one response per case
+    code, lines, err = answer(capsys, out, server, "priced", "--max-cost", "0.016")
+    assert code == 0, lines + err
+    assert any("--max-cost 0.016 cannot be enforced before answers report a cost" in line for line in err)
+    answered, skipped = results(out, "priced"), infra(out, "priced")
+    assert len(answered) == 8 and len(skipped) == 8 and set(answered) | set(skipped) == set(ids)
+    assert all(record["kind"] == "budget" and record["attempts"] == 0 for record in skipped.values())
+    assert sum(line.endswith("not started (budget)") for line in err) == 8
+    assert "8 not started (budget)" in lines[-1] and "infrastructure failure" not in lines[-1]
+    assert len(server.requests("priced")) == 8
+    code, lines, err = score(capsys, out, "priced")
+    assert code == 1
+    report = json.loads((run_dir(out, "priced") / "score.json").read_text())
+    assert report["partial"] is True and report["notStarted"] == 8 and report["infrastructureFailures"] == 0
+    assert sum(case["notAnswered"] == "budget" for case in report["cases"] if "notAnswered" in case) == 8
+    assert any("not answered (budget)" in line for line in lines + err)
+    card = json.loads((run_dir(out, "priced") / "scorecard.json").read_text())
+    assert card["usage"]["costUsd"] == pytest.approx(0.016)
+
+    code, lines, err = answer(capsys, out, server, "priced", "--max-cost", "1")
+    assert code == 0, lines + err
+    assert len(server.requests("priced")) == 16  # only the 8 not started were asked
+    assert len(results(out, "priced")) == 16 and infra(out, "priced") == {}
+    code, lines, err = score(capsys, out, "priced")
+    assert code == 0 and lines[-1].startswith("Review evaluation PASSED"), lines + err
+    card = json.loads((run_dir(out, "priced") / "scorecard.json").read_text())
+    assert card["usage"]["costUsd"] == pytest.approx(0.032) and card["usage"]["costKnown"] == 16
+
+
+def one_case(out: Path, kind: str = "positive") -> str:
+    """The manifest id of one case of the demo corpus (a positive one, or a clean control)."""
+    cases = json.loads((out / ".build" / "review" / "cases.json").read_text())["cases"]
+    return next(case["id"] for case in cases if bool(case["expected"]) == (kind == "positive"))
+
+
+def test_a_cheat_asking_outside_its_view_gets_tool_errors_recorded_and_finds_nothing(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    ids = prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, "cheat", "--jobs", "4")
+    assert code == 0, lines + err
+    for model_id in ids:
+        record = transcript(out, "cheat", model_id)
+        calls = record["attempts"][0]["toolCalls"]
+        errors = [call["error"] for call in calls if not call["ok"]]
+        assert len(errors) == 4 and record["attempts"][0]["refused"] == 4
+        assert "leaves the folder" in errors[0]
+        assert "is absolute" in errors[1] and "is absolute" in errors[2]
+        assert "does not exist" in errors[3]
+        assert record["readEvidence"]["reads"] == []  # nothing was read, nothing outside the view was opened
+    # what the model was sent back: errors, never a byte of the manifest or of /etc/passwd
+    for entry in server.requests("cheat"):
+        for message in entry["body"]["messages"]:
+            if message["role"] == "tool":
+                assert "minimumExpectedRecall" not in message["content"] and "root:" not in message["content"]
+    code, lines, err = score(capsys, out, "cheat")
+    assert code == 1
+    report = json.loads((run_dir(out, "cheat") / "score.json").read_text())
+    assert report["recall"] == 0 and report["cleanRate"] == 1
+
+
+def test_429_storms_wait_as_retry_after_says_halve_concurrency_and_every_case_is_answered(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    ids = prepare(capsys, out)
+    server.storm = 40
+    code, lines, err = answer(capsys, out, server, "storm", "--jobs", "8", "--retries", "0")
+    assert code == 0, lines + err
+    assert sorted(results(out, "storm")) == ids and infra(out, "storm") == {}
+    waits = [w for model_id in ids for w in transcript(out, "storm", model_id)["attempts"][0]["waits"]]
+    limited = [w for w in waits if w["reason"] == "http-429"]
+    assert len(limited) == 40
+    assert all(w["retryAfter"] == 0.05 and w["seconds"] == 0.05 for w in limited)
+    assert min(w["concurrency"] for w in limited) == 1  # halved down to one request in flight
+    assert max(w["concurrency"] for w in limited) <= 4  # the first 429 already halved the --jobs 8
+    document = results(out, "storm")[ids[0]]
+    assert set(document["record"]["waits"]) == {"retries", "rateLimited", "waitedSeconds"}
+    code, lines, err = score(capsys, out, "storm")
+    assert code == 0, lines + err
+    code, lines, err = run_cli(capsys, "runs", "--out", out)
+    assert code == 0
+    row = next(line for line in lines if line.startswith("| api-storm "))
+    assert "40 rate-limited" in "\n".join(lines) and row
+
+
+def test_malformed_tool_calls_are_errors_the_model_sees_and_it_can_recover(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, "malformed", "--case", one_case(out))
+    assert code == 0, lines + err
+    ((model_id, document),) = results(out, "malformed").items()
+    calls = transcript(out, "malformed", model_id)["attempts"][0]["toolCalls"]
+    assert [call["ok"] for call in calls] == [False, False, False]
+    assert "not a JSON object" in calls[0]["error"] and "no tool 'delete_everything'" in calls[1]["error"]
+    assert "path must be" in calls[2]["error"]
+    second = server.requests("malformed")[1]["body"]["messages"]
+    assert [m["content"][:6] for m in second if m["role"] == "tool"] == ["error:"] * 3
+
+
+@pytest.mark.parametrize(
+    ("model", "flags", "kind", "detail", "attempts"),
+    [
+        ("prose", ["--retries", "1"], "invalid-output", "holds no JSON object", 2),
+        ("loop", ["--max-turns", "10", "--retries", "0"], "agent-error", "within 10 turns (--max-turns)", 1),
+        ("slow", ["--timeout", "1", "--retries", "0"], "timeout", "no answer within 1 s", 1),
+    ],
+)
+def test_answers_that_never_come_are_infrastructure_failures(
+    tmp_path, capsys, server, model, flags, kind, detail, attempts
+):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, model, "--case", one_case(out), *flags)
+    assert code == 0, lines + err
+    ((model_id, record),) = infra(out, model).items()
+    assert record["kind"] == kind and detail in record["detail"] and record["attempts"] == attempts
+    assert results(out, model) == {}
+    assert "1 infrastructure failure(s)" in lines[-1]
+    if model == "loop":  # ten responses of 100 tool calls each: 1,000 calls, at most 32 answered per turn
+        assert len(server.requests("loop")) == 10
+        calls = transcript(out, model, model_id)["attempts"][0]["toolCalls"]
+        assert len(calls) == 1000 and sum(call["ok"] for call in calls) == 320
+
+
+def test_an_endpoint_without_structured_output_is_read_by_the_strict_parser(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, "nostruct", "--case", one_case(out))
+    assert code == 0, lines + err
+    ((model_id, _),) = results(out, "nostruct").items()
+    attempt = transcript(out, "nostruct", model_id)["attempts"][0]
+    assert attempt["structuredOutput"] is False
+    bodies = [entry["body"] for entry in server.requests("nostruct")]
+    assert ["response_format" in body for body in bodies] == [True, False]
+
+
+def test_the_api_key_never_reaches_a_file_or_an_output_even_when_the_server_echoes_it(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    code, lines, err = answer(capsys, out, server, "leaky", "--case", one_case(out), "--retries", "1")
+    assert code == 0, lines + err
+    ((model_id, _),) = results(out, "leaky").items()
+    attempts = transcript(out, "leaky", model_id)["attempts"]
+    assert attempts[0]["outcome"] == "agent-error" and "[api key]" in attempts[0]["detail"]
+    assert "[api key]" in attempts[1]["turns"][0]["content"]
+    assert all(entry["headers"]["authorization"] == f"Bearer {KEY}" for entry in server.requests("leaky"))
+    code, lines2, err2 = score(capsys, out, "leaky")
+    no_key_anywhere(out, lines, err, lines2, err2)
+
+
+def test_cost_is_unknown_without_a_report_or_a_price_and_comes_from_the_price_table(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    case = one_case(out)
+    code, lines, err = answer(capsys, out, server, "lazy", "--case", case)
+    assert code == 0, lines + err
+    ((model_id, document),) = results(out, "lazy").items()
+    usage = document["record"]["usage"]
+    assert usage["costUsd"] is None and usage["inputTokens"] == 1000 and usage["outputTokens"] == 100
+    assert usage["cacheReadTokens"] == 200 and usage["turns"] == 1
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  lazy: {input: 2.5, output: 10, cached-input: 1.25}\n", encoding="utf-8")
+    code, lines, err = answer(capsys, out, server, "lazy", "--case", case, "--prices", prices, "--epoch", "2")
+    assert code == 0, lines + err
+    document = json.loads(next((out / "runs" / "api-lazy-e2" / "results").glob("result-*.json")).read_text())
+    # 800 input tokens at 2.5, 200 cached at 1.25, 100 output at 10, per million
+    assert document["record"]["usage"]["costUsd"] == pytest.approx((800 * 2.5 + 200 * 1.25 + 100 * 10) / 1e6)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import os
 import random
 import threading
 import time
@@ -33,12 +34,18 @@ from bceval.agents import live
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, Tool, ToolBox
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.command import CommandAdapter, _entries
+from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.guidance_command import GuidanceCommandAdapter, _answer_of
 from bceval.agents.process import RETRY_WAIT_CAP, _Attempt, backoff
 from bceval.agents.settings import AgentSettings, EndpointSettings
-from bceval.agents.view import View, build_view, check_view_folder, materialize, remove
+from bceval.agents.view import View, build_view, check_view_folder, materialize, remove, sweep_stale_folders
 from bceval.errors import BcevalError
+from bceval.guidance.manifest import GuidanceManifest
+from bceval.jsonio import dumps
+from bceval.layout import KNOWLEDGE_INDEX
 from bceval.review.scoring import InfraFailure
 from bceval.runs.identity import asking, question
+from bceval.runs.transcript import write_transcript
 from bceval.usage import Usage
 
 PROMPT_VERSION = 1  # of this agent's protocol: with TOOLS_VERSION, part of every cache key
@@ -457,7 +464,66 @@ def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
 # --- the review question --------------------------------------------------------------------------------------
 
 
-class ApiReviewAgent(CommandAdapter):
+class OwnLoop:
+    """What both question shapes of the `api` kind share: the checks of its settings, the opt-in gate, the
+    endpoint, and the `answeredBy` block. Mixed in before the command kind's class whose retries, cache and
+    records it reuses."""
+
+    agent: AgentSettings
+    endpoint: Endpoint
+    model: str
+    name: str
+
+    def _setup(self, agent: AgentSettings, hidden: Mapping[str, Path]) -> None:
+        """The settings' checks, before anything else (no command line to check: there is none)."""
+        if not agent.model:
+            raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
+        if agent.endpoint is None:
+            raise BcevalError("the api adapter needs its endpoint settings")
+        if agent.sandbox != "none" or agent.isolation != "view":
+            raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
+        self.agent, self.hidden = agent, dict(hidden)
+        self.model, self.pinned = agent.model, True  # the model is in every request
+        self.bwrap = None
+
+    def _ready(
+        self,
+        environ: Mapping[str, str] | None,
+        sleep: Callable[[float], None],
+        rng: random.Random | None,
+        tools: tuple[Tool, ...],
+    ) -> None:
+        """The opt-in gate, the client and what LiveAgent.ask uses (its retries, backoff and usage totals)."""
+        environ = dict(os.environ if environ is None else environ)
+        if environ.get("BCEVAL_LIVE") != "1":
+            raise BcevalError("the api adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
+        assert self.agent.endpoint is not None and self.agent.model
+        self.environ = environ
+        self.sleep, self.rng = sleep, rng or random.Random()
+        self._rng_lock, self._usage_lock = threading.Lock(), threading.Lock()
+        self.usage = Usage()
+        self.tools = tools
+        self.endpoint = Endpoint(self.agent.endpoint, self.agent.model, environ, sleep, self.rng, self.agent.retry_wait)
+
+    @property
+    def model_is_label_only(self) -> bool:
+        return False
+
+    def describe(self) -> dict[str, Any]:
+        assert self.agent.endpoint is not None
+        return {
+            "adapter": self.name,
+            "model": self.model,
+            "servedModel": self.endpoint.served_model,
+            "version": f"openai-python {getattr(self.endpoint.openai, '__version__', 'unknown')}",
+            "pinned": True,
+            "baseUrl": self.agent.endpoint.base_url or "default",
+            "isolation": "view",
+            "sandbox": "none",
+        }
+
+
+class ApiReviewAgent(OwnLoop, CommandAdapter):
     """The review question shape of the `api` kind: the command adapter's retries, cache and records, bceval's
     own conversation instead of a process."""
 
@@ -474,47 +540,12 @@ class ApiReviewAgent(CommandAdapter):
         rng: random.Random | None = None,
         tools: tuple[Tool, ...] = READ_TOOLS,
     ) -> None:
-        import os
-
-        environ = dict(os.environ if environ is None else environ)
-        if environ.get("BCEVAL_LIVE") != "1":
-            raise BcevalError("the api adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
-        if not agent.model:
-            raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
-        if agent.endpoint is None:
-            raise BcevalError("the api adapter needs its endpoint settings")
-        if agent.sandbox != "none" or agent.isolation != "view":
-            raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
-        # what LiveAgent.ask and CommandAdapter's cache use (no command line to check: there is none)
-        self.agent, self.hidden, self.environ = agent, dict(hidden), environ
+        self._setup(agent, hidden)
+        self._ready(environ, sleep, rng, tools)
         self.cache_dir = cache_dir
-        self.sleep, self.rng = sleep, rng or random.Random()
-        self._rng_lock, self._usage_lock = threading.Lock(), threading.Lock()
-        self.usage = Usage()
-        self.model, self.pinned = agent.model, True  # the model is in every request
-        self.bwrap = None
-        self.tools = tools
-        self.endpoint = Endpoint(agent.endpoint, agent.model, environ, sleep, self.rng, agent.retry_wait)
-
-    @property
-    def model_is_label_only(self) -> bool:
-        return False
 
     def start(self) -> None:
         check_view_folder()
-
-    def describe(self) -> dict[str, Any]:
-        assert self.agent.endpoint is not None
-        return {
-            "adapter": self.name,
-            "model": self.model,
-            "servedModel": self.endpoint.served_model,
-            "version": f"openai-python {getattr(self.endpoint.openai, '__version__', 'unknown')}",
-            "pinned": True,
-            "baseUrl": self.agent.endpoint.base_url or "default",
-            "isolation": "view",
-            "sandbox": "none",
-        }
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """The view, the model, the endpoint and its sampling settings, the epoch, the tools and the protocol."""
@@ -626,3 +657,89 @@ def _waits(attempts: list[_Attempt]) -> dict[str, Any]:
     limited = [wait for a in attempts for wait in a.record.get("waits", []) if wait.get("reason") != "concurrency"]
     seconds = sum(a.record.get("waitedSeconds", 0) for a in attempts) + sum(w["seconds"] for w in limited)
     return {"retries": len(attempts) - 1, "rateLimited": len(limited), "waitedSeconds": round(seconds, 3)}
+
+
+# --- the guidance question ------------------------------------------------------------------------------------
+
+GUIDANCE_PROTOCOL = (
+    "You are giving development guidance for Business Central AL work, in an evaluation. The tools read two "
+    "folders: workspace/ is the repository the request is about, and knowledge/ is a read-only copy of the "
+    "knowledge checkout at commit {head} (knowledge/{index} lists every article). You can read, never change. "
+    "Follow the request's protocol and skillInstructions and answer with one JSON object shaped like its "
+    'resultSchema ({{"caseId": ..., "guidanceReport": {{...}}}}). The final message is that JSON object and '
+    "nothing else."
+)
+
+
+class ApiGuidanceAgent(OwnLoop, GuidanceCommandAdapter):
+    """The guidance question shape of the `api` kind: the same conversation, its tools over the case's workspace
+    and the run's knowledge view (the command adapter's, made once per run), read-only both."""
+
+    name = "api"
+    kind = "api"
+
+    def __init__(
+        self,
+        agent: AgentSettings,
+        manifest: GuidanceManifest,
+        run_dir: Path,
+        hidden: dict[str, Path],
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        tools: tuple[Tool, ...] = READ_TOOLS,
+    ) -> None:
+        self._setup(agent, {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden})
+        self._ready(environ, sleep, rng, tools)
+        sweep_stale_folders()
+        self.manifest, self.run_dir = manifest, run_dir
+        self._view: Path | None = None
+        self._head: str | None = None
+
+    def start(self) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "isolation": "knowledge view"}
+
+    def answer(self, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
+        view = self.view()
+        request = case.request()
+        request["knowledgeRoot"] = "knowledge"  # paths the tools take: never the checkout itself
+        request["knowledgeIndex"] = f"knowledge/{KNOWLEDGE_INDEX}"
+        user = f"=== request {case.request_path.name} ===\n{dumps(request)}"
+        system = GUIDANCE_PROTOCOL.format(head=self._head, index=KNOWLEDGE_INDEX)
+        question_sha = hashlib.sha256(user.encode("utf-8")).hexdigest()
+        assert self.agent.endpoint is not None
+        prices = self.agent.endpoint.prices
+
+        def attempt(number: int, waited: float) -> _Attempt:
+            box = ToolBox({"workspace": case.workspace, "knowledge": view}, self.tools)
+            started = time.monotonic()
+            talk = self.endpoint.converse(system, user, box, None, self.agent.timeout, prices)
+            return attempt_of(talk, box, number, waited, round(time.monotonic() - started, 3))
+
+        answer, attempts, usage = self.ask(attempt, lambda text: _answer_of(self.endpoint.scrub(text), case.case_id))
+        outcome = "answered" if answer is not None else f"failed: {(attempts[-1].failure or ('no-answer',))[0]}"
+        record = {
+            "case": case.case_id,
+            "workspace": str(case.workspace),
+            "model": self.model,
+            "servedModel": self.endpoint.served_model,
+            "tools": [tool.name for tool in self.tools],
+            "toolsVersion": TOOLS_VERSION,
+            "attempts": [a.record for a in attempts],
+            "waits": _waits(attempts),
+            "readBy": "bceval",
+            "readEvidence": {
+                "runId": self.run_dir.name,
+                "questionSha256": question_sha,
+                "reads": attempts[-1].record.get("reads", []),
+            },
+            "outcome": outcome,
+        }
+        record = self.endpoint.scrub(record)
+        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, usage)
+        if answer is not None:
+            return answer
+        return NoReport(attempts[-1].failure[0] if attempts[-1].failure else "no-answer")

@@ -114,11 +114,11 @@ class ToolBox:
         return self.roots[name], [part for part in rest if part not in ("", ".")]
 
     def files(self) -> list[str]:
-        """Every regular file under the roots (links skipped), by the path the tools take."""
+        """Every regular file under the roots (links and .git folders skipped), by the path the tools take."""
         found = []
         for name, root in self.roots.items():
             for folder, dirs, names in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
+                dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))
                 for item in names:
                     full = os.path.join(folder, item)
                     if os.path.isfile(full) and not os.path.islink(full):

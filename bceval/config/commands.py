@@ -45,7 +45,7 @@ _EXPERIMENT_AGENT = _uses(
     Use("retry_wait", "pause before a retry, doubling (default 5)"),
 )
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
-_API = "the api adapter (bceval's own agent over a chat-completions endpoint; needs BCEVAL_LIVE=1)"
+_API = "the api adapter (bceval's own chat-completions agent; needs BCEVAL_LIVE=1)"
 _API_USES = _uses(
     Use("base_url", "the endpoint (default: the openai package's, OpenAI)", group=_API),
     Use("api_key_env", "the variable holding its key (default OPENAI_API_KEY)", group=_API),
@@ -160,5 +160,6 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("retry_wait", "first pause", group=_LIVE),
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
-    ),
+    )
+    + _API_USES,
 }

@@ -281,7 +281,7 @@ OTHERS: tuple[Option, ...] = (
         part="guidance",
         default="oracle",
         metavar="NAME",
-        help="run: who answers each case (oracle or command)",
+        help="run: who answers each case (oracle, command or api)",
     ),
 )
 

@@ -34,6 +34,8 @@ ARM_FIELDS = (
     "sandbox",
     "sandboxAllow",
 )
+# Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
+OPTIONAL_ARM_FIELDS = ("baseUrl", "maxCost", "requireRead")
 
 
 class ArmSettings(StrictModel):
@@ -58,6 +60,16 @@ class ArmSettings(StrictModel):
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
+    baseUrl: str | None = Field(default=None, description="The api adapter's chat-completions endpoint.")
+    maxCost: float | None = Field(
+        default=None,
+        ge=0,
+        description="Budget in USD of each run of the arm (one per epoch): no new case starts "
+        "once the run's known cost reaches it.",
+    )
+    requireRead: bool | None = Field(
+        default=None, description="A citation without a complete read of the article fails its case."
+    )
 
     @field_validator("adapter", "isolation", "sandbox")
     @classmethod

@@ -76,12 +76,33 @@ def preflight(settings: Settings) -> list[str]:
             from bceval.agents.view import check_view_folder
 
             check_view_folder()
+        unenforceable = budget_warning(settings)
+        if unenforceable:
+            warnings.append(unenforceable)
         if adapter.model_is_label_only:
             warnings.append(
                 f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
                 "the agent uses its own default and the run is recorded as unpinned"
             )
     return warnings
+
+
+def budget_warning(settings: Settings) -> str | None:
+    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
+    if settings.max_cost is None:
+        return None
+    prices = settings.prices
+    if settings.endpoint is not None and prices is not None and prices.price(settings.model) is not None:
+        return None
+    where = (
+        f"the price table ({prices.source}) has no price for '{settings.model}'"
+        if prices is not None
+        else "no price table was given (--prices or [tool.bceval.prices])"
+    )
+    return (
+        f"bceval: warning: --max-cost {settings.max_cost:g} cannot be enforced before answers report a cost: {where}; "
+        "it applies only to answers whose endpoint or agent reports what they cost"
+    )
 
 
 def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
@@ -132,13 +153,25 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     answers = run_answers()
     results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
     failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
-    done, cached = answers.done, answers.cached
+    done, cached = answers.done - answers.not_started, answers.cached
     now = f"{done - cached} answered now, {cached} from the cache" if done else "nothing new to answer"
+    budget = [path for path in failures if _is_budget_record(path)]
+    failures = [path for path in failures if path not in budget]
     note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
+    if budget:
+        note += f"; {len(budget)} not started (budget), rerun with a larger --max-cost to answer them"
     print(
         f"Run {settings.run_name}: {len(results)} case(s) answered with the {settings.adapter} adapter ({now}){note}; "
         f"results in {settings.results_dir}"
     )
+
+
+def _is_budget_record(path: Path) -> bool:
+    try:
+        document = parse_json(path.read_bytes(), str(path))
+    except (BcevalError, OSError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == "budget"
 
 
 def _any_result(settings: Settings) -> bool:
@@ -160,6 +193,8 @@ class RunAnswers:
         self.done = 0
         self.failed = 0
         self.cached = 0
+        self.not_started = 0
+        self.budget = RunBudget(settings.max_cost, settings.results_dir) if settings.max_cost is not None else None
 
     def adapter(self) -> Agent:
         with self._lock:
@@ -169,12 +204,18 @@ class RunAnswers:
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
-        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`)."""
+        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the run's known
+        cost has reached its budget, the case is not started: it is recorded as not answered (budget)."""
         settings = self.settings
         adapter = self.adapter()
         from bceval.agents.base import case_input
 
+        if self.budget is not None and self.budget.reached():
+            self.skip(case, adapter.describe())
+            return
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
+        if self.budget is not None and not outcome.cached:
+            self.budget.spend(outcome.usage.costUsd)
         described = adapter.describe()
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
@@ -187,6 +228,23 @@ class RunAnswers:
             line = f"[{self.done}] {case.modelId} {status(outcome)}"
         if settings.live:  # a live run is slow enough to want a line per case
             print(line, file=sys.stderr, flush=True)
+
+    def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
+        """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
+        from bceval.review.scoring import InfraFailure
+
+        assert self.budget is not None
+        spent, limit = self.budget.spent, self.budget.limit
+        detail = f"not started: the run's known cost {spent:.4f} USD reached --max-cost {limit:g}"
+        failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
+        results = self.settings.results_dir
+        write_atomic(results / infra_name(case.modelId), dumps(failure.model_dump()))
+        (results / result_name(case.modelId)).unlink(missing_ok=True)
+        with self._lock:
+            self.not_started += 1
+            self.done += 1
+            line = f"[{self.done}] {case.modelId} not started (budget)"
+        print(line, file=sys.stderr, flush=True)
 
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
         """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript (and
@@ -208,6 +266,54 @@ class RunAnswers:
             "transcript": transcript,
             **own_evidence(outcome.transcript),
         }
+
+
+class RunBudget:
+    """The run's known cost against its --max-cost: what its earlier answers cost (their records) plus what this
+    invocation spends. An answer whose cost is unknown adds nothing: the budget then cannot be enforced for it."""
+
+    def __init__(self, limit: float, results_dir: Path) -> None:
+        self.limit = limit
+        self.spent = recorded_cost(results_dir)
+        self.unknown = 0
+        self._lock = threading.Lock()
+
+    def reached(self) -> bool:
+        with self._lock:
+            return self.spent >= self.limit
+
+    def spend(self, cost: float | None) -> None:
+        with self._lock:
+            if cost is None:
+                self.unknown += 1
+                if self.unknown == 1:
+                    print(
+                        "bceval: warning: an answer reported no cost and the price table has none for its model: "
+                        "--max-cost cannot be enforced for such answers",
+                        file=sys.stderr,
+                    )
+            else:
+                self.spent += cost
+
+
+def recorded_cost(results_dir: Path) -> float:
+    """The known cost of the answers a run already has (results and failures written by bceval answer)."""
+    total = 0.0
+    if not results_dir.is_dir():
+        return total
+    for path in sorted(results_dir.glob("*-case-*.json")):
+        if not _OWN_FILE.match(path.name):
+            continue
+        try:
+            document = parse_json(path.read_bytes(), str(path))
+        except (BcevalError, OSError):
+            continue
+        record = document.get("record") if isinstance(document, dict) else None
+        usage = record.get("usage") if isinstance(record, dict) else None
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            total += cost
+    return total
 
 
 def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:

@@ -305,3 +305,70 @@ def test_cost_is_unknown_without_a_report_or_a_price_and_comes_from_the_price_ta
     document = json.loads(next((out / "runs" / "api-lazy-e2" / "results").glob("result-*.json")).read_text())
     # 800 input tokens at 2.5, 200 cached at 1.25, 100 output at 10, per million
     assert document["record"]["usage"]["costUsd"] == pytest.approx((800 * 2.5 + 200 * 1.25 + 100 * 10) / 1e6)
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "expected"),
+    [
+        ([], {"BCEVAL_LIVE": None}, "opt-in: set BCEVAL_LIVE=1"),
+        (["--model", ""], {}, "needs --model"),
+        ([], {"OPENAI_API_KEY": None}, "$OPENAI_API_KEY, which is not set"),
+        (["--api-key-env", "MY_KEY"], {}, "$MY_KEY, which is not set"),
+        (["--sandbox", "bwrap"], {}, "takes neither --sandbox nor --isolation none"),
+        (["--prices", "no-such-prices.yaml"], {}, "price file not found"),
+        (["--temperature", "3"], {}, "invalid setting temperature: must be at least 0 and at most 2"),
+        ([], {"openai": None}, "pip install 'bceval[api]'"),
+    ],
+)
+def test_refusals_are_one_line_exit_2_and_write_nothing(tmp_path, capsys, server, monkeypatch, flags, env, expected):
+    import sys
+
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    for name, value in env.items():
+        if name == "openai":
+            monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
+        elif value is None:
+            monkeypatch.delenv(name, raising=False)
+    model = next((flags[i + 1] for i, flag in enumerate(flags) if flag == "--model"), "good")
+    rest = [flag for i, flag in enumerate(flags) if flag != "--model" and (i == 0 or flags[i - 1] != "--model")]
+    monkeypatch.chdir(tmp_path)
+    code, lines, err = answer(capsys, out, server, model, *rest)
+    assert code == 2 and lines == [] and len(err) == 1 and expected in err[0], err
+    assert not (out / "runs").exists() and server.log == []
+
+
+def test_price_tables_and_require_read_come_from_pyproject_too(tmp_path, capsys, server, monkeypatch):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.bceval]\nrequire_read = true\n\n[tool.bceval.prices."lazy"]\ninput = 1.0\noutput = 2.0\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    code, lines, err = answer(capsys, out, server, "lazy", "--case", one_case(out), "--max-cost", "5")
+    assert code == 0, lines + err
+    assert not any("cannot be enforced" in line for line in err)  # the table prices the model
+    ((_, document),) = results(out, "lazy").items()
+    assert document["record"]["usage"]["costUsd"] == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
+    code, lines, err = score(capsys, out, "lazy")
+    assert code == 1 and any("without reading it" in line for line in lines + err)
+
+
+def test_a_rerun_answers_from_the_cache_and_another_temperature_is_another_question(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    prepare(capsys, out)
+    case = one_case(out)
+    assert answer(capsys, out, server, "good", "--case", case)[0] == 0
+    asked = len(server.log)
+    code, lines, err = answer(capsys, out, server, "good", "--case", case, "--run", "again")
+    assert code == 0 and len(server.log) == asked and "1 from the cache" in lines[-1], lines + err
+    ((_, document),) = results(out, "good").items()
+    ((_, again),) = {p.stem: json.loads(p.read_text()) for p in (out / "runs/again/results").glob("*.json")}.items()
+    assert again["record"]["readEvidence"]["reads"] == document["record"]["readEvidence"]["reads"]
+    assert again["record"]["readEvidence"]["runId"] == "again" and again["record"]["cached"] is True
+    code, lines, err = answer(capsys, out, server, "good", "--case", case, "--run", "warm", "--temperature", "0.7")
+    assert code == 0 and len(server.log) > asked and "1 answered now" in lines[-1], lines + err
+    assert all(entry["body"].get("temperature") == 0.7 for entry in server.log[asked:])
+    code, lines, err = answer(capsys, out, server, "good", "--case", case, "--temperature", "0.7")
+    assert code == 2 and "answered with another endpoint" in err[0]  # a run keeps its settings

@@ -77,7 +77,7 @@ def arm(report: dict, name: str) -> dict:
         ("epochs: 2\narms:\n  - name: a\n  - name: b\n", ", line 1: field 'name' is missing"),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: gpt\n",
-            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command",
+            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command, api",
         ),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: command\n    command: a\n    sandboxAllow: [/]\n",
@@ -269,7 +269,7 @@ def test_ab_checks_its_refs_before_writing_anything(repo, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
-        ("--adapter", "gpt", "must be one of baseline, oracle, command"),
+        ("--adapter", "gpt", "must be one of baseline, oracle, command, api"),
         ("--isolation", "nah", "must be one of view, none"),
         ("--sandbox", "zz", "must be one of none, bwrap"),
     ],

@@ -30,15 +30,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from bceval.agents import live
-from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, Tool, ToolBox
+from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, Tool, ToolBox
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.command import CommandAdapter, _entries
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.guidance_command import GuidanceCommandAdapter, _answer_of
 from bceval.agents.process import RETRY_WAIT_CAP, _Attempt, backoff
 from bceval.agents.settings import AgentSettings, EndpointSettings
-from bceval.agents.view import View, build_view, check_view_folder, materialize, remove, sweep_stale_folders
+from bceval.agents.view import View, build_view, sweep_stale_folders
 from bceval.errors import BcevalError
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
@@ -245,10 +244,8 @@ class Endpoint:
             )
         self.key = key
         self.openai = openai
-        base_url, query = _split_query(settings.base_url)
-        self.client = openai.OpenAI(
-            api_key=key, base_url=base_url, max_retries=0, default_query=query or None, timeout=60.0
-        )
+        self._client: Any = None
+        self._client_lock = threading.Lock()
         self.settings = settings
         self.model = model
         self.limit = AdaptiveLimit(settings.jobs)
@@ -258,6 +255,17 @@ class Endpoint:
         self.first_wait = first_wait
         self.structured = True  # until the endpoint refuses response_format once
         self.served_model: str | None = None
+
+    @property
+    def client(self) -> Any:
+        """The openai client, made on the first request (a preflight check never pays for its TLS setup)."""
+        with self._client_lock:
+            if self._client is None:
+                base_url, query = _split_query(self.settings.base_url)
+                self._client = self.openai.OpenAI(
+                    api_key=self.key, base_url=base_url, max_retries=0, default_query=query or None, timeout=60.0
+                )
+            return self._client
 
     def scrub(self, value: Any) -> Any:
         """`value` with the API key replaced wherever it occurs (a server may echo what it was sent)."""
@@ -270,7 +278,7 @@ class Endpoint:
         return value
 
     def _request(self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float) -> Any:
-        options: dict[str, Any] = {"model": self.model, "messages": messages, "timeout": timeout}
+        options: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools.tools:
             options["tools"] = tools.specs()
         settings = self.settings
@@ -285,7 +293,11 @@ class Endpoint:
                 "type": "json_schema",
                 "json_schema": {"name": "result", "schema": schema, "strict": False},
             }
-        return self.client.chat.completions.create(**options)
+        # The client's own request for an endpoint it does not type (its documented `post`): the body is ours and
+        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn.
+        from openai.types.chat import ChatCompletion
+
+        return self.client.post("/chat/completions", body=options, cast_to=ChatCompletion, options={"timeout": timeout})
 
     def _backoff(self, number: int) -> float:
         with self._rng_lock:
@@ -509,6 +521,10 @@ class OwnLoop:
     def model_is_label_only(self) -> bool:
         return False
 
+    def start(self) -> None:
+        """Nothing to probe: the version is the openai package's, the served model comes with the answers."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         assert self.agent.endpoint is not None
         return {
@@ -544,9 +560,6 @@ class ApiReviewAgent(OwnLoop, CommandAdapter):
         self._ready(environ, sleep, rng, tools)
         self.cache_dir = cache_dir
 
-    def start(self) -> None:
-        check_view_folder()
-
     def cache_key(self, view: View, case: CaseInput) -> str:
         """The view, the model, the endpoint and its sampling settings, the epoch, the tools and the protocol."""
         asked = replace(asking("api", self.agent, live=True), command=f"api tools={TOOLS_VERSION}")
@@ -577,10 +590,9 @@ class ApiReviewAgent(OwnLoop, CommandAdapter):
         user = self.user_message(view)
         question_sha = hashlib.sha256(user.encode("utf-8")).hexdigest()
         system = PROTOCOL + str(request.get("leafInstructions", ""))
-        boxes: list[ToolBox] = []
 
         def attempt(number: int, waited: float) -> _Attempt:
-            return self._converse(view, system, user, number, waited, boxes)
+            return self._converse(view, system, user, number, waited)
 
         entries, attempts, usage = self.ask(attempt, lambda text: _entries(self.endpoint.scrub(text)))
         last = attempts[-1].record
@@ -609,23 +621,14 @@ class ApiReviewAgent(OwnLoop, CommandAdapter):
             f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
         )
 
-    def _converse(
-        self, view: View, system: str, user: str, number: int, waited: float, boxes: list[ToolBox]
-    ) -> _Attempt:
-        root = materialize(view)
-        live.track_view(root)
-        try:
-            box = ToolBox(root, self.tools)
-            boxes.append(box)
-            started = time.monotonic()
-            talk = self.endpoint.converse(
-                system, user, box, RESULT_SCHEMA, self.agent.timeout, self.agent.endpoint.prices
-            )
-            wall = round(time.monotonic() - started, 3)
-        finally:
-            if live.forget_view(root):
-                remove(root)
-        return attempt_of(talk, box, number, waited, wall)
+    def _converse(self, view: View, system: str, user: str, number: int, waited: float) -> _Attempt:
+        """One attempt: a conversation whose tools read the case's view, held in memory (bceval built it; nothing
+        else is in it, and nothing needs writing to disk)."""
+        box = ToolBox(MemoryFolder({item.path: item.data for item in view.files}), self.tools)
+        started = time.monotonic()
+        assert self.agent.endpoint is not None
+        talk = self.endpoint.converse(system, user, box, RESULT_SCHEMA, self.agent.timeout, self.agent.endpoint.prices)
+        return attempt_of(talk, box, number, waited, round(time.monotonic() - started, 3))
 
 
 def attempt_of(talk: Conversation, box: ToolBox, number: int, waited: float, wall: float) -> _Attempt:
@@ -695,9 +698,6 @@ class ApiGuidanceAgent(OwnLoop, GuidanceCommandAdapter):
         self.manifest, self.run_dir = manifest, run_dir
         self._view: Path | None = None
         self._head: str | None = None
-
-    def start(self) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "isolation": "knowledge view"}

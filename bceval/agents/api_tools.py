@@ -2,11 +2,12 @@
 read evidence bceval keeps from its own tool results (never from the model's claims).
 
 The read-only set is `list_files`, `read_file(path, offset?, limit?)` and `search(pattern)`. A caller picks the
-folders (one root, whose paths are relative to it, or several named roots: `<name>/<path>`) and may add tools
-of its own (a development run adds `write_file` over a workspace copy): a Tool is a name, a description, the
-JSON Schema of its arguments and a function of the ToolBox and those arguments, so every tool resolves paths
-through the same `resolve`. A path that leaves its root (`..`, absolute, through a link) is a tool error the
-model sees, and the ToolBox records the attempt.
+folders (one root, whose paths are relative to it, or several named roots: `<name>/<path>`), each a folder on
+disk or one held in memory (a review case's view), and may add tools of its own (a development run adds
+`write_file` over a workspace copy on disk): a Tool is a name, a description, the JSON Schema of its arguments
+and a function of the ToolBox and those arguments, so every tool reads through `read` and finds a file on disk
+through `resolve`, with the same checks. A path that leaves its root (`..`, absolute, through a link) is a tool
+error the model sees, and the ToolBox records the attempt.
 
 Read evidence, per file: `{path, complete, bytes, sha256}`, where bytes and sha256 are those of the whole file
 as bceval served it, and complete says every line of it was returned to the model, across offsets.
@@ -68,19 +69,39 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
+class MemoryFolder:
+    """A folder held in memory (a review case's agent view: bceval built it and nothing else is in it), so a
+    conversation reads it without writing it to disk first."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.data = dict(files)
+
+    def files(self) -> list[str]:
+        return sorted(self.data)
+
+    def read(self, inside: list[str], shown: str) -> bytes:
+        data = self.data.get("/".join(inside))
+        if data is None:
+            raise ToolError(f"'{shown}' does not exist")
+        return data
+
+
+Root = Path | MemoryFolder
+
+
 class ToolBox:
     """The tools of one conversation over its folders, with the record of every call and every file read."""
 
-    def __init__(self, roots: Path | Mapping[str, Path], tools: Sequence[Tool] | None = None) -> None:
-        self.roots: dict[str, Path] = {"": roots} if isinstance(roots, Path) else dict(roots)
+    def __init__(self, roots: Root | Mapping[str, Root], tools: Sequence[Tool] | None = None) -> None:
+        self.roots: dict[str, Root] = {"": roots} if isinstance(roots, Path | MemoryFolder) else dict(roots)
         self.tools = {tool.name: tool for tool in (READ_TOOLS if tools is None else tools)}
         self.calls: list[dict[str, Any]] = []  # every call: name, arguments, ok or the error the model saw
         self._reads: dict[str, _Reading] = {}
 
     # --- paths ---------------------------------------------------------------------------------------------------
 
-    def resolve(self, path: Any) -> tuple[str, Path]:
-        """(the path as the evidence names it, the file on disk) for a path the model gave, or ToolError."""
+    def _parts(self, path: Any) -> tuple[str, Root, list[str]]:
+        """(the path as the evidence names it, its root, its parts inside the root), or ToolError."""
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string relative to the folder you were given")
         text = path.strip().replace("\\", "/")
@@ -91,6 +112,29 @@ class ToolBox:
         if normal == ".." or parts[0] == ".." or ".." in text.split("/"):
             raise ToolError(f"'{_short(path)}' leaves the folder you were given; only paths inside it can be read")
         root, inside = self._root_of(parts)
+        if not inside:
+            raise ToolError(f"'{_short(path)}' is a folder, not a file")
+        return normal, root, inside
+
+    def read(self, path: Any) -> tuple[str, bytes]:
+        """(the path as the evidence names it, the file's bytes) for a path the model gave, or ToolError."""
+        name, root, inside = self._parts(path)
+        if isinstance(root, MemoryFolder):
+            return name, root.read(inside, _short(path))
+        _, target = self.resolve(path)
+        if not target.is_file():
+            raise ToolError(f"'{_short(path)}' is not a file")
+        try:
+            return name, target.read_bytes()
+        except OSError as exc:
+            raise ToolError(f"'{name}' cannot be read ({exc.strerror})") from None
+
+    def resolve(self, path: Any) -> tuple[str, Path]:
+        """(the path as the evidence names it, where it is on disk) for a path the model gave inside a folder on
+        disk, or ToolError: what a tool that writes (a development run's) resolves its paths with."""
+        name, root, inside = self._parts(path)
+        if isinstance(root, MemoryFolder):
+            raise ToolError(f"'{_short(path)}' is in a folder that cannot be written")
         current = root
         for part in inside:
             current = current / part
@@ -102,9 +146,9 @@ class ToolBox:
                 raise ToolError(f"'{_short(path)}' goes through a link; links are not followed")
         if not current.resolve().is_relative_to(root.resolve()):  # belt and braces: never outside the root
             raise ToolError(f"'{_short(path)}' leaves the folder you were given")
-        return normal, current
+        return name, current
 
-    def _root_of(self, parts: list[str]) -> tuple[Path, list[str]]:
+    def _root_of(self, parts: list[str]) -> tuple[Root, list[str]]:
         if "" in self.roots:
             return self.roots[""], [part for part in parts if part not in ("", ".")]
         name, *rest = parts
@@ -117,6 +161,9 @@ class ToolBox:
         """Every regular file under the roots (links and .git folders skipped), by the path the tools take."""
         found = []
         for name, root in self.roots.items():
+            if isinstance(root, MemoryFolder):
+                found += [f"{name}/{relative}" if name else relative for relative in root.files()]
+                continue
             for folder, dirs, names in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))
                 for item in names:
@@ -199,15 +246,9 @@ def _list_files(box: ToolBox, arguments: dict[str, Any]) -> str:
 
 
 def _read_file(box: ToolBox, arguments: dict[str, Any]) -> str:
-    name, path = box.resolve(arguments.get("path"))
-    if not path.is_file():
-        raise ToolError(f"'{_short(arguments.get('path'))}' is not a file")
     offset = _whole_number(arguments, "offset", 1, 1)
     limit = _whole_number(arguments, "limit", READ_LINES, 1)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ToolError(f"'{name}' cannot be read ({exc.strerror})") from None
+    name, data = box.read(arguments.get("path"))
     lines = _lines(data)
     if offset > max(len(lines), 1):
         raise ToolError(f"'{name}' has {len(lines)} lines; offset {offset} is past its end")
@@ -232,10 +273,9 @@ def _search(box: ToolBox, arguments: dict[str, Any]) -> str:
     needle = pattern.lower()
     hits: list[str] = []
     for name in box.files():
-        _, path = box.resolve(name)
         try:
-            text = path.read_bytes().decode("utf-8", "replace")
-        except OSError:
+            text = box.read(name)[1].decode("utf-8", "replace")
+        except ToolError:
             continue
         for number, line in enumerate(text.splitlines(), start=1):
             if needle in line.lower():

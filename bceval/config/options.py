@@ -204,6 +204,17 @@ OTHERS: tuple[Option, ...] = (
         help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
         parser_default=True,
     ),
+    Option(
+        "bench_api",
+        ("--api",),
+        "BCEVAL_BENCH_API",
+        part="bench",
+        default="256,16,0.2",
+        metavar="A,J,L",
+        help="api agent throughput: A answers at --jobs J against a local endpoint answering after L s, two tool "
+        "calls each (default 256,16,0.2; 'none' skips it)",
+        parser_default=True,
+    ),
     # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
     Option(
         "guidance_mode",

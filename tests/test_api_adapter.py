@@ -10,7 +10,7 @@ import pytest
 from agents import clean_environment
 from apiserver import SERVED_SUFFIX, ChatServer, answers_from
 from cliutil import run_cli
-from conftest import DEMO_CORPUS
+from conftest import DEMO_CORPUS, SHARED_CORPUS
 
 pytest.importorskip("openai", reason="the api adapter's tests need the openai package (pip install 'bceval[api]')")
 
@@ -372,3 +372,43 @@ def test_a_rerun_answers_from_the_cache_and_another_temperature_is_another_quest
     assert all(entry["body"].get("temperature") == 0.7 for entry in server.log[asked:])
     code, lines, err = answer(capsys, out, server, "good", "--case", case, "--temperature", "0.7")
     assert code == 2 and "answered with another endpoint" in err[0]  # a run keeps its settings
+
+
+def test_an_experiment_compares_two_models_with_the_same_knowledge_and_require_read(tmp_path, capsys, server):
+    out = tmp_path / "out"
+    file = tmp_path / "models.yaml"
+    file.write_text(
+        f"name: models\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: api\n  baseUrl: {server.base_url}\n"
+        "  requireRead: true\n  maxCost: 10\narms:\n  - name: careful\n    model: good\n  - name: guessing\n"
+        "    model: lazy\n",
+        encoding="utf-8",
+    )
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4", "--retry-wait", "0")
+    assert code in (0, 1), lines + err
+    report = json.loads((out / "experiments" / "models" / "report.json").read_text())
+    arms = {arm["name"]: arm for arm in report["arms"]}
+    assert arms["careful"]["answered"] == CASES and arms["guessing"]["answered"] == CASES
+    recall = {name: arm["summary"]["recall"]["value"] for name, arm in arms.items()}
+    assert recall == {"careful": 1.0, "guessing": 0.0}  # the guesses were right, but never read
+    assert arms["guessing"]["summary"]["clean_rate"]["value"] == 1.0
+    assert arms["careful"]["settings"]["requireRead"] is True and "model" in report["differing"]
+    assert {entry["body"]["model"] for entry in server.log} == {"good", "lazy"}
+
+
+@pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason=f"needs the public BCQuality corpus at {SHARED_CORPUS}")
+def test_a_good_reviewer_passes_the_gate_on_the_shared_corpus_with_require_read(tmp_path, capsys, monkeypatch):
+    from cliutil import main
+
+    oracle = tmp_path / "oracle"
+    assert main(["answer", "--corpus", str(SHARED_CORPUS), "--out", str(oracle), "--adapter", "oracle"]) == 0
+    capsys.readouterr()
+    with ChatServer(answers_from(oracle / "runs" / "oracle" / "results")) as chat:
+        out = tmp_path / "out"
+        prepare(capsys, out, SHARED_CORPUS)
+        code, lines, err = answer(capsys, out, chat, "good", "--jobs", "8", corpus=SHARED_CORPUS)
+        assert code == 0, lines + err
+        code, lines, err = score(capsys, out, "good", "--require-read", corpus=SHARED_CORPUS)
+        assert code == 0 and lines[-1].startswith("Review evaluation PASSED"), lines + err
+        summary = json.loads((run_dir(out, "good") / "score.json").read_text())["readEvidence"]
+        assert summary["backedShare"] == 1 and summary["casesWithEvidence"] == 32
+        no_key_anywhere(out, lines, err)

@@ -159,3 +159,27 @@ def test_price_tables_say_unknown_for_a_model_they_do_not_name_and_refuse_bad_en
     ]:
         with pytest.raises(Exception, match=message):
             price_table(bad, "prices.yaml")
+
+
+def test_an_azure_base_url_sends_its_api_version_and_api_key_header(monkeypatch):
+    import random
+
+    pytest.importorskip("openai")
+    from bceval.agents.api import Endpoint
+
+    url = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21"
+    endpoint = Endpoint(
+        EndpointSettings(base_url=url), "d", {"OPENAI_API_KEY": "k1"}, lambda s: None, random.Random(), 0
+    )
+    client = endpoint.client
+    assert str(client.base_url).rstrip("/") == "https://x.openai.azure.com/openai/deployments/d"
+    assert client._custom_query == {"api-version": "2024-10-21"} and client._custom_headers["api-key"] == "k1"
+    plain = Endpoint(
+        EndpointSettings(base_url="http://127.0.0.1:1/v1"),
+        "m",
+        {"OPENAI_API_KEY": "k2"},
+        lambda s: None,
+        random.Random(),
+        0,
+    )
+    assert "api-key" not in plain.client._custom_headers

@@ -262,8 +262,16 @@ class Endpoint:
         with self._client_lock:
             if self._client is None:
                 base_url, query = _split_query(self.settings.base_url)
+                host = (urlsplit(base_url).hostname or "") if base_url else ""
+                # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
+                azure = host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
                 self._client = self.openai.OpenAI(
-                    api_key=self.key, base_url=base_url, max_retries=0, default_query=query or None, timeout=60.0
+                    api_key=self.key,
+                    base_url=base_url,
+                    max_retries=0,
+                    default_query=query or None,
+                    default_headers={"api-key": self.key} if azure else None,
+                    timeout=60.0,
                 )
             return self._client
 

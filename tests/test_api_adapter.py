@@ -120,6 +120,10 @@ def test_a_lazy_reviewer_passes_without_require_read_and_fails_with_it_naming_ca
     summary = report["readEvidence"]
     assert summary["casesWithEvidence"] == CASES and summary["citations"] == 8 and summary["citationsBacked"] == 0
     assert summary["backedShare"] == 0 and summary["meanOpened"] == 0 and summary["requireRead"] is False
+    card = json.loads((run_dir(out, "lazy") / "scorecard.json").read_text())
+    assert card["readEvidence"] == summary
+    markdown = (run_dir(out, "lazy") / "scorecard.md").read_text()
+    assert "- Reads: 0 of 8 citations backed by a complete read (0%); 0.0 articles opened per case" in markdown
     positive = next(case for case in report["cases"] if case["kind"] == "positive")
     assert positive["reads"]["citedWithoutCompleteRead"] == positive["findings"] and positive["reads"]["opened"] == []
 

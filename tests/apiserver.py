@@ -11,9 +11,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from bceval.bench.chat import JsonEndpoint
 
 SERVED_SUFFIX = "-2026-01-01"  # the served model name reported back: the asked name plus this
 
@@ -98,46 +99,18 @@ class ChatServer:
             "guide": self.guide,
         }
         self.guidance: dict[str, str] = {}  # guidance case id -> the oracle's result document (text)
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                return None
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length))
-                sent = {key.lower(): value for key, value in self.headers.items()}
-                status, payload, headers = server.handle(self.path, sent, body)
-                data = json.dumps(payload).encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for key, value in headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.endpoint = JsonEndpoint(self.handle)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return self.endpoint.base_url
 
     def __enter__(self) -> ChatServer:
-        self.thread.start()
+        self.endpoint.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.endpoint.__exit__(*exc)
 
     def requests(self, model: str | None = None) -> list[dict[str, Any]]:
         return [entry for entry in self.log if model is None or entry["body"]["model"] == model]

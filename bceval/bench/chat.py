@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -41,10 +42,15 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class BenchServer:
-    """The endpoint, started in a thread of the bench process (its CPU is not bceval's) and stopped on exit."""
+Respond = Callable[[str, dict[str, str], dict[str, Any]], tuple[int, Any, dict[str, str]]]
 
-    def __init__(self, latency: float) -> None:
+
+class JsonEndpoint:
+    """A JSON-over-HTTP server on 127.0.0.1 in threads of this process: `respond(path, headers, body)` gives
+    (status, payload, extra headers) for each POST (header names lower-cased). A context manager that starts and
+    stops it; the tests' scripted chat server is one too."""
+
+    def __init__(self, respond: Respond) -> None:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -53,13 +59,19 @@ class BenchServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                time.sleep(latency)
-                data = json.dumps(_reply(body)).encode("utf-8")
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                sent = {key.lower(): value for key, value in self.headers.items()}
+                status, payload, headers = respond(self.path, sent, body)
+                data = json.dumps(payload).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for key, value in headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -69,10 +81,21 @@ class BenchServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> BenchServer:
+    def __enter__(self) -> JsonEndpoint:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class BenchServer(JsonEndpoint):
+    """The bench's endpoint: every response after `latency` seconds (its CPU is the bench's, not bceval's)."""
+
+    def __init__(self, latency: float) -> None:
+        def respond(path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+            time.sleep(latency)
+            return 200, _reply(body), {}
+
+        super().__init__(respond)

@@ -53,6 +53,7 @@ RATE_LIMIT_RETRIES = 12  # waits on 429/503 within one attempt before it is an i
 TOOL_CALLS_PER_TURN = 32  # more in one response are answered with an error each
 TRANSCRIPT_TEXT = 20_000  # characters of a model message a transcript keeps
 SCRUBBED = "[api key]"
+SCRUB_MIN = 8  # characters: real keys are far longer
 PROTOCOL = (
     "You are a code reviewer in an evaluation of Business Central AL review guidance. The user message holds a "
     "review request (JSON) and the AL file under review. Follow the leaf skill's instructions below. The request's "
@@ -276,7 +277,11 @@ class Endpoint:
             return self._client
 
     def scrub(self, value: Any) -> Any:
-        """`value` with the API key replaced wherever it occurs (a server may echo what it was sent)."""
+        """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key
+        shorter than SCRUB_MIN is a placeholder for a local server (`local`), not a secret: replacing it would
+        garble ordinary words."""
+        if len(self.key) < SCRUB_MIN:
+            return value
         if isinstance(value, str):
             return value.replace(self.key, SCRUBBED) if self.key in value else value
         if isinstance(value, dict):

@@ -94,6 +94,11 @@ SETTINGS: tuple[Option, ...] = (
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
     _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+    # the coverage report and the changed-paths gate of validation (review-dialects.md §11.4, §11.5); the gate's
+    # --changed-paths is not health's BCEVAL_CHANGED_PATHS, which stays a health finding
+    Option("coverage_report", ("--coverage-report",), "BCEVAL_COVERAGE_REPORT", "path", "gate", metavar="PATH"),
+    Option("gate_paths", ("--changed-paths",), None, "path", "gate", metavar="FILE"),
+    Option("changed_from", ("--changed-from",), "BCEVAL_CHANGED_FROM", "text", "gate", metavar="REF"),
     # the api adapter (bceval's own agent over a chat-completions endpoint) and every live agent's budget
     _setting("base_url", "BCEVAL_BASE_URL", "text", "agent", metavar="URL"),
     _setting("api_key_env", "BCEVAL_API_KEY_ENV", "text", "agent", "OPENAI_API_KEY", metavar="NAME"),

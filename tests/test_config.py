@@ -42,7 +42,7 @@ def test_flag_beats_environment_beats_pyproject(tmp_path):
         ("timeout", 0, "--timeout must be greater than 0, got 0.0"),
         ("retries", 11, "--retries must be at least 0 and at most 10, got 11"),
         ("health_margin", -0.5, "--margin must be at least 0, got -0.5"),
-        ("adapter", "gpt", "--adapter: unknown adapter 'gpt'; choose one of: baseline, oracle, command"),
+        ("adapter", "gpt", "--adapter: unknown adapter 'gpt'; choose one of: baseline, oracle, command, api"),
     ],
 )
 def test_out_of_range_values_fail_in_one_line(tmp_path, name, value, message):

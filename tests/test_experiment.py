@@ -77,7 +77,7 @@ def arm(report: dict, name: str) -> dict:
         ("epochs: 2\narms:\n  - name: a\n  - name: b\n", ", line 1: field 'name' is missing"),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: gpt\n",
-            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command",
+            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command, api",
         ),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: command\n    command: a\n    sandboxAllow: [/]\n",
@@ -270,7 +270,7 @@ def test_ab_checks_its_refs_before_writing_anything(repo, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
-        ("--adapter", "gpt", "must be one of baseline, oracle, command"),
+        ("--adapter", "gpt", "must be one of baseline, oracle, command, api"),
         ("--isolation", "nah", "must be one of view, none"),
         ("--sandbox", "zz", "must be one of none, bwrap"),
     ],
@@ -477,7 +477,7 @@ def test_a_guidance_arm_answers_only_with_an_agent_that_answers_guidance_questio
         "  - name: base\n    adapter: baseline\n",
     )
     code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
-    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command, not baseline" in err
+    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command or api, not baseline" in err
     assert "[oracle e1] guidance run run-0001: passed" in err  # the oracle is the arm's default agent
 
 

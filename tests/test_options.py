@@ -60,6 +60,7 @@ def test_the_graphs_variables_come_through_the_table():
         "repeat": 3,
         "live": "256,16,0.5",
         "experiment": "none",
+        "api": "256,16,0.2",
     }
     given = environment_values("guidance", {"BCEVAL_GUIDANCE_ROOT": "r", "BCEVAL_GUIDANCE_OUT": ""})
     assert given == {"root": "r", "manifest": None, "out": None, "workspace_map": None, "adapter": "oracle"}

@@ -73,11 +73,16 @@ def bench_command(
     live_text: str,
     experiment_text: str,
     experiment_flag: str = "--experiment",
+    api_text: str = "none",
+    api_flag: str = "--api",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
 
     experiment, live = parse_numbers(experiment_text, experiment_flag, 5), parse_live(live_text)
+    api = parse_numbers(api_text, api_flag, 3)
+    if api is not None and (api[0] < 2 or api[1] < 1 or api[2] < 0):
+        raise BcevalError(f"{api_flag} needs ANSWERS,JOBS,LATENCY with at least 2 answers and 1 job")
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
     except ValueError:
@@ -90,14 +95,20 @@ def bench_command(
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
-    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment))
+    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api))
 
 
 def print_bench(
-    sizes_text: str, repeat: int, out: Path, corpus: Path | None, live_text: str, experiment_text: str
+    sizes_text: str,
+    repeat: int,
+    out: Path,
+    corpus: Path | None,
+    live_text: str,
+    experiment_text: str,
+    api_text: str = "none",
 ) -> int:
     """`bceval bench`: measure, and print the table."""
-    sys.stdout.write(bench_command(sizes_text, repeat, out, corpus, live_text, experiment_text))
+    sys.stdout.write(bench_command(sizes_text, repeat, out, corpus, live_text, experiment_text, api_text=api_text))
     return 0
 
 
@@ -112,6 +123,14 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
     sys.stdout.write(
         bench_command(
-            values["sizes"], repeat, out, None, values["live"], values["experiment"], "BCEVAL_BENCH_EXPERIMENT"
+            values["sizes"],
+            repeat,
+            out,
+            None,
+            values["live"],
+            values["experiment"],
+            "BCEVAL_BENCH_EXPERIMENT",
+            values.get("api", "none"),
+            "BCEVAL_BENCH_API",
         )
     )

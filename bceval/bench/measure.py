@@ -35,6 +35,7 @@ MEASUREMENTS = (
 class Run:
     seconds: float
     peak_rss_mb: float | None
+    cpu_seconds: float | None = None  # the process's own user + system time
 
 
 def _run(args: list[str], env: dict[str, str]) -> Run:
@@ -47,15 +48,16 @@ def _run(args: list[str], env: dict[str, str]) -> Run:
         process.returncode = os.waitstatus_to_exitcode(status)
         scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
         peak = usage.ru_maxrss / scale
+        cpu = usage.ru_utime + usage.ru_stime
     else:  # pragma: no cover - Windows has no wait4
         process.wait()
-        elapsed, peak = time.perf_counter() - start, None
+        elapsed, peak, cpu = time.perf_counter() - start, None, None
     error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
     if process.returncode != 0:
         step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
         last = (error.strip().splitlines() or ["no output"])[-1]
         raise BcevalError(f"bench: {step} failed (exit {process.returncode}): {last}")
-    return Run(elapsed, peak)
+    return Run(elapsed, peak, cpu)
 
 
 _FLOOR = """
@@ -231,6 +233,33 @@ def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progres
     return {"answers": answers, **_throughput(run, answers, answered, jobs, seconds)}
 
 
+def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer --adapter api` against a local endpoint that answers after `latency` seconds, two tool calls
+    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency), and bceval's own CPU
+    time per answer (the endpoint runs in this process, so its CPU is not counted)."""
+    try:
+        import openai  # noqa: F401 - only to know whether the extra is there
+    except ImportError:
+        return {"answers": answers, "skipped": "the openai package is not installed (pip install 'bceval[api]')"}
+    from bceval.bench.chat import RESPONSES_PER_CASE, BenchServer
+
+    corpus, out = scratch / "api-corpus", scratch / "api-out"
+    generate_live_corpus(corpus, answers)
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
+    base = [sys.executable, "-m", "bceval"]
+    where = ["--corpus", str(corpus), "--out", str(out)]
+    _run([*base, "prepare", *where], env)
+    progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
+    with BenchServer(latency) as server:
+        api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
+        command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
+        run = _run([*command, "--timeout", str(latency * 40 + 10)], env)
+    answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
+    measured = _throughput(run, answers, answered, jobs, latency * RESPONSES_PER_CASE)
+    cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
+    return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
+
+
 def measure_experiment(
     scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any
 ) -> dict[str, Any]:
@@ -264,6 +293,7 @@ def run_bench(
     corpus: Path | None = None,
     live: tuple[int, int, float] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
+    api: tuple[int, int, float] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
     jobs, seconds per answer; None skips it); write the JSON report."""
@@ -276,6 +306,7 @@ def run_bench(
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
         live_report = measure_live(Path(scratch), *live, progress) if live else None
         experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
+        api_report = measure_api(Path(scratch), *api, progress) if api else None
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -297,6 +328,7 @@ def run_bench(
         "growth": growth,
         "live": live_report,
         "experiment": experiment_report,
+        **({"api": api_report} if api_report is not None else {}),
     }
     write_atomic(out_file, dumps(report))
     return report

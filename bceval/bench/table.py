@@ -32,6 +32,15 @@ def render_table(report: dict[str, Any]) -> str:
             f"Experiment overhead: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
             f"cases = {experiment['units']} answers ({experiment['answered']} answered) {_throughput_text(experiment)}"
         )
+    api = report.get("api")
+    if api and api.get("skipped"):
+        lines.append(f"API agent throughput: skipped: {api['skipped']}")
+    elif api:
+        lines.append(
+            f"API agent throughput: {api['answered']} of {api['answers']} answers over a local endpoint "
+            f"({api['latencySeconds']:g} s a response, 3 responses a case) {_throughput_text(api)}; "
+            f"bceval CPU {api['cpuMsPerAnswer']} ms per answer"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -52,10 +52,14 @@ def mode_help(argv: list[str]) -> str | None:
 
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
+    from dataclasses import replace
+
     from bceval.config import agent_settings as from_settings
     from bceval.config import load_settings
 
     settings = load_settings(**settings_flags(args))
+    if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
+        return from_settings(replace(settings, adapter=args.guidance_adapter))
     if not settings.command:
         raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
     return from_settings(settings)

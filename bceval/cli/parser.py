@@ -56,6 +56,9 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
         if option.kind == "switch":
             keywords["action"] = "store_true"
             keywords.pop("metavar", None)
+        elif option.kind == "bool":  # a setting: not given is None, so the environment and pyproject.toml count
+            keywords.update(action="store_true", default=None)
+            keywords.pop("metavar", None)
         elif option.kind in ("texts", "paths"):
             keywords["action"] = "append"
         elif option.kind in _TYPES:

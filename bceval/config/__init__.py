@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
-from bceval.agents.settings import AgentSettings
+from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
@@ -24,6 +24,7 @@ from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
 from bceval.guidance import PLAN
 from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir, RunDir, result_files
+from bceval.prices import PriceTable, price_table, read_price_file
 from bceval.review.cases import CORPUS_SHAPE
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
@@ -63,7 +64,7 @@ def setting_problem(name: str, value: Any) -> str | None:
         allowed = OPTIONS[name].allowed() or ()
         if value not in allowed:
             return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
-    if name in RANGES:
+    if name in RANGES and value is not None:  # None: an optional setting that was not given
         low, high, low_allowed = RANGES[name]
         if not math.isfinite(value):
             return f"must be a finite number, got {value}"
@@ -107,6 +108,14 @@ class AgentOptions:
     sandbox: str = _default("sandbox")  # one of SANDBOXES
     sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
     sandbox_network: str = _default("sandbox_network")  # one of SANDBOX_NETWORKS: share, or none (unshared)
+    base_url: str | None = None  # the api adapter's endpoint (None: the openai package's default)
+    api_key_env: str = _default("api_key_env")  # the variable holding its key (the key is never kept)
+    temperature: float | None = None
+    max_turns: int = _default("max_turns")
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
+    prices: PriceTable | None = None  # USD per million tokens, by model
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,7 @@ class ResultsSource:
     run: str | None = None  # run name; default: see run_name()
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
+    require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
 
 
 @dataclass(frozen=True)
@@ -241,6 +251,22 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return asking(self.adapter, self, live=self.live)
 
     @property
+    def endpoint(self) -> EndpointSettings | None:
+        """The endpoint of an agent kind that talks to one itself (the `api` kind); None for the others."""
+        if not capabilities(self.adapter).endpoint:
+            return None
+        return EndpointSettings(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            max_turns=self.max_turns,
+            max_output_tokens=self.max_output_tokens,
+            seed=self.seed,
+            jobs=self.jobs,
+            prices=self.prices,
+        )
+
+    @property
     def score_file(self) -> Path:
         return RunDir(self.run_dir).score
 
@@ -253,7 +279,22 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return self.cache or OutDir(self.out).answer_cache
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise BcevalError(f"{where} must be true or false, got '{value}'")
+    if kind == "prices":
+        if isinstance(value, dict):  # [tool.bceval.prices."<model>"] tables
+            return price_table(value, where)
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a price file (YAML) or, in pyproject.toml, a table of models")
+        return read_price_file((base / value).resolve())
     if kind == "path":
         if not isinstance(value, str) or not value:
             raise BcevalError(f"{where} must be a non-empty path")
@@ -437,10 +478,11 @@ def context_line(settings: Settings) -> str:
 
 def agent_settings(settings: Settings) -> AgentSettings:
     """A live agent's settings, from the run's settings."""
-    if not settings.command:
+    endpoint = settings.endpoint
+    if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
     return AgentSettings(
-        command=settings.command,
+        command=settings.command or "",
         model=settings.model,
         isolation=settings.isolation,
         sandbox=settings.sandbox,
@@ -452,4 +494,5 @@ def agent_settings(settings: Settings) -> AgentSettings:
         cache_salt=settings.cache_salt,
         sandbox_network=getattr(settings, "sandbox_network", None) or "share",
         paid_by=str(getattr(settings, "run_dir", "") or ""),
+        endpoint=endpoint,
     )

@@ -50,6 +50,20 @@ _EXPERIMENT_AGENT = _uses(
     Use("retry_wait", "pause before a retry, doubling (default 5)"),
 )
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
+_API = "the api adapter (bceval's own chat-completions agent; needs BCEVAL_LIVE=1)"
+_API_USES = _uses(
+    Use("base_url", "the endpoint (default: the openai package's, OpenAI)", group=_API),
+    Use("api_key_env", "the variable holding its key (default OPENAI_API_KEY)", group=_API),
+    Use("temperature", "sampling temperature (default: the endpoint's)", group=_API),
+    Use("max_turns", "responses per case before it fails (default 12)", group=_API),
+    Use("max_output_tokens", "tokens per response (default: the endpoint's)", group=_API),
+    Use("seed", "sampling seed, for endpoints that take one", group=_API),
+)
+_BUDGET = _uses(
+    Use("max_cost", "no new case starts once the run's known cost reaches USD"),
+    Use("prices", "price table (YAML): USD per million tokens, by model"),
+)
+_REQUIRE_READ = Use("require_read", "a citation without a complete read of it fails its case (api adapter)")
 
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
@@ -57,7 +71,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "prepare": _CORPUS + _uses("force") + _GATE,
     "answer": _CORPUS
     + _uses(
-        Use("adapter", "oracle, baseline (default) or command (live, opt-in)", checked=True),
+        Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
         Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
         Use("model", "the model; pinned only when the command passes it on through {model}"),
@@ -74,7 +88,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("cases", "answer this case (repeatable)"),
         Use("patterns", "cases whose id or domain fit"),
         Use("failed_from", "the cases that did not pass in that run or file"),
-    ),
+    )
+    + _BUDGET
+    + _API_USES,
     "score": _CORPUS
     + _uses(
         Use("adapter", "score this adapter's run (default: baseline)", checked=True),
@@ -83,6 +99,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("results", "score these result-case-*.json or result-*.json files", group="exclusive"),
         Use("results_path", "score one combined result file", group="exclusive"),
         "no_gate",
+        _REQUIRE_READ,
     ),
     "publish": _CORPUS
     + _uses(
@@ -91,6 +108,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "with --adapter command: the model, to find the default run name"),
         Use("results", "score this results directory instead"),
         Use("page", "page to update (default: evaluation/scorecard.md)"),
+        _REQUIRE_READ,
     ),
     "runs": _uses(Use("out", "output root (default: out/)")),
     "prompt": _uses("case")
@@ -108,7 +126,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "health_margin",
         Use("changed_paths", "changed files, one per line (e.g. from a PR diff)"),
     ),
-    "bench": _uses("bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment"),
+    "bench": _uses(
+        "bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment", "bench_api"
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",
@@ -162,7 +182,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
         Use("sandbox_network", "share (default) or none", group=_LIVE),
-    ),
+    )
+    + _API_USES,
     "development": _uses(
         Use("development_mode", checked=True),
         "development_root",

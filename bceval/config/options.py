@@ -17,8 +17,10 @@ ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 
-# kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
-# repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
+# kinds: path, text, int, float, bool (a flag without a value; true/false in the environment and pyproject.toml),
+# prices (a YAML file, or in pyproject.toml the table itself: bceval.prices), texts (a list: repeatable flag,
+# comma-separated environment), paths (a list: repeatable flag, os.pathsep-separated environment), switch (a flag
+# without a value), positional.
 # part: the part of Settings the option belongs to (bceval.config.Settings), or the command family it serves
 # when it is no setting (command, bench, guidance).
 
@@ -101,6 +103,16 @@ SETTINGS: tuple[Option, ...] = (
     _setting(
         "sandbox_network", "BCEVAL_SANDBOX_NETWORK", "text", "agent", "share", choices=SANDBOX_NETWORKS, metavar="NET"
     ),
+    # the api adapter (bceval's own agent over a chat-completions endpoint) and every live agent's budget
+    _setting("base_url", "BCEVAL_BASE_URL", "text", "agent", metavar="URL"),
+    _setting("api_key_env", "BCEVAL_API_KEY_ENV", "text", "agent", "OPENAI_API_KEY", metavar="NAME"),
+    _setting("temperature", "BCEVAL_TEMPERATURE", "float", "agent", range=(0, 2, True), metavar="T"),
+    _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
+    _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
+    _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
+    _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
+    _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*
@@ -212,6 +224,17 @@ OTHERS: tuple[Option, ...] = (
         help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
         parser_default=True,
     ),
+    Option(
+        "bench_api",
+        ("--api",),
+        "BCEVAL_BENCH_API",
+        part="bench",
+        default="256,16,0.2",
+        metavar="A,J,L",
+        help="api agent throughput: A answers at --jobs J against a local endpoint answering after L s, two tool "
+        "calls each (default 256,16,0.2; 'none' skips it)",
+        parser_default=True,
+    ),
     # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
     Option(
         "guidance_mode",
@@ -289,7 +312,7 @@ OTHERS: tuple[Option, ...] = (
         part="guidance",
         default="oracle",
         metavar="NAME",
-        help="run: who answers each case (oracle or command)",
+        help="run: who answers each case (oracle, command or api)",
     ),
     # development: the flags of `bceval development`, the variables of `doit development*`
     Option(

@@ -37,6 +37,8 @@ ARM_FIELDS = (
     "guidance",
     "checks",
 )
+# Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
+OPTIONAL_ARM_FIELDS = ("baseUrl", "maxCost", "requireRead")
 
 
 class ArmSettings(StrictModel):
@@ -69,6 +71,16 @@ class ArmSettings(StrictModel):
         default=None,
         description="Development arms: the gate configuration, relative to the corpus (default "
         "evaluation/development-checks.yaml).",
+    )
+    baseUrl: str | None = Field(default=None, description="The api adapter's chat-completions endpoint.")
+    maxCost: float | None = Field(
+        default=None,
+        ge=0,
+        description="Budget in USD of each run of the arm (one per epoch): no new case starts "
+        "once the run's known cost reaches it.",
+    )
+    requireRead: bool | None = Field(
+        default=None, description="A citation without a complete read of the article fails its case."
     )
 
     @field_validator("adapter", "isolation", "sandbox")

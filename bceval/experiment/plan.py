@@ -14,7 +14,7 @@ from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
 from bceval.errors import BcevalError
 from bceval.evaluators.development import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
-from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
+from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ArmSettings, ExperimentFile, Positions
 from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
@@ -125,6 +125,10 @@ def resolve(
             name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
             for name in ARM_FIELDS
         }
+        for name in OPTIONAL_ARM_FIELDS:
+            value = getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
+            if value is not None:
+                values[name] = value
         defined_in = "arms" if arm.corpus is not None else "defaults"
         corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
         if not corpus.is_dir():
@@ -196,7 +200,8 @@ def _shown(arm: ArmPlan, name: str) -> Any:
 
 def differing_fields(plan: Plan) -> list[str]:
     control = plan.control
-    return [name for name in ARM_FIELDS if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
+    names = ARM_FIELDS + OPTIONAL_ARM_FIELDS
+    return [name for name in names if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
 
 
 def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: bool = False) -> list[str]:
@@ -283,6 +288,9 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         isolation=fields["isolation"] or settings.isolation,
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
+        base_url=fields.get("baseUrl") or settings.base_url,
+        max_cost=fields["maxCost"] if fields.get("maxCost") is not None else settings.max_cost,
+        require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",
         epoch=epoch,
         cases=(),

@@ -91,10 +91,12 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     given = environment_values("guidance", environ)
     adapter = given["adapter"]
     agent = None
-    if capabilities(adapter).live and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
+    if capabilities(adapter).live and (settings.command or capabilities(adapter).endpoint):
+        from dataclasses import replace
+
         from bceval.config import agent_settings
 
-        agent = agent_settings(settings)
+        agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
     runs = str(OutDir(settings.out).guidance_runs.absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
     if given["workspace_map"]:

@@ -82,6 +82,7 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                         "results": [p.name for p in results],
                         "infra": [p.name for p in infra],
                         "selected": selected,
+                        **({"requireRead": True} if settings.require_read else {}),
                     }
                 )
             ],

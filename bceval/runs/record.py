@@ -114,12 +114,13 @@ def new_record(
     """
     mine = run.asked.fields()
     if existing is not None:
-        theirs = {key: existing.get(key) for key in IDENTITY}
-        if theirs != mine:
-            differs = next(key for key in IDENTITY if theirs[key] != mine[key])
+        keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
+        theirs = {key: existing.get(key) for key in keys}
+        if theirs != {key: mine.get(key) for key in keys}:
+            differs = next(key for key in keys if theirs[key] != mine.get(key))
             raise BcevalError(
                 f"run '{run.name}' in {run.directory} was answered with another {differs} "
-                f"({theirs[differs]!r}, now {mine[differs]!r}); name this one with --run, or remove that run"
+                f"({theirs[differs]!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
         if before is None or selected is None:
@@ -192,8 +193,31 @@ def list_runs(out: Path) -> list[dict[str, Any]]:
             card = json.loads(read_regular_text(RunDir(run_dir).scorecard(), "utf-8"))
         except (OSError, ValueError):
             card = None
-        rows.append({"name": run_dir.name, "record": record, "scorecard": card})
+        rows.append({"name": run_dir.name, "record": record, "scorecard": card, "waits": run_waits(run_dir)})
     return rows
+
+
+def run_waits(run_dir: Path) -> dict[str, float] | None:
+    """The retries and waits of a run's answers, from the records of agents that report them (the api agent):
+    attempts after the first, waits on 429/503, seconds waited in all. None when no answer reports them."""
+    totals = {"retries": 0, "rateLimited": 0, "waitedSeconds": 0.0}
+    found = False
+    results = RunDir(run_dir).results
+    for path in sorted(results.glob("*-case-*.json")) if results.is_dir() else []:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        record = document.get("record") if isinstance(document, dict) else None
+        waits = record.get("waits") if isinstance(record, dict) else None
+        if not isinstance(waits, dict):
+            continue
+        found = True
+        for key in totals:
+            value = waits.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                totals[key] += value
+    return totals if found else None
 
 
 def _rate(card: dict[str, Any], name: str) -> str:
@@ -230,4 +254,12 @@ def render_runs(rows: list[dict[str, Any]], out: Path) -> str:
             markdown_cell(str(card.get("createdAt", "-"))[:10]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    waited = [(row["name"], row["waits"]) for row in rows if row.get("waits")]
+    if waited:  # only runs whose agent reports its waits (the api agent); other listings stay as they were
+        lines.append("")
+        for name, waits in waited:
+            lines.append(
+                f"{name}: {int(waits['retries'])} retried attempt(s), {int(waits['rateLimited'])} rate-limited "
+                f"wait(s) (HTTP 429/503), {waits['waitedSeconds']:.1f} s waited in all"
+            )
     return "\n".join(lines) + "\n"

@@ -75,6 +75,21 @@ def _usage_text(card: Scorecard) -> str | None:
     )
 
 
+def _reads_text(card: Scorecard) -> str | None:
+    """One line on the run's read evidence (bceval's own record of its agent's reads), when it has any."""
+    reads = card.readEvidence
+    if reads is None:
+        return None
+    share = f"{reads.backedShare:.0%}" if reads.backedShare is not None else "no citations"
+    opened = f"{reads.meanOpened:.1f}" if reads.meanOpened is not None else "-"
+    rule = "; an unbacked citation fails its case (--require-read)" if reads.requireRead else ""
+    return (
+        f"Reads: {reads.citationsBacked} of {reads.citations} citations backed by a complete read ({share}); "
+        f"{opened} articles opened per case, {reads.candidatesOpened} of {reads.candidates} candidates; "
+        f"evidence for {reads.casesWithEvidence} case(s), unknown for {reads.casesWithoutEvidence}{rule}"
+    )
+
+
 def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
     return ", ".join(markdown_id(p) for p in row.missing) or "–", ", ".join(
         markdown_id(p) for p in row.unexpected
@@ -91,6 +106,7 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         f"- Adapter: {markdown_code(card.adapter.name)}, model {_model_text(card)}",
         f"- Run: {_run_text(card)}",
         *([f"- {usage}"] if (usage := _usage_text(card)) else []),
+        *([f"- {reads}"] if (reads := _reads_text(card)) else []),
         f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
         f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
         f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
@@ -161,6 +177,7 @@ def render_html(card: Scorecard) -> str:
         f"version <code>{e(card.adapter.version)}</code></li>",
         f"<li>Run: {_inline(_run_text(card))}</li>",
         *([f"<li>{e(usage)}</li>"] if (usage := _usage_text(card)) else []),
+        *([f"<li>{e(reads)}</li>"] if (reads := _reads_text(card)) else []),
         f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
         f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
         f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "

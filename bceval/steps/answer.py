@@ -78,12 +78,33 @@ def preflight(settings: Settings) -> list[str]:
             from bceval.agents.view import check_view_folder
 
             check_view_folder()
+        unenforceable = budget_warning(settings)
+        if unenforceable:
+            warnings.append(unenforceable)
         if adapter.model_is_label_only:
             warnings.append(
                 f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
                 "the agent uses its own default and the run is recorded as unpinned"
             )
     return warnings
+
+
+def budget_warning(settings: Settings) -> str | None:
+    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
+    if settings.max_cost is None:
+        return None
+    prices = settings.prices
+    if settings.endpoint is not None and prices is not None and prices.price(settings.model) is not None:
+        return None
+    where = (
+        f"the price table ({prices.source}) has no price for '{settings.model}'"
+        if prices is not None
+        else "no price table was given (--prices or [tool.bceval.prices])"
+    )
+    return (
+        f"bceval: warning: --max-cost {settings.max_cost:g} cannot be enforced before answers report a cost: {where}; "
+        "it applies only to answers whose endpoint or agent reports what they cost"
+    )
 
 
 def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
@@ -119,11 +140,12 @@ def run_facts(settings: Settings) -> Any:
     from bceval.agents.settings import pinned
     from bceval.runs.record import RunFacts
 
+    own_loop = settings.endpoint is not None  # bceval's own agent puts the model in every request
     return RunFacts(
         name=settings.run_name,
         directory=settings.run_dir,
         asked=settings.asked,
-        pinned=pinned(settings.command or "", settings.model) if settings.live else True,
+        pinned=(own_loop or pinned(settings.command or "", settings.model)) if settings.live else True,
         shard=settings.shard,
         corpus=str(settings.corpus),
         manifest=str(settings.manifest) if settings.manifest is not None else None,
@@ -149,13 +171,17 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     answers = run_answers()
     results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
     failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
-    done, cached, failed = answers.done, answers.cached, answers.failed
+    done, cached, failed = answers.done - answers.not_started, answers.cached, answers.failed
     if done:
         now = f"{done - cached - failed} answered now, {cached} from the cache"
         now += f", {failed} failed" if failed else ""
     else:
         now = "nothing new to answer"
+    budget = [path for path in failures if _is_budget_record(path)]
+    failures = [path for path in failures if path not in budget]
     note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
+    if budget:
+        note += f"; {len(budget)} not started (budget), rerun with a larger --max-cost to answer them"
     line = (
         f"Run {settings.run_name}: {len(results)} case(s) answered with the {settings.adapter} adapter ({now}){note}; "
         f"results in {settings.results_dir}"
@@ -163,6 +189,14 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     if not results and failures:
         raise EvaluationFailed(line, [f"no case was answered: every one failed (see {settings.results_dir})"], False)
     print(line)
+
+
+def _is_budget_record(path: Path) -> bool:
+    try:
+        document = parse_json(path.read_bytes(), str(path))
+    except (BcevalError, OSError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == "budget"
 
 
 def _any_result(settings: Settings) -> bool:
@@ -231,6 +265,8 @@ class RunAnswers:
         self.cached = 0
         self.progress = progress or Progress()
         self.where = where
+        self.not_started = 0
+        self.budget = RunBudget(settings.max_cost, settings.results_dir) if settings.max_cost is not None else None
 
     def adapter(self) -> Agent:
         with self._lock:
@@ -240,13 +276,19 @@ class RunAnswers:
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
-        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`)."""
+        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the run's known
+        cost has reached its budget, the case is not started: it is recorded as not answered (budget)."""
         settings = self.settings
         adapter = self.adapter()
         self.progress.start()
         from bceval.agents.base import case_input
 
+        if self.budget is not None and self.budget.reached():
+            self.skip(case, adapter.describe())
+            return
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
+        if self.budget is not None and not outcome.cached:
+            self.budget.spend(outcome.usage.costUsd)
         described = adapter.describe()
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
@@ -273,10 +315,37 @@ class RunAnswers:
                 flush=True,
             )
 
+    def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
+        """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
+        from bceval.review.scoring import InfraFailure
+
+        assert self.budget is not None
+        spent, limit = self.budget.spent, self.budget.limit
+        detail = f"not started: the run's known cost {spent:.4f} USD reached --max-cost {limit:g}"
+        failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
+        settings = self.settings
+        results = settings.results_dir
+        data = dumps(failure.model_dump()).encode("utf-8")
+        write_atomic(results / infra_name(case.modelId), data)
+        (results / result_name(case.modelId)).unlink(missing_ok=True)
+        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
+            from bceval.runs.record import note_written, sha256_of
+
+            note_written(settings.run_dir, {infra_name(case.modelId): sha256_of(data), result_name(case.modelId): None})
+        with self._lock:
+            self.not_started += 1
+            self.done += 1
+        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", "not started (budget)")
+        print(line, file=sys.stderr, flush=True)
+
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
-        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript."""
+        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript (and
+        the read evidence and waits of an agent whose loop bceval runs)."""
         settings = self.settings
         transcript = None
+        if outcome.transcript is not None and "readEvidence" in outcome.transcript:
+            evidence = {**outcome.transcript["readEvidence"], "runId": settings.run_name}
+            outcome.transcript = {**outcome.transcript, "readEvidence": evidence}
         if outcome.transcript is not None:
             transcript = write_transcript(
                 settings.run_dir, case.modelId, settings.run_name, described, outcome.transcript, outcome.usage
@@ -287,7 +356,65 @@ class RunAnswers:
             "cached": outcome.cached,
             "usage": outcome.usage.as_record(),
             "transcript": transcript,
+            **own_evidence(outcome.transcript),
         }
+
+
+class RunBudget:
+    """The run's known cost against its --max-cost: what its earlier answers cost (their records) plus what this
+    invocation spends. An answer whose cost is unknown adds nothing: the budget then cannot be enforced for it."""
+
+    def __init__(self, limit: float, results_dir: Path) -> None:
+        self.limit = limit
+        self.spent = recorded_cost(results_dir)
+        self.unknown = 0
+        self._lock = threading.Lock()
+
+    def reached(self) -> bool:
+        with self._lock:
+            return self.spent >= self.limit
+
+    def spend(self, cost: float | None) -> None:
+        with self._lock:
+            if cost is None:
+                self.unknown += 1
+                if self.unknown == 1:
+                    print(
+                        "bceval: warning: an answer reported no cost and the price table has none for its model: "
+                        "--max-cost cannot be enforced for such answers",
+                        file=sys.stderr,
+                    )
+            else:
+                self.spent += cost
+
+
+def recorded_cost(results_dir: Path) -> float:
+    """The known cost of the answers a run already has (results and failures written by bceval answer)."""
+    total = 0.0
+    if not results_dir.is_dir():
+        return total
+    for path in sorted(results_dir.glob("*-case-*.json")):
+        if not _OWN_FILE.match(path.name):
+            continue
+        try:
+            document = parse_json(path.read_bytes(), str(path))
+        except (BcevalError, OSError):
+            continue
+        record = document.get("record") if isinstance(document, dict) else None
+        usage = record.get("usage") if isinstance(record, dict) else None
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            total += cost
+    return total
+
+
+def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
+    """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
+    articles and the answer's retries and waits. Nothing for other agents, whose records stay as they were."""
+    if not transcript or "readEvidence" not in transcript:
+        return {}
+    keys = ("readBy", "readEvidence", "candidates", "waits")
+    return {key: transcript[key] for key in keys if key in transcript}
 
 
 def status(outcome: Answer) -> str:

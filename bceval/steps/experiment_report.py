@@ -69,7 +69,9 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
     infra = [read_infra_file(path) for path in infra_files(directory)] if directory.is_dir() else []
     lookup = case_lookup(cases)  # once per epoch, not once per result file
     readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
-    report = aggregate(cases, readings, thresholds, infra)
+    from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
+
+    report = aggregate(cases, readings, thresholds, infra, None, settings.require_read, corpus_article(settings.corpus))
     return {v.id: v if (v.answered or v.infrastructureFailure) else None for v in report.cases}
 
 

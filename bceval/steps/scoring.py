@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from bceval.config import Settings
@@ -57,8 +59,27 @@ def write_score(settings: Settings) -> None:
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
     failures = [read_infra_file(path) for path in infra]
     selected = selection_of(settings.run_dir) if settings.results is None else None
-    report = aggregate(cases, readings, recorded["thresholds"], failures, selected)
+    article = corpus_article(settings.corpus)
+    report = aggregate(cases, readings, recorded["thresholds"], failures, selected, settings.require_read, article)
     write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def corpus_article(corpus: Path) -> Callable[[str], tuple[int, str] | None]:
+    """A corpus path -> (its size, its SHA-256), to check a read's evidence against the article it names."""
+    root = corpus.resolve()
+
+    @functools.cache
+    def article(path: str) -> tuple[int, str] | None:
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):
+            return None
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return None
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    return article
 
 
 def score_single_file(settings: Settings) -> None:

@@ -96,23 +96,26 @@ class CommandAdapter(LiveAgent):
             "view": {"sha256": view.digest, "files": view.manifest()},
             "cacheKey": key,
         }
+        # the prompt depends on the view and the isolation only, so a cached answer's prompt is this one too
+        sent = "" if self.reads_request_file else self.prompt(view, self.agent.isolation == "view")
+        prompts = (sent,) if sent else ()
         cached = self._cached(key)
         if cached is not None:
             entries, usage, transcript = cached
             record = {**base, "cached": True, "attempts": transcript.get("attempts", []), "outcome": "answered"}
-            return Answer(entries, None, usage, record, True, view.digest)
+            return Answer(entries, None, usage, record, True, view.digest, prompts)
         entries, attempts, usage = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
         record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
         if entries is not None:
             record["outcome"] = "answered"
             self._store(key, entries, usage, record)
-            return Answer(entries, None, usage, record, False, view.digest)
+            return Answer(entries, None, usage, record, False, view.digest, prompts)
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
         record["outcome"] = f"failed: {kind}"
-        return Answer(None, failure, usage, record, False, view.digest)
+        return Answer(None, failure, usage, record, False, view.digest, prompts)
 
     def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any]] | None:
         path = cached_answer(self.cache_dir, key)

@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         ("health", "coverage, ranking margins and answer-leak audit of the corpus"),
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
+        ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
@@ -75,6 +76,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_comparison(args.old, args.new, out, args.allow_different_inputs, args.fail_on_regression)
     if args.subcommand == "experiment":
         return experiment_cli.run(args)
+    if args.subcommand == "view":
+        from bceval.steps.view import report_view
+
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     if args.subcommand == "runs":
         from bceval.steps.runs import print_runs
 
@@ -100,8 +105,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
         warn_preflight(settings)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose)
-    if args.subcommand == "score" and args.no_gate:
-        return run_graph(settings, ["summary"], verbose=verbose)
+    if args.subcommand == "score":
+        from bceval.steps.ci import score_outputs
+
+        code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
+        return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [args.subcommand], verbose=verbose)
 
 

@@ -44,6 +44,7 @@ _EXPERIMENT_AGENT = _uses(
     Use("retries", "retries after an infrastructure failure"),
     Use("retry_wait", "pause before a retry, doubling (default 5)"),
 )
+_JUNIT = _uses(Use("junit", "also write a JUnit XML report (one test per arm, epoch and case) there"))
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
 
 # The options of each command (and experiment mode), in the order of its --help.
@@ -77,6 +78,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("results", "score these result-case-*.json or result-*.json files", group="exclusive"),
         Use("results_path", "score one combined result file", group="exclusive"),
         "no_gate",
+        Use("junit", "also write a JUnit XML report (one test per case) there"),
     ),
     "publish": _CORPUS
     + _uses(
@@ -87,6 +89,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("page", "page to update (default: evaluation/scorecard.md)"),
     ),
     "runs": _uses(Use("out", "output root (default: out/)")),
+    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "serve", "port"),
     "health": _CORPUS
     + _uses(
         "strict",
@@ -102,8 +105,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT,
-    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON,
+    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT + _JUNIT,
+    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
     "experiment ab": _uses(
@@ -122,7 +125,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox", "none (default) or bwrap"),
         Use("sandbox_allow", "a path the sandbox shows (repeatable)"),
     )
-    + _EXPERIMENT_AGENT,
+    + _EXPERIMENT_AGENT
+    + _JUNIT,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
     "guidance": _uses(
@@ -135,6 +139,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "guidance_baseline_sha256",
         "guidance_results",
         "guidance_adapter",
+        Use("junit", "run: also write a JUnit XML report (one test per case) there"),
         Use("command", "the agent command line (default: $BCEVAL_COMMAND)", "GUIDANCE_COMMAND", group=_LIVE),
         Use("model", "the model; pinned only through {model}", "GUIDANCE_MODEL", group=_LIVE),
         Use("timeout", "seconds per attempt", group=_LIVE),

@@ -132,6 +132,25 @@ OTHERS: tuple[Option, ...] = (
         parser_default=True,
     ),
     Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    # the viewer and CI outputs
+    Option("serve", ("--serve",), kind="switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
+    Option(
+        "port",
+        ("--port",),
+        kind="int",
+        default=8000,
+        metavar="N",
+        help="with --serve: the port (default 8000; 0 picks a free one)",
+        parser_default=True,
+    ),
+    Option("junit", ("--junit",), kind="path", metavar="PATH", help="also write a JUnit XML report there"),
+    Option(
+        "ci_step_summary",
+        env="GITHUB_STEP_SUMMARY",
+        kind="path",
+        part="ci",
+        help="GitHub Actions' job summary file: score and experiment report append their Markdown to it",
+    ),
     # bench: the flags of `bceval bench`, the variables of `doit bench`
     Option(
         "bench_sizes",

@@ -57,6 +57,23 @@ class CaseRow:
     def failed(self) -> bool:
         return self.passed is False or self.infra is not None
 
+    @property
+    def reason(self) -> str:
+        """Why the case passed or failed, in the scorer's words."""
+        if self.infra:
+            return f"infrastructure failure: {self.infra.get('kind')}: {self.infra.get('detail', '')}"
+        if self.passed is None:
+            return "not answered"
+        parts = []
+        if self.missing:
+            parts.append("missing expected finding(s): " + ", ".join(self.missing))
+        if self.unexpected:
+            what = "clean control produced finding(s): " if self.kind == "clean" else "unexpected finding(s): "
+            parts.append(what + ", ".join(self.unexpected))
+        return "; ".join(parts) or (
+            "found exactly the expected articles" if self.kind == "positive" else "stayed silent"
+        )
+
 
 @dataclass
 class ReviewRun:
@@ -312,7 +329,9 @@ def read_experiment(directory: Path, key: str) -> Experiment | None:
             if arm.get("evaluator", "review") == "review":
                 run_dir = variant.run(f"{arm.get('name')}-e{epoch}").path
                 if run_dir.is_dir():
-                    experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(run_dir, variant.path, run_key, **facts)
+                    experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(
+                        run_dir, variant.path, run_key, **facts
+                    )
             else:
                 folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), str(arm.get("name")), epoch))
                 done = [p for p in folders if RunDir(p).record.is_file()]

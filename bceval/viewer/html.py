@@ -60,7 +60,7 @@ def cost(value: Any) -> str:
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_attrs: Any = None) -> str:
     """A table whose cells are markup already (escape data with `esc` first); `row_attrs[i]` adds attributes."""
-    head = "".join(f"<th scope=\"col\">{esc(h)}</th>" for h in headers)
+    head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
     body = []
     for number_, row in enumerate(rows):
         attrs = row_attrs[number_] if row_attrs else ""
@@ -82,7 +82,9 @@ def pre(text: Any, cls: str = "") -> str:
 def numbered(text: str) -> str:
     """Source text with line numbers (a table, so copying the code column copies the code alone)."""
     lines = text.splitlines() or [""]
-    rows = "".join(f'<tr><td class="ln">{n}</td><td><code>{esc(line)}</code></td></tr>' for n, line in enumerate(lines, 1))
+    rows = "".join(
+        f'<tr><td class="ln">{n}</td><td><code>{esc(line)}</code></td></tr>' for n, line in enumerate(lines, 1)
+    )
     return f'<table class="code"><tbody>{rows}</tbody></table>'
 
 
@@ -157,7 +159,7 @@ def page(title: str, body: str, root: str, crumbs: Sequence[tuple[str, str]] = (
     prefix = f"{root}/" if root else ""
     trail = " / ".join([link(f"{prefix}index.html", "bceval")] + [link(href, text) for href, text in crumbs])
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"

@@ -77,8 +77,19 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
     for run in site.runs:
         positive, clean = run.rate("positive"), run.rate("clean")
         score = f"recall {_short(*positive)}, clean rate {_short(*clean)}"
-        entries.append(Entry("run", run.name, f"{run.key}/index.html", run.adapter, run.model, run.verdict, score,
-                             cost(run.cost), run.date))
+        entries.append(
+            Entry(
+                "run",
+                run.name,
+                f"{run.key}/index.html",
+                run.adapter,
+                run.model,
+                run.verdict,
+                score,
+                cost(run.cost),
+                run.date,
+            )
+        )
     for experiment in site.experiments:
         report = experiment.report
         arms = report.get("arms") or []
@@ -87,32 +98,68 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
         )
         adapters = ", ".join(sorted({str((a.get("settings") or {}).get("adapter") or "-") for a in arms}))
         models = ", ".join(sorted({str((a.get("settings") or {}).get("model") or "-") for a in arms}))
-        spent = [a.get("usage", {}).get("costUsd") for a in arms if isinstance(a.get("usage", {}).get("costUsd"), int | float)]
-        entries.append(Entry("experiment", experiment.name, f"experiments/{safe_name(experiment.name)}/index.html",
-                             adapters, models, verdicts or "-", f"{len(arms)} arms × {report.get('epochs')} epochs",
-                             cost(sum(spent)) if spent else "unknown", str(report.get("createdAt") or "")))
+        spent = [
+            a.get("usage", {}).get("costUsd")
+            for a in arms
+            if isinstance(a.get("usage", {}).get("costUsd"), int | float)
+        ]
+        entries.append(
+            Entry(
+                "experiment",
+                experiment.name,
+                f"experiments/{safe_name(experiment.name)}/index.html",
+                adapters,
+                models,
+                verdicts or "-",
+                f"{len(arms)} arms × {report.get('epochs')} epochs",
+                cost(sum(spent)) if spent else "unknown",
+                str(report.get("createdAt") or ""),
+            )
+        )
     for run in site.guidance:
         agreed = sum(c.reported_outcome == c.expected_outcome for c in run.cases)
         verdict = {True: "passed", False: "failed", None: "unfinished"}[run.passed]
         usage = run.record.get("usage") if isinstance(run.record.get("usage"), dict) else {}
         model = (run.record.get("agent") or {}).get("model") if isinstance(run.record.get("agent"), dict) else None
-        entries.append(Entry("guidance run", run.name, f"{run.key}/index.html", str(run.record.get("adapter", "-")),
-                             str(model or "-"), verdict, f"outcome agreement {_short(agreed, len(run.cases))}",
-                             cost(usage.get("costUsd")), ""))
+        entries.append(
+            Entry(
+                "guidance run",
+                run.name,
+                f"{run.key}/index.html",
+                str(run.record.get("adapter", "-")),
+                str(model or "-"),
+                verdict,
+                f"outcome agreement {_short(agreed, len(run.cases))}",
+                cost(usage.get("costUsd")),
+                "",
+            )
+        )
     entries.sort(key=lambda e: e.date, reverse=True)  # newest first; undated ones keep their order at the end
     rows = [
-        [esc(e.kind), link(e.href, e.name), esc(e.adapter), esc(e.model), esc(e.verdict), esc(e.score), esc(e.cost),
-         esc(e.date[:19].replace("T", " "))]
+        [
+            esc(e.kind),
+            link(e.href, e.name),
+            esc(e.adapter),
+            esc(e.model),
+            esc(e.verdict),
+            esc(e.score),
+            esc(e.cost),
+            esc(e.date[:19].replace("T", " ")),
+        ]
         for e in entries
     ]
     attrs = [row_data(" ".join([e.kind, e.name, e.adapter, e.model, e.verdict])) for e in entries]
-    body = filters() + table(["Kind", "Name", "Adapter", "Model", "Verdict", "Score", "Cost", "Date"], rows,
-                             "index", attrs)
+    body = filters() + table(
+        ["Kind", "Name", "Adapter", "Model", "Verdict", "Score", "Cost", "Date"], rows, "index", attrs
+    )
     if not entries:
-        body = f"<p>Nothing to show yet in {esc(site.out)}: run <code>bceval score</code>, an experiment or a guidance run.</p>"
+        body = (
+            f"<p>Nothing to show yet in {esc(site.out)}: run <code>bceval score</code>, an experiment or a "
+            "guidance run.</p>"
+        )
     if compares:
         items = "".join(f"<li>{link(href, f'{a} → {b}')}</li>" for a, b, href in compares)
-        body += f"<h2>Compare runs</h2><ul class=\"compares\">{items}</ul>"
+        body += f'<h2>Compare runs</h2><ul class="compares">{items}</ul>'
     return page("Runs, experiments and guidance runs", body, "")
 
 
@@ -124,16 +171,7 @@ def _short(passed: int, total: int) -> str:
 
 
 def _why(case: CaseRow) -> str:
-    if case.infra:
-        return f"infrastructure failure: {case.infra.get('kind')}: {case.infra.get('detail', '')}"
-    if case.passed is None:
-        return "not answered"
-    parts = []
-    if case.missing:
-        parts.append("missing " + ", ".join(case.missing))
-    if case.unexpected:
-        parts.append(("clean control reported " if case.kind == "clean" else "unexpected ") + ", ".join(case.unexpected))
-    return "; ".join(parts) or ("found exactly the expected articles" if case.kind == "positive" else "stayed silent")
+    return case.reason
 
 
 def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> str:
@@ -152,22 +190,41 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
         corpus = card.get("corpus") or {}
         thresholds = card.get("thresholds") or {}
         facts += [
-            ("Corpus", esc(f"{corpus.get('name')} at {corpus.get('commit')}" + (" (dirty)" if corpus.get("dirty") else ""))),
+            (
+                "Corpus",
+                esc(f"{corpus.get('name')} at {corpus.get('commit')}" + (" (dirty)" if corpus.get("dirty") else "")),
+            ),
             ("Request set", f"<code>{esc(corpus.get('requestSetSha256'))}</code>"),
-            ("Thresholds", esc(f"recall ≥ {thresholds.get('minimumExpectedRecall')}, clean rate ≥ "
-                               f"{thresholds.get('minimumCleanRate')}")),
+            (
+                "Thresholds",
+                esc(
+                    f"recall ≥ {thresholds.get('minimumExpectedRecall')}, clean rate ≥ "
+                    f"{thresholds.get('minimumCleanRate')}"
+                ),
+            ),
             ("Created", esc(card.get("createdAt"))),
         ]
     if run.experiment:
-        facts.append(("Experiment", link(f"{root}/experiments/{safe_name(run.experiment)}/index.html",
-                                         f"{run.experiment}: arm {run.arm}, epoch {run.epoch}")))
+        facts.append(
+            (
+                "Experiment",
+                link(
+                    f"{root}/experiments/{safe_name(run.experiment)}/index.html",
+                    f"{run.experiment}: arm {run.arm}, epoch {run.epoch}",
+                ),
+            )
+        )
     body = definition(facts)
     problems = card.get("problems") or []
     if problems:
         body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
     body += "<h2>Cases</h2>" + filters(failed=True, infra=True) + _case_table(run, "")
     if compares:
-        body += "<h2>Compare</h2><ul>" + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares) + "</ul>"
+        body += (
+            "<h2>Compare</h2><ul>"
+            + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares)
+            + "</ul>"
+        )
     crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
     return page(f"Run {run.name}", body, root, crumbs)
 
@@ -175,11 +232,16 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
 def _case_table(run: ReviewRun, prefix: str) -> str:
     rows, attrs = [], []
     for case in run.cases:
-        rows.append([
-            link(f"{prefix}cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
-            esc(case.domain), esc(case.kind), badge(case.passed, case.infra is not None), esc(_why(case)),
-            esc(cost(case.usage.get("costUsd"))),
-        ])
+        rows.append(
+            [
+                link(f"{prefix}cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+                esc(case.domain),
+                esc(case.kind),
+                badge(case.passed, case.infra is not None),
+                esc(_why(case)),
+                esc(cost(case.usage.get("costUsd"))),
+            ]
+        )
         attrs.append(row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None))
     return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
 
@@ -206,7 +268,7 @@ def _cached_request(path: Path) -> Any:
 
 def _request_section(request: Any) -> str:
     if not isinstance(request, dict):
-        return "<p class=\"muted\">The request file is no longer in the prepare folder.</p>"
+        return '<p class="muted">The request file is no longer in the prepare folder.</p>'
     items = [("Protocol", esc(request.get("protocol"))), ("Skill", f"<code>{esc(request.get('skill'))}</code>")]
     cases = request.get("cases") or []
     if cases and isinstance(cases[0], dict) and cases[0].get("context"):
@@ -214,12 +276,18 @@ def _request_section(request: Any) -> str:
     out = definition(items)
     candidates = request.get("candidateArticles") or []
     rows = [
-        [f"<code>{esc(c.get('path'))}</code>", esc(c.get("title")), esc(c.get("description")),
-         esc(", ".join(str(k) for k in c.get("keywords") or []))]
-        for c in candidates if isinstance(c, dict)
+        [
+            f"<code>{esc(c.get('path'))}</code>",
+            esc(c.get("title")),
+            esc(c.get("description")),
+            esc(", ".join(str(k) for k in c.get("keywords") or [])),
+        ]
+        for c in candidates
+        if isinstance(c, dict)
     ]
-    out += f"<h3>Candidate articles ({len(rows)})</h3>" + table(["Path", "Title", "Description", "Keywords"], rows,
-                                                               "candidates")
+    out += f"<h3>Candidate articles ({len(rows)})</h3>" + table(
+        ["Path", "Title", "Description", "Keywords"], rows, "candidates"
+    )
     if request.get("leafInstructions"):
         out += details("Leaf instructions", pre(request["leafInstructions"]))
     return out
@@ -270,8 +338,10 @@ def _turns(items: list[Any]) -> str:
     out = []
     for number_, item in enumerate(items, 1):
         if isinstance(item, dict):
-            out.append(f"<h4>#{number_} {esc(item.get('role') or item.get('type') or item.get('tool') or '')}</h4>"
-                       + definition((str(k), _value(v)) for k, v in item.items()))
+            out.append(
+                f"<h4>#{number_} {esc(item.get('role') or item.get('type') or item.get('tool') or '')}</h4>"
+                + definition((str(k), _value(v)) for k, v in item.items())
+            )
         else:
             out.append(_value(item))
     return "".join(out)
@@ -281,7 +351,7 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
     """A transcript as a reader follows it: per attempt the wait, the prompt, the outcome, the output and the
     agent's events; anything else it holds (turns, tool calls, read evidence of an api agent) generically."""
     if not isinstance(transcript, dict):
-        return "<p class=\"muted\">No transcript: this answer did not come from a live agent.</p>"
+        return '<p class="muted">No transcript: this answer did not come from a live agent.</p>'
     out = []
     described = transcript.get("answeredBy")
     if isinstance(described, dict):
@@ -300,13 +370,17 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
         if not isinstance(attempt, dict):
             continue
         head = f"Attempt {attempt.get('attempt', '?')}: {attempt.get('outcome', '-')}"
-        facts = [(str(k), _value(v)) for k, v in attempt.items() if k not in KNOWN_ATTEMPT and not isinstance(v, list | dict)]
+        facts = [
+            (str(k), _value(v)) for k, v in attempt.items() if k not in KNOWN_ATTEMPT and not isinstance(v, list | dict)
+        ]
         body = definition(facts)
         digest = attempt.get("promptSha256") or transcript.get("promptSha256")
         if isinstance(digest, str):
             text = _cached_text(prompts.prompt(digest)) if len(digest) == 64 and digest.isalnum() else None
-            body += details(f"Prompt sent ({digest[:12]})",
-                            pre(text) if text is not None else "<p class=\"muted\">Prompt text not stored (older run).</p>")
+            body += details(
+                f"Prompt sent ({digest[:12]})",
+                pre(text) if text is not None else '<p class="muted">Prompt text not stored (older run).</p>',
+            )
         for key in ("argv", "usage"):
             if key in attempt:
                 body += details(key, _value(attempt[key]))
@@ -315,7 +389,9 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
         if events:
             rows = [[esc(e.get("type")), esc(e.get("subtype")), esc(_event_text(e)[:4000])] for e in events]
             body += "<h4>Agent events</h4>" + table(["Type", "Subtype", "Content"], rows, "events")
-        body += details("stdout", pre(stdout, "stdout"), open_=not events) + details("stderr", pre(attempt.get("stderr") or "", "stderr"))
+        body += details("stdout", pre(stdout, "stdout"), open_=not events) + details(
+            "stderr", pre(attempt.get("stderr") or "", "stderr")
+        )
         out.append(f'<section class="attempt"><h3>{esc(head)}</h3>{body}</section>')
     return "".join(out)
 
@@ -324,9 +400,16 @@ def _view_files(transcript: Any) -> str:
     view = transcript.get("view") if isinstance(transcript, dict) else None
     files = view.get("files") if isinstance(view, dict) else None
     if not isinstance(files, list):
-        return "<p class=\"muted\">The view's file list is recorded for live agents only.</p>"
-    rows = [[f"<code>{esc(f.get('path'))}</code>", esc(f.get("bytes", "")), f"<code>{esc(str(f.get('sha256', ''))[:16])}</code>"]
-            for f in files if isinstance(f, dict)]
+        return '<p class="muted">The view\'s file list is recorded for live agents only.</p>'
+    rows = [
+        [
+            f"<code>{esc(f.get('path'))}</code>",
+            esc(f.get("bytes", "")),
+            f"<code>{esc(str(f.get('sha256', ''))[:16])}</code>",
+        ]
+        for f in files
+        if isinstance(f, dict)
+    ]
     return f"<p>View digest <code>{esc(view.get('sha256'))}</code></p>" + table(["Path", "Bytes", "SHA-256"], rows)
 
 
@@ -339,19 +422,29 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     code = _cached_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
-    body = definition([
-        ("Verdict", badge(case.passed, case.infra is not None)),
-        ("Why", esc(_why(case))),
-        ("Case", esc(f"{case.id} ({case.model_id}), {case.domain}, {case.kind}")),
-        ("Run", link("../index.html", run.name)),
-        ("Answer", esc("cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked")),
-    ])
+    body = definition(
+        [
+            ("Verdict", badge(case.passed, case.infra is not None)),
+            ("Why", esc(_why(case))),
+            ("Case", esc(f"{case.id} ({case.model_id}), {case.domain}, {case.kind}")),
+            ("Run", link("../index.html", run.name)),
+            (
+                "Answer",
+                esc("cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"),
+            ),
+        ]
+    )
     body += '<h2 id="expected">Expected against the answer</h2>'
-    body += table(["Article", "Reported by the agent"], verdict_rows, "expected") if verdict_rows else (
-        "<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
+    body += (
+        table(["Article", "Reported by the agent"], verdict_rows, "expected")
+        if verdict_rows
+        else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
+    )
     body += '<h2 id="asked">What the agent was asked</h2>'
     body += _request_section(_cached_request(prepare.case_request(case.model_id)))
-    body += "<h3>The case code</h3>" + (numbered(code) if code is not None else "<p class=\"muted\">The case file is gone.</p>")
+    body += "<h3>The case code</h3>" + (
+        numbered(code) if code is not None else '<p class="muted">The case file is gone.</p>'
+    )
     body += "<h2>The view's files</h2>" + _view_files(transcript)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
     usage = case.usage
@@ -378,14 +471,21 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     only_old = [c for c in before if c not in after]
     only_new = [c for c in after if c not in before]
     p = mcnemar_exact(len(groups["regressed"]), len(groups["fixed"]))
-    body = definition([
-        ("Old", link(f"{root}/{old.key}/index.html", old.name)),
-        ("New", link(f"{root}/{new.key}/index.html", new.name)),
-        ("Paired cases", esc(sum(len(v) for v in groups.values()))),
-        ("Fixed / regressed", esc(f"{len(groups['fixed'])} / {len(groups['regressed'])}")),
-        ("Exact McNemar p", esc(f"{p:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
-                                 "discordant cases; one sample per case cannot tell agent noise from a change)")),
-    ])
+    body = definition(
+        [
+            ("Old", link(f"{root}/{old.key}/index.html", old.name)),
+            ("New", link(f"{root}/{new.key}/index.html", new.name)),
+            ("Paired cases", esc(sum(len(v) for v in groups.values()))),
+            ("Fixed / regressed", esc(f"{len(groups['fixed'])} / {len(groups['regressed'])}")),
+            (
+                "Exact McNemar p",
+                esc(
+                    f"{p:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
+                    "discordant cases; one sample per case cannot tell agent noise from a change)"
+                ),
+            ),
+        ]
+    )
     if only_old or only_new:
         body += f"<p>Cases in one run only: {esc(', '.join(only_old + only_new))}</p>"
     domains = sorted({c.domain for c in old.cases} | {c.domain for c in new.cases})
@@ -394,21 +494,35 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
         rows = [c for c in run.cases if c.domain == domain]
         return _ratio(sum(c.passed is True for c in rows), len(rows))
 
-    body += svg.grouped_bars("Pass rate per domain", domains,
-                             [(old.name, [domain_rate(old, d) for d in domains]), (new.name, [domain_rate(new, d) for d in domains])])
+    body += svg.grouped_bars(
+        "Pass rate per domain",
+        domains,
+        [(old.name, [domain_rate(old, d) for d in domains]), (new.name, [domain_rate(new, d) for d in domains])],
+    )
     rows, attrs = [], []
     for group in ("regressed", "fixed", "still failing", "still passing"):
         for case_id in groups[group]:
             a, b = before[case_id], after[case_id]
-            rows.append([
-                esc(group), esc(case_id),
-                link(f"{root}/{case_href(old.key, a.model_id)}", "old answer") + " " + badge(a.passed, a.infra is not None),
-                link(f"{root}/{case_href(new.key, b.model_id)}", "new answer") + " " + badge(b.passed, b.infra is not None),
-                esc(_why(a)), esc(_why(b)),
-            ])
+            rows.append(
+                [
+                    esc(group),
+                    esc(case_id),
+                    link(f"{root}/{case_href(old.key, a.model_id)}", "old answer")
+                    + " "
+                    + badge(a.passed, a.infra is not None),
+                    link(f"{root}/{case_href(new.key, b.model_id)}", "new answer")
+                    + " "
+                    + badge(b.passed, b.infra is not None),
+                    esc(_why(a)),
+                    esc(_why(b)),
+                ]
+            )
             attrs.append(row_data(f"{group} {case_id}", group == "regressed") + f' class="{group.split()[0]}"')
-    body += "<h2>Cases</h2>" + filters(failed=False) + table(
-        ["Change", "Case", old.name, new.name, "Old: why", "New: why"], rows, "compare", attrs)
+    body += (
+        "<h2>Cases</h2>"
+        + filters(failed=False)
+        + table(["Change", "Case", old.name, new.name, "Old: why", "New: why"], rows, "compare", attrs)
+    )
     return page(title, body, root)
 
 
@@ -419,28 +533,50 @@ def guidance_page(run: GuidanceRun) -> str:
     root = up(run.key)
     record = run.record
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    body = definition([
-        ("Verdict", esc({True: "passed", False: "failed", None: "unfinished"}[run.passed])),
-        ("Adapter", esc(record.get("adapter"))),
-        ("Manifest", f"<code>{esc(record.get('manifest'))}</code>"),
-        ("Manifest SHA-256", f"<code>{esc(record.get('manifestSha256'))}</code>"),
-        ("Cost", esc(cost(usage.get("costUsd")))),
-    ])
+    body = definition(
+        [
+            ("Verdict", esc({True: "passed", False: "failed", None: "unfinished"}[run.passed])),
+            ("Adapter", esc(record.get("adapter"))),
+            ("Manifest", f"<code>{esc(record.get('manifest'))}</code>"),
+            ("Manifest SHA-256", f"<code>{esc(record.get('manifestSha256'))}</code>"),
+            ("Cost", esc(cost(usage.get("costUsd")))),
+        ]
+    )
     problems = record.get("problems") or []
     if problems:
         body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
     rows, attrs = [], []
     for case in run.cases:
-        rows.append([
-            link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}), badge(case.passed),
-            esc(case.expected_outcome), esc(case.reported_outcome or "no report"),
-            esc(", ".join(case.required) or "none"), esc(", ".join(case.reported) or "none"),
-            esc(_evidence(case)),
-        ])
+        rows.append(
+            [
+                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+                badge(case.passed),
+                esc(case.expected_outcome),
+                esc(case.reported_outcome or "no report"),
+                esc(", ".join(case.required) or "none"),
+                esc(", ".join(case.reported) or "none"),
+                esc(_evidence(case)),
+            ]
+        )
         attrs.append(row_data(case.id, case.passed is False))
-    body += "<h2>Cases</h2>" + filters(failed=True) + table(
-        ["Case", "Verdict", "Expected outcome", "Reported outcome", "Required knowledge", "Reported knowledge",
-         "Evidence"], rows, "cases", attrs)
+    body += (
+        "<h2>Cases</h2>"
+        + filters(failed=True)
+        + table(
+            [
+                "Case",
+                "Verdict",
+                "Expected outcome",
+                "Reported outcome",
+                "Required knowledge",
+                "Reported knowledge",
+                "Evidence",
+            ],
+            rows,
+            "cases",
+            attrs,
+        )
+    )
     crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
     return page(f"Guidance run {run.name}", body, root, crumbs)
 
@@ -449,7 +585,11 @@ def _evidence(case: GuidanceCaseRow) -> str:
     changed = [p for p in case.problems if "changed since the baseline" in p]
     if changed:
         where = f"workspace {case.workspace}" if case.workspace else "the knowledge checkout"
-        files = "; ".join(case.changes) if case.changes else "which file is not known (the workspace is gone or its change was undone)"
+        files = (
+            "; ".join(case.changes)
+            if case.changes
+            else "which file is not known (the workspace is gone or its change was undone)"
+        )
         return f"{where} changed: {files}"
     return "untouched" if case.passed is not None else "not scored"
 
@@ -457,17 +597,22 @@ def _evidence(case: GuidanceCaseRow) -> str:
 def guidance_case_page(run: GuidanceRun, case: GuidanceCaseRow) -> str:
     root = up(f"{run.key}/cases")
     transcript = read_json(run.directory / case.transcript) if case.transcript else None
-    body = definition([
-        ("Verdict", badge(case.passed)),
-        ("Problems", esc("; ".join(case.problems) or "none")),
-        ("Expected outcome", esc(case.expected_outcome)),
-        ("Reported outcome", esc(case.reported_outcome or "no report")),
-        ("Evidence", esc(_evidence(case))),
-    ])
+    body = definition(
+        [
+            ("Verdict", badge(case.passed)),
+            ("Problems", esc("; ".join(case.problems) or "none")),
+            ("Expected outcome", esc(case.expected_outcome)),
+            ("Reported outcome", esc(case.reported_outcome or "no report")),
+            ("Evidence", esc(_evidence(case))),
+        ]
+    )
     rows = [[f"<code>{esc(p)}</code>", "required", "yes" if p in case.reported else "no"] for p in case.required]
     rows += [[f"<code>{esc(p)}</code>", "optional", "yes" if p in case.reported else "no"] for p in case.optional]
-    rows += [[f"<code>{esc(p)}</code>", "not expected", "yes"] for p in case.reported
-             if p not in case.required and p not in case.optional]
+    rows += [
+        [f"<code>{esc(p)}</code>", "not expected", "yes"]
+        for p in case.reported
+        if p not in case.required and p not in case.optional
+    ]
     body += '<h2 id="expected">Expected against the report</h2>' + table(["Article", "Expected", "Reported"], rows)
     body += "<h2>The report</h2>" + _value(case.report)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))
@@ -501,11 +646,13 @@ def experiment_plots(report: dict[str, Any]) -> str:
     out = ""
     if forest_rows:
         out += svg.forest("Difference against the control (95% paired bootstrap interval)", forest_rows)
-    points = [(str(a.get("name")), (a.get("usage") or {}).get("costUsd"), _pooled(a.get("summary") or {})) for a in arms]
+    points = [
+        (str(a.get("name")), (a.get("usage") or {}).get("costUsd"), _pooled(a.get("summary") or {})) for a in arms
+    ]
     if any(x is not None for _, x, _ in points):
         out += svg.scatter("Cost against score per arm", points, "cost (USD)", "pass rate")
     else:
-        out += "<p class=\"muted\">Cost against score: no arm's agent reported a cost.</p>"
+        out += '<p class="muted">Cost against score: no arm\'s agent reported a cost.</p>'
     epochs = int(report.get("epochs") or 1)
     series = []
     for arm in arms:
@@ -533,9 +680,11 @@ def experiment_grid(experiment: Experiment, cases: Sequence[dict[str, Any]], roo
         outcomes = line.get("outcomes") or {}
         cells = [esc(line.get("id")), esc(line.get("kind"))]
         for arm in arms:
-            marks = [_cell(experiment, root, arm, n, str(line.get("modelId")), v)
-                     for n, v in enumerate(outcomes.get(arm) or [], 1)]
-            note = " <span class=\"badge infra\">flaky</span>" if (arm, line.get("id")) in flaky else ""
+            marks = [
+                _cell(experiment, root, arm, n, str(line.get("modelId")), v)
+                for n, v in enumerate(outcomes.get(arm) or [], 1)
+            ]
+            note = ' <span class="badge infra">flaky</span>' if (arm, line.get("id")) in flaky else ""
             cells.append(" ".join(marks) + note)
         rows.append(cells)
         failing = any(v is False for values in outcomes.values() for v in values or [])
@@ -559,7 +708,7 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
         f"{(c.get('result') or {}).get('explanation', '')}"
         for c in report.get("comparisons") or []
     ]
-    body = "<ul class=\"verdicts\">" + "".join(f"<li>{esc(line)}</li>" for line in lines_) + "</ul>"
+    body = '<ul class="verdicts">' + "".join(f"<li>{esc(line)}</li>" for line in lines_) + "</ul>"
     body += experiment_plots(report)
     flaky = sorted(_flaky(report), key=lambda pair: (pair[0], str(pair[1])))
     if flaky:
@@ -567,19 +716,30 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
         items = []
         for arm, case_id in flaky:
             line = by_id.get(case_id) or {}
-            marks = " ".join(_cell(experiment, root, arm, n, str(line.get("modelId")), v)
-                             for n, v in enumerate((line.get("outcomes") or {}).get(arm) or [], 1))
-            items.append(f"<li class=\"flaky\">{esc(arm)}: {esc(case_id)} {marks}</li>")
+            marks = " ".join(
+                _cell(experiment, root, arm, n, str(line.get("modelId")), v)
+                for n, v in enumerate((line.get("outcomes") or {}).get(arm) or [], 1)
+            )
+            items.append(f'<li class="flaky">{esc(arm)}: {esc(case_id)} {marks}</li>')
         body += "<h2>Flaky cases</h2><ul>" + "".join(items) + "</ul>"
     if compares:
-        body += "<h2>Arms side by side</h2><ul>" + "".join(
-            f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares) + "</ul>"
+        body += (
+            "<h2>Arms side by side</h2><ul>"
+            + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares)
+            + "</ul>"
+        )
     runs = sorted(experiment.runs.items())
     if runs:
-        body += "<h2>Runs</h2><ul>" + "".join(
-            f"<li>{link(f'{root}/{run.key}/index.html', f'{arm} epoch {epoch}')}</li>" for (arm, epoch), run in runs) + "</ul>"
-    body += "<h2>Report</h2>" + (markdown.render(experiment.markdown) if experiment.markdown else
-                                "<p class=\"muted\">report.md is missing.</p>")
+        body += (
+            "<h2>Runs</h2><ul>"
+            + "".join(
+                f"<li>{link(f'{root}/{run.key}/index.html', f'{arm} epoch {epoch}')}</li>" for (arm, epoch), run in runs
+            )
+            + "</ul>"
+        )
+    body += "<h2>Report</h2>" + (
+        markdown.render(experiment.markdown) if experiment.markdown else '<p class="muted">report.md is missing.</p>'
+    )
     cases = report.get("cases") or []
     body += f"<h2>Every cell ({len(cases)} cases)</h2>"
     if pages > 1:
@@ -598,10 +758,9 @@ def _pager(current: int, pages: int) -> str:
 
 def experiment_cases_page(experiment: Experiment, key: str, number_: int, pages: int) -> str:
     root = up(key)
-    cases = (experiment.report.get("cases") or [])[(number_ - 1) * CASES_PER_PAGE: number_ * CASES_PER_PAGE]
+    cases = (experiment.report.get("cases") or [])[(number_ - 1) * CASES_PER_PAGE : number_ * CASES_PER_PAGE]
     body = _pager(number_, pages) + experiment_grid(experiment, cases, root)
-    return page(f"Experiment {experiment.name}: cases, page {number_}", body, root,
-                [("index.html", experiment.name)])
+    return page(f"Experiment {experiment.name}: cases, page {number_}", body, root, [("index.html", experiment.name)])
 
 
 PageWriter = Callable[[str, str], None]

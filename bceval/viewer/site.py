@@ -35,7 +35,7 @@ def _run_pairs(runs: list[ReviewRun]) -> list[tuple[ReviewRun, ReviewRun]]:
     """Older → newer pairs of the scored runs (by their scorecards' dates)."""
     dated = sorted((run for run in runs if run.cases), key=lambda run: (run.date, run.name))
     if len(dated) <= ALL_PAIRS_UP_TO:
-        return [(a, b) for i, a in enumerate(dated) for b in dated[i + 1:]]
+        return [(a, b) for i, a in enumerate(dated) for b in dated[i + 1 :]]
     return list(zip(dated, dated[1:], strict=False))
 
 

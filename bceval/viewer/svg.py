@@ -57,8 +57,10 @@ def forest(title: str, rows: Sequence[Interval], low: float = -1.0, high: float 
     height = PAD * 2 + ROW * max(1, len(rows))
     parts = []
     zero = _x(0.0, low, high)
-    parts.append(f'<line x1="{zero:.1f}" y1="{PAD - 8}" x2="{zero:.1f}" y2="{height - PAD + 4}" stroke="#8c959f" '
-                 'stroke-dasharray="3,3"/>')
+    parts.append(
+        f'<line x1="{zero:.1f}" y1="{PAD - 8}" x2="{zero:.1f}" y2="{height - PAD + 4}" stroke="#8c959f" '
+        'stroke-dasharray="3,3"/>'
+    )
     for tick in (low, (low + high) / 2, high):
         x = _x(tick, low, high)
         parts.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle">{tick:+.1f}</text>')
@@ -71,8 +73,10 @@ def forest(title: str, rows: Sequence[Interval], low: float = -1.0, high: float 
                 f'y2="{y:.1f}" stroke="#24292f" stroke-width="2"/>'
             )
         if row.value is not None:
-            parts.append(f'<rect x="{_x(row.value, low, high) - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" '
-                         f'fill="{COLOURS[0]}"/>')
+            parts.append(
+                f'<rect x="{_x(row.value, low, high) - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" '
+                f'fill="{COLOURS[0]}"/>'
+            )
     cells = [[esc(r.label), _fmt(r.value, True), _fmt(r.low, True), _fmt(r.high, True)] for r in rows]
     return figure(title, _svg(height, "".join(parts), title), ["Row", "Difference", "95% low", "95% high"], cells)
 
@@ -85,8 +89,9 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[tuple[str, 
     parts = []
     for tick in (0.0, 0.5, 1.0):
         x = _x(tick, 0.0, 1.0)
-        parts.append(f'<line x1="{x:.1f}" y1="{PAD - 6}" x2="{x:.1f}" y2="{PAD + band * len(groups)}" '
-                     'stroke="#d0d7de"/>')
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{PAD - 6}" x2="{x:.1f}" y2="{PAD + band * len(groups)}" stroke="#d0d7de"/>'
+        )
         parts.append(f'<text x="{x:.1f}" y="{PAD - 10}" text-anchor="middle">{tick:.1f}</text>')
     for g, group in enumerate(groups):
         top = PAD + band * g
@@ -96,13 +101,17 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[tuple[str, 
             if value is None:
                 continue
             width = _x(value, 0.0, 1.0) - LEFT
-            parts.append(f'<rect x="{LEFT}" y="{top + s * bar + 4}" width="{max(width, 1):.1f}" height="{bar - 2}" '
-                         f'fill="{COLOURS[s % len(COLOURS)]}"/>')
+            parts.append(
+                f'<rect x="{LEFT}" y="{top + s * bar + 4}" width="{max(width, 1):.1f}" height="{bar - 2}" '
+                f'fill="{COLOURS[s % len(COLOURS)]}"/>'
+            )
     legend_top = PAD + band * len(groups) + 8
     for s, (name, _) in enumerate(series):
         y = legend_top + 14 * s
-        parts.append(f'<rect x="{LEFT}" y="{y}" width="10" height="10" fill="{COLOURS[s % len(COLOURS)]}"/>'
-                     f'<text x="{LEFT + 14}" y="{y + 9}">{esc(name[:40])}</text>')
+        parts.append(
+            f'<rect x="{LEFT}" y="{y}" width="10" height="10" fill="{COLOURS[s % len(COLOURS)]}"/>'
+            f'<text x="{LEFT + 14}" y="{y + 9}">{esc(name[:40])}</text>'
+        )
     headers = ["Group", *(name for name, _ in series)]
     rows = [[esc(group), *(_fmt(values[g]) for _, values in series)] for g, group in enumerate(groups)]
     return figure(title, _svg(height, "".join(parts), title), headers, rows)
@@ -124,8 +133,10 @@ def scatter(title: str, points: Sequence[tuple[str, float | None, float | None]]
         assert x is not None and y is not None
         px = _x(x, 0.0, top * 1.1)
         py = height - PAD - y * (height - 2 * PAD)
-        parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{COLOURS[number % len(COLOURS)]}"/>'
-                     f'<text x="{px + 7:.1f}" y="{py + 4:.1f}">{esc(label[:24])}</text>')
+        parts.append(
+            f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{COLOURS[number % len(COLOURS)]}"/>'
+            f'<text x="{px + 7:.1f}" y="{py + 4:.1f}">{esc(label[:24])}</text>'
+        )
     rows = [[esc(label), "unknown" if x is None else f"{x:.4f}", _fmt(y)] for label, x, y in points]
     return figure(title, _svg(height, "".join(parts), title), ["Point", x_label, y_label], rows)
 

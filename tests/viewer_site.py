@@ -51,7 +51,8 @@ if case_id == os.environ["VIEWER_FLAKY_CASE"] and not os.path.exists(marker):
     findings = []
 answer = json.dumps({"cases": [{"id": case_id, "findings": findings}]})
 print(json.dumps({"type": "system", "subtype": "init", "tools": ["Read"]}))
-print(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "Reading " + os.environ["VIEWER_SCRIPT"]}]}}))
+said = {"type": "text", "text": "Reading " + os.environ["VIEWER_SCRIPT"]}
+print(json.dumps({"type": "assistant", "message": {"content": [said]}}))
 print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer, "num_turns": 2,
                   "total_cost_usd": 0.01, "usage": {"input_tokens": 100, "output_tokens": 20}}))
 '''

@@ -244,3 +244,21 @@ def test_junit_of_an_unscored_run_is_not_written(tmp_path, capsys, flag, monkeyp
     junit = tmp_path / "j.xml"
     code = main(["score", "--out", str(tmp_path / "out"), "--results", str(tmp_path / "none"), flag, str(junit)])
     assert code == 2 and not junit.exists()
+
+
+def test_the_evidence_names_the_files_that_changed_in_a_workspace(tmp_path):
+    import hashlib
+
+    from bceval.viewer.collect import workspace_changes
+
+    (tmp_path / "a.al").write_text("one", encoding="utf-8")
+    (tmp_path / "b.al").write_text("two", encoding="utf-8")
+    files = [
+        {"path": name, "kind": "file", "sha256": hashlib.sha256(text.encode()).hexdigest()}
+        for name, text in (("a.al", "one"), ("b.al", "two"), ("gone.al", "x"))
+    ]
+    snapshot = {"root": str(tmp_path), "files": files}
+    (tmp_path / "a.al").write_text("edited", encoding="utf-8")
+    (tmp_path / "scratch.txt").write_text("left behind", encoding="utf-8")
+    assert workspace_changes(snapshot) == ["modified: a.al", "added: scratch.txt", "removed: gone.al"]
+    assert workspace_changes({"root": str(tmp_path / "missing"), "files": files}) == []

@@ -43,7 +43,7 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
     args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,4,4,0.2"]
-    assert main([*args, "--out", str(out)]) == 0
+    assert main([*args, "--view", "2,2,3", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["benchVersion"] == 1 and report["growth"] == []
     (size,) = report["sizes"]
@@ -62,6 +62,9 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     experiment = report["experiment"]
     assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (16, 16, 0.8)
     assert experiment["wallSeconds"] >= 0.8 and "Experiment overhead: 2 arms × 2 epochs × 4 cases" in table
+    view = report["view"]
+    assert view["answers"] == 12 and view["pages"] == 1 + 1 + 4 * (1 + 3) + 2  # index, experiment, runs, compares
+    assert view["coldBuildSeconds"] > 0 and "Viewer: 2 arms × 2 epochs × 3 cases = 12 answers" in table
 
 
 def test_bench_rejects_bad_sizes(capsys):
@@ -74,7 +77,8 @@ def test_bench_measures_a_private_copy_of_a_real_corpus(tmp_path, capsys):
 
     before = sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())
     out = tmp_path / "bench.json"
-    assert main(["bench", "--corpus", str(DEMO_CORPUS), "--repeat", "1", "--live", "none", "--out", str(out)]) == 0
+    args = ["bench", "--corpus", str(DEMO_CORPUS), "--repeat", "1", "--live", "none", "--view", "none"]
+    assert main([*args, "--out", str(out)]) == 0
     (size,) = json.loads(out.read_text())["sizes"]
     assert size["articles"] == len(list(DEMO_CORPUS.glob("*/knowledge/**/*.md")))
     assert before == sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())

@@ -249,6 +249,7 @@ def run_bench(
     corpus: Path | None = None,
     live: tuple[int, int, float] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
+    view: tuple[int, int, int] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
     jobs, seconds per answer; None skips it); write the JSON report."""
@@ -261,6 +262,11 @@ def run_bench(
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
         live_report = measure_live(Path(scratch), *live, progress) if live else None
         experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
+        view_report = None
+        if view:
+            from bceval.bench.viewer import measure_view
+
+            view_report = measure_view(Path(scratch), *view, progress)
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -282,6 +288,7 @@ def run_bench(
         "growth": growth,
         "live": live_report,
         "experiment": experiment_report,
+        "view": view_report,
     }
     write_atomic(out_file, dumps(report))
     return report

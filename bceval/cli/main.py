@@ -67,7 +67,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
         return print_bench(
-            args.bench_sizes, args.bench_repeat, Path(args.bench_out), corpus, args.bench_live, args.bench_experiment
+            args.bench_sizes,
+            args.bench_repeat,
+            Path(args.bench_out),
+            corpus,
+            args.bench_live,
+            args.bench_experiment,
+            args.bench_view,
         )
     if args.subcommand == "compare":
         from bceval.steps.runs import print_comparison

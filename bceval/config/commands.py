@@ -96,7 +96,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "health_margin",
         Use("changed_paths", "changed files, one per line (e.g. from a PR diff)"),
     ),
-    "bench": _uses("bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment"),
+    "bench": _uses(
+        "bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment", "bench_view"
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",

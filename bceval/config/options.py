@@ -211,6 +211,16 @@ OTHERS: tuple[Option, ...] = (
         help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
         parser_default=True,
     ),
+    Option(
+        "bench_view",
+        ("--view",),
+        "BCEVAL_BENCH_VIEW",
+        part="bench",
+        default="4,5,500",
+        metavar="A,E,C",
+        help="viewer: build and load time of A arms x E epochs x C cases (default 4,5,500; 'none' skips it)",
+        parser_default=True,
+    ),
     # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
     Option(
         "guidance_mode",

@@ -262,3 +262,27 @@ def test_the_evidence_names_the_files_that_changed_in_a_workspace(tmp_path):
     (tmp_path / "scratch.txt").write_text("left behind", encoding="utf-8")
     assert workspace_changes(snapshot) == ["modified: a.al", "added: scratch.txt", "removed: gone.al"]
     assert workspace_changes({"root": str(tmp_path / "missing"), "files": files}) == []
+
+
+def test_the_site_is_served_on_the_loopback_interface_only(viewer_out):
+    import threading
+    import urllib.request
+
+    from bceval.steps.view import site_server
+
+    server = site_server(OutDir(viewer_out).view, 0)
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as response:
+            assert b"Runs, experiments and guidance runs" in response.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+    taken = site_server(OutDir(viewer_out).view, 0)
+    try:
+        with pytest.raises(Exception, match="cannot listen on 127.0.0.1"):
+            site_server(OutDir(viewer_out).view, taken.server_address[1])
+    finally:
+        taken.server_close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
@@ -33,16 +34,24 @@ def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
     return 0
 
 
-def serve_site(folder: Path, port: int) -> None:
-    """A static file server on the loopback interface only: the site holds model output and corpus text."""
+def site_server(folder: Path, port: int) -> Any:
+    """A static file server of `folder` on the loopback interface only: the site holds model output and corpus
+    text, which is nobody else's business on the network."""
     import functools
     import http.server
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            pass  # one line per request would drown the terminal
+
+    handler = functools.partial(Quiet, directory=str(folder))
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
         raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
-    with server:
+
+
+def serve_site(folder: Path, port: int) -> None:
+    with site_server(folder, port) as server:
         print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
         server.serve_forever()

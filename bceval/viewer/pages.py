@@ -34,6 +34,7 @@ from bceval.viewer.html import (
 )
 
 CASES_PER_PAGE = 200  # an experiment's case grid is split into pages of this many cases
+FLAKY_LISTED = 50  # flaky (arm, case) pairs listed with their cells at the top of the experiment page
 
 
 def up(key: str) -> str:
@@ -266,6 +267,23 @@ def _cached_request(path: Path) -> Any:
         return None
 
 
+@lru_cache(maxsize=1024)
+def _asked(path: Path) -> str:
+    """The request section of a request file (experiment arms and epochs share one request: rendered once)."""
+    return _request_section(_cached_request(path))
+
+
+@lru_cache(maxsize=1024)
+def _numbered_file(path: Path) -> str:
+    return numbered(_cached_text(path) or "")
+
+
+def forget_files() -> None:
+    """Drop what was read and rendered from files: a new build reads them afresh."""
+    for cached in (_cached_text, _cached_request, _asked, _numbered_file):
+        cached.cache_clear()
+
+
 def _request_section(request: Any) -> str:
     if not isinstance(request, dict):
         return '<p class="muted">The request file is no longer in the prepare folder.</p>'
@@ -441,10 +459,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
         else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
     )
     body += '<h2 id="asked">What the agent was asked</h2>'
-    body += _request_section(_cached_request(prepare.case_request(case.model_id)))
-    body += "<h3>The case code</h3>" + (
-        numbered(code) if code is not None else '<p class="muted">The case file is gone.</p>'
-    )
+    body += _asked(prepare.case_request(case.model_id))
+    gone = '<p class="muted">The case file is gone.</p>'
+    body += "<h3>The case code</h3>" + (_numbered_file(prepare.case_file(case.model_id)) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
     usage = case.usage
@@ -714,14 +731,16 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
     if flaky:
         by_id = {line.get("id"): line for line in report.get("cases") or []}
         items = []
-        for arm, case_id in flaky:
+        for arm, case_id in flaky[:FLAKY_LISTED]:
             line = by_id.get(case_id) or {}
             marks = " ".join(
                 _cell(experiment, root, arm, n, str(line.get("modelId")), v)
                 for n, v in enumerate((line.get("outcomes") or {}).get(arm) or [], 1)
             )
             items.append(f'<li class="flaky">{esc(arm)}: {esc(case_id)} {marks}</li>')
-        body += "<h2>Flaky cases</h2><ul>" + "".join(items) + "</ul>"
+        more = len(flaky) - FLAKY_LISTED
+        rest = f"<p>{more} more, each marked flaky in the grid below.</p>" if more > 0 else ""
+        body += f"<h2>Flaky cases ({len(flaky)})</h2><ul>" + "".join(items) + "</ul>" + rest
     if compares:
         body += (
             "<h2>Arms side by side</h2><ul>"

@@ -286,3 +286,29 @@ def test_the_site_is_served_on_the_loopback_interface_only(viewer_out):
             site_server(OutDir(viewer_out).view, taken.server_address[1])
     finally:
         taken.server_close()
+
+
+def test_a_transcript_of_another_agent_kind_is_shown_field_by_field(tmp_path):
+    """An api agent's transcript (turns, tool calls, tool result sizes and hashes, read evidence) renders without
+    the viewer knowing its names, every value escaped."""
+    from bceval.viewer.pages import conversation
+
+    transcript = {
+        "schemaVersion": 1,
+        "answeredBy": {"adapter": "api", "model": "m<1>"},
+        "reads": [{"path": "a.md", "complete": True, "bytes": 120, "sha256": "ab" * 32}],
+        "attempts": [
+            {
+                "attempt": 1,
+                "outcome": "answered",
+                "turns": [
+                    {"role": "assistant", "toolCalls": [{"tool": "read", "path": "<a.md>"}]},
+                    {"role": "tool", "resultBytes": 120, "resultSha256": "cd" * 32},
+                ],
+            }
+        ],
+    }
+    html = conversation(transcript, RunDir(tmp_path))
+    assert "<h3>reads</h3>" in html and "a.md" in html and "ab" * 32 in html
+    assert "<h4>turns</h4>" in html and "resultBytes" in html and "cd" * 32 in html
+    assert "&lt;a.md&gt;" in html and "m&lt;1&gt;" in html and "<a.md>" not in html

@@ -402,6 +402,13 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
         for key in ("argv", "usage"):
             if key in attempt:
                 body += details(key, _value(attempt[key]))
+        for key, value in attempt.items():  # an api agent's turns, tool calls and reads, whatever their names
+            if key in ("argv", "usage") or not isinstance(value, list | dict):
+                continue
+            if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+                body += f"<h4>{esc(key)}</h4>" + _turns(value)
+            else:
+                body += details(key, _value(value))
         stdout = str(attempt.get("stdout") or "")
         events = _events(stdout)
         if events:

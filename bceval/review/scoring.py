@@ -245,9 +245,12 @@ def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
     return lookup
 
 
-def judge_reading(reading: FileReading, cases: list[ReviewCase]) -> FileReading:
-    """Attach a verdict to every entry of one file whose id is known (None for unknown ids)."""
-    lookup = case_lookup(cases)
+def judge_reading(
+    reading: FileReading, cases: list[ReviewCase], lookup: dict[str, ReviewCase] | None = None
+) -> FileReading:
+    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup` is
+    case_lookup(cases) when the caller judges many files (building it per file made a run quadratic)."""
+    lookup = case_lookup(cases) if lookup is None else lookup
     verdicts = []
     for entry in reading.entries:
         case = lookup.get(entry.id.lower())
@@ -285,7 +288,7 @@ def aggregate(
     lookup = case_lookup(cases)
     chosen: dict[str, CaseVerdict] = {}
     answered_by: list[dict[str, Any]] = []
-    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases) for r in readings]
+    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases, lookup) for r in readings]
     for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:

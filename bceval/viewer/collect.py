@@ -193,7 +193,7 @@ def _row(case: dict[str, Any]) -> CaseRow:
 def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
     from bceval.review.cases import ReviewCase
-    from bceval.review.scoring import aggregate, judge_reading, read_infra_file, read_result_file
+    from bceval.review.scoring import aggregate, read_infra_file, read_result_file
 
     recorded = read_json(OutDir(out).build.cases)
     if not isinstance(recorded, dict):
@@ -202,7 +202,7 @@ def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     results = RunDir(run_dir).results
     files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
     infra = [read_infra_file(p) for p in sorted(results.glob(INFRA_PATTERN))] if results.is_dir() else []
-    readings = [judge_reading(read_result_file(path), cases) for path in files]
+    readings = [read_result_file(path) for path in files]  # aggregate judges them, with one case lookup
     report = aggregate(cases, readings, recorded.get("thresholds", {}), infra)
     return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
 

@@ -312,3 +312,18 @@ def test_a_transcript_of_another_agent_kind_is_shown_field_by_field(tmp_path):
     assert "<h3>reads</h3>" in html and "a.md" in html and "ab" * 32 in html
     assert "<h4>turns</h4>" in html and "resultBytes" in html and "cd" * 32 in html
     assert "&lt;a.md&gt;" in html and "m&lt;1&gt;" in html and "<a.md>" not in html
+
+
+def test_a_large_experiment_grid_is_split_into_pages(tmp_path):
+    from bceval.bench.viewer import generate_site_input
+    from bceval.viewer.pages import CASES_PER_PAGE
+
+    out = tmp_path / "out"
+    generate_site_input(out, 2, 1, CASES_PER_PAGE + 10)
+    built = build_site(out, OutDir(out).view)
+    folder = OutDir(out).view / "experiments" / "bench-view"
+    first, second = (folder / "index.html").read_text("utf-8"), (folder / "cases-2.html").read_text("utf-8")
+    assert first.count("data-cell=") >= 2 * CASES_PER_PAGE and 'href="cases-2.html"' in first
+    assert 'href="runs/arm1-e1/cases/case-00000000.html"' in first  # cells link relative to the page
+    assert second.count('class="cell"') == 10 and not (folder / "cases-3.html").exists()
+    assert built.pages == 1 + 2 + 2 * (1 + CASES_PER_PAGE + 10) + 1  # index, grid pages, runs, one comparison

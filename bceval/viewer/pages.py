@@ -33,7 +33,7 @@ from bceval.viewer.html import (
     table,
 )
 
-CASES_PER_PAGE = 200  # an experiment's case grid is split into pages of this many cases
+CASES_PER_PAGE = 100  # an experiment's case grid is split into pages of this many cases
 FLAKY_LISTED = 50  # flaky (arm, case) pairs listed with their cells at the top of the experiment page
 
 
@@ -692,8 +692,10 @@ def _cell(experiment: Experiment, root: str, arm: str, epoch: int, model_id: str
     label = {True: "passed", False: "failed", None: "no answer"}.get(passed, "no answer")
     if run is None:
         return f'<span title="{esc(label)}">{mark}</span>'
-    href = f"{root}/{case_href(run.key, model_id)}"
-    return link(href, mark, title=f"{arm} epoch {epoch}: {label}", data_cell=f"{arm}|{epoch}")
+    href = case_href(run.key, model_id)
+    here = f"experiments/{safe_name(experiment.name)}/"  # the experiment's pages: its runs are below them
+    href = href[len(here):] if href.startswith(here) else f"{root}/{href}"
+    return link(href, mark, title=f"{arm} e{epoch} {label}", data_cell=f"{arm}|{epoch}")
 
 
 def experiment_grid(experiment: Experiment, cases: Sequence[dict[str, Any]], root: str) -> str:

@@ -6,7 +6,7 @@ Every page is given `root`, the relative path back to the site's root, so links 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -790,5 +790,3 @@ def experiment_cases_page(experiment: Experiment, key: str, number_: int, pages:
     body = _pager(number_, pages) + experiment_grid(experiment, cases, root)
     return page(f"Experiment {experiment.name}: cases, page {number_}", body, root, [("index.html", experiment.name)])
 
-
-PageWriter = Callable[[str, str], None]

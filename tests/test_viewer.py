@@ -327,3 +327,8 @@ def test_a_large_experiment_grid_is_split_into_pages(tmp_path):
     assert 'href="runs/arm1-e1/cases/case-00000000.html"' in first  # cells link relative to the page
     assert second.count('class="cell"') == 10 and not (folder / "cases-3.html").exists()
     assert built.pages == 1 + 2 + 2 * (1 + CASES_PER_PAGE + 10) + 1  # index, grid pages, runs, one comparison
+
+
+def test_bench_view_needs_three_numbers(capsys):
+    assert main(["bench", "--sizes", "50", "--view", "lots"]) == 2
+    assert "--view must be ARMS,EPOCHS,CASES" in capsys.readouterr().err

@@ -279,12 +279,52 @@ class GuidanceRunDir(RunDir):
 EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without it was interrupted
 
 
+# --- development runs ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DevelopmentCaseDir:
+    """One case of a development run: `development/<model id>/` (spec §11.9)."""
+
+    path: Path
+
+    request = property(lambda self: self.path / "request.json")
+    base = property(lambda self: self.path / "base.json")
+    agent = property(lambda self: self.path / "agent")
+    result = property(lambda self: self.path / "result.json")
+    patch = property(lambda self: self.path / "diff.patch")
+    changed_paths = property(lambda self: self.path / "changed-paths.json")
+    checks = property(lambda self: self.path / "checks")
+    evidence = property(lambda self: self.path / "evidence.json")
+    verdict = property(lambda self: self.path / "verdict.json")
+    workspace = property(lambda self: self.path / "workspace")  # kept when the case did not pass
+
+    def check_log(self, check_id: str) -> Path:
+        return self.checks / f"{check_id}.log"
+
+
+@dataclass(frozen=True)
+class DevelopmentRunDir(RunDir):
+    """A development run: run.json, requests/ (a development preparation), results/ (the wrappers, as report
+    mode scores them), transcripts/, and development/<model id>/ per case."""
+
+    def case(self, model_id: str) -> DevelopmentCaseDir:
+        return DevelopmentCaseDir(self.path / "development" / model_id)
+
+    def cases(self) -> list[DevelopmentCaseDir]:
+        return [DevelopmentCaseDir(p) for p in sorted((self.path / "development").glob("case-*"))]
+
+
 @dataclass(frozen=True)
 class ExperimentDir:
     path: Path
 
     def report(self, suffix: str = "json") -> Path:
         return self.path / f"report.{suffix}"
+
+    def development_summary(self, suffix: str = "json") -> Path:
+        """A development experiment's secondary outcomes per arm (bceval.development.summary)."""
+        return self.path / f"development-summary.{suffix}"
 
     @property
     def file(self) -> Path:
@@ -373,6 +413,16 @@ class OutDir:
     @property
     def experiments(self) -> Path:
         return self.path / "experiments"
+
+    @property
+    def development(self) -> Path:
+        """`doit development_prepare`'s development preparation (marker, index, request-case-*.json)."""
+        return self.path / "development"
+
+    @property
+    def development_runs(self) -> Path:
+        """`doit development`'s run directories: development-runs/run-NNNN."""
+        return self.path / "development-runs"
 
     def experiment(self, name: str) -> ExperimentDir:
         return ExperimentDir(self.experiments / name)

@@ -57,7 +57,7 @@ def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
     outcome = evaluator("review").score([case], {case.modelId: answer.entries[0].findings})
     assert [(o.case, o.passed) for o in outcome] == [("x-bad", True)]
     assert evaluator("review").score([case], {})[0].problems == ("Results missing case: x-bad",)
-    assert evaluator_names() == ("review", "plan", "implementation")
+    assert evaluator_names() == ("review", "plan", "implementation", "development")
     assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
 
 

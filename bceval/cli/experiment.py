@@ -1,4 +1,4 @@
-"""`bceval experiment run|report|publish|ab`: the experiment commands (the graph does the work)."""
+"""`bceval experiment run|report|publish|plan|ab`: the experiment commands (the graph does the work)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_a
 
 
 def add_parser(commands: Any, command: Any) -> None:
-    """The `experiment` subcommand and its four modes."""
+    """The `experiment` subcommand and its modes."""
     experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
     for mode, text, description in (
@@ -34,6 +34,12 @@ def add_parser(commands: Any, command: Any) -> None:
             "publish",
             "add the experiment's report to the committed page",
             "Add the experiment's report to the committed page.",
+        ),
+        (
+            "plan",
+            "how many cases and epochs find a given difference (a seeded simulation)",
+            "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
+            "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
         ),
         (
             "ab",
@@ -109,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
         settings = _settings(args, Path(args.file))
         plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
     verbose = getattr(args, "verbose", False)
+    if mode == "plan":
+        from bceval.steps.experiment_report import plan_experiment
+
+        plan_experiment(plan, args.effect, args.power)
+        return 0
     if mode == "publish":
         from bceval.steps.experiment import publish_report
 

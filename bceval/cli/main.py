@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from bceval import __version__
+from bceval.cli import development as development_cli
 from bceval.cli import experiment as experiment_cli
 from bceval.cli import guidance as guidance_cli
 from bceval.cli.parser import Parser, add_options, settings_flags
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
+    development_cli.add_parser(commands)
     experiment_cli.add_parser(commands, command)
     add_options(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
     return parser
@@ -49,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if args.subcommand == "guidance":
             return guidance_cli.run(args)
+        if args.subcommand == "development":
+            return development_cli.run(args)
         return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)

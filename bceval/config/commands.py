@@ -116,6 +116,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
+    "experiment plan": _uses(Use("file", ""), Use("effect", "e.g. 0.1: cases pass 10 points more often", required=True))
+    + _uses("power")
+    + _EXPERIMENT_COMMON,
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),
@@ -154,5 +157,24 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("retry_wait", "first pause", group=_LIVE),
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
+    ),
+    "development": _uses(
+        Use("development_mode", checked=True),
+        "development_root",
+        "development_manifest",
+        "development_capabilities",
+        "development_out",
+        "development_results",
+        "development_workspace_map",
+        "development_checks",
+        "development_adapter",
+        Use("development_guidance", checked=True),
+        "development_fail_on_overclaim",
+        Use("command", "the agent command line, run in the copy (default: $BCEVAL_COMMAND)", group="run"),
+        Use("model", "the model; pinned only through {model}", group="run"),
+        Use("epoch", "which repeated sample this is (default 1)", group="run"),
+        Use("timeout", "seconds the agent may work on one case", group="run"),
+        Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
+        Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     ),
 }

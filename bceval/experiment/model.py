@@ -33,6 +33,8 @@ ARM_FIELDS = (
     "isolation",
     "sandbox",
     "sandboxAllow",
+    "guidance",
+    "checks",
 )
 
 
@@ -49,7 +51,7 @@ class ArmSettings(StrictModel):
         default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
     )
     evaluator: EVALUATORS | None = Field(
-        default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
+        default=None, description="review (default), a guidance evaluator (needs workspaceMap), or development."
     )
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
     adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
@@ -58,6 +60,15 @@ class ArmSettings(StrictModel):
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
+    guidance: Literal["none", "plan", "implementation", "both"] | None = Field(
+        default=None,
+        description="Development arms: the guidance the agent gets (none, plan (default), implementation, both).",
+    )
+    checks: str | None = Field(
+        default=None,
+        description="Development arms: the gate configuration, relative to the corpus (default "
+        "evaluation/development-checks.yaml).",
+    )
 
     @field_validator("adapter", "isolation", "sandbox")
     @classmethod
@@ -79,6 +90,12 @@ class ExperimentFile(StrictModel):
     epochs: int = Field(default=1, ge=1, le=1000, description="Samples per case and arm.")
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
     seed: int = Field(default=0, description="Seed of every bootstrap and Monte Carlo draw.")
+    looks: int | None = Field(
+        default=None,
+        ge=1,
+        le=20,
+        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
+    )
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
 

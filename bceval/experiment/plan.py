@@ -12,6 +12,7 @@ from typing import Any
 from bceval.agents.registry import capabilities
 from bceval.config import MANIFEST_RELATIVE, Settings
 from bceval.errors import BcevalError
+from bceval.evaluators.development import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
 from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
 from bceval.layout import ExperimentDir, OutDir
@@ -147,6 +148,8 @@ def resolve(
                 location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
                 raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
             workspace_map = (base / values["workspaceMap"]).resolve()
+        elif values["workspaceMap"]:  # optional where the evaluator has another source (development's checks file)
+            workspace_map = (base / values["workspaceMap"]).resolve()
         key = (str(read_from), str(manifest), name, str(workspace_map))
         arms.append(
             ArmPlan(
@@ -163,6 +166,8 @@ def resolve(
                 workspace_map=workspace_map,
             )
         )
+    if any(arm.evaluator == DEVELOPMENT for arm in arms):
+        _check_development_arms(arms, settings, source, positions)
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
@@ -215,6 +220,48 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
         elif not differs:
             warnings.append(f"arm '{arm.name}' is set up exactly like the control: any difference is noise")
     return warnings
+
+
+def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
+    """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
+    from bceval.development.checks import read_checks, starting_repositories
+    from bceval.development.manifest import load
+
+    loaded = load(arm.corpus, arm.manifest)
+    checks = development_checks(arm)
+    config = read_checks(checks)
+    return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
+
+
+def development_checks(arm: ArmPlan) -> Path:
+    from bceval.development import CHECKS_RELATIVE
+
+    return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
+
+
+def _check_development_arms(
+    arms: list[ArmPlan], settings: Settings, source: Path | None, positions: Positions | None
+) -> None:
+    """§12: every arm of a development experiment uses the development evaluator and differs from the control
+    only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
+    is refused, naming the field."""
+    from bceval.development.arms import arm_identity, unmatched
+
+    for index, arm in enumerate(arms):
+        if arm.evaluator != DEVELOPMENT:
+            where = _where(source, positions, ("arms", index, "name"))
+            raise BcevalError(f"{where}: every arm of a development experiment uses evaluator development")
+    identities = []
+    for arm in arms:
+        _, config, sources = development_sources(arm)
+        checkout = f"{arm.corpus}" + (f"@{arm.commit}" if arm.commit else "")
+        identities.append(
+            (arm.name, arm_identity(sources, config.digest(), arm.fields["model"] or settings.model, checkout))
+        )
+    refusal = unmatched(identities)
+    if refusal is not None:
+        index = next(i for i, arm in enumerate(arms) if refusal.startswith(f"arm '{arm.name}' "))
+        raise BcevalError(f"{_where(source, positions, ('arms', index, 'name'))}: {refusal}")
 
 
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:

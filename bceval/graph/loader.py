@@ -17,6 +17,7 @@ from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
+from bceval.graph.development import development_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.experiment import experiment_tasks
 from bceval.graph.guidance import guidance_tasks
@@ -54,6 +55,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         **bench_tasks(settings),
         **health_tasks(inputs),
         **guidance_tasks(settings),
+        **development_tasks(settings),
         **experiment_tasks(settings, prepare_variant),
         **view_tasks(settings),
         "task_summary": summary,

@@ -248,8 +248,8 @@ def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
 def judge_reading(
     reading: FileReading, cases: list[ReviewCase], lookup: dict[str, ReviewCase] | None = None
 ) -> FileReading:
-    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup` is
-    case_lookup(cases) when the caller judges many files (building it per file made a run quadratic)."""
+    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup`: the cases'
+    case_lookup, when the caller judges many files against the same cases."""
     lookup = case_lookup(cases) if lookup is None else lookup
     verdicts = []
     for entry in reading.entries:

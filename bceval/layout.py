@@ -2,11 +2,12 @@
 
     OutDir         <out>/: review/ (PrepareDir), .build/ (BuildDir), runs/<run>/ (RunDir), cache/answers/,
                    health.{json,md}, bench.json, guidance/ (GuidancePrepareDir), guidance-runs/, guidance-demo/,
-                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/
+                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/, view/ (the static viewer)
     PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
                    request-<domain>.json, request-case-*.json, case-*.al, and the marker files
     BuildDir       intermediate files of the graph (never read by model runners)
-    RunDir         one run: run.json, results/, transcripts/, score.json, scorecard.{json,md,html}
+    RunDir         one run: run.json, results/, transcripts/, prompts/<sha256>.txt, score.json,
+                   scorecard.{json,md,html}
     GuidancePrepareDir  a guidance preparation: knowledge-index.json and request-case-<hash>.json, nothing else
     GuidanceRunDir one guidance run (<runs>/<name>/run-NNNN): a RunDir with requests/ (a GuidancePrepareDir)
                    and evidence/baseline.json
@@ -177,6 +178,7 @@ RUN_RECORD = "run.json"
 SCORE_NAME = "score.json"
 RESULTS = "results"
 TRANSCRIPTS = "transcripts"
+PROMPTS = "prompts"
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,14 @@ class RunDir:
 
     def transcript(self, name: str) -> Path:
         return self.transcripts / f"{name}.json"
+
+    @property
+    def prompts(self) -> Path:
+        """The prompts a live agent was sent, each stored once under its SHA-256 (transcripts name the hash)."""
+        return self.path / PROMPTS
+
+    def prompt(self, sha256: str) -> Path:
+        return self.prompts / f"{sha256}.txt"
 
     @property
     def requests(self) -> Path:
@@ -401,6 +411,10 @@ class OutDir:
         return self.path / "guidance-demo"
 
     @property
+    def experiments(self) -> Path:
+        return self.path / "experiments"
+
+    @property
     def development(self) -> Path:
         """`doit development_prepare`'s development preparation (marker, index, request-case-*.json)."""
         return self.path / "development"
@@ -411,7 +425,12 @@ class OutDir:
         return self.path / "development-runs"
 
     def experiment(self, name: str) -> ExperimentDir:
-        return ExperimentDir(self.path / "experiments" / name)
+        return ExperimentDir(self.experiments / name)
+
+    @property
+    def view(self) -> Path:
+        """`bceval view`'s static site (index.html and one page per run, case, comparison and experiment)."""
+        return self.path / "view"
 
     @property
     def own_folders(self) -> tuple[Path, ...]:

@@ -61,7 +61,9 @@ def test_the_graphs_variables_come_through_the_table():
         "live": "256,16,0.5",
         "experiment": "none",
         "api": "256,16,0.2",
+        "view": "4,5,500",
     }
+    assert environment_values("ci", {"GITHUB_STEP_SUMMARY": "s.md"}) == {"step_summary": "s.md"}
     given = environment_values("guidance", {"BCEVAL_GUIDANCE_ROOT": "r", "BCEVAL_GUIDANCE_OUT": ""})
     assert given == {"root": "r", "manifest": None, "out": None, "workspace_map": None, "adapter": "oracle"}
 

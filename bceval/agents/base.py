@@ -38,6 +38,7 @@ class Answer:
     transcript: dict[str, Any] | None = None  # live agents only
     cached: bool = False
     view_digest: str | None = None
+    prompts: tuple[str, ...] = ()  # the prompt texts a live agent sent (the run stores each once, by hash)
 
 
 def result_document(entries: list[ResultEntry], answered_by: dict[str, Any], record: dict[str, Any]) -> str:

@@ -105,6 +105,9 @@ class CommandAdapter(LiveAgent):
             "view": {"sha256": view.digest, "files": view.manifest()},
             "cacheKey": key,
         }
+        # the prompt depends on the view and the isolation only, so a cached answer's prompt is this one too
+        sent = "" if self.reads_request_file else self.prompt(view, self.agent.isolation == "view")
+        prompts = (sent,) if sent else ()
         cached = self._cached(key)
         if cached is not None:
             entries, usage, transcript, payer = cached
@@ -114,19 +117,19 @@ class CommandAdapter(LiveAgent):
             record = {**base, "cached": not mine, "attempts": transcript.get("attempts", []), "outcome": "answered"}
             if not mine and payer:
                 record["paidBy"] = payer
-            return Answer(entries, None, usage, record, not mine, view.digest)
+            return Answer(entries, None, usage, record, not mine, view.digest, prompts)
         entries, attempts, usage = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
         record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
         if entries is not None:
             record["outcome"] = "answered"
             self._store(key, entries, usage, record)
-            return Answer(entries, None, usage, record, False, view.digest)
+            return Answer(entries, None, usage, record, False, view.digest, prompts)
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
         record["outcome"] = f"failed: {kind}"
-        return Answer(None, failure, usage, record, False, view.digest)
+        return Answer(None, failure, usage, record, False, view.digest, prompts)
 
     def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any], str] | None:
         path = cached_answer(self.cache_dir, key)

@@ -26,7 +26,7 @@ from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
-from bceval.runs.transcript import write_transcript
+from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.usage import Usage
 
 VIEW_FOLDERS = ("skills", "knowledge")
@@ -114,17 +114,19 @@ class GuidanceCommandAdapter(LiveAgent):
             answer, attempts, usage = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
             release(scratch)
+        sent = "" if self.reads_request_file else prompt
         if answer is not None:
-            self._finish(case, attempts, usage, "answered")
+            self._finish(case, attempts, usage, "answered", sent)
             return answer
         kind = attempts[-1].failure[0] if attempts[-1].failure else "no-answer"
-        self._finish(case, attempts, usage, f"failed: {kind}")
+        self._finish(case, attempts, usage, f"failed: {kind}", sent)
         return NoReport(kind)
 
-    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str) -> None:
+    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str, prompt: str) -> None:
         record = {
             "case": case.case_id,
             "workspace": str(case.workspace),
+            "promptSha256": write_prompt(self.run_dir, prompt) if prompt else None,
             "attempts": [attempt.record for attempt in attempts],
             "outcome": outcome,
         }

@@ -75,6 +75,8 @@ def bench_command(
     experiment_flag: str = "--experiment",
     api_text: str = "none",
     api_flag: str = "--api",
+    view_text: str = "none",
+    view_flag: str = "--view",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
@@ -95,7 +97,26 @@ def bench_command(
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
-    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api))
+    view = parse_view(view_text, view_flag)
+    return render_table(
+        run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
+    )
+
+
+
+def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
+    """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
+    from bceval.errors import BcevalError
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        arms, epochs, cases = (int(part) for part in text.split(","))
+    except ValueError:
+        raise BcevalError(f"{flag} must be ARMS,EPOCHS,CASES (e.g. 4,5,500) or none, got '{text}'") from None
+    if arms < 2 or epochs < 1 or cases < 1:
+        raise BcevalError(f"{flag} needs at least 2 arms, 1 epoch and 1 case")
+    return arms, epochs, cases
 
 
 def print_bench(
@@ -106,9 +127,14 @@ def print_bench(
     live_text: str,
     experiment_text: str,
     api_text: str = "none",
+    view_text: str = "none",
 ) -> int:
     """`bceval bench`: measure, and print the table."""
-    sys.stdout.write(bench_command(sizes_text, repeat, out, corpus, live_text, experiment_text, api_text=api_text))
+    sys.stdout.write(
+        bench_command(
+            sizes_text, repeat, out, corpus, live_text, experiment_text, api_text=api_text, view_text=view_text
+        )
+    )
     return 0
 
 
@@ -132,5 +158,7 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
             "BCEVAL_BENCH_EXPERIMENT",
             values.get("api", "none"),
             "BCEVAL_BENCH_API",
+            values["view"],
+            "BCEVAL_BENCH_VIEW",
         )
     )

@@ -294,6 +294,7 @@ def run_bench(
     live: tuple[int, int, float] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
     api: tuple[int, int, float] | None = None,
+    view: tuple[int, int, int] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
     jobs, seconds per answer; None skips it); write the JSON report."""
@@ -307,6 +308,11 @@ def run_bench(
         live_report = measure_live(Path(scratch), *live, progress) if live else None
         experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
         api_report = measure_api(Path(scratch), *api, progress) if api else None
+        view_report = None
+        if view:
+            from bceval.bench.viewer import measure_view
+
+            view_report = measure_view(Path(scratch), *view, progress)
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -329,6 +335,7 @@ def run_bench(
         "live": live_report,
         "experiment": experiment_report,
         **({"api": api_report} if api_report is not None else {}),
+        "view": view_report,
     }
     write_atomic(out_file, dumps(report))
     return report

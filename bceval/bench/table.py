@@ -41,6 +41,21 @@ def render_table(report: dict[str, Any]) -> str:
             f"({api['latencySeconds']:g} s a response, 3 responses a case) {_throughput_text(api)}; "
             f"bceval CPU {api['cpuMsPerAnswer']} ms per answer"
         )
+    view = report.get("view")
+    if view:
+        loads = view["loadMilliseconds"]
+        load = (
+            loads["skipped"]
+            if "skipped" in loads
+            else f"index loads in {loads['index']:.0f} ms, the experiment page in {loads['experiment']:.0f} ms"
+        )
+        lines.append(
+            f"Viewer: {view['arms']} arms × {view['epochs']} epochs × {view['cases']} cases = {view['answers']} "
+            f"answers, "
+            f"{view['pages']} pages built in {view['coldBuildSeconds']:.2f} s (unchanged rebuild "
+            f"{view['unchangedRebuildSeconds']:.2f} s); {load} (index {view['indexBytes'] / 1024:.0f} KiB, experiment "
+            f"page {view['experimentPageBytes'] / 1024:.0f} KiB)"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -172,5 +172,12 @@ def run(args: argparse.Namespace) -> int:
 
         chosen = selected_cases(plan, settings)
         write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
-        return 0
-    return run_graph(settings, ["experiment"], verbose=verbose)
+        return _ci_outputs(args, plan, 0, summary=True)
+    return _ci_outputs(args, plan, run_graph(settings, ["experiment"], verbose=verbose), summary=False)
+
+
+def _ci_outputs(args: argparse.Namespace, plan: Any, code: int, summary: bool) -> int:
+    from bceval.steps.ci import experiment_outputs
+
+    junit = getattr(args, "junit", None)
+    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)

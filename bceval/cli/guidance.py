@@ -111,4 +111,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute `bceval guidance` (bceval.steps.guidance_modes prints and gives the exit code)."""
     from bceval.steps.guidance_modes import run_mode
 
-    return run_mode(getattr(args, "guidance_mode", "validate"), lambda: options_from(args))
+    mode = getattr(args, "guidance_mode", "validate")
+    code = run_mode(mode, lambda: options_from(args))
+    if mode == "run" and getattr(args, "junit", None) and args.guidance_out:
+        from bceval.steps.ci import write_guidance_junit
+
+        write_guidance_junit(Path(args.guidance_out), Path(args.junit))
+    return code

@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
         ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
+        ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
@@ -82,6 +83,7 @@ def dispatch(args: argparse.Namespace) -> int:
             args.bench_live,
             args.bench_experiment,
             args.bench_api,
+            args.bench_view,
         )
     if args.subcommand == "compare":
         from bceval.steps.runs import print_comparison
@@ -90,6 +92,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_comparison(args.old, args.new, out, args.allow_different_inputs, args.fail_on_regression)
     if args.subcommand == "experiment":
         return experiment_cli.run(args)
+    if args.subcommand == "view":
+        from bceval.steps.view import report_view
+
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     if args.subcommand == "runs":
         from bceval.steps.runs import print_runs
 
@@ -133,8 +139,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
         warn_preflight(settings)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose)
-    if args.subcommand == "score" and args.no_gate:
-        return run_graph(settings, ["summary"], verbose=verbose)
+    if args.subcommand == "score":
+        from bceval.steps.ci import score_outputs
+
+        code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
+        return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [args.subcommand], verbose=verbose)
 
 

@@ -49,6 +49,7 @@ _EXPERIMENT_AGENT = _uses(
     Use("retries", "retries after an infrastructure failure"),
     Use("retry_wait", "pause before a retry, doubling (default 5)"),
 )
+_JUNIT = _uses(Use("junit", "also write a JUnit XML report (one test per arm, epoch and case) there"))
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
 _API = "the api adapter (bceval's own chat-completions agent; needs BCEVAL_LIVE=1)"
 _API_USES = _uses(
@@ -100,6 +101,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("results_path", "score one combined result file", group="exclusive"),
         "no_gate",
         _REQUIRE_READ,
+        Use("junit", "also write a JUnit XML report (one test per case) there"),
     ),
     "publish": _CORPUS
     + _uses(
@@ -120,6 +122,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "the model, as for bceval answer"),
         Use("isolation", "view (default) or none"),
     ),
+    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "serve", "port"),
     "health": _CORPUS
     + _uses(
         "strict",
@@ -127,7 +130,14 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("changed_paths", "changed files, one per line (e.g. from a PR diff)"),
     ),
     "bench": _uses(
-        "bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment", "bench_api"
+        "bench_sizes",
+        "bench_repeat",
+        "bench_out",
+        "bench_corpus",
+        "bench_live",
+        "bench_experiment",
+        "bench_api",
+        "bench_view",
     ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
@@ -137,8 +147,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT,
-    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON,
+    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT + _JUNIT,
+    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
     "experiment plan": _uses(Use("file", ""), Use("effect", "e.g. 0.1: cases pass 10 points more often", required=True))
@@ -161,7 +171,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox", "none (default) or bwrap"),
         Use("sandbox_allow", "a path the sandbox shows (repeatable)"),
     )
-    + _EXPERIMENT_AGENT,
+    + _EXPERIMENT_AGENT
+    + _JUNIT,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
     "guidance": _uses(
@@ -174,6 +185,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "guidance_baseline_sha256",
         "guidance_results",
         "guidance_adapter",
+        Use("junit", "run: also write a JUnit XML report (one test per case) there"),
         Use("command", "the agent command line (default: $BCEVAL_COMMAND)", "GUIDANCE_COMMAND", group=_LIVE),
         Use("model", "the model; pinned only through {model}", "GUIDANCE_MODEL", group=_LIVE),
         Use("timeout", "seconds per attempt", group=_LIVE),

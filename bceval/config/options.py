@@ -154,6 +154,25 @@ OTHERS: tuple[Option, ...] = (
         parser_default=True,
     ),
     Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    # the viewer and CI outputs
+    Option("serve", ("--serve",), kind="switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
+    Option(
+        "port",
+        ("--port",),
+        kind="int",
+        default=8000,
+        metavar="N",
+        help="with --serve: the port (default 8000; 0 picks a free one)",
+        parser_default=True,
+    ),
+    Option("junit", ("--junit",), kind="path", metavar="PATH", help="also write a JUnit XML report there"),
+    Option(
+        "ci_step_summary",
+        env="GITHUB_STEP_SUMMARY",
+        kind="path",
+        part="ci",
+        help="GitHub Actions' job summary file: score and experiment report append their Markdown to it",
+    ),
     Option("effect", ("--effect",), kind="float", metavar="D", help="the mean per-case difference to detect"),
     Option(
         "power",
@@ -233,6 +252,16 @@ OTHERS: tuple[Option, ...] = (
         metavar="A,J,L",
         help="api agent throughput: A answers at --jobs J against a local endpoint answering after L s, two tool "
         "calls each (default 256,16,0.2; 'none' skips it)",
+        parser_default=True,
+    ),
+    Option(
+        "bench_view",
+        ("--view",),
+        "BCEVAL_BENCH_VIEW",
+        part="bench",
+        default="4,5,500",
+        metavar="A,E,C",
+        help="viewer: build and load time of A arms x E epochs x C cases (default 4,5,500; 'none' skips it)",
         parser_default=True,
     ),
     # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`

@@ -25,6 +25,7 @@ from bceval.graph.health import health_tasks
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
 from bceval.graph.prepare import prepare_tasks
 from bceval.graph.score import score_tasks
+from bceval.graph.view import view_tasks
 from bceval.steps.output import open_output
 
 
@@ -56,6 +57,7 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         **guidance_tasks(settings),
         **development_tasks(settings),
         **experiment_tasks(settings, prepare_variant),
+        **view_tasks(settings),
         "task_summary": summary,
     }
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in tasks.items()}}

@@ -20,7 +20,7 @@ from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
-from bceval.runs.transcript import write_transcript
+from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 if TYPE_CHECKING:
@@ -350,6 +350,8 @@ class RunAnswers:
             transcript = write_transcript(
                 settings.run_dir, case.modelId, settings.run_name, described, outcome.transcript, outcome.usage
             )
+            for text in outcome.prompts:
+                write_prompt(settings.run_dir, text)
         return {
             "epoch": settings.epoch,
             "viewSha256": outcome.view_digest,

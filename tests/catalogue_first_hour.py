@@ -692,8 +692,10 @@ def ab_report_columns(tmp: Path) -> Outcome:
     ran = run_bceval(["experiment", "run", "x.yaml", "--out", str(tmp / "two")], tmp, env=env)
     report = tmp / "two" / "experiments" / "c" / "report.md"
     text = report.read_text(encoding="utf-8") if report.is_file() else ""
-    header = "| Asked | Shared | Cached | Failed | Cost paid |"
+    header = next((line for line in text.splitlines() if line.startswith("| Arm |")), "")
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
     row = next((line for line in text.splitlines() if line.startswith("| a (control) |")), "")
-    cells = [cell.strip() for cell in row.strip("|").split("|")]
-    held = ran.code == 0 and header in text and cells[6:9] == ["0", "0", "1"]
+    cells = dict(zip(columns, (cell.strip() for cell in row.strip("|").split("|")), strict=False))
+    counts = [cells.get(name) for name in ("Asked", "Shared", "Cached")]
+    held = ran.code == 0 and "Cost paid" in columns and counts == ["0", "0", "1"]
     return Outcome(held, row or f"exit {ran.code}: no arm row", traceback=ran.traceback)

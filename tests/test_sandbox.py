@@ -241,9 +241,9 @@ def bwrap() -> str:
 
 
 @pytest.fixture
-def host_views():
-    """Two agent views where real ones live: the system temp dir."""
-    views = [Path(tempfile.mkdtemp(prefix="bceval-view-")) for _ in range(2)]
+def host_views(view_root: Path):
+    """Two agent views where real ones live: the memory-backed temp folder, or the system temp dir."""
+    views = [Path(tempfile.mkdtemp(prefix="bceval-view-", dir=view_root)) for _ in range(2)]
     yield views
     for view in views:
         shutil.rmtree(view)
@@ -258,7 +258,8 @@ def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, host_views
     (allowed / "token").write_text("granted", encoding="utf-8")
     # The fake agent lives in tmp_path and runs on the venv's python (a pyenv build outside /usr).
     probe = executable(tmp_path / "agent" / "probe", f"#!{sys.executable}\n{PROBE}")
-    host_tmp = [str(Path(tempfile.gettempdir(), name)) for name in os.listdir(tempfile.gettempdir())]
+    roots = dict.fromkeys([tempfile.gettempdir(), str(view.parent)])  # the host's temp dir and the views' folder
+    host_tmp = [str(Path(root, name)) for root in roots for name in os.listdir(root)]
     shown = [view, allowed, probe.parent]
     ask = {
         "view": str(view),

@@ -16,22 +16,42 @@ from typing import Any
 _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
+_stops = 0  # how many times stop_all ran: an agent whose start was under way by then is killed once it exists
 
 
 def start(argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any) -> subprocess.Popen:
-    """Start an agent in its own process group, remembered until `forget`."""
-    with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=stdout,
-            stderr=stderr,
-            env=env,
-            start_new_session=os.name == "posix",
-        )
-        _running.add(process)
+    """Start an agent in its own process group, remembered until `forget`.
+
+    Agents are started side by side from worker threads, so the fork and exec happen outside the lock (holding
+    it across Popen made every start wait for the one before). Only the main thread is ever interrupted, so a
+    start made there keeps the lock until the process is registered; one that finishes in a worker after
+    `stop_all` ran is killed at once instead of being registered."""
+    if threading.current_thread() is threading.main_thread():
+        with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
+            process = _popen(argv, cwd, env, stdout, stderr)
+            _running.add(process)
+        return process
+    stops = _stops
+    process = _popen(argv, cwd, env, stdout, stderr)
+    with _lock:
+        stopped = stops != _stops
+        if not stopped:
+            _running.add(process)
+    if stopped:
+        kill(process)
     return process
+
+
+def _popen(argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any) -> subprocess.Popen:
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=stderr,
+        env=env,
+        start_new_session=os.name == "posix",
+    )
 
 
 def forget(process: subprocess.Popen) -> None:
@@ -70,7 +90,9 @@ def stop_all() -> int:
     agents there were."""
     from bceval.agents.view import remove
 
+    global _stops
     with _lock:
+        _stops += 1
         running, views = list(_running), list(_views)
         _running.clear()
         _views.clear()

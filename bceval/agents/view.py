@@ -121,15 +121,60 @@ def temp_folder(kind: str, parent: Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
 
 
+MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
+_view_parents: dict[tuple[str | None, str | None], Path] = {}
+
+
+def view_parent() -> Path:
+    """Where agent views (and an agent's captured output) go: a memory-backed temp folder where one exists
+    (/dev/shm, else XDG_RUNTIME_DIR), else the system temp dir. A view is written, read and removed for every
+    answer, and in memory that costs a fraction of what a disk does. TMPDIR, when set, is the user's choice and
+    wins. Each view is still its own mkdtemp folder (mode 0700, read-only inside), wherever it lives."""
+    key = (os.environ.get("TMPDIR"), os.environ.get("XDG_RUNTIME_DIR"))
+    if key not in _view_parents:
+        _view_parents[key] = _choose_view_parent(*key)
+    return _view_parents[key]
+
+
+def _choose_view_parent(tmpdir: str | None, runtime: str | None) -> Path:
+    if tmpdir is None and os.name == "posix":
+        for candidate in ("/dev/shm", runtime):
+            if candidate and _usable_memory_folder(candidate):
+                return Path(candidate)
+    return Path(tempfile.gettempdir())
+
+
+def _usable_memory_folder(folder: str) -> bool:
+    """A folder this process may create folders in, on a filesystem kept in memory (per /proc/self/mounts)."""
+    if not os.path.isabs(folder) or not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    real = os.path.realpath(folder)
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
+            table = [line.split()[1:3] for line in mounts if len(line.split()) >= 3]
+    except OSError:
+        return False
+    kind, longest = None, -1
+    for point, fstype in table:
+        point = point.replace("\\040", " ")
+        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) > longest:
+            kind, longest = fstype, len(point)
+    return kind in MEMORY_FILESYSTEMS
+
+
 def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
     """Remove the views and scratch folders of killed runs: bceval's by name and owner, their process gone,
-    untouched for STALE_AFTER. POSIX only: Windows has no harmless way to ask whether a process lives."""
+    untouched for STALE_AFTER; in `parent`, else in the system temp dir and the views' folder. POSIX only:
+    Windows has no harmless way to ask whether a process lives."""
     if os.name != "posix":
         return 0
     now = time.time() if now is None else now
+    if parent is None:
+        parents = dict.fromkeys([Path(tempfile.gettempdir()), view_parent()])
+        return sum(sweep_stale_folders(folder, now) for folder in parents)
     removed = 0
     try:
-        entries = list(os.scandir(parent or tempfile.gettempdir()))
+        entries = list(os.scandir(parent))
     except OSError:
         return 0
     for entry in entries:
@@ -158,10 +203,10 @@ def _alive(pid: int) -> bool:
 
 
 def _new_folder(parent: Path | None) -> Path:
+    where = parent or view_parent()
     try:
-        return temp_folder("view", parent)
+        return temp_folder("view", where)
     except OSError as exc:
-        where = parent or tempfile.gettempdir()
         raise BcevalError(
             f"{where}: cannot create an agent view there ({exc.strerror}); set TMPDIR to a writable folder"
         ) from None
@@ -173,24 +218,35 @@ def check_view_folder(parent: Path | None = None) -> None:
     _new_folder(parent).rmdir()
 
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def materialize(view: View, parent: Path | None = None) -> Path:
-    """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
+    """Write the view into a new folder (under `parent`, else `view_parent()`), read-only where the filesystem
+    allows. Made for every answer, so it is plain system calls on strings: each folder made once, each file
+    one open, write and close."""
     root = _new_folder(parent)
-    folders = [root]
+    base = str(root)
+    folders = [base]
     try:
-        made = {root}
-        for item in view.files:
-            target = root.joinpath(*item.path.split("/"))
-            for folder in reversed(target.parents):  # each folder once: a view is made for every case
-                if folder not in made and folder.is_relative_to(root):
-                    folder.mkdir()
+        made = {""}
+        for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
+            parts = item.path.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth])
+                if folder not in made:
+                    os.mkdir(os.path.join(base, folder))
                     made.add(folder)
-                    folders.append(folder)
-            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, READ_ONLY_FILE)
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(item.data)
+                    folders.append(os.path.join(base, folder))
+            handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
+            try:
+                data = memoryview(item.data)
+                while data:
+                    data = data[os.write(handle, data) :]
+            finally:
+                os.close(handle)
         for folder in reversed(folders):  # innermost first, the view itself last
-            folder.chmod(READ_ONLY_DIR)
+            os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:
         remove(root)
         raise BcevalError(

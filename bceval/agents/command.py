@@ -65,6 +65,7 @@ class CommandAdapter(LiveAgent):
     ) -> None:
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
+        self._scrubbed_environ: dict[str, str] | None = None
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
@@ -133,6 +134,13 @@ class CommandAdapter(LiveAgent):
         }
         write_atomic(cached_answer(self.cache_dir, key), dumps(record))
 
+    def _scrubbed(self) -> dict[str, str]:
+        """The isolated agent's environment without its working directory: the same for every attempt, so it is
+        worked out once (it resolves every hidden path)."""
+        if self._scrubbed_environ is None:
+            self._scrubbed_environ = scrubbed_environment(self.environ, list(self.hidden.values()), None)
+        return self._scrubbed_environ
+
     def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = self.agent.isolation == "view"
         root = materialize(view) if isolated else None
@@ -145,7 +153,7 @@ class CommandAdapter(LiveAgent):
             prompt = b"" if self.reads_request_file else self.prompt(view, isolated).encode("utf-8")
             env = dict(self.environ)
             if isolated:
-                env = scrubbed_environment(self.environ, list(self.hidden.values()), workdir)
+                env = {**self._scrubbed(), "PWD": str(workdir)}
             argv = self.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,

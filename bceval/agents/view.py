@@ -52,12 +52,16 @@ class View:
     case_name: str  # the neutral case file, beside it
 
     def manifest(self) -> list[dict[str, Any]]:
-        """What the view holds: every path with its size and SHA-256, in path order."""
+        """What the view holds: every path with its size and SHA-256, in path order (a fresh copy each time)."""
+        return [dict(entry) for entry in self._manifest]
+
+    @cached_property  # asked for by the digest and the record: hash the files once
+    def _manifest(self) -> list[dict[str, Any]]:
         return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in sorted(self.files, key=_by_path)]
 
     @cached_property  # asked for by the cache key, the record and the answer: hash the files once
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.manifest(), sort_keys=True).encode("utf-8")).hexdigest()
+        return hashlib.sha256(json.dumps(self._manifest, sort_keys=True).encode("utf-8")).hexdigest()
 
     def text(self, path: str) -> str:
         return next(f.data for f in self.files if f.path == path).decode("utf-8")

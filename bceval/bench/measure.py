@@ -40,9 +40,11 @@ class Run:
 
 def _run(args: list[str], env: dict[str, str]) -> Run:
     """One fresh process; wall time, CPU time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
+    # stderr goes to a file, read at the end: a live run writes a line per answer, more than a pipe holds
+    errors = tempfile.TemporaryFile()
     started = time.time()
     start = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
     cpu = None
     if hasattr(os, "wait4"):
         _, status, usage = os.wait4(process.pid, 0)
@@ -54,7 +56,9 @@ def _run(args: list[str], env: dict[str, str]) -> Run:
     else:  # pragma: no cover - Windows has no wait4
         process.wait()
         elapsed, peak = time.perf_counter() - start, None
-    error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    errors.seek(0)
+    error = errors.read().decode("utf-8", "replace")
+    errors.close()
     if process.returncode != 0:
         raise RuntimeError(f"bench: {' '.join(args[2:4])} failed: {error.strip().splitlines()[-1:]}")
     return Run(elapsed, peak, cpu, started)

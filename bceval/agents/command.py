@@ -27,7 +27,7 @@ from bceval.agents import live
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.agents.settings import AgentSettings
-from bceval.agents.view import View, build_view, materialize, remove, scrubbed_environment
+from bceval.agents.view import View, built_view, materialize, remove, scrubbed_environment
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import cached_answer
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
@@ -83,7 +83,7 @@ class CommandAdapter(LiveAgent):
     # --- answering -------------------------------------------------------------------------------------------
 
     def answer(self, case: CaseInput) -> Answer:
-        view = build_view(case.request_path.parent, case.corpus, case.model_id)
+        view = built_view(case.request_path.parent, case.corpus, case.model_id)
         key = self.cache_key(view, case)
         base = {
             "case": case.model_id,

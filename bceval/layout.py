@@ -336,6 +336,10 @@ class OutDir:
     def health(self, suffix: str = "json") -> Path:
         return self.path / f"health.{suffix}"
 
+    def coverage(self, suffix: str = "json") -> Path:
+        """`doit coverage`'s report (JSON) and its table (md)."""
+        return self.path / f"coverage.{suffix}"
+
     @property
     def bench_report(self) -> Path:
         """`doit bench`'s JSON report."""

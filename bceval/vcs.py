@@ -104,3 +104,24 @@ def export_commit(
 
 def _commit_export(folder: Path, commit: str) -> None:
     commit_folder(folder, f"bceval export of {commit}", EXPORT_EPOCH, ("bceval", "bceval@localhost"))
+
+
+# --- changed files -------------------------------------------------------------------------------------------------
+
+
+def changed_since(folder: Path, ref: str) -> list[str]:
+    """The files committed since the merge base of `ref` and HEAD (`git diff --name-only --no-renames -z
+    --relative REF...HEAD`, run in `folder`): under `folder`, relative to it, unquoted; no working-tree edits."""
+    try:
+        import git
+    except ImportError:  # GitPython finds no git executable
+        raise BcevalError(f"--changed-from {ref}: git is not available to list the changed files") from None
+    try:
+        listed = git.Git(str(folder)).diff("--name-only", "--no-renames", "-z", "--relative", f"{ref}...HEAD", "--")
+    except git.GitCommandError as exc:
+        reason = next((line.strip() for line in str(exc.stderr).splitlines() if line.strip()), "git failed")
+        reason = reason.removeprefix("stderr: ").removeprefix("'").removesuffix("'")
+        raise BcevalError(f"--changed-from {ref}: cannot list the files changed in {folder} ({reason})") from None
+    except OSError as exc:
+        raise BcevalError(f"--changed-from {ref}: cannot run git in {folder} ({exc.strerror})") from None
+    return [path for path in listed.split("\0") if path]

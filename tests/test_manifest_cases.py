@@ -139,8 +139,8 @@ def test_override_value_must_be_an_object():
 
 
 def test_unknown_override_member_is_reported():
-    checked = check_manifest(manifest(overrides={"performance": {"articles": ["x"], "context": "c"}}))
-    assert checked.problems == ["Override 'performance' has unknown member 'articles'."]
+    checked = check_manifest(manifest(overrides={"performance": {"slugs": ["x"], "context": "c"}}))
+    assert checked.problems == ["Override 'performance' has unknown member 'slugs'."]
     assert "performance" not in checked.overrides
 
 
@@ -434,9 +434,9 @@ def test_duplicate_case_ids_across_domains_are_reported(corpus):
 
 
 def test_unknown_override_domain_is_reported_even_when_its_value_is_invalid(small_corpus):
-    small_corpus.overrides({"Agents": {"articles": ["x"]}})
+    small_corpus.overrides({"Agents": {"slugs": ["x"]}})
     assert derive(small_corpus).problems == [
-        "Override 'Agents' has unknown member 'articles'.",
+        "Override 'Agents' has unknown member 'slugs'.",
         "Override domain 'Agents' has no registered al-Agents-review leaf",
     ]
 

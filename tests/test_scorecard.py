@@ -230,7 +230,7 @@ def test_compare_refuses_different_inputs_and_missing_files(cards, tmp_path, cap
 @pytest.mark.parametrize(
     ("name", "jobs", "first"),
     [
-        ("bceval.yml", {"deterministic", "live"}, "bceval score --adapter oracle"),
+        ("bceval.yml", {"deterministic", "coverage-gate", "live"}, "bceval score --adapter oracle"),
         ("bceval-experiment.yml", {"answer", "report"}, "bceval experiment ab --base"),
     ],
 )

@@ -88,6 +88,10 @@ def dispatch(args: argparse.Namespace) -> int:
     verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
         check_results(settings)
+    if args.subcommand in ("validate", "prepare"):
+        from bceval.steps.prepare import gate_changes
+
+        gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
     if args.subcommand == "health":

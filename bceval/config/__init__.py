@@ -117,6 +117,15 @@ class ArmContext:
     hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
 
 
+@dataclass(frozen=True)
+class GateOptions:
+    """What validation reports beyond its problems: the coverage report, and the changed paths it gates."""
+
+    coverage_report: Path | None = None  # where the coverage report goes (JSON)
+    gate_paths: Path | None = None  # --changed-paths of validate/prepare: the changed files, one per line
+    changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
+
+
 # the options table's part names (Option.part) -> the part declaring those settings
 PARTS: dict[str, type] = {
     "locations": Locations,
@@ -125,11 +134,12 @@ PARTS: dict[str, type] = {
     "results": ResultsSource,
     "health": HealthOptions,
     "arm": ArmContext,
+    "gate": GateOptions,
 }
 
 
 @dataclass(frozen=True)
-class Settings(ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
+class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
     """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default).
     A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 
@@ -314,7 +324,7 @@ def load_settings(
     for key, (env_key, kind) in SOURCES.items():
         value = flags.get(key)
         if value is not None and value != [] and value != ():
-            flag = f"--{key.replace('_', '-')}"
+            flag = OPTIONS[key].flags[0] if OPTIONS[key].flags else f"--{key.replace('_', '-')}"
             chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, flag)
             source[key] = flag
         elif environ.get(env_key):

@@ -28,6 +28,11 @@ _CORPUS = _uses(
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
 )
+_GATE = _uses(  # review-dialects.md §11.4, §11.5
+    Use("coverage_report", "also write the coverage report (paired vs selected articles) here"),
+    Use("gate_paths", "fail on a changed paired article no case selects (one path a line)", group="exclusive"),
+    Use("changed_from", "the same for the files changed in REF...HEAD (git)", group="exclusive"),
+)
 _RUN = Use("run", "the run (default: the adapter, plus the model of a live agent)")
 _EXPERIMENT_COMMON = _uses(
     Use("out", "output root (default: out/); reports go to DIR/experiments/"),
@@ -48,8 +53,8 @@ _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
 
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
-    "validate": _CORPUS,
-    "prepare": _CORPUS + _uses("force"),
+    "validate": _CORPUS + _GATE,
+    "prepare": _CORPUS + _uses("force") + _GATE,
     "answer": _CORPUS
     + _uses(
         Use("adapter", "oracle, baseline (default) or command (live, opt-in)", checked=True),

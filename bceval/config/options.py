@@ -92,6 +92,11 @@ SETTINGS: tuple[Option, ...] = (
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
     _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+    # the coverage report and the changed-paths gate of validation (review-dialects.md §11.4, §11.5); the gate's
+    # --changed-paths is not health's BCEVAL_CHANGED_PATHS, which stays a health finding
+    Option("coverage_report", ("--coverage-report",), "BCEVAL_COVERAGE_REPORT", "path", "gate", metavar="PATH"),
+    Option("gate_paths", ("--changed-paths",), None, "path", "gate", metavar="FILE"),
+    Option("changed_from", ("--changed-from",), "BCEVAL_CHANGED_FROM", "text", "gate", metavar="REF"),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

@@ -9,6 +9,17 @@ from typing import Any
 from bceval.experiment.report_model import ArmReport, ExperimentReport
 
 
+def dialect_line(arms: list[ArmReport]) -> str:
+    """Which manifest dialect each review arm read; when they differ, that one case id may name different articles."""
+    named = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
+    if not named:
+        return ""
+    line = "Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in named)
+    if len({dialect for _, dialect in named}) > 1:
+        line += " (the dialects differ, so one case id may name a different article in each arm)"
+    return line
+
+
 def _rate(rate: Any) -> str:
     if rate.value is None:
         return "n/a"
@@ -57,6 +68,7 @@ def render_markdown(report: ExperimentReport) -> str:
         f"- {report.epochs} epoch(s) × {max((a.cases for a in arms), default=0)} case(s) × {len(arms)} arms; "
         f"seed {report.seed}; alpha {report.alpha:g}",
         f"- Arms differ in: {', '.join(report.differing) or 'nothing'}",
+        *[f"- {line}" for line in [dialect_line(arms)] if line],
         *[f"- **Warning:** {warning}" for warning in report.warnings],
         f"- Report `{report.reportId[:16]}`, created {report.createdAt}",
         "",
@@ -169,7 +181,9 @@ def render_html(report: ExperimentReport) -> str:
     for comparison, line in zip(report.comparisons, headline(report), strict=True):
         parts.append(f'<li class="{e(comparison.result.verdict.split()[0])}">{e(line)}</li>')
     parts += [f'<li class="warn">{e(w)}</li>' for w in report.warnings]
-    parts.append(f"<li>Arms differ in: {e(', '.join(report.differing) or 'nothing')}</li></ul>")
+    parts.append(f"<li>Arms differ in: {e(', '.join(report.differing) or 'nothing')}</li>")
+    parts += [f"<li>{e(line)}</li>" for line in [dialect_line(arms)] if line]
+    parts.append("</ul>")
     parts.append(
         "<h2>Arms</h2><table><tr><th>Arm</th><th>Recall</th><th>Clean rate</th><th>pass@k</th><th>pass^k</th>"
         "<th>Answered</th><th>Shared</th><th>Failed</th><th>Cost</th></tr>"

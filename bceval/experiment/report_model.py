@@ -67,6 +67,10 @@ class ArmReport(StrictModel):
     usage: ArmUsage
     summary: ArmSummary
     guidance: GuidanceMeasures | None = None
+    manifestDialect: str | None = Field(
+        default=None,
+        description="A review arm's manifest dialect: plain, additionalArticles or articles (its case ids follow it).",
+    )
 
 
 class ComparisonReport(StrictModel):
@@ -135,6 +139,7 @@ class ArmOutcomes:
     case_ids: list[str]
     epochs: list[EpochOutcomes]
     measured: bool = False
+    dialect: str | None = None  # a review arm's manifest dialect (bceval.review.manifest)
 
 
 @dataclass
@@ -239,6 +244,7 @@ def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> 
                 usage=tally.arm_usage(),
                 summary=summarize_arm(tally.per_case, {c: kinds[c] for c in tally.per_case}, seed=experiment.seed),
                 guidance=tally.guidance,
+                manifestDialect=outcomes[arm.name].dialect,
             )
         )
     control = plan.control.name

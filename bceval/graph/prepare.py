@@ -2,6 +2,7 @@
 
 cases           the derived cases (out/.build/review/cases.json and one file per leaf domain)
 validate        the verdict of the checks (always runs; it is cheap)
+coverage        the coverage report of the cases (out/coverage.json and .md; always runs)
 prepare_dir     the prepare directory's marker
 rows:<group>    knowledge-index rows, one task per knowledge folder
 index           knowledge-index.json and each domain's candidate rows
@@ -21,7 +22,7 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
-from bceval.layout import PrepareDir
+from bceval.layout import OutDir, PrepareDir
 from bceval.review.prepdir import claim
 from bceval.review.rows import FORMAT as ROWS_FORMAT
 from bceval.steps import prepare as steps
@@ -38,10 +39,19 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             "file_dep": [str(settings.manifest)] if settings.manifest is not None else [],
             "targets": [str(steps.cases_file(settings))]
             + [str(steps.domain_cases_file(settings, d)) for d in inputs.domains],
-            "uptodate": [
-                config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})
-            ],
+            # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap)
+            "uptodate": [False]
+            if steps.gated(settings)
+            else [config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})],
             "verbosity": 1,
+        }
+
+    def task_coverage() -> dict:
+        """The coverage report: paired articles per leaf domain and how many a case selects (out/coverage.*)."""
+        return {
+            "actions": [action(steps.write_coverage, settings)],
+            "targets": [str(OutDir(settings.out).coverage("json")), str(OutDir(settings.out).coverage("md"))],
+            "uptodate": [False],
         }
 
     def task_validate() -> dict:
@@ -138,6 +148,7 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     return {
         "task_cases": task_cases,
         "task_validate": task_validate,
+        "task_coverage": task_coverage,
         "task_prepare_dir": task_prepare_dir,
         "task_rows": task_rows,
         "task_index": task_index,

@@ -205,7 +205,8 @@ def changed_path_checks(changed: Iterable[str], listing: Listing, cases: list[Re
                     severity="error",
                     path=md,
                     message=f"{line} changed, but no case exercises {md}; add it to the domain's "
-                    "additionalArticles (or select it) so the evaluation covers it",
+                    "articles or additionalArticles, whichever dialect the manifest uses (or select it), so the "
+                    "evaluation covers it",
                 )
             )
     return findings

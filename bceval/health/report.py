@@ -59,6 +59,21 @@ def summary_line(report: HealthReport, where: str) -> str:
     )
 
 
+def _share(exercised: int, paired: int) -> str:
+    return f"{exercised / paired * 100:.0f}%" if paired else "–"
+
+
+def coverage_lines(report: HealthReport) -> list[str]:
+    """Per knowledge domain, the paired articles some case selects (the console's coverage table)."""
+    width = max((len(domain.domain) for domain in report.coverage.domains), default=0)
+    lines = ["Coverage per domain (selected/paired articles):"]
+    for domain in report.coverage.domains:
+        leaf = "" if domain.leaf else "  (no leaf: never evaluated)"
+        counts = f"{domain.exercised}/{domain.paired}"
+        lines.append(f"  {domain.domain:<{width}}  {counts:>7}  {_share(domain.exercised, domain.paired):>4}{leaf}")
+    return lines
+
+
 def _finding_line(finding: Finding) -> str:
     return f"- **{finding.kind}** ({finding.severity}): {finding.message}"
 
@@ -72,12 +87,13 @@ def render_markdown(report: HealthReport) -> str:
         "",
         "## Coverage",
         "",
-        "| Domain | Leaf | Paired | Exercised |",
-        "|---|---|---|---|",
+        "| Domain | Leaf | Paired | Exercised | Coverage |",
+        "|---|---|---|---|---|",
     ]
     for domain in report.coverage.domains:
         leaf = f"`{domain.leaf}`" if domain.leaf else "none"
-        lines.append(f"| {domain.domain} | {leaf} | {domain.paired} | {domain.exercised} |")
+        share = _share(domain.exercised, domain.paired)
+        lines.append(f"| {domain.domain} | {leaf} | {domain.paired} | {domain.exercised} | {share} |")
     lines += [
         "",
         "## Ranking margins",

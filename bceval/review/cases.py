@@ -48,6 +48,8 @@ class Derivation:
     leaves: list[Leaf]
     cases: list[ReviewCase] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # every leaf domain's effective paired articles, in leaf order, even when empty (the coverage report's base)
+    paired: dict[str, list[PairedArticle]] = field(default_factory=dict)
 
     def cases_of(self, domain: str) -> list[ReviewCase]:
         return [case for case in self.cases if case.domain == domain]
@@ -62,10 +64,13 @@ def _lookup(paired: list[PairedArticle], slug: str) -> PairedArticle | None:
     return next((article for article in paired if article.slug.lower() == wanted), None)
 
 
-def _case_pair(domain: str, article: PairedArticle, suffix: str, context: str | None) -> list[ReviewCase]:
+def _case_pair(
+    domain: str, article: PairedArticle, suffix: str, context: str | None, infix: str = ""
+) -> list[ReviewCase]:
+    """The bad and the good case of one article: ids `<domain><infix>-<kind><suffix>`."""
     cases = []
     for kind in ("bad", "good"):
-        case_id = f"{domain}-{kind}{suffix}"
+        case_id = f"{domain}{infix}-{kind}{suffix}"
         cases.append(
             ReviewCase(
                 id=case_id,
@@ -85,13 +90,58 @@ def _missing_reason(listing: Listing, domain: str, slug: str, what: str) -> str:
     return f"{domain}: {what} does not exist: {slug}.md"
 
 
-def _domain_cases(
-    listing: Listing, domain: str, override: DomainOverride | None, problems: list[str]
+def _slug_hint(entry: str) -> str:
+    """For an additionalArticles entry written as a path: the problem keeps the reference's words and adds that an
+    entry is a slug (a path is never looked up, as in the reference)."""
+    if "/" not in entry and "\\" not in entry:
+        return ""
+    slug = _strip_md(entry.replace("\\", "/").rsplit("/", 1)[-1])
+    return f" (an entry names an article by its slug alone, such as '{slug}', not by its path)"
+
+
+def _fork_cases(
+    listing: Listing, domain: str, paired: list[PairedArticle], override: DomainOverride, problems: list[str]
 ) -> list[ReviewCase]:
-    paired = paired_articles(listing, domain)
+    """The `articles` override (review-dialects.md §3-§4, §11.3): every resolved name gives a bad and a good case,
+    the first keeping the plain ids, and the context goes on every case."""
+    if override.article is not None:
+        problems.append(f"{domain}: override must specify either 'article' or 'articles', not both")
+        return []
+    names = override.articles or []
+    if not names:
+        problems.append(f"{domain}: override 'articles' must contain at least one article")
+        return []
+    selection: list[PairedArticle] = []
+    seen: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            problems.append(f"{domain}: override article names must be non-empty strings")
+            continue
+        slug = _strip_md(name)
+        if slug.lower() in seen:  # before the lookup, as the fork does
+            problems.append(f"{domain}: override contains duplicate article: {slug}.md")
+            continue
+        seen.add(slug.lower())
+        article = _lookup(paired, slug)
+        if article is None:
+            problems.append(_missing_reason(listing, domain, slug, "override article"))
+        else:
+            selection.append(article)
+    cases: list[ReviewCase] = []
+    for position, article in enumerate(selection):
+        infix = f"-{article.slug}" if position else ""  # the on-disk spelling, not the manifest's
+        cases.extend(_case_pair(domain, article, "", override.context, infix))
+    return cases
+
+
+def _domain_cases(
+    listing: Listing, domain: str, paired: list[PairedArticle], override: DomainOverride | None, problems: list[str]
+) -> list[ReviewCase]:
     if not paired:
         problems.append(f"{domain}: no enabled knowledge layer has an article with both good and bad companion samples")
         return []
+    if override is not None and override.articles is not None:
+        return _fork_cases(listing, domain, paired, override, problems)
     if override is not None and override.article is not None:
         slug = _strip_md(override.article)
         primary = _lookup(paired, slug)
@@ -107,7 +157,7 @@ def _domain_cases(
         slug = _strip_md(entry)
         article = _lookup(paired, slug)
         if article is None:
-            problems.append(_missing_reason(listing, domain, slug, "additionalArticles entry"))
+            problems.append(_missing_reason(listing, domain, slug, "additionalArticles entry") + _slug_hint(entry))
         elif article.slug.lower() == primary.slug.lower():
             problems.append(f"{domain}: additionalArticles entry duplicates the selected article: {slug}")
         elif article.slug.lower() in seen:
@@ -149,9 +199,11 @@ def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
     for key in sorted(dict.fromkeys(manifest.override_keys), key=sort_key):
         if key.lower() not in leaf_domains:
             result.problems.append(f"Override domain '{key}' has no registered al-{key}-review leaf")
+    result.problems.extend(manifest.waiver_problems)
     for leaf in leaves:
         entry = manifest.overrides.get(leaf.domain.lower())
-        result.cases.extend(_domain_cases(listing, leaf.domain, entry[1] if entry else None, result.problems))
+        paired = result.paired[leaf.domain] = paired_articles(listing, leaf.domain)
+        result.cases.extend(_domain_cases(listing, leaf.domain, paired, entry[1] if entry else None, result.problems))
     result.problems.extend(_case_problems(listing, result.cases, leaves))
     for leaf in leaves:
         own = result.cases_of(leaf.domain)

@@ -15,7 +15,15 @@ THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
 THRESHOLD_LABELS = {"minimumExpectedRecall": "Expected-finding recall", "minimumCleanRate": "Clean-control rate"}
 # The members the manifest and an override may have; manifest_schema.py describes them for the JSON
 # schema (kept apart so validating a manifest never loads pydantic), and a test keeps the two in step.
-MANIFEST_MEMBERS = ("$schema", "version", "selection", "minimumExpectedRecall", "minimumCleanRate", "overrides")
+MANIFEST_MEMBERS = (
+    "$schema",
+    "version",
+    "selection",
+    "minimumExpectedRecall",
+    "minimumCleanRate",
+    "overrides",
+    "coverageWaivers",
+)
 STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with the strict thresholds
     "$schema": "./review-fixtures.schema.json",
     "version": MANIFEST_VERSION,
@@ -23,15 +31,23 @@ STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with th
     "minimumExpectedRecall": 1.0,
     "minimumCleanRate": 1.0,
     "overrides": {},
+    "coverageWaivers": [],
 }
-OVERRIDE_MEMBERS = ("article", "context", "additionalArticles")
+OVERRIDE_MEMBERS = ("article", "context", "additionalArticles", "articles")
+WAIVER_MEMBERS = ("path", "reason")
+# The manifest dialects (review-dialects.md): the layered reference's `additionalArticles`, the forks' `articles`,
+# neither (both harnesses derive the same cases) or both (refused).
+PLAIN, LAYERED, FORK, MIXED = "plain", "additionalArticles", "articles", "mixed"
+WAIVER_PROBLEM = "Each coverage waiver requires non-empty path and reason values."
 
 
 @dataclass(frozen=True)
 class DomainOverride:
     article: str | None = None  # slug (with or without .md) to select instead of the first paired article
-    context: str | None = None  # extra context sent with the domain's primary cases
+    context: str | None = None  # extra context sent with the primary cases (with `articles`: with every case)
     additionalArticles: list[str] | None = None  # further paired slugs, each with a positive and a clean case
+    # the fork dialect's selection, raw: every entry is checked per domain (a scalar is one entry); None: absent
+    articles: list[Any] | None = None
 
 
 @dataclass
@@ -42,6 +58,10 @@ class CheckedManifest:
     overrides: dict[str, tuple[str, DomainOverride]] = field(default_factory=dict)
     override_keys: list[str] = field(default_factory=list)  # every key, valid or not, in file order
     problems: list[str] = field(default_factory=list)
+    waivers: list[str] = field(default_factory=list)  # accepted coverage waiver paths, as written
+    # problems of the coverage waivers: they come after the unknown-override-domain problems (cases.py)
+    waiver_problems: list[str] = field(default_factory=list)
+    dialect: str = PLAIN
 
 
 def by_convention() -> CheckedManifest:
@@ -98,7 +118,49 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
     ):
         problems.append(f"Override '{key}': 'additionalArticles' must be a list of non-empty slug strings.")
         ok = False
+    if "articles" in value and not isinstance(value["articles"], list):
+        value = {**value, "articles": [value["articles"]]}  # a scalar (null too) is a one-entry list
     return DomainOverride(**value) if ok else None
+
+
+def _has_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _check_waivers(raw: Any, checked: CheckedManifest) -> None:
+    """`coverageWaivers` (review-dialects.md §5, §11.6): accepted paths, and problems in entry order."""
+    entries = raw if isinstance(raw, list) else [raw]
+    accepted: set[str] = set()
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            checked.waiver_problems.append(WAIVER_PROBLEM)
+            continue
+        for member in sorted(entry):
+            if member not in WAIVER_MEMBERS:
+                checked.waiver_problems.append(f"Coverage waiver {number} has unknown member '{member}'.")
+        path = entry.get("path")
+        if not (_has_text(path) and _has_text(entry.get("reason"))):
+            checked.waiver_problems.append(WAIVER_PROBLEM)
+        elif path.lower() in accepted:
+            checked.waiver_problems.append(f"Duplicate coverage waiver: {path}")
+        else:
+            accepted.add(path.lower())
+            checked.waivers.append(path)
+
+
+def _dialect(overrides: dict[str, Any], problems: list[str]) -> str:
+    """Which dialect the overrides use; a manifest using both gets the one problem of review-dialects.md §11.2."""
+    keys = {
+        member: [key for key, value in overrides.items() if isinstance(value, dict) and member in value]
+        for member in (LAYERED, FORK)
+    }
+    if keys[LAYERED] and keys[FORK]:
+        problems.append(
+            f"The manifest mixes the 'additionalArticles' and 'articles' dialects (additionalArticles: "
+            f"{', '.join(keys[LAYERED])}; articles: {', '.join(keys[FORK])}); use one of them."
+        )
+        return MIXED
+    return LAYERED if keys[LAYERED] else FORK if keys[FORK] else PLAIN
 
 
 def check_manifest(raw: Any) -> CheckedManifest:
@@ -129,6 +191,8 @@ def check_manifest(raw: Any) -> CheckedManifest:
     for member in sorted(raw):
         if member not in MANIFEST_MEMBERS:
             problems.append(f"The manifest has unknown member '{member}'.")
+    if "coverageWaivers" in raw:
+        _check_waivers(raw["coverageWaivers"], checked)
     overrides = raw.get("overrides", {})
     if not isinstance(overrides, dict):
         problems.append("'overrides' must be a JSON object keyed by domain.")
@@ -142,4 +206,5 @@ def check_manifest(raw: Any) -> CheckedManifest:
         override = _check_override(key, value, problems)
         if override is not None:
             checked.overrides[key.lower()] = (key, override)
+    checked.dialect = _dialect(overrides, problems)
     return checked

@@ -6,9 +6,9 @@ the shape for the schema (a test checks that both name the same members).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from bceval.models import StrictModel
 
@@ -17,10 +17,28 @@ class DomainOverride(StrictModel):
     article: str | None = Field(
         default=None, description="Slug (with or without .md) to select instead of the first paired article."
     )
-    context: str | None = Field(default=None, description="Extra context sent with the domain's primary cases.")
-    additionalArticles: list[str] | None = Field(
-        default=None, description="Further paired slugs of the domain that each get a positive and a clean case."
+    context: str | None = Field(
+        default=None,
+        description="Extra context sent with the domain's primary cases (with 'articles': with every case).",
     )
+    additionalArticles: list[str] | None = Field(
+        default=None,
+        description="Further paired slugs of the domain that each get a positive and a clean case (ids "
+        "<domain>-<kind>-<slug>, no context). Not together with 'articles' anywhere in the manifest.",
+    )
+    articles: Annotated[list[str], Field(min_length=1)] | str | None = Field(
+        default=None,
+        description="The fork dialect: the paired slugs to select, in order, instead of 'article'. Each gets a "
+        "positive and a clean case (the first <domain>-<kind>, the others <domain>-<slug>-<kind>) and the "
+        "context. Not together with 'article', nor with 'additionalArticles' anywhere in the manifest.",
+    )
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["article", "articles"]}})
+
+
+class CoverageWaiver(StrictModel):
+    path: str = Field(min_length=1, description="The article's path, e.g. microsoft/knowledge/ui/x.md.")
+    reason: str = Field(min_length=1, description="Why the article may change without being evaluated.")
 
 
 class ReviewManifest(StrictModel):
@@ -32,3 +50,8 @@ class ReviewManifest(StrictModel):
     minimumExpectedRecall: float = Field(ge=0, le=1)
     minimumCleanRate: float = Field(ge=0, le=1)
     overrides: dict[str, DomainOverride] = Field(default_factory=dict)
+    coverageWaivers: list[CoverageWaiver] | None = Field(
+        default=None,
+        description="Articles that may change in a pull request without any case selecting them (the "
+        "changed-paths gate of bceval validate --changed-paths / --changed-from).",
+    )

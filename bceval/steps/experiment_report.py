@@ -101,7 +101,8 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                 )
             )
         epochs.append(EpochOutcomes(units))
-    return ArmOutcomes([case.id for case in wanted], epochs)
+    dialect = json.loads(cases_file(arm_settings(plan, arm, settings, 1)).read_text(encoding="utf-8")).get("dialect")
+    return ArmOutcomes([case.id for case in wanted], epochs, dialect=dialect)
 
 
 def completed_run(folder: Path) -> Path | None:

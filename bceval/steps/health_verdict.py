@@ -18,7 +18,7 @@ def check_health_inputs(settings: HealthOptions) -> None:
 def report_health(settings: Settings, code: int, strict: bool) -> int:
     """Print the report's errors, warnings and summary line; `code` is the graph's exit code."""
     from bceval.health.model import HealthReport
-    from bceval.health.report import summary_line
+    from bceval.health.report import coverage_lines, summary_line
     from bceval.jsonio import load_own_json
 
     if code:  # validation or preparation failed (it said why); report what can be read anyway
@@ -30,6 +30,7 @@ def report_health(settings: Settings, code: int, strict: bool) -> int:
     for finding in report.findings:
         if finding.severity != "info":
             print(f"  {finding.severity}: {finding.message}")
+    print("\n".join(coverage_lines(report)))
     print(summary_line(report, str(OutDir(settings.out).health("md"))))
     if code:
         return code  # the corpus itself fails validation or preparation, whatever the findings say

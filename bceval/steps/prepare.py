@@ -19,8 +19,9 @@ from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, write_atomic
-from bceval.layout import BuildDir, PrepareDir
+from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
 from bceval.review.manifest import CheckedManifest, read_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import domain_files, review_request
@@ -33,6 +34,7 @@ from bceval.review.rows import (
     read_group,
     row_count,
 )
+from bceval.vcs import changed_since
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
@@ -134,15 +136,51 @@ def validation_line(case_count: int, domain_count: int) -> str:
     return f"Review fixture validation PASSED: {case_count} cases cover {domain_count} leaf domains."
 
 
+def gate_changes(settings: Settings) -> list[str] | None:
+    """The changed article paths the gate checks (--changed-paths FILE, else --changed-from REF), None without a
+    gate; an unreadable file or an unusable REF is an input error (exit 2) before anything is written."""
+    if settings.gate_paths is not None:
+        try:
+            data = settings.gate_paths.read_bytes()
+        except OSError:
+            raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
+        return changed_articles(decode_utf8(data, str(settings.gate_paths)))
+    if settings.changed_from is not None:
+        return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
+    return None
+
+
+def gated(settings: Settings) -> bool:
+    """Whether validation also writes a coverage report or gates changed paths: it then runs every time."""
+    return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
+
+
+def write_coverage_report(path: Path, derivation: Derivation) -> None:
+    try:
+        write_atomic(path, dumps(coverage_document(derivation)))
+    except OSError as exc:
+        raise BcevalError(f"{path}: cannot write the coverage report: {exc.strerror}") from None
+
+
 def write_cases(settings: Settings) -> None:
-    """Validate and record the cases; raise EvaluationFailed listing every problem."""
+    """Validate and record the cases; raise EvaluationFailed listing every problem (the gate's last). The coverage
+    report is written whether or not validation passes."""
     derivation, checked, key = derive(settings)
-    if derivation.problems:
-        header = FAILED_HEADER.format(count=len(derivation.problems))
-        raise EvaluationFailed(header, derivation.problems)
+    changed = gate_changes(settings)
+    if settings.coverage_report is not None:
+        write_coverage_report(settings.coverage_report, derivation)
+    problems = derivation.problems + (gate_problems(derivation, checked.waivers, changed) if changed else [])
+    if problems:
+        raise EvaluationFailed(FAILED_HEADER.format(count=len(problems)), problems)
     leaves = [{"domain": leaf.domain, "layer": leaf.layer, "path": leaf.path} for leaf in derivation.leaves]
     cases = [case.as_record() for case in derivation.cases]
-    recorded = {"planKey": key, "thresholds": checked.thresholds, "leaves": leaves, "cases": cases}
+    recorded = {
+        "planKey": key,
+        "thresholds": checked.thresholds,
+        "dialect": checked.dialect,
+        "leaves": leaves,
+        "cases": cases,
+    }
     write_atomic(cases_file(settings), dumps(recorded))
     for leaf in leaves:
         own = [case for case in cases if case["domain"] == leaf["domain"]]
@@ -322,3 +360,14 @@ def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     """Every index row, in index order."""
     texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
     return [json.loads(texts[path]) for path in index_order(texts)]
+
+
+def write_coverage(settings: Settings) -> None:
+    """`doit coverage`: the coverage report of the manifest and corpus as they are (whether or not they validate)
+    in <out>/coverage.json, its table in <out>/coverage.md and on the console."""
+    derivation, _, _ = derive(settings)
+    document = coverage_document(derivation)
+    write_coverage_report(OutDir(settings.out).coverage("json"), derivation)
+    table = coverage_markdown(document)
+    write_atomic(OutDir(settings.out).coverage("md"), table)
+    print(table, end="")

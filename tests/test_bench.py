@@ -42,7 +42,7 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,4,4,0.2"]
+    args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,8,4,0.2"]
     assert main([*args, "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["benchVersion"] == 2 and report["growth"] == []
@@ -65,13 +65,13 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     assert "| cold prepare |" in table and "50 articles" in table
     assert "Live throughput: 8 of 8 answers at --jobs 4" in table and "the plain launcher's floor" in table
     experiment = report["experiment"]
-    assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (16, 16, 0.8)
-    assert experiment["wallSeconds"] >= 0.8 and "Experiment: 2 arms × 2 epochs × 4 cases" in table
-    assert experiment["floorSeconds"] >= 0.8 and experiment["noOpRerunSeconds"] > 0
+    assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (32, 32, 1.6)
+    assert experiment["wallSeconds"] >= 1.6 and "Experiment: 2 arms × 2 epochs × 8 cases" in table
+    assert experiment["floorSeconds"] >= 1.6 and experiment["noOpRerunSeconds"] > 0
     # the first agent starts after the command does, and well before it ends
     assert 0 < experiment["firstAgentSeconds"] < experiment["wallSeconds"]
     assert 0 < experiment["stateBytesPerAnswer"] < 1024
-    assert [step["answers"] for step in experiment["report"]] == [4, 8, 16]
+    assert [step["answers"] for step in experiment["report"]] == [8, 16, 32]
     assert all(step["medianSeconds"] > 0 for step in experiment["report"])
 
 

@@ -362,11 +362,12 @@ def measure_experiment(
     answered = sum(arm["answered"] for arm in report["arms"])
     reports = []
     for share in (4, 2, 1):
-        size = cases // share
+        domains = max(1, cases // share // 2)  # two cases a domain
+        size = cases if share == 1 else 2 * domains
         name = "bench" if share == 1 else f"bench-{size}"
         path = experiment
         if share != 1:
-            path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, size // 2)
+            path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, domains)
             _run([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
         progress(f"bench: experiment report of {arms * epochs * size} answers")
         timed = [_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds for _ in range(repeat)]

@@ -115,7 +115,7 @@ def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
 
 _built: dict[tuple[str, str, str], tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
 _built_lock = threading.Lock()
-BUILT_VIEWS_KEPT = 4096  # views kept in memory; an experiment asks each one once per arm and epoch
+BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once per arm and epoch, case by case
 
 
 def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:

@@ -2,11 +2,12 @@
 
     OutDir         <out>/: review/ (PrepareDir), .build/ (BuildDir), runs/<run>/ (RunDir), cache/answers/,
                    health.{json,md}, bench.json, guidance/ (GuidancePrepareDir), guidance-runs/, guidance-demo/,
-                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/
+                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/, view/ (the static viewer)
     PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
                    request-<domain>.json, request-case-*.json, case-*.al, and the marker files
     BuildDir       intermediate files of the graph (never read by model runners)
-    RunDir         one run: run.json, results/, transcripts/, score.json, scorecard.{json,md,html}
+    RunDir         one run: run.json, results/, transcripts/, prompts/<sha256>.txt, score.json,
+                   scorecard.{json,md,html}
     GuidancePrepareDir  a guidance preparation: knowledge-index.json and request-case-<hash>.json, nothing else
     GuidanceRunDir one guidance run (<runs>/<name>/run-NNNN): a RunDir with requests/ (a GuidancePrepareDir)
                    and evidence/baseline.json
@@ -177,6 +178,7 @@ RUN_RECORD = "run.json"
 SCORE_NAME = "score.json"
 RESULTS = "results"
 TRANSCRIPTS = "transcripts"
+PROMPTS = "prompts"
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,14 @@ class RunDir:
 
     def transcript(self, name: str) -> Path:
         return self.transcripts / f"{name}.json"
+
+    @property
+    def prompts(self) -> Path:
+        """The prompts a live agent was sent, each stored once under its SHA-256 (transcripts name the hash)."""
+        return self.path / PROMPTS
+
+    def prompt(self, sha256: str) -> Path:
+        return self.prompts / f"{sha256}.txt"
 
     @property
     def requests(self) -> Path:
@@ -269,12 +279,52 @@ class GuidanceRunDir(RunDir):
 EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without it was interrupted
 
 
+# --- development runs ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DevelopmentCaseDir:
+    """One case of a development run: `development/<model id>/` (spec §11.9)."""
+
+    path: Path
+
+    request = property(lambda self: self.path / "request.json")
+    base = property(lambda self: self.path / "base.json")
+    agent = property(lambda self: self.path / "agent")
+    result = property(lambda self: self.path / "result.json")
+    patch = property(lambda self: self.path / "diff.patch")
+    changed_paths = property(lambda self: self.path / "changed-paths.json")
+    checks = property(lambda self: self.path / "checks")
+    evidence = property(lambda self: self.path / "evidence.json")
+    verdict = property(lambda self: self.path / "verdict.json")
+    workspace = property(lambda self: self.path / "workspace")  # kept when the case did not pass
+
+    def check_log(self, check_id: str) -> Path:
+        return self.checks / f"{check_id}.log"
+
+
+@dataclass(frozen=True)
+class DevelopmentRunDir(RunDir):
+    """A development run: run.json, requests/ (a development preparation), results/ (the wrappers, as report
+    mode scores them), transcripts/, and development/<model id>/ per case."""
+
+    def case(self, model_id: str) -> DevelopmentCaseDir:
+        return DevelopmentCaseDir(self.path / "development" / model_id)
+
+    def cases(self) -> list[DevelopmentCaseDir]:
+        return [DevelopmentCaseDir(p) for p in sorted((self.path / "development").glob("case-*"))]
+
+
 @dataclass(frozen=True)
 class ExperimentDir:
     path: Path
 
     def report(self, suffix: str = "json") -> Path:
         return self.path / f"report.{suffix}"
+
+    def development_summary(self, suffix: str = "json") -> Path:
+        """A development experiment's secondary outcomes per arm (bceval.development.summary)."""
+        return self.path / f"development-summary.{suffix}"
 
     @property
     def file(self) -> Path:
@@ -360,8 +410,33 @@ class OutDir:
         """The demo knowledge checkout, workspaces and maps `doit guidance` runs without a workspace map."""
         return self.path / "guidance-demo"
 
+    @property
+    def experiments(self) -> Path:
+        return self.path / "experiments"
+
+    @property
+    def development(self) -> Path:
+        """`doit development_prepare`'s development preparation (marker, index, request-case-*.json)."""
+        return self.path / "development"
+
+    @property
+    def development_runs(self) -> Path:
+        """`doit development`'s run directories: development-runs/run-NNNN."""
+        return self.path / "development-runs"
+
     def experiment(self, name: str) -> ExperimentDir:
-        return ExperimentDir(self.path / "experiments" / name)
+        return ExperimentDir(self.experiments / name)
+
+    @property
+    def view(self) -> Path:
+        """`bceval view`'s static site (index.html and one page per run, case, comparison and experiment)."""
+        return self.path / "view"
+
+    @property
+    def own_folders(self) -> tuple[Path, ...]:
+        """The folders bceval makes under <out>/ and owns entirely (its top-level files are its own too)."""
+        names = ("review", ".build", "runs", "cache", "guidance", "guidance-runs", "guidance-demo", "experiments")
+        return tuple(self.path / name for name in (*names, "corpora"))
 
     def corpus_export(self, commit: str, subdir: str) -> Path:
         """Where the corpus at `commit` is exported (once per commit and folder, shared by experiments)."""

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.jsonio import TEMP_PREFIX, NotRegularFile, open_regular
 from bceval.layout import OutDir
 from bceval.vcs import git_root
 
 GITIGNORE_TEXT = "# bceval's output directory: nothing here belongs in git\n*\n"
-# write_atomic's temporary names: `.<name>.<8 random characters from mkstemp>.tmp`
-_TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+# write_atomic's temporary names: `.bceval-tmp-<pid>-<8 random characters from mkstemp>` (jsonio.temp_prefix)
+_TEMP_FILE = re.compile("^" + re.escape(TEMP_PREFIX) + r"(\d+)-[A-Za-z0-9_]{8}$")
 
 
 def ensure_output_dir(out: Path) -> None:
@@ -33,13 +35,22 @@ def ensure_output_dir(out: Path) -> None:
 
 
 def sweep_temp_files(out: Path) -> list[Path]:
-    """Remove the temporary files a killed run left (atomic writes never leave them otherwise)."""
+    """Remove the temporary files a killed run left (atomic writes never leave them otherwise): only bceval's
+    names, only in the folders bceval owns under `out` (never a corpus or anything else that shares it), and only
+    when the process that made one is gone."""
     removed = []
-    for folder, _, names in os.walk(out):
-        for name in names:
-            if _TEMP_FILE.match(name):
+    layout = OutDir(out)
+    folders = [(out, False)] + [(folder, True) for folder in layout.own_folders]
+    for top, recurse in folders:
+        for folder, _, names in os.walk(top) if recurse else [(str(top), [], _names(top))]:
+            for name in names:
+                match = _TEMP_FILE.match(name)
+                if match is None or _alive(int(match[1])):
+                    continue
                 path = Path(folder) / name
                 try:
+                    if path.is_symlink() or not path.is_file():
+                        continue
                     path.unlink()
                     removed.append(path)
                 except OSError:
@@ -47,22 +58,49 @@ def sweep_temp_files(out: Path) -> list[Path]:
     return removed
 
 
+def _names(folder: Path) -> list[str]:
+    try:
+        return [entry.name for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # pragma: no cover - Windows: no harmless way to ask
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
 def repair_doit_state(db: Path) -> bool:
-    """Drop doit's state file when a killed run left it half written (doit writes it in place at exit).
+    """Drop doit's state file when it is not valid JSON (doit writes it in place at exit: a killed run or a
+    full disk leaves it half written, and doit would stop with a traceback on it).
 
     Losing it only makes the next run redo its work; the atomic writes keep every output byte-identical.
     Returns True when the file was dropped.
     """
+    import json
+
     try:
-        with open(db, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 64))
-            tail = handle.read().rstrip()
+        with open_regular(db) as handle:
+            json.loads(handle.read())
+        return False
     except FileNotFoundError:
         return False
-    if tail.endswith(b"}"):
-        return False
+    except (IsADirectoryError, NotRegularFile):
+        raise BcevalError(f"{db}: doit's state file is not a regular file; remove it") from None
+    except OSError as exc:
+        raise BcevalError(f"{db}: cannot read doit's state file ({exc.strerror}); remove it") from None
+    except ValueError:
+        pass
     db.unlink(missing_ok=True)
     return True
 
@@ -79,7 +117,14 @@ class OutputLock:
         self._handle: int | None = None
 
     def acquire(self) -> None:
-        handle = os.open(OutDir(self.out).lock, os.O_RDWR | os.O_CREAT, 0o644)
+        path = OutDir(self.out).lock
+        try:  # never through a link, never anything but a plain file
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise BcevalError(f"{path}: cannot open the output lock: {exc.strerror}; remove it") from None
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
+            raise BcevalError(f"{path}: the output lock is not a regular file; remove it")
         try:
             _lock(handle)
         except OSError:

@@ -8,6 +8,15 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
+from bceval.development.models import (
+    DevelopmentBase,
+    DevelopmentChecks,
+    DevelopmentEvidence,
+    DevelopmentRequest,
+    DevelopmentResult,
+    DevelopmentRun,
+    DevelopmentVerdict,
+)
 from bceval.experiment.model import ExperimentFile
 from bceval.experiment.report_model import ExperimentReport
 from bceval.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
@@ -35,6 +44,13 @@ MODELS: dict[str, type[BaseModel]] = {
     "guidance-implementation-report": ImplementationGuidanceReport,
     "experiment": ExperimentFile,
     "experiment-report": ExperimentReport,
+    "development-request": DevelopmentRequest,
+    "development-result": DevelopmentResult,
+    "development-base": DevelopmentBase,
+    "development-evidence": DevelopmentEvidence,
+    "development-verdict": DevelopmentVerdict,
+    "development-run": DevelopmentRun,
+    "development-checks": DevelopmentChecks,
 }
 
 

@@ -77,6 +77,8 @@ def export_commit(
                 if item.type != "blob":
                     continue
                 rel = item.path[len(subdir) + 1 :] if subdir else item.path
+                if any(part in ("", ".", "..") or part.lower() == ".git" for part in rel.split("/")):
+                    raise BcevalError(f"{repository}: {item.path!r} at {commit[:12]} is no plain path of a corpus")
                 if item.mode == LINK_MODE:
                     raise BcevalError(
                         f"{repository}: {item.path} at {commit[:12]} is a link; corpora are exported without links"
@@ -88,6 +90,8 @@ def export_commit(
                     path.chmod(path.stat().st_mode | stat.S_IXUSR)
         except KeyError:
             raise BcevalError(f"{repository}: {subdir} does not exist at {commit[:12]}") from None
+        except ValueError as exc:  # GitPython refuses a tree entry such as `..` while walking the tree
+            raise BcevalError(f"{repository}: the tree at {commit[:12]} holds an unsafe path: {exc}") from None
         finally:
             repo.close()
         (staging / done).write_text(f"{commit}\n", encoding="utf-8")
@@ -112,6 +116,10 @@ def _commit_export(folder: Path, commit: str) -> None:
 def changed_since(folder: Path, ref: str) -> list[str]:
     """The files committed since the merge base of `ref` and HEAD (`git diff --name-only --no-renames -z
     --relative REF...HEAD`, run in `folder`): under `folder`, relative to it, unquoted; no working-tree edits."""
+    if not ref or ref.startswith("-"):  # git would read `-…` as an option (`--output=FILE` writes a file)
+        raise BcevalError(f"--changed-from {ref or repr('')}: not a git revision (empty, or starts with '-')")
+    if git_root(folder) is None:
+        raise BcevalError(f"--changed-from {ref}: {folder} is not in a git checkout")
     try:
         import git
     except ImportError:  # GitPython finds no git executable

@@ -158,3 +158,19 @@ requires_shared = pytest.mark.skipif(
     reason=f"needs the public BCQuality corpus at {SHARED_CORPUS} (see README, Tests: a checkout of "
     "microsoft/BCQuality at commit 841b4e7 in that folder)",
 )
+
+
+@pytest.fixture(scope="session")
+def viewer_out(tmp_path_factory: pytest.TempPathFactory, oracle_answers: Path) -> Path:
+    """An output folder with runs, an experiment and a guidance run, planted with payloads (tests/viewer_site.py),
+    and its site built under out/view/."""
+    from agents import clean_environment
+    from viewer_site import build_output
+
+    from bceval.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        clean_environment(patch)
+        out = build_output(tmp_path_factory.mktemp("viewer"), oracle_answers, patch)
+    assert main(["view", "--out", str(out)]) == 0
+    return out

@@ -247,6 +247,28 @@ def _curabis_1d140cb() -> dict[str, tuple[str, list[str]]]:
     return chosen
 
 
+def short_fork_selections() -> dict[str, dict[str, tuple[str, list[str]]]]:
+    """The two short manifests of §12.2 (Continia@bec8890, demiliani@75f3863): `article` in most domains."""
+    performance = [RS_TVE["performance"][1][0]] + [n for n in RS_TVE["performance"][1] if n.startswith("job-queue-")]
+    continia = {domain: RS_TVE[domain] for domain in ("agents", "breaking-changes", "interfaces", "query", "reporting")}
+    continia.update(
+        {
+            "events": ("article", ["reset-ishandled-only-when-the-value-can-carry-over"]),
+            "performance": ("articles", [*performance, "store-scheduled-task-id-to-avoid-duplicate-tasks"]),
+            "privacy": ("article", ["no-pii-in-telemetry-message-string"]),
+            "scm": ("articles", RS_TVE["scm"][1][:9]),
+            "style": ("articles", RS_TVE["style"][1][:2]),
+            "telemetry": RS_TVE["telemetry"],
+            "testing": ("article", ["ui-handlers-in-tests"]),
+            "upgrade": ("article", ["initvalue-does-not-update-existing-rows"]),
+            "web-services": ("article", ["expose-systemid-as-the-api-key"]),
+        }
+    )
+    demiliani = {domain: value for domain, value in continia.items() if domain not in ("query", "scm")}
+    demiliani["style"] = ("article", ["label-comment-explains-placeholders"])
+    return {"Continia@bec8890": continia, "demiliani@75f3863": demiliani}
+
+
 def fork_selections() -> dict[str, dict[str, tuple[str, list[str]]]]:
     """The override selections of the fork commits whose differences §12.2 spells out fully (no custom layer)."""
     rs_tve_95a6052 = {domain: (member, list(names)) for domain, (member, names) in RS_TVE.items()}

@@ -27,8 +27,11 @@ from bceval.review.cases import ReviewCase
 
 
 def test_each_kind_is_registered_once_with_what_it_can_do():
-    assert agent_names(REVIEW) == ("baseline", "oracle", "command")
-    assert agent_names(GUIDANCE) == ("oracle", "command")
+    assert agent_names(REVIEW) == ("baseline", "oracle", "command", "api")
+    assert agent_names(GUIDANCE) == ("oracle", "command", "api")
+    api = capabilities("api")
+    assert api.live and api.needs_view and api.reports_usage and api.endpoint and not api.knows_answers
+    assert not capabilities("command").endpoint
     command, oracle, baseline = capabilities("command"), capabilities("oracle"), capabilities("baseline")
     assert command.live and command.needs_view and command.reports_usage and not command.knows_answers
     assert oracle.knows_answers and not (oracle.live or oracle.needs_view or oracle.reports_usage)
@@ -39,10 +42,11 @@ def test_each_kind_is_registered_once_with_what_it_can_do():
 
 
 def test_one_factory_refuses_a_kind_that_does_not_answer_the_question(tmp_path: Path):
-    with pytest.raises(BcevalError, match=r"^unknown adapter 'x'; choose one of: baseline, oracle, command$"):
+    with pytest.raises(BcevalError, match=r"^unknown adapter 'x'; choose one of: baseline, oracle, command, api$"):
         make_agent("x", ReviewSetup([], tmp_path, tmp_path))
     manifest = object()  # never reached: the name is refused first
-    with pytest.raises(GuidanceError, match=r"^unknown guidance adapter 'baseline' \(available: oracle, command\)$"):
+    refused = r"^unknown guidance adapter 'baseline' \(available: oracle, command, api\)$"
+    with pytest.raises(GuidanceError, match=refused):
         make_agent("baseline", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
     with pytest.raises(GuidanceError, match="the command adapter needs --command"):
         make_agent("command", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
@@ -57,7 +61,7 @@ def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
     outcome = evaluator("review").score([case], {case.modelId: answer.entries[0].findings})
     assert [(o.case, o.passed) for o in outcome] == [("x-bad", True)]
     assert evaluator("review").score([case], {})[0].problems == ("Results missing case: x-bad",)
-    assert evaluator_names() == ("review", "plan", "implementation")
+    assert evaluator_names() == ("review", "plan", "implementation", "development")
     assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
 
 

@@ -10,7 +10,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "bceval"
-CORE = ("corpus", "review", "guidance", "health", "scorecard", "runs", "evaluators", "experiment")
+CORE = (
+    "corpus", "review", "guidance", "health", "scorecard", "runs", "evaluators", "experiment", "viewer", "development"
+)
 
 
 def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,6 +43,7 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
     args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,8,4,0.2"]
+    args += ["--api", "8,4,0.05", "--view", "2,2,3"]
     assert main([*args, "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["benchVersion"] == 2 and report["growth"] == []
@@ -73,6 +74,14 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     assert 0 < experiment["stateBytesPerAnswer"] < 1024
     assert [step["answers"] for step in experiment["report"]] == [8, 16, 32]
     assert all(step["medianSeconds"] > 0 for step in experiment["report"])
+    api = report["api"]
+    if "skipped" not in api:  # the openai package is in the test extra
+        assert (api["answered"], api["jobs"], api["idealSeconds"]) == (8, 4, 0.3)  # 3 responses of 0.05 s a case
+        assert api["wallSeconds"] >= 0.3 and api["cpuMsPerAnswer"] > 0
+        assert "API agent throughput: 8 of 8 answers over a local endpoint" in table
+    view = report["view"]
+    assert view["answers"] == 12 and view["pages"] == 1 + 1 + 4 * (1 + 3) + 2  # index, experiment, runs, compares
+    assert view["coldBuildSeconds"] > 0 and "Viewer: 2 arms × 2 epochs × 3 cases = 12 answers" in table
 
 
 def test_bench_rejects_bad_sizes(capsys):
@@ -85,7 +94,8 @@ def test_bench_measures_a_private_copy_of_a_real_corpus(tmp_path, capsys):
 
     before = sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())
     out = tmp_path / "bench.json"
-    assert main(["bench", "--corpus", str(DEMO_CORPUS), "--repeat", "1", "--live", "none", "--out", str(out)]) == 0
+    flags = ["--repeat", "1", "--live", "none", "--api", "none", "--view", "none", "--out", str(out)]
+    assert main(["bench", "--corpus", str(DEMO_CORPUS), *flags]) == 0
     (size,) = json.loads(out.read_text())["sizes"]
     assert size["articles"] == len(list(DEMO_CORPUS.glob("*/knowledge/**/*.md")))
     assert before == sorted(p.stat().st_mtime_ns for p in DEMO_CORPUS.rglob("*") if p.is_file())

@@ -9,6 +9,7 @@ import json
 import random
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -19,17 +20,21 @@ from conftest import DEMO_CORPUS
 
 from bceval.agents.base import case_input
 from bceval.agents.command import CONTRACT, VIEW_NOTE, CommandAdapter
-from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, backoff, extract_json_object
+from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import read_infra_file
 from bceval.runs.selection import parse_shard, shard_cases
 from bceval.steps.answer import prune_vanished
+from bceval.usage import Usage
 
 CASES = 16
 TIMEOUT = "10"  # generous for the well-behaved modes; the hang test uses 1 s
-PROGRESS = re.compile(r"^\[(\d+)\] (case-[0-9a-f]{8}) (answered in [0-9.]+ s|cached|infrastructure failure: .+)$")
+PROGRESS = re.compile(
+    r"^\[(\d+)/\d+\] [^ ]+ \((case-[0-9a-f]{8})\): (answered in [0-9.]+ s|cached|infrastructure failure: .+?); "
+    r"\d+ (?:s|min|h)[^,]* so far, (?:about .+ left|done)$"
+)
 RUN = "command"  # the default run name without a model
 
 
@@ -456,22 +461,36 @@ def test_transcripts_cap_each_stream_and_mark_the_cut(agent, tmp_path, capsys):
     assert not any("log line" in line for line in lines + err)  # transcripts are never printed
 
 
-def test_spawn_error_is_retried_and_recorded_with_its_attempts(agent, tmp_path, capsys):
+def test_a_command_that_cannot_start_is_refused_before_any_case(agent, tmp_path, capsys):
     out = tmp_path / "out"
-    ids = prepare(capsys, out)
+    prepare(capsys, out)
     agent.write_script("broken-agent", "#!/nonexistent/interpreter\nprint('never')\n")
     code, lines, err = answer(
-        capsys, out, "--timeout", TIMEOUT, "--retries", "2", "--retry-wait", "0", "--jobs", "4", command="broken-agent"
+        capsys, out, "--timeout", TIMEOUT, "--retries", "2", "--retry-wait", "0", command="broken-agent"
     )
-    assert code == 0, lines + err
-    results = out / "runs" / RUN / "results"
-    assert infra_ids(results) == set(ids) and result_ids(results) == set()
-    for model_id in ids:
-        record = read_infra_file(results / f"infra-{model_id}.json")
-        assert (record.kind, record.attempts) == ("spawn-error", 3)
-        assert record.answeredBy["version"] == "unknown"
-        assert [a["attempt"] for a in transcript(out, model_id)["attempts"]] == [1, 2, 3]
-    assert lines[-1].endswith(f"; {CASES} infrastructure failure(s), rerun to retry; results in {results}")
+    assert code == 2 and lines == []
+    assert err == [
+        "bceval: --command: 'broken-agent' cannot start: its #! interpreter /nonexistent/interpreter does not exist "
+        "or is not executable"
+    ]
+    assert not (out / "runs" / RUN).exists()
+
+
+def test_a_spawn_error_is_not_retried():
+    calls = []
+
+    class Never(LiveAgent):
+        def __init__(self) -> None:
+            self.agent = AgentSettings(command="x", retries=2, retry_wait=0)
+            self.rng, self.sleep = random.Random(1), lambda s: None
+            self._rng_lock, self._usage_lock, self.usage = threading.Lock(), threading.Lock(), Usage()
+
+    def attempt(number, waited):
+        calls.append(number)
+        return _Attempt({"attempt": number}, failure=("spawn-error", "cannot start x: No such file or directory", None))
+
+    answer_, attempts, _ = Never().ask(attempt, lambda text: text)
+    assert answer_ is None and calls == [1] and len(attempts) == 1
 
 
 # --- retries with backoff -----------------------------------------------------------------------------------------
@@ -529,7 +548,7 @@ def test_flaky_agent_is_retried(agent, tmp_path, capsys, retries):
     agent.mode("flaky")
     flags = ["--retries", str(retries), "--retry-wait", "0.01", "--jobs", "4"]
     code, lines, err = answer(capsys, out, "--timeout", TIMEOUT, *flags)
-    assert code == 0, lines + err
+    assert code == (0 if retries else 1), lines + err  # a run in which no case was answered fails
     results = out / "runs" / RUN / "results"
     per_case = [call["case"] for call in agent.calls()]
     if retries:
@@ -564,14 +583,23 @@ def test_answers_are_cached_by_view_command_model_and_epoch(agent, tmp_path, cap
     assert len(agent.calls()) == CASES  # zero new agent calls
     again = snapshot(results)
     assert again.keys() == first.keys()
-    for name, data in again.items():  # the same answers, now marked as coming from the cache
+    for name, data in again.items():  # the same answers: this run paid for them, so they are its own, not cached
         before, after = json.loads(first[name]), json.loads(data)
         assert (after["cases"], after["answeredBy"], after["record"]["usage"]) == (
             before["cases"],
             before["answeredBy"],
             before["record"]["usage"],
         )
-        assert (before["record"]["cached"], after["record"]["cached"]) == (False, True)
+        assert (before["record"]["cached"], after["record"]["cached"]) == (False, False)
+    assert not any(status == "cached" for _, _, status in progress(err))
+
+    code, lines, err = answer(capsys, out, *flags, "--run", "other")  # another run asking the same questions
+    assert code == 0, lines + err
+    assert len(agent.calls()) == CASES  # zero new agent calls
+    other = out / "runs" / "other" / "results"
+    for name, data in snapshot(other).items():
+        record = json.loads(data)["record"]
+        assert record["cached"] is True and json.loads(first[name])["record"]["usage"] == record["usage"]
     assert [status for _, _, status in progress(err)] == ["cached"] * CASES  # a cache hit says so
     assert f"{CASES} case(s) answered with the command adapter (0 answered now, {CASES} from the cache)" in lines[-1]
 

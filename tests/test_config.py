@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bceval.config import DEMO_CORPUS, Settings, load_settings
+from bceval.config import DEMO_CORPUS, NOT_FOUND, Settings, load_settings
 from bceval.errors import BcevalError
 
 
@@ -16,9 +16,12 @@ def _pyproject(folder: Path, body: str) -> None:
 
 def test_defaults_without_any_source(tmp_path):
     settings = load_settings(cwd=tmp_path, environ={})
-    assert settings.corpus == DEMO_CORPUS
-    assert settings.manifest == DEMO_CORPUS / "evaluation" / "review-fixtures.json"
+    assert (settings.corpus, settings.corpus_source) == (tmp_path.resolve(), NOT_FOUND)  # never the demo unasked
+    assert settings.manifest is None
     assert settings.out == (tmp_path / "out").resolve()
+    demo = load_settings(cwd=tmp_path, environ={"BCEVAL_CORPUS": "demo"})
+    assert demo.corpus == DEMO_CORPUS and demo.corpus_source == "BCEVAL_CORPUS demo: bceval's demo corpus"
+    assert demo.manifest == DEMO_CORPUS / "evaluation" / "review-fixtures.json"
     assert (settings.adapter, settings.jobs, settings.timeout, settings.retries) == ("baseline", 1, 300.0, 2)
 
 
@@ -34,12 +37,12 @@ def test_flag_beats_environment_beats_pyproject(tmp_path):
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("jobs", 0, "invalid setting jobs: must be at least 1 and at most 64, got 0"),
-        ("jobs", 65, "invalid setting jobs: must be at least 1 and at most 64, got 65"),
-        ("timeout", 0, "invalid setting timeout: must be greater than 0, got 0.0"),
-        ("retries", 11, "invalid setting retries: must be at least 0 and at most 10, got 11"),
-        ("health_margin", -0.5, "invalid setting health_margin: must be at least 0, got -0.5"),
-        ("adapter", "gpt", "unknown adapter 'gpt'; choose one of: baseline, oracle, command"),
+        ("jobs", 0, "--jobs must be at least 1 and at most 64, got 0"),
+        ("jobs", 65, "--jobs must be at least 1 and at most 64, got 65"),
+        ("timeout", 0, "--timeout must be greater than 0, got 0.0"),
+        ("retries", 11, "--retries must be at least 0 and at most 10, got 11"),
+        ("health_margin", -0.5, "--margin must be at least 0, got -0.5"),
+        ("adapter", "gpt", "--adapter: unknown adapter 'gpt'; choose one of: baseline, oracle, command, api"),
     ],
 )
 def test_out_of_range_values_fail_in_one_line(tmp_path, name, value, message):

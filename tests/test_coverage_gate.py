@@ -205,6 +205,20 @@ def test_doit_coverage_writes_the_report_and_its_table(corpus, tmp_path, capsys)
     assert "| perf | 2 | 1 | 50.0% |" in table and table in capsys.readouterr().out
 
 
+def test_a_run_with_a_report_leaves_the_next_plain_run_up_to_date(small_corpus, tmp_path, capsys):
+    plain = load_settings(cwd=tmp_path, environ={}, corpus=str(small_corpus.root), out=str(tmp_path / "out"))
+    report = load_settings(
+        cwd=tmp_path, environ={"BCEVAL_COVERAGE_REPORT": str(tmp_path / "c.json")}, corpus=str(small_corpus.root),
+        out=str(tmp_path / "out"),
+    )  # fmt: skip
+    plain.out.mkdir()
+    assert run_graph(plain, "validate")[0] == 0
+    code, executed = run_graph(report, "validate")
+    assert code == 0 and "cases" in executed  # a report is written every time
+    code, executed = run_graph(plain, "validate")
+    assert code == 0 and "cases" not in executed  # the cases themselves did not change
+
+
 @requires_shared
 def test_spec_example_numbers_on_the_shared_corpus():
     """§6: rs-tve@d1022f4 cut down to what is paired on 841b4e7, without the article that fails the ranking gate
@@ -452,3 +466,52 @@ def test_of_two_copies_the_effective_one_is_checked(corpus):
         f"{GATE}custom/knowledge/perf/twin.md"
     ]
     assert gate_problems(derive_cases(listing, checked), ["CUSTOM/knowledge/perf/twin.md"], changed) == []
+
+
+# --- unusable gate and report inputs: one line, exit 2, nothing written -----------------------------------------
+
+
+@pytest.mark.parametrize("ref", ["--output=leak", ""])
+def test_a_ref_git_would_read_as_an_option_or_an_empty_ref_is_refused(pull_request, tmp_path, capsys, monkeypatch, ref):
+    monkeypatch.chdir(tmp_path)  # git would write `--output=leak`'s file in its folder, the corpus; look in both
+    code, _, err = validate(capsys, pull_request, tmp_path, f"--changed-from={ref}")
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"bceval: --changed-from {ref or repr('')}: ")
+    assert not [*tmp_path.glob("leak*"), *pull_request.root.glob("leak*")]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_corpus_outside_git_is_named_as_such(small_corpus, tmp_path, capsys):
+    code, _, err = validate(capsys, small_corpus, tmp_path, "--changed-from", "main")
+    assert err == [f"bceval: --changed-from main: {small_corpus.root} is not in a git checkout"]
+
+
+def test_a_changed_paths_fifo_is_refused_without_waiting_for_a_writer(small_corpus, tmp_path, capsys):
+    import threading
+
+    fifo = tmp_path / "changed.fifo"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # a reader blocked on the FIFO gets an empty file after 3 s, so the test fails, not hangs
+        while not done.wait(3):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                continue
+
+    threading.Thread(target=unblock, daemon=True).start()
+    try:
+        code, _, err = validate(capsys, small_corpus, tmp_path, "--changed-paths", fifo)
+    finally:
+        done.set()
+    assert code == 2 and err == [f"bceval: {fifo}: changed-paths file not found"]
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_an_unwritable_coverage_report_path_stops_before_any_work(small_corpus, tmp_path, capsys, where):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "plain").write_text("x\n")
+    report = tmp_path / "taken" if where == "folder" else tmp_path / "plain" / "coverage.json"
+    code, _, err = validate(capsys, small_corpus, tmp_path, "--coverage-report", report)
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"bceval: {report}: cannot write the coverage report")
+    assert not (tmp_path / "out").exists()

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from cliutil import run_cli
 from conftest import SHARED_CORPUS, requires_shared
-from fork_manifests import RS_TVE, UPGRADE_CONTEXT, cut_down, fork_selections
+from fork_manifests import RS_TVE, UPGRADE_CONTEXT, cut_down, fork_selections, short_fork_selections
 
 from bceval.corpus.layers import scan_corpus
 from bceval.review.cases import derive_cases
@@ -309,6 +309,25 @@ def test_fork_manifests_cut_down_derive_cleanly(fork):
     assert {case.context for case in derivation.cases if case.domain == "upgrade"} == {UPGRADE_CONTEXT}
     domain_order = [case.domain for case in derivation.cases]
     assert domain_order == sorted(domain_order, key=lambda d: [leaf.domain for leaf in derivation.leaves].index(d))
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("fork", "overrides", "with_articles"), [("Continia@bec8890", 14, 5), ("demiliani@75f3863", 12, 2)]
+)
+def test_the_short_fork_manifests_cut_down_derive_cleanly(fork, overrides, with_articles):
+    selection = short_fork_selections()[fork]
+    assert (len(selection), sum(member == "articles" for member, _ in selection.values())) == (overrides, with_articles)
+    listing = scan_corpus(SHARED_CORPUS)
+    data = cut_down(selection, listing)
+    derivation = derive_cases(listing, check_manifest(data))
+    assert derivation.problems == [] and check_manifest(data).dialect == "articles"
+    by_id = {case.id: case for case in derivation.cases}
+    for domain, override in data["overrides"].items():
+        names = override.get("articles") or [override["article"]]
+        assert by_id[f"{domain}-bad"].expected == [f"microsoft/knowledge/{domain}/{names[0]}.md"]
+        assert all(f"{domain}-{name}-good" in by_id for name in names[1:])
+    assert {case.context for case in derivation.cases if case.domain == "upgrade"} == {UPGRADE_CONTEXT}
 
 
 @requires_shared

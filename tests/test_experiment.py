@@ -77,7 +77,7 @@ def arm(report: dict, name: str) -> dict:
         ("epochs: 2\narms:\n  - name: a\n  - name: b\n", ", line 1: field 'name' is missing"),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: gpt\n",
-            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command",
+            ", line 5: field 'arms[1].adapter': must be one of baseline, oracle, command, api",
         ),
         (
             "name: x\narms:\n  - name: a\n  - name: b\n    adapter: command\n    command: a\n    sandboxAllow: [/]\n",
@@ -130,8 +130,9 @@ def test_the_demo_experiment_runs_out_of_the_box_with_doit(tmp_path):
     done = subprocess.run([str(doit), "experiment"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0].startswith(
-        "Experiment demo: oracle vs baseline (control): better; sign-flip p = 0.007812 (exact, 16 paired cases"
+        "Experiment demo: oracle vs baseline (control): better; mean per-case difference +0.500, 95% CI "
     )
+    assert "sign-flip p = 0.007812 (exact), 16 paired cases, alpha 0.05" in done.stdout.splitlines()[0]
     report = report_of(tmp_path / "out", "demo")
     schema = json.loads((REPO / "schemas" / "experiment-report.schema.json").read_text())
     jsonschema.validate(report, schema)
@@ -141,7 +142,7 @@ def test_the_demo_experiment_runs_out_of_the_box_with_doit(tmp_path):
     again = subprocess.run([str(doit), "experiment"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "everything is up to date" in again.stderr
     md = (tmp_path / "out/experiments/demo/report.md").read_text()
-    assert "| oracle | 8 / 0 / 8 | +0.500 | 0.007812 (exact) |" in md and "**better**" in md
+    assert "| oracle | all cases | 16 (8 / 0 / 8) | 0.500 | 1.000 | +0.500, 95% CI " in md and "**better**" in md
 
 
 def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_folder(tmp_path, capsys, monkeypatch):
@@ -155,7 +156,7 @@ def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_fol
         capsys, "experiment", "run", REPO / "evaluation" / "experiments" / "demo.yaml", "--out", out
     )
     assert code == 0, lines + err
-    assert lines[0].startswith("Experiment demo: oracle vs baseline (control): better; sign-flip p = 0.007812")
+    assert lines[0].startswith("Experiment demo: oracle vs baseline (control): better; mean per-case difference")
     assert not any("Traceback" in line or "does not prepare" in line for line in lines + err)
     assert [a["cases"] for a in report_of(out, "demo")["arms"]] == [CASES, CASES]
     variant = out / "experiments" / "demo" / "variants" / "baseline"
@@ -217,7 +218,7 @@ def test_ab_between_two_commits_answers_only_the_views_that_hold_the_changed_art
     assert (out / "corpora").is_dir() and len(list((out / "corpora").iterdir())) == 2  # exported once per commit
     assert git(corpus.parent, "status", "--porcelain") == ""  # read-only: nothing checked out
     comparison = report["comparisons"][0]["result"]
-    assert comparison["verdict"] == "no detectable difference" and comparison["test"]["p_value"] == 1.0
+    assert comparison["verdict"] == "no detectable difference" and comparison["p_value"] == 1.0
     # epochs are fresh samples: each asked the agent again
     per_case = {}
     for call in calls:
@@ -269,7 +270,7 @@ def test_ab_checks_its_refs_before_writing_anything(repo, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
-        ("--adapter", "gpt", "must be one of baseline, oracle, command"),
+        ("--adapter", "gpt", "must be one of baseline, oracle, command, api"),
         ("--isolation", "nah", "must be one of view, none"),
         ("--sandbox", "zz", "must be one of none, bwrap"),
     ],
@@ -457,7 +458,7 @@ def test_guidance_arms_compare_case_by_case_with_outcome_agreement_and_citations
     assert guessing["guidance"]["outcomeAgreement"]["value"] < 1 and guessing["guidance"]["citedRecall"]["mean"] < 1
     assert at_head["commit"] is not None and at_head["summary"]["pass_hat_k"]["all"]["passed"] == 4  # an exported ref
     comparison = next(c["result"] for c in report["comparisons"] if c["arm"] == "guessing")
-    assert comparison["paired_cases"] == 4 and comparison["worse"] == 4
+    assert comparison["paired_cases"] == 4 and comparison["overall"]["worse"] == 4
     runs = sorted((out / "experiments" / "guidance" / "variants").glob("*/guidance/*/run-*"))
     assert len(runs) == 6 and all((run / "run.json").is_file() for run in runs)  # 3 arms x 2 epochs, fresh evidence
     md = (out / "experiments" / "guidance" / "report.md").read_text()
@@ -476,7 +477,7 @@ def test_a_guidance_arm_answers_only_with_an_agent_that_answers_guidance_questio
         "  - name: base\n    adapter: baseline\n",
     )
     code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
-    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command, not baseline" in err
+    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command or api, not baseline" in err
     assert "[oracle e1] guidance run run-0001: passed" in err  # the oracle is the arm's default agent
 
 

@@ -58,10 +58,10 @@ def test_fractional_differences_through_compare_arms():
     treatment = {"a": [True] * 5, "b": [True] * 5, "c": [True] * 4 + [False]}
     result = compare_arms(control, treatment, {"a": "positive", "b": "positive", "c": "clean"}, seed=3)
     assert [d.difference for d in result.differences] == [0.4, 0.2, -0.2]
-    assert result.test.p_value == 0.75
-    assert result.test.statistic == pytest.approx(0.4)
-    assert (result.better, result.worse, result.equal) == (2, 1, 0)
-    assert result.mean_difference == pytest.approx(0.4 / 3)
+    assert result.overall.test.p_value == 0.75
+    assert result.overall.test.statistic == pytest.approx(0.4)
+    assert (result.overall.better, result.overall.worse, result.overall.equal) == (2, 1, 0)
+    assert result.overall.difference == pytest.approx(0.4 / 3)
 
 
 def test_one_epoch_sign_flip_equals_exact_mcnemar_beyond_twenty_discordant_cases():
@@ -74,9 +74,9 @@ def test_one_epoch_sign_flip_equals_exact_mcnemar_beyond_twenty_discordant_cases
         treatment |= {"same-pass": [True], "same-fail": [False]}
         kinds = dict.fromkeys(control, "positive")
         result = compare_arms(control, treatment, kinds, seed=0, resamples=1)
-        assert result.test.method == "exact", (regressed, fixed)
-        assert result.test.p_value == mcnemar_exact(regressed, fixed), (regressed, fixed)
-        assert (result.worse, result.better, result.equal) == (regressed, fixed, 2)
+        assert result.overall.test.method == "exact", (regressed, fixed)
+        assert result.overall.test.p_value == mcnemar_exact(regressed, fixed), (regressed, fixed)
+        assert (result.overall.worse, result.overall.better, result.overall.equal) == (regressed, fixed, 2)
 
 
 def test_up_to_twenty_differences_stay_exact_even_over_the_budget(monkeypatch):
@@ -116,11 +116,11 @@ def test_a_much_better_treatment_is_detected():
     control, treatment = synthetic_arm(rng, 0.5), synthetic_arm(rng, 0.9)
     result = compare_arms(control, treatment, KINDS, seed=2024)
     assert result.verdict == "better"
-    assert result.test.p_value < 0.01
+    assert result.p_value < 0.01
     assert result.recall.difference > 0 and result.clean_rate.difference > 0
     assert result.explanation.startswith("treatment passed more often than control (")
     swapped = compare_arms(treatment, control, KINDS, seed=2024)
-    assert swapped.verdict == "worse" and swapped.test.p_value == result.test.p_value
+    assert swapped.verdict == "worse" and swapped.p_value == result.p_value
 
 
 def test_identical_agents_show_no_difference_in_nearly_every_seed():
@@ -143,8 +143,9 @@ def test_same_seed_same_results_and_the_seed_never_moves_the_exact_p_value():
     assert first == compare_arms(control, treatment, KINDS, seed=1, resamples=300)
     assert summarize_arm(control, KINDS, seed=1) == summarize_arm(control, KINDS, seed=1)
     others = [compare_arms(control, treatment, KINDS, seed=seed, resamples=300) for seed in (2, 3, 4)]
-    assert all(other.test == first.test for other in others)
-    assert any(other.recall.interval.low != first.recall.interval.low for other in others)
+    assert all(other.overall.test == first.overall.test for other in others)
+    bounds = (first.recall.interval.low, first.recall.interval.high)
+    assert any((other.recall.interval.low, other.recall.interval.high) != bounds for other in others)
 
 
 def test_results_do_not_depend_on_mapping_order():
@@ -196,7 +197,8 @@ def test_tiny_matrix_pass_at_k_pass_hat_k_and_flaky_cases():
     summary = summarize_arm(TINY, TINY_KINDS, seed=0)
     at_k, hat_k = summary.pass_at_k, summary.pass_hat_k
     assert (counts(at_k.positive), counts(at_k.clean), counts(at_k.all)) == ((2, 3), (3, 3), (5, 6))
-    assert (counts(hat_k.positive), counts(hat_k.clean), counts(hat_k.all)) == ((1, 3), (1, 3), (2, 6))
+    # pass^k is over answered epochs: c2 passed both epochs it answered (its unanswered one is no fail)
+    assert (counts(hat_k.positive), counts(hat_k.clean), counts(hat_k.all)) == ((1, 3), (2, 3), (3, 6))
     assert summary.flaky_cases == ("c3", "p2")
 
 
@@ -217,8 +219,10 @@ def test_rate_intervals_contain_the_estimate_stay_in_range_and_say_how_they_were
             interval = rate.interval
             assert 0 <= interval.low <= rate.value <= interval.high <= 1
             assert (interval.level, interval.resamples, interval.seed) == (0.9, 500, seed)
-            assert interval.method == "cluster bootstrap over cases, percentile"
-    assert (summary.recall.interval.stream, summary.clean_rate.interval.stream) == ("recall", "clean rate")
+            assert interval.method in ("percentile cluster bootstrap over 16 cases, 500 resamples",) or (
+                interval.method.startswith("Wilson score interval over 16 cases")
+            )
+    assert (summary.recall.interval.stream, summary.clean_rate.interval.stream) == ("positive", "clean")
 
 
 def test_a_wider_level_gives_a_wider_interval():
@@ -252,7 +256,8 @@ def test_unanswered_epochs_are_left_out_and_unpaired_cases_are_reported():
         ("d", "control never answered"),
         ("e", "treatment never answered"),
     ]
-    assert counts(result.recall.control) == (1, 1) and counts(result.recall.treatment) == (3, 3)
+    assert (result.recall.control_mean, result.recall.treatment_mean) == (1.0, 1.0)
+    assert result.verdict == "no verdict" and "4 case(s) have no answered epoch in one arm" in result.verdict_text
 
 
 def test_a_case_neither_arm_answered_is_not_paired():
@@ -263,11 +268,11 @@ def test_a_case_neither_arm_answered_is_not_paired():
 
 def test_nothing_paired_gives_no_difference_and_no_crash():
     result = compare_arms({"a": [None]}, {}, {"a": "positive"}, seed=0)
-    assert (result.paired_cases, result.mean_difference, result.test.p_value) == (0, None, 1.0)
-    assert result.verdict == "no detectable difference"
-    assert result.explanation == "no case was answered by both arms, so there is nothing to compare"
+    assert (result.paired_cases, result.overall.difference, result.p_value) == (0, None, 1.0)
+    assert result.verdict == "no verdict"
+    assert result.explanation.endswith("no case was answered by both arms, so there is nothing to compare")
     for difference in (result.recall, result.clean_rate):
-        assert difference.difference is None and difference.interval is None and difference.control.value is None
+        assert difference.difference is None and difference.interval is None and difference.control_mean is None
     json.dumps(result.to_dict(), allow_nan=False)
 
 
@@ -279,9 +284,9 @@ def test_difference_intervals_contain_the_estimate_and_stay_within_minus_one_and
         for difference in (result.recall, result.clean_rate):
             interval = difference.interval
             assert -1 <= interval.low <= difference.difference <= interval.high <= 1
-            assert difference.difference == pytest.approx(difference.treatment.value - difference.control.value)
+            assert difference.difference == pytest.approx(difference.treatment_mean - difference.control_mean)
             assert (interval.level, interval.resamples, interval.seed) == (0.8, 400, seed)
-            assert interval.method == "paired cluster bootstrap over cases, percentile"
+            assert interval.method == "percentile paired cluster bootstrap over 16 cases, 400 resamples"
 
 
 def test_the_paired_bootstrap_is_narrower_than_treating_arms_as_independent():
@@ -316,8 +321,8 @@ def test_comparison_serializes_to_strict_json():
     rng = random.Random(1)
     result = compare_arms(synthetic_arm(rng, 0.5), synthetic_arm(rng, 0.7), KINDS, seed=1, resamples=50)
     document = json.loads(json.dumps(result.to_dict(), allow_nan=False))
-    assert document["test"]["method"] == "exact"
-    assert document["recall"]["interval"]["method"] == "paired cluster bootstrap over cases, percentile"
+    assert document["overall"]["test"]["method"] == "exact"
+    assert document["recall"]["interval"]["method"] == "percentile paired cluster bootstrap over 16 cases, 50 resamples"
     assert len(document["differences"]) == 32 and document["verdict"] == result.verdict
 
 

@@ -60,7 +60,10 @@ def test_the_graphs_variables_come_through_the_table():
         "repeat": 3,
         "live": "256,16,0.2+1024,32,0.2",
         "experiment": "none",
+        "api": "256,16,0.2",
+        "view": "4,5,500",
     }
+    assert environment_values("ci", {"GITHUB_STEP_SUMMARY": "s.md"}) == {"step_summary": "s.md"}
     given = environment_values("guidance", {"BCEVAL_GUIDANCE_ROOT": "r", "BCEVAL_GUIDANCE_OUT": ""})
     assert given == {"root": "r", "manifest": None, "out": None, "workspace_map": None, "adapter": "oracle"}
 

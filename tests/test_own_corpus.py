@@ -18,7 +18,8 @@ from conftest import SHARED_CORPUS, requires_shared
 from guidance_util import git
 
 from bceval.cli import main
-from bceval.config import DEMO_CORPUS, load_settings
+from bceval.config import DEMO_CORPUS, NOT_FOUND, check_inputs, load_settings
+from bceval.errors import BcevalError
 from bceval.review.cases import ReviewCase
 
 VENV_BIN = Path(sys.executable).parent
@@ -72,10 +73,14 @@ def test_a_subfolder_of_a_git_checkout_finds_the_corpus_at_its_root(small_corpus
     assert settings.out == small_corpus.root / "out"  # beside the corpus, not in the subfolder
 
 
-def test_outside_git_only_the_current_folder_counts_then_the_demo_corpus(small_corpus):
+def test_outside_git_only_the_current_folder_counts_and_the_demo_corpus_is_never_a_fallback(small_corpus):
     deep = small_corpus.root / "microsoft" / "knowledge" / "performance"
     settings = load_settings(cwd=deep, environ={})
-    assert (settings.corpus, settings.corpus_source) == (DEMO_CORPUS, "the demo corpus")
+    assert (settings.corpus, settings.corpus_source) == (deep, NOT_FOUND)
+    with pytest.raises(BcevalError, match=f"^no corpus in {deep} or its parents up to the git root: a corpus has"):
+        check_inputs(settings)
+    asked = load_settings(cwd=deep, environ={}, corpus="demo")
+    assert (asked.corpus, asked.corpus_source) == (DEMO_CORPUS, "--corpus demo: bceval's demo corpus")
 
 
 def test_a_relative_corpus_in_the_environment_resolves_against_the_current_folder(small_corpus, tmp_path):
@@ -293,7 +298,7 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_p
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "bceval: interrupted" and "Traceback" not in stderr
-    assert not [p for p in out.rglob("*.tmp")]
+    assert not [p for p in out.rglob(".bceval-tmp-*")]
     assert not [pid for pid in pids if alive(pid)], "an agent outlived the interrupted run"
     assert views and not [view for view in views if view.exists()], "an agent view outlived the interrupted run"
 
@@ -309,14 +314,28 @@ def alive(pid: int) -> bool:
 def test_temporary_files_a_killed_run_left_are_swept_by_the_next(small_corpus, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
-    left = [out / "review" / ".knowledge-index.json.k1ll3d_x.tmp", out / ".build" / ".cases.json.abcdefgh.tmp"]
+    gone = dead_pid()
+    left = [out / "review" / f".bceval-tmp-{gone}-k1ll3d_x", out / ".build" / f".bceval-tmp-{gone}-abcdefgh"]
     for path in left:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half")
-    mine = out / "review" / "notes.tmp"  # not a name bceval's atomic writes use
-    mine.write_text("mine")
+    kept = [
+        out / "review" / "notes.tmp",  # not a name bceval's atomic writes use
+        out / "review" / ".knowledge-index.json.k1ll3d_x.tmp",  # an editor's (the old atomic-write name)
+        out / "review" / f".bceval-tmp-{os.getpid()}-abcdefgh",  # a living process's write in progress
+        out / "knowledge" / f".bceval-tmp-{gone}-abcdefgh",  # a folder bceval does not own (--out at a corpus)
+    ]
+    for path in kept:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("mine")
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
-    assert not any(path.exists() for path in left) and mine.read_text() == "mine"
+    assert not any(path.exists() for path in left) and all(path.read_text() == "mine" for path in kept)
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
 
 
 def test_a_half_written_doit_state_file_is_rebuilt_with_one_line(small_corpus, tmp_path, capsys):
@@ -326,7 +345,8 @@ def test_a_half_written_doit_state_file_is_rebuilt_with_one_line(small_corpus, t
     state.write_text(state.read_text()[: len(state.read_text()) // 2])  # killed while doit saved it
     capsys.readouterr()
     code, out_text, err = run(capsys, "prepare", "--corpus", str(small_corpus.root), "--out", str(out))
-    assert code == 0 and "left half written by a killed run; rebuilding" in err and "Traceback" not in err
+    assert code == 0 and "was not valid JSON (a run was killed or the disk was full); rebuilding" in err
+    assert "Traceback" not in err
     assert json.loads(state.read_text())  # whole again
 
 
@@ -479,9 +499,11 @@ def test_version(capsys):
 def test_guidance_commands_find_the_corpus_the_same_way(tmp_path, monkeypatch, capsys):
     corpus = tmp_path / "demo"
     shutil.copytree(DEMO_CORPUS, corpus)
-    monkeypatch.chdir(corpus / "microsoft")  # outside git only the current folder counts: the demo corpus
+    monkeypatch.chdir(corpus / "microsoft")  # outside git only the current folder counts: no corpus, and no demo
     code, out, err = run(capsys, "guidance")
-    assert code == 0 and err.splitlines()[0].startswith(f"bceval: corpus {DEMO_CORPUS} (the demo corpus)")
+    assert code == 1 and f"no corpus in {corpus / 'microsoft'} or its parents up to the git root" in err
+    code, out, err = run(capsys, "guidance", "--root", "demo")  # the demo corpus when asked for
+    assert code == 0 and err.splitlines()[0].startswith(f"bceval: corpus {DEMO_CORPUS} (--root demo: bceval's demo")
     monkeypatch.chdir(corpus)
     code, out, err = run(capsys, "guidance")
     assert code == 0 and "fixture validation PASSED: 4 case(s)" in out

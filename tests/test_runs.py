@@ -56,7 +56,8 @@ def test_two_runs_in_one_output_folder_never_touch_each_others_files(agent, tmp_
     )
     assert code == 0, lines + err
     assert run_cli(capsys, "score", "--adapter", "command", "--model", "m-1", *demo(out))[0] == 0
-    assert run_cli(capsys, "score", "--adapter", "oracle", "--run", "oracle-again", *demo(out))[0] == 0
+    assert run_cli(capsys, "answer", "--adapter", "oracle", "--run", "oracle-again", *demo(out))[0] == 0
+    assert run_cli(capsys, "score", "--run", "oracle-again", *demo(out))[0] == 0  # scored as it was answered
     assert files(out / "runs" / "oracle") == oracle  # not one byte or mtime of the first run changed
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["baseline", "command-m-1", "oracle", "oracle-again"]
     assert not (out / "score.json").exists() and not (out / "scorecard.json").exists()
@@ -90,7 +91,7 @@ def test_compare_takes_run_names_and_scorecard_paths(tmp_path, capsys):
     assert (
         code == 2
         and lines == []
-        and err == [f"bceval: nosuch: no such scorecard file, and no run of that name in {out / 'runs'}"]
+        and err == [f"bceval: nosuch: no run of that name in {out / 'runs'}; the runs there: baseline, oracle"]
     )
 
 
@@ -179,9 +180,9 @@ def test_failed_from_reruns_the_failures_into_the_run_and_keeps_the_rest(agent, 
             "--failed-from gone.json: no run of that name in {runs} and no such score file",
         ),
         (["--run", "../escape"], "invalid run name '../escape': use letters, digits, '.', '_' and '-'"),
-        (["--isolation", "chroot"], "unknown isolation 'chroot'; choose one of: view, none"),
-        (["--sandbox", "docker"], "unknown sandbox 'docker'; choose one of: none, bwrap"),
-        (["--epoch", "0"], "invalid setting epoch: must be at least 1"),
+        (["--isolation", "chroot"], "--isolation: unknown isolation 'chroot'; choose one of: view, none"),
+        (["--sandbox", "docker"], "--sandbox: unknown sandbox 'docker'; choose one of: none, bwrap"),
+        (["--epoch", "0"], "--epoch must be at least 1"),
     ],
 )
 def test_bad_selection_and_run_flags_are_one_line_exit_2_nothing_written(tmp_path, capsys, flags, message):

@@ -240,58 +240,90 @@ def bwrap() -> str:
         pytest.skip(f"no working bwrap here: {exc}")
 
 
-@pytest.fixture
-def host_views(view_root: Path):
-    """Two agent views where real ones live: the memory-backed temp folder, or the system temp dir."""
+def venv_under(home: Path) -> Path:
+    """A virtual environment's interpreter under `home` (what a checkout under /tmp has): bin/python linked to this
+    interpreter, with the pyvenv.cfg that names its home."""
+    real = Path(sys.executable).resolve()
+    (home / "venv" / "bin").mkdir(parents=True)
+    (home / "venv" / "pyvenv.cfg").write_text(f"home = {real.parent}\n", encoding="utf-8")
+    python = home / "venv" / "bin" / "python"
+    python.symlink_to(real)
+    return python
+
+
+def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path, view_root: Path) -> str | None:
+    """Run the probe under the sandbox on `interpreter`; None when it saw exactly what the sandbox binds, else
+    what differed. The expected set follows the binds (the view, the grant, the agent's installation and its
+    interpreter's), so it holds wherever the checkout and its venv live, /tmp included. The views are made where
+    real ones live (`view_root`: the memory-backed temp folder, or the system temp dir)."""
     views = [Path(tempfile.mkdtemp(prefix="bceval-view-", dir=view_root)) for _ in range(2)]
-    yield views
-    for view in views:
-        shutil.rmtree(view)
+    try:
+        view, other_view = views
+        (view / "request.json").write_text("{}", encoding="utf-8")
+        corpus, out, allowed = tmp_path / "corpus", tmp_path / "out", tmp_path / "allowed"
+        for directory in (corpus, out, allowed):
+            directory.mkdir()
+        (allowed / "token").write_text("granted", encoding="utf-8")
+        probe = executable(tmp_path / "agent" / "probe", f"#!{interpreter}\n{PROBE}")
+        roots = dict.fromkeys([tempfile.gettempdir(), str(view.parent)])  # the host's temp dir and the views' folder
+        host_tmp = [str(Path(root, name)) for root in roots for name in os.listdir(root)]
+        shown = [view, allowed, *installation_paths(str(probe), SYSTEM_ENV)]
+        ask = {
+            "view": str(view),
+            "allowed": str(allowed),
+            "exists": [
+                str(p)
+                for p in (corpus, out, other_view, view / "request.json", Path.cwd() / "pyproject.toml", *host_tmp)
+            ],
+        }
+        argv = sandbox_argv(
+            bwrap,
+            [str(probe), json.dumps(ask)],
+            workdir=view,
+            read_only=[view],
+            allow=[allowed],
+            hidden={"the corpus": corpus, "the output directory": out},
+            environ=SYSTEM_ENV,
+        )
+        done = subprocess.run(argv, env=SYSTEM_ENV, capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode != 0:
+            return f"the probe failed: {done.stderr.strip()[-300:]}"
+        seen = json.loads(done.stdout)
+        visible = {path for path, exists in seen["exists"].items() if exists}
+        # The host temp dir's entries reach the sandbox only as components of what was bound.
+        expected = {str(view / "request.json")} | {p for p in host_tmp if any(inside(s, Path(p)) for s in shown)}
+        expected_tmp = sorted({s.relative_to("/tmp").parts[0] for s in shown if inside(s, Path("/tmp"))})
+        problems = []
+        if seen["cwd"] != str(view):
+            problems.append(f"cwd {seen['cwd']}")
+        if visible != expected:
+            problems.append(f"visible {sorted(visible ^ expected)} differ from the binds")
+        if seen["tmp"] != expected_tmp:
+            problems.append(f"/tmp holds {seen['tmp']}, the binds {expected_tmp}")
+        if seen["view_writable"] or (view / "probe-wrote").exists():
+            problems.append("the view was writable")
+        if seen["allowed_token"] != "granted" or not seen["allowed_writable"]:
+            problems.append("the grant was not readable and writable")
+        if seen["net_ns"] != os.readlink("/proc/self/ns/net"):  # the model API stays reachable
+            problems.append("the network was unshared")
+        if seen["pid_ns"] == os.readlink("/proc/self/ns/pid"):  # ... while everything else is unshared
+            problems.append("the pid namespace was shared")
+        return "; ".join(problems) or None
+    finally:
+        for folder in views:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, host_views: list[Path]) -> None:
-    view, other_view = host_views
-    (view / "request.json").write_text("{}", encoding="utf-8")
-    corpus, out, allowed = tmp_path / "corpus", tmp_path / "out", tmp_path / "allowed"
-    for directory in (corpus, out, allowed):
-        directory.mkdir()
-    (allowed / "token").write_text("granted", encoding="utf-8")
-    # The fake agent lives in tmp_path and runs on the venv's python (a pyenv build outside /usr).
-    probe = executable(tmp_path / "agent" / "probe", f"#!{sys.executable}\n{PROBE}")
-    roots = dict.fromkeys([tempfile.gettempdir(), str(view.parent)])  # the host's temp dir and the views' folder
-    host_tmp = [str(Path(root, name)) for root in roots for name in os.listdir(root)]
-    shown = [view, allowed, probe.parent]
-    ask = {
-        "view": str(view),
-        "allowed": str(allowed),
-        # the repository's files (its folder may appear as the parent of a bound .venv, empty)
-        "exists": [
-            str(p) for p in (corpus, out, other_view, view / "request.json", Path.cwd() / "pyproject.toml", *host_tmp)
-        ],
-    }
-    argv = sandbox_argv(
-        bwrap,
-        [str(probe), json.dumps(ask)],
-        workdir=view,
-        read_only=[view],
-        allow=[allowed],
-        hidden={"the corpus": corpus, "the output directory": out},
-        environ=SYSTEM_ENV,
-    )
-    done = subprocess.run(argv, env=SYSTEM_ENV, capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
-
-    assert seen["cwd"] == str(view)
-    visible = {path for path, exists in seen["exists"].items() if exists}
-    # The host temp dir's entries reach the sandbox only as components of what was bound.
-    assert visible == {str(view / "request.json")} | {p for p in host_tmp if any(inside(s, Path(p)) for s in shown)}
-    assert seen["tmp"] == sorted({s.relative_to("/tmp").parts[0] for s in shown if inside(s, Path("/tmp"))})
-    assert seen["view_writable"] is False and not (view / "probe-wrote").exists()
-    assert seen["allowed_token"] == "granted" and seen["allowed_writable"] is True
-    assert (allowed / "probe-wrote").read_text(encoding="utf-8") == "x"
-    assert seen["net_ns"] == os.readlink("/proc/self/ns/net")  # the model API stays reachable
-    assert seen["pid_ns"] != os.readlink("/proc/self/ns/pid")  # ... while everything else is unshared
+@pytest.mark.parametrize("where", ["this interpreter", "a venv under the temp dir"])
+def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, where: str, view_root: Path) -> None:
+    if where == "this interpreter":  # a pyenv build or a venv outside /usr, wherever the checkout lives
+        assert sees_only_what_it_is_given(bwrap, tmp_path, Path(sys.executable), view_root) is None
+        return
+    home = Path(tempfile.mkdtemp(prefix="bceval-test-venv-"))  # as a checkout under /tmp has its .venv
+    try:
+        assert sees_only_what_it_is_given(bwrap, tmp_path, venv_under(home), view_root) is None
+    finally:
+        shutil.rmtree(home)
 
 
 def test_killing_bwrap_ends_the_agent(bwrap: str, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -296,8 +297,17 @@ def test_changing_one_result_rejudges_only_that_file(tmp_path):
     document["cases"][0]["findings"] = [{"id": "microsoft/knowledge/events/no-commit-in-subscribers.md"}]
     target.write_text(json.dumps(document))
     code, executed = run_graph(settings, "score")
-    assert code == 1
-    assert executed == ["answered", f"verdict:{target.name}", "score_json", "scorecard", "score"]
+    assert code == 2  # the run's own result is no longer what bceval wrote: refused, not scored
+    assert executed == ["answered", f"verdict:{target.name}", "score_json"]
+
+    external = replace(settings, results=tmp_path / "mine")  # the same answers as results from outside
+    shutil.copytree(settings.results_dir, external.results)
+    assert run_graph(external, "score")[0] == 1
+    edited = external.results / target.name
+    edited.write_text(json.dumps({**document, "cases": [{**document["cases"][0], "findings": []}]}))
+    code, executed = run_graph(external, "score")
+    assert code == 0
+    assert [name for name in executed if name.startswith("verdict:")] == [f"verdict:{target.name}"]
 
 
 def test_oracle_passes_and_baseline_is_deterministic_on_demo(tmp_path):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 from bceval.layout import PrepareDir
 from bceval.review.cases import ReviewCase
 from bceval.review.scoring import InfraFailure, ResultEntry
@@ -25,7 +25,7 @@ class CaseInput:
     corpus: Path  # where the leaf and the candidate articles the request names are read from
 
     def request(self) -> dict[str, Any]:
-        return json.loads(self.request_path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_text(self.request_path, "utf-8"))
 
 
 @dataclass
@@ -38,6 +38,7 @@ class Answer:
     transcript: dict[str, Any] | None = None  # live agents only
     cached: bool = False
     view_digest: str | None = None
+    prompts: tuple[str, ...] = ()  # the prompt texts a live agent sent (the run stores each once, by hash)
 
 
 def result_document(entries: list[ResultEntry], answered_by: dict[str, Any], record: dict[str, Any]) -> str:

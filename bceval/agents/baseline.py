@@ -20,6 +20,7 @@ from typing import Any
 from bceval import __version__
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.registry import AgentBase
+from bceval.jsonio import read_regular_text
 from bceval.review.ranking import normalize, score_article
 from bceval.review.scoring import ResultEntry
 
@@ -69,7 +70,7 @@ class BaselineAdapter(AgentBase):
         self._article = cache(self._read_article)
 
     def _read_article(self, path: str) -> str:
-        return (self._corpus / path).read_text(encoding="utf-8-sig", errors="replace")
+        return read_regular_text(self._corpus / path, "utf-8-sig", "replace")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -81,7 +82,7 @@ class BaselineAdapter(AgentBase):
 
     def answer(self, case: CaseInput) -> Answer:
         request = case.request()
-        text = case.case_path.read_text(encoding="utf-8")
+        text = read_regular_text(case.case_path, "utf-8")
         for entry in request["cases"]:
             text += " " + entry.get("context", "")
         case_words = words(text)

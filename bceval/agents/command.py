@@ -23,12 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bceval.agents import live
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.agents.settings import AgentSettings
-from bceval.agents.view import View, built_view, materialize, remove, scrubbed_environment
-from bceval.jsonio import dumps, write_atomic
+from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
 from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 from bceval.runs.identity import asking, question
@@ -47,6 +47,15 @@ VIEW_NOTE = (
     "and the full text of every candidate article. Every path in the request is relative to the working "
     "directory."
 )
+
+
+def review_prompt(view: View, isolated: bool) -> str:
+    """The text a command agent gets on its standard input for the case of `view` (`bceval prompt` shows it)."""
+    note = f"{VIEW_NOTE}\n\n" if isolated else ""
+    return (
+        f"{CONTRACT}\n\n{note}=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
+        f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
+    )
 
 
 class CommandAdapter(LiveAgent):
@@ -71,14 +80,13 @@ class CommandAdapter(LiveAgent):
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
         folder, not just the view, so where they are is part of the key: another corpus is another question."""
         asked = replace(asking("command", self.agent, live=True), model=self.model)
-        return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
+        key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
+        if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
+            key = hashlib.sha256(f"{key}|network={self.agent.sandbox_network}".encode()).hexdigest()
+        return key
 
     def prompt(self, view: View, isolated: bool) -> str:
-        note = f"{VIEW_NOTE}\n\n" if isolated else ""
-        return (
-            f"{CONTRACT}\n\n{note}=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
-            f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
-        )
+        return review_prompt(view, isolated)
 
     # --- answering -------------------------------------------------------------------------------------------
 
@@ -94,35 +102,45 @@ class CommandAdapter(LiveAgent):
             "isolation": self.agent.isolation,
             "sandbox": self.agent.sandbox,
             "sandboxAllow": [str(path) for path in self.agent.sandbox_allow],
+            **({"sandboxNetwork": self.agent.sandbox_network} if self.agent.sandbox == "bwrap" else {}),
             "view": {"sha256": view.digest, "files": view.manifest()},
             "cacheKey": key,
         }
+        # the prompt depends on the view and the isolation only, so a cached answer's prompt is this one too
+        sent = "" if self.reads_request_file else self.prompt(view, self.agent.isolation == "view")
+        prompts = (sent,) if sent else ()
         cached = self._cached(key)
         if cached is not None:
-            entries, usage, transcript = cached
-            record = {**base, "cached": True, "attempts": transcript.get("attempts", []), "outcome": "answered"}
-            return Answer(entries, None, usage, record, True, view.digest)
+            entries, usage, transcript, payer = cached
+            # An answer this run paid for itself (a killed run resumed) is its own, cost included; only one an
+            # earlier, finished attempt of another run paid for is "cached".
+            mine = bool(self.agent.paid_by) and payer == self.agent.paid_by
+            record = {**base, "cached": not mine, "attempts": transcript.get("attempts", []), "outcome": "answered"}
+            if not mine and payer:
+                record["paidBy"] = payer
+            return Answer(entries, None, usage, record, not mine, view.digest, prompts)
         entries, attempts, usage = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
         record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
         if entries is not None:
             record["outcome"] = "answered"
             self._store(key, entries, usage, record)
-            return Answer(entries, None, usage, record, False, view.digest)
+            return Answer(entries, None, usage, record, False, view.digest, prompts)
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
         record["outcome"] = f"failed: {kind}"
-        return Answer(None, failure, usage, record, False, view.digest)
+        return Answer(None, failure, usage, record, False, view.digest, prompts)
 
-    def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any]] | None:
+    def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any], str] | None:
         path = cached_answer(self.cache_dir, key)
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
+            stored = json.loads(read_regular_bytes(path))
             entries = [ResultEntry.model_validate(entry) for entry in stored["cases"]]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, BcevalError):
             return None  # absent, or not ours: answer again
-        return entries, Usage.from_record(stored.get("usage")), stored.get("transcript") or {}
+        payer = stored.get("paidBy")
+        return entries, Usage.from_record(stored.get("usage")), stored.get("transcript") or {}, str(payer or "")
 
     def _store(self, key: str, entries: list[ResultEntry], usage: Usage, transcript: dict[str, Any]) -> None:
         record = {
@@ -131,6 +149,7 @@ class CommandAdapter(LiveAgent):
             "cases": [entry.model_dump() for entry in entries],
             "usage": usage.as_record(),
             "transcript": transcript,
+            **({"paidBy": self.agent.paid_by} if self.agent.paid_by else {}),
         }
         write_atomic(cached_answer(self.cache_dir, key), dumps(record))
 
@@ -143,9 +162,7 @@ class CommandAdapter(LiveAgent):
 
     def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = self.agent.isolation == "view"
-        root = materialize(view) if isolated else None
-        if root is not None:
-            live.track_view(root)
+        root = materialize(view) if isolated else None  # tracked until released: an interrupt removes it
         try:
             workdir = root if root is not None else Path.cwd()
             request_path = (root / view.request_name) if root is not None else case.request_path
@@ -164,8 +181,8 @@ class CommandAdapter(LiveAgent):
             }
             return self._run(argv, workdir if isolated else None, env, prompt, record)
         finally:
-            if root is not None and live.forget_view(root):
-                remove(root)
+            if root is not None:
+                release(root)
 
 
 def _entries(text: str) -> list[ResultEntry] | Unreadable:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.jsonio import read_regular_text
+
 NO_REPORT_KINDS = (
     "no-answer",
     "not-an-object",
@@ -45,7 +47,7 @@ class GuidanceCaseInput:
     environment: Mapping[str, str]  # what a process-based adapter gives the agent; never the digest
 
     def request(self) -> dict[str, Any]:
-        return json.loads(self.request_path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_text(self.request_path, "utf-8"))
 
 
 @dataclass(frozen=True)

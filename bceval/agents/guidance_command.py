@@ -17,17 +17,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bceval.agents import live
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import LiveAgent, Unreadable, extract_json_object
 from bceval.agents.settings import AgentSettings
-from bceval.agents.view import scrubbed_environment, sweep_stale_folders, temp_folder
+from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.guidance.evidence import run_git
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
-from bceval.runs.transcript import write_transcript
+from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.usage import Usage
 
 VIEW_FOLDERS = ("skills", "knowledge")
@@ -50,6 +49,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
             if source.is_dir():
                 shutil.copytree(source, view / layer / folder, symlinks=False)
     shutil.copyfile(index, view / KNOWLEDGE_INDEX)
+    own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
     for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
         path.chmod(0o444 if path.is_file() else 0o555)
     view.chmod(0o555)
@@ -57,9 +57,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
 
 
 def remove_view(view: Path) -> None:
-    from bceval.agents.view import remove
-
-    remove(view)
+    release(view)
 
 
 class GuidanceCommandAdapter(LiveAgent):
@@ -82,11 +80,10 @@ class GuidanceCommandAdapter(LiveAgent):
         if self._view is None:
             self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
             self._view = build_knowledge_view(self.manifest.root, GuidanceRunDir(self.run_dir).prepared.knowledge_index)
-            live.track_view(self._view)
         return self._view
 
     def close(self) -> None:
-        if self._view is not None and live.forget_view(self._view):
+        if self._view is not None:
             remove_view(self._view)
         self._view = None
 
@@ -116,18 +113,20 @@ class GuidanceCommandAdapter(LiveAgent):
 
             answer, attempts, usage = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            release(scratch)
+        sent = "" if self.reads_request_file else prompt
         if answer is not None:
-            self._finish(case, attempts, usage, "answered")
+            self._finish(case, attempts, usage, "answered", sent)
             return answer
         kind = attempts[-1].failure[0] if attempts[-1].failure else "no-answer"
-        self._finish(case, attempts, usage, f"failed: {kind}")
+        self._finish(case, attempts, usage, f"failed: {kind}", sent)
         return NoReport(kind)
 
-    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str) -> None:
+    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str, prompt: str) -> None:
         record = {
             "case": case.case_id,
             "workspace": str(case.workspace),
+            "promptSha256": write_prompt(self.run_dir, prompt) if prompt else None,
             "attempts": [attempt.record for attempt in attempts],
             "outcome": outcome,
         }

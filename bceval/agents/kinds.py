@@ -34,3 +34,17 @@ def command(setup: Setup) -> Agent:
     from bceval.agents.command import CommandAdapter
 
     return CommandAdapter(setup.agent, setup.cache_dir, setup.hidden)
+
+
+@agent("api", live=True, needs_view=True, reports_usage=True, questions=(REVIEW, GUIDANCE), endpoint=True)
+def api(setup: Setup) -> Agent:
+    """bceval's own agent over a chat-completions endpoint, its read-only tools confined to the case's view (or,
+    for guidance, to the workspace and the knowledge view)."""
+    assert setup.agent is not None  # make_agent refuses a live kind without its settings
+    if isinstance(setup, GuidanceSetup):
+        from bceval.agents.api import ApiGuidanceAgent
+
+        return ApiGuidanceAgent(setup.agent, setup.manifest, setup.run_dir, dict(setup.hidden))
+    from bceval.agents.api import ApiReviewAgent
+
+    return ApiReviewAgent(setup.agent, setup.cache_dir, setup.hidden)

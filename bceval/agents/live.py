@@ -1,52 +1,117 @@
-"""The agent processes bceval has running, so that Ctrl-C or a crash never leaves one behind.
+"""The agent processes and temp folders bceval has in use, so that Ctrl-C, a timeout or an agent's own
+daemon never leaves one behind.
 
 Agents run in sessions of their own (a timeout kills the whole group, and a terminal's Ctrl-C does not reach
-them half-way through writing), so bceval itself must stop them when it is interrupted.
+them half-way through writing), so bceval itself must stop them. A process that leaves its session
+(`setsid`) or whose parent exits is no longer in the agent's group; on Linux bceval is a child subreaper
+(`prctl(PR_SET_CHILD_SUBREAPER)`), so such orphans become bceval's children instead of init's and are ended
+with the agent: no agent process outlives its case. Elsewhere only the process group is ended.
+
+Folders (views, scratch) are created here while no interrupt is under way, and remembered until removed: an
+interrupt removes every one, and none is created after it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from bceval.errors import BcevalError
+
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+KILL_ROUNDS = 20  # an agent forking while it is ended: look again until nothing of its tree is left
 _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
-_stops = 0  # how many times stop_all ran: an agent whose start was under way by then is killed once it exists
+_state = {"subreaper": None, "stopping": False}
+_stops = 0  # how many times stop_all ran: an agent whose start was under way by then is ended once it exists
+_starting = 0  # agents being started outside the lock (worker threads)
+_sweeping = 0  # `end`s looking for orphans: a start under way would look like one, so they wait for each other
+_quiet = threading.Condition(_lock)
 
 
-def start(argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any) -> subprocess.Popen:
-    """Start an agent in its own process group, remembered until `forget`.
+class Interrupted(BcevalError):
+    """Raised to a worker that would start an agent or a folder after bceval was interrupted."""
 
-    Agents are started side by side from worker threads, so the fork and exec happen outside the lock (holding
-    it across Popen made every start wait for the one before). Only the main thread is ever interrupted, so a
-    start made there keeps the lock until the process is registered; one that finishes in a worker after
-    `stop_all` ran is killed at once instead of being registered."""
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of everything it starts (Linux); False where that is not possible."""
+    if _state["subreaper"] is None:
+        done = False
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                done = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                done = False
+        _state["subreaper"] = done
+    return bool(_state["subreaper"])
+
+
+def _refuse_if_stopping() -> None:
+    if _state["stopping"]:
+        raise Interrupted("interrupted: no new agent or view is started")
+
+
+def start(
+    argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any = subprocess.PIPE
+) -> subprocess.Popen:
+    """Start an agent in its own session, remembered until `end`.
+
+    Agents are started side by side from worker threads, so there the fork and exec happen outside the lock
+    (holding it across Popen made every start wait for the one before). Only the main thread is ever
+    interrupted, so a start made there keeps the lock until the process is registered; one that finishes in a
+    worker after `stop_all` ran is ended at once (its whole tree) instead of being registered. While a start is
+    under way outside the lock no `end` looks for orphans (the new agent, a child of bceval in a session of its
+    own, would look like one), and the other way round."""
     if threading.current_thread() is threading.main_thread():
         with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
-            process = _popen(argv, cwd, env, stdout, stderr)
+            _refuse_if_stopping()
+            become_subreaper()
+            while _sweeping:
+                _quiet.wait()
+            process = _popen(argv, cwd, env, stdout, stderr, stdin)
             _running.add(process)
         return process
-    stops = _stops
-    process = _popen(argv, cwd, env, stdout, stderr)
+    global _starting
     with _lock:
-        stopped = stops != _stops
+        _refuse_if_stopping()
+        become_subreaper()
+        while _sweeping:
+            _quiet.wait()
+        _starting += 1
+        stops = _stops
+    try:
+        process = _popen(argv, cwd, env, stdout, stderr, stdin)
+    finally:
+        with _lock:
+            _starting -= 1
+            _quiet.notify_all()
+    with _lock:
+        stopped = stops != _stops or _state["stopping"]
         if not stopped:
             _running.add(process)
     if stopped:
-        kill(process)
+        end(process)
+        raise Interrupted("interrupted: no new agent or view is started")
     return process
 
 
-def _popen(argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any) -> subprocess.Popen:
+def _popen(
+    argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any
+) -> subprocess.Popen:
     return subprocess.Popen(
         argv,
         cwd=cwd,
-        stdin=subprocess.PIPE,
+        stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         env=env,
@@ -59,21 +124,165 @@ def forget(process: subprocess.Popen) -> None:
         _running.discard(process)
 
 
-def kill(process: subprocess.Popen) -> None:
-    """Kill the agent and everything it started, and reap it."""
+# --- the process table (Linux /proc) -------------------------------------------------------------------------
+
+
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """(parent pid, session id, state) of a process, or None when it is gone."""
     try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            process.kill()
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            text = handle.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
+    return (int(fields[1]), int(fields[3]), fields[0]) if len(fields) >= 4 else None
+
+
+def _children(pid: int) -> list[int] | None:
+    """The children of a process (every thread's), or None where the kernel does not list them."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found += [int(word) for word in handle.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{task}"):
+                continue  # the thread ended meanwhile
+            return None  # no CONFIG_PROC_CHILDREN: the caller reads the whole table
+        except OSError:
+            continue
+    return found
+
+
+def _table(skip: frozenset[int] = frozenset()) -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, session id, state) of bceval's descendants (all an agent's leftovers can be, bceval
+    being their subreaper), not descending into `skip` (other agents, still running); the whole process table
+    where the kernel does not list children; empty without /proc."""
+    table: dict[int, tuple[int, int, str]] = {}
+    pending = _children(os.getpid())
+    if pending is None:
+        try:
+            names = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return table
+        for pid in names:
+            info = _stat(pid)
+            if info is not None:
+                table[pid] = info
+        return table
+    while pending:
+        pid = pending.pop()
+        if pid in table:
+            continue
+        info = _stat(pid)
+        if info is None:
+            continue
+        table[pid] = info
+        if pid not in skip:
+            pending += _children(pid) or []
+    return table
+
+
+def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
+    """The live processes of the agent whose session leader is `leader`: its descendants, its session, and the
+    orphans it left with bceval (children of bceval in a session of their own that no running agent leads)."""
+    me, my_session = os.getpid(), os.getsid(0)
+    with _lock:
+        agents = {process.pid for process in _running}
+    found = {pid for pid, (_, session, _) in table.items() if session == leader}
+    found |= {
+        pid
+        for pid, (parent, session, _) in table.items()
+        if parent == me and session != my_session and pid not in agents and session not in agents
+    }
+    found.add(leader)
+    grew = True
+    while grew:  # descendants of everything found
+        more = {pid for pid, (parent, _, _) in table.items() if parent in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return {pid for pid in found if pid in table and pid != me and table[pid][2] != "Z"}
+
+
+def _reap_orphans() -> None:
+    """Collect the exit status of orphans bceval adopted (zombies that no Popen waits for)."""
+    me, my_session = os.getpid(), os.getsid(0)
+    with _lock:
+        agents = {process.pid for process in _running}
+    for pid, (parent, session, state) in _table(frozenset(agents)).items():
+        if parent == me and state == "Z" and session != my_session and pid not in agents:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def end(process: subprocess.Popen) -> None:
+    """End the agent and everything it started, orphans included, and reap it (it may have exited already)."""
+    if os.name != "posix":  # pragma: no cover - Windows
+        process.kill()
+        process.wait()
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    if sys.platform.startswith("linux"):
+        global _sweeping
+        with _lock:  # no agent is half-started (forked, not yet registered) while orphans are looked for
+            while _starting:
+                _quiet.wait()
+            _sweeping += 1
+            others = frozenset(p.pid for p in _running if p is not process)
+        try:
+            for _ in range(KILL_ROUNDS):
+                tree = _agent_tree(process.pid, _table(others))
+                if not tree:
+                    break
+                for pid in tree:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.01)
+            _reap_orphans()
+        finally:
+            with _lock:
+                _sweeping -= 1
+                _quiet.notify_all()
     process.wait()
+
+
+kill = end  # the name the timeout path used
+
+
+# --- folders ---------------------------------------------------------------------------------------------------
+
+
+def new_folder(kind: str, parent: Path | None = None) -> Path:
+    """A new folder under the temp dir (`bceval-<kind>-<pid>-...`, so a later run can tell what a killed one
+    left), remembered until `forget_view`; refused once an interrupt is under way."""
+    with _lock:
+        _refuse_if_stopping()
+        root = Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
+        _views.add(root)
+    return root
 
 
 def track_view(root: Path) -> None:
     with _lock:
-        _views.add(root)
+        if _state["stopping"]:
+            stopping = True
+        else:
+            stopping = False
+            _views.add(root)
+    if stopping:
+        _remove(root)
+        raise Interrupted("interrupted: no new agent or view is started")
 
 
 def forget_view(root: Path) -> bool:
@@ -85,22 +294,35 @@ def forget_view(root: Path) -> bool:
         return False
 
 
-def stop_all() -> int:
-    """Kill every agent still running and remove the views of cases in flight (on Ctrl-C); returns how many
-    agents there were."""
-    from bceval.agents.view import remove
+def _remove(root: Path) -> None:
+    from bceval.agents.folders import remove
 
+    for _ in range(5):  # a worker may still be writing into it: try again until it is gone
+        try:
+            remove(root)
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def stop_all() -> int:
+    """Kill every agent still running (their whole trees) and remove every folder in use (on Ctrl-C); nothing
+    new starts afterwards. Returns how many agents there were."""
     global _stops
     with _lock:
+        _state["stopping"] = True
         _stops += 1
         running, views = list(_running), list(_views)
         _running.clear()
         _views.clear()
     for process in running:
-        kill(process)
+        end(process)
     for root in views:
-        try:
-            remove(root)
-        except OSError:
-            pass  # a worker was removing it at the same moment
+        _remove(root)
     return len(running)
+
+
+def reset() -> None:
+    """Allow agents again after `stop_all` (tests that interrupt and go on in one process)."""
+    with _lock:
+        _state["stopping"] = False

@@ -14,6 +14,7 @@ import random
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -32,7 +33,8 @@ from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
 from bceval.usage import Usage
 
-VERSION_TIMEOUT = 30.0
+VERSION_TIMEOUT = 10.0  # a command that answers `--version` with a model call is stopped long before it pays much
+VERSION_MAX_CHARS = 80  # a version is one short line; anything longer (or shaped like an answer) is "unknown"
 POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
@@ -128,11 +130,13 @@ class LiveAgent(AgentBase):
             raise BcevalError(f"--command: cannot split '{agent.command}': {exc}") from None
         if not self.argv:
             raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
-        self.executable = shutil.which(self.argv[0], path=environ.get("PATH"))
-        if self.executable is None:
-            raise BcevalError(f"--command: '{self.argv[0]}' was not found on PATH; install it or give a full path")
+        # the agent's working folder is its case view (or workspace) unless it runs where bceval runs
+        elsewhere = not in_case_view or agent.isolation == "view"
+        self.executable = resolve_command(self.argv[0], environ, elsewhere)
+        self.named_files = named_files(self.argv[1:], elsewhere)
         self.agent = agent
         self.hidden = dict(hidden)
+        self.in_case_view = in_case_view
         self.bwrap: str | None = None
         if agent.sandbox == "bwrap":
             from bceval.agents.sandbox import require_bwrap, sandbox_argv
@@ -149,6 +153,8 @@ class LiveAgent(AgentBase):
                 allow=list(agent.sandbox_allow),
                 hidden=self.hidden,
                 environ=environ,
+                named=self.named_files,
+                network=agent.sandbox_network,
             )
         self.model = agent.model or UNPINNED_MODEL
         self.pinned = pinned(agent.command, agent.model)
@@ -200,19 +206,44 @@ class LiveAgent(AgentBase):
         }
 
     def _probe_version(self) -> str:
+        """`<command> --version`, asked as the agent is asked: in a folder of its own that holds nothing, with the
+        agent's environment and sandbox, stdin empty, within VERSION_TIMEOUT. Only a short first line that reads
+        like a version is kept: a wrapper that answers `--version` with a model call gives "unknown"."""
+        from bceval.agents.view import release, scrubbed_environment, temp_folder
+
         try:
-            done = subprocess.run(
-                [self.executable, "--version"],
-                capture_output=True,
-                text=True,
-                timeout=VERSION_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                env=self.environ,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+            folder = temp_folder("probe")
+        except (OSError, BcevalError):
             return "unknown"
-        lines = done.stdout.strip().splitlines()
-        return lines[0].strip() if done.returncode == 0 and lines else "unknown"
+        try:
+            isolated = not self.in_case_view or self.agent.isolation == "view"
+            env = scrubbed_environment(self.environ, list(self.hidden.values()), folder) if isolated else self.environ
+            workdir = folder if isolated else Path.cwd()
+            argv = self.sandboxed([self.executable, "--version"], workdir, [folder], dict(env))
+            with tempfile.TemporaryFile() as out:
+                try:
+                    process = live.start(
+                        argv,
+                        cwd=workdir,
+                        env=dict(env),
+                        stdout=out,
+                        stderr=subprocess.DEVNULL,
+                        stdin=subprocess.DEVNULL,
+                    )
+                except (OSError, BcevalError):
+                    return "unknown"
+                try:
+                    process.wait(timeout=VERSION_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    pass
+                finally:
+                    live.end(process)
+                    live.forget(process)
+                out.seek(0)
+                head = out.read(4096)
+            return version_line(head) if process.returncode == 0 else "unknown"
+        finally:
+            release(folder)
 
     def _wait_before(self, number: int) -> float:
         with self._rng_lock:
@@ -238,6 +269,8 @@ class LiveAgent(AgentBase):
         for number in range(1, self.agent.retries + 2):
             made = attempt(number, self._wait_before(number))
             attempts.append(made)
+            if made.failure is not None and made.failure[0] == "spawn-error":
+                break  # a command that cannot start will not start on a retry either
             if made.failure is None:
                 answer = read(made.text or "")
                 if not isinstance(answer, Unreadable):
@@ -260,7 +293,8 @@ class LiveAgent(AgentBase):
         ]
 
     def sandboxed(self, argv: list[str], workdir: Path, read_only: list[Path], env: dict[str, str]) -> list[str]:
-        """The command line under bwrap when the sandbox is on: only `read_only` (and grants) besides the system."""
+        """The command line under bwrap when the sandbox is on: only `read_only`, the files the command line
+        names (read-only) and grants besides the system."""
         if self.bwrap is None:
             return argv
         from bceval.agents.sandbox import sandbox_argv
@@ -273,6 +307,8 @@ class LiveAgent(AgentBase):
             allow=list(self.agent.sandbox_allow),
             hidden=self.hidden,
             environ=env,
+            named=self.named_files,
+            network=self.agent.sandbox_network,
         )
 
     def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
@@ -282,12 +318,13 @@ class LiveAgent(AgentBase):
             try:
                 process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err)
             except OSError as exc:
-                record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror}")
+                record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror or exc}")
                 record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
                 return _Attempt(record, failure=("spawn-error", record["detail"], None))
             try:
                 stopped = self._supervise(process, prompt, out, err, started)
             finally:
+                live.end(process)  # the case is over: nothing the agent started outlives it
                 live.forget(process)
             wall = time.monotonic() - started
             out.seek(0)
@@ -336,12 +373,113 @@ class LiveAgent(AgentBase):
         threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
         while not exited.wait(POLL_SECONDS):
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
-                live.kill(process)
+                live.end(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
             if time.monotonic() - started > self.agent.timeout:
-                live.kill(process)
+                live.end(process)
                 return "timeout", f"no answer within {self.agent.timeout:g} s"
         feeder.join(timeout=1)
         if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
             return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
         return None
+
+
+def version_line(output: bytes) -> str:
+    """The version a `--version` printed: its first line when short and plain, else "unknown" (never an answer)."""
+    lines = output.decode("utf-8", "replace").strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    plain = first.isprintable() and not first.startswith(("{", "[", "```"))
+    return first if plain and 0 < len(first) <= VERSION_MAX_CHARS and any(c.isdigit() for c in first) else "unknown"
+
+
+def _where_it_runs(elsewhere: bool) -> str:
+    return "its case's own folder" if elsewhere else "where bceval runs"
+
+
+def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -> str:
+    """The executable the agent's process will start, resolved as that process will resolve it, and proven
+    startable (an executable file, its `#!` interpreter present): else one line, before any case runs.
+
+    A name with a slash in it is a path; when the agent runs in a folder of its own (`elsewhere`), a relative
+    one would be looked up there, so it is refused with the absolute path to give instead."""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        path = Path(command)
+        if not path.is_absolute() and elsewhere:
+            hint = f"; give its absolute path, {path.absolute()}" if path.exists() else ""
+            raise BcevalError(
+                f"--command: '{command}' is a relative path, and the agent runs in {_where_it_runs(True)}, "
+                f"where it does not exist{hint}"
+            )
+        found = str(path) if path.exists() else None
+    else:
+        found = shutil.which(command, path=environ.get("PATH"))
+    if found is None:
+        raise BcevalError(f"--command: '{command}' was not found on PATH; install it or give a full path")
+    if elsewhere and not os.path.isabs(found):  # a relative PATH entry: the agent would look for it in its folder
+        raise BcevalError(
+            f"--command: '{command}' was found as {found} through a relative PATH entry, and the agent runs in "
+            f"{_where_it_runs(True)}; give its absolute path, {Path(found).absolute()}"
+        )
+    problem = _cannot_start(Path(found), environ)
+    if problem:
+        raise BcevalError(f"--command: '{command}' cannot start: {problem}")
+    return found
+
+
+def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
+    """Why `path` cannot be executed, or None."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a file"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable (chmod +x it)"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words:
+        return f"{path} has an empty #! line"
+    interpreter = words[0]
+    if Path(interpreter).name == "env":
+        named = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+        if named and shutil.which(named, path=environ.get("PATH")) is None:
+            return f"its #! line runs '{named}', which is not on PATH"
+        return None
+    if not os.access(interpreter, os.X_OK):
+        return f"its #! interpreter {interpreter} does not exist or is not executable"
+    return None
+
+
+def named_files(args: list[str], elsewhere: bool) -> list[Path]:
+    """The existing files the command line names by absolute path (`/x/agent.py`, `--settings=/x/s.json`): the
+    sandbox shows them read-only. A relative one that exists here is refused when the agent runs elsewhere:
+    it would not find it there."""
+    found = []
+    for arg in args:
+        if PLACEHOLDER.search(arg):
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not value or value.startswith("-"):
+            continue
+        path = Path(value)
+        try:
+            is_file = path.is_file()
+        except OSError:
+            continue
+        if not is_file:
+            continue
+        if path.is_absolute():
+            found.append(Path(os.path.abspath(path)))
+        elif elsewhere and (os.sep in value or "." in value):
+            raise BcevalError(
+                f"--command: '{value}' is a file relative to where bceval runs, but the agent runs in "
+                f"{_where_it_runs(True)}; give its absolute path ({path.absolute()})"
+            )
+    return list(dict.fromkeys(found))

@@ -40,6 +40,7 @@ class Capabilities:
     reports_usage: bool = False  # records what its answers cost (tokens, money, time)
     knows_answers: bool = False  # answers from the manifest's expectations: they are an input of its answers
     questions: tuple[str, ...] = (REVIEW,)  # the question shapes it answers (bceval.evaluators.registry)
+    endpoint: bool = False  # bceval's own loop over a chat-completions endpoint: needs a model, not a command
 
 
 NO_CAPABILITIES = Capabilities(questions=())  # an unregistered name can do nothing (make_agent refuses it)
@@ -137,13 +138,15 @@ def agent(
     reports_usage: bool = False,
     knows_answers: bool = False,
     questions: tuple[str, ...] = (REVIEW,),
+    endpoint: bool = False,
 ) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
     """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do."""
 
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:
             raise ValueError(f"agent kind '{name}' is registered twice")
-        _KINDS[name] = AgentKind(name, Capabilities(live, needs_view, reports_usage, knows_answers, questions), make)
+        can = Capabilities(live, needs_view, reports_usage, knows_answers, questions, endpoint)
+        _KINDS[name] = AgentKind(name, can, make)
         return make
 
     return register

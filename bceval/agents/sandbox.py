@@ -2,9 +2,10 @@
 
 An agent view stops an agent that only searches its working directory; an agent that walks up to `/`
 needs a filesystem in which the answer key does not exist. Inside the sandbox the agent sees the system
-directories, its own installation, the view (read-only) and the paths the user granted; /tmp is private
-and empty, and the network stays on for the model API. The caller passes an already-scrubbed environment
-to subprocess; nothing here touches it.
+directories, its own installation, the view and the files its command line names (read-only) and the paths
+the user granted; /tmp is private and empty, and the network stays on for the model API unless
+`--sandbox-network none` unshares it too. The caller passes an already-scrubbed environment to subprocess;
+nothing here touches it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.jsonio import open_regular, read_regular_text
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 RESOLV_CONF = Path("/etc/resolv.conf")
@@ -95,7 +97,7 @@ def _installation_dir(directory: Path) -> Path:
 def _venv_base(venv: Path) -> Path | None:
     """The base installation's bin directory named by a venv's pyvenv.cfg (`home = ...`)."""
     try:
-        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+        lines = read_regular_text(venv / "pyvenv.cfg", "utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
     for line in lines:
@@ -107,7 +109,7 @@ def _venv_base(venv: Path) -> Path | None:
 
 def _shebang_interpreter(script: Path, environ: Mapping[str, str]) -> Path | None:
     try:
-        with script.open("rb") as handle:
+        with open_regular(script) as handle:
             head = handle.read(256)
     except OSError:
         return None
@@ -170,7 +172,10 @@ def _refuse_exposure(binds: list[tuple[str, Path]], hidden: Mapping[str, Path]) 
         for what, path in binds:
             real = Path(os.path.realpath(path))
             if _inside(real, secret_real) or _inside(secret_real, real):
-                advice = "grant a narrower path" if what == "--sandbox-allow" else "keep the two apart"
+                advice = {
+                    "--sandbox-allow": "grant a narrower path",
+                    "the file --command names,": "move it out, or keep it off the command line",
+                }.get(what, "keep the two apart")
                 raise BcevalError(f"{what} {path} would expose {label} {secret}; {advice}")
 
 
@@ -183,9 +188,12 @@ def sandbox_argv(
     allow: list[Path],
     hidden: Mapping[str, Path],
     environ: Mapping[str, str] | None = None,
+    named: Sequence[Path] = (),
+    network: str = "share",
 ) -> list[str]:
-    """`bwrap ... -- argv...`: system dirs, the command's installation and `read_only` bound read-only,
-    `allow` read-write, a private /tmp, every namespace but the network's unshared, cwd = `workdir`.
+    """`bwrap ... -- argv...`: system dirs, the command's installation, `read_only` and the files the command
+    line names (`named`) bound read-only, `allow` read-write, a private /tmp, every namespace but the network's
+    unshared (the network's too with `network="none"`), cwd = `workdir`.
 
     `hidden` names what must never be reachable (label -> path, e.g. "the corpus" -> its root); any bind
     that contains one or lies inside one is refused."""
@@ -194,6 +202,7 @@ def sandbox_argv(
     executable = _locate(argv[0], environ)
     read_only = [Path(os.path.abspath(p)) for p in read_only]
     allow = [Path(os.path.abspath(p)) for p in allow]
+    named = [Path(os.path.abspath(p)) for p in named if not _is_system(Path(os.path.abspath(p)))]
     for path in allow:
         if not path.exists():
             raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")
@@ -208,6 +217,7 @@ def sandbox_argv(
     exposed += [("the agent's installation", p) for p in install]
     exposed += [("the read-only path", p) for p in read_only]
     exposed += [("--sandbox-allow", p) for p in allow]
+    exposed += [("the file --command names,", p) for p in named]
     _refuse_exposure(exposed, hidden)
     command = [bwrap]
     for directory in system:
@@ -218,10 +228,10 @@ def sandbox_argv(
     if dns is not None:
         command += ["--ro-bind", str(dns), str(dns)]
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    command += ["--unshare-all", "--share-net", "--die-with-parent", "--new-session"]
+    command += ["--unshare-all", *(["--share-net"] if network != "none" else []), "--die-with-parent", "--new-session"]
     # After the tmpfs (a view under /tmp must still appear), outer paths before inner ones, so a
     # read-only view inside a granted directory stays read-only.
-    binds = [("--ro-bind", p) for p in install + read_only] + [("--bind", p) for p in allow]
+    binds = [("--ro-bind", p) for p in install + read_only + named] + [("--bind", p) for p in allow]
     for flag, path in sorted(binds, key=lambda bind: len(bind[1].parts)):
         command += [flag, str(path), str(path)]
     return [*command, "--chdir", str(workdir), "--", str(executable), *argv[1:]]

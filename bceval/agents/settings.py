@@ -11,10 +11,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
+from bceval.prices import PriceTable
 
 UNPINNED_MODEL = "unpinned"
 PLACEHOLDERS = ("model", "request", "workdir")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """How bceval's own agent (the `api` kind) talks to a chat-completions endpoint. The fields that decide what
+    it is asked are its identity (in the cache key and the run record); the key itself is never held here, only
+    the name of the variable that holds it."""
+
+    base_url: str | None = None  # None: the openai package's default (OPENAI_BASE_URL, else OpenAI's)
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    max_turns: int = 12
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    jobs: int = 1  # the most requests in flight (concurrency adapts below it on 429)
+    prices: PriceTable | None = None
+
+    def identity(self) -> dict[str, object]:
+        return {
+            "baseUrl": self.base_url,
+            "temperature": self.temperature,
+            "maxTurns": self.max_turns,
+            "maxOutputTokens": self.max_output_tokens,
+            "seed": self.seed,
+        }
 
 
 @dataclass(frozen=True)
@@ -31,11 +57,16 @@ class AgentSettings:
     retries: int = 2
     retry_wait: float = 5.0
     cache_salt: str = ""  # set to keep answers apart that would otherwise be shared (experiments' --no-share)
+    sandbox_network: str = "share"  # "share" or "none": whether the bwrap sandbox keeps the host's network
+    paid_by: str = ""  # the run answering (its folder): a cached answer it paid for itself is its own, not cached
+    endpoint: EndpointSettings | None = None  # the api kind's endpoint; None for a command line
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently
         if self.sandbox_allow and self.sandbox != "bwrap":
             raise BcevalError("--sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
+        if self.sandbox_network != "share" and self.sandbox != "bwrap":
+            raise BcevalError("--sandbox-network only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
         for path in self.sandbox_allow:
             if not Path(path).exists():
                 raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")

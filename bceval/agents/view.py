@@ -14,8 +14,6 @@ import json
 import os
 import posixpath
 import re
-import shutil
-import stat
 import tempfile
 import threading
 import time
@@ -25,13 +23,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree, remove: the view API)
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text
 from bceval.layout import PrepareDir, case_file_name, case_request_name
 
 VIEW_PREFIX = "bceval-view-"
 STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
-_TEMP_NAME = re.compile(r"bceval-(?:view|knowledge|request)-(\d+)-")
+_TEMP_NAME = re.compile(r"bceval-(?:view|knowledge|request|probe)-(\d+)-")
 READ_ONLY_FILE = 0o444
 READ_ONLY_DIR = 0o555
 
@@ -85,7 +84,7 @@ def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[st
     prep = PrepareDir(prepare_dir)
     request_path = prep.case_request(model_id)
     try:
-        request = json.loads(request_path.read_text(encoding="utf-8"))
+        request = json.loads(read_regular_text(request_path, "utf-8"))
     except (OSError, ValueError) as exc:
         raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
     files = [request_path, prep.case_file(model_id), corpus / request["skill"]]
@@ -146,15 +145,25 @@ def _signature(path: str) -> tuple[int, ...]:
 
 def _read(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular_bytes(path)
     except OSError as exc:
         raise BcevalError(f"{path}: cannot read it for the agent view: {exc.strerror}") from None
 
 
 def temp_folder(kind: str, parent: Path | None = None) -> Path:
     """A new folder under the system temp dir, named for its kind and this process so a later run can tell
-    what a killed one left behind."""
-    return Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
+    what a killed one left behind; an interrupt removes it (bceval.agents.live)."""
+    from bceval.agents import live
+
+    return live.new_folder(kind, parent)
+
+
+def release(root: Path) -> None:
+    """Remove a folder made by `temp_folder` (unless an interrupt is removing it already)."""
+    from bceval.agents import live
+
+    if live.forget_view(root):
+        remove(root)
 
 
 MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
@@ -251,7 +260,7 @@ def _new_folder(parent: Path | None) -> Path:
 def check_view_folder(parent: Path | None = None) -> None:
     """Fail in one line, before any case runs, when no view can be created; clear what killed runs left."""
     sweep_stale_folders(parent)
-    _new_folder(parent).rmdir()
+    release(_new_folder(parent))
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -264,6 +273,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     root = _new_folder(parent)
     base = str(root)
     folders = [base]
+    owned = owned_in(root)  # what `remove` may chmod back: only the files written here
     try:
         made = {""}
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
@@ -276,6 +286,8 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                     folders.append(os.path.join(base, folder))
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
+                info = os.fstat(handle)
+                owned.add((info.st_dev, info.st_ino))
                 data = memoryview(item.data)
                 while data:
                     data = data[os.write(handle, data) :]
@@ -284,24 +296,11 @@ def materialize(view: View, parent: Path | None = None) -> Path:
         for folder in reversed(folders):  # innermost first, the view itself last
             os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:
-        remove(root)
+        release(root)
         raise BcevalError(
             f"{root}: cannot write the agent view ({exc.strerror}); check free space in the temp dir"
         ) from None
     return root
-
-
-def remove(root: Path) -> None:
-    """Remove a view, read-only parts included (and anything an agent managed to add)."""
-    if not root.exists():
-        return
-    for folder, _, files in os.walk(root):  # top-down: each folder is made writable before its entries go
-        os.chmod(folder, stat.S_IRWXU)
-        for name in files:  # Windows refuses to delete a read-only file; never chmod through a link
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-    shutil.rmtree(root)
 
 
 def scrubbed_environment(environ: Mapping[str, str], hidden: list[Path], workdir: Path | None) -> dict[str, str]:

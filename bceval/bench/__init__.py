@@ -81,11 +81,18 @@ def bench_command(
     live_text: str,
     experiment_text: str,
     experiment_flag: str = "--experiment",
+    api_text: str = "none",
+    api_flag: str = "--api",
+    view_text: str = "none",
+    view_flag: str = "--view",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
     from bceval.errors import BcevalError
 
     experiment, live = parse_numbers(experiment_text, experiment_flag, 5), parse_live(live_text)
+    api = parse_numbers(api_text, api_flag, 3)
+    if api is not None and (api[0] < 2 or api[1] < 1 or api[2] < 0):
+        raise BcevalError(f"{api_flag} needs ANSWERS,JOBS,LATENCY with at least 2 answers and 1 job")
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
     except ValueError:
@@ -98,14 +105,43 @@ def bench_command(
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
-    return render_table(run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment))
+    view = parse_view(view_text, view_flag)
+    return render_table(
+        run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
+    )
+
+
+def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
+    """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
+    from bceval.errors import BcevalError
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        arms, epochs, cases = (int(part) for part in text.split(","))
+    except ValueError:
+        raise BcevalError(f"{flag} must be ARMS,EPOCHS,CASES (e.g. 4,5,500) or none, got '{text}'") from None
+    if arms < 2 or epochs < 1 or cases < 1:
+        raise BcevalError(f"{flag} needs at least 2 arms, 1 epoch and 1 case")
+    return arms, epochs, cases
 
 
 def print_bench(
-    sizes_text: str, repeat: int, out: Path, corpus: Path | None, live_text: str, experiment_text: str
+    sizes_text: str,
+    repeat: int,
+    out: Path,
+    corpus: Path | None,
+    live_text: str,
+    experiment_text: str,
+    api_text: str = "none",
+    view_text: str = "none",
 ) -> int:
     """`bceval bench`: measure, and print the table."""
-    sys.stdout.write(bench_command(sizes_text, repeat, out, corpus, live_text, experiment_text))
+    sys.stdout.write(
+        bench_command(
+            sizes_text, repeat, out, corpus, live_text, experiment_text, api_text=api_text, view_text=view_text
+        )
+    )
     return 0
 
 
@@ -120,6 +156,16 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
     sys.stdout.write(
         bench_command(
-            values["sizes"], repeat, out, None, values["live"], values["experiment"], "BCEVAL_BENCH_EXPERIMENT"
+            values["sizes"],
+            repeat,
+            out,
+            None,
+            values["live"],
+            values["experiment"],
+            "BCEVAL_BENCH_EXPERIMENT",
+            values.get("api", "none"),
+            "BCEVAL_BENCH_API",
+            values["view"],
+            "BCEVAL_BENCH_VIEW",
         )
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.bench.corpora import generate_corpus, generate_live_corpus
+from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import CASE_PATTERN, OutDir
 
@@ -60,7 +61,9 @@ def _run(args: list[str], env: dict[str, str]) -> Run:
     error = errors.read().decode("utf-8", "replace")
     errors.close()
     if process.returncode != 0:
-        raise RuntimeError(f"bench: {' '.join(args[2:4])} failed: {error.strip().splitlines()[-1:]}")
+        step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
+        last = (error.strip().splitlines() or ["no output"])[-1]
+        raise BcevalError(f"bench: {step} failed (exit {process.returncode}): {last}")
     return Run(elapsed, peak, cpu, started)
 
 
@@ -96,7 +99,14 @@ def measured_environment() -> dict[str, str]:
     containers and CI images), an editable install would instead recompile bceval's own modules in
     every process, a constant ~0.02 s that says nothing about how bceval scales.
     """
-    return {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
+    # BCEVAL runs `python -P`: a folder named bceval in the current directory must not stand in for this package
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_PACKAGE_HOME), env.get("PYTHONPATH"))))
+    return env
+
+
+_PACKAGE_HOME = Path(__file__).resolve().parents[2]  # the folder holding the bceval package
+BCEVAL = [sys.executable, "-P", "-m", "bceval"]  # -P: the current directory is not put on the module path
 
 
 def warm_bytecode(env: dict[str, str]) -> None:
@@ -118,7 +128,7 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
     if hasattr(os, "sync"):
         os.sync()  # flush the freshly written corpus now, not in the middle of the first measurement
     env = measured_environment()
-    base = [sys.executable, "-m", "bceval"]
+    base = BCEVAL
 
     def bceval(command: str, out: Path, *extra: str) -> Run:
         return _run([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
@@ -136,13 +146,18 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         _touch(leaf, round_number)
         runs["touch one leaf"].append(bceval("prepare", out))
         bceval("answer", out, "--adapter", "oracle")
-        runs["score cold"].append(bceval("score", out, "--adapter", "oracle"))
-        result = next(iter(sorted(OutDir(out).run("oracle").results.glob(CASE_PATTERN))))
+        # scored as results from outside (a run's own results may not be edited: score refuses a changed one)
+        answers = out / "edited-results"
+        shutil.copytree(OutDir(out).run("oracle").results, answers, dirs_exist_ok=True)
+        runs["score cold"].append(bceval("score", out, "--adapter", "oracle", "--results", str(answers)))
+        result = next(iter(sorted(answers.glob(CASE_PATTERN))))
         document = json.loads(result.read_text(encoding="utf-8"))
         document["cases"][0]["findings"] = [{"id": "bench/changed.md"}]
         result.write_text(json.dumps(document), encoding="utf-8")
         # the changed result fails the gate; only the time of re-judging matters
-        runs["score after one result changed"].append(bceval("score", out, "--adapter", "oracle", "--no-gate"))
+        runs["score after one result changed"].append(
+            bceval("score", out, "--adapter", "oracle", "--results", str(answers), "--no-gate")
+        )
         sizes = out / "sizes.txt"
         sizes.write_text("\n".join(str(p.stat().st_size) for p in OutDir(out).prepare.path.iterdir()) + "\n")
         runs["I/O floor"].append(_run([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env))
@@ -245,9 +260,11 @@ def _median(values: list[float]) -> float:
 
 def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int, jobs: int, seconds: float) -> dict:
     """Wall time (median of the rounds) against the ideal (answers / jobs x seconds) and against the floor measured
-    in the same rounds; the harness's own time per answer; its CPU per answer beyond the floor's."""
+    in the same rounds (no floors: no floor fields); the harness's own time per answer; its CPU per answer beyond
+    the floor's."""
     ideal = answers / jobs * seconds
-    wall, floor = _median([r.seconds for r in runs]), _median([r.seconds for r in floors])
+    wall = _median([r.seconds for r in runs])
+    floor = _median([r.seconds for r in floors]) if floors else None
     measured: dict[str, Any] = {
         "answered": answered,
         "jobs": jobs,
@@ -255,25 +272,25 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "idealSeconds": round(ideal, 3),
         "wallSeconds": round(wall, 3),
         "runsSeconds": [round(r.seconds, 3) for r in runs],
-        "floorSeconds": round(floor, 3),
+        "floorSeconds": round(floor, 3) if floor is not None else None,
         "floorRunsSeconds": [round(r.seconds, 3) for r in floors],
         "ratioToIdeal": round(wall / ideal, 3),
-        "floorRatioToIdeal": round(floor / ideal, 3),
-        "ratioToFloor": round(wall / floor, 3),
+        "floorRatioToIdeal": round(floor / ideal, 3) if floor is not None else None,
+        "ratioToFloor": round(wall / floor, 3) if floor is not None else None,
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
         "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
         "cpuPerAnswerSeconds": None,
         "floorCpuPerAnswerSeconds": None,
         "ownCpuPerAnswerSeconds": None,
     }
-    if all(r.cpu_seconds is not None for r in [*runs, *floors]):
+    if all(r.cpu_seconds is not None for r in runs):
         cpu = _median([r.cpu_seconds for r in runs]) / answers  # type: ignore[misc]
-        floor_cpu = _median([r.cpu_seconds for r in floors]) / answers  # type: ignore[misc]
-        measured.update(
-            cpuPerAnswerSeconds=round(cpu, 5),
-            floorCpuPerAnswerSeconds=round(floor_cpu, 5),
-            ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5),
-        )
+        measured["cpuPerAnswerSeconds"] = round(cpu, 5)
+        if floors and all(r.cpu_seconds is not None for r in floors):
+            floor_cpu = _median([r.cpu_seconds for r in floors]) / answers  # type: ignore[misc]
+            measured.update(
+                floorCpuPerAnswerSeconds=round(floor_cpu, 5), ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5)
+            )
     return measured
 
 
@@ -286,7 +303,7 @@ def measure_live(
     corpus = where / "corpus"
     generate_live_corpus(corpus, answers)
     agent = _fixed_time_agent(where / "bin", seconds)
-    base = [sys.executable, "-m", "bceval"]
+    base = BCEVAL
     runs, floors, answered = [], [], 0
     for round_number in range(repeat):
         out = where / f"out-{round_number}"
@@ -325,6 +342,33 @@ def _state_bytes(out: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
+def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer --adapter api` against a local endpoint that answers after `latency` seconds, two tool calls
+    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency), and bceval's own CPU
+    time per answer (the endpoint runs in this process, so its CPU is not counted)."""
+    try:
+        import openai  # noqa: F401 - only to know whether the extra is there
+    except ImportError:
+        return {"answers": answers, "skipped": "the openai package is not installed (pip install 'bceval[api]')"}
+    from bceval.bench.chat import RESPONSES_PER_CASE, BenchServer
+
+    corpus, out = scratch / "api-corpus", scratch / "api-out"
+    generate_live_corpus(corpus, answers)
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
+    base = [sys.executable, "-m", "bceval"]
+    where = ["--corpus", str(corpus), "--out", str(out)]
+    _run([*base, "prepare", *where], env)
+    progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
+    with BenchServer(latency) as server:
+        api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
+        command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
+        run = _run([*command, "--timeout", str(latency * 40 + 10)], env)
+    answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
+    measured = _throughput([run], [], answers, answered, jobs, latency * RESPONSES_PER_CASE)  # no floor for it
+    cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
+    return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
+
+
 def measure_experiment(
     scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
 ) -> dict[str, Any]:
@@ -338,7 +382,7 @@ def measure_experiment(
     generate_live_corpus(corpus, cases)
     agent = _fixed_time_agent(where / "bin", seconds)
     experiment = _experiment_file(where / "bench.yaml", "bench", corpus, agent, arms, epochs, None)
-    base = [sys.executable, "-m", "bceval", "experiment"]
+    base = [*BCEVAL, "experiment"]
     units = arms * epochs * cases
     runs, floors, first, noop, state = [], [], [], [], []
     out = where / "out"
@@ -394,6 +438,8 @@ def run_bench(
     corpus: Path | None = None,
     live: list[tuple[int, int, float]] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
+    api: tuple[int, int, float] | None = None,
+    view: tuple[int, int, int] | None = None,
 ) -> dict[str, Any]:
     """Measure each synthetic size, or (with `corpus`) one real corpus, live throughput (`live`: answers, jobs,
     seconds per answer of each measurement; None skips it) and an experiment; write the JSON report."""
@@ -406,6 +452,12 @@ def run_bench(
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
         live_report = [measure_live(Path(scratch), *point, progress, repeat) for point in live or []] or None
         experiment_report = measure_experiment(Path(scratch), *experiment, progress, repeat) if experiment else None
+        api_report = measure_api(Path(scratch), *api, progress) if api else None
+        view_report = None
+        if view:
+            from bceval.bench.viewer import measure_view
+
+            view_report = measure_view(Path(scratch), *view, progress)
     growth = []
     for smaller, larger in zip(measured, measured[1:], strict=False):
         growth.append(
@@ -427,6 +479,8 @@ def run_bench(
         "growth": growth,
         "live": live_report,
         "experiment": experiment_report,
+        **({"api": api_report} if api_report is not None else {}),
+        "view": view_report,
     }
     write_atomic(out_file, dumps(report))
     return report

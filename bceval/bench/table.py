@@ -44,18 +44,48 @@ def render_table(report: dict[str, Any]) -> str:
             for step in experiment["report"]
         ]
         lines.append("Experiment report alone: " + ", ".join(steps))
+    api = report.get("api")
+    if api and api.get("skipped"):
+        lines.append(f"API agent throughput: skipped: {api['skipped']}")
+    elif api:
+        lines.append(
+            f"API agent throughput: {api['answered']} of {api['answers']} answers over a local endpoint "
+            f"({api['latencySeconds']:g} s a response, 3 responses a case) {_throughput_text(api)}; "
+            f"bceval CPU {api['cpuMsPerAnswer']} ms per answer"
+        )
+    view = report.get("view")
+    if view:
+        loads = view["loadMilliseconds"]
+        load = (
+            loads["skipped"]
+            if "skipped" in loads
+            else f"index loads in {loads['index']:.0f} ms, the experiment page in {loads['experiment']:.0f} ms"
+        )
+        lines.append(
+            f"Viewer: {view['arms']} arms × {view['epochs']} epochs × {view['cases']} cases = {view['answers']} "
+            f"answers, "
+            f"{view['pages']} pages built in {view['coldBuildSeconds']:.2f} s (unchanged rebuild "
+            f"{view['unchangedRebuildSeconds']:.2f} s); {load} (index {view['indexBytes'] / 1024:.0f} KiB, experiment "
+            f"page {view['experimentPageBytes'] / 1024:.0f} KiB)"
+        )
     return "\n".join(lines) + "\n"
 
 
 def _throughput_text(measured: dict[str, Any]) -> str:
     """How a throughput measurement (see measure._throughput) reads in the table."""
+    if measured.get("floorSeconds") is None:  # measured without a floor (the api agent)
+        return (
+            f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
+            f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
+            f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+        )
     text = (
         f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s, "
         f"the plain launcher's floor {measured['floorSeconds']:.2f} s, the ideal {measured['idealSeconds']:.2f} s: "
         f"{measured['ratioToFloor']:.3f}× the floor, {measured['ratioToIdeal']:.3f}× the ideal (the floor "
         f"{measured['floorRatioToIdeal']:.3f}×)"
     )
-    if measured["ownCpuPerAnswerSeconds"] is not None:
+    if measured.get("ownCpuPerAnswerSeconds") is not None:
         text += (
             f"; CPU per answer {measured['cpuPerAnswerSeconds'] * 1000:.1f} ms, the floor's "
             f"{measured['floorCpuPerAnswerSeconds'] * 1000:.1f} ms: bceval's own "

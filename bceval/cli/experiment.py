@@ -1,4 +1,4 @@
-"""`bceval experiment run|report|publish|ab`: the experiment commands (the graph does the work)."""
+"""`bceval experiment run|report|publish|plan|ab`: the experiment commands (the graph does the work)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.cli.parser import add_options, settings_flags
-from bceval.config import Settings, load_settings
+from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
 
@@ -16,7 +16,7 @@ AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_a
 
 
 def add_parser(commands: Any, command: Any) -> None:
-    """The `experiment` subcommand and its four modes."""
+    """The `experiment` subcommand and its modes."""
     experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
     for mode, text, description in (
@@ -34,6 +34,12 @@ def add_parser(commands: Any, command: Any) -> None:
             "publish",
             "add the experiment's report to the committed page",
             "Add the experiment's report to the committed page.",
+        ),
+        (
+            "plan",
+            "how many cases and epochs find a given difference (a seeded simulation)",
+            "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
+            "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
         ),
         (
             "ab",
@@ -70,7 +76,9 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
     defaults["sandboxAllow"] = defaults.pop("sandbox_allow")
     defaults["corpus"] = str(settings.corpus)
-    if settings.manifest is not None:
+    # The corpus's own manifest is each ref's own (a ref without one is evaluated by convention); only a manifest
+    # named by --manifest or BCEVAL_MANIFEST is pinned for both arms.
+    if settings.manifest is not None and settings.manifest != settings.corpus / MANIFEST_RELATIVE:
         manifest = settings.manifest.resolve()
         try:  # inside the corpus: each arm reads its own ref's version of it
             defaults["manifest"] = manifest.relative_to(settings.corpus.resolve()).as_posix()
@@ -80,13 +88,47 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
     return experiment, OutDir(settings.out).experiment(experiment.name).file
 
 
+def _ab_document(experiment: Any) -> dict[str, Any]:
+    document = experiment.model_dump(mode="json", exclude_defaults=True)
+    return {"name": experiment.name, "epochs": experiment.epochs, **document}
+
+
+def _check_ab_file(experiment: Any, path: Path) -> None:
+    """An `ab` experiment of these refs that exists already must have been run with these settings: its runs and
+    report would otherwise mix two agents (as runs refuse other agent settings)."""
+    import yaml
+
+    if not path.is_file():
+        return
+    try:
+        before = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        before = None
+    now = _ab_document(experiment)
+    if not isinstance(before, dict):
+        return
+    # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
+    old = {**before, **(before.get("defaults") or {}), "epochs": None}
+    new = {**now, **now.get("defaults", {}), "epochs": None}
+    if old == new:
+        return
+    keys = sorted(set(old) | set(new))
+    differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
+    def shown(value: Any) -> str:
+        return "the default" if value is None else repr(value)
+
+    raise BcevalError(
+        f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({shown(old.get(differs))}, "
+        f"now {shown(new.get(differs))}); choose another --out, or remove that folder"
+    )
+
+
 def _write_ab_file(experiment: Any, path: Path) -> None:
     import yaml
 
     from bceval.jsonio import write_atomic
 
-    document = experiment.model_dump(mode="json", exclude_defaults=True)
-    document = {"name": experiment.name, "epochs": experiment.epochs, **document}
+    document = _ab_document(experiment)
     write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False))
 
 
@@ -103,12 +145,18 @@ def run(args: argparse.Namespace) -> int:
         settings = _settings(args, file)
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
+        _check_ab_file(experiment, file)
         _write_ab_file(experiment, file)
         plan = replace(plan, source=file)
     else:
         settings = _settings(args, Path(args.file))
         plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
     verbose = getattr(args, "verbose", False)
+    if mode == "plan":
+        from bceval.steps.experiment_report import plan_experiment
+
+        plan_experiment(plan, args.effect, args.power)
+        return 0
     if mode == "publish":
         from bceval.steps.experiment import publish_report
 
@@ -124,5 +172,12 @@ def run(args: argparse.Namespace) -> int:
 
         chosen = selected_cases(plan, settings)
         write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
-        return 0
-    return run_graph(settings, ["experiment"], verbose=verbose)
+        return _ci_outputs(args, plan, 0, summary=True)
+    return _ci_outputs(args, plan, run_graph(settings, ["experiment"], verbose=verbose), summary=False)
+
+
+def _ci_outputs(args: argparse.Namespace, plan: Any, code: int, summary: bool) -> int:
+    from bceval.steps.ci import experiment_outputs
+
+    junit = getattr(args, "junit", None)
+    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)

@@ -34,12 +34,32 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return parser
 
 
+def mode_help(argv: list[str]) -> str | None:
+    """`bceval guidance MODE --help`: that mode's own description and options (None: not such a call)."""
+    from bceval.cli.parser import Parser
+    from bceval.config.commands import GUIDANCE_MODES
+
+    if argv[:1] != ["guidance"] or not {"-h", "--help"} & set(argv):
+        return None
+    mode = next((arg for arg in argv[1:] if arg in GUIDANCE_MODES), None)
+    if mode is None:
+        return None
+    text = GUIDANCE_MODES[mode][0]
+    parser = Parser(prog=f"bceval guidance {mode}", description=text[0].upper() + text[1:] + ".")
+    add_options(parser, f"guidance {mode}")
+    return parser.format_help()
+
+
 def agent_settings(args: argparse.Namespace) -> Any:
     """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
+    from dataclasses import replace
+
     from bceval.config import agent_settings as from_settings
     from bceval.config import load_settings
 
     settings = load_settings(**settings_flags(args))
+    if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
+        return from_settings(replace(settings, adapter=args.guidance_adapter))
     if not settings.command:
         raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
     return from_settings(settings)
@@ -53,16 +73,25 @@ def options_from(args: argparse.Namespace) -> Options:
     mode = args.guidance_mode
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
-    from bceval.config import DEMO_CORPUS, GUIDANCE_MANIFEST_RELATIVE, find_corpus
+    from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE
     from bceval.steps.guidance_modes import Options
 
-    if args.guidance_root:
+    if args.guidance_root == DEMO_NAME:
+        root, source = DEMO_CORPUS, "--root demo: bceval's demo corpus"
+    elif args.guidance_root:
         root, source = Path(args.guidance_root), "--root"
     elif mode == "demo-workspaces":
         root, source = DEMO_CORPUS, "the demo corpus"
-    else:  # as the review commands do: the corpus you stand in, else the demo corpus
-        found = find_corpus(Path.cwd().resolve())
-        root, source = (found, "found here") if found else (DEMO_CORPUS, "the demo corpus")
+    else:  # as the review commands do: [tool.bceval], or the corpus you stand in; the demo only when asked for
+        from bceval.config import NOT_FOUND, load_settings
+
+        settings = load_settings(corpus=None, out=None)
+        if settings.corpus_source == NOT_FOUND:
+            raise GuidanceError(
+                f"no corpus in {settings.corpus} or its parents up to the git root: {CORPUS_SHAPE}; "
+                "give --root PATH, or --root demo for bceval's demo corpus"
+            )
+        root, source = settings.corpus, settings.corpus_source
     return Options(
         source=source,
         mode=mode,
@@ -82,4 +111,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute `bceval guidance` (bceval.steps.guidance_modes prints and gives the exit code)."""
     from bceval.steps.guidance_modes import run_mode
 
-    return run_mode(getattr(args, "guidance_mode", "validate"), lambda: options_from(args))
+    mode = getattr(args, "guidance_mode", "validate")
+    code = run_mode(mode, lambda: options_from(args))
+    if mode == "run" and getattr(args, "junit", None) and args.guidance_out:
+        from bceval.steps.ci import write_guidance_junit
+
+        write_guidance_junit(Path(args.guidance_out), Path(args.junit))
+    return code

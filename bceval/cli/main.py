@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from bceval import __version__
+from bceval.cli import development as development_cli
 from bceval.cli import experiment as experiment_cli
 from bceval.cli import guidance as guidance_cli
 from bceval.cli.parser import Parser, add_options, settings_flags
-from bceval.config import check_inputs, check_results, load_settings
+from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.graph.run import run_graph
 
@@ -35,9 +36,12 @@ def _parser() -> argparse.ArgumentParser:
         ("health", "coverage, ranking margins and answer-leak audit of the corpus"),
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
+        ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
+        ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
+    development_cli.add_parser(commands)
     experiment_cli.add_parser(commands, command)
     add_options(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
     return parser
@@ -45,9 +49,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        shown = guidance_cli.mode_help(sys.argv[1:] if argv is None else argv)
+        if shown is not None:  # as argparse's own --help: print, then exit 0
+            sys.stdout.write(shown)
+            raise SystemExit(0)
         args = _parser().parse_args(argv)
         if args.subcommand == "guidance":
             return guidance_cli.run(args)
+        if args.subcommand == "development":
+            return development_cli.run(args)
         return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
@@ -66,7 +76,14 @@ def dispatch(args: argparse.Namespace) -> int:
 
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
         return print_bench(
-            args.bench_sizes, args.bench_repeat, Path(args.bench_out), corpus, args.bench_live, args.bench_experiment
+            args.bench_sizes,
+            args.bench_repeat,
+            Path(args.bench_out),
+            corpus,
+            args.bench_live,
+            args.bench_experiment,
+            args.bench_api,
+            args.bench_view,
         )
     if args.subcommand == "compare":
         from bceval.steps.runs import print_comparison
@@ -75,37 +92,58 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_comparison(args.old, args.new, out, args.allow_different_inputs, args.fail_on_regression)
     if args.subcommand == "experiment":
         return experiment_cli.run(args)
+    if args.subcommand == "view":
+        from bceval.steps.view import report_view
+
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     if args.subcommand == "runs":
         from bceval.steps.runs import print_runs
 
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
+    if args.subcommand in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
+        from bceval.steps.runs import recorded_run
+
+        settings = recorded_run(settings, args.adapter)
     if args.subcommand == "init":
         from bceval.steps.init import report_init
 
         return report_init(settings, args.doit)
     check_inputs(settings)
+    check_leaves(settings)
     verbose = getattr(args, "verbose", False)
     if args.subcommand in ("score", "publish"):
         check_results(settings)
     if args.subcommand in ("validate", "prepare"):
-        from bceval.steps.prepare import gate_changes
+        from bceval.steps.prepare import check_coverage_target, gate_changes
 
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
+        check_coverage_target(settings.coverage_report)
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
+    if args.subcommand == "prompt":
+        from contextlib import redirect_stdout
+
+        from bceval.steps.prompt import print_prompt
+
+        with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
+            code = run_graph(settings, ["prepare"], verbose=verbose)
+        return code or print_prompt(settings, args.case)
     if args.subcommand == "health":
         from bceval.steps.health_verdict import check_health_inputs, report_health
 
         check_health_inputs(settings)
-        return report_health(settings, run_graph(settings, ["health"], verbose=verbose), args.strict)
+        return report_health(settings, run_graph(settings, ["health_files"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
         from bceval.steps.answer import warn_preflight
 
         warn_preflight(settings)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose)
-    if args.subcommand == "score" and args.no_gate:
-        return run_graph(settings, ["summary"], verbose=verbose)
+    if args.subcommand == "score":
+        from bceval.steps.ci import score_outputs
+
+        code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
+        return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [args.subcommand], verbose=verbose)
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, NoReturn
 
 from bceval.config.commands import COMMANDS
 from bceval.config.options import OPTIONS
 
 
 class Parser(argparse.ArgumentParser):
-    """--help opens with the one-line description, then the usage."""
+    """--help opens with the one-line description, then the usage; a usage error is one line naming the flag."""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse prints the whole usage block first; the line that names the flag is all a user needs
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
     def format_help(self) -> str:
         text = super().format_help()
@@ -51,6 +55,9 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
             continue
         if option.kind == "switch":
             keywords["action"] = "store_true"
+            keywords.pop("metavar", None)
+        elif option.kind == "bool":  # a setting: not given is None, so the environment and pyproject.toml count
+            keywords.update(action="store_true", default=None)
             keywords.pop("metavar", None)
         elif option.kind in ("texts", "paths"):
             keywords["action"] = "append"

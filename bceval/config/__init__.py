@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
-from bceval.agents.settings import AgentSettings
+from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.clock import source_date_epoch
 from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
@@ -22,7 +22,10 @@ from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
 from bceval.guidance import PLAN
+from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir, RunDir, result_files
+from bceval.prices import PriceTable, price_table, read_price_file
+from bceval.review.cases import CORPUS_SHAPE
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
@@ -32,6 +35,8 @@ DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 GUIDANCE_MANIFEST_RELATIVE = Path(GUIDANCE_MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
+DEMO_NAME = "demo"  # `--corpus demo`: the demo corpus (a folder named demo is `./demo`)
+NOT_FOUND = "no corpus found here"  # Locations.corpus_source when no corpus was given or found
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # setting -> (environment variable, kind), and setting -> (lowest, highest, whether the lowest is allowed itself):
@@ -40,10 +45,34 @@ RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 SOURCES: dict[str, tuple[str, str]] = {option.name: (option.env or "", option.kind) for option in SETTINGS}
 RANGES: dict[str, tuple[float, float | None, bool]] = {o.name: o.range for o in SETTINGS if o.range is not None}
 CHOICES = tuple(option for option in SETTINGS if option.choices is not None)  # adapter, isolation, sandbox
+CHOICE_NAMES = frozenset(option.name for option in CHOICES)
 
 
 def _default(name: str) -> Any:
     return OPTIONS[name].default
+
+
+def flag_of(name: str) -> str:
+    """The command-line flag of a setting as users type it (`--margin` for health_margin, `-k` for patterns)."""
+    flags = OPTIONS[name].flags
+    return flags[-1] if flags else name
+
+
+def setting_problem(name: str, value: Any) -> str | None:
+    """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
+    if name in CHOICE_NAMES:
+        allowed = OPTIONS[name].allowed() or ()
+        if value not in allowed:
+            return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
+    if name in RANGES and value is not None:  # None: an optional setting that was not given
+        low, high, low_allowed = RANGES[name]
+        if not math.isfinite(value):
+            return f"must be a finite number, got {value}"
+        if value < low or (value == low and not low_allowed) or (high is not None and value > high):
+            bound = f"at least {low}" if low_allowed else f"greater than {low}"
+            span = f"{bound} and at most {high}" if high is not None else bound
+            return f"must be {span}, got {value}"
+    return None
 
 
 # Settings in parts. Each part is a frozen dataclass of its own, so a function that needs one part can say so in
@@ -78,6 +107,15 @@ class AgentOptions:
     isolation: str = _default("isolation")  # one of ISOLATIONS
     sandbox: str = _default("sandbox")  # one of SANDBOXES
     sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
+    sandbox_network: str = _default("sandbox_network")  # one of SANDBOX_NETWORKS: share, or none (unshared)
+    base_url: str | None = None  # the api adapter's endpoint (None: the openai package's default)
+    api_key_env: str = _default("api_key_env")  # the variable holding its key (the key is never kept)
+    temperature: float | None = None
+    max_turns: int = _default("max_turns")
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
+    prices: PriceTable | None = None  # USD per million tokens, by model
 
 
 @dataclass(frozen=True)
@@ -97,6 +135,7 @@ class ResultsSource:
     run: str | None = None  # run name; default: see run_name()
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
+    require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
 
 
 @dataclass(frozen=True)
@@ -144,23 +183,14 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
     A plain dataclass: the CLI builds one on every run, so it stays cheap."""
 
     def __post_init__(self) -> None:
-        for option in CHOICES:
-            allowed = option.allowed() or ()
-            if getattr(self, option.name) not in allowed:
-                value = getattr(self, option.name)
-                raise BcevalError(f"unknown {option.name} '{value}'; choose one of: {', '.join(allowed)}")
+        for name in (*(option.name for option in CHOICES), *RANGES):
+            problem = setting_problem(name, getattr(self, name))
+            if problem is not None:
+                raise BcevalError(problem if name in CHOICE_NAMES else f"invalid setting {name}: {problem}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
             )
-        for name, (low, high, low_allowed) in RANGES.items():
-            value = getattr(self, name)
-            if not math.isfinite(value):
-                raise BcevalError(f"invalid setting {name}: must be a finite number, got {value}")
-            if value < low or (value == low and not low_allowed) or (high is not None and value > high):
-                bound = f"at least {low}" if low_allowed else f"greater than {low}"
-                span = f"{bound} and at most {high}" if high is not None else bound
-                raise BcevalError(f"invalid setting {name}: must be {span}, got {value}")
 
     @property
     def prepare_dir(self) -> Path:
@@ -221,6 +251,22 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return asking(self.adapter, self, live=self.live)
 
     @property
+    def endpoint(self) -> EndpointSettings | None:
+        """The endpoint of an agent kind that talks to one itself (the `api` kind); None for the others."""
+        if not capabilities(self.adapter).endpoint:
+            return None
+        return EndpointSettings(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            max_turns=self.max_turns,
+            max_output_tokens=self.max_output_tokens,
+            seed=self.seed,
+            jobs=self.jobs,
+            prices=self.prices,
+        )
+
+    @property
     def score_file(self) -> Path:
         return RunDir(self.run_dir).score
 
@@ -233,7 +279,22 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return self.cache or OutDir(self.out).answer_cache
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
 def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise BcevalError(f"{where} must be true or false, got '{value}'")
+    if kind == "prices":
+        if isinstance(value, dict):  # [tool.bceval.prices."<model>"] tables
+            return price_table(value, where)
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a price file (YAML) or, in pyproject.toml, a table of models")
+        return read_price_file((base / value).resolve())
     if kind == "path":
         if not isinstance(value, str) or not value:
             raise BcevalError(f"{where} must be a non-empty path")
@@ -270,7 +331,7 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
     if not pyproject.is_file():
         return {}
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
     table = data.get("tool", {}).get("bceval", {})
@@ -324,23 +385,33 @@ def load_settings(
     for key, (env_key, kind) in SOURCES.items():
         value = flags.get(key)
         if value is not None and value != [] and value != ():
-            flag = OPTIONS[key].flags[0] if OPTIONS[key].flags else f"--{key.replace('_', '-')}"
+            flag = flag_of(key)
             chosen[key] = _convert(str(value) if kind == "path" else value, kind, cwd, flag)
             source[key] = flag
         elif environ.get(env_key):
             chosen[key] = _convert(environ[env_key], kind, cwd, env_key)
             source[key] = env_key
+        if key == "corpus" and key in source and str(flags.get(key) or environ.get(env_key)) == DEMO_NAME:
+            chosen[key], source[key] = DEMO_CORPUS, f"{source[key]} demo: bceval's demo corpus"
     base = cwd
     if "corpus" not in chosen:
         found = find_corpus(cwd.resolve())
-        chosen["corpus"], source["corpus"] = (found, "found here") if found else (DEMO_CORPUS, "the demo corpus")
+        # the demo corpus only when asked for: without a corpus here the commands that need one refuse
+        chosen["corpus"], source["corpus"] = (found, "found here") if found else (cwd.resolve(), NOT_FOUND)
         base = found or cwd
+    elif source["corpus"] == "pyproject.toml" and chosen["corpus"] == DEMO_CORPUS:
+        source["corpus"] = "pyproject.toml: bceval's demo corpus"
     if "manifest" not in chosen:
         default = chosen["corpus"] / MANIFEST_RELATIVE
         chosen["manifest"] = default if default.is_file() else None  # no manifest: evaluate by convention
     chosen.setdefault("out", (base / "out").resolve())
     chosen.setdefault("page", (cwd / "evaluation" / "scorecard.md").resolve())
     chosen["corpus_source"] = source["corpus"]
+    for key, value in chosen.items():  # a bad value is refused naming the flag, variable or file it came from
+        problem = setting_problem(key, value) if key in source else None
+        if problem is not None:
+            where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
+            raise BcevalError(f"{where}: {problem}" if key in CHOICE_NAMES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
@@ -349,11 +420,31 @@ def load_settings(
     return Settings(**chosen)
 
 
+def has_leaves(corpus: Path) -> bool:
+    """Whether any layer of `corpus` has a review leaf (a cheap look into three folders, no walk)."""
+    for layer in LAYERS:
+        review = corpus / layer / "skills" / "review"
+        try:
+            if review.is_dir() and any(path.name.startswith("al-") for path in review.glob("al-*-review.md")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def check_inputs(settings: Settings) -> None:
-    """Fail early, in one line, when the corpus or manifest cannot be used at all."""
-    if not settings.corpus.exists():
+    """Fail early, in one line, when the corpus or manifest cannot be used at all. An experiment's arms name
+    their own corpora (each variant is checked when it is prepared), so its own settings need none."""
+    if settings.experiment is not None and settings.corpus_source == NOT_FOUND:
+        pass
+    elif settings.corpus_source == NOT_FOUND:
+        raise BcevalError(
+            f"no corpus in {settings.corpus} or its parents up to the git root: {CORPUS_SHAPE}; "
+            "give --corpus PATH, or --corpus demo for bceval's demo corpus"
+        )
+    elif not settings.corpus.exists():
         raise BcevalError(f"{settings.corpus}: corpus directory does not exist")
-    if not settings.corpus.is_dir():
+    elif not settings.corpus.is_dir():
         raise BcevalError(f"{settings.corpus}: corpus path is not a directory")
     if settings.manifest is not None:
         if not settings.manifest.exists():
@@ -362,6 +453,13 @@ def check_inputs(settings: Settings) -> None:
             raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
+
+
+def check_leaves(settings: Locations) -> None:
+    """A review command on a folder without any review leaf would evaluate nothing: refuse it up front (the
+    validation of the graph says the same for `doit`)."""
+    if not has_leaves(settings.corpus):
+        raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
 
 
 def check_results(settings: ResultsSource) -> None:
@@ -380,10 +478,11 @@ def context_line(settings: Settings) -> str:
 
 def agent_settings(settings: Settings) -> AgentSettings:
     """A live agent's settings, from the run's settings."""
-    if not settings.command:
+    endpoint = settings.endpoint
+    if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
     return AgentSettings(
-        command=settings.command,
+        command=settings.command or "",
         model=settings.model,
         isolation=settings.isolation,
         sandbox=settings.sandbox,
@@ -393,4 +492,7 @@ def agent_settings(settings: Settings) -> AgentSettings:
         retries=settings.retries,
         retry_wait=settings.retry_wait,
         cache_salt=settings.cache_salt,
+        sandbox_network=getattr(settings, "sandbox_network", None) or "share",
+        paid_by=str(getattr(settings, "run_dir", "") or ""),
+        endpoint=endpoint,
     )

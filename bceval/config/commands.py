@@ -23,7 +23,7 @@ def _uses(*items: str | Use) -> tuple[Use, ...]:
 
 
 _CORPUS = _uses(
-    Use("corpus", "knowledge checkout (default: settings, else demo corpus)"),
+    Use("corpus", "knowledge checkout, or demo (default: settings, else the corpus found here)"),
     Use("manifest", "default: <corpus>/evaluation/review-fixtures.json"),
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
@@ -36,7 +36,7 @@ _GATE = _uses(  # review-dialects.md §11.4, §11.5
 _RUN = Use("run", "the run (default: the adapter, plus the model of a live agent)")
 _EXPERIMENT_COMMON = _uses(
     Use("out", "output root (default: out/); reports go to DIR/experiments/"),
-    Use("corpus", "the corpus arms default to (default: found here)"),
+    Use("corpus", "the corpus arms default to, or demo (default: settings, else the corpus found here)"),
     "verbose",
 )
 _EXPERIMENT_RUNNING = _uses(
@@ -49,7 +49,22 @@ _EXPERIMENT_AGENT = _uses(
     Use("retries", "retries after an infrastructure failure"),
     Use("retry_wait", "pause before a retry, doubling (default 5)"),
 )
+_JUNIT = _uses(Use("junit", "also write a JUnit XML report (one test per arm, epoch and case) there"))
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
+_API = "the api adapter (bceval's own chat-completions agent; needs BCEVAL_LIVE=1)"
+_API_USES = _uses(
+    Use("base_url", "the endpoint (default: the openai package's, OpenAI)", group=_API),
+    Use("api_key_env", "the variable holding its key (default OPENAI_API_KEY)", group=_API),
+    Use("temperature", "sampling temperature (default: the endpoint's)", group=_API),
+    Use("max_turns", "responses per case before it fails (default 12)", group=_API),
+    Use("max_output_tokens", "tokens per response (default: the endpoint's)", group=_API),
+    Use("seed", "sampling seed, for endpoints that take one", group=_API),
+)
+_BUDGET = _uses(
+    Use("max_cost", "no new case starts once the run's known cost reaches USD"),
+    Use("prices", "price table (YAML): USD per million tokens, by model"),
+)
+_REQUIRE_READ = Use("require_read", "a citation without a complete read of it fails its case (api adapter)")
 
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
@@ -57,7 +72,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "prepare": _CORPUS + _uses("force") + _GATE,
     "answer": _CORPUS
     + _uses(
-        Use("adapter", "oracle, baseline (default) or command (live, opt-in)", checked=True),
+        Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
         Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
         Use("model", "the model; pinned only when the command passes it on through {model}"),
@@ -65,6 +80,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("isolation", "view (default: each case in a folder of its own) or none"),
         Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
         Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
+        Use("sandbox_network", "share (default: the agent reaches its API) or none"),
         Use("jobs", "cases answered side by side (default 1)"),
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
@@ -73,7 +89,9 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("cases", "answer this case (repeatable)"),
         Use("patterns", "cases whose id or domain fit"),
         Use("failed_from", "the cases that did not pass in that run or file"),
-    ),
+    )
+    + _BUDGET
+    + _API_USES,
     "score": _CORPUS
     + _uses(
         Use("adapter", "score this adapter's run (default: baseline)", checked=True),
@@ -82,6 +100,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("results", "score these result-case-*.json or result-*.json files", group="exclusive"),
         Use("results_path", "score one combined result file", group="exclusive"),
         "no_gate",
+        _REQUIRE_READ,
+        Use("junit", "also write a JUnit XML report (one test per case) there"),
     ),
     "publish": _CORPUS
     + _uses(
@@ -90,15 +110,35 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "with --adapter command: the model, to find the default run name"),
         Use("results", "score this results directory instead"),
         Use("page", "page to update (default: evaluation/scorecard.md)"),
+        _REQUIRE_READ,
     ),
     "runs": _uses(Use("out", "output root (default: out/)")),
+    "prompt": _uses("case")
+    + _CORPUS
+    + _uses(
+        Use("run", "the run whose agent it is (default: the agent these flags describe)"),
+        Use("adapter", "oracle, baseline (default) or command", checked=True),
+        Use("command", "agent command line, as for bceval answer"),
+        Use("model", "the model, as for bceval answer"),
+        Use("isolation", "view (default) or none"),
+    ),
+    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "serve", "port"),
     "health": _CORPUS
     + _uses(
         "strict",
         "health_margin",
         Use("changed_paths", "changed files, one per line (e.g. from a PR diff)"),
     ),
-    "bench": _uses("bench_sizes", "bench_repeat", "bench_out", "bench_corpus", "bench_live", "bench_experiment"),
+    "bench": _uses(
+        "bench_sizes",
+        "bench_repeat",
+        "bench_out",
+        "bench_corpus",
+        "bench_live",
+        "bench_experiment",
+        "bench_api",
+        "bench_view",
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",
@@ -107,15 +147,19 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT,
-    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON,
+    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT + _JUNIT,
+    "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
+    + _EXPERIMENT_COMMON,
+    "experiment plan": _uses(Use("file", ""), Use("effect", "e.g. 0.1: cases pass 10 points more often", required=True))
+    + _uses("power")
     + _EXPERIMENT_COMMON,
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),
         "epochs",
         "report",
+        Use("manifest", "the manifest of both arms (default: each ref's own, else by convention)"),
     )
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING
@@ -127,7 +171,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox", "none (default) or bwrap"),
         Use("sandbox_allow", "a path the sandbox shows (repeatable)"),
     )
-    + _EXPERIMENT_AGENT,
+    + _EXPERIMENT_AGENT
+    + _JUNIT,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
     "guidance": _uses(
@@ -140,6 +185,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "guidance_baseline_sha256",
         "guidance_results",
         "guidance_adapter",
+        Use("junit", "run: also write a JUnit XML report (one test per case) there"),
         Use("command", "the agent command line (default: $BCEVAL_COMMAND)", "GUIDANCE_COMMAND", group=_LIVE),
         Use("model", "the model; pinned only through {model}", "GUIDANCE_MODEL", group=_LIVE),
         Use("timeout", "seconds per attempt", group=_LIVE),
@@ -147,5 +193,54 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("retry_wait", "first pause", group=_LIVE),
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
+        Use("sandbox_network", "share (default) or none", group=_LIVE),
+    )
+    + _API_USES,
+    "development": _uses(
+        Use("development_mode", checked=True),
+        "development_root",
+        "development_manifest",
+        "development_capabilities",
+        "development_out",
+        "development_results",
+        "development_workspace_map",
+        "development_checks",
+        "development_adapter",
+        Use("development_guidance", checked=True),
+        "development_fail_on_overclaim",
+        Use("command", "the agent command line, run in the copy (default: $BCEVAL_COMMAND)", group="run"),
+        Use("model", "the model; pinned only through {model}", group="run"),
+        Use("epoch", "which repeated sample this is (default 1)", group="run"),
+        Use("timeout", "seconds the agent may work on one case", group="run"),
+        Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
+        Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     ),
 }
+
+
+# `bceval guidance MODE --help`: each mode's one-line description and the options it takes (a subset of
+# "guidance"'s, in the same order; steps.guidance_modes.check_arguments refuses the others).
+GUIDANCE_MODES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "validate": ("check a guidance manifest against its knowledge checkout", ("root", "manifest", "workspace_map")),
+    "prepare": (
+        "write the neutral guidance requests into a new or empty directory",
+        ("root", "manifest", "out", "workspace_map"),
+    ),
+    "capture": (
+        "record the workspaces' pre-run state (the baseline) before any agent runs",
+        ("root", "manifest", "workspace_map", "baseline"),
+    ),
+    "score": (
+        "score result files against the captured baseline and its digest",
+        ("root", "manifest", "baseline", "baseline_sha256", "results"),
+    ),
+    "run": (
+        "prepare, capture, answer with an adapter and score, into a new run directory",
+        ("root", "manifest", "out", "workspace_map", "adapter", "live"),
+    ),
+    "demo-workspaces": ("build the demo knowledge checkout, workspaces and maps from the demo corpus", ("out",)),
+}
+_GUIDANCE_LIVE = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
+for _mode, (_text, _names) in GUIDANCE_MODES.items():
+    _wanted = {"guidance_" + name for name in _names} | (set(_GUIDANCE_LIVE) if "live" in _names else set())
+    COMMANDS[f"guidance {_mode}"] = tuple(use for use in COMMANDS["guidance"] if use.name in _wanted)

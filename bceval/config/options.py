@@ -15,9 +15,12 @@ from typing import Any
 
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
+SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 
-# kinds: path, text, int, float, texts (a list: repeatable flag, comma-separated environment), paths (a list:
-# repeatable flag, os.pathsep-separated environment), switch (a flag without a value), positional.
+# kinds: path, text, int, float, bool (a flag without a value; true/false in the environment and pyproject.toml),
+# prices (a YAML file, or in pyproject.toml the table itself: bceval.prices), texts (a list: repeatable flag,
+# comma-separated environment), paths (a list: repeatable flag, os.pathsep-separated environment), switch (a flag
+# without a value), positional.
 # part: the part of Settings the option belongs to (bceval.config.Settings), or the command family it serves
 # when it is no setting (command, bench, guidance).
 
@@ -97,6 +100,19 @@ SETTINGS: tuple[Option, ...] = (
     Option("coverage_report", ("--coverage-report",), "BCEVAL_COVERAGE_REPORT", "path", "gate", metavar="PATH"),
     Option("gate_paths", ("--changed-paths",), None, "path", "gate", metavar="FILE"),
     Option("changed_from", ("--changed-from",), "BCEVAL_CHANGED_FROM", "text", "gate", metavar="REF"),
+    _setting(
+        "sandbox_network", "BCEVAL_SANDBOX_NETWORK", "text", "agent", "share", choices=SANDBOX_NETWORKS, metavar="NET"
+    ),
+    # the api adapter (bceval's own agent over a chat-completions endpoint) and every live agent's budget
+    _setting("base_url", "BCEVAL_BASE_URL", "text", "agent", metavar="URL"),
+    _setting("api_key_env", "BCEVAL_API_KEY_ENV", "text", "agent", "OPENAI_API_KEY", metavar="NAME"),
+    _setting("temperature", "BCEVAL_TEMPERATURE", "float", "agent", range=(0, 2, True), metavar="T"),
+    _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
+    _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
+    _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
+    _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
+    _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*
@@ -118,6 +134,7 @@ OTHERS: tuple[Option, ...] = (
     ),
     # experiments
     Option("file", kind="positional", metavar="FILE", help="the experiment file (YAML)"),
+    Option("case", kind="positional", metavar="CASE", help="the case: its manifest id or model id (case-<hash>)"),
     Option(
         "no_share",
         ("--no-share",),
@@ -137,6 +154,35 @@ OTHERS: tuple[Option, ...] = (
         parser_default=True,
     ),
     Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    # the viewer and CI outputs
+    Option("serve", ("--serve",), kind="switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
+    Option(
+        "port",
+        ("--port",),
+        kind="int",
+        default=8000,
+        metavar="N",
+        help="with --serve: the port (default 8000; 0 picks a free one)",
+        parser_default=True,
+    ),
+    Option("junit", ("--junit",), kind="path", metavar="PATH", help="also write a JUnit XML report there"),
+    Option(
+        "ci_step_summary",
+        env="GITHUB_STEP_SUMMARY",
+        kind="path",
+        part="ci",
+        help="GitHub Actions' job summary file: score and experiment report append their Markdown to it",
+    ),
+    Option("effect", ("--effect",), kind="float", metavar="D", help="the mean per-case difference to detect"),
+    Option(
+        "power",
+        ("--power",),
+        kind="float",
+        default=0.8,
+        metavar="P",
+        help="the chance of detecting it (default 0.8)",
+        parser_default=True,
+    ),
     # bench: the flags of `bceval bench`, the variables of `doit bench`
     Option(
         "bench_sizes",
@@ -199,6 +245,27 @@ OTHERS: tuple[Option, ...] = (
         "(e.g. 4,5,512,32,0.2)",
         parser_default=True,
     ),
+    Option(
+        "bench_api",
+        ("--api",),
+        "BCEVAL_BENCH_API",
+        part="bench",
+        default="256,16,0.2",
+        metavar="A,J,L",
+        help="api agent throughput: A answers at --jobs J against a local endpoint answering after L s, two tool "
+        "calls each (default 256,16,0.2; 'none' skips it)",
+        parser_default=True,
+    ),
+    Option(
+        "bench_view",
+        ("--view",),
+        "BCEVAL_BENCH_VIEW",
+        part="bench",
+        default="4,5,500",
+        metavar="A,E,C",
+        help="viewer: build and load time of A arms x E epochs x C cases (default 4,5,500; 'none' skips it)",
+        parser_default=True,
+    ),
     # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
     Option(
         "guidance_mode",
@@ -217,7 +284,7 @@ OTHERS: tuple[Option, ...] = (
         "path",
         "guidance",
         metavar="DIR",
-        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+        help="knowledge checkout, or demo for bceval's demo corpus (default: the corpus found here)",
     ),
     Option(
         "guidance_manifest",
@@ -276,7 +343,106 @@ OTHERS: tuple[Option, ...] = (
         part="guidance",
         default="oracle",
         metavar="NAME",
-        help="run: who answers each case (oracle or command)",
+        help="run: who answers each case (oracle, command or api)",
+    ),
+    # development: the flags of `bceval development`, the variables of `doit development*`
+    Option(
+        "development_mode",
+        kind="positional",
+        part="development",
+        default="validate",
+        metavar="MODE",
+        choices=("validate", "prepare", "score", "run"),
+        help="validate (default), prepare, score or run",
+        parser_default=True,
+    ),
+    Option(
+        "development_root",
+        ("--root",),
+        "BCEVAL_DEVELOPMENT_ROOT",
+        "path",
+        "development",
+        metavar="DIR",
+        help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+    ),
+    Option(
+        "development_manifest",
+        ("--manifest",),
+        "BCEVAL_DEVELOPMENT_MANIFEST",
+        "path",
+        "development",
+        metavar="FILE",
+        help="default: <root>/evaluation/development-fixtures.json",
+    ),
+    Option(
+        "development_capabilities",
+        ("--capabilities",),
+        "BCEVAL_DEVELOPMENT_CAPABILITIES",
+        "path",
+        "development",
+        metavar="FILE",
+        help="default: <root>/coverage/development-capabilities.json",
+    ),
+    Option(
+        "development_out",
+        ("--out",),
+        "BCEVAL_DEVELOPMENT_OUT",
+        "path",
+        "development",
+        metavar="DIR",
+        help="prepare: a new, empty or marked directory; run: a new run directory",
+    ),
+    Option(
+        "development_results",
+        ("--results",),
+        kind="path",
+        part="development",
+        metavar="DIR",
+        help="score: directory of result-case-<hash>.json files",
+    ),
+    Option(
+        "development_workspace_map",
+        ("--workspace-map",),
+        "BCEVAL_DEVELOPMENT_WORKSPACE_MAP",
+        "path",
+        "development",
+        metavar="MAP",
+        help="run: JSON object of manifest id -> starting repository (folder, or repository@commit)",
+    ),
+    Option(
+        "development_checks",
+        ("--checks",),
+        "BCEVAL_DEVELOPMENT_CHECKS",
+        "path",
+        "development",
+        metavar="FILE",
+        help="run: the gate configuration (default: <root>/evaluation/development-checks.yaml)",
+    ),
+    Option(
+        "development_adapter",
+        ("--adapter",),
+        "BCEVAL_DEVELOPMENT_ADAPTER",
+        part="development",
+        default="command",
+        metavar="NAME",
+        help="run: who works in each copy (command)",
+    ),
+    Option(
+        "development_guidance",
+        ("--guidance",),
+        part="development",
+        default="plan",
+        metavar="ARM",
+        choices=("none", "plan", "implementation", "both"),
+        help="run: the guidance the agent gets: none, plan (default: the skill as shipped), implementation, both",
+        parser_default=True,
+    ),
+    Option(
+        "development_fail_on_overclaim",
+        ("--fail-on-overclaim",),
+        kind="switch",
+        part="development",
+        help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
     ),
 )
 

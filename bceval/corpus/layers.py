@@ -72,8 +72,17 @@ def _check_link(root: Path, real_root: str, path: str, rel: str, is_dir: bool, f
 
 
 def _walk(
-    root: Path, real_root: str, folder: str, rel: str, recursive: bool, by_dir: dict[str, frozenset[str]]
+    root: Path,
+    real_root: str,
+    folder: str,
+    rel: str,
+    recursive: bool,
+    by_dir: dict[str, frozenset[str]],
+    walking: tuple[str, ...] = (),  # the real paths of the folders above this one: a link back to one is a loop
 ) -> None:
+    real_folder = os.path.realpath(folder)
+    if real_folder in walking:
+        raise BcevalError(f"{root / rel}: symbolic link loops back to a folder being listed")
     try:
         entries = list(os.scandir(folder))
     except (FileNotFoundError, NotADirectoryError):
@@ -90,13 +99,19 @@ def _walk(
         if entry.is_file(follow_symlinks=False):  # the common case first: one check per plain file
             names.append(name)
             continue
-        is_dir = entry.is_dir()
+        try:
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.is_file()
+        except OSError as exc:  # e.g. a link to itself: "too many levels of symbolic links"
+            raise BcevalError(f"{root / rel / name}: cannot be followed: {exc.strerror}") from None
         if entry.is_symlink():
             _check_link(root, real_root, entry.path, f"{rel}/{entry.name}", is_dir, folder)
+            if is_dir and os.path.realpath(entry.path) in walking:  # aa/l -> ../bb next to bb/l -> ../aa
+                raise BcevalError(f"{root / rel / name}: symbolic link loops back to a folder being listed")
         if is_dir:
             if recursive:
-                _walk(root, real_root, entry.path, f"{rel}/{entry.name}", True, by_dir)
-        elif entry.is_file():
+                _walk(root, real_root, entry.path, f"{rel}/{entry.name}", True, by_dir, (*walking, real_folder))
+        elif is_file:
             names.append(entry.name)
     if names:
         by_dir[rel] = frozenset(names)

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from bceval.config import ADAPTERS, ISOLATIONS, RUN_NAME, SANDBOXES
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import evaluator_names
+from bceval.jsonio import read_regular_text
 from bceval.models import StrictModel
 
 NAME_PATTERN = RUN_NAME.pattern
@@ -33,7 +34,11 @@ ARM_FIELDS = (
     "isolation",
     "sandbox",
     "sandboxAllow",
+    "guidance",
+    "checks",
 )
+# Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
+OPTIONAL_ARM_FIELDS = ("baseUrl", "maxCost", "requireRead")
 
 
 class ArmSettings(StrictModel):
@@ -49,7 +54,7 @@ class ArmSettings(StrictModel):
         default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
     )
     evaluator: EVALUATORS | None = Field(
-        default=None, description="review (default), or a guidance evaluator (needs workspaceMap)."
+        default=None, description="review (default), a guidance evaluator (needs workspaceMap), or development."
     )
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
     adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
@@ -58,6 +63,25 @@ class ArmSettings(StrictModel):
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
+    guidance: Literal["none", "plan", "implementation", "both"] | None = Field(
+        default=None,
+        description="Development arms: the guidance the agent gets (none, plan (default), implementation, both).",
+    )
+    checks: str | None = Field(
+        default=None,
+        description="Development arms: the gate configuration, relative to the corpus (default "
+        "evaluation/development-checks.yaml).",
+    )
+    baseUrl: str | None = Field(default=None, description="The api adapter's chat-completions endpoint.")
+    maxCost: float | None = Field(
+        default=None,
+        ge=0,
+        description="Budget in USD of each run of the arm (one per epoch): no new case starts "
+        "once the run's known cost reaches it.",
+    )
+    requireRead: bool | None = Field(
+        default=None, description="A citation without a complete read of the article fails its case."
+    )
 
     @field_validator("adapter", "isolation", "sandbox")
     @classmethod
@@ -79,6 +103,12 @@ class ExperimentFile(StrictModel):
     epochs: int = Field(default=1, ge=1, le=1000, description="Samples per case and arm.")
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
     seed: int = Field(default=0, description="Seed of every bootstrap and Monte Carlo draw.")
+    looks: int | None = Field(
+        default=None,
+        ge=1,
+        le=20,
+        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
+    )
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
 
@@ -137,10 +167,12 @@ def _field(location: tuple[Any, ...]) -> str:
 def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
     """The checked experiment file and where its fields are; one-line errors naming file, line and field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, "utf-8")
     except FileNotFoundError:
         raise BcevalError(f"{path}: experiment file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise BcevalError(f"{path}: cannot read the experiment file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise BcevalError(f"{path}: cannot read the experiment file: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)

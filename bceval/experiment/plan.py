@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import capabilities
-from bceval.config import MANIFEST_RELATIVE, Settings
+from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
 from bceval.errors import BcevalError
+from bceval.evaluators.development import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
-from bceval.experiment.model import ARM_FIELDS, ArmSettings, ExperimentFile, Positions
+from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ArmSettings, ExperimentFile, Positions
 from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
@@ -124,11 +125,19 @@ def resolve(
             name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
             for name in ARM_FIELDS
         }
+        for name in OPTIONAL_ARM_FIELDS:
+            value = getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
+            if value is not None:
+                values[name] = value
         defined_in = "arms" if arm.corpus is not None else "defaults"
         corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
         if not corpus.is_dir():
             location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
             raise BcevalError(f"{_where(source, positions, location)}: {corpus} is not a folder")
+        review = (values["evaluator"] or REVIEW) == REVIEW  # guidance arms read a knowledge checkout, not leaves
+        if review and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
+            location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
+            raise BcevalError(f"{_where(source, positions, location)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
         repository, subdir, commit = None, "", None
         read_from = corpus
         if values["ref"]:
@@ -147,6 +156,8 @@ def resolve(
                 location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
                 raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
             workspace_map = (base / values["workspaceMap"]).resolve()
+        elif values["workspaceMap"]:  # optional where the evaluator has another source (development's checks file)
+            workspace_map = (base / values["workspaceMap"]).resolve()
         key = (str(read_from), str(manifest), name, str(workspace_map))
         arms.append(
             ArmPlan(
@@ -163,6 +174,8 @@ def resolve(
                 workspace_map=workspace_map,
             )
         )
+    if any(arm.evaluator == DEVELOPMENT for arm in arms):
+        _check_development_arms(arms, settings, source, positions)
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
@@ -187,7 +200,8 @@ def _shown(arm: ArmPlan, name: str) -> Any:
 
 def differing_fields(plan: Plan) -> list[str]:
     control = plan.control
-    return [name for name in ARM_FIELDS if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
+    names = ARM_FIELDS + OPTIONAL_ARM_FIELDS
+    return [name for name in names if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
 
 
 def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: bool = False) -> list[str]:
@@ -217,6 +231,48 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
     return warnings
 
 
+def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
+    """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
+    from bceval.development.checks import read_checks, starting_repositories
+    from bceval.development.manifest import load
+
+    loaded = load(arm.corpus, arm.manifest)
+    checks = development_checks(arm)
+    config = read_checks(checks)
+    return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
+
+
+def development_checks(arm: ArmPlan) -> Path:
+    from bceval.development import CHECKS_RELATIVE
+
+    return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
+
+
+def _check_development_arms(
+    arms: list[ArmPlan], settings: Settings, source: Path | None, positions: Positions | None
+) -> None:
+    """§12: every arm of a development experiment uses the development evaluator and differs from the control
+    only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
+    is refused, naming the field."""
+    from bceval.development.arms import arm_identity, unmatched
+
+    for index, arm in enumerate(arms):
+        if arm.evaluator != DEVELOPMENT:
+            where = _where(source, positions, ("arms", index, "name"))
+            raise BcevalError(f"{where}: every arm of a development experiment uses evaluator development")
+    identities = []
+    for arm in arms:
+        _, config, sources = development_sources(arm)
+        checkout = f"{arm.corpus}" + (f"@{arm.commit}" if arm.commit else "")
+        identities.append(
+            (arm.name, arm_identity(sources, config.digest(), arm.fields["model"] or settings.model, checkout))
+        )
+    refusal = unmatched(identities)
+    if refusal is not None:
+        index = next(i for i, arm in enumerate(arms) if refusal.startswith(f"arm '{arm.name}' "))
+        raise BcevalError(f"{_where(source, positions, ('arms', index, 'name'))}: {refusal}")
+
+
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:
     """The settings of one arm in one epoch: a run of its own inside the arm's prepare variant."""
     fields = arm.fields
@@ -232,6 +288,9 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         isolation=fields["isolation"] or settings.isolation,
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
+        base_url=fields.get("baseUrl") or settings.base_url,
+        max_cost=fields["maxCost"] if fields.get("maxCost") is not None else settings.max_cost,
+        require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",
         epoch=epoch,
         cases=(),

@@ -1,12 +1,35 @@
 """The experiment report rendered: Markdown and HTML (`out/experiments/<name>/report.{md,html}`), the verdict lines,
-and its entry on the published page (`bceval experiment publish`)."""
+and its entry on the published page (`bceval experiment publish`).
+
+Both formats are written from one list of blocks (`document`), so the HTML has everything the Markdown has."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from bceval.experiment.report_model import ArmReport, ExperimentReport
+
+
+@dataclass(frozen=True)
+class Marks:
+    """A table cell with a text (both formats) and per-epoch marks that link to transcripts (HTML only)."""
+
+    text: str
+    marks: tuple[tuple[str, str | None, str], ...]  # (symbol, link, title)
+
+
+Cell = str | Marks
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "h1", "h2", "list", "para", "table"
+    text: str = ""
+    items: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[Cell, ...], ...] = ()
 
 
 def dialect_line(arms: list[ArmReport]) -> str:
@@ -20,138 +43,313 @@ def dialect_line(arms: list[ArmReport]) -> str:
     return line
 
 
+def _interval(interval: Any, signed: bool = False) -> str:
+    """An interval with how it was made, where it is shown; a rough one says so."""
+    if interval is None:
+        return ""
+    form = "+.3f" if signed else ".3f"
+    rough = "; unreliable: fewer than 15 cases" if not interval.reliable else ""
+    return f", {interval.level:.0%} CI {interval.low:{form}} to {interval.high:{form}} ({interval.method}{rough})"
+
+
 def _rate(rate: Any) -> str:
     if rate.value is None:
         return "n/a"
-    text = f"{rate.value:.3f} ({rate.passed}/{rate.total})"
-    if rate.interval is not None:
-        text += f", {rate.interval.level:.0%} CI {rate.interval.low:.3f}–{rate.interval.high:.3f}"
-    return text
+    return f"{rate.value:.3f} ({rate.passed}/{rate.total} {rate.unit}){_interval(rate.interval)}"
 
 
-def _difference(diff: Any) -> str:
-    if diff.difference is None:
+def _share(rate: Any) -> str:
+    return "n/a" if rate.value is None else f"{rate.value:.3f} ({rate.passed}/{rate.total} {rate.unit})"
+
+
+def _difference(kind: Any) -> str:
+    if kind.difference is None:
         return "n/a"
-    text = f"{diff.difference:+.3f}"
-    if diff.interval is not None:
-        text += f" ({diff.interval.level:.0%} CI {diff.interval.low:+.3f} to {diff.interval.high:+.3f})"
-    return text
+    return f"{kind.difference:+.3f}{_interval(kind.interval, signed=True)}"
+
+
+def _asked(arm: ArmReport) -> int:
+    """The answers this arm's agent was asked for and paid (cached ones were paid by the run that asked first)."""
+    return arm.answered - arm.fromCache
 
 
 def _cost(arm: ArmReport) -> str:
+    """What this arm's own answers cost (cached and shared ones are on the bill of the run that paid them)."""
+    asked = _asked(arm)
     if arm.usage.costUsd is None:
-        return "unknown"
-    known = "" if arm.usage.costKnown == arm.answered else f" ({arm.usage.costKnown} of {arm.answered} reported)"
+        return "unknown" if asked else "-"
+    known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
     return f"${arm.usage.costUsd:.4f}{known}"
 
 
+def _p(test: Any) -> str:
+    method = "exact" if test.method == "exact" else f"Monte Carlo, {test.draws:,} draws"
+    return f"{test.p_value:.4g} ({method})"
+
+
 def headline(report: ExperimentReport) -> list[str]:
-    """One line per treatment arm: the verdict in words, with its test."""
+    """One line per treatment arm: the verdict in words, on the estimand it is about, with its test."""
     lines = []
     for comparison in report.comparisons:
         result = comparison.result
-        test = result.test
-        method = "exact" if test.method == "exact" else f"Monte Carlo, {test.draws} draws"
+        overall = result.overall
+        adjusted = (
+            f", Holm-adjusted {result.p_adjusted:.4g} over {result.family} treatment arms" if result.family > 1 else ""
+        )
+        missing = result.missing
+        unanswered = (
+            f"; unanswered (case, epoch) answers: control {missing.control_missing}/{missing.control_slots}, "
+            f"treatment {missing.treatment_missing}/{missing.treatment_slots}"
+            if missing.control_missing or missing.treatment_missing
+            else ""
+        )
         lines.append(
-            f"Experiment {report.name}: {comparison.arm} vs {comparison.control} (control): {result.verdict}; "
-            f"sign-flip p = {test.p_value:.4g} ({method}, {result.paired_cases} paired cases, alpha {result.alpha:g}); "
-            f"recall {_difference(result.recall)}, clean rate {_difference(result.clean_rate)}"
+            f"Experiment {report.name}: {comparison.arm} vs {comparison.control} (control): {result.verdict_text}; "
+            f"mean per-case difference {_difference(overall)}; sign-flip p = {_p(overall.test)}{adjusted}, "
+            f"{result.paired_cases} paired cases, alpha {result.alpha_used:.4g}; "
+            f"recall {_difference(result.recall)}; clean rate {_difference(result.clean_rate)}{unanswered}"
         )
     return lines
 
 
-def render_markdown(report: ExperimentReport) -> str:
+def _md_cell(cell: Cell) -> str:
+    text = cell.text if isinstance(cell, Marks) else cell
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def document(report: ExperimentReport) -> list[Block]:
+    """Every part of the report, in order, for either format."""
     arms = report.arms
-    lines = [f"# Experiment {report.name}", ""]
-    lines += [f"- {line.removeprefix(f'Experiment {report.name}: ')}" for line in headline(report)]
-    lines += [
-        f"- {report.epochs} epoch(s) × {max((a.cases for a in arms), default=0)} case(s) × {len(arms)} arms; "
-        f"seed {report.seed}; alpha {report.alpha:g}",
-        f"- Arms differ in: {', '.join(report.differing) or 'nothing'}",
-        *[f"- {line}" for line in [dialect_line(arms)] if line],
-        *[f"- **Warning:** {warning}" for warning in report.warnings],
-        f"- Report `{report.reportId[:16]}`, created {report.createdAt}",
-        "",
-        "## Arms",
-        "",
-        "| Arm | Recall | Clean rate | pass@k | pass^k | Flaky | Answered | Shared | Failed | Cost |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for arm in arms:
-        summary = arm.summary
-        label = f"{arm.name} (control)" if arm.control else arm.name
-        lines.append(
-            f"| {label} | {_rate(summary.recall)} | {_rate(summary.clean_rate)} | {_rate(summary.pass_at_k.all)} | "
-            f"{_rate(summary.pass_hat_k.all)} | {len(summary.flaky_cases)} | {arm.answered} | {arm.shared} | "
-            f"{arm.infrastructureFailures} | {_cost(arm)} |"
+    k = report.epochs
+    cases = max((a.cases for a in arms), default=0)
+    unanswered = sum(a.unanswered for a in arms)
+    slots = sum(a.summary.epochs * a.cases for a in arms)
+    facts = [line.removeprefix(f"Experiment {report.name}: ") for line in headline(report)]
+    if report.partial:
+        facts.append(
+            f"Partial: {unanswered} of {slots} (case, epoch) answers have no outcome "
+            f"({sum(a.infrastructureFailures for a in arms)} infra failures, {sum(a.missing for a in arms)} missing); "
+            "every number below is over the answers there are"
         )
+    if report.sequential.look > 1 or report.sequential.plannedLooks is not None:
+        facts.append(f"Looks: {report.sequential.note}")
+    facts += [
+        f"{k} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
+        f"Arms differ in: {', '.join(report.differing) or 'nothing'}",
+        *[line for line in [dialect_line(arms)] if line],
+        *[f"Warning: {warning}" for warning in report.warnings],
+        f"Report {report.reportId[:16]}, created {report.createdAt}",
+    ]
+    blocks = [Block("h1", f"Experiment {report.name}"), Block("list", items=tuple(facts))]
+    blocks += [
+        Block("h2", "Arms"),
+        Block(
+            "table",
+            header=(
+                "Arm",
+                "Recall (positive answers)",
+                "Clean rate (clean answers)",
+                f"pass@{k} (cases, positive and clean together)",
+                f"pass^{k} (cases, positive and clean together)",
+                "Flaky cases",
+                "Answered / unanswered (answers)",
+                "Asked",
+                "Shared",
+                "Cached",
+                "Infra failures",
+                "Missing",
+                "Cost paid",
+            ),
+            rows=tuple(
+                (
+                    f"{arm.name} (control)" if arm.control else arm.name,
+                    _rate(arm.summary.recall),
+                    _rate(arm.summary.clean_rate),
+                    _share(arm.summary.pass_at_k.all),
+                    _share(arm.summary.pass_hat_k.all),
+                    f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases",
+                    f"{arm.summary.answered} / {arm.unanswered}",
+                    str(_asked(arm)),
+                    str(arm.shared),
+                    str(arm.fromCache),
+                    str(arm.infrastructureFailures),
+                    str(arm.missing),
+                    _cost(arm),
+                )
+                for arm in arms
+            ),
+        ),
+    ]
     guided = [arm for arm in arms if arm.guidance is not None]
     if guided:
-        lines += [
-            "",
-            "| Guidance arm | Evaluator | Outcome agreement | Cited recall (mean) | Cited precision (mean) |",
-            "|---|---|---|---|---|",
-        ]
-        for arm in guided:
-            g = arm.guidance
-            agreement = g.outcomeAgreement
-            share = (
-                f"{agreement.value:.3f} ({agreement.passed}/{agreement.total})"
-                if agreement.value is not None
-                else "n/a"
+        blocks.append(
+            Block(
+                "table",
+                header=(
+                    "Guidance arm",
+                    "Evaluator",
+                    "Outcome agreement",
+                    "Cited recall (mean)",
+                    "Cited precision (mean)",
+                ),
+                rows=tuple(
+                    (
+                        arm.name,
+                        arm.evaluator,
+                        _agreement(arm.guidance.outcomeAgreement),
+                        _mean(arm.guidance.citedRecall),
+                        _mean(arm.guidance.citedPrecision),
+                    )
+                    for arm in guided
+                ),
             )
-            lines.append(
-                f"| {arm.name} | {arm.evaluator} | {share} | {_mean(g.citedRecall)} | {_mean(g.citedPrecision)} |"
-            )
-    lines += [
-        "",
-        "Recall and clean rate pool every epoch; their intervals come from a bootstrap over cases (a case's "
-        "epochs move together). pass@k: a case passed in at least one epoch; pass^k: in every epoch. For a "
-        "guidance arm a case with no expected knowledge (no-knowledge, not-applicable) counts as a clean control.",
-        "",
-        "## Per epoch",
-        "",
-        "| Arm | " + " | ".join(f"epoch {e}" for e in range(1, report.epochs + 1)) + " |",
-        "|---|" + "---|" * report.epochs,
+        )
+    blocks += [
+        Block("h2", "Per epoch"),
+        Block(
+            "table",
+            header=("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1))),
+            rows=tuple(
+                (
+                    arm.name,
+                    *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch),
+                )
+                for arm in arms
+            ),
+        ),
     ]
-    for arm in arms:
-        cells = [f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch]
-        lines.append(f"| {arm.name} | " + " | ".join(cells) + " |")
     if report.comparisons:
-        lines += [
-            "",
-            "## Against the control",
-            "",
-            "| Arm | Better / worse / equal cases | Mean difference per case | Sign-flip p | Recall Δ | Clean rate Δ | "
-            "Verdict |",
-            "|---|---|---|---|---|---|---|",
+        blocks += [
+            Block("h2", "Against the control"),
+            Block(
+                "table",
+                header=(
+                    "Arm",
+                    "Verdict",
+                    "Mean per-case difference, all cases",
+                    "Sign-flip p (raw)",
+                    "p adjusted",
+                    "Level",
+                    "Unanswered control / treatment (answers)",
+                    "Missing-rate test p",
+                ),
+                rows=tuple(
+                    (
+                        c.arm,
+                        f"**{c.result.verdict_text}**",
+                        _difference(c.result.overall),
+                        _p(c.result.overall.test),
+                        f"{c.result.p_adjusted:.4g} ({c.result.adjustment})",
+                        f"{c.result.alpha_used:.4g}",
+                        f"{c.result.missing.control_missing}/{c.result.missing.control_slots} / "
+                        f"{c.result.missing.treatment_missing}/{c.result.missing.treatment_slots}",
+                        f"{c.result.missing.p_value:.4g} (Fisher exact)",
+                    )
+                    for c in report.comparisons
+                ),
+            ),
+            Block(
+                "table",
+                header=(
+                    "Arm",
+                    "Outcome",
+                    "Paired cases (better / worse / equal)",
+                    "Control mean per-case rate",
+                    "Treatment mean per-case rate",
+                    "Mean per-case difference",
+                    "Sign-flip p (two-sided)",
+                    "p (one-sided, worse)",
+                ),
+                rows=tuple(
+                    (
+                        c.arm,
+                        kind.label,
+                        f"{kind.paired_cases} ({kind.better} / {kind.worse} / {kind.equal})",
+                        _short_value(kind.control_mean),
+                        _short_value(kind.treatment_mean),
+                        _difference(kind),
+                        _p(kind.test),
+                        f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
+                    )
+                    for c in report.comparisons
+                    for kind in (c.result.overall, c.result.recall, c.result.clean_rate)
+                ),
+            ),
+            Block("list", items=tuple(f"{c.arm}: {c.result.explanation}" for c in report.comparisons)),
         ]
-        for comparison in report.comparisons:
-            result = comparison.result
-            mean = f"{result.mean_difference:+.3f}" if result.mean_difference is not None else "n/a"
-            lines.append(
-                f"| {comparison.arm} | {result.better} / {result.worse} / {result.equal} | {mean} | "
-                f"{result.test.p_value:.4g} ({result.test.method}) | {_difference(result.recall)} | "
-                f"{_difference(result.clean_rate)} | **{result.verdict}** |"
-            )
-        lines += [""] + [f"- {comparison.result.explanation}" for comparison in report.comparisons]
-    lines += [
-        "",
-        "## Cases",
-        "",
-        "| Case | Kind | " + " | ".join(a.name for a in arms) + " |",
-        "|---|---|" + "---|" * len(arms),
+    if report.earlierLooks:
+        blocks += [
+            Block("h2", "Earlier looks"),
+            Block(
+                "table",
+                header=("Report", "Created", "Epochs"),
+                rows=tuple((look.reportId[:16], look.createdAt, str(look.epochs)) for look in report.earlierLooks),
+            ),
+        ]
+    flaky = [(arm.name, arm.summary.flaky_cases) for arm in arms if arm.summary.flaky_cases]
+    blocks += [
+        Block("h2", "Flaky cases"),
+        Block(
+            "list",
+            items=tuple(f"{name}: {', '.join(found)}" for name, found in flaky) or ("none: every case was steady",),
+        ),
+        Block("h2", "Method"),
+        *(Block("para", paragraph) for paragraph in method_note(report)),
+        Block("h2", "Cases"),
+        Block(
+            "table",
+            header=("Case", "Kind", *(f"{a.name} (passed/answered epochs)" for a in arms)),
+            rows=tuple((case.id, case.kind, *(_case_cell(case, arm) for arm in arms)) for case in report.cases),
+        ),
     ]
-    for case in report.cases:
-        cells = []
-        for arm in arms:
-            results = case.outcomes.get(arm.name, [])
-            answered = [r for r in results if r is not None]
-            cells.append(
-                f"{sum(answered)}/{len(answered)}" + (" (flaky)" if case.id in arm.summary.flaky_cases else "")
-            )
-        lines.append(f"| {case.id} | {case.kind} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return blocks
+
+
+def method_note(report: ExperimentReport) -> list[str]:
+    """What the numbers mean and how sure they are, in words."""
+    k = report.epochs
+    return [
+        "Recall and clean rate of an arm count answers: passed (case, epoch) answers over answered ones; an "
+        "unanswered epoch (an infra failure, or a result not there yet) is left out, never a fail. Their intervals "
+        "resample whole cases (a case's epochs move together); where every case sits at one value the bootstrap "
+        "has no spread, so a Wilson score interval over the cases is shown instead; an interval over fewer than "
+        "15 cases is marked unreliable.",
+        f"pass@{k} is the share of cases that passed in at least one answered epoch, pass^{k} the share that "
+        f"passed in every answered epoch; both count cases answered at least once and combine positive and clean "
+        "cases. A flaky case passed in some epochs and failed in others.",
+        "Against the control, one estimand: the mean per-case difference (each case's pass rate over its answered "
+        "epochs, treatment minus control, averaged with every case weighing the same). The verdict, the "
+        "difference and its interval (a paired bootstrap over cases) are all about it, over all cases and over "
+        "positive (recall) and clean (clean rate) cases apart. The test is an exact paired sign-flip "
+        "permutation test (seeded Monte Carlo when counting exactly would be too costly).",
+        "The verdict: better or worse when the test over all cases, Holm-adjusted over the treatment arms, is "
+        "below the level, and no kind went significantly the other way (one-sided p below alpha, unadjusted: "
+        "harm is looked for harder than benefit); otherwise mixed, naming each kind. No verdict when a case has "
+        "no answered epoch in one arm, or the arms lost answers at rates chance does not explain (two-sided "
+        "Fisher exact test on the unanswered counts).",
+        "Looking again after adding epochs raises the chance of a false verdict: every earlier report with fewer "
+        "epochs is listed; `looks: N` in the experiment file spends alpha over N looks (O'Brien-Fleming).",
+        "For a guidance arm a case with no expected knowledge (no-knowledge, not-applicable) counts as a clean "
+        "control.",
+    ]
+
+
+def _case_cell(case: Any, arm: ArmReport) -> Marks:
+    results = case.outcomes.get(arm.name, [])
+    links = case.transcripts.get(arm.name, [])
+    answered = [r for r in results if r is not None]
+    text = f"{sum(answered)}/{len(answered)}" + (" (flaky)" if case.id in arm.summary.flaky_cases else "")
+    marks = tuple(
+        ("✓" if result else ("✗" if result is False else "–"), link, f"epoch {number}")
+        for number, (result, link) in enumerate(zip(results, links, strict=True), start=1)
+    )
+    return Marks(text, marks)
+
+
+def _agreement(agreement: Any) -> str:
+    if agreement.value is None:
+        return "n/a"
+    return f"{agreement.value:.3f} ({agreement.passed}/{agreement.total})"
 
 
 def _mean(measure: Any) -> str:
@@ -159,59 +357,72 @@ def _mean(measure: Any) -> str:
 
 
 def _short(rate: Any) -> str:
-    return f"{rate.value:.2f}" if rate.value is not None else "n/a"
+    return f"{rate.value:.2f} ({rate.passed}/{rate.total})" if rate.value is not None else "n/a"
+
+
+def _short_value(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "n/a"
+
+
+def render_markdown(report: ExperimentReport) -> str:
+    lines: list[str] = []
+    for block in document(report):
+        if block.kind == "h1":
+            lines += [f"# {block.text}", ""]
+        elif block.kind == "h2":
+            lines += [f"## {block.text}", ""]
+        elif block.kind == "para":
+            lines += [block.text, ""]
+        elif block.kind == "list":
+            lines += [f"- {item}" for item in block.items] + [""]
+        else:
+            lines.append("| " + " | ".join(map(_md_cell, block.header)) + " |")
+            lines.append("|" + "---|" * len(block.header))
+            lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in block.rows]
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 _CSS = (
-    "body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:64rem;color:#1b1f24}"
+    "body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:80rem;color:#1b1f24}"
     "table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}"
-    "th{background:#f6f8fa}.better{color:#1a7f37}.worse{color:#cf222e}.warn{color:#9a6700}"
+    "th{background:#f6f8fa}td a{text-decoration:none}"
 )
 
 
+def _html_cell(cell: Cell) -> str:
+    if isinstance(cell, str):
+        text = escape(cell)
+        if cell.startswith("**") and cell.endswith("**"):
+            text = f"<strong>{escape(cell[2:-2])}</strong>"
+        return text
+    marks = " ".join(
+        f'<a href="{escape(link)}" title="{escape(title)}">{symbol}</a>'
+        if link
+        else f'<span title="{escape(title)}">{symbol}</span>'
+        for symbol, link, title in cell.marks
+    )
+    return f"{escape(cell.text)} {marks}".rstrip()
+
+
 def render_html(report: ExperimentReport) -> str:
-    e = escape
-    arms = report.arms
     parts = [
         "<!doctype html>",
-        f'<html lang="en"><head><meta charset="utf-8"><title>bceval experiment {e(report.name)}</title>',
+        f'<html lang="en"><head><meta charset="utf-8"><title>bceval experiment {escape(report.name)}</title>',
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>Experiment {e(report.name)}</h1><ul>",
     ]
-    for comparison, line in zip(report.comparisons, headline(report), strict=True):
-        parts.append(f'<li class="{e(comparison.result.verdict.split()[0])}">{e(line)}</li>')
-    parts += [f'<li class="warn">{e(w)}</li>' for w in report.warnings]
-    parts.append(f"<li>Arms differ in: {e(', '.join(report.differing) or 'nothing')}</li>")
-    parts += [f"<li>{e(line)}</li>" for line in [dialect_line(arms)] if line]
-    parts.append("</ul>")
-    parts.append(
-        "<h2>Arms</h2><table><tr><th>Arm</th><th>Recall</th><th>Clean rate</th><th>pass@k</th><th>pass^k</th>"
-        "<th>Answered</th><th>Shared</th><th>Failed</th><th>Cost</th></tr>"
-    )
-    for arm in arms:
-        s = arm.summary
-        parts.append(
-            f"<tr><td>{e(arm.name)}{' (control)' if arm.control else ''}</td><td>{e(_rate(s.recall))}</td>"
-            f"<td>{e(_rate(s.clean_rate))}</td><td>{e(_rate(s.pass_at_k.all))}</td><td>{e(_rate(s.pass_hat_k.all))}</td>"
-            f"<td>{arm.answered}</td><td>{arm.shared}</td><td>{arm.infrastructureFailures}</td><td>{e(_cost(arm))}</td></tr>"
-        )
-    parts.append(
-        "</table><h2>Cases</h2><table><tr><th>Case</th><th>Kind</th>"
-        + "".join(f"<th>{e(a.name)}</th>" for a in arms)
-        + "</tr>"
-    )
-    for case in report.cases:
-        cells = []
-        for arm in arms:
-            marks = []
-            for number, (result, link) in enumerate(
-                zip(case.outcomes.get(arm.name, []), case.transcripts.get(arm.name, []), strict=True), start=1
-            ):
-                symbol = "✓" if result else ("✗" if result is False else "–")
-                marks.append(f'<a href="{e(link)}" title="epoch {number}">{symbol}</a>' if link else symbol)
-            cells.append(f"<td>{' '.join(marks)}</td>")
-        parts.append(f"<tr><td>{e(case.id)}</td><td>{e(case.kind)}</td>{''.join(cells)}</tr>")
-    parts.append("</table></body></html>")
+    for block in document(report):
+        if block.kind in ("h1", "h2"):
+            parts.append(f"<{block.kind}>{escape(block.text)}</{block.kind}>")
+        elif block.kind == "para":
+            parts.append(f"<p>{escape(block.text)}</p>")
+        elif block.kind == "list":
+            parts.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + "</ul>")
+        else:
+            parts.append("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in block.header) + "</tr>")
+            parts += ["<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>" for row in block.rows]
+            parts.append("</table>")
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
@@ -244,7 +455,11 @@ def experiment_page():  # noqa: ANN201 - a PageFormat (imported here so reports 
 def experiment_entry(report: ExperimentReport):  # noqa: ANN201 - an Entry
     from bceval.scorecard.publish import Entry
 
-    verdicts = "; ".join(f"{c.arm}: {c.result.verdict} (p = {c.result.test.p_value:.3g})" for c in report.comparisons)
+    verdicts = "; ".join(
+        f"{c.arm}: {c.result.verdict_text} (p = {c.result.p_value:.3g}"
+        + (f", Holm-adjusted {c.result.p_adjusted:.3g})" if c.result.family > 1 else ")")
+        for c in report.comparisons
+    )
     cell = f"`{report.reportId[:16]}`"
     row = (
         f"| {report.createdAt[:10]} | {report.name} | {', '.join(a.name for a in report.arms)} | {report.epochs} | "

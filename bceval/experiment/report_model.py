@@ -10,14 +10,22 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from bceval.errors import BcevalError
 from bceval.experiment.plan import Plan
-from bceval.experiment.stats import ArmComparison, ArmSummary, compare_arms, summarize_arm
+from bceval.experiment.stats import (
+    ArmComparison,
+    ArmSummary,
+    compare_treatments,
+    obrien_fleming,
+    refuse,
+    summarize_arm,
+)
 from bceval.models import StrictModel
 from bceval.usage import Usage
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 
 
 class ArmUsage(StrictModel):
@@ -62,8 +70,11 @@ class ArmReport(StrictModel):
     answered: int = Field(ge=0, description="(case, epoch) answers asked of this arm's agent.")
     shared: int = Field(ge=0, description="Answers shared from an earlier arm that asked the identical question.")
     fromCache: int = Field(ge=0, description="Answers an earlier invocation had already paid for.")
-    infrastructureFailures: int = Field(ge=0)
+    infrastructureFailures: int = Field(ge=0, description="(case, epoch) answers that failed for infrastructure.")
     missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
+    unanswered: int = Field(
+        ge=0, description="(case, epoch) pairs without an outcome: infrastructure failures plus missing."
+    )
     usage: ArmUsage
     summary: ArmSummary
     guidance: GuidanceMeasures | None = None
@@ -88,8 +99,26 @@ class CaseLine(StrictModel):
     transcripts: dict[str, list[str | None]] = Field(description="Per arm, per epoch, relative to the report.")
 
 
+class Look(StrictModel):
+    """An earlier report of the same experiment, made with fewer epochs than this one."""
+
+    reportId: str
+    createdAt: str
+    epochs: int = Field(ge=1)
+
+
+class Sequential(StrictModel):
+    """How often the experiment has been looked at, and what that does to the level the verdicts are held to."""
+
+    look: int = Field(ge=1, description="This report's look: 1 + the earlier reports with fewer epochs.")
+    plannedLooks: int | None = Field(description="`looks` of the experiment file; null: one look was planned.")
+    planned: bool = Field(description="Whether every look so far was declared in advance.")
+    alphaUsed: float = Field(description="The level adjusted p-values are held to at this look.")
+    note: str
+
+
 class ExperimentReport(StrictModel):
-    schemaVersion: Literal[1] = REPORT_SCHEMA_VERSION
+    schemaVersion: Literal[2] = REPORT_SCHEMA_VERSION
     name: str
     file: str | None
     reportId: str = Field(description="sha256 of the arms, commits and outcomes: equal experiments, equal ids.")
@@ -99,6 +128,9 @@ class ExperimentReport(StrictModel):
     seed: int
     differing: list[str] = Field(description="The fields in which an arm differs from the control.")
     warnings: list[str]
+    partial: bool = Field(description="Some (case, epoch) answer is missing or failed: the numbers are over fewer.")
+    earlierLooks: list[Look] = Field(description="Earlier reports of this experiment with fewer epochs.")
+    sequential: Sequential
     arms: list[ArmReport]
     comparisons: list[ComparisonReport]
     cases: list[CaseLine]
@@ -168,15 +200,16 @@ COUNTS = ("answered", "shared", "fromCache", "infra", "missing")
 
 
 def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
-    return lines.setdefault(
-        case_id,
-        {"id": case_id, "modelId": model_id, "domain": domain, "kind": kind, "outcomes": {}, "transcripts": {}},
-    )
+    line = lines.get(case_id)
+    if line is None:
+        line = {"id": case_id, "modelId": model_id, "domain": domain, "kind": kind, "outcomes": {}, "transcripts": {}}
+        lines[case_id] = line
+    return line
 
 
 def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict) -> ArmTally:
     """One arm's epochs added up; each case's outcomes and transcripts go onto its line of the report."""
-    tally = ArmTally({case_id: [] for case_id in outcomes.case_ids}, {k: 0 for k in COUNTS})
+    tally = ArmTally({case_id: [] for case_id in outcomes.case_ids}, dict.fromkeys(COUNTS, 0))
     agreed, recalls, precisions = [], [], []
     for epoch in outcomes.epochs:
         tally.add_usage(epoch.usage)
@@ -197,7 +230,8 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
             if unit.answered:
                 tally.counts["answered"] += 1
                 tally.counts["fromCache"] += bool(unit.cached)
-            tally.add_usage(unit.usage)
+            if not unit.cached:  # a cached answer's cost stays with the run that paid for it
+                tally.add_usage(unit.usage)
             measure = unit.measure
             if measure is not None and measure.outcome_agrees is not None:
                 agreed.append(measure.outcome_agrees)
@@ -216,9 +250,50 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
     return tally
 
 
-def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> ExperimentReport:
-    """The report of `plan` from every arm's outcomes (by arm name)."""
+def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Sequential:
+    """This report's look and the level it may spend: alpha when one look was planned and this is it; under
+    `looks: K` the O'Brien-Fleming share of alpha for look j of K (equally spaced looks assumed); with looks
+    nobody planned, alpha still, and a note that the chance of a false verdict is higher than it."""
+    look = len(earlier) + 1
+    if looks is None:
+        if not earlier:
+            return Sequential(look=1, plannedLooks=None, planned=True, alphaUsed=alpha, note="one look, as planned")
+        return Sequential(
+            look=look,
+            plannedLooks=None,
+            planned=False,
+            alphaUsed=alpha,
+            note=(
+                f"not planned in advance: {len(earlier)} earlier report(s) of this experiment had fewer epochs, and "
+                f"testing again after adding epochs makes a false verdict likelier than alpha {alpha:g}; declare "
+                "`looks: N` in the experiment file to spend alpha over the looks"
+            ),
+        )
+    if look > looks:
+        return Sequential(
+            look=look,
+            plannedLooks=looks,
+            planned=False,
+            alphaUsed=0.0,
+            note=f"look {look} of a plan of {looks}: beyond the plan, so no verdict can be given",
+        )
+    spent = obrien_fleming(alpha, look, looks)
+    return Sequential(
+        look=look,
+        plannedLooks=looks,
+        planned=True,
+        alphaUsed=spent,
+        note=f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}",
+    )
+
+
+def build_report(
+    plan: Plan, outcomes: dict[str, ArmOutcomes], created: str, earlier: list[Look] | None = None
+) -> ExperimentReport:
+    """The report of `plan` from every arm's outcomes (by arm name); `earlier`: earlier reports of the experiment
+    with fewer epochs (the looks before this one)."""
     experiment = plan.experiment
+    earlier = earlier or []
     per_arm: dict[str, dict[str, list[bool | None]]] = {}
     kinds: dict[str, str] = {}
     lines: dict[str, dict[str, Any]] = {}
@@ -226,12 +301,18 @@ def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> 
     for arm in plan.arms:
         tally = tally_arm(arm.name, outcomes[arm.name], kinds, lines)
         per_arm[arm.name] = tally.per_case
+        summary = summarize_arm(
+            tally.per_case,
+            {c: kinds[c] for c in tally.per_case},  # type: ignore[misc]
+            seed=experiment.seed,
+            epochs=experiment.epochs,
+        )
         arms.append(
             ArmReport(
                 name=arm.name,
                 control=arm.control,
                 evaluator=arm.evaluator,
-                settings={k: v for k, v in arm.fields.items()},
+                settings=dict(arm.fields),
                 corpus=str(arm.corpus),
                 commit=arm.commit,
                 variant=arm.variant,
@@ -241,27 +322,27 @@ def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> 
                 fromCache=tally.counts["fromCache"],
                 infrastructureFailures=tally.counts["infra"],
                 missing=tally.counts["missing"],
+                unanswered=summary.unanswered,
                 usage=tally.arm_usage(),
-                summary=summarize_arm(tally.per_case, {c: kinds[c] for c in tally.per_case}, seed=experiment.seed),
+                summary=summary,
                 guidance=tally.guidance,
                 manifestDialect=outcomes[arm.name].dialect,
             )
         )
+    sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
     control = plan.control.name
-    comparisons = [
-        ComparisonReport(
-            arm=arm.name,
-            control=control,
-            result=compare_arms(
-                per_arm[control],
-                per_arm[arm.name],
-                kinds,  # type: ignore[arg-type]
-                alpha=experiment.alpha,
-                seed=experiment.seed,
-            ),
-        )
-        for arm in plan.arms[1:]
-    ]
+    results = compare_treatments(
+        per_arm[control],
+        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
+        kinds,  # type: ignore[arg-type]
+        alpha=experiment.alpha,
+        alpha_used=sequential.alphaUsed,
+        seed=experiment.seed,
+        epochs=experiment.epochs,
+    )
+    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
+        results = {name: refuse(result, sequential.note) for name, result in results.items()}
+    comparisons = [ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()]
     identity = {
         "name": experiment.name,
         "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],
@@ -278,7 +359,41 @@ def build_report(plan: Plan, outcomes: dict[str, ArmOutcomes], created: str) -> 
         seed=experiment.seed,
         differing=plan.differing,
         warnings=plan.warnings,
+        partial=any(arm.unanswered for arm in arms),
+        earlierLooks=earlier,
+        sequential=sequential,
         arms=arms,
         comparisons=comparisons,
         cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
     )
+
+
+def earlier_looks(previous: Any, epochs: int) -> list[Look]:
+    """The looks before a report of `epochs` epochs, from the experiment's previous report.json (already parsed;
+    anything unreadable counts as no earlier report): its own earlier looks, and itself when it had fewer epochs."""
+    if not isinstance(previous, dict):
+        return []
+    looks: list[Look] = []
+    for item in [*(previous.get("earlierLooks") or []), previous]:
+        try:
+            look = Look(reportId=item["reportId"], createdAt=item["createdAt"], epochs=item["epochs"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
+            looks.append(look)
+    return looks
+
+
+def read_report(document: Any, where: str) -> ExperimentReport:
+    """A parsed report.json as the model; one line when it is not one this bceval writes (an older schema)."""
+    if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
+        raise BcevalError(
+            f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "
+            f"{REPORT_SCHEMA_VERSION}; run bceval experiment report again"
+        )
+    try:
+        return ExperimentReport.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise BcevalError(f"{where}: not an experiment report: field '{field}': {first['msg']}") from None

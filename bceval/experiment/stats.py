@@ -1,32 +1,41 @@
-"""Experiment statistics: per-arm rates with cluster-bootstrap intervals, pass@k, flaky cases, and a paired
-sign-flip permutation test between two arms. Pure, deterministic and stdlib only.
+"""Experiment statistics: per-arm rates with intervals, pass@k, flaky cases, and paired comparisons between arms
+whose verdicts cannot mislead. Pure, deterministic and stdlib only.
 
-Outcomes of one arm map a case id to one entry per epoch: True (passed), False (failed) or None (no answer,
-an infrastructure failure). None is left out of every rate; it is never counted as a fail.
+Outcomes of one arm map a case id to one entry per epoch: True (passed), False (failed) or None (no answer: an
+infrastructure failure, or a result not there yet). None is left out of every rate; it is never counted as a fail.
+
+One estimand everywhere a comparison is made: the mean per-case difference (each case's pass rate over its
+answered epochs, treatment minus control, averaged over the cases with equal weight). Its test, its estimate and
+its interval are about that one number, so they cannot point different ways.
 """
 
 from __future__ import annotations
 
+import array
+import functools
 import hashlib
 import math
+import operator
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+import sys
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
+from statistics import NormalDist
 from typing import Any, Literal
 
 CaseKind = Literal["positive", "clean"]
 Outcome = bool | None
 Outcomes = Mapping[str, Sequence[Outcome]]
-Verdict = Literal["better", "worse", "no detectable difference"]
+Verdict = Literal["better", "worse", "mixed", "no detectable difference", "no verdict"]
 
 KINDS: tuple[CaseKind, ...] = ("positive", "clean")
-BOOTSTRAP_METHOD = "cluster bootstrap over cases, percentile"
-PAIRED_BOOTSTRAP_METHOD = "paired cluster bootstrap over cases, percentile"
+KIND_LABELS: dict[str, str] = {"positive": "recall", "clean": "clean rate", "all": "all cases"}
 ALWAYS_EXACT_UP_TO = 20  # non-zero differences for which the test is exact whatever it costs
-EXACT_CELL_BUDGET = 5_000_000  # beyond ALWAYS_EXACT_UP_TO, exact only while the counting stays this cheap
+EXACT_CELL_BUDGET = 4_000_000_000  # beyond ALWAYS_EXACT_UP_TO: exact while n x (sum + 1) x (n + 1) bits stay below
+MIN_RELIABLE_CASES = 15  # below this many cases an interval of a kind is too rough to lean on
 
-Counts = tuple[int, ...]  # one case: (passed, answered), or (control passed, answered, treatment passed, answered)
+Counts = tuple[int, int]  # one case: (passed, answered)
 
 
 class _Record:
@@ -37,8 +46,13 @@ class _Record:
 
 @dataclass(frozen=True)
 class Interval(_Record):
-    """A `level` confidence interval from a seeded bootstrap. `stream` is the label mixed into `seed` so that
-    every statistic draws its own random numbers."""
+    """A `level` confidence interval over `cases` cases.
+
+    method says in words how it was made, as the report prints it: a seeded percentile bootstrap that resamples
+    whole cases (`resamples` draws from `seed` and the label `stream`), or, where the bootstrap has no spread (every
+    case at the same value, e.g. all passed), a Wilson score interval over the cases, so no interval has zero width.
+    reliable is False below MIN_RELIABLE_CASES cases.
+    """
 
     low: float
     high: float
@@ -47,21 +61,25 @@ class Interval(_Record):
     resamples: int
     seed: int
     stream: str
+    cases: int
+    reliable: bool
 
 
 @dataclass(frozen=True)
 class Rate(_Record):
-    """passed / total; `value` is None when total is 0 (nothing answered), and `interval` None when not estimated."""
+    """passed / total; `value` is None when total is 0 (nothing answered), and `interval` None when not estimated.
+    unit says what is counted: "answers" ((case, epoch) pairs) or "cases"."""
 
     passed: int
     total: int
     value: float | None
+    unit: Literal["answers", "cases"] = "answers"
     interval: Interval | None = None
 
 
 @dataclass(frozen=True)
 class EpochRates(_Record):
-    """Recall and clean rate of one epoch alone (epoch i = index i of every case's outcomes)."""
+    """Recall and clean rate of one epoch alone (epoch i = index i of every case's outcomes), over its answers."""
 
     epoch: int
     recall: Rate
@@ -70,7 +88,7 @@ class EpochRates(_Record):
 
 @dataclass(frozen=True)
 class KindRates(_Record):
-    """One per-case rate for positive cases, clean cases and all cases; only cases answered at least once count."""
+    """One per-case rate for positive cases, clean cases and both together; only cases answered at least once count."""
 
     positive: Rate
     clean: Rate
@@ -81,17 +99,20 @@ class KindRates(_Record):
 class ArmSummary(_Record):
     """What one arm did over all its epochs.
 
-    - recall: passed / answered (case, epoch) pairs over positive cases; clean_rate: the same over clean cases.
+    - recall: passed / answered (case, epoch) answers over positive cases; clean_rate: the same over clean cases.
       Their intervals resample whole cases, since the epochs of one case are not independent.
-    - pass_at_k: share of cases that passed in at least one answered epoch.
-    - pass_hat_k (pass^k): share of cases that passed in every epoch; a case with any unanswered epoch does not
-      count as passing all.
+    - k: the epochs of the experiment; pass_at_k: share of cases that passed in at least one answered epoch;
+      pass_hat_k (pass^k): share that passed in every answered epoch (both over cases answered at least once).
     - flaky_cases: answered in two or more epochs, passed in some and failed in others.
-    - unanswered: (case, epoch) pairs without an answer (a missing epoch counts), kept out of every rate.
+    - answered / unanswered: (case, epoch) answers there are and are not (a missing epoch counts), the latter kept
+      out of every rate; cases_answered: cases answered at least once.
     """
 
     epochs: int
+    k: int
     cases: int
+    cases_answered: int
+    answered: int
     unanswered: int
     recall: Rate
     clean_rate: Rate
@@ -122,9 +143,10 @@ class CaseDifference(_Record):
 
 @dataclass(frozen=True)
 class PermutationTest(_Record):
-    """Two-sided paired sign-flip permutation test of `statistic` = the sum of per-case differences.
+    """Paired sign-flip permutation test of `statistic` = the sum of per-case differences.
 
-    p_value: chance, if the arms were interchangeable, of a sum at least as far from 0 as the observed one.
+    p_value (two-sided): chance, if the arms were interchangeable, of a sum at least as far from 0 as the observed;
+    p_lower: of a sum at most the observed (one-sided, "treatment worse"); p_upper: at least it ("better").
     method "exact" counts all 2^n sign assignments of the n non-zero differences (draws and seed are None);
     "monte-carlo" draws `draws` random assignments from `seed` and reports (1 + hits) / (1 + draws).
     """
@@ -135,42 +157,80 @@ class PermutationTest(_Record):
     nonzero_differences: int
     draws: int | None
     seed: int | None
+    p_lower: float = 1.0
+    p_upper: float = 1.0
 
 
 @dataclass(frozen=True)
-class RateDifference(_Record):
-    """A pooled rate of both arms over the paired cases of one kind, and treatment minus control with a paired
-    bootstrap interval; difference and interval are None when no paired case of that kind exists."""
+class PairedComparison(_Record):
+    """Treatment against control over one set of paired cases (one kind, or all cases), on one estimand.
 
-    control: Rate
-    treatment: Rate
+    - control_mean, treatment_mean: mean per-case pass rate of each arm over these cases; difference: their
+      difference, which is the mean per-case difference; interval: its paired bootstrap (or Wilson) interval.
+    - better / worse / equal: cases whose pass rate went up, down, or stayed.
+    - test: sign-flip test of the per-case differences; worse_than_control: its one-sided p_lower < alpha, the
+      harm check that stops an overall "better" (unadjusted on purpose: harm is looked for harder than benefit);
+      better_than_control: p_upper < alpha.
+    """
+
+    kind: str  # "positive", "clean", "all" (or whatever outcome a caller compares)
+    label: str
+    paired_cases: int
+    control_mean: float | None
+    treatment_mean: float | None
     difference: float | None
     interval: Interval | None
+    better: int
+    worse: int
+    equal: int
+    test: PermutationTest
+    worse_than_control: bool
+    better_than_control: bool
+
+
+@dataclass(frozen=True)
+class MissingCheck(_Record):
+    """Whether the arms lost answers at rates chance explains: (case, epoch) slots without an answer per arm over
+    the cases either arm covers, and a two-sided Fisher exact test on those counts."""
+
+    control_missing: int
+    control_slots: int
+    treatment_missing: int
+    treatment_slots: int
+    p_value: float
+    method: str = "two-sided Fisher exact test on unanswered (case, epoch) slots"
 
 
 @dataclass(frozen=True)
 class ArmComparison(_Record):
     """Treatment against control, case by case, over the cases both arms answered at least once.
 
-    - differences: per paired case, treatment pass rate minus control pass rate (sorted by case id);
-      mean_difference is their mean; better / worse / equal count their signs.
-    - test: the sign-flip permutation test of their sum; verdict: "better" or "worse" when test.p_value < alpha,
-      in the direction of the sum, else "no detectable difference"; explanation says it in one sentence.
-    - recall, clean_rate: pooled rates of both arms over the paired cases, with the difference and its interval.
+    - differences: per paired case (sorted by case id); overall: all paired cases, the primary test whose p-value
+      decides; recall, clean_rate: the positive and the clean cases, each with its own test and interval.
+    - p_value: overall.test.p_value; p_adjusted: after Holm's adjustment over `family` treatment arms; alpha_used:
+      the level p_adjusted is held to (alpha, or this look's share of it under an alpha-spending plan).
+    - missing: answered/unanswered per arm and whether chance explains the difference.
+    - verdict: "no verdict" when refusals is not empty; else "better" / "worse" when p_adjusted < alpha_used in the
+      direction of overall.difference and no kind went the other way significantly, "mixed" when one did
+      (verdict_text names the kinds: "mixed: recall better, clean rate worse"), else "no detectable difference".
     """
 
     paired_cases: int
     left_out: tuple[LeftOutCase, ...]
     differences: tuple[CaseDifference, ...]
-    mean_difference: float | None
-    better: int
-    worse: int
-    equal: int
-    test: PermutationTest
-    recall: RateDifference
-    clean_rate: RateDifference
+    overall: PairedComparison
+    recall: PairedComparison
+    clean_rate: PairedComparison
+    missing: MissingCheck
+    refusals: tuple[str, ...]
     alpha: float
+    alpha_used: float
+    p_value: float
+    p_adjusted: float
+    family: int
+    adjustment: str
     verdict: Verdict
+    verdict_text: str
     explanation: str
 
 
@@ -184,27 +244,35 @@ def summarize_arm(
     seed: int,
     resamples: int = 2000,
     level: float = 0.95,
+    epochs: int | None = None,
 ) -> ArmSummary:
-    """Pooled recall and clean rate with cluster-bootstrap intervals, per-epoch rates, pass@k, pass^k, flaky cases."""
+    """Pooled recall and clean rate with case-resampling intervals, per-epoch rates, pass@k, pass^k, flaky cases.
+    `epochs`: the experiment's (default: the longest outcome list)."""
     _check_outcomes(outcomes, kinds, "outcomes")
     _check_bootstrap(resamples, level)
-    epochs = max((len(entries) for entries in outcomes.values()), default=0)
+    if epochs is None:
+        epochs = max((len(entries) for entries in outcomes.values()), default=0)
     by_kind = _cases_by_kind(outcomes, kinds)
+    counts = {case: _case_counts(entries) for case, entries in outcomes.items()}
 
     def pooled(kind: CaseKind, stream: str) -> Rate:
-        clusters = [_case_counts(outcomes[case]) for case in by_kind[kind]]
+        clusters = [counts[case] for case in by_kind[kind] if counts[case][1]]
         return _pooled_rate(clusters, seed=seed, stream=stream, resamples=resamples, level=level)
 
+    answered = sum(total for _, total in counts.values())
     return ArmSummary(
         epochs=epochs,
+        k=epochs,
         cases=len(outcomes),
-        unanswered=sum(epochs - _case_counts(entries)[1] for entries in outcomes.values()),
-        recall=pooled("positive", "recall"),
-        clean_rate=pooled("clean", "clean rate"),
+        cases_answered=sum(total > 0 for _, total in counts.values()),
+        answered=answered,
+        unanswered=epochs * len(outcomes) - answered,
+        recall=pooled("positive", "positive"),
+        clean_rate=pooled("clean", "clean"),
         per_epoch=tuple(_epoch_rates(outcomes, by_kind, epoch) for epoch in range(epochs)),
-        pass_at_k=_kind_rates(outcomes, by_kind, _passed_any),
-        pass_hat_k=_kind_rates(outcomes, by_kind, lambda entries: _passed_every(entries, epochs)),
-        flaky_cases=tuple(sorted(case for case, entries in outcomes.items() if _is_flaky(entries))),
+        pass_at_k=_kind_rates(counts, by_kind, lambda passed, total: passed > 0),
+        pass_hat_k=_kind_rates(counts, by_kind, lambda passed, total: passed == total),
+        flaky_cases=tuple(sorted(case for case, (passed, total) in counts.items() if 0 < passed < total)),
     )
 
 
@@ -213,30 +281,31 @@ def _cases_by_kind(outcomes: Outcomes, kinds: Mapping[str, CaseKind]) -> dict[Ca
     return {kind: sorted(case for case in outcomes if kinds[case] == kind) for kind in KINDS}
 
 
-def _case_counts(entries: Sequence[Outcome]) -> tuple[int, int]:
+def _case_counts(entries: Sequence[Outcome]) -> Counts:
     """(passed, answered) epochs of one case."""
-    answered = [entry for entry in entries if entry is not None]
-    return sum(answered), len(answered)
+    return sum(entry is True for entry in entries), sum(entry is not None for entry in entries)
 
 
-def _rate(passed: int, total: int, interval: Interval | None = None) -> Rate:
-    return Rate(passed=passed, total=total, value=passed / total if total else None, interval=interval)
+def _rate(passed: int, total: int, unit: str = "answers", interval: Interval | None = None) -> Rate:
+    return Rate(passed=passed, total=total, value=passed / total if total else None, unit=unit, interval=interval)
 
 
 def _pooled_rate(clusters: list[Counts], *, seed: int, stream: str, resamples: int, level: float) -> Rate:
-    """Passes over answered pairs of the given cases; the interval resamples the cases answered at least once."""
-    answered = [counts for counts in clusters if counts[1] > 0]
-    passed, total = sum(counts[0] for counts in answered), sum(counts[1] for counts in answered)
-    if not answered:
+    """Passes over answered answers of the given cases (each answered at least once); the interval resamples the
+    cases. One integer per case (passed x scale + answered) lets a resample's two sums be one sum."""
+    passed, total = sum(c[0] for c in clusters), sum(c[1] for c in clusters)
+    if not clusters:
         return _rate(passed, total)
-    interval = _bootstrap(
-        answered, _pooled_value, seed=seed, stream=stream, resamples=resamples, level=level, method=BOOTSTRAP_METHOD
-    )
-    return _rate(passed, total, interval)
-
-
-def _pooled_value(clusters: Sequence[Counts]) -> float:
-    return sum(counts[0] for counts in clusters) / sum(counts[1] for counts in clusters)
+    scale = len(clusters) * max(a for _, a in clusters) + 1  # above any resample's sum of answers
+    packed = [p * scale + a for p, a in clusters]
+    values = []
+    for pick in _draws(seed, stream, len(clusters), resamples):
+        drawn_passed, drawn_total = divmod(sum(pick(packed)), scale)
+        values.append(drawn_passed / drawn_total)
+    interval = _percentile_interval(values, level, seed, stream, len(clusters), "percentile cluster bootstrap")
+    if interval.low == interval.high:  # no spread: every case at the same rate (all passed, or none)
+        interval = _wilson_interval([Fraction(p, a) for p, a in clusters], level, seed, stream)
+    return _rate(passed, total, "answers", interval)
 
 
 def _epoch_rates(outcomes: Outcomes, by_kind: Mapping[CaseKind, list[str]], epoch: int) -> EpochRates:
@@ -248,27 +317,117 @@ def _epoch_rates(outcomes: Outcomes, by_kind: Mapping[CaseKind, list[str]], epoc
 
 
 def _kind_rates(
-    outcomes: Outcomes, by_kind: Mapping[CaseKind, list[str]], passes: Callable[[Sequence[Outcome]], bool]
+    counts: Mapping[str, Counts], by_kind: Mapping[CaseKind, list[str]], passes: Callable[[int, int], bool]
 ) -> KindRates:
-    """Share of cases answered at least once for which `passes` holds, per kind and over all cases."""
-    counts: dict[CaseKind, tuple[int, int]] = {}
+    """Share of cases answered at least once for which `passes(passed, answered)` holds, per kind and overall."""
+    shares: dict[CaseKind, tuple[int, int]] = {}
     for kind in KINDS:
-        answered = [outcomes[case] for case in by_kind[kind] if _case_counts(outcomes[case])[1] > 0]
-        counts[kind] = (sum(passes(entries) for entries in answered), len(answered))
-    everything = (sum(passed for passed, _ in counts.values()), sum(total for _, total in counts.values()))
-    return KindRates(positive=_rate(*counts["positive"]), clean=_rate(*counts["clean"]), all=_rate(*everything))
+        answered = [counts[case] for case in by_kind[kind] if counts[case][1] > 0]
+        shares[kind] = (sum(passes(*case) for case in answered), len(answered))
+    everything = (sum(passed for passed, _ in shares.values()), sum(total for _, total in shares.values()))
+    return KindRates(
+        positive=_rate(*shares["positive"], "cases"),
+        clean=_rate(*shares["clean"], "cases"),
+        all=_rate(*everything, "cases"),
+    )
 
 
-def _passed_any(entries: Sequence[Outcome]) -> bool:
-    return any(entry is True for entry in entries)
+# ---------------------------------------------------------------------------------------------- paired, one outcome
 
 
-def _passed_every(entries: Sequence[Outcome], epochs: int) -> bool:
-    return len(entries) == epochs and all(entry is True for entry in entries)
+def paired_comparison(
+    control: Outcomes,
+    treatment: Outcomes,
+    *,
+    kind: str = "all",
+    label: str | None = None,
+    alpha: float = 0.05,
+    seed: int,
+    resamples: int = 2000,
+    permutations: int = 20000,
+    level: float = 0.95,
+) -> PairedComparison:
+    """Treatment against control over the cases both answered at least once, for any per-case pass/fail outcome
+    (recall, clean rate, or e.g. "gates passed"): the mean per-case difference, its interval and its test."""
+    _check_bootstrap(resamples, level)
+    counts, _ = _pair_cases(control, treatment)
+    return _paired(kind, label or KIND_LABELS.get(kind, kind), counts, alpha, seed, resamples, permutations, level)
 
 
-def _is_flaky(entries: Sequence[Outcome]) -> bool:
-    return True in entries and False in entries
+def _paired(
+    kind: str,
+    label: str,
+    counts: Mapping[str, tuple[int, int, int, int]],
+    alpha: float,
+    seed: int,
+    resamples: int,
+    permutations: int,
+    level: float,
+    strata: Sequence[tuple[str, Collection[str]]] | None = None,
+) -> PairedComparison:
+    """`strata`: (stream, cases) groups resampled apart (the kinds, for all cases together); default: one group of
+    every case, resampled under the label `kind`."""
+    groups = [(kind, counts)] if strata is None else strata
+    # every per-case rate as an integer over one common scale: exact sums without Fractions
+    scale = math.lcm(*(counts[c][1] for c in counts), *(counts[c][3] for c in counts))
+    control = {c: counts[c][0] * (scale // counts[c][1]) for c in counts}
+    treated = {c: counts[c][2] * (scale // counts[c][3]) for c in counts}
+    differences = {c: treated[c] - control[c] for c in counts}
+    test = _scaled_test([differences[c] for c in sorted(counts)], scale, seed, permutations)
+    n = len(counts)
+    interval = None
+    if n and resamples:
+        interval = _difference_interval(
+            [(stream, [differences[c] for c in sorted(group) if c in counts]) for stream, group in groups if group],
+            scale,
+            seed,
+            resamples,
+            level,
+        )
+    values = list(differences.values())
+    total = scale * n
+    return PairedComparison(
+        kind=kind,
+        label=label,
+        paired_cases=n,
+        control_mean=sum(control.values()) / total if n else None,
+        treatment_mean=sum(treated.values()) / total if n else None,
+        difference=sum(values) / total if n else None,
+        interval=interval,
+        better=sum(d > 0 for d in values),
+        worse=sum(d < 0 for d in values),
+        equal=sum(d == 0 for d in values),
+        test=test,
+        worse_than_control=test.p_lower < alpha,
+        better_than_control=test.p_upper < alpha,
+    )
+
+
+def _difference_interval(
+    strata: list[tuple[str, list[int]]], scale: int, seed: int, resamples: int, level: float
+) -> Interval:
+    """Paired bootstrap of the mean per-case difference (differences given as integers over `scale`): each draw
+    resamples whole cases, both arms together, each stratum apart under its own stream, so a resample is one
+    sum of integers per stratum."""
+    n = sum(len(group) for _, group in strata)
+    sums = [0] * resamples
+    for stream, group in strata:
+        for index, pick in enumerate(_draws(seed, stream, len(group), resamples)):
+            sums[index] += sum(pick(group))
+    values = [total / (scale * n) for total in sums]
+    how = "percentile paired cluster bootstrap" + (", stratified by kind," if len(strata) > 1 else "")
+    stream = " + ".join(stream for stream, _ in strata)
+    interval = _percentile_interval(values, level, seed, stream, n, how)
+    if interval.low == interval.high:  # no spread: every case moved by the same amount (often: none moved)
+        mapped = [Fraction(d + scale, 2 * scale) for _, group in strata for d in group]  # onto 0..1, for Wilson
+        wilson = _wilson_interval(mapped, level, seed, stream)
+        interval = replace(
+            wilson,
+            low=2 * wilson.low - 1,
+            high=2 * wilson.high - 1,
+            method=wilson.method + " (of the difference mapped onto 0..1 and back)",
+        )
+    return interval
 
 
 # ---------------------------------------------------------------------------------------------- two arms
@@ -284,44 +443,220 @@ def compare_arms(
     resamples: int = 2000,
     permutations: int = 20000,
     level: float = 0.95,
+    epochs: int | None = None,
 ) -> ArmComparison:
-    """Paired comparison of treatment against control over the cases both answered at least once."""
+    """Paired comparison of one treatment against control: the overall test and a test per kind, the missing-answer
+    check, and the verdict (one treatment arm: no adjustment; several: `compare_treatments`)."""
     _check_outcomes(control, kinds, "control")
     _check_outcomes(treatment, kinds, "treatment")
     _check_bootstrap(resamples, level)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     counts, left_out = _pair_cases(control, treatment)
-    differences = {case: Fraction(tp, ta) - Fraction(cp, ca) for case, (cp, ca, tp, ta) in counts.items()}
-    test = sign_flip_test(list(differences.values()), seed=seed, permutations=permutations)
-    better = sum(difference > 0 for difference in differences.values())
-    worse = sum(difference < 0 for difference in differences.values())
-    verdict = _verdict(test, alpha)
-
-    def rate_difference(kind: CaseKind, stream: str) -> RateDifference:
-        clusters = [case_counts for case, case_counts in counts.items() if kinds[case] == kind]
-        return _rate_difference(clusters, seed=seed, stream=stream, resamples=resamples, level=level)
-
-    return ArmComparison(
+    per_kind = {kind: {c: v for c, v in counts.items() if kinds[c] == kind} for kind in KINDS}
+    by_kind = [(kind, per_kind[kind]) for kind in KINDS]  # the kinds' streams: all cases resample as each kind
+    overall = _paired("all", KIND_LABELS["all"], counts, alpha, seed, resamples, permutations, level, by_kind)
+    recall = _paired(
+        "positive", KIND_LABELS["positive"], per_kind["positive"], alpha, seed, resamples, permutations, level
+    )
+    clean = _paired("clean", KIND_LABELS["clean"], per_kind["clean"], alpha, seed, resamples, permutations, level)
+    missing = missing_check(control, treatment, epochs)
+    refusals = []
+    one_sided = [case for case in left_out if case.reason != "neither arm answered"]
+    if one_sided:
+        named = ", ".join(case.case_id for case in one_sided[:3]) + (" ..." if len(one_sided) > 3 else "")
+        refusals.append(f"{len(one_sided)} case(s) have no answered epoch in one arm ({named})")
+    if missing.p_value < alpha:
+        refusals.append(
+            f"the arms lost answers at different rates (control {missing.control_missing}/{missing.control_slots}, "
+            f"treatment {missing.treatment_missing}/{missing.treatment_slots} unanswered; Fisher exact "
+            f"p = {missing.p_value:.3g} < {alpha:g}), so the answers that remain may not be comparable"
+        )
+    if not counts:
+        refusals.append("no case was answered by both arms, so there is nothing to compare")
+    comparison = ArmComparison(
         paired_cases=len(counts),
         left_out=left_out,
-        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in counts),
-        mean_difference=float(sum(differences.values()) / len(differences)) if differences else None,
-        better=better,
-        worse=worse,
-        equal=len(differences) - better - worse,
-        test=test,
-        recall=rate_difference("positive", "recall difference"),
-        clean_rate=rate_difference("clean", "clean rate difference"),
+        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in sorted(counts)),
+        overall=overall,
+        recall=recall,
+        clean_rate=clean,
+        missing=missing,
+        refusals=tuple(refusals),
         alpha=alpha,
-        verdict=verdict,
-        explanation=_explain(verdict, test, better, worse, len(counts), alpha),
+        alpha_used=alpha,
+        p_value=overall.test.p_value,
+        p_adjusted=overall.test.p_value,
+        family=1,
+        adjustment="none: one treatment arm",
+        verdict="no detectable difference",
+        verdict_text="",
+        explanation="",
     )
+    return decide(comparison)
 
 
-def _pair_cases(control: Outcomes, treatment: Outcomes) -> tuple[dict[str, Counts], tuple[LeftOutCase, ...]]:
+def compare_treatments(
+    control: Outcomes,
+    treatments: Mapping[str, Outcomes],
+    kinds: Mapping[str, CaseKind],
+    *,
+    alpha: float = 0.05,
+    alpha_used: float | None = None,
+    seed: int,
+    resamples: int = 2000,
+    permutations: int = 20000,
+    level: float = 0.95,
+    epochs: int | None = None,
+) -> dict[str, ArmComparison]:
+    """Every treatment arm against the control, their overall p-values adjusted by Holm's step-down method over
+    the treatment arms, so that with every arm identical to the control some verdict appears at most alpha of the
+    time; `alpha_used`: the level to hold adjusted p-values to (default alpha; less at an early planned look)."""
+    raw = {
+        name: compare_arms(
+            control,
+            outcomes,
+            kinds,
+            alpha=alpha,
+            seed=seed,
+            resamples=resamples,
+            permutations=permutations,
+            level=level,
+            epochs=epochs,
+        )
+        for name, outcomes in treatments.items()
+    }
+    adjusted = holm({name: result.p_value for name, result in raw.items()})
+    family = len(raw)
+    how = f"Holm over {family} treatment arms" if family > 1 else "none: one treatment arm"
+    return {
+        name: decide(
+            replace(
+                result,
+                p_adjusted=adjusted[name],
+                family=family,
+                adjustment=how,
+                alpha_used=alpha if alpha_used is None else alpha_used,
+            )
+        )
+        for name, result in raw.items()
+    }
+
+
+def holm(p_values: Mapping[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values: the i-th smallest times (m - i + 1), never decreasing, at most 1."""
+    ordered = sorted(p_values, key=lambda name: (p_values[name], name))
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for index, name in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - index) * p_values[name]))
+        adjusted[name] = running
+    return adjusted
+
+
+def refuse(comparison: ArmComparison, reason: str) -> ArmComparison:
+    """The comparison with one more reason to give no verdict."""
+    return decide(replace(comparison, refusals=(*comparison.refusals, reason)))
+
+
+def obrien_fleming(alpha: float, look: int, looks: int) -> float:
+    """The share of alpha look `look` of `looks` equally spaced looks may spend under the Lan-DeMets O'Brien-Fleming
+    spending function alpha(t) = 2 - 2 Phi(z_(1 - alpha/2) / sqrt(t)). Holding each look to its own share (rather
+    than to the boundaries that account for the looks' correlation) is slightly conservative: by the union bound
+    the chance of any false verdict over all looks stays at most alpha."""
+    if not 1 <= look <= looks:
+        raise ValueError(f"look must lie between 1 and {looks}, got {look!r}")
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha / 2)
+
+    def spent(t: float) -> float:
+        return 0.0 if t <= 0 else 2 - 2 * normal.cdf(z / math.sqrt(t))
+
+    return spent(look / looks) - spent((look - 1) / looks)
+
+
+def decide(comparison: ArmComparison) -> ArmComparison:
+    """The verdict of a comparison from its (adjusted) p-value, its per-kind harm checks and its refusals."""
+    kinds = [comparison.recall, comparison.clean_rate]
+    overall = comparison.overall
+    if comparison.refusals:
+        verdict: Verdict = "no verdict"
+        text = "no verdict: " + "; ".join(comparison.refusals)
+    elif comparison.p_adjusted < comparison.alpha_used and (overall.difference or 0) != 0:
+        up = (overall.difference or 0) > 0
+        against = [k for k in kinds if (k.worse_than_control if up else k.better_than_control)]
+        if against:
+            along = [k for k in kinds if k not in against and (k.difference or 0) * (1 if up else -1) > 0]
+            good, bad = (along, against) if up else (against, along)
+            verdict = "mixed"
+            text = "mixed: " + ", ".join([f"{k.label} better" for k in good] + [f"{k.label} worse" for k in bad])
+        else:
+            verdict = "better" if up else "worse"
+            text = verdict
+    else:
+        verdict, text = "no detectable difference", "no detectable difference"
+    return replace(comparison, verdict=verdict, verdict_text=text, explanation=_explain(comparison, verdict, text))
+
+
+def _explain(comparison: ArmComparison, verdict: Verdict, text: str) -> str:
+    overall = comparison.overall
+    if verdict == "no verdict":
+        return text
+    lead = {
+        "better": "treatment passed more often than control",
+        "worse": "treatment passed less often than control",
+        "mixed": f"{text}: not an improvement, whatever the overall test says",
+        "no detectable difference": "no detectable difference between treatment and control",
+    }[verdict]
+    how = "sign-flip permutation test"
+    if overall.test.method == "monte-carlo":
+        how += f" (Monte Carlo, {overall.test.draws} draws)"
+    p = f"p = {comparison.p_value:.4g}"
+    if comparison.family > 1:
+        p += f", Holm-adjusted {comparison.p_adjusted:.4g} over {comparison.family} treatment arms"
+    below = comparison.p_adjusted < comparison.alpha_used
+    threshold = f"{'<' if below else 'not below'} alpha {comparison.alpha_used:.4g}"
+    counts = f"{overall.better} better, {overall.worse} worse of {overall.paired_cases} paired cases"
+    return f"{lead} ({counts}); {how} {p} {threshold}"
+
+
+def missing_check(control: Outcomes, treatment: Outcomes, epochs: int | None = None) -> MissingCheck:
+    """Unanswered (case, epoch) slots of each arm over every case either covers (`epochs` slots per case, default
+    the longest outcome list), and whether their rates differ beyond chance (two-sided Fisher exact test)."""
+    cases = set(control) | set(treatment)
+    if epochs is None:
+        epochs = max((len(v) for v in [*control.values(), *treatment.values()]), default=0)
+    slots = epochs * len(cases)
+
+    def unanswered(arm: Outcomes) -> int:
+        return slots - sum(_case_counts(arm.get(case, ()))[1] for case in cases)
+
+    control_missing, treatment_missing = unanswered(control), unanswered(treatment)
+    p_value = fisher_exact(control_missing, slots - control_missing, treatment_missing, slots - treatment_missing)
+    return MissingCheck(control_missing, slots, treatment_missing, slots, p_value)
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher exact test of the table [[a, b], [c, d]]: the probability, given the margins, of a table
+    no more likely than the observed one. Exact integer arithmetic."""
+    row, column, total = a + b, a + c, a + b + c + d
+    if total == 0 or row in (0, total) or column in (0, total):
+        return 1.0
+    low, high = max(0, column - (total - row)), min(row, column)
+
+    def weight(x: int) -> int:
+        return math.comb(row, x) * math.comb(total - row, column - x)
+
+    observed = weight(a)
+    tail = sum(w for w in map(weight, range(low, high + 1)) if w <= observed)
+    return min(1.0, float(Fraction(tail, math.comb(total, column))))
+
+
+def _pair_cases(
+    control: Outcomes, treatment: Outcomes
+) -> tuple[dict[str, tuple[int, int, int, int]], tuple[LeftOutCase, ...]]:
     """Counts of the cases both arms answered at least once, by sorted case id, and the cases left out."""
-    paired: dict[str, Counts] = {}
+    paired: dict[str, tuple[int, int, int, int]] = {}
     left_out = []
     for case in sorted(set(control) | set(treatment)):
         control_counts = _case_counts(control.get(case, ()))
@@ -336,69 +671,19 @@ def _pair_cases(control: Outcomes, treatment: Outcomes) -> tuple[dict[str, Count
     return paired, tuple(left_out)
 
 
-def _case_difference(case: str, kind: CaseKind, counts: Counts) -> CaseDifference:
+def _case_difference(case: str, kind: CaseKind, counts: tuple[int, int, int, int]) -> CaseDifference:
     control_rate, treatment_rate = counts[0] / counts[1], counts[2] / counts[3]
-    difference = float(Fraction(counts[2], counts[3]) - Fraction(counts[0], counts[1]))
+    difference = (counts[2] * counts[1] - counts[0] * counts[3]) / (counts[1] * counts[3])  # exact, then rounded
     return CaseDifference(
         case_id=case, kind=kind, control_rate=control_rate, treatment_rate=treatment_rate, difference=difference
     )
-
-
-def _rate_difference(clusters: list[Counts], *, seed: int, stream: str, resamples: int, level: float) -> RateDifference:
-    """Both arms pooled over the same paired cases; each bootstrap draw resamples the cases once for both arms."""
-    control = _rate(sum(counts[0] for counts in clusters), sum(counts[1] for counts in clusters))
-    treatment = _rate(sum(counts[2] for counts in clusters), sum(counts[3] for counts in clusters))
-    if not clusters:
-        return RateDifference(control=control, treatment=treatment, difference=None, interval=None)
-    interval = _bootstrap(
-        clusters,
-        _pooled_difference,
-        seed=seed,
-        stream=stream,
-        resamples=resamples,
-        level=level,
-        method=PAIRED_BOOTSTRAP_METHOD,
-    )
-    return RateDifference(
-        control=control, treatment=treatment, difference=_pooled_difference(clusters), interval=interval
-    )
-
-
-def _pooled_difference(clusters: Sequence[Counts]) -> float:
-    """Exact before rounding, so a difference of 0.3875 reads 0.3875 and not 0.38750000000000007."""
-    control = Fraction(sum(counts[0] for counts in clusters), sum(counts[1] for counts in clusters))
-    treatment = Fraction(sum(counts[2] for counts in clusters), sum(counts[3] for counts in clusters))
-    return float(treatment - control)
-
-
-def _verdict(test: PermutationTest, alpha: float) -> Verdict:
-    if test.p_value < alpha and test.statistic > 0:
-        return "better"
-    if test.p_value < alpha and test.statistic < 0:
-        return "worse"
-    return "no detectable difference"
-
-
-def _explain(verdict: Verdict, test: PermutationTest, better: int, worse: int, paired: int, alpha: float) -> str:
-    if paired == 0:
-        return "no case was answered by both arms, so there is nothing to compare"
-    lead = {
-        "better": "treatment passed more often than control",
-        "worse": "treatment passed less often than control",
-        "no detectable difference": "no detectable difference between treatment and control",
-    }[verdict]
-    how = "sign-flip permutation test"
-    if test.method == "monte-carlo":
-        how += f" (Monte Carlo, {test.draws} draws)"
-    threshold = f"< alpha {alpha:g}" if test.p_value < alpha else f"not below alpha {alpha:g}"
-    return f"{lead} ({better} better, {worse} worse of {paired} paired cases); {how} p = {test.p_value:.4g} {threshold}"
 
 
 # ---------------------------------------------------------------------------------------------- sign-flip test
 
 
 def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutations: int = 20000) -> PermutationTest:
-    """Two-sided paired sign-flip permutation test of the sum of per-case differences (exact fractions).
+    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided.
 
     The non-zero differences are scaled to integers by the lcm of their denominators, so the test compares
     integers and never floats. Exact whenever there are at most ALWAYS_EXACT_UP_TO of them, or the counting
@@ -406,83 +691,165 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
     """
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations!r}")
-    steps = _integer_steps([Fraction(difference) for difference in differences if difference != 0])
-    statistic = float(sum(Fraction(difference) for difference in differences))
+    fractions = [Fraction(difference) for difference in differences]
+    scale = math.lcm(*(difference.denominator for difference in fractions))
+    return _scaled_test([int(difference * scale) for difference in fractions], scale, seed, permutations)
+
+
+def _scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int) -> PermutationTest:
+    """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
+    nonzero = [value for value in scaled if value]
+    common = math.gcd(*nonzero) or 1
+    steps = [value // common for value in nonzero]
+    statistic = sum(scaled) / scale
     magnitudes = [abs(step) for step in steps]
-    if len(steps) <= ALWAYS_EXACT_UP_TO or len(steps) * (sum(magnitudes) + 1) <= EXACT_CELL_BUDGET:
-        p_value = float(_exact_p_value(magnitudes, sum(steps)))
-        return PermutationTest(p_value, "exact", statistic, len(steps), draws=None, seed=None)
-    p_value = _monte_carlo_p_value(magnitudes, sum(steps), _rng(seed, "sign flips"), permutations)
-    return PermutationTest(p_value, "monte-carlo", statistic, len(steps), draws=permutations, seed=seed)
+    observed, total, n = sum(steps), sum(magnitudes), len(steps)
+    if n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET:
+        p = _tails(_subset_sum_counts_packed(magnitudes), total, observed, 2**n)
+        return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
+    if n <= ALWAYS_EXACT_UP_TO:
+        p = _tails(_subset_sum_counts(magnitudes), total, observed, 2**n)
+        return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
+    p = _monte_carlo_p_values(magnitudes, observed, _rng(seed, "sign flips"), permutations)
+    return PermutationTest(p[0], "monte-carlo", statistic, n, permutations, seed, p_lower=p[1], p_upper=p[2])
 
 
-def _integer_steps(differences: list[Fraction]) -> list[int]:
-    """The differences times the lcm of their denominators, divided by the gcd: the same test on small integers."""
-    scale = math.lcm(*(difference.denominator for difference in differences))
-    steps = [int(difference * scale) for difference in differences]
-    common = math.gcd(*steps) or 1
-    return [step // common for step in steps]
+def _tails(ways: Mapping[int, int], total: int, observed: int, assignments: int) -> tuple[float, float, float]:
+    """(two-sided, lower, upper) p-values from the number of subsets reaching each subset sum. Flipping a subset of
+    sum s to negative gives the signed sum total - 2s."""
+    two = lower = upper = 0
+    for subset_sum, count in ways.items():
+        signed = total - 2 * subset_sum
+        two += count if abs(signed) >= abs(observed) else 0
+        lower += count if signed <= observed else 0
+        upper += count if signed >= observed else 0
+    return tuple(float(Fraction(hits, assignments)) for hits in (two, lower, upper))  # type: ignore[return-value]
 
 
-def _exact_p_value(magnitudes: list[int], observed: int) -> Fraction:
-    """Share of the 2^n sign assignments whose |sum| reaches |observed|.
-
-    Flipping the subset N to negative gives the sum total - 2 * sum(N), so it suffices to count how many subsets
-    reach each subset sum: a dynamic programme over the magnitudes, one pass each, no enumeration of subsets.
-    """
-    total = sum(magnitudes)
-    ways = {0: 1}  # subset sum -> number of subsets with that sum
+def _subset_sum_counts(magnitudes: list[int]) -> dict[int, int]:
+    """How many subsets reach each subset sum: a dynamic programme over the magnitudes, no enumeration of subsets
+    (for few magnitudes whose sums are too large to pack)."""
+    ways = {0: 1}
     for magnitude in magnitudes:
         grown = dict(ways)
         for subset_sum, count in ways.items():
             grown[subset_sum + magnitude] = grown.get(subset_sum + magnitude, 0) + count
         ways = grown
-    hits = sum(count for subset_sum, count in ways.items() if abs(total - 2 * subset_sum) >= abs(observed))
-    return Fraction(hits, 2 ** len(magnitudes))
+    return ways
 
 
-def _monte_carlo_p_value(magnitudes: list[int], observed: int, rng: random.Random, draws: int) -> float:
-    """(1 + hits) / (1 + draws): never 0, and a valid p-value for a finite number of random sign assignments."""
+def _subset_sum_counts_packed(magnitudes: list[int]) -> dict[int, int]:
+    """The same counts as one big integer: the polynomial prod (1 + x^m) with each coefficient in a field of bits
+    wide enough for 2^n, so multiplying by (1 + x^m) is one shift and one add of the whole distribution."""
+    width = (len(magnitudes) + 8) // 8  # bytes per coefficient: a count is at most 2^n
+    ways = 1
+    for magnitude in magnitudes:
+        ways += ways << (magnitude * width * 8)
     total = sum(magnitudes)
-    hits = 0
+    packed = ways.to_bytes((total + 1) * width, "little")
+    counts = {}
+    for subset_sum in range(total + 1):
+        count = int.from_bytes(packed[subset_sum * width : (subset_sum + 1) * width], "little")
+        if count:
+            counts[subset_sum] = count
+    return counts
+
+
+def _monte_carlo_p_values(
+    magnitudes: list[int], observed: int, rng: random.Random, draws: int
+) -> tuple[float, float, float]:
+    """(1 + hits) / (1 + draws) for the two-sided, lower and upper tails: never 0, and valid p-values for a finite
+    number of random sign assignments."""
+    total = sum(magnitudes)
+    two = lower = upper = 0
     for _ in range(draws):
         flips = rng.getrandbits(len(magnitudes))
-        negative = sum(magnitude for index, magnitude in enumerate(magnitudes) if flips >> index & 1)
-        hits += abs(total - 2 * negative) >= abs(observed)
-    return (1 + hits) / (1 + draws)
+        signed = total - 2 * sum(magnitude for index, magnitude in enumerate(magnitudes) if flips >> index & 1)
+        two += abs(signed) >= abs(observed)
+        lower += signed <= observed
+        upper += signed >= observed
+    return tuple((1 + hits) / (1 + draws) for hits in (two, lower, upper))  # type: ignore[return-value]
 
 
-# ---------------------------------------------------------------------------------------------- shared
+# ---------------------------------------------------------------------------------------------- intervals
 
 
 def _rng(seed: int, stream: str) -> random.Random:
-    """One generator per statistic, derived from the seed and a label, so adding a statistic shifts no other."""
+    """One generator per stream, derived from the seed and a label, so adding a statistic shifts no other."""
     digest = hashlib.sha256(f"{seed}:{stream}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _bootstrap(
-    clusters: Sequence[Counts],
-    statistic: Callable[[Sequence[Counts]], float],
-    *,
-    seed: int,
-    stream: str,
-    resamples: int,
-    level: float,
-    method: str,
-) -> Interval:
-    """Percentile interval of `statistic` over resamples of whole cases drawn with replacement."""
+@functools.lru_cache(maxsize=6)
+def _draws(seed: int, stream: str, n: int, resamples: int) -> tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]:
+    """The case indices of every resample of n cases drawn with replacement, as getters that pick them out of any
+    list of per-case values in C. Statistics of the same n cases and stream share the draws (every arm's recall
+    resamples the same positive cases), which are made once."""
     rng = _rng(seed, stream)
-    values = sorted(statistic(rng.choices(clusters, k=len(clusters))) for _ in range(resamples))
+    if n == 1:
+        return tuple(lambda values: (values[0],) for _ in range(resamples))
+    draw = _uniform_indices(n) if n <= _WORD else lambda rng: rng.choices(range(n), k=n)
+    return tuple(operator.itemgetter(*draw(rng)) for _ in range(resamples))
+
+
+_WORD = 1 << 16
+_present = functools.partial(operator.is_not, None)
+
+
+@functools.lru_cache(maxsize=8)
+def _uniform_indices(n: int) -> Callable[[random.Random], tuple[int, ...]]:
+    """n indices uniform on 0..n-1 from random 16-bit words, with no loop in Python: a word w below the largest
+    multiple of n maps to w mod n through a lookup table, a word above it is rejected (as None)."""
+    usable = _WORD // n * n
+    table = tuple(word % n if word < usable else None for word in range(_WORD))
+    spare = n // 8 + 16  # rejections are at most n / 65536 of the words: rarely is a second round needed
+
+    def draw(rng: random.Random) -> tuple[int, ...]:
+        picked: tuple[int, ...] = ()
+        while len(picked) < n:
+            words = array.array("H", rng.randbytes(2 * (n - len(picked) + spare)))
+            if sys.byteorder == "big":  # the same indices on every machine
+                words.byteswap()
+            picked += tuple(filter(_present, operator.itemgetter(*words)(table)))
+        return picked[:n]
+
+    return draw
+
+
+def _percentile_interval(values: list[float], level: float, seed: int, stream: str, cases: int, how: str) -> Interval:
+    values.sort()
     tail = (1 - level) / 2
     return Interval(
         low=_percentile(values, tail),
         high=_percentile(values, 1 - tail),
         level=level,
-        method=method,
-        resamples=resamples,
+        method=f"{how} over {cases} cases, {len(values):,} resamples",
+        resamples=len(values),
         seed=seed,
         stream=stream,
+        cases=cases,
+        reliable=cases >= MIN_RELIABLE_CASES,
+    )
+
+
+def _wilson_interval(case_values: Sequence[Fraction], level: float, seed: int, stream: str) -> Interval:
+    """Wilson score interval treating each case as one trial whose outcome is its value in 0..1: wider than the
+    bootstrap's nothing where every case sits at one value, and never of zero width."""
+    n = len(case_values)
+    successes = float(sum(case_values))
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    centre = (successes + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * math.sqrt(max(0.0, successes * (n - successes) / n) + z * z / 4)
+    return Interval(
+        low=max(0.0, centre - half),
+        high=min(1.0, centre + half),
+        level=level,
+        method=f"Wilson score interval over {n} cases (the bootstrap has no spread here)",
+        resamples=0,
+        seed=seed,
+        stream=stream,
+        cases=n,
+        reliable=n >= MIN_RELIABLE_CASES,
     )
 
 

@@ -31,12 +31,14 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     # The run's identity: answers given under another one belong to another run.
     run_identity = {"bceval": __version__, "run": settings.run_name, **settings.asked.fields()}
 
+    progress = answering.Progress()  # its total: the answers task_answer plans (those without a result yet)
+
     @once
     def run_answers() -> Any:
         from bceval.steps.answer import RunAnswers
 
         derivation = inputs.plan
-        return RunAnswers(settings, derivation.cases if derivation else [])
+        return RunAnswers(settings, derivation.cases if derivation else [], progress)
 
     def task_run_record() -> dict:
         """out/runs/<run>/run.json: the run's agent settings and the cases it covers."""
@@ -63,6 +65,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             except BcevalError:
                 files = []  # not prepared: the action says so in one line
             target = settings.results_dir / result_name(case.modelId)
+            progress.total += not target.is_file()
             yield {
                 "name": f"{settings.run_name}/{case.modelId}",
                 "actions": [action(answering.answer_case, run_answers, case)],

@@ -10,12 +10,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from doit.dependency import JsonDB
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 from doit.tools import config_changed
 
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
 from bceval.outdir import OutputLock, sweep_temp_files
+
+
+def _dump_state(db: Any) -> None:
+    """doit's JSON state, saved as bceval saves every file: through a temporary file and a rename, so a killed
+    run or a full disk never leaves it half written; a state that cannot be saved is one line (the next run
+    redoes the work), not a traceback after the work is done."""
+    from bceval.jsonio import write_atomic
+
+    try:
+        write_atomic(Path(db.name), db.codec.encode(db._db))
+    except OSError as exc:
+        sys.stderr.write(f"bceval: {db.name}: doit's state was not saved ({exc.strerror}); the next run redoes it\n")
+
+
+JsonDB.dump = _dump_state  # type: ignore[method-assign]  # doit writes its state in place; see _dump_state
 
 
 class InputError(TaskError):
@@ -36,16 +52,23 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
             return (VerdictFailed if exc.verdict else TaskFailed)(exc.render())
         except BcevalError as exc:
             return InputError(str(exc))
+        except OSError as exc:  # a full disk, a folder that went away: one line naming the file, no traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            return InputError(f"bceval: {where}cannot be written or read: {exc.strerror or exc}")
         return None
 
     run.__name__ = func.__name__
     return run
 
 
+# Tasks that write the user's own page: after one ran, "nothing was rebuilt" would read as "nothing happened".
+PUBLISH_TASKS = frozenset({"publish"})
+
 # Tasks that report rather than build: they run every time, so they do not make a run "not up to date".
 REPORT_TASKS = frozenset(
     {
         "validate",
+        "health",
         "scorecard",
         "score",
         "summary",
@@ -133,7 +156,8 @@ class BcevalReporter(ConsoleReporter):
             sweep_temp_files(self.out)
 
     def execute_task(self, task: Any) -> None:
-        if task.actions and task.name.split(":", 1)[0] not in REPORT_TASKS:
+        base = task.name.split(":", 1)[0]
+        if task.actions and (base not in REPORT_TASKS or base in PUBLISH_TASKS):
             self._worked = True
         if task.actions and (task.verbosity or 0) >= 2:
             sys.stderr.write(f".  {task.title()}\n")

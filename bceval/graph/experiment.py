@@ -84,13 +84,18 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     def selected() -> dict[str, list[str]]:
         return {arm: [case.id for case in cases] for arm, cases in chosen().items()}
 
+    from bceval.steps.answer import Progress
+
+    progress = Progress()  # one count over every arm and epoch; its total: the units task_unit plans
+
     @once
     def answers(arm_name: str, epoch: int) -> Any:
         from bceval.experiment.plan import arm_settings
         from bceval.steps.answer import RunAnswers
 
         current = plan()
-        return RunAnswers(arm_settings(current, current.arm(arm_name), settings, epoch), all_cases(arm_name))
+        run = arm_settings(current, current.arm(arm_name), settings, epoch)
+        return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ")
 
     @once
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
@@ -184,10 +189,12 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
                     owner = owners.setdefault(key, name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
+                    target = os.path.join(results, result_name(case.modelId))
+                    progress.total += not os.path.isfile(target)
                     yield {
                         "name": name,
                         "actions": [action(experiment_steps.answer_unit, unit_action, case, note)],
-                        "targets": [os.path.join(results, result_name(case.modelId))],
+                        "targets": [target],
                         "task_dep": [f"unit:{owner}"] if owner != name else [],
                         # doit runs it when the target is missing: `targets` says so, no callable needed
                         "uptodate": [unchanged({**uptodate, "note": note})],

@@ -36,6 +36,8 @@ from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_valu
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action
+from bceval.guidance import MANIFESTS
+from bceval.jsonio import read_regular_text
 from bceval.layout import GuidancePrepareDir, OutDir
 from bceval.review.neutral import model_id
 from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
@@ -65,7 +67,7 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
     ids: list[str] = []
     try:
-        document = json.loads(Path(cfg.manifest).read_text(encoding="utf-8-sig"))
+        document = json.loads(read_regular_text(Path(cfg.manifest), "utf-8-sig"))
         cases = document.get("cases", []) if isinstance(document, dict) else []
         named = [document.get("skill")] if isinstance(document, dict) else []
         for case in cases if isinstance(cases, list) else []:
@@ -89,10 +91,12 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     given = environment_values("guidance", environ)
     adapter = given["adapter"]
     agent = None
-    if capabilities(adapter).live and settings.command:  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review runs
+    if capabilities(adapter).live and (settings.command or capabilities(adapter).endpoint):
+        from dataclasses import replace
+
         from bceval.config import agent_settings
 
-        agent = agent_settings(settings)
+        agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
     runs = str(OutDir(settings.out).guidance_runs.absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
     if given["workspace_map"]:
@@ -106,8 +110,21 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
             "BCEVAL_GUIDANCE_ROOT and BCEVAL_GUIDANCE_MANIFEST need BCEVAL_GUIDANCE_WORKSPACE_MAP to run; "
             "unset them to run the demo"
         )
-    targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in demo_runs(demo))
-    return RunSettings(adapter, runs, str(demo), targets, uses_demo=True, problem=problem, agent=agent)
+    # the corpus's own guidance manifests (bceval's demo corpus has both), with its evaluation/guidance-workspaces
+    source = Path(settings.corpus)
+    kinds = {kind for kind, rel in MANIFESTS.items() if (source / rel).is_file()}
+    if not kinds and problem is None:
+        nothing = (
+            f"the corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())}): nothing to evaluate; "
+            "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
+        )
+        target = RunTarget("none", str(source), "", "")
+        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, nothing=nothing)
+    made = [run for run in demo_runs(demo) if run.kind in kinds]
+    targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
+    return RunSettings(
+        adapter, runs, str(demo), targets, uses_demo=True, problem=problem, agent=agent, source=str(source)
+    )
 
 
 def _files_below(root: Path) -> list[str]:
@@ -135,18 +152,21 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
 
     def task_guidance_demo() -> dict[str, Any]:
         """Build the demo knowledge checkout, workspaces and maps (kept while intact)."""
-        from bceval.config import DEMO_CORPUS
         from bceval.guidance.demo import MARKER, demo_is_intact
 
         cfg = run_settings(settings)
         demo = Path(cfg.demo)
         epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        source = Path(cfg.source or settings.corpus)  # the corpus whose own manifests and workspaces are evaluated
         return {
-            "actions": [action(make_demo, str(DEMO_CORPUS), str(demo))],
-            "file_dep": _files_below(DEMO_CORPUS),
+            "actions": [action(make_demo, str(source), str(demo))],
+            "file_dep": _files_below(source),
             "targets": [str(demo / MARKER)] + [t.workspace_map for t in cfg.targets if cfg.uses_demo],
             # Rebuilt when the corpus or the commit date changes, or when a repository went missing.
-            "uptodate": [config_changed({"bceval": __version__, "epoch": epoch}), (demo_is_intact, [demo], {})],
+            "uptodate": [
+                config_changed({"bceval": __version__, "epoch": epoch, "source": str(source)}),
+                (demo_is_intact, [demo], {}),
+            ],
             "verbosity": 1,
         }
 

@@ -12,12 +12,13 @@ from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, PrepareDir
 from bceval.steps import health
 from bceval.steps import prepare as steps
+from bceval.steps.health_verdict import print_health
 
 
 def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     settings, prep, out = inputs.settings, PrepareDir(inputs.prep), OutDir(inputs.settings.out)
 
-    def task_health() -> dict:
+    def task_health_files() -> dict:
         """out/health.json and .md: coverage, ranking margins and the answer-leak audit."""
         groups, model_ids = list(inputs.groups), inputs.model_ids
         changed = settings.changed_paths
@@ -44,4 +45,13 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             ],
         }
 
-    return {"task_health": task_health}
+    def task_health() -> dict:
+        """The corpus's health on the console (its errors, warnings and summary), also when nothing changed."""
+        return {
+            "actions": [action(print_health, settings)],
+            "task_dep": ["health_files"],
+            "uptodate": [False],
+            "verbosity": 1,
+        }
+
+    return {"task_health_files": task_health_files, "task_health": task_health}

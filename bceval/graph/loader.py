@@ -17,6 +17,7 @@ from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
+from bceval.graph.development import development_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.experiment import experiment_tasks
 from bceval.graph.guidance import guidance_tasks
@@ -24,6 +25,7 @@ from bceval.graph.health import health_tasks
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
 from bceval.graph.prepare import prepare_tasks
 from bceval.graph.score import score_tasks
+from bceval.graph.view import view_tasks
 from bceval.steps.output import open_output
 
 
@@ -53,7 +55,9 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
         **bench_tasks(settings),
         **health_tasks(inputs),
         **guidance_tasks(settings),
+        **development_tasks(settings),
         **experiment_tasks(settings, prepare_variant),
+        **view_tasks(settings),
         "task_summary": summary,
     }
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in tasks.items()}}

@@ -34,15 +34,15 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     def task_cases() -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
+        recorded = config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})
         return {
             "actions": [action(steps.write_cases, settings)],
             "file_dep": [str(settings.manifest)] if settings.manifest is not None else [],
             "targets": [str(steps.cases_file(settings))]
             + [str(steps.domain_cases_file(settings, d)) for d in inputs.domains],
-            # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap)
-            "uptodate": [False]
-            if steps.gated(settings)
-            else [config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})],
+            # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
+            # configuration is still recorded, so the next plain run finds the cases up to date
+            "uptodate": [False, recorded] if steps.gated(settings) else [recorded],
             "verbosity": 1,
         }
 

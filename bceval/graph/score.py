@@ -55,7 +55,7 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     @after_answers
     def task_score_json() -> dict:
-        """Aggregate the verdicts into out/score.json (metrics, thresholds, every case)."""
+        """Aggregate the verdicts into out/runs/<run>/score.json (metrics, thresholds, every case)."""
         if settings.results_path is not None:
             return {
                 "actions": [action(scoring.score_single_file, settings)],
@@ -82,13 +82,14 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                         "results": [p.name for p in results],
                         "infra": [p.name for p in infra],
                         "selected": selected,
+                        **({"requireRead": True} if settings.require_read else {}),
                     }
                 )
             ],
         }
 
     def task_scorecard() -> dict:
-        """out/scorecard.json, .md and .html: the record of the scored run (git state is read each time)."""
+        """out/runs/<run>/scorecard.json, .md and .html: the scored run's record (git state is read each time)."""
         return {
             "actions": [action(scoring.write_scorecard, settings)],
             "task_dep": ["score_json"],
@@ -96,7 +97,7 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         }
 
     def task_score() -> dict:
-        """Print the verdict of out/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
+        """Print the verdict of out/runs/<run>/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
         return {"actions": [action(scoring.report_score, settings)], "task_dep": ["scorecard"], "uptodate": [False]}
 
     def task_publish() -> dict:

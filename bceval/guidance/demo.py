@@ -27,7 +27,7 @@ from bceval.errors import BcevalError
 from bceval.guidance import MANIFESTS, GuidanceError
 from bceval.guidance.manifest import load_manifest
 from bceval.guidance.paths import create_exclusive, is_within, safe_path, scan_links
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 from bceval.vcs import commit_folder
 
 DEMO_KIND = "bceval-guidance-demo"
@@ -69,9 +69,16 @@ def _epoch() -> int:
     return int(moment.timestamp()) if moment else DEFAULT_EPOCH
 
 
-def _committed_copy(source: Path, destination: Path, epoch: int, message: str) -> None:
-    """Copy a tree's bytes (content only: new inodes, no links) and commit it as a new repository."""
-    shutil.copytree(source, destination, copy_function=shutil.copyfile)
+def _committed_copy(
+    source: Path, destination: Path, epoch: int, message: str, skip: frozenset[Path] = frozenset()
+) -> None:
+    """Copy a tree's bytes (content only: new inodes, no links; not the folders in `skip`) and commit it as a new
+    repository."""
+
+    def ignored(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if Path(folder, name) in skip]
+
+    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored if skip else None)
     try:
         commit_folder(destination, message, epoch, _AUTHOR)
     except BcevalError:
@@ -85,14 +92,24 @@ def _check_empty(directory: Path) -> Path:
     return checked
 
 
-def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
-    """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus)."""
+def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
+    """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
+    guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
+    inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy."""
     out = _check_empty(directory)
     source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
-    if is_within(out, source):  # the copy would contain itself
-        raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
-    scan_links(source, "Demo corpus")
-    runs = demo_runs(out)
+    # A corpus of one's own holds its git folder and, usually, bceval's output folder (where the demo goes):
+    # neither is part of the knowledge checkout.
+    skip = frozenset({source / ".git"})
+    if is_within(out, source):
+        inside = out.relative_to(source).parts
+        if not (inside and in_output):  # only bceval's own output folder may sit inside the corpus
+            raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
+        skip |= {source / inside[0]}
+    scan_links(source, "Demo corpus", skip)
+    runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
+    if not runs:
+        raise GuidanceError(f"Demo corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())})")
     cases: dict[str, list[str]] = {}
     for run in runs:  # validate first, so a broken corpus writes nothing
         manifest = load_manifest(source, source / MANIFESTS[run.kind])
@@ -101,7 +118,7 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
             safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
     epoch = _epoch()
     out.mkdir(parents=True, exist_ok=True)
-    _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout")
+    _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)
     for run in runs:
         bound = {case_id: str(out / WORKSPACES / case_id) for case_id in cases[run.kind]}
         for case_id, path in bound.items():
@@ -120,20 +137,21 @@ def create_demo(corpus: Path, directory: Path) -> list[DemoRun]:
 
 
 def workspace_count(runs: list[DemoRun]) -> int:
-    return sum(len(json.loads(run.workspace_map.read_text(encoding="utf-8"))) for run in runs)
+    return sum(len(json.loads(read_regular_text(run.workspace_map, "utf-8"))) for run in runs)
 
 
 def demo_is_intact(directory: Path) -> bool:
     """Cheap: the marker, the knowledge repository and every mapped workspace repository are there."""
-    runs = demo_runs(directory)
     try:
         if not (directory / MARKER).is_file() or not (directory / KNOWLEDGE / ".git").is_dir():
             return False
+        made = {run["kind"] for run in json.loads((directory / MARKER).read_text(encoding="utf-8"))["runs"]}
+        runs = [run for run in demo_runs(directory) if run.kind in made]
         for run in runs:
-            bound = json.loads(run.workspace_map.read_text(encoding="utf-8"))
+            bound = json.loads(read_regular_text(run.workspace_map, "utf-8"))
             if not all(isinstance(p, str) and os.path.isdir(os.path.join(p, ".git")) for p in bound.values()):
                 return False
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return False
     return True
 
@@ -148,4 +166,4 @@ def refresh_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
     if os.path.lexists(out) and out.is_dir() and _only_ours(out):
         shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
-    return create_demo(corpus, out)
+    return create_demo(corpus, out, in_output=True)

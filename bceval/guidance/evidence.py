@@ -26,7 +26,7 @@ from bceval.guidance import GuidanceError
 from bceval.guidance.manifest import GuidanceManifest
 from bceval.guidance.paths import check_entry, create_exclusive, is_within, safe_path, scan_links
 from bceval.guidance.strictjson import parse_strict, require_object, require_string
-from bceval.jsonio import MAX_JSON_BYTES, dumps
+from bceval.jsonio import MAX_JSON_BYTES, dumps, open_regular, read_regular_bytes
 
 BASELINE_KIND = "bcquality-guidance-runner-baseline"
 SNAPSHOT_VERSION = 1
@@ -95,7 +95,7 @@ def run_git(root: Path, *args: str, raw: bool = False) -> Any:
 
 
 def file_sha256(path: Path) -> str:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
@@ -161,7 +161,7 @@ def _git_dirs(root: Path, target: bool, label: str) -> tuple[Path, Path]:
     elif target:
         raise _standalone(label)
     else:
-        text = dot_git.read_bytes().decode("utf-8", errors="strict")
+        text = read_regular_bytes(dot_git).decode("utf-8", errors="strict")
         match = re.fullmatch(r"gitdir: ([^\r\n]+)\n?", text)
         if not match:
             raise GuidanceError(f"{label}: .git file must hold exactly one 'gitdir:' line")
@@ -169,7 +169,7 @@ def _git_dirs(root: Path, target: bool, label: str) -> tuple[Path, Path]:
     common_file = git_dir / "commondir"
     if os.path.lexists(common_file):
         safe_path(common_file, f"{label} commondir", kind="file")
-        common = common_file.read_bytes().decode("utf-8").strip()
+        common = read_regular_bytes(common_file).decode("utf-8").strip()
         common_dir = safe_path(git_dir / common, f"{label} common git directory", kind="dir")
     else:
         common_dir = git_dir
@@ -195,7 +195,7 @@ def _git_metadata(root: Path, storages: list[Path], label: str) -> dict[str, str
                 if not is_within(path, root):  # inside root the content walk already covers it
                     scan_links(path, f"{label} git metadata")
                 continue
-            data = path.read_bytes()
+            data = read_regular_bytes(path)
             if name.startswith("config") and _INCLUDE_LINE.search(data):
                 raise GuidanceError(f"{label}: git configuration includes are not supported")
             metadata[str(path)] = hashlib.sha256(data).hexdigest()
@@ -300,7 +300,7 @@ def load_baseline(path: Path, digest: str, manifest: GuidanceManifest) -> Baseli
     try:
         if checked.stat().st_size > MAX_JSON_BYTES:
             raise GuidanceError("Baseline must be strict JSON with unique members (at most 32 MiB)")
-        data = checked.read_bytes()
+        data = read_regular_bytes(checked)
     except OSError:
         raise GuidanceError("Baseline could not be read safely") from None
     if hashlib.sha256(data).hexdigest().upper() != digest.upper():

@@ -24,6 +24,7 @@ from bceval.guidance.strictjson import (
     require_object,
     require_string,
 )
+from bceval.jsonio import read_regular_bytes
 from bceval.review.neutral import model_id
 
 KINDS = ("feature", "bug", "refactor", "upgrade", "maintenance")
@@ -282,7 +283,7 @@ def load_manifest(root: Path | str, manifest_path: Path | str) -> GuidanceManife
     checked_root = safe_path(root, f"Knowledge checkout {root}", kind="dir")
     checked_manifest = safe_path(manifest_path, f"Manifest {manifest_path}", kind="file")
     try:
-        data = checked_manifest.read_bytes()
+        data = read_regular_bytes(checked_manifest)
     except OSError:
         raise GuidanceError("Manifest could not be read safely") from None
     return check_manifest(checked_root, checked_manifest, data)

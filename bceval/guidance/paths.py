@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bceval.guidance import GuidanceError
+from bceval.jsonio import read_regular_bytes, temp_prefix
 
 LINKS = "Links, junctions, reparse points and hard links are not supported"
 _SHAPE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_.-]+)+")
@@ -84,11 +85,14 @@ def is_within(path: Path, parent: Path) -> bool:
     return p == q or p.startswith(q.rstrip(os.sep) + os.sep)
 
 
-def scan_links(directory: Path, label: str) -> None:
-    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too)."""
+def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> None:
+    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too; folders in
+    `skip` are not looked into)."""
     pending = [directory]
     while pending:
         folder = pending.pop()
+        if folder in skip:
+            continue
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -107,7 +111,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     instead of overwriting; the temporary name is always removed again.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -198,7 +202,7 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
         raise missing
     if mode == "knowledge":
         try:
-            data = current.read_bytes()
+            data = read_regular_bytes(current)
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
         if not is_normative_article(data):

@@ -18,7 +18,7 @@ from bceval.errors import BcevalError
 from bceval.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
 from bceval.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.guidance.paths import create_exclusive, safe_path, scan_links
-from bceval.jsonio import decode_utf8, dumps, dumps_compact, write_atomic
+from bceval.jsonio import decode_utf8, dumps, dumps_compact, read_regular_bytes, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
 PLAN_INPUTS = ["development-plan", "repository"]
@@ -167,7 +167,7 @@ def request_document(
 
 def skill_text(manifest: GuidanceManifest) -> str:
     try:
-        return decode_utf8(manifest.skill_file.read_bytes(), "skill")
+        return decode_utf8(read_regular_bytes(manifest.skill_file), "skill")
     except (BcevalError, OSError):
         raise GuidanceError("Manifest skill must be a readable UTF-8 text file") from None
 
@@ -176,7 +176,7 @@ def knowledge_index_text(root: Path) -> str:
     """bceval's own index of every article in every layer (the reference ran a tool from the checkout)."""
     try:
         listing = scan_corpus(root)
-        rows = [index_row(rel, decode_utf8((root / rel).read_bytes(), rel)) for rel in knowledge_markdown(listing)]
+        rows = [index_row(rel, decode_utf8(read_regular_bytes(root / rel), rel)) for rel in knowledge_markdown(listing)]
     except (BcevalError, OSError):
         raise GuidanceError("Knowledge checkout articles could not be read safely for the index") from None
     return dumps_compact(build_index(rows, generated_at()))

@@ -24,6 +24,7 @@ from bceval.guidance.strictjson import (
     require_object,
     require_string,
 )
+from bceval.jsonio import read_regular_bytes
 
 SUPPRESSION_REASONS = ("layer-precedence", "configuration")
 DEDUP_STRATEGY = "omit-exact-consumed-match"
@@ -136,7 +137,7 @@ def _check_sha(value: Any, label: str, rel: str, checkout: KnowledgeCheckout) ->
         raise GuidanceError(f"{label} must be the recorded live checkout HEAD commit")
     committed = checkout.committed_blob(rel)
     try:
-        live = (checkout.root / rel).read_bytes()
+        live = read_regular_bytes(checkout.root / rel)
     except OSError:
         raise GuidanceError(f"{label}: the live knowledge article could not be read safely") from None
     if committed.replace(b"\r\n", b"\n") != live.replace(b"\r\n", b"\n"):

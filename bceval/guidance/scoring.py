@@ -19,7 +19,7 @@ from bceval.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.guidance.paths import safe_path
 from bceval.guidance.report import KnowledgeCheckout, check_envelope, check_implementation_report, check_plan_report
 from bceval.guidance.strictjson import read_strict
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 from bceval.layout import result_name
 
 UNSAFE = "the result could not be read safely"
@@ -117,7 +117,7 @@ def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, Ca
     measures = {}
     for case in manifest.cases:
         try:
-            document = json.loads((results_dir / result_name(case.hashed)).read_text(encoding="utf-8"))
+            document = json.loads(read_regular_text((results_dir / result_name(case.hashed)), "utf-8"))
             report = document["guidanceReport"]
             cited = [entry["path"] for entry in report.get("knowledge") or [] if isinstance(entry, dict)]
             recall, precision = knowledge_metrics(

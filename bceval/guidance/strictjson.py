@@ -12,7 +12,7 @@ from typing import Any
 from bceval.errors import BcevalError
 from bceval.guidance import GuidanceError
 from bceval.guidance.paths import safe_path
-from bceval.jsonio import MAX_JSON_BYTES, parse_json
+from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
 
 DIMENSIONS = ("bc-version", "technologies", "countries", "application-area")
 CONTEXT_LISTS = ("technologies", "countries", "application-area", "unknown")
@@ -55,7 +55,7 @@ def read_strict(path: Path, label: str) -> Any:
     try:
         if checked.stat().st_size > MAX_JSON_BYTES:
             raise _strict_problem(label)
-        data = checked.read_bytes()
+        data = read_regular_bytes(checked)
     except OSError:
         raise GuidanceError(f"{label} could not be read safely") from None
     return parse_strict(data, label)

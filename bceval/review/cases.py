@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bceval.corpus.layers import (
+    LAYERS,
     Leaf,
     Listing,
     PairedArticle,
@@ -191,10 +192,17 @@ def _case_problems(listing: Listing, cases: list[ReviewCase], leaves: list[Leaf]
     return problems
 
 
+CORPUS_SHAPE = (
+    "a corpus has review leaves <layer>/skills/review/al-<domain>-review.md (layers: " + ", ".join(LAYERS) + ")"
+)
+
+
 def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
     """Every case of the corpus and every problem, in the spec's problem order."""
     leaves = discover_leaves(listing)
     result = Derivation(leaves=leaves, problems=list(manifest.problems))
+    if not leaves:  # nothing to evaluate is no pass: say what a corpus looks like
+        result.problems.append(f"{listing.root}: no review leaf found: {CORPUS_SHAPE}")
     leaf_domains = {leaf.domain.lower() for leaf in leaves}
     for key in sorted(dict.fromkeys(manifest.override_keys), key=sort_key):
         if key.lower() not in leaf_domains:

@@ -22,6 +22,7 @@ from typing import Any
 
 from bceval.corpus.layers import LAYER_RANK, index_order, layer_of
 from bceval.errors import BcevalError
+from bceval.jsonio import read_regular_bytes
 
 FORMAT = 2  # part of the rows tasks' configuration: a new layout rebuilds every rows file
 HEADER_KEYS = {"digest", "count", "bytes", "first", "last", "domains"}
@@ -106,7 +107,7 @@ def _valid_header(header: Any) -> bool:
 
 def read_group(path: Path) -> GroupRows:
     try:
-        parts = path.read_bytes().split(b"\n", 2)
+        parts = read_regular_bytes(path).split(b"\n", 2)
         header = json.loads(parts[0])
     except (OSError, ValueError, IndexError):
         raise damaged(path) from None

@@ -39,6 +39,8 @@ class AgentFields(Protocol):
     def epoch(self) -> int: ...
     @property
     def cache_salt(self) -> str: ...
+    @property
+    def endpoint(self) -> Any: ...  # an endpoint-talking agent's settings (with .identity()), else None
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Asking:
     sandbox_allow: tuple[str, ...] = ()  # sorted
     epoch: int = 1
     salt: str = ""  # keeps answers apart that would otherwise be shared (experiments' --no-share)
+    endpoint: tuple[tuple[str, Any], ...] = ()  # the api kind's endpoint and sampling; () for every other agent
 
     @property
     def isolated(self) -> bool:
@@ -70,6 +73,7 @@ class Asking:
             "sandbox": self.sandbox,
             "sandboxAllow": list(self.sandbox_allow),
             "epoch": self.epoch,
+            **({"endpoint": dict(self.endpoint)} if self.endpoint else {}),  # absent for others: records unchanged
         }
 
 
@@ -86,6 +90,7 @@ def asking(adapter: str, agent: AgentFields, *, live: bool) -> Asking:
         sandbox_allow=tuple(sorted(str(path) for path in agent.sandbox_allow)) if live else (),
         epoch=agent.epoch,
         salt=agent.cache_salt,
+        endpoint=tuple(agent.endpoint.identity().items()) if live and agent.endpoint is not None else (),
     )
 
 
@@ -113,6 +118,7 @@ class Question:
             list(asked.sandbox_allow),
             asked.epoch,
             *([asked.salt] if asked.salt else []),  # absent when unset: existing keys stay valid
+            *([dict(asked.endpoint)] if asked.endpoint else []),  # likewise: only the api kind has one
             *self.where,
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()

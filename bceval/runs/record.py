@@ -8,14 +8,17 @@ its corpus and manifest are.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bceval.errors import BcevalError
+from bceval.escape import markdown_cell
 from bceval.guidance.paths import create_exclusive
-from bceval.jsonio import dumps, write_atomic
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from bceval.guidance.scoring import ScoreOutcome
 
 RECORD_SCHEMA_VERSION = 1
+WRITTEN = "resultsSha256"  # run.json's member: the SHA-256 of every result and infra file bceval wrote there
+_written_lock = threading.Lock()  # answers of one run are written by parallel threads
 GUIDANCE_RUN_KIND = "bceval-guidance-run"
 GUIDANCE_RUN_VERSION = 1
 
@@ -43,10 +48,60 @@ class RunFacts:
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:
     try:
-        record = json.loads(RunDir(run_dir).record.read_text(encoding="utf-8"))
+        record = json.loads(read_regular_text(RunDir(run_dir).record, "utf-8"))
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def note_written(run_dir: Path, changes: dict[str, str | None]) -> None:
+    """Record in run.json what bceval just wrote into the run's results folder: file name -> the SHA-256 of its
+    bytes, or None for a file it removed. Scoring refuses a file whose bytes differ (bceval.runs.record.tampered)."""
+    with _written_lock:
+        record = read_record(run_dir)
+        if record is None:
+            return
+        written = dict(record.get(WRITTEN) or {})
+        for name, digest in changes.items():
+            if digest is None:
+                written.pop(name, None)
+            else:
+                written[name] = digest
+        record[WRITTEN] = dict(sorted(written.items()))
+        write_atomic(RunDir(run_dir).record, dumps(record))
+
+
+def tampered(run_dir: Path, files: list[Path]) -> list[str]:
+    """One line for each result or infra file of the run that bceval did not write as it is now: changed since,
+    written by something else, or gone. Empty for a run whose record keeps no digests (older runs)."""
+    record = read_record(run_dir)
+    written = record.get(WRITTEN) if record else None
+    if not isinstance(written, dict):
+        return []
+    problems = []
+    present = {path.name for path in files}
+    for path in files:
+        expected = written.get(path.name)
+        try:
+            actual = sha256_of(read_regular_bytes(path))
+        except OSError as exc:
+            problems.append(f"{path}: cannot read it ({exc.strerror}); answer the case again")
+            continue
+        if expected is None:
+            problems.append(
+                f"{path}: bceval did not write this file for run '{run_dir.name}'; remove it, or score it as "
+                "external results with --results"
+            )
+        elif expected != actual:
+            problems.append(f"{path}: changed since bceval wrote it (run.json records other bytes); answer it again")
+    results = RunDir(run_dir).results
+    for name in sorted(set(written) - present):
+        problems.append(f"{results / name}: removed since bceval wrote it; answer the case again")
+    return problems
 
 
 def new_record(
@@ -59,12 +114,13 @@ def new_record(
     """
     mine = run.asked.fields()
     if existing is not None:
-        theirs = {key: existing.get(key) for key in IDENTITY}
-        if theirs != mine:
-            differs = next(key for key in IDENTITY if theirs[key] != mine[key])
+        keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
+        theirs = {key: existing.get(key) for key in keys}
+        if theirs != {key: mine.get(key) for key in keys}:
+            differs = next(key for key in keys if theirs[key] != mine.get(key))
             raise BcevalError(
                 f"run '{run.name}' in {run.directory} was answered with another {differs} "
-                f"({theirs[differs]!r}, now {mine[differs]!r}); name this one with --run, or remove that run"
+                f"({theirs[differs]!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
         if before is None or selected is None:
@@ -74,6 +130,7 @@ def new_record(
             if total is not None and len(selected) >= total:
                 selected = None  # every case is covered now
     live = run.asked.live
+    carried = {WRITTEN: existing[WRITTEN]} if existing is not None and isinstance(existing.get(WRITTEN), dict) else {}
     return {
         "schemaVersion": RECORD_SCHEMA_VERSION,
         "name": run.name,
@@ -84,6 +141,7 @@ def new_record(
         "selection": selected,
         "corpus": run.corpus,
         "manifest": run.manifest,
+        **carried,
     }
 
 
@@ -132,11 +190,34 @@ def list_runs(out: Path) -> list[dict[str, Any]]:
     for run_dir in sorted(OutDir(out).runs.glob("*/"), key=lambda path: path.name.lower()):
         record = read_record(run_dir) or {}
         try:
-            card = json.loads(RunDir(run_dir).scorecard().read_text(encoding="utf-8"))
+            card = json.loads(read_regular_text(RunDir(run_dir).scorecard(), "utf-8"))
         except (OSError, ValueError):
             card = None
-        rows.append({"name": run_dir.name, "record": record, "scorecard": card})
+        rows.append({"name": run_dir.name, "record": record, "scorecard": card, "waits": run_waits(run_dir)})
     return rows
+
+
+def run_waits(run_dir: Path) -> dict[str, float] | None:
+    """The retries and waits of a run's answers, from the records of agents that report them (the api agent):
+    attempts after the first, waits on 429/503, seconds waited in all. None when no answer reports them."""
+    totals = {"retries": 0, "rateLimited": 0, "waitedSeconds": 0.0}
+    found = False
+    results = RunDir(run_dir).results
+    for path in sorted(results.glob("*-case-*.json")) if results.is_dir() else []:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        record = document.get("record") if isinstance(document, dict) else None
+        waits = record.get("waits") if isinstance(record, dict) else None
+        if not isinstance(waits, dict):
+            continue
+        found = True
+        for key in totals:
+            value = waits.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                totals[key] += value
+    return totals if found else None
 
 
 def _rate(card: dict[str, Any], name: str) -> str:
@@ -156,20 +237,29 @@ def render_runs(rows: list[dict[str, Any]], out: Path) -> str:
         adapter = (card or {}).get("adapter", {})
         model = adapter.get("model") or record.get("model") or "-"
         if card is None:
-            lines.append(f"| {row['name']} | {record.get('adapter', '-')} | {model} | - | - | - | not scored | - | - |")
+            named = [markdown_cell(str(text)) for text in (row["name"], record.get("adapter", "-"), model)]
+            lines.append("| " + " | ".join(named) + " | - | - | - | not scored | - | - |")
             continue
         cost = (card.get("usage") or {}).get("costUsd")
         cases = card["recall"]["total"] + card["cleanRate"]["total"]
         cells = [
-            row["name"],
-            adapter.get("name", "-"),
-            model + ("" if adapter.get("pinned") else " (unpinned)"),
+            markdown_cell(row["name"]),
+            markdown_cell(str(adapter.get("name", "-"))),
+            markdown_cell(str(model)) + ("" if adapter.get("pinned") else " (unpinned)"),
             str(cases),
             _rate(card, "recall"),
             _rate(card, "cleanRate"),
-            card.get("verdict", "-"),
+            markdown_cell(str(card.get("verdict", "-"))),
             f"{cost:.4f}" if isinstance(cost, int | float) else "unknown",
-            str(card.get("createdAt", "-"))[:10],
+            markdown_cell(str(card.get("createdAt", "-"))[:10]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    waited = [(row["name"], row["waits"]) for row in rows if row.get("waits")]
+    if waited:  # only runs whose agent reports its waits (the api agent); other listings stay as they were
+        lines.append("")
+        for name, waits in waited:
+            lines.append(
+                f"{name}: {int(waits['retries'])} retried attempt(s), {int(waits['rateLimited'])} rate-limited "
+                f"wait(s) (HTTP 429/503), {waits['waitedSeconds']:.1f} s waited in all"
+            )
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bceval.errors import BcevalError
+from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def failed_case_ids(source: str, out: Path) -> set[str]:
     if path is None:
         raise BcevalError(f"--failed-from {source}: no run of that name in {OutDir(out).runs} and no such score file")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular_text(path, "utf-8"))
         rows = document["cases"]
         return {row["id"] for row in rows if not row["passed"]}
     except (OSError, ValueError, KeyError, TypeError):

@@ -2,10 +2,14 @@
 
     {"schemaVersion": 1, "run": <run name>, "answeredBy": <the agent's describe()>,
      ...the agent's record of the case (case, attempts, outcome, ...), "usage": <what the case cost>}
+
+The prompts themselves are kept beside the transcripts, each once: `prompts/<sha256>.txt`, named by the hash
+the attempts record (`promptSha256`), so a viewer shows what the agent was asked without repeating it per attempt.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +34,16 @@ def write_transcript(
     path = RunDir(run_dir).transcript(name)
     write_atomic(path, dumps(document))
     return f"{TRANSCRIPTS}/{path.name}"
+
+
+def prompt_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_prompt(run_dir: Path, text: str) -> str:
+    """Store a prompt once under its SHA-256 (an existing copy is the same bytes, so it is kept); returns the hash."""
+    digest = prompt_sha256(text)
+    path = RunDir(run_dir).prompt(digest)
+    if not path.is_file():
+        write_atomic(path, text)
+    return digest

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bceval.errors import BcevalError
+from bceval.escape import markdown_cell, markdown_code
 from bceval.scorecard.model import Scorecard
 from bceval.scorecard.stats import mcnemar_exact
 
@@ -67,8 +68,10 @@ def render_comparison(old: Scorecard, new: Scorecard, result: Comparison) -> str
     lines = [
         "## bceval compare",
         "",
-        f"- Old: {old.adapter.name} `{old.adapter.model}`, {old.verdict}, run `{old.runId[:12]}`, {old.createdAt}",
-        f"- New: {new.adapter.name} `{new.adapter.model}`, {new.verdict}, run `{new.runId[:12]}`, {new.createdAt}",
+        f"- Old: {markdown_cell(old.adapter.name)} {markdown_code(old.adapter.model)}, {markdown_cell(old.verdict)}, "
+        f"run {markdown_code(old.runId[:12])}, {markdown_cell(old.createdAt)}",
+        f"- New: {markdown_cell(new.adapter.name)} {markdown_code(new.adapter.model)}, {markdown_cell(new.verdict)}, "
+        f"run {markdown_code(new.runId[:12])}, {markdown_cell(new.createdAt)}",
         f"- Fixed {len(result.fixed)}, regressed {len(result.regressed)}, unchanged {len(result.still_passing)} "
         f"passing and {len(result.still_failing)} failing",
         f"- Exact McNemar p-value (two-sided, {len(result.regressed) + len(result.fixed)} discordant cases): "
@@ -79,9 +82,10 @@ def render_comparison(old: Scorecard, new: Scorecard, result: Comparison) -> str
     lines += ["", "| Domain | Old | New | Delta |", "|---|---|---|---|"]
     for domain, old_passed, old_total, new_passed, new_total in result.domains:
         lines.append(
-            f"| {domain} | {old_passed}/{old_total} | {new_passed}/{new_total} | {new_passed - old_passed:+d} |"
+            f"| {markdown_cell(domain)} | {old_passed}/{old_total} | {new_passed}/{new_total} "
+            f"| {new_passed - old_passed:+d} |"
         )
     for title, ids in (("Regressed", result.regressed), ("Fixed", result.fixed)):
         if ids:
-            lines += ["", f"### {title}", ""] + [f"- {case_id}" for case_id in ids]
+            lines += ["", f"### {title}", ""] + [f"- {markdown_cell(case_id)}" for case_id in ids]
     return "\n".join(lines) + "\n"

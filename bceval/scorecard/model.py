@@ -1,4 +1,4 @@
-"""out/scorecard.json: the versioned, schema-checked record of one scored run."""
+"""out/runs/<run>/scorecard.json: the versioned, schema-checked record of one scored run."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from bceval import __version__
 from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
-from bceval.jsonio import parse_json
+from bceval.jsonio import parse_json, read_regular_bytes
 from bceval.models import StrictModel
-from bceval.review.scoring import ScoreReport
+from bceval.review.scoring import DropUnset, ReadSummary, ScoreReport
 from bceval.scorecard.stats import wilson_interval
 
 SCORECARD_SCHEMA_VERSION = 2  # 2: run, usage and per-case records; version 1 scorecards still read
@@ -111,7 +111,8 @@ class UsageTotals(StrictModel):
     cached: int = Field(ge=0, description="Answers served from the answer cache.")
 
 
-class Scorecard(StrictModel):
+class Scorecard(DropUnset):
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("readEvidence",)  # absent for runs without it: their cards stay as they were
     schemaVersion: Literal[1, 2] = SCORECARD_SCHEMA_VERSION
     runId: str = Field(description="sha256 of inputs, adapter and verdicts; equal runs have equal ids.")
     createdAt: str = Field(description="UTC creation time; the only wall-clock field.")
@@ -128,10 +129,13 @@ class Scorecard(StrictModel):
     domains: list[DomainTotals]
     cases: list[CaseRow]
     usage: UsageTotals | None = Field(default=None, description="Time, cost and tokens of the run (version 2).")
+    readEvidence: ReadSummary | None = Field(
+        default=None, description="What the run's answers read, where bceval recorded it (the api agent)."
+    )
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_regular_bytes(path)).hexdigest()
 
 
 def request_set_sha256(prepare_dir: Path) -> str:
@@ -327,6 +331,7 @@ def build_scorecard(
         domains=sorted(domains.values(), key=lambda d: (d.domain.lower(), d.domain)),
         cases=rows,
         usage=usage_totals(report),
+        readEvidence=report.readEvidence,
     )
 
 
@@ -334,7 +339,7 @@ def read_scorecard(path: Path) -> Scorecard:
     """A scorecard from disk: ours, complete, and not from a newer bceval."""
     if not path.is_file():
         raise BcevalError(f"{path}: scorecard not found")
-    document = parse_json(path.read_bytes(), str(path))
+    document = parse_json(read_regular_bytes(path), str(path))
     if not isinstance(document, dict) or "schemaVersion" not in document or "runId" not in document:
         raise BcevalError(f"{path}: not a bceval scorecard")
     version = document["schemaVersion"]

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.errors import BcevalError
-from bceval.jsonio import write_atomic
+from bceval.escape import markdown_cell, markdown_code
+from bceval.jsonio import read_regular_bytes, write_atomic
 from bceval.scorecard.model import Scorecard
 from bceval.scorecard.render import render_markdown
 
@@ -26,8 +27,8 @@ HISTORY_HEADER = (
 )
 NEW_PAGE = f"""# bceval scorecard
 
-Published with `bceval publish` from `out/scorecard.json`. Text outside bceval's marker comments is
-yours to edit; the latest-run section and the history rows are maintained by bceval.
+Published with `bceval publish` from each run's `out/runs/<run>/scorecard.json`. Text outside bceval's marker
+comments is yours to edit; the latest-run section and the history rows are maintained by bceval.
 
 {LATEST_BEGIN}
 {LATEST_END}
@@ -42,7 +43,7 @@ Newest first; at most {MAX_HISTORY_ROWS} rows.
 
 
 def run_cell(card: Scorecard) -> str:
-    return f"`{card.runId[:16]}`"
+    return markdown_code(card.runId[:16])
 
 
 def history_row(card: Scorecard) -> str:
@@ -50,13 +51,13 @@ def history_row(card: Scorecard) -> str:
     commit = card.corpus.commit[:12] + ("+dirty" if card.corpus.dirty else "")
     cells = [
         card.createdAt[:10],
-        card.adapter.name,
-        f"`{model}`",
+        markdown_cell(card.adapter.name),
+        markdown_code(model),
         str(card.recall.total + card.cleanRate.total),
         f"{card.recall.value:.4g}",
         f"{card.cleanRate.value:.4g}",
         card.verdict,
-        f"`{commit}`",
+        markdown_code(commit),
         run_cell(card),
     ]
     return "| " + " | ".join(cells) + " |"
@@ -137,7 +138,7 @@ def publish_entry(page_path: Path, entry: Entry, form: PageFormat) -> bool:
     if page_path.exists() and not page_path.is_file():
         raise BcevalError(f"{page_path}: not a file")
     try:
-        current = page_path.read_bytes().decode("utf-8") if page_path.exists() else None
+        current = read_regular_bytes(page_path).decode("utf-8") if page_path.exists() else None
     except UnicodeDecodeError:
         raise BcevalError(f"{page_path}: not valid UTF-8, so not a page bceval wrote; nothing was changed") from None
     return write_atomic(page_path, update_entry(current, entry, form, page_path))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from html import escape
 
+from bceval.escape import html as escape
+from bceval.escape import html_id, markdown, markdown_cell, markdown_code, markdown_id
 from bceval.scorecard.model import Scorecard
 
 BAR_WIDTH = 10
@@ -26,20 +27,20 @@ def _rate_text(label: str, rate) -> str:  # noqa: ANN001 - Rate
 
 def _model_text(card: Scorecard) -> str:
     pin = "pinned" if card.adapter.pinned else "**unpinned: not reproducible**"
-    return f"`{card.adapter.model}` ({pin}), version `{card.adapter.version}`"
+    return f"{markdown_code(card.adapter.model)} ({pin}), version {markdown_code(card.adapter.version)}"
 
 
 def _commit_text(card: Scorecard) -> str:
     commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
     dirty = " (uncommitted changes)" if card.corpus.dirty else ""
-    return f"`{card.corpus.name}` at `{commit}`{dirty}"
+    return f"{markdown_code(card.corpus.name)} at {markdown_code(commit)}{dirty}"
 
 
 def _run_text(card: Scorecard) -> str:
     """Which run this is, how it was isolated, and whether it covers the whole corpus."""
     if card.run is None:
         return "run not recorded (version 1 scorecard)"
-    parts = [f"run `{card.run.name}`, epoch {card.run.epoch}"]
+    parts = [f"run {markdown_code(card.run.name)}, epoch {card.run.epoch}"]
     if card.adapter.isolation is not None:
         isolation = "agent view" if card.adapter.isolation == "view" else "**not isolated**"
         parts.append(f"isolation {isolation}, sandbox {card.adapter.sandbox or 'none'}")
@@ -74,20 +75,38 @@ def _usage_text(card: Scorecard) -> str | None:
     )
 
 
+def _reads_text(card: Scorecard) -> str | None:
+    """One line on the run's read evidence (bceval's own record of its agent's reads), when it has any."""
+    reads = card.readEvidence
+    if reads is None:
+        return None
+    share = f"{reads.backedShare:.0%}" if reads.backedShare is not None else "no citations"
+    opened = f"{reads.meanOpened:.1f}" if reads.meanOpened is not None else "-"
+    rule = "; an unbacked citation fails its case (--require-read)" if reads.requireRead else ""
+    return (
+        f"Reads: {reads.citationsBacked} of {reads.citations} citations backed by a complete read ({share}); "
+        f"{opened} articles opened per case, {reads.candidatesOpened} of {reads.candidates} candidates; "
+        f"evidence for {reads.casesWithEvidence} case(s), unknown for {reads.casesWithoutEvidence}{rule}"
+    )
+
+
 def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
-    return ", ".join(f"`{p}`" for p in row.missing) or "–", ", ".join(f"`{p}`" for p in row.unexpected) or "–"
+    return ", ".join(markdown_id(p) for p in row.missing) or "–", ", ".join(
+        markdown_id(p) for p in row.unexpected
+    ) or "–"
 
 
 def render_markdown(card: Scorecard, heading: str = "##") -> str:
     lines = [
-        f"{heading} {card.verdict.upper()}: {card.adapter.name} on {card.corpus.name}",
+        f"{heading} {card.verdict.upper()}: {markdown_cell(card.adapter.name)} on {markdown_cell(card.corpus.name)}",
         "",
         f"- {_rate_text('Recall', card.recall)}",
         f"- {_rate_text('Clean rate', card.cleanRate)}",
         f"- Corpus: {_commit_text(card)}",
-        f"- Adapter: `{card.adapter.name}`, model {_model_text(card)}",
+        f"- Adapter: {markdown_code(card.adapter.name)}, model {_model_text(card)}",
         f"- Run: {_run_text(card)}",
         *([f"- {usage}"] if (usage := _usage_text(card)) else []),
+        *([f"- {reads}"] if (reads := _reads_text(card)) else []),
         f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
         f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
         f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
@@ -101,7 +120,7 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
     for d in card.domains:
         passed, total = d.positivePassed + d.cleanPassed, d.positiveTotal + d.cleanTotal
         lines.append(
-            f"| {d.domain} | {d.positivePassed}/{d.positiveTotal} | {d.cleanPassed}/{d.cleanTotal} "
+            f"| {markdown_cell(d.domain)} | {d.positivePassed}/{d.positiveTotal} | {d.cleanPassed}/{d.cleanTotal} "
             f"| `{text_bar(passed, total)}` {percent(passed, total)} |"
         )
     failing = [row for row in card.cases if not row.passed and row.infrastructureFailure is None]
@@ -109,11 +128,11 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
         lines += ["", f"{heading}# Failing cases", "", "| Case | Kind | Missing | Unexpected |", "|---|---|---|---|"]
         for row in failing:
             missing, unexpected = _missing_unexpected(row)
-            lines.append(f"| {row.id} | {row.kind} | {missing} | {unexpected} |")
+            lines.append(f"| {markdown_cell(row.id)} | {row.kind} | {missing} | {unexpected} |")
     infra = [row for row in card.cases if row.infrastructureFailure is not None]
     if infra:
         lines += ["", f"{heading}# Infrastructure failures (not model misses)", ""]
-        lines += [f"- {row.id}: {row.infrastructureFailure}" for row in infra]
+        lines += [f"- {markdown_cell(row.id)}: {markdown(row.infrastructureFailure or '')}" for row in infra]
     return "\n".join(lines) + "\n"
 
 
@@ -158,6 +177,7 @@ def render_html(card: Scorecard) -> str:
         f"version <code>{e(card.adapter.version)}</code></li>",
         f"<li>Run: {_inline(_run_text(card))}</li>",
         *([f"<li>{e(usage)}</li>"] if (usage := _usage_text(card)) else []),
+        *([f"<li>{e(reads)}</li>"] if (reads := _reads_text(card)) else []),
         f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
         f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
         f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "
@@ -177,8 +197,8 @@ def render_html(card: Scorecard) -> str:
         "<th>Cost</th><th>Transcript</th></tr>"
     )
     for row in card.cases:
-        missing = "<br>".join(f"<code>{e(p)}</code>" for p in row.missing) or "–"
-        unexpected = "<br>".join(f"<code>{e(p)}</code>" for p in row.unexpected) or "–"
+        missing = "<br>".join(html_id(p) for p in row.missing) or "–"
+        unexpected = "<br>".join(html_id(p) for p in row.unexpected) or "–"
         verdict = "passed" if row.passed else ("infrastructure failure" if row.infrastructureFailure else "failed")
         cost = (row.usage or {}).get("costUsd")
         link = f'<a href="{e(row.transcript)}">{e(row.modelId)}</a>' if row.transcript else "–"

@@ -7,18 +7,20 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import Agent, ReviewSetup, make_agent
 from bceval.config import Settings, agent_settings
-from bceval.errors import BcevalError
-from bceval.jsonio import dumps, parse_json, write_atomic
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.escape import console
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
-from bceval.runs.transcript import write_transcript
+from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.prepare import derive, recorded_cases, require_complete
 
 if TYPE_CHECKING:
@@ -76,6 +78,9 @@ def preflight(settings: Settings) -> list[str]:
             from bceval.agents.view import check_view_folder
 
             check_view_folder()
+        unenforceable = budget_warning(settings)
+        if unenforceable:
+            warnings.append(unenforceable)
         if adapter.model_is_label_only:
             warnings.append(
                 f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
@@ -84,17 +89,50 @@ def preflight(settings: Settings) -> list[str]:
     return warnings
 
 
+def budget_warning(settings: Settings) -> str | None:
+    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
+    if settings.max_cost is None:
+        return None
+    prices = settings.prices
+    if settings.endpoint is not None and prices is not None and prices.price(settings.model) is not None:
+        return None
+    where = (
+        f"the price table ({prices.source}) has no price for '{settings.model}'"
+        if prices is not None
+        else "no price table was given (--prices or [tool.bceval.prices])"
+    )
+    return (
+        f"bceval: warning: --max-cost {settings.max_cost:g} cannot be enforced before answers report a cost: {where}; "
+        "it applies only to answers whose endpoint or agent reports what they cost"
+    )
+
+
 def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
     """run.json of the run (its agent settings and the cases it covers); drops answers of vanished cases.
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    from bceval.runs.record import new_record, read_record, write_record
+    from bceval.runs.record import WRITTEN, new_record, note_written, read_record, sha256_of, write_record
 
     cases = recorded_cases(settings)
-    record = new_record(run_facts(settings), selected, None if replace else read_record(settings.run_dir), len(cases))
+    existing = read_record(settings.run_dir)
+    record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))
+    if existing is not None and isinstance(existing.get(WRITTEN), dict):
+        record[WRITTEN] = existing[WRITTEN]  # what bceval wrote stays known, even when an arm's record is new
+    elif settings.results is not None:
+        pass  # answers that go elsewhere are external: nothing to vouch for
+    elif settings.results_dir.is_dir():  # a run from before digests were kept: what it wrote, as it is now
+        record[WRITTEN] = {
+            path.name: sha256_of(read_regular_bytes(path))
+            for path in sorted(settings.results_dir.iterdir())
+            if _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path)
+        }
+    else:
+        record[WRITTEN] = {}
     write_record(settings.run_dir, record)
-    prune_vanished(settings.results_dir, cases)
+    removed = prune_vanished(settings.results_dir, cases)
+    if removed:
+        note_written(settings.run_dir, dict.fromkeys(removed))
 
 
 def run_facts(settings: Settings) -> Any:
@@ -102,11 +140,12 @@ def run_facts(settings: Settings) -> Any:
     from bceval.agents.settings import pinned
     from bceval.runs.record import RunFacts
 
+    own_loop = settings.endpoint is not None  # bceval's own agent puts the model in every request
     return RunFacts(
         name=settings.run_name,
         directory=settings.run_dir,
         asked=settings.asked,
-        pinned=pinned(settings.command or "", settings.model) if settings.live else True,
+        pinned=(own_loop or pinned(settings.command or "", settings.model)) if settings.live else True,
         shard=settings.shard,
         corpus=str(settings.corpus),
         manifest=str(settings.manifest) if settings.manifest is not None else None,
@@ -127,17 +166,37 @@ def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
 
 
 def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
-    """One line: how the run stands, and how much of it this invocation answered."""
+    """One line: how the run stands, and how much of it this invocation answered; exit 1 when the run has no
+    answer at all because every case it asked failed."""
     answers = run_answers()
     results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
     failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
-    done, cached = answers.done, answers.cached
-    now = f"{done - cached} answered now, {cached} from the cache" if done else "nothing new to answer"
+    done, cached, failed = answers.done - answers.not_started, answers.cached, answers.failed
+    if done:
+        now = f"{done - cached - failed} answered now, {cached} from the cache"
+        now += f", {failed} failed" if failed else ""
+    else:
+        now = "nothing new to answer"
+    budget = [path for path in failures if _is_budget_record(path)]
+    failures = [path for path in failures if path not in budget]
     note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
-    print(
+    if budget:
+        note += f"; {len(budget)} not started (budget), rerun with a larger --max-cost to answer them"
+    line = (
         f"Run {settings.run_name}: {len(results)} case(s) answered with the {settings.adapter} adapter ({now}){note}; "
         f"results in {settings.results_dir}"
     )
+    if not results and failures:
+        raise EvaluationFailed(line, [f"no case was answered: every one failed (see {settings.results_dir})"], False)
+    print(line)
+
+
+def _is_budget_record(path: Path) -> bool:
+    try:
+        document = parse_json(path.read_bytes(), str(path))
+    except (BcevalError, OSError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == "budget"
 
 
 def _any_result(settings: Settings) -> bool:
@@ -148,10 +207,55 @@ def _any_result(settings: Settings) -> bool:
     return True
 
 
-class RunAnswers:
-    """One run's answering in one process: its adapter (made once, on first use) and its progress count."""
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
 
-    def __init__(self, settings: Settings, cases: list[ReviewCase]) -> None:
+
+class Progress:
+    """The progress lines of one invocation (a run, or every arm and epoch of an experiment):
+    `[12/32] arm treatment, epoch 2, performance-bad (case-0ad1f118): answered in 3.1 s; 37 s so far, about 1 min
+    left`. `total` is what the graph planned to answer; the time left is the time so far per answer, times the
+    answers still to come (so side-by-side answers are accounted for)."""
+
+    def __init__(self, total: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self._clock = clock
+        self._started: float | None = None
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started is None:
+                self._started = self._clock()
+
+    def line(self, where: str, status: str) -> str:
+        with self._lock:
+            now = self._clock()
+            started = self._started if self._started is not None else now
+            self._done += 1
+            total = max(self.total, self._done)
+            elapsed = now - started
+            left = elapsed / self._done * (total - self._done)
+        end = "done" if self._done == total else f"about {_duration(left)} left"
+        return f"[{self._done}/{total}] {where}: {status}; {_duration(elapsed)} so far, {end}"
+
+
+class RunAnswers:
+    """One run's answering in one process: its adapter (made once, on first use) and its progress count.
+    `where` names the run in progress lines (an experiment's arm and epoch); `progress` is shared by every run of
+    one invocation."""
+
+    def __init__(
+        self, settings: Settings, cases: list[ReviewCase], progress: Progress | None = None, where: str = ""
+    ) -> None:
         self.settings = settings
         self.cases = cases
         self._adapter: Agent | None = None
@@ -159,6 +263,10 @@ class RunAnswers:
         self.done = 0
         self.failed = 0
         self.cached = 0
+        self.progress = progress or Progress()
+        self.where = where
+        self.not_started = 0
+        self.budget = RunBudget(settings.max_cost, settings.results_dir) if settings.max_cost is not None else None
 
     def adapter(self) -> Agent:
         with self._lock:
@@ -168,40 +276,147 @@ class RunAnswers:
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
-        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`)."""
+        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the run's known
+        cost has reached its budget, the case is not started: it is recorded as not answered (budget)."""
         settings = self.settings
         adapter = self.adapter()
+        self.progress.start()
         from bceval.agents.base import case_input
 
+        if self.budget is not None and self.budget.reached():
+            self.skip(case, adapter.describe())
+            return
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
+        if self.budget is not None and not outcome.cached:
+            self.budget.spend(outcome.usage.costUsd)
         described = adapter.describe()
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
         record = {**self.record(case, outcome, described), **(note or {})}
-        write_outcome(settings.results_dir, case.modelId, outcome, described, record)
+        written = write_outcome(settings.results_dir, case.modelId, outcome, described, record)
+        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
+            from bceval.runs.record import note_written
+
+            note_written(settings.run_dir, written)
         with self._lock:
             self.done += 1
             self.failed += outcome.failure is not None
             self.cached += outcome.cached
-            line = f"[{self.done}] {case.modelId} {status(outcome)}"
+            first_failure = outcome.failure is not None and self.failed == 1
+        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", status(outcome))
         if settings.live:  # a live run is slow enough to want a line per case
             print(line, file=sys.stderr, flush=True)
+        if first_failure:  # explained once, at once, in bceval's words (the agent's own text escaped)
+            failure = outcome.failure
+            print(
+                f"bceval: {case.modelId} failed ({failure.kind}): {console(failure.detail)}; "
+                f"every attempt is in {settings.results_dir / infra_name(case.modelId)}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
+        """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
+        from bceval.review.scoring import InfraFailure
+
+        assert self.budget is not None
+        spent, limit = self.budget.spent, self.budget.limit
+        detail = f"not started: the run's known cost {spent:.4f} USD reached --max-cost {limit:g}"
+        failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
+        settings = self.settings
+        results = settings.results_dir
+        data = dumps(failure.model_dump()).encode("utf-8")
+        write_atomic(results / infra_name(case.modelId), data)
+        (results / result_name(case.modelId)).unlink(missing_ok=True)
+        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
+            from bceval.runs.record import note_written, sha256_of
+
+            note_written(settings.run_dir, {infra_name(case.modelId): sha256_of(data), result_name(case.modelId): None})
+        with self._lock:
+            self.not_started += 1
+            self.done += 1
+        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", "not started (budget)")
+        print(line, file=sys.stderr, flush=True)
 
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
-        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript."""
+        """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript (and
+        the read evidence and waits of an agent whose loop bceval runs)."""
         settings = self.settings
         transcript = None
+        if outcome.transcript is not None and "readEvidence" in outcome.transcript:
+            evidence = {**outcome.transcript["readEvidence"], "runId": settings.run_name}
+            outcome.transcript = {**outcome.transcript, "readEvidence": evidence}
         if outcome.transcript is not None:
             transcript = write_transcript(
                 settings.run_dir, case.modelId, settings.run_name, described, outcome.transcript, outcome.usage
             )
+            for text in outcome.prompts:
+                write_prompt(settings.run_dir, text)
         return {
             "epoch": settings.epoch,
             "viewSha256": outcome.view_digest,
             "cached": outcome.cached,
             "usage": outcome.usage.as_record(),
             "transcript": transcript,
+            **own_evidence(outcome.transcript),
         }
+
+
+class RunBudget:
+    """The run's known cost against its --max-cost: what its earlier answers cost (their records) plus what this
+    invocation spends. An answer whose cost is unknown adds nothing: the budget then cannot be enforced for it."""
+
+    def __init__(self, limit: float, results_dir: Path) -> None:
+        self.limit = limit
+        self.spent = recorded_cost(results_dir)
+        self.unknown = 0
+        self._lock = threading.Lock()
+
+    def reached(self) -> bool:
+        with self._lock:
+            return self.spent >= self.limit
+
+    def spend(self, cost: float | None) -> None:
+        with self._lock:
+            if cost is None:
+                self.unknown += 1
+                if self.unknown == 1:
+                    print(
+                        "bceval: warning: an answer reported no cost and the price table has none for its model: "
+                        "--max-cost cannot be enforced for such answers",
+                        file=sys.stderr,
+                    )
+            else:
+                self.spent += cost
+
+
+def recorded_cost(results_dir: Path) -> float:
+    """The known cost of the answers a run already has (results and failures written by bceval answer)."""
+    total = 0.0
+    if not results_dir.is_dir():
+        return total
+    for path in sorted(results_dir.glob("*-case-*.json")):
+        if not _OWN_FILE.match(path.name):
+            continue
+        try:
+            document = parse_json(path.read_bytes(), str(path))
+        except (BcevalError, OSError):
+            continue
+        record = document.get("record") if isinstance(document, dict) else None
+        usage = record.get("usage") if isinstance(record, dict) else None
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            total += cost
+    return total
+
+
+def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
+    """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
+    articles and the answer's retries and waits. Nothing for other agents, whose records stay as they were."""
+    if not transcript or "readEvidence" not in transcript:
+        return {}
+    keys = ("readBy", "readEvidence", "candidates", "waits")
+    return {key: transcript[key] for key in keys if key in transcript}
 
 
 def status(outcome: Answer) -> str:
@@ -213,19 +428,26 @@ def status(outcome: Answer) -> str:
     return f"answered in {seconds:.1f} s" if seconds is not None else "answered"
 
 
-def write_outcome(directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict) -> None:
-    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored."""
+def write_outcome(
+    directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict
+) -> dict[str, str | None]:
+    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored.
+    Returns what changed: file name -> the SHA-256 of the bytes written, or None for the file removed."""
     from bceval.agents.base import result_document  # pydantic's models: only when a case is answered
+    from bceval.runs.record import sha256_of
 
     result_path, infra_path = directory / result_name(model_id), directory / infra_name(model_id)
     if outcome.failure is not None:
         failure = outcome.failure.model_copy(update={"answeredBy": described, "record": record})
-        write_atomic(infra_path, dumps(failure.model_dump()))
+        data = dumps(failure.model_dump()).encode("utf-8")
+        write_atomic(infra_path, data)
         result_path.unlink(missing_ok=True)
-    else:
-        assert outcome.entries is not None
-        write_atomic(result_path, result_document(outcome.entries, described, record))
-        infra_path.unlink(missing_ok=True)
+        return {infra_path.name: sha256_of(data), result_path.name: None}
+    assert outcome.entries is not None
+    data = result_document(outcome.entries, described, record).encode("utf-8")
+    write_atomic(result_path, data)
+    infra_path.unlink(missing_ok=True)
+    return {result_path.name: sha256_of(data), infra_path.name: None}
 
 
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
@@ -234,20 +456,24 @@ _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 def _written_by_bceval(path: Path) -> bool:
     """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
     try:
-        document = parse_json(path.read_bytes(), str(path))
+        document = parse_json(read_regular_bytes(path), str(path))
     except (BcevalError, OSError):
         return False
     return isinstance(document, dict) and isinstance(document.get("answeredBy"), dict)
 
 
-def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> None:
-    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept).
+def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
+    """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
+    their names.
 
     Only files named exactly like ours and carrying our `answeredBy` block go; anything else stays.
     """
     if not results_dir.is_dir():
-        return
+        return []
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
+    removed = []
     for path in sorted(results_dir.iterdir()):
         if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
             path.unlink()
+            removed.append(path.name)
+    return removed

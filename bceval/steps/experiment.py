@@ -13,7 +13,7 @@ from bceval.agents.registry import agent_names, capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
-from bceval.jsonio import dumps, write_atomic
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
 from bceval.review.cases import ReviewCase
 from bceval.steps.experiment_report import completed_run as completed_run
@@ -103,14 +103,14 @@ def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callabl
 
 def publish_report(plan: Plan, page: Any) -> None:
     from bceval.experiment.render import experiment_entry, experiment_page
-    from bceval.experiment.report_model import ExperimentReport
+    from bceval.experiment.report_model import read_report
     from bceval.jsonio import parse_json
     from bceval.scorecard.publish import publish_entry
 
     path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
-    report = ExperimentReport.model_validate(parse_json(path.read_bytes(), str(path)))
+    report = read_report(parse_json(read_regular_bytes(path), str(path)), str(path))
     changed = publish_entry(page, experiment_entry(report), experiment_page())
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
@@ -123,6 +123,10 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     current = plan()
     arm = current.arm(arm_name)
     run = arm_settings(current, arm, settings, epoch)
+    if arm.evaluator == "development":  # the development runner (bceval.steps.development_run) runs it
+        from bceval.steps.development_run import development_unit
+
+        return development_unit(current, arm, run, epoch)
     adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
     agent = None
     question = arm.evaluated_by.question
@@ -153,6 +157,11 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
     from bceval.guidance import GuidanceError
     from bceval.guidance.evidence import file_sha256, run_git
 
+    if arm.evaluator == "development":
+        from bceval.steps.development_run import development_inputs
+
+        return development_inputs(arm)
+
     def state(root: Any) -> str:
         try:
             status = run_git(root, "status", "--porcelain", raw=True)
@@ -167,7 +176,7 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
             return "unreadable"
 
     try:
-        bound = json.loads(arm.workspace_map.read_text(encoding="utf-8"))
+        bound = json.loads(read_regular_text(arm.workspace_map, "utf-8"))
         workspaces = {key: state(value) for key, value in sorted(bound.items()) if isinstance(value, str)}
     except (OSError, ValueError, AttributeError):
         workspaces = {}

@@ -18,15 +18,21 @@ from bceval.experiment.report_model import (
     EpochOutcomes,
     ExperimentReport,
     build_report,
+    earlier_looks,
 )
+from bceval.jsonio import read_regular_text
 from bceval.layout import RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
-    """The cases (and thresholds) an arm's prepare variant recorded."""
-    recorded = json.loads(cases_file(settings).read_text(encoding="utf-8"))
+    """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
+    task generators run for `doit list` too, before any variant is)."""
+    path = cases_file(settings)
+    if not path.is_file():
+        return [], {}
+    recorded = json.loads(read_regular_text(path, "utf-8"))
     return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
 
 
@@ -53,7 +59,7 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
     there is no result yet."""
-    from bceval.review.scoring import aggregate, judge_reading, read_infra_file, read_result_file
+    from bceval.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
 
     directory = settings.results_dir
     try:
@@ -61,8 +67,11 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
     except BcevalError:
         files = []
     infra = [read_infra_file(path) for path in infra_files(directory)] if directory.is_dir() else []
-    readings = [judge_reading(read_result_file(path), cases) for path in files]
-    report = aggregate(cases, readings, thresholds, infra)
+    lookup = case_lookup(cases)  # once per epoch, not once per result file
+    readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
+    from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
+
+    report = aggregate(cases, readings, thresholds, infra, None, settings.require_read, corpus_article(settings.corpus))
     return {v.id: v if (v.answered or v.infrastructureFailure) else None for v in report.cases}
 
 
@@ -70,7 +79,8 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
     """A review arm: each epoch's run judged from its result files."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-    wanted = [case for case in cases if case.id in set(wanted_ids)]
+    wanted_set = set(wanted_ids)  # once, not once per case
+    wanted = [case for case in cases if case.id in wanted_set]
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
@@ -101,7 +111,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                 )
             )
         epochs.append(EpochOutcomes(units))
-    dialect = json.loads(cases_file(arm_settings(plan, arm, settings, 1)).read_text(encoding="utf-8")).get("dialect")
+    dialect = json.loads(read_regular_text(cases_file(arm_settings(plan, arm, settings, 1)), "utf-8")).get("dialect")
     return ArmOutcomes([case.id for case in wanted], epochs, dialect=dialect)
 
 
@@ -123,7 +133,7 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     for epoch in range(1, plan.experiment.epochs + 1):
         found = completed_run(plan.run_folders(arm.name, epoch))
         run = RunDir(found) if found else None
-        record = json.loads(run.record.read_text(encoding="utf-8")) if run else None
+        record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
         measures = judge.measures(loaded, run.results if run else None)
         measured = measures is not None
@@ -150,9 +160,83 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
     run answers its whole manifest)."""
     outcomes = {}
+    earlier = earlier_looks(_previous_report(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
             outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
-    return build_report(plan, outcomes, created)
+    return build_report(plan, outcomes, created, earlier)
+
+
+def _previous_report(path: Path) -> Any:
+    """The experiment's last report.json as parsed JSON, or None when there is none or it cannot be read (then no
+    earlier look is known: a broken file must not stop a new report)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def control_base_rates(report: Any, control: str) -> list[Any]:
+    """Per case of an earlier report, the control's kind and pass rate over its answered epochs (cases it never
+    answered are left out); [] when there is no usable report."""
+    from bceval.experiment.power import BaseRate
+
+    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+        return []
+    base = []
+    for line in report["cases"]:
+        outcomes = line.get("outcomes", {}).get(control) if isinstance(line, dict) else None
+        answered = [entry for entry in outcomes or [] if isinstance(entry, bool)]
+        if answered and line.get("kind") in ("positive", "clean"):
+            base.append(BaseRate(line["kind"], sum(answered) / len(answered)))
+    return base
+
+
+def plan_experiment(plan: Plan, effect: float, power: float) -> None:
+    """`bceval experiment plan`: the power of each design for `effect`, and the smallest that reaches `power`."""
+    from bceval.experiment import power as power_module
+    from bceval.experiment.power import BaseRate, power_table, reachable, smallest
+
+    for flag, value in (("--effect", effect), ("--power", power)):
+        if not 0 < value < 1:
+            raise BcevalError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
+    experiment = plan.experiment
+    path = plan.folder.report("json")
+    base = control_base_rates(_previous_report(path), plan.control.name)
+    if base:
+        source = f"the control's per-case pass rates in {path} ({len(base)} cases of arm '{plan.control.name}')"
+    else:
+        base = [BaseRate("positive", 0.5), BaseRate("clean", 0.5)]
+        source = "no report yet: every case assumed to pass half the time (the noisiest a case can be)"
+    if not reachable(base, effect):
+        raise BcevalError(
+            f"--effect: the control's cases cannot pass {effect:g} more often on average (they pass "
+            "too often already); ask for a smaller difference"
+        )
+    arms = len(plan.arms) - 1
+    print(
+        f"Plan for experiment {experiment.name}: a mean per-case difference of +{effect:g}, power {power:g}, "
+        f"alpha {experiment.alpha:g}" + (f" (held to alpha / {arms}: {arms} treatment arms)" if arms > 1 else "")
+    )
+    print(f"Control pass rates: {source}")
+    cells = power_table(
+        base, effect=effect, power=power, alpha=experiment.alpha, treatment_arms=arms, seed=experiment.seed
+    )
+    print(f"Power (share of {power_module.SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
+    print("  epochs  cases  power")
+    for cell in cells:
+        print(f"  {cell.epochs:>6}  {cell.cases:>5}  {cell.power:.2f}")
+    best = smallest(cells, power)
+    if best is None:
+        top = max(cells, key=lambda cell: cell.power)
+        print(
+            f"No design here reaches power {power:g}; the best is {top.cases} cases x {top.epochs} epochs "
+            f"({top.power:.2f}): look for a larger difference or more cases"
+        )
+    else:
+        print(
+            f"Smallest design: {best.cases} cases x {best.epochs} epochs (power {best.power:.2f}, "
+            f"{best.cases * best.epochs} answers per arm)"
+        )

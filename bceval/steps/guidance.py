@@ -43,6 +43,8 @@ class RunSettings:
     targets: tuple[RunTarget, ...]
     uses_demo: bool
     problem: str | None = None  # a settings problem the run task reports in one line
+    source: str = ""  # the corpus the demo is built from: bceval's demo corpus, or the corpus's own manifests
+    nothing: str | None = None  # the corpus has no guidance manifest: the run task says so, and evaluates none
     agent: Any = None  # the live agent's settings (bceval.agents.settings.AgentSettings) for adapter "command"
 
 
@@ -97,6 +99,9 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
     title = "Development guidance run"
     if cfg.problem:
         raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)
+    if cfg.nothing:
+        print(f"{title}: {cfg.nothing}")
+        return
 
     def work() -> tuple[int, list[str], Path]:
         directory = GuidanceRunDir.next_in(Path(cfg.runs) / target.name).path

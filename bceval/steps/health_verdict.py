@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from bceval.config import HealthOptions, Settings
 from bceval.errors import BcevalError
@@ -15,23 +16,31 @@ def check_health_inputs(settings: HealthOptions) -> None:
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
 
 
-def report_health(settings: Settings, code: int, strict: bool) -> int:
-    """Print the report's errors, warnings and summary line; `code` is the graph's exit code."""
+def print_health(settings: Settings) -> Any:
+    """Print the report's errors and warnings and its summary line; returns the report."""
     from bceval.health.model import HealthReport
     from bceval.health.report import coverage_lines, summary_line
     from bceval.jsonio import load_own_json
 
-    if code:  # validation or preparation failed (it said why); report what can be read anyway
-        from bceval.steps.health import write_health_despite_failures
-
-        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
-        write_health_despite_failures(settings)
     report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))
     for finding in report.findings:
         if finding.severity != "info":
             print(f"  {finding.severity}: {finding.message}")
     print("\n".join(coverage_lines(report)))
     print(summary_line(report, str(OutDir(settings.out).health("md"))))
+    return report
+
+
+def report_health(settings: Settings, code: int, strict: bool) -> int:
+    """`bceval health` after its graph ran (`code` is the graph's exit code): the report on the console, always,
+    and the exit code."""
+
+    if code:  # validation or preparation failed (it said why); report what can be read anyway
+        from bceval.steps.health import write_health_despite_failures
+
+        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
+        write_health_despite_failures(settings)
+    report = print_health(settings)
     if code:
         return code  # the corpus itself fails validation or preparation, whatever the findings say
     return 1 if strict and report.errors else 0

@@ -8,9 +8,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from bceval.config import MANIFEST_RELATIVE, Settings
+from bceval.config import MANIFEST_RELATIVE, NOT_FOUND, Settings
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text
 
 SCHEMA_NAME = "review-fixtures.schema.json"
 DODO_TEXT = """\
@@ -41,7 +41,7 @@ def _add_pyproject_table(path: Path, done: list[str]) -> None:
         _create(path, PYPROJECT_TABLE, done)
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, "utf-8")
         existing = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BcevalError(f"{path}: cannot read it to add [tool.bceval]: {exc}") from None
@@ -59,7 +59,7 @@ def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     from bceval.review.manifest import STARTER_MANIFEST
     from bceval.schemas import schema_of
 
-    if settings.corpus_source == "the demo corpus":
+    if settings.corpus_source == NOT_FOUND:
         raise BcevalError(
             "no corpus found in the current directory or its parents up to the git root; run bceval init "
             "inside your corpus checkout (a folder with microsoft/, community/ or custom/ layers) or give --corpus"

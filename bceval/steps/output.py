@@ -14,4 +14,7 @@ def open_output(settings: Settings) -> None:
     check_inputs(settings)
     ensure_output_dir(settings.out)
     if repair_doit_state(settings.doit_db):
-        print(f"bceval: {settings.doit_db} was left half written by a killed run; rebuilding", file=sys.stderr)
+        print(
+            f"bceval: {settings.doit_db} was not valid JSON (a run was killed or the disk was full); rebuilding",
+            file=sys.stderr,
+        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
@@ -93,7 +94,7 @@ def rows_file(settings: Settings, group: str) -> Path:
 
 def read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except OSError as exc:
         raise BcevalError(f"{path}: cannot read: {exc.strerror}") from None
     return decode_utf8(data, str(path))
@@ -118,7 +119,7 @@ def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
     depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
     else freshly derived. None when validation will fail; its task reports why."""
     try:
-        key = plan_key(listing, settings.manifest.read_bytes() if settings.manifest is not None else b"")
+        key = plan_key(listing, read_regular_bytes(settings.manifest) if settings.manifest is not None else b"")
         recorded = load_own_json(cases_file(settings))
     except (OSError, ValueError):
         key, recorded = None, None
@@ -141,13 +142,30 @@ def gate_changes(settings: Settings) -> list[str] | None:
     gate; an unreadable file or an unusable REF is an input error (exit 2) before anything is written."""
     if settings.gate_paths is not None:
         try:
-            data = settings.gate_paths.read_bytes()
+            data = read_regular_bytes(settings.gate_paths)
         except OSError:
             raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
         return changed_articles(decode_utf8(data, str(settings.gate_paths)))
     if settings.changed_from is not None:
         return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
     return None
+
+
+def check_coverage_target(path: Path | None) -> None:
+    """A coverage report path that can never be written is an input error (exit 2) before any work; missing
+    folders are fine (the write creates them)."""
+    if path is None:
+        return
+    existing = next(folder for folder in path.parents if folder.exists())  # the filesystem root always is
+    if path.is_dir():
+        reason = "it is a folder"
+    elif not existing.is_dir():
+        reason = f"{existing} is not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = f"{existing} is not writable"
+    else:
+        return
+    raise BcevalError(f"{path}: cannot write the coverage report: {reason}")
 
 
 def gated(settings: Settings) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
@@ -17,6 +18,55 @@ def print_runs(out: Path) -> int:
     return 0
 
 
+def run_names(out: Path) -> list[str]:
+    """The runs there are in `out` (folders of out/runs/ with a run record), by name."""
+    from bceval.layout import RunDir
+
+    runs = OutDir(out).runs
+    if not runs.is_dir():
+        return []
+    return sorted((p.name for p in runs.iterdir() if RunDir(p).record.is_file()), key=str.lower)
+
+
+def no_such_run(name: str, out: Path, flag: str = "--run") -> BcevalError:
+    """The refusal of a run name that names no run, listing the runs there are."""
+    names = run_names(out)
+    there = f"the runs there: {', '.join(names)}" if names else "there is no run yet (bceval answer makes one)"
+    named = f"{flag} {name}" if flag else name
+    return BcevalError(f"{named}: no run of that name in {OutDir(out).runs}; {there}")
+
+
+def recorded_run(settings: Any, adapter_flag: str | None) -> Any:
+    """The settings of a run named with --run, as it was answered (its record's adapter, command, model,
+    isolation, sandbox and epoch): scoring needs no agent flag. A name that is no run is refused."""
+    from dataclasses import replace
+
+    from bceval.runs.record import read_record
+
+    if settings.run is None or settings.results is not None or settings.results_path is not None:
+        return settings
+    record = read_record(settings.run_dir)
+    if record is None:
+        raise no_such_run(settings.run, settings.out)
+    adapter = record.get("adapter")
+    if adapter_flag is not None and adapter_flag != adapter:
+        raise BcevalError(
+            f"--adapter {adapter_flag}: run '{settings.run}' was answered with the {adapter} adapter; "
+            "leave --adapter out to score it as it was answered"
+        )
+    sandbox_allow = record.get("sandboxAllow") or []
+    return replace(
+        settings,
+        adapter=adapter if isinstance(adapter, str) else settings.adapter,
+        command=record.get("command") if isinstance(record.get("command"), str) else settings.command,
+        model=record.get("model") if isinstance(record.get("model"), str) else settings.model,
+        isolation=record.get("isolation") if isinstance(record.get("isolation"), str) else settings.isolation,
+        sandbox=record.get("sandbox") if isinstance(record.get("sandbox"), str) else settings.sandbox,
+        sandbox_allow=tuple(Path(p) for p in sandbox_allow if isinstance(p, str)) or settings.sandbox_allow,
+        epoch=record.get("epoch") if isinstance(record.get("epoch"), int) else settings.epoch,
+    )
+
+
 def scorecard_path(name: str, out: Path) -> Path:
     """A scorecard named by its path, or by the name of a run in the output directory."""
     path = Path(name)
@@ -27,7 +77,9 @@ def scorecard_path(name: str, out: Path) -> Path:
         return run.scorecard()
     if run.path.is_dir():
         raise BcevalError(f"{run.path}: the run has no scorecard yet; score it: bceval score --run {name}")
-    raise BcevalError(f"{name}: no such scorecard file, and no run of that name in {OutDir(out).runs}")
+    if path.suffix or "/" in name:
+        raise BcevalError(f"{name}: no such scorecard file")
+    raise no_such_run(name, out, flag="")
 
 
 def print_comparison(

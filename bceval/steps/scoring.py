@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from bceval.config import Settings
@@ -10,7 +12,7 @@ from bceval.errors import BcevalError, EvaluationFailed
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import BuildDir, RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
-from bceval.runs.record import selection_of
+from bceval.runs.record import selection_of, tampered
 from bceval.steps.prepare import cases_file, recorded_cases, require_complete
 
 
@@ -38,15 +40,46 @@ def write_score(settings: Settings) -> None:
     from bceval.review.scoring import FileReading, aggregate, read_infra_file
 
     require_complete(settings)
-    results = result_files(settings.results_dir)
     infra = infra_files(settings.results_dir)
+    try:
+        results = result_files(settings.results_dir)
+    except BcevalError:
+        if not infra:
+            raise
+        raise BcevalError(
+            f"run '{settings.run_name}' has no answers to score: all {len(infra)} answered case(s) failed with an "
+            f"infrastructure failure (see {settings.results_dir}/infra-*.json); rerun `bceval answer` to retry"
+        ) from None
+    if settings.results is None:  # the run's own results: each must be exactly what bceval wrote
+        problems = tampered(settings.run_dir, results + infra)
+        if problems:
+            raise BcevalError("\n".join(problems))
     recorded = load_own_json(cases_file(settings))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
     failures = [read_infra_file(path) for path in infra]
     selected = selection_of(settings.run_dir) if settings.results is None else None
-    report = aggregate(cases, readings, recorded["thresholds"], failures, selected)
+    article = corpus_article(settings.corpus)
+    report = aggregate(cases, readings, recorded["thresholds"], failures, selected, settings.require_read, article)
     write_atomic(settings.score_file, dumps(report.model_dump()))
+
+
+def corpus_article(corpus: Path) -> Callable[[str], tuple[int, str] | None]:
+    """A corpus path -> (its size, its SHA-256), to check a read's evidence against the article it names."""
+    root = corpus.resolve()
+
+    @functools.cache
+    def article(path: str) -> tuple[int, str] | None:
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):
+            return None
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return None
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    return article
 
 
 def score_single_file(settings: Settings) -> None:

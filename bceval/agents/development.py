@@ -1,0 +1,202 @@
+"""The processes of development runs (spec §11): git for the workspace probe, the fresh copy of a starting
+repository and the post-agent capture; the runner-owned gate commands; the agent command in its copy.
+
+Every git call uses a hardened environment (no user or system configuration, no GIT_* of the caller) and the
+tightened flags of §10.7 (-z, --no-renames, core.quotePath=false).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval.development import DevelopmentError
+from bceval.development.checks import PINNED
+from bceval.development.digest import tree_digest
+from bceval.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
+from bceval.vcs import commit_folder
+
+GIT = [
+    "git",
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "init.defaultBranch=main",
+]
+BASE_EPOCH = 946684800  # the commit of a copied folder depends on its content alone
+KILL_GRACE = 2.0
+
+
+def git_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    env.update(extra)
+    return env
+
+
+def git(args: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run([*GIT, *args], cwd=cwd, env=git_env(**extra), capture_output=True, check=False)
+    except OSError as exc:
+        raise DevelopmentError(f"git could not run in {cwd} ({exc.strerror})") from None
+
+
+def _z(output: bytes) -> list[str]:
+    return [p for p in output.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def probe_workspace(workspace: Path) -> WorkspaceChanges:
+    """Report mode's rule 15: tracked changes against HEAD plus untracked files that are not ignored."""
+    if git(["rev-parse", "--is-inside-work-tree"], workspace).returncode != 0:
+        return WorkspaceChanges(NOT_GIT)
+    diff = git(["diff", "--name-only", "-z", "--no-renames", "HEAD"], workspace)
+    others = git(["ls-files", "-z", "--others", "--exclude-standard"], workspace)
+    if diff.returncode != 0 or others.returncode != 0:  # §10.6 tighten: both commands are checked
+        return WorkspaceChanges(UNREADABLE)
+    return WorkspaceChanges(OK, tuple(_z(diff.stdout) + _z(others.stdout)))
+
+
+# --- starting repositories -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Base:
+    source: str
+    commit: str
+    tree: str
+    digest: str
+
+    def record(self) -> dict[str, str]:
+        return {"source": self.source, "baseCommit": self.commit, "treeId": self.tree, "digest": self.digest}
+
+
+def fresh_copy(source: str, target: Path) -> Base:
+    """A fresh, writable, standalone repository at `target` (no alternates, no hard links) from a folder
+    (copied, then committed once with a fixed author and date) or a git repository pinned to a commit."""
+    pinned = PINNED.match(source)
+    if pinned:
+        repository, commit = pinned["repo"], pinned["commit"]
+        cloned = subprocess.run(
+            [*GIT, "clone", "-q", "--no-local", "--no-checkout", repository, str(target)],
+            env=git_env(),
+            capture_output=True,
+            check=False,
+        )
+        if cloned.returncode != 0 or git(["checkout", "-q", "--detach", commit], target).returncode != 0:
+            raise DevelopmentError(f"starting repository {source} cannot be cloned at that commit")
+    else:
+        folder = Path(source)
+        if not folder.is_dir() or not (folder / "app.json").is_file():
+            raise DevelopmentError(f"starting repository {source} is not a folder with app.json")
+        shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        commit_folder(target, "bceval: starting repository", BASE_EPOCH, ("bceval", "bceval@localhost"))
+    if _z(git(["status", "--porcelain", "-z", "--untracked-files=all"], target).stdout):
+        raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")
+    head = git(["rev-parse", "HEAD"], target).stdout.decode().strip()
+    tree = git(["rev-parse", "HEAD^{tree}"], target).stdout.decode().strip()
+    return Base(source, head, tree, tree_digest(target))
+
+
+@dataclass(frozen=True)
+class Capture:
+    paths: tuple[str, ...]
+    patch: bytes
+    head: str
+    refs: str
+
+
+def capture(workspace: Path, base_commit: str, scratch: Path) -> Capture:
+    """The agent's whole change against the base commit (§11.5.1): a throwaway index outside the workspace,
+    seeded from the base tree, then the whole working tree staged into it. Tracked edits, deletions, untracked
+    files that are not ignored, and anything the agent committed are all in it; the workspace's own index is
+    never touched."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    index = {"GIT_INDEX_FILE": str(scratch / "capture.index")}
+    for args in (["read-tree", base_commit], ["add", "-A", "--", "."]):
+        done = git(args, workspace, **index)
+        if done.returncode != 0:
+            raise DevelopmentError(f"{workspace}: the workspace diff cannot be captured (git {args[0]} failed)")
+    names = git(["diff", "--cached", "--name-only", "-z", "--no-renames", base_commit], workspace, **index)
+    patch = git(["diff", "--cached", "--binary", "--no-renames", base_commit], workspace, **index)
+    if names.returncode != 0 or patch.returncode != 0:
+        raise DevelopmentError(f"{workspace}: the workspace diff cannot be read")
+    head = git(["rev-parse", "HEAD"], workspace).stdout.decode().strip()
+    refs = git(["for-each-ref", "--format=%(refname) %(objectname)"], workspace).stdout.decode()
+    (scratch / "capture.index").unlink(missing_ok=True)
+    return Capture(tuple(_z(names.stdout)), patch.stdout, head, refs)
+
+
+# --- commands: gates and the agent -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finished:
+    exit_code: int | None  # None: it did not start, or was stopped at its timeout
+    seconds: float
+    timed_out: bool
+    missing: bool  # the executable could not start (or exited 126/127)
+    stdout: bytes
+    stderr: bytes
+
+
+CLEAN_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SYSTEMROOT")
+
+
+def clean_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A clean allowlist of the process environment plus the declared variables (no BCEVAL_*, no secrets)."""
+    env = {k: os.environ[k] for k in CLEAN_ENV if k in os.environ}
+    env.update(extra or {})
+    return env
+
+
+def run_command(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], stdin: bytes = b"") -> Finished:
+    """Run argv without a shell in its own session; at the timeout the whole process group is stopped."""
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError:
+        return Finished(None, 0.0, False, True, b"", b"")
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        out, err = process.communicate()
+        return Finished(None, time.monotonic() - started, True, False, out, err)
+    code = process.returncode
+    return Finished(code, time.monotonic() - started, False, code in (126, 127), out, err)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(KILL_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def disposable_copy(workspace: Path, target: Path) -> Path:
+    """The post-agent workspace copied for the gates, so build outputs never reach the retained workspace."""
+    shutil.copytree(workspace, target, symlinks=True)
+    return target

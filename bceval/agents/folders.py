@@ -1,0 +1,54 @@
+"""bceval's temp folders (agent views, knowledge views, scratch): which files in them bceval wrote, and their
+removal, which changes the mode of those files only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+from pathlib import Path
+
+_owned: dict[Path, set[tuple[int, int]]] = {}  # per folder: the (device, inode) of every file bceval wrote into it
+_owned_lock = threading.Lock()
+
+
+def owned_in(root: Path) -> set[tuple[int, int]]:
+    """The (device, inode) set of the files bceval writes into the folder `root` (filled in as it writes)."""
+    with _owned_lock:
+        return _owned.setdefault(root, set())
+
+
+def own_tree(root: Path) -> None:
+    """Record every regular file now under `root` as bceval's (a folder it has just filled, e.g. by copying)."""
+    owned = owned_in(root)
+    for folder, _, names in os.walk(root):
+        for name in names:
+            info = os.lstat(os.path.join(folder, name))
+            if stat.S_ISREG(info.st_mode):
+                owned.add((info.st_dev, info.st_ino))
+
+
+def remove(root: Path) -> None:
+    """Remove a view, read-only parts included (and anything an agent managed to add).
+
+    Only files bceval wrote there are made writable again (same device and inode, one link): a file an agent
+    linked in from elsewhere (a corpus article, bceval's own output) is unlinked and keeps its mode; nothing is
+    changed through a symbolic link. Folders are always made writable: none can be a link to one elsewhere.
+    """
+    with _owned_lock:
+        owned = _owned.pop(root, set())
+    if os.path.islink(root):  # an agent swapped the folder for a link: remove the link, never its target
+        os.unlink(root)
+        return
+    if not root.is_dir():
+        return
+    for folder, _, files in os.walk(root):  # top-down: each folder is made writable before its entries go
+        if not os.path.islink(folder):
+            os.chmod(folder, stat.S_IRWXU)
+        for name in files:  # Windows refuses to delete a read-only file
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and (info.st_dev, info.st_ino) in owned:
+                os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    shutil.rmtree(root)

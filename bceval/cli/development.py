@@ -1,0 +1,59 @@
+"""`bceval development`: validate (default) | prepare | score, the upstream evaluator's phases (spec §2), and
+`run`, bceval as the runner (spec §11). The flags come from the options table; bceval.steps.development checks
+them, runs the mode and prints."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bceval.cli.parser import add_options
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "development",
+        help="development fixtures: AL authoring tasks, scored from reports or run by bceval",
+        description="Evaluate AL development fixtures: validate, prepare, score reports, or run agents.",
+        epilog="Modes: validate the manifest and capability file, prepare requests (--out), score implementation "
+        "reports (--results), or run every case in a fresh copy of its starting repository with runner-owned "
+        "gates (run --workspace-map MAP --out RUN). Exit 0 when the mode passes, 1 when it fails, 2 on bad input.",
+    )
+    add_options(parser, "development")
+    return parser
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def root_of(args: argparse.Namespace) -> Path:
+    from bceval.config import DEMO_CORPUS, find_corpus
+
+    if args.development_root:
+        return Path(args.development_root)
+    return find_corpus(Path.cwd().resolve()) or DEMO_CORPUS
+
+
+def run(args: argparse.Namespace) -> int:
+    mode = args.development_mode
+    if mode == "run":
+        from bceval.cli.parser import settings_flags
+        from bceval.config import load_settings
+        from bceval.steps.development_run import RunOptions, run_development
+
+        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow")
+        settings = load_settings(**settings_flags(args, names))
+        return run_development(RunOptions.from_args(args, root_of(args), settings))
+    from bceval.steps.development import Options, run_mode
+
+    return run_mode(
+        Options(
+            mode,
+            root_of(args),
+            _path(args.development_manifest),
+            _path(args.development_capabilities),
+            _path(args.development_out),
+            _path(args.development_results),
+        )
+    )

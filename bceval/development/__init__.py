@@ -1,0 +1,22 @@
+"""The development-fixtures evaluator (spec development.md): AL authoring tasks scored from implementation reports
+(report mode, parity with upstream) and from runner-owned evidence (runner mode).
+
+Pure core: values (PowerShell's casts and number text), manifest (validation and coverage, §3–§5), prepare
+(requests, §6), report (the raw-tree scorer, §9), checks (gate configuration, §11.6), evidence (runner entries
+against the agent's claims, §11.7–§11.8) and verdict (§11.10). Processes (git, gate commands) live in
+bceval.agents.development; printing lives in bceval.steps.development.
+"""
+
+from __future__ import annotations
+
+from bceval.errors import BcevalError
+
+MANIFEST_RELATIVE = "evaluation/development-fixtures.json"
+CAPABILITIES_RELATIVE = "coverage/development-capabilities.json"
+CHECKS_RELATIVE = "evaluation/development-checks.yaml"
+MARKER = ".bcquality-development-evaluation"
+CHECK_IDS = ("compile", "tests", "review")
+
+
+class DevelopmentError(BcevalError):
+    """Bad input for the development evaluator (upstream crashes here): one line, exit 2."""

@@ -1,0 +1,94 @@
+"""The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch: gates passed
+(the primary outcome, whose paired statistics are in the experiment's report), findings of the independent review
+by severity, the overclaim rate, knowledge recall and precision as the reports claim them, infrastructure errors
+and the agent's time. Read from the runs' own files; rendered as JSON and Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SEVERITIES = ("blocker", "major", "minor", "info")
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
+    """One arm's numbers over its finished runs (each a development run directory)."""
+    units = gates = overclaims = errors = 0
+    findings = dict.fromkeys(SEVERITIES, 0)
+    recalls: list[float] = []
+    precisions: list[float] = []
+    seconds = 0.0
+    for run in runs:
+        for folder in sorted((run / "development").glob("case-*")):
+            verdict = _read(folder / "verdict.json")
+            if not isinstance(verdict, dict):
+                continue
+            units += 1
+            gates += bool(verdict.get("gatesPassed"))
+            overclaims += verdict.get("overclaims", 0) > 0
+            errors += verdict.get("verdict") == "error"
+            measures = verdict.get("measures") or {}
+            if "knowledgeRecall" in measures:
+                recalls.append(measures["knowledgeRecall"])
+                precisions.append(measures["knowledgePrecision"])
+            review = _read(folder / "checks" / "review.json")
+            counts = ((review or {}).get("merged") or {}).get("summary", {}).get("counts", {})
+            for severity in SEVERITIES:
+                findings[severity] += int(counts.get(severity, 0))
+            envelope = _read(folder / "agent" / "envelope.json") or {}
+            seconds += float(envelope.get("seconds") or 0.0)
+    return {
+        "arm": name,
+        "guidance": guidance,
+        "runs": len(runs),
+        "units": units,
+        "gatesPassed": gates,
+        "findings": findings,
+        "overclaimRate": overclaims / units if units else None,
+        "infrastructureErrors": errors,
+        "claimedKnowledgeRecall": sum(recalls) / len(recalls) if recalls else None,
+        "claimedKnowledgePrecision": sum(precisions) / len(precisions) if precisions else None,
+        "agentSeconds": round(seconds, 3),
+    }
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(experiment: str, arms: list[dict[str, Any]]) -> str:
+    lines = [
+        f"# Development experiment {_cell(experiment)}: secondary outcomes",
+        "",
+        "Per arm, over every finished (epoch, case). *Gates passed* is the primary outcome: compile passed, tests "
+        "passed and the runner's independent review had no blocker or major finding; its paired comparison with "
+        "the control is in report.md (there it is the arm's recall). Findings are the runner's review's. An "
+        "overclaim is a case whose report said a check passed (or fewer gating findings) than the runner observed. "
+        "Knowledge recall and precision are as the reports *claim* them. Infrastructure errors are kept apart.",
+        "",
+        "| Arm | Guidance | Gates passed | Blocker | Major | Minor | Info | Overclaim rate | Infra errors | "
+        "Claimed recall | Claimed precision | Agent seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for arm in arms:
+        f = arm["findings"]
+        lines.append(
+            f"| {_cell(arm['arm'])} | {_cell(arm['guidance'])} | {arm['gatesPassed']}/{arm['units']} | "
+            f"{f['blocker']} | {f['major']} | {f['minor']} | {f['info']} | {_cell(arm['overclaimRate'])} | "
+            f"{arm['infrastructureErrors']} | {_cell(arm['claimedKnowledgeRecall'])} | "
+            f"{_cell(arm['claimedKnowledgePrecision'])} | {arm['agentSeconds']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"

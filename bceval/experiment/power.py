@@ -1,0 +1,130 @@
+"""Planning an experiment (`bceval experiment plan`): how many cases and epochs find a given mean per-case
+difference, from a seeded simulation of the verdict the report would give. Pure and deterministic.
+
+Each simulated experiment draws the control's per-case pass rates (an earlier run's, or 0.5 for every case, the
+noisiest a case can be), moves every case's rate by the same amount (clipped to 0..1, so the mean moves by
+`effect`), samples every epoch of both arms, and asks `compare_treatments` for the verdict. Power is the share of
+simulations whose verdict is "better". With several treatment arms the true one is held to alpha / arms (the
+first step of Holm's method when the other arms differ by nothing), so the figure is on the safe side.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bceval.experiment.stats import CaseKind, compare_treatments
+
+CASE_COUNTS = (8, 16, 32, 64, 128, 256)
+EPOCH_COUNTS = (1, 3, 5, 10)
+SIMULATIONS = 200
+
+
+@dataclass(frozen=True)
+class BaseRate:
+    """One case of the control as an earlier run saw it: its kind and its pass rate over its answered epochs."""
+
+    kind: CaseKind
+    rate: float
+
+
+@dataclass(frozen=True)
+class PowerCell:
+    cases: int
+    epochs: int
+    power: float  # share of `simulations` simulated experiments whose verdict was "better"
+    simulations: int
+
+
+def shifted(rates: Sequence[float], effect: float) -> list[float]:
+    """The rates moved by one amount, clipped to 0..1, so that their mean moves by `effect` (bisection)."""
+    low, high = -1.0, 1.0
+    for _ in range(50):
+        middle = (low + high) / 2
+        moved = sum(min(1.0, max(0.0, rate + middle)) - rate for rate in rates) / len(rates)
+        low, high = (middle, high) if moved < effect else (low, middle)
+    return [min(1.0, max(0.0, rate + high)) for rate in rates]
+
+
+def reachable(base: Sequence[BaseRate], effect: float) -> bool:
+    """Whether the mean per-case rate can move by `effect` at all (it cannot rise above 1)."""
+    rates = [case.rate for case in base]
+    room = sum(1 - rate for rate in rates) if effect > 0 else sum(rates)
+    return abs(effect) * len(rates) <= room
+
+
+def simulate_power(
+    base: Sequence[BaseRate],
+    *,
+    effect: float,
+    cases: int,
+    epochs: int,
+    alpha: float = 0.05,
+    treatment_arms: int = 1,
+    simulations: int | None = None,
+    seed: int = 0,
+) -> PowerCell:
+    """The share of `simulations` experiments of `cases` cases (drawn with replacement from `base`) x `epochs`
+    epochs whose verdict is "better" when the treatment moves the mean per-case pass rate by `effect`."""
+    simulations = simulations or SIMULATIONS
+    rng = random.Random(f"plan:{seed}:{cases}:{epochs}:{effect}")
+    better = 0
+    for _ in range(simulations):
+        drawn = [rng.choice(base) for _ in range(cases)]
+        control_rates = [case.rate for case in drawn]
+        treatment_rates = shifted(control_rates, effect)
+        names = [f"case-{index:04d}" for index in range(cases)]
+        kinds = {name: case.kind for name, case in zip(names, drawn, strict=True)}
+        control = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, control_rates, strict=True)}
+        treatment = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, treatment_rates, strict=True)}
+        result = compare_treatments(
+            control,
+            {"treatment": treatment},
+            kinds,
+            alpha=alpha,
+            alpha_used=alpha / treatment_arms,
+            seed=seed,
+            resamples=1,  # the verdict does not depend on the intervals
+        )["treatment"]
+        better += result.verdict == "better"
+    return PowerCell(cases=cases, epochs=epochs, power=better / simulations, simulations=simulations)
+
+
+def power_table(
+    base: Sequence[BaseRate],
+    *,
+    effect: float,
+    power: float,
+    alpha: float = 0.05,
+    treatment_arms: int = 1,
+    simulations: int | None = None,
+    seed: int = 0,
+    case_counts: Sequence[int] | None = None,
+    epoch_counts: Sequence[int] | None = None,
+) -> list[PowerCell]:
+    """Power for each epoch count at growing case counts, stopping at the first case count that reaches `power`
+    (default counts: CASE_COUNTS and EPOCH_COUNTS)."""
+    cells = []
+    for epochs in epoch_counts or EPOCH_COUNTS:
+        for cases in case_counts or CASE_COUNTS:
+            cell = simulate_power(
+                base,
+                effect=effect,
+                cases=cases,
+                epochs=epochs,
+                alpha=alpha,
+                treatment_arms=treatment_arms,
+                simulations=simulations,
+                seed=seed,
+            )
+            cells.append(cell)
+            if cell.power >= power:
+                break
+    return cells
+
+
+def smallest(cells: Sequence[PowerCell], power: float) -> PowerCell | None:
+    """The design reaching `power` with the fewest answers per arm (cases x epochs); ties: fewer epochs."""
+    enough = [cell for cell in cells if cell.power >= power]
+    return min(enough, key=lambda cell: (cell.cases * cell.epochs, cell.epochs), default=None)

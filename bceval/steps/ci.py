@@ -1,0 +1,144 @@
+"""CI outputs of `score`, `experiment run|report` and `guidance run`: `--junit PATH` (bceval.scorecard.junit) and,
+when `$GITHUB_STEP_SUMMARY` names a file, the Markdown summary appended to it (score and experiment report)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bceval.config import Settings, environment_values
+from bceval.errors import BcevalError
+from bceval.jsonio import write_atomic
+from bceval.layout import ExperimentDir, RunDir
+from bceval.scorecard.junit import TestCase, outcome_of, render
+from bceval.viewer.collect import CaseRow, GuidanceCaseRow, GuidanceRun, ReviewRun
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise BcevalError(f"--junit {path}: cannot write the report ({exc.strerror})") from None
+    print(f"bceval: JUnit report: {path}", file=sys.stderr)
+
+
+def _seconds(usage: dict[str, Any]) -> float | None:
+    value = usage.get("wallSeconds")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
+    outcome = outcome_of(row.passed, row.infra is not None)
+    message = "" if outcome == "passed" else row.reason
+    detail = f"{row.id} ({row.model_id}, {row.domain}, {row.kind}): {message}" if message else ""
+    return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, _seconds(row.usage))
+
+
+def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | None:
+    """The agent's own failure (no report at all), from its transcript: an infrastructure failure."""
+    if not row.transcript:
+        return None
+    try:
+        transcript = json.loads((run.directory / row.transcript).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    outcome = transcript.get("outcome") if isinstance(transcript, dict) else None
+    return outcome if isinstance(outcome, str) and outcome.startswith("failed") else None
+
+
+def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:
+    infra = _guidance_failed_to_answer(run, row)
+    outcome = outcome_of(row.passed, infra is not None)
+    message = infra or "; ".join(row.problems)
+    return TestCase(f"{row.id}{suffix}", classname, outcome, message if outcome != "passed" else "", message)
+
+
+def write_run_junit(run_dir: Path, out: Path, path: Path) -> None:
+    """One test case per case of a scored review run."""
+    from bceval.viewer.collect import read_review_run
+
+    if not RunDir(run_dir).score.is_file():
+        raise BcevalError(f"--junit {path}: the run {run_dir.name} has no score.json, so there is nothing to report")
+    run = read_review_run(run_dir, out, "")
+    _write(
+        path,
+        render(f"bceval run {run.name}", [review_case(row, f"bceval.{run.name}.{row.domain}") for row in run.cases]),
+    )
+
+
+def write_guidance_junit(run_dir: Path, path: Path) -> None:
+    """One test case per manifest case of a guidance run; a run that did not finish is one error."""
+    from bceval.viewer.collect import read_guidance_run
+
+    if not RunDir(run_dir).record.is_file():
+        case = TestCase("guidance run", "bceval.guidance", "error", "the run did not finish: it has no run.json")
+        _write(path, render(f"bceval guidance run {run_dir.name}", [case]))
+        return
+    run = read_guidance_run(run_dir, "", run_dir.name)
+    cases = [guidance_case(run, row, f"bceval.guidance.{run_dir.name}") for row in run.cases]
+    _write(path, render(f"bceval guidance run {run_dir.name}", cases))
+
+
+def write_experiment_junit(directory: Path, path: Path) -> None:
+    """One test case per (arm, epoch, case) of an experiment's report; a cell with no answer yet is skipped."""
+    from bceval.viewer.collect import read_experiment
+
+    experiment = read_experiment(directory, "")
+    if experiment is None:
+        raise BcevalError(f"--junit {path}: {ExperimentDir(directory).report()} is missing or unreadable")
+    report = experiment.report
+    cases: list[TestCase] = []
+    for arm_report in report.get("arms") or []:
+        arm = str(arm_report.get("name"))
+        classname = f"bceval.experiment.{experiment.name}.{arm}"
+        for epoch in range(1, int(report.get("epochs") or 1) + 1):
+            run = experiment.runs.get((arm, epoch))
+            suffix = f" [{arm} epoch {epoch}]"
+            rows: dict[str, Any] = {row.id: row for row in run.cases} if run is not None else {}
+            for line in report.get("cases") or []:
+                outcomes = (line.get("outcomes") or {}).get(arm)
+                if outcomes is None:
+                    continue  # the arm does not cover this case
+                row = rows.get(str(line.get("id")))
+                if isinstance(run, ReviewRun) and row is not None:
+                    cases.append(review_case(row, classname, suffix))
+                elif isinstance(run, GuidanceRun) and row is not None:
+                    cases.append(guidance_case(run, row, classname, suffix))
+                else:
+                    cases.append(TestCase(f"{line.get('id')}{suffix}", classname, "skipped", "no answer yet"))
+    _write(path, render(f"bceval experiment {experiment.name}", cases))
+
+
+def append_step_summary(markdown: Path) -> None:
+    """Append bceval's Markdown summary to `$GITHUB_STEP_SUMMARY` when it is set (GitHub Actions' job summary)."""
+    target = environment_values("ci").get("step_summary")
+    if not target or not markdown.is_file():
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(markdown.read_text(encoding="utf-8").rstrip("\n") + "\n\n")
+    except OSError as exc:
+        raise BcevalError(f"GITHUB_STEP_SUMMARY {target}: cannot append the summary ({exc.strerror})") from None
+
+
+def score_outputs(settings: Settings, code: int, junit: Path | None) -> int:
+    """After `bceval score` (exit `code`): the JUnit report and the job summary of a run that was scored."""
+    if code not in (0, 1) or not RunDir(settings.run_dir).score.is_file():
+        return code
+    if junit is not None:
+        write_run_junit(settings.run_dir, settings.out, junit)
+    append_step_summary(RunDir(settings.run_dir).scorecard("md"))
+    return code
+
+
+def experiment_outputs(directory: Path, code: int, junit: Path | None, summary: bool) -> int:
+    """After `experiment run|report|ab`: the JUnit report and, for a report, the job summary."""
+    if code not in (0, 1) or not ExperimentDir(directory).report().is_file():
+        return code
+    if junit is not None:
+        write_experiment_junit(directory, junit)
+    if summary:
+        append_step_summary(ExperimentDir(directory).report("md"))
+    return code

@@ -1,0 +1,89 @@
+"""`bceval development validate | prepare | score`: the lines of spec §2 and their exit codes.
+
+Validation problems and scoring failures are printed as the reference prints them (a FAILED header, then
+`  - <problem>` lines, exit 1); PASSED lines exit 0. Warnings (bceval's own) go to stderr. Bad input is a
+DevelopmentError: the CLI prints its one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval.development import DevelopmentError
+from bceval.development.manifest import Loaded, load
+from bceval.development.prepare import write_prepared
+from bceval.development.report import CaseScore, score_results
+from bceval.errors import EXIT_FAILED
+
+VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
+SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str
+    root: Path
+    manifest: Path | None = None
+    capabilities: Path | None = None
+    out: Path | None = None
+    results: Path | None = None
+
+
+def console(line: str) -> str:
+    """A line for the terminal: text from a manifest or a model's report may hold control characters (an ANSI
+    escape, a carriage return that hides the rest of a line); they are shown escaped, never interpreted."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+
+
+def problem_block(header: str, problems: list[str]) -> str:
+    return "\n".join([header.format(n=len(problems)), *(f"  - {console(p)}" for p in problems)])
+
+
+def validated(opts: Options) -> Loaded | None:
+    """The loaded manifest, or None after printing the FAILED block."""
+    loaded = load(opts.root, opts.manifest, opts.capabilities)
+    for warning in loaded.warnings:
+        print(f"bceval: warning: {console(warning)}", file=sys.stderr)
+    if loaded.problems:
+        print(problem_block(VALIDATION_FAILED, loaded.problems))
+        return None
+    return loaded
+
+
+def scoring_line(scores: list[CaseScore]) -> tuple[str, int]:
+    problems = [p for score in scores for p in score.problems]
+    if problems:
+        return problem_block(SCORING_FAILED, problems), EXIT_FAILED
+    return f"Development fixture scoring PASSED: {len(scores)} case(s).", 0
+
+
+def run_mode(opts: Options) -> int:
+    if opts.mode == "prepare" and opts.out is None:
+        raise DevelopmentError("prepare needs --out DIR, the prepare directory")
+    if opts.mode == "score" and opts.results is None:
+        raise DevelopmentError("score needs --results DIR, the directory of result-case-<hash>.json files")
+    if opts.mode == "score" and opts.results is not None and not opts.results.is_dir():
+        raise DevelopmentError(f"--results {opts.results} is not a directory")
+    if opts.results is not None and opts.out is not None and opts.results.resolve() == opts.out.resolve():
+        # §2 tighten: prepare would delete the very results scoring reads
+        raise DevelopmentError("--out and --results must be different directories (prepare deletes result files)")
+    loaded = validated(opts)
+    if loaded is None:
+        return EXIT_FAILED
+    if opts.out is not None and opts.mode in ("prepare", "score"):
+        from bceval.guidance.prepare import knowledge_index_text
+
+        write_prepared(loaded, opts.out, knowledge_index_text(loaded.root))
+    if opts.mode == "score":
+        from bceval.agents.development import probe_workspace
+
+        scores = score_results(loaded, opts.results, probe_workspace)  # type: ignore[arg-type]
+        for lint in (lint for score in scores for lint in score.lints):
+            print(f"bceval: warning: {console(lint)}", file=sys.stderr)
+        line, code = scoring_line(scores)
+        print(line)
+        return code
+    print(loaded.passed_line())
+    return 0

@@ -1,0 +1,59 @@
+"""`bceval prompt CASE`: what the agent of a run is given for one case, without running anything.
+
+The exact bytes the agent reads go to stdout (the prompt on its standard input, or, for a command that names
+`{request}` and for the agents that are no live model, the request file it reads); the view's file list, and
+the prompt's SHA-256 as a transcript records it, go to stderr. The view and the prompt come from the same code
+the agent answers with (bceval.agents.view.build_view, bceval.agents.command.review_prompt).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+
+from bceval.config import Settings
+from bceval.errors import BcevalError
+from bceval.review.cases import ReviewCase
+
+
+def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
+    """The case with this manifest id or model id."""
+    for case in cases:
+        if wanted in (case.id, case.modelId):
+            return case
+    raise BcevalError(f"{wanted}: no case has that manifest or model id (bceval validate lists the corpus's cases)")
+
+
+def print_prompt(settings: Settings, wanted: str) -> int:
+    from bceval.agents.base import case_input
+    from bceval.agents.command import review_prompt
+    from bceval.agents.settings import placeholders
+    from bceval.agents.view import build_view
+    from bceval.steps.prepare import derive
+
+    derivation, _, _ = derive(settings)
+    if derivation.problems:
+        raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
+    case = find_case(derivation.cases, wanted)
+    where = case_input(settings.prepare_dir, settings.corpus, case)
+    view = build_view(where.request_path.parent, where.corpus, where.model_id)
+    isolated = not settings.live or settings.isolation == "view"
+    files = view.manifest()
+    err = sys.stderr
+    err.write(f"bceval: run {settings.run_name} ({settings.adapter}), case {case.id} ({case.modelId})\n")
+    err.write(f"bceval: its view {view.digest[:16]} holds {len(files)} file(s)")
+    err.write(":\n" if isolated else " (under --isolation none the agent may read the whole corpus):\n")
+    for item in files:
+        err.write(f"  {item['path']}  {item['size']} bytes  sha256 {item['sha256'][:16]}\n")
+    if settings.live and settings.command and "request" not in placeholders(settings.command):
+        text = review_prompt(view, isolated)
+        data = text.encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
+        err.write(f"bceval: the prompt on the agent's standard input ({len(data)} bytes, promptSha256 {digest}):\n")
+    else:
+        text = view.text(view.request_name)
+        who = "the command names {request}" if settings.live else f"the {settings.adapter} adapter takes no prompt"
+        err.write(f"bceval: {who}: it reads the request file {view.request_name}, which follows; stdin stays empty\n")
+    err.flush()
+    sys.stdout.write(text)
+    return 0

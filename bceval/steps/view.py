@@ -1,0 +1,57 @@
+"""`bceval view` and `doit view`: build the static viewer of an output folder (bceval.viewer) and say where its
+index is; `--serve` serves the site on 127.0.0.1 only, until Ctrl-C."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from bceval.errors import BcevalError
+from bceval.layout import OutDir
+
+
+def build_view(out: Path) -> Path:
+    """Write out/view/ from the runs, experiments and guidance runs in `out`; the progress line goes to stderr."""
+    from bceval.viewer.site import build_site
+
+    if not out.is_dir():
+        raise BcevalError(f"{out}: output directory does not exist; run bceval score, an experiment or a guidance run")
+    built = build_site(out, OutDir(out).view)
+    print(
+        f"bceval: view: {built.pages} page(s), {built.written} rewritten, {built.removed} removed",
+        file=sys.stderr,
+    )
+    return built.index
+
+
+def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
+    """Build the site, print its index path (and with `serve`, serve it on 127.0.0.1 until interrupted)."""
+    index = build_view(out)
+    print(index)
+    if serve:
+        serve_site(index.parent, port)
+    return 0
+
+
+def site_server(folder: Path, port: int) -> Any:
+    """A static file server of `folder` on the loopback interface only: the site holds model output and corpus
+    text, which is nobody else's business on the network."""
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            pass  # one line per request would drown the terminal
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
+
+
+def serve_site(folder: Path, port: int) -> None:
+    with site_server(folder, port) as server:
+        print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
+        server.serve_forever()

@@ -1,0 +1,382 @@
+"""What the viewer shows, read from an output folder: every review run (top-level and experiment arms'), every
+guidance run and every experiment, as plain dataclasses. Reading only: nothing here writes, prints or starts a
+process. Files that cannot be read are shown as such, never guessed.
+
+A review run's case verdicts come from its score.json; an experiment arm's run has none, so its results are
+judged here with the scorer itself (bceval.review.scoring) against the cases its prepare variant recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bceval.layout import GUIDANCE_RUN, INFRA_PATTERN, OutDir, RunDir
+from bceval.ordering import sort_key
+from bceval.viewer.html import safe_name
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@dataclass
+class CaseRow:
+    """One case of one review run: the scorer's verdict and where its answer's files are."""
+
+    id: str
+    model_id: str
+    domain: str
+    kind: str
+    passed: bool | None  # None: not answered (or an infrastructure failure)
+    infra: dict[str, Any] | None
+    expected: list[str]
+    findings: list[str]
+    missing: list[str]
+    unexpected: list[str]
+    usage: dict[str, Any]
+    transcript: str | None
+    cached: bool = False
+    shared_from: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.passed is False or self.infra is not None
+
+    @property
+    def reason(self) -> str:
+        """Why the case passed or failed, in the scorer's words."""
+        if self.infra:
+            return f"infrastructure failure: {self.infra.get('kind')}: {self.infra.get('detail', '')}"
+        if self.passed is None:
+            return "not answered"
+        parts = []
+        if self.missing:
+            parts.append("missing expected finding(s): " + ", ".join(self.missing))
+        if self.unexpected:
+            what = "clean control produced finding(s): " if self.kind == "clean" else "unexpected finding(s): "
+            parts.append(what + ", ".join(self.unexpected))
+        return "; ".join(parts) or (
+            "found exactly the expected articles" if self.kind == "positive" else "stayed silent"
+        )
+
+
+@dataclass
+class ReviewRun:
+    key: str  # the run's folder inside the site, e.g. runs/baseline or experiments/demo/runs/oracle-e1
+    name: str
+    directory: Path
+    out: Path  # the output folder the run belongs to (its review/ is the prepare folder the run answered)
+    record: dict[str, Any]
+    card: dict[str, Any] | None
+    cases: list[CaseRow]
+    experiment: str | None = None
+    arm: str | None = None
+    epoch: int | None = None
+
+    @property
+    def adapter(self) -> str:
+        return str((self.card or {}).get("adapter", {}).get("name") or self.record.get("adapter") or "-")
+
+    @property
+    def model(self) -> str:
+        return str((self.card or {}).get("adapter", {}).get("model") or self.record.get("model") or "-")
+
+    @property
+    def verdict(self) -> str:
+        if self.card:
+            return str(self.card.get("verdict", "-"))
+        return "not scored"
+
+    @property
+    def date(self) -> str:
+        return str((self.card or {}).get("createdAt") or "")
+
+    def rate(self, kind: str) -> tuple[int, int]:
+        rows = [case for case in self.cases if case.kind == kind]
+        return sum(case.passed is True for case in rows), len(rows)
+
+    @property
+    def cost(self) -> float | None:
+        known = [case.usage.get("costUsd") for case in self.cases if isinstance(case.usage.get("costUsd"), int | float)]
+        return sum(known) if known else None
+
+
+@dataclass
+class GuidanceCaseRow:
+    id: str
+    model_id: str
+    passed: bool | None
+    problems: list[str]
+    expected_outcome: str | None
+    reported_outcome: str | None
+    required: list[str]
+    optional: list[str]
+    reported: list[str]  # the knowledge paths the report cited
+    report: Any  # the result document as read, or None
+    workspace: str | None
+    changes: list[str]  # what changed in the workspace since the baseline, when the evidence can say
+    transcript: str | None
+
+
+@dataclass
+class GuidanceRun:
+    key: str
+    name: str
+    directory: Path
+    record: dict[str, Any]
+    cases: list[GuidanceCaseRow]
+    experiment: str | None = None
+    arm: str | None = None
+    epoch: int | None = None
+
+    @property
+    def passed(self) -> bool | None:
+        value = self.record.get("passed")
+        return value if isinstance(value, bool) else None
+
+
+@dataclass
+class Experiment:
+    name: str
+    directory: Path
+    report: dict[str, Any]
+    markdown: str | None
+    runs: dict[tuple[str, int], ReviewRun | GuidanceRun] = field(default_factory=dict)
+
+
+@dataclass
+class Site:
+    out: Path
+    runs: list[ReviewRun]
+    guidance: list[GuidanceRun]
+    experiments: list[Experiment]
+
+
+# --- review runs -------------------------------------------------------------------------------------------------
+
+
+def _row(case: dict[str, Any]) -> CaseRow:
+    infra = case.get("infrastructureFailure")
+    return CaseRow(
+        id=str(case.get("id", "")),
+        model_id=str(case.get("modelId", "")),
+        domain=str(case.get("domain", "")),
+        kind=str(case.get("kind", "")),
+        passed=case.get("passed") if case.get("answered", True) and not infra else None,
+        infra=infra if isinstance(infra, dict) else None,
+        expected=[str(x) for x in case.get("expected") or []],
+        findings=[str(x) for x in case.get("findings") or []],
+        missing=[str(x) for x in case.get("missing") or []],
+        unexpected=[str(x) for x in case.get("unexpected") or []],
+        usage=case.get("usage") if isinstance(case.get("usage"), dict) else {},
+        transcript=case.get("transcript") if isinstance(case.get("transcript"), str) else None,
+        cached=bool(case.get("cached")),
+        shared_from=case.get("sharedFrom") if isinstance(case.get("sharedFrom"), str) else None,
+    )
+
+
+def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
+    """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
+    from bceval.review.cases import ReviewCase
+    from bceval.review.scoring import aggregate, read_infra_file, read_result_file
+
+    recorded = read_json(OutDir(out).build.cases)
+    if not isinstance(recorded, dict):
+        return []
+    cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
+    results = RunDir(run_dir).results
+    files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
+    infra = [read_infra_file(p) for p in sorted(results.glob(INFRA_PATTERN))] if results.is_dir() else []
+    readings = [read_result_file(path) for path in files]  # aggregate judges them, with one case lookup
+    report = aggregate(cases, readings, recorded.get("thresholds", {}), infra)
+    return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
+
+
+def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewRun:
+    run = RunDir(run_dir)
+    score = read_json(run.score)
+    if isinstance(score, dict) and isinstance(score.get("cases"), list):
+        cases = score["cases"]
+    else:
+        try:
+            cases = judged_cases(run_dir, out)
+        except Exception:  # noqa: BLE001 - a run the scorer cannot read is shown without cases
+            cases = []
+    card = read_json(run.scorecard())
+    return ReviewRun(
+        key=key,
+        name=run_dir.name,
+        directory=run_dir,
+        out=out,
+        record=read_json(run.record) or {},
+        card=card if isinstance(card, dict) else None,
+        cases=[_row(case) for case in cases if isinstance(case, dict)],
+        **where,
+    )
+
+
+# --- guidance runs -----------------------------------------------------------------------------------------------
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def workspace_changes(snapshot: dict[str, Any]) -> list[str]:
+    """Files of a workspace that differ from its baseline snapshot now (modified, added, removed), outside .git;
+    empty when the workspace is gone or unchanged."""
+    root = Path(str(snapshot.get("root", "")))
+    if not root.is_dir():
+        return []
+    before = {
+        entry["path"]: entry.get("sha256")
+        for entry in snapshot.get("files", [])
+        if isinstance(entry, dict) and entry.get("kind") == "file" and not str(entry.get("path", "")).startswith(".git")
+    }
+    now: dict[str, str | None] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not (Path(folder) == root and d == ".git")]
+        for name in files:
+            path = Path(folder) / name
+            now[path.relative_to(root).as_posix()] = _file_digest(path)
+    changes = [f"modified: {p}" for p in sorted(before) if p in now and now[p] != before[p]]
+    changes += [f"added: {p}" for p in sorted(now) if p not in before]
+    changes += [f"removed: {p}" for p in sorted(before) if p not in now]
+    return changes
+
+
+def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> GuidanceRun:
+    from bceval.guidance.manifest import load_manifest
+
+    run = RunDir(run_dir)
+    record = read_json(run.record) or {}
+    problems = [str(p) for p in record.get("problems") or []]
+    baseline = read_json(run_dir / "evidence" / "baseline.json") or {}
+    workspaces = baseline.get("workspaces") if isinstance(baseline.get("workspaces"), dict) else {}
+    try:
+        cases = list(load_manifest(record["root"], record["manifest"]).cases)
+    except Exception:  # noqa: BLE001 - a moved checkout: the run is shown from its own files
+        cases = []
+    rows = []
+    for case in cases:
+        document = read_json(run.results / f"result-{case.hashed}.json")
+        report = document.get("guidanceReport") if isinstance(document, dict) else None
+        cited = [e.get("path") for e in (report or {}).get("knowledge") or [] if isinstance(e, dict)]
+        mine = [p for p in problems if p.startswith(f"{case.id}: ")]
+        space = workspaces.get(case.id) if isinstance(workspaces.get(case.id), dict) else {}
+        changed = any("workspace" in p and "changed" in p for p in mine)
+        transcript = run.transcript(case.hashed)
+        rows.append(
+            GuidanceCaseRow(
+                id=case.id,
+                model_id=case.hashed,
+                passed=not mine if record else None,
+                problems=mine,
+                expected_outcome=case.expected_outcome,
+                reported_outcome=(report or {}).get("outcome") if isinstance(report, dict) else None,
+                required=list(case.required),
+                optional=list(case.optional),
+                reported=[str(p) for p in cited if p is not None],
+                report=document,
+                workspace=space.get("root"),
+                changes=workspace_changes(space.get("snapshot") or {}) if changed else [],
+                transcript=transcript.relative_to(run_dir).as_posix() if transcript.is_file() else None,
+            )
+        )
+    return GuidanceRun(key=key, name=name, directory=run_dir, record=record, cases=rows, **where)
+
+
+def _guidance_run_dirs(base: Path) -> list[Path]:
+    if not base.is_dir():
+        return []
+    return sorted((p for p in base.iterdir() if GUIDANCE_RUN.fullmatch(p.name) and p.is_dir()), key=lambda p: p.name)
+
+
+# --- the whole output folder -------------------------------------------------------------------------------------
+
+
+def read_experiment(directory: Path, key: str) -> Experiment | None:
+    from bceval.layout import ExperimentDir
+
+    where = ExperimentDir(directory)
+    report = read_json(where.report())
+    if not isinstance(report, dict):
+        return None
+    experiment = Experiment(directory.name, directory, report, read_text(where.report("md")))
+    for arm in report.get("arms") or []:
+        variant = where.variant(str(arm.get("variant", "")))
+        for epoch in range(1, int(report.get("epochs") or 1) + 1):
+            run_key = f"{key}/runs/{safe_name(str(arm.get('name')))}-e{epoch}"
+            facts = {"experiment": directory.name, "arm": str(arm.get("name")), "epoch": epoch}
+            if arm.get("evaluator", "review") == "review":
+                run_dir = variant.run(f"{arm.get('name')}-e{epoch}").path
+                if run_dir.is_dir():
+                    experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(
+                        run_dir, variant.path, run_key, **facts
+                    )
+            else:
+                folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), str(arm.get("name")), epoch))
+                done = [p for p in folders if RunDir(p).record.is_file()]
+                if done:
+                    name = f"{arm.get('name')} epoch {epoch} ({done[-1].name})"
+                    experiment.runs[(str(arm.get("name")), epoch)] = read_guidance_run(done[-1], run_key, name, **facts)
+    return experiment
+
+
+def collect(out: Path) -> Site:
+    layout = OutDir(out)
+    runs = [
+        read_review_run(path, out, f"runs/{safe_name(path.name)}")
+        for path in sorted((p for p in layout.runs.glob("*/") if p.is_dir()), key=lambda p: sort_key(p.name))
+    ]
+    guidance = []
+    if layout.guidance_runs.is_dir():
+        for manifest_dir in sorted(p for p in layout.guidance_runs.iterdir() if p.is_dir()):
+            for run_dir in _guidance_run_dirs(manifest_dir):
+                name = f"{manifest_dir.name}/{run_dir.name}"
+                key = f"guidance/{safe_name(manifest_dir.name)}/{run_dir.name}"
+                guidance.append(read_guidance_run(run_dir, key, name))
+    experiments = []
+    if layout.experiments.is_dir():
+        for directory in sorted(p for p in layout.experiments.iterdir() if p.is_dir()):
+            experiment = read_experiment(directory, f"experiments/{safe_name(directory.name)}")
+            if experiment is not None:
+                experiments.append(experiment)
+    return Site(out, runs, guidance, experiments)
+
+
+def input_files(out: Path) -> list[Path]:
+    """Every file the site is built from (a cheap walk: the graph's up-to-date check lists their sizes and times)."""
+    layout = OutDir(out)
+    found: list[Path] = []
+    roots = [layout.runs, layout.guidance_runs, layout.experiments]
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            # the prepare variants' corpora copies and doit state are not the viewer's input; their requests are
+            dirs[:] = [d for d in dirs if d not in (".git", "cache", "corpora")]
+            found += [here / name for name in files if not name.startswith(".")]
+    for extra in (layout.prepare.path,):
+        if extra.is_dir():
+            found += [p for p in extra.iterdir() if p.is_file() and not p.name.startswith(".")]
+    return sorted(found)

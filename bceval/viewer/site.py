@@ -1,0 +1,178 @@
+"""The static site `bceval view` writes: every page of an output folder under `out/view/`, then the pages of an
+earlier build that no longer have a source are removed. Self-contained pages (inline CSS, SVG and one small
+script), relative links, no network: it opens from `file://`, from a CI artifact or from `--serve`.
+
+    view/index.html                                   every run, experiment and guidance run, newest first
+    view/runs/<run>/index.html, cases/<case>.html     a run and each of its cases
+    view/compare/<old>--<new>.html                    two runs side by side
+    view/experiments/<name>/index.html, cases-<n>.html, runs/<arm>-e<n>/...   an experiment, its case grid, its runs
+    view/compare/<experiment>/<arm>-e<n>.html         a treatment arm against the control, epoch by epoch
+    view/guidance/<manifest>/run-NNNN/index.html, cases/<case>.html            a guidance run
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval import __version__
+from bceval.jsonio import dumps, write_atomic
+from bceval.layout import OutDir
+from bceval.viewer import pages
+from bceval.viewer.collect import GuidanceRun, ReviewRun, collect
+from bceval.viewer.html import safe_name
+
+STATE = ".bceval-view.json"  # per run: the signature of what its case pages were rendered from
+PAGES_VERSION = 1  # part of every signature: a change to the pages' markup renders every page again
+
+ALL_PAIRS_UP_TO = 8  # with at most this many runs every pair gets a compare page; beyond, each run and the next
+
+
+@dataclass(frozen=True)
+class Built:
+    index: Path
+    pages: int
+    written: int  # pages whose bytes changed
+    removed: int
+
+
+def _run_pairs(runs: list[ReviewRun]) -> list[tuple[ReviewRun, ReviewRun]]:
+    """Older → newer pairs of the scored runs (by their scorecards' dates)."""
+    dated = sorted((run for run in runs if run.cases), key=lambda run: (run.date, run.name))
+    if len(dated) <= ALL_PAIRS_UP_TO:
+        return [(a, b) for i, a in enumerate(dated) for b in dated[i + 1 :]]
+    return list(zip(dated, dated[1:], strict=False))
+
+
+class _Writer:
+    def __init__(self, dest: Path) -> None:
+        self.dest = dest
+        self.names: set[Path] = set()
+        self.written = 0
+        try:
+            self.before: dict[str, str] = json.loads((dest / STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.before = {}
+        self.after: dict[str, str] = {}
+
+    def __call__(self, relative: str, text: str) -> None:
+        path = self.dest / relative
+        self.names.add(path)
+        self.written += write_atomic(path, text)
+
+    def unchanged(self, key: str, signature: str, relatives: list[str]) -> bool:
+        """Whether pages rendered from `signature` are all still there (then they are kept, not rendered)."""
+        self.after[key] = signature
+        paths = [self.dest / relative for relative in relatives]
+        if self.before.get(key) != signature or not all(path.is_file() for path in paths):
+            return False
+        self.names.update(paths)
+        return True
+
+    def save(self) -> None:
+        write_atomic(self.dest / STATE, dumps(dict(sorted(self.after.items()))))
+
+
+def _stat(path: Path) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def signature(run: ReviewRun | GuidanceRun) -> str:
+    """What a run's case pages are made of: every file of the run, and the requests and case files its cases
+    name (a review run's prepare folder), by size and time; bceval's version and the pages' version."""
+    parts = [__version__, str(PAGES_VERSION)]
+    for folder, _, files in sorted(os.walk(run.directory)):
+        parts += [_stat(Path(folder) / name) for name in sorted(files)]
+    if isinstance(run, ReviewRun):
+        prepare = OutDir(run.out).prepare
+        for case in run.cases:
+            parts += [_stat(prepare.case_request(case.model_id)), _stat(prepare.case_file(case.model_id))]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def build_site(out: Path, dest: Path) -> Built:
+    """Write the site of `out` into `dest`. A run whose files (and prepared requests) are unchanged since the last
+    build keeps its case pages as they are; everything else is rendered, and pages nothing renders go."""
+    pages.forget_files()
+    site = collect(out)
+    write = _Writer(dest)
+    run_compares: dict[str, list[tuple[str, str, str]]] = {}
+    all_compares: list[tuple[str, str, str]] = []
+    for old, new in _run_pairs(site.runs):
+        href = f"compare/{safe_name(old.name)}--{safe_name(new.name)}.html"
+        write(href, pages.compare_page(old, new, "compare", f"Compare {old.name} → {new.name}"))
+        entry = (old.name, new.name, href)
+        all_compares.append(entry)
+        run_compares.setdefault(old.key, []).append(entry)
+        run_compares.setdefault(new.key, []).append(entry)
+    for run in site.runs:
+        _write_run(write, run, run_compares.get(run.key, []))
+    for experiment in site.experiments:
+        key = f"experiments/{safe_name(experiment.name)}"
+        compares = []
+        arms = [str(a.get("name")) for a in experiment.report.get("arms") or []]
+        for arm in arms[1:]:
+            for epoch in range(1, int(experiment.report.get("epochs") or 1) + 1):
+                old, new = experiment.runs.get((arms[0], epoch)), experiment.runs.get((arm, epoch))
+                if isinstance(old, ReviewRun) and isinstance(new, ReviewRun):
+                    folder = f"compare/{safe_name(experiment.name)}"
+                    href = f"{folder}/{safe_name(arm)}-e{epoch}.html"
+                    title = f"Experiment {experiment.name}: {arms[0]} → {arm}, epoch {epoch}"
+                    write(href, pages.compare_page(old, new, folder, title))
+                    compares.append((f"{arms[0]} epoch {epoch}", f"{arm} epoch {epoch}", href))
+        cases = experiment.report.get("cases") or []
+        count = max(1, -(-len(cases) // pages.CASES_PER_PAGE))
+        write(f"{key}/index.html", pages.experiment_page(experiment, key, count, compares))
+        for number in range(2, count + 1):
+            write(f"{key}/cases-{number}.html", pages.experiment_cases_page(experiment, key, number, count))
+        for run in experiment.runs.values():
+            if isinstance(run, ReviewRun):
+                _write_run(write, run, [])
+            else:
+                _write_guidance(write, run)
+    for run in site.guidance:
+        _write_guidance(write, run)
+    write("index.html", pages.index_page(site, all_compares))
+    removed = _prune(dest, write.names)
+    write.save()
+    return Built(dest / "index.html", len(write.names), write.written, removed)
+
+
+def _write_run(write: _Writer, run: ReviewRun, compares: list[tuple[str, str, str]]) -> None:
+    write(f"{run.key}/index.html", pages.run_page(run, compares))
+    hrefs = [pages.case_href(run.key, case.model_id) for case in run.cases]
+    if write.unchanged(run.key, signature(run), hrefs):
+        return
+    for case, href in zip(run.cases, hrefs, strict=True):
+        write(href, pages.case_page(run, case))
+
+
+def _write_guidance(write: _Writer, run: GuidanceRun) -> None:
+    write(f"{run.key}/index.html", pages.guidance_page(run))
+    hrefs = [f"{run.key}/cases/{safe_name(case.model_id)}.html" for case in run.cases]
+    if write.unchanged(run.key, signature(run), hrefs):
+        return
+    for case, href in zip(run.cases, hrefs, strict=True):
+        write(href, pages.guidance_case_page(run, case))
+
+
+def _prune(dest: Path, keep: set[Path]) -> int:
+    """Pages of an earlier build that nothing produced now (a removed run or case), and folders left empty."""
+    removed = 0
+    if not dest.is_dir():
+        return 0
+    for path in sorted(dest.rglob("*.html")):
+        if path not in keep:
+            path.unlink()
+            removed += 1
+    for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return removed

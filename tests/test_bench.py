@@ -42,27 +42,38 @@ def test_generated_corpus_is_deterministic_and_valid(tmp_path):
 
 def test_bench_smoke_writes_the_report(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,4,4,0.2"]
+    args = ["bench", "--sizes", "50", "--repeat", "1", "--live", "8,4,0.2", "--experiment", "2,2,8,4,0.2"]
     args += ["--api", "8,4,0.05", "--view", "2,2,3"]
     assert main([*args, "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert report["benchVersion"] == 1 and report["growth"] == []
+    assert report["benchVersion"] == 2 and report["growth"] == []
     (size,) = report["sizes"]
     assert size["articles"] == 50 and size["files"] > 50 and size["bytes"] > 0
     assert set(size["results"]) == MEASUREMENTS
     for result in size["results"].values():
         assert len(result["runsSeconds"]) == 1 and result["medianSeconds"] > 0
-    live = report["live"]
+    (live,) = report["live"]
     assert (live["answers"], live["answered"], live["jobs"], live["secondsPerAnswer"]) == (8, 8, 4, 0.2)
     assert live["idealSeconds"] == 0.4 and live["wallSeconds"] >= 0.4  # no agent answers faster than it sleeps
     assert live["ratioToIdeal"] == pytest.approx(live["wallSeconds"] / 0.4, abs=0.01)
+    # the plain launcher runs the same agent as often: it cannot beat the ideal either
+    assert live["floorSeconds"] >= 0.4 and live["ratioToFloor"] == pytest.approx(
+        live["wallSeconds"] / live["floorSeconds"], abs=0.01
+    )
+    assert live["cpuPerAnswerSeconds"] > 0 and live["floorCpuPerAnswerSeconds"] > 0
     assert size["coldToFloorRatio"] > 0
     table = capsys.readouterr().out
     assert "| cold prepare |" in table and "50 articles" in table
-    assert "Live throughput: 8 of 8 answers at --jobs 4" in table
+    assert "Live throughput: 8 of 8 answers at --jobs 4" in table and "the plain launcher's floor" in table
     experiment = report["experiment"]
-    assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (16, 16, 0.8)
-    assert experiment["wallSeconds"] >= 0.8 and "Experiment overhead: 2 arms × 2 epochs × 4 cases" in table
+    assert (experiment["units"], experiment["answered"], experiment["idealSeconds"]) == (32, 32, 1.6)
+    assert experiment["wallSeconds"] >= 1.6 and "Experiment: 2 arms × 2 epochs × 8 cases" in table
+    assert experiment["floorSeconds"] >= 1.6 and experiment["noOpRerunSeconds"] > 0
+    # the first agent starts after the command does, and well before it ends
+    assert 0 < experiment["firstAgentSeconds"] < experiment["wallSeconds"]
+    assert 0 < experiment["stateBytesPerAnswer"] < 1024
+    assert [step["answers"] for step in experiment["report"]] == [8, 16, 32]
+    assert all(step["medianSeconds"] > 0 for step in experiment["report"])
     api = report["api"]
     if "skipped" not in api:  # the openai package is in the test extra
         assert (api["answered"], api["jobs"], api["idealSeconds"]) == (8, 4, 0.3)  # 3 responses of 0.05 s a case
@@ -104,3 +115,12 @@ def test_measured_processes_keep_python_bytecode_caching_on(monkeypatch):
 def test_bench_live_flag_is_checked(capsys):
     assert main(["bench", "--live", "lots"]) == 2
     assert "--live must be ANSWERS,JOBS,SECONDS" in capsys.readouterr().err
+    assert main(["bench", "--live", "8,4,0.2+8,4"]) == 2
+    assert "several joined by '+'" in capsys.readouterr().err
+
+
+def test_bench_live_takes_several_measurements():
+    from bceval.bench import parse_live
+
+    assert parse_live("256,16,0.2+1024,32,0.2") == [(256, 16, 0.2), (1024, 32, 0.2)]
+    assert parse_live("none") is None

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -131,7 +130,7 @@ def test_the_agent_environment_names_neither_corpus_nor_output(tmp_path):
     assert kept == {"PATH": "/usr/bin", "HOME": "/home/someone", "PWD": str(tmp_path / "view")}
 
 
-def test_an_isolated_agent_runs_in_its_view_with_a_clean_environment(agent, tmp_path, capsys, monkeypatch):
+def test_an_isolated_agent_runs_in_its_view_with_a_clean_environment(agent, tmp_path, capsys, monkeypatch, view_root):
     monkeypatch.setenv("BCEVAL_SECRET_HINT", "x")
     agent.mode("read-view")  # it opens the leaf and every candidate article by its relative path
     out = tmp_path / "out"
@@ -141,6 +140,7 @@ def test_an_isolated_agent_runs_in_its_view_with_a_clean_environment(agent, tmp_
     assert len(calls) == 16
     for call in calls:
         assert Path(call["cwd"]).name.startswith("bceval-view-") and not Path(call["cwd"]).exists()
+        assert Path(call["cwd"]).parent == view_root
         assert not [key for key in call["env"] if key.startswith("BCEVAL_")]
         assert "Every path in the request is relative to the working directory" in call["stdin"].replace("\n", " ")
         assert call["read"]
@@ -182,7 +182,7 @@ def cheat_matrix(capsys, monkeypatch, corpus: Path, out: Path, sandbox_allow: Pa
 
 
 @requires_shared
-def test_cheats_on_the_shared_corpus(agent, tmp_path, capsys, monkeypatch):
+def test_cheats_on_the_shared_corpus(agent, tmp_path, capsys, monkeypatch, view_root):
     corpus = copy_corpus(SHARED_CORPUS, tmp_path / "bcquality")
     results = cheat_matrix(capsys, monkeypatch, corpus, tmp_path / "out", agent.data)
     assert results["none"]["passed"] and tallies(results["none"]) == ((16, 16), (16, 16))  # the cheat is capable
@@ -193,7 +193,7 @@ def test_cheats_on_the_shared_corpus(agent, tmp_path, capsys, monkeypatch):
     assert tallies(results["roaming-bwrap"]) == ((0, 16), (16, 16))
 
 
-def test_cheats_on_the_demo_corpus(agent, tmp_path, capsys, monkeypatch):
+def test_cheats_on_the_demo_corpus(agent, tmp_path, capsys, monkeypatch, view_root):
     corpus = copy_corpus(DEMO_CORPUS, tmp_path / "demo")
     results = cheat_matrix(capsys, monkeypatch, corpus, tmp_path / "out", agent.data)
     assert results["none"]["passed"] and tallies(results["none"]) == ((8, 8), (8, 8))
@@ -202,7 +202,7 @@ def test_cheats_on_the_demo_corpus(agent, tmp_path, capsys, monkeypatch):
     assert tallies(results["roaming-bwrap"]) == ((0, 8), (8, 8))
 
 
-def test_a_well_behaved_agent_reads_its_view_and_answers_normally_under_bwrap(agent, tmp_path, capsys):
+def test_a_well_behaved_agent_reads_its_view_and_answers_normally_under_bwrap(agent, tmp_path, capsys, view_root):
     bwrap_or_skip()
     agent.mode("read-view")
     out = tmp_path / "out"
@@ -301,7 +301,7 @@ def test_a_sandbox_grant_that_would_expose_the_corpus_is_refused(agent, tmp_path
     ("code", "reason"), [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system")]
 )
 def test_a_view_that_cannot_be_created_is_one_line_and_touches_no_result(
-    agent, tmp_path, capsys, monkeypatch, code, reason
+    agent, tmp_path, capsys, monkeypatch, code, reason, view_root
 ):
     out = tmp_path / "out"
     base = ["--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "command", "--command", "fake-agent"]
@@ -317,7 +317,7 @@ def test_a_view_that_cannot_be_created_is_one_line_and_touches_no_result(
     exit_code, lines, err = run_cli(capsys, "answer", *base, "--run", "r", "--jobs", "4")
     assert exit_code == 2 and lines == []
     assert err == [
-        f"bceval: {tempfile.gettempdir()}: cannot create an agent view there ({reason}); set TMPDIR to a "
+        f"bceval: {view_root}: cannot create an agent view there ({reason}); set TMPDIR to a "
         "writable folder"
     ]
     assert {p.name: p.read_bytes() for p in results.iterdir()} == before

@@ -58,7 +58,7 @@ def test_the_graphs_variables_come_through_the_table():
     assert environment_values("bench", {}) == {
         "sizes": "250,2500,25000",
         "repeat": 3,
-        "live": "256,16,0.5",
+        "live": "256,16,0.2+1024,32,0.2",
         "experiment": "none",
         "api": "256,16,0.2",
         "view": "4,5,500",

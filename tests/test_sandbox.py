@@ -251,11 +251,12 @@ def venv_under(home: Path) -> Path:
     return python
 
 
-def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path) -> str | None:
+def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path, view_root: Path) -> str | None:
     """Run the probe under the sandbox on `interpreter`; None when it saw exactly what the sandbox binds, else
     what differed. The expected set follows the binds (the view, the grant, the agent's installation and its
-    interpreter's), so it holds wherever the checkout and its venv live, /tmp included."""
-    views = [Path(tempfile.mkdtemp(prefix="bceval-view-")) for _ in range(2)]
+    interpreter's), so it holds wherever the checkout and its venv live, /tmp included. The views are made where
+    real ones live (`view_root`: the memory-backed temp folder, or the system temp dir)."""
+    views = [Path(tempfile.mkdtemp(prefix="bceval-view-", dir=view_root)) for _ in range(2)]
     try:
         view, other_view = views
         (view / "request.json").write_text("{}", encoding="utf-8")
@@ -264,7 +265,8 @@ def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path) ->
             directory.mkdir()
         (allowed / "token").write_text("granted", encoding="utf-8")
         probe = executable(tmp_path / "agent" / "probe", f"#!{interpreter}\n{PROBE}")
-        host_tmp = [str(Path(tempfile.gettempdir(), name)) for name in os.listdir(tempfile.gettempdir())]
+        roots = dict.fromkeys([tempfile.gettempdir(), str(view.parent)])  # the host's temp dir and the views' folder
+        host_tmp = [str(Path(root, name)) for root in roots for name in os.listdir(root)]
         shown = [view, allowed, *installation_paths(str(probe), SYSTEM_ENV)]
         ask = {
             "view": str(view),
@@ -313,13 +315,13 @@ def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path) ->
 
 
 @pytest.mark.parametrize("where", ["this interpreter", "a venv under the temp dir"])
-def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, where: str) -> None:
+def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, where: str, view_root: Path) -> None:
     if where == "this interpreter":  # a pyenv build or a venv outside /usr, wherever the checkout lives
-        assert sees_only_what_it_is_given(bwrap, tmp_path, Path(sys.executable)) is None
+        assert sees_only_what_it_is_given(bwrap, tmp_path, Path(sys.executable), view_root) is None
         return
     home = Path(tempfile.mkdtemp(prefix="bceval-test-venv-"))  # as a checkout under /tmp has its .venv
     try:
-        assert sees_only_what_it_is_given(bwrap, tmp_path, venv_under(home)) is None
+        assert sees_only_what_it_is_given(bwrap, tmp_path, venv_under(home), view_root) is None
     finally:
         shutil.rmtree(home)
 

@@ -26,7 +26,7 @@ from typing import Any
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.agents.settings import AgentSettings
-from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
+from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
@@ -74,6 +74,7 @@ class CommandAdapter(LiveAgent):
     ) -> None:
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
+        self._scrubbed_environ: dict[str, str] | None = None
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
@@ -90,7 +91,7 @@ class CommandAdapter(LiveAgent):
     # --- answering -------------------------------------------------------------------------------------------
 
     def answer(self, case: CaseInput) -> Answer:
-        view = build_view(case.request_path.parent, case.corpus, case.model_id)
+        view = built_view(case.request_path.parent, case.corpus, case.model_id)
         key = self.cache_key(view, case)
         base = {
             "case": case.model_id,
@@ -152,6 +153,13 @@ class CommandAdapter(LiveAgent):
         }
         write_atomic(cached_answer(self.cache_dir, key), dumps(record))
 
+    def _scrubbed(self) -> dict[str, str]:
+        """The isolated agent's environment without its working directory: the same for every attempt, so it is
+        worked out once (it resolves every hidden path)."""
+        if self._scrubbed_environ is None:
+            self._scrubbed_environ = scrubbed_environment(self.environ, list(self.hidden.values()), None)
+        return self._scrubbed_environ
+
     def _attempt(self, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = self.agent.isolation == "view"
         root = materialize(view) if isolated else None  # tracked until released: an interrupt removes it
@@ -162,7 +170,7 @@ class CommandAdapter(LiveAgent):
             prompt = b"" if self.reads_request_file else self.prompt(view, isolated).encode("utf-8")
             env = dict(self.environ)
             if isolated:
-                env = scrubbed_environment(self.environ, list(self.hidden.values()), workdir)
+                env = {**self._scrubbed(), "PWD": str(workdir)}
             argv = self.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,

@@ -32,6 +32,10 @@ _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
 _state = {"subreaper": None, "stopping": False}
+_stops = 0  # how many times stop_all ran: an agent whose start was under way by then is ended once it exists
+_starting = 0  # agents being started outside the lock (worker threads)
+_sweeping = 0  # `end`s looking for orphans: a start under way would look like one, so they wait for each other
+_quiet = threading.Condition(_lock)
 
 
 class Interrupted(BcevalError):
@@ -60,21 +64,59 @@ def _refuse_if_stopping() -> None:
 def start(
     argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any = subprocess.PIPE
 ) -> subprocess.Popen:
-    """Start an agent in its own session, remembered until `end`."""
-    with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
+    """Start an agent in its own session, remembered until `end`.
+
+    Agents are started side by side from worker threads, so there the fork and exec happen outside the lock
+    (holding it across Popen made every start wait for the one before). Only the main thread is ever
+    interrupted, so a start made there keeps the lock until the process is registered; one that finishes in a
+    worker after `stop_all` ran is ended at once (its whole tree) instead of being registered. While a start is
+    under way outside the lock no `end` looks for orphans (the new agent, a child of bceval in a session of its
+    own, would look like one), and the other way round."""
+    if threading.current_thread() is threading.main_thread():
+        with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
+            _refuse_if_stopping()
+            become_subreaper()
+            while _sweeping:
+                _quiet.wait()
+            process = _popen(argv, cwd, env, stdout, stderr, stdin)
+            _running.add(process)
+        return process
+    global _starting
+    with _lock:
         _refuse_if_stopping()
         become_subreaper()
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            env=env,
-            start_new_session=os.name == "posix",
-        )
-        _running.add(process)
+        while _sweeping:
+            _quiet.wait()
+        _starting += 1
+        stops = _stops
+    try:
+        process = _popen(argv, cwd, env, stdout, stderr, stdin)
+    finally:
+        with _lock:
+            _starting -= 1
+            _quiet.notify_all()
+    with _lock:
+        stopped = stops != _stops or _state["stopping"]
+        if not stopped:
+            _running.add(process)
+    if stopped:
+        end(process)
+        raise Interrupted("interrupted: no new agent or view is started")
     return process
+
+
+def _popen(
+    argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any
+) -> subprocess.Popen:
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        env=env,
+        start_new_session=os.name == "posix",
+    )
 
 
 def forget(process: subprocess.Popen) -> None:
@@ -190,19 +232,28 @@ def end(process: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     if sys.platform.startswith("linux"):
-        with _lock:
+        global _sweeping
+        with _lock:  # no agent is half-started (forked, not yet registered) while orphans are looked for
+            while _starting:
+                _quiet.wait()
+            _sweeping += 1
             others = frozenset(p.pid for p in _running if p is not process)
-        for _ in range(KILL_ROUNDS):
-            tree = _agent_tree(process.pid, _table(others))
-            if not tree:
-                break
-            for pid in tree:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            time.sleep(0.01)
-        _reap_orphans()
+        try:
+            for _ in range(KILL_ROUNDS):
+                tree = _agent_tree(process.pid, _table(others))
+                if not tree:
+                    break
+                for pid in tree:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.01)
+            _reap_orphans()
+        finally:
+            with _lock:
+                _sweeping -= 1
+                _quiet.notify_all()
     process.wait()
 
 
@@ -257,8 +308,10 @@ def _remove(root: Path) -> None:
 def stop_all() -> int:
     """Kill every agent still running (their whole trees) and remove every folder in use (on Ctrl-C); nothing
     new starts afterwards. Returns how many agents there were."""
+    global _stops
     with _lock:
         _state["stopping"] = True
+        _stops += 1
         running, views = list(_running), list(_views)
         _running.clear()
         _views.clear()

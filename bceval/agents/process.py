@@ -28,6 +28,7 @@ from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
 from bceval.agents.registry import AgentBase
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
+from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
 from bceval.usage import Usage
@@ -312,7 +313,8 @@ class LiveAgent(AgentBase):
 
     def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         started = time.monotonic()
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        scratch = view_parent()  # in memory where it can be: two files for every attempt
+        with tempfile.TemporaryFile(dir=scratch) as out, tempfile.TemporaryFile(dir=scratch) as err:
             try:
                 process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err)
             except OSError as exc:

@@ -15,6 +15,7 @@ import os
 import posixpath
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,12 +52,16 @@ class View:
     case_name: str  # the neutral case file, beside it
 
     def manifest(self) -> list[dict[str, Any]]:
-        """What the view holds: every path with its size and SHA-256, in path order."""
+        """What the view holds: every path with its size and SHA-256, in path order (a fresh copy each time)."""
+        return [dict(entry) for entry in self._manifest]
+
+    @cached_property  # asked for by the digest and the record: hash the files once
+    def _manifest(self) -> list[dict[str, Any]]:
         return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in sorted(self.files, key=_by_path)]
 
     @cached_property  # asked for by the cache key, the record and the answer: hash the files once
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.manifest(), sort_keys=True).encode("utf-8")).hexdigest()
+        return hashlib.sha256(json.dumps(self._manifest, sort_keys=True).encode("utf-8")).hexdigest()
 
     def text(self, path: str) -> str:
         return next(f.data for f in self.files if f.path == path).decode("utf-8")
@@ -107,6 +112,37 @@ def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     return View(tuple(files), request_name, case_name)
 
 
+_built: dict[tuple[str, str, str], tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
+_built_lock = threading.Lock()
+BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once per arm and epoch, case by case
+
+
+def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
+    """`build_view`, remembered while every file it was made of is unchanged (same size, inode, mtime and ctime):
+    an experiment asks the same view for every arm and epoch, and the graph asked for its digest before."""
+    key = (str(prepare_dir), str(corpus), model_id)
+    with _built_lock:
+        known = _built.get(key)
+    if known is not None and all(_signature(path) == signature for path, signature in known[1]):
+        return known[0]
+    _, sources = view_inputs(prepare_dir, corpus, model_id)
+    before = tuple((str(path), _signature(str(path))) for path in sources)  # before reading: a change wins
+    view = build_view(prepare_dir, corpus, model_id)
+    with _built_lock:
+        if len(_built) >= BUILT_VIEWS_KEPT:
+            _built.clear()
+        _built[key] = (view, before)
+    return view
+
+
+def _signature(path: str) -> tuple[int, ...]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ()
+    return (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def _read(path: Path) -> bytes:
     try:
         return read_regular_bytes(path)
@@ -130,15 +166,60 @@ def release(root: Path) -> None:
         remove(root)
 
 
+MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
+_view_parents: dict[tuple[str | None, str | None], Path] = {}
+
+
+def view_parent() -> Path:
+    """Where agent views (and an agent's captured output) go: a memory-backed temp folder where one exists
+    (/dev/shm, else XDG_RUNTIME_DIR), else the system temp dir. A view is written, read and removed for every
+    answer, and in memory that costs a fraction of what a disk does. TMPDIR, when set, is the user's choice and
+    wins. Each view is still its own mkdtemp folder (mode 0700, read-only inside), wherever it lives."""
+    key = (os.environ.get("TMPDIR"), os.environ.get("XDG_RUNTIME_DIR"))
+    if key not in _view_parents:
+        _view_parents[key] = _choose_view_parent(*key)
+    return _view_parents[key]
+
+
+def _choose_view_parent(tmpdir: str | None, runtime: str | None) -> Path:
+    if tmpdir is None and os.name == "posix":
+        for candidate in ("/dev/shm", runtime):
+            if candidate and _usable_memory_folder(candidate):
+                return Path(candidate)
+    return Path(tempfile.gettempdir())
+
+
+def _usable_memory_folder(folder: str) -> bool:
+    """A folder this process may create folders in, on a filesystem kept in memory (per /proc/self/mounts)."""
+    if not os.path.isabs(folder) or not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    real = os.path.realpath(folder)
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
+            table = [line.split()[1:3] for line in mounts if len(line.split()) >= 3]
+    except OSError:
+        return False
+    kind, longest = None, -1
+    for point, fstype in table:
+        point = point.replace("\\040", " ")
+        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) > longest:
+            kind, longest = fstype, len(point)
+    return kind in MEMORY_FILESYSTEMS
+
+
 def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
     """Remove the views and scratch folders of killed runs: bceval's by name and owner, their process gone,
-    untouched for STALE_AFTER. POSIX only: Windows has no harmless way to ask whether a process lives."""
+    untouched for STALE_AFTER; in `parent`, else in the system temp dir and the views' folder. POSIX only:
+    Windows has no harmless way to ask whether a process lives."""
     if os.name != "posix":
         return 0
     now = time.time() if now is None else now
+    if parent is None:
+        parents = dict.fromkeys([Path(tempfile.gettempdir()), view_parent()])
+        return sum(sweep_stale_folders(folder, now) for folder in parents)
     removed = 0
     try:
-        entries = list(os.scandir(parent or tempfile.gettempdir()))
+        entries = list(os.scandir(parent))
     except OSError:
         return 0
     for entry in entries:
@@ -167,10 +248,10 @@ def _alive(pid: int) -> bool:
 
 
 def _new_folder(parent: Path | None) -> Path:
+    where = parent or view_parent()
     try:
-        return temp_folder("view", parent)
+        return temp_folder("view", where)
     except OSError as exc:
-        where = parent or tempfile.gettempdir()
         raise BcevalError(
             f"{where}: cannot create an agent view there ({exc.strerror}); set TMPDIR to a writable folder"
         ) from None
@@ -182,27 +263,38 @@ def check_view_folder(parent: Path | None = None) -> None:
     release(_new_folder(parent))
 
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def materialize(view: View, parent: Path | None = None) -> Path:
-    """Write the view into a new folder under the system temp dir, read-only where the filesystem allows."""
+    """Write the view into a new folder (under `parent`, else `view_parent()`), read-only where the filesystem
+    allows. Made for every answer, so it is plain system calls on strings: each folder made once, each file
+    one open, write and close."""
     root = _new_folder(parent)
-    folders = [root]
-    owned = owned_in(root)
+    base = str(root)
+    folders = [base]
+    owned = owned_in(root)  # what `remove` may chmod back: only the files written here
     try:
-        made = {root}
-        for item in view.files:
-            target = root.joinpath(*item.path.split("/"))
-            for folder in reversed(target.parents):  # each folder once: a view is made for every case
-                if folder not in made and folder.is_relative_to(root):
-                    folder.mkdir()
+        made = {""}
+        for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
+            parts = item.path.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth])
+                if folder not in made:
+                    os.mkdir(os.path.join(base, folder))
                     made.add(folder)
-                    folders.append(folder)
-            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, READ_ONLY_FILE)
-            info = os.fstat(handle)
-            owned.add((info.st_dev, info.st_ino))
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(item.data)
+                    folders.append(os.path.join(base, folder))
+            handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
+            try:
+                info = os.fstat(handle)
+                owned.add((info.st_dev, info.st_ino))
+                data = memoryview(item.data)
+                while data:
+                    data = data[os.write(handle, data) :]
+            finally:
+                os.close(handle)
         for folder in reversed(folders):  # innermost first, the view itself last
-            folder.chmod(READ_ONLY_DIR)
+            os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:
         release(root)
         raise BcevalError(

@@ -56,13 +56,21 @@ def parse_numbers(text: str, flag: str, count: int) -> Any:
         raise BcevalError(f"{flag} needs {count} comma-separated numbers or none, got '{text}'") from None
 
 
-def parse_live(text: str) -> tuple[int, int, float] | None:
+def parse_live(text: str) -> list[tuple[int, int, float]] | None:
+    """One or more ANSWERS,JOBS,SECONDS measurements joined by '+', or None for 'none'."""
     from bceval.errors import BcevalError
 
+    if text.strip().lower() == "none":
+        return None
     try:
-        return parse_numbers(text, "--live", 3)
+        points = [parse_numbers(part, "--live", 3) for part in text.split("+")]
     except BcevalError:
-        raise BcevalError(f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.5) or none, got '{text}'") from None
+        points = [None]
+    if None in points:
+        raise BcevalError(
+            f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.2), several joined by '+', or none, got '{text}'"
+        )
+    return points
 
 
 def bench_command(
@@ -93,7 +101,7 @@ def bench_command(
         raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
     if corpus is not None and not corpus.is_dir():
         raise BcevalError(f"{corpus}: corpus directory does not exist")
-    if live is not None and (live[0] < 2 or live[1] < 1 or live[2] <= 0):
+    if live is not None and any(point[0] < 2 or point[1] < 1 or point[2] <= 0 for point in live):
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
@@ -101,7 +109,6 @@ def bench_command(
     return render_table(
         run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
     )
-
 
 
 def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:

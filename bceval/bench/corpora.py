@@ -113,8 +113,14 @@ def generate_corpus(root: Path, articles: int, seed: int = SEED) -> dict[str, An
     return {"articles": articles, "domains": len(domains)}
 
 
-def generate_live_corpus(root: Path, cases: int) -> None:
-    """`cases` cases (a positive and a clean one per domain, one paired article each) and no manifest."""
+VIEW_FILES = 12  # request, case file, leaf and nine candidate articles: the size of a typical real view
+
+
+def generate_live_corpus(root: Path, cases: int, view_files: int = VIEW_FILES) -> None:
+    """`cases` cases (a positive and a clean one per domain, one paired article each) and no manifest; every
+    domain also holds unpaired notes, so each case's view holds `view_files` files (request, case, leaf and
+    every article of its domain as a candidate) of a realistic size."""
+    notes = max(0, view_files - 4)
     for number in range(cases // 2):
         domain = f"area-{number:04d}"
         (root / "microsoft/skills/review").mkdir(parents=True, exist_ok=True)
@@ -126,3 +132,7 @@ def generate_live_corpus(root: Path, cases: int) -> None:
         (folder / "rule.md").write_text(article, "utf-8")
         for kind in ("good", "bad"):
             (folder / f"rule.{kind}.al").write_text(f'codeunit {50000 + number} "R {kind}"\n{{ {keyword} }}\n', "utf-8")
+        for note in range(notes):
+            body = " ".join(_WORDS[(note * 7 + step) % len(_WORDS)] for step in range(240))
+            text = f"---\ndomain: {domain}\nkeywords: [note{note}kw]\n---\n\n# Note {note} of {domain}\n\n{body}.\n"
+            (folder / f"note-{note}.md").write_text(text, "utf-8")

@@ -35,13 +35,18 @@ MEASUREMENTS = (
 class Run:
     seconds: float
     peak_rss_mb: float | None
-    cpu_seconds: float | None = None  # the process's own user + system time
+    cpu_seconds: float | None = None  # user + system time of the process and every child it waited for
+    started: float = 0.0  # time.time() when it was started
 
 
 def _run(args: list[str], env: dict[str, str]) -> Run:
-    """One fresh process; wall time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
+    """One fresh process; wall time, CPU time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
+    # stderr goes to a file, read at the end: a live run writes a line per answer, more than a pipe holds
+    errors = tempfile.TemporaryFile()
+    started = time.time()
     start = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
+    cpu = None
     if hasattr(os, "wait4"):
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
@@ -51,13 +56,15 @@ def _run(args: list[str], env: dict[str, str]) -> Run:
         cpu = usage.ru_utime + usage.ru_stime
     else:  # pragma: no cover - Windows has no wait4
         process.wait()
-        elapsed, peak, cpu = time.perf_counter() - start, None, None
-    error = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        elapsed, peak = time.perf_counter() - start, None
+    errors.seek(0)
+    error = errors.read().decode("utf-8", "replace")
+    errors.close()
     if process.returncode != 0:
         step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
         last = (error.strip().splitlines() or ["no output"])[-1]
         raise BcevalError(f"bench: {step} failed (exit {process.returncode}): {last}")
-    return Run(elapsed, peak, cpu)
+    return Run(elapsed, peak, cpu, started)
 
 
 _FLOOR = """
@@ -180,57 +187,159 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
 
 # --- live throughput: the harness's own cost around agents that take a fixed time -------------------------------
 
-# A fake agent for throughput: it drains its prompt, waits a fixed time and answers the one case of its view
-# (named by the request file there: bceval.layout.case_request_name, spelled in the script's own glob). A shell
-# script, so its own start-up costs next to nothing.
+# A fake agent for throughput: it drains its prompt, notes the moment the first agent started (a shell builtin:
+# the first to create the mark wins, later ones leave it as it is), waits a fixed time and answers the one case
+# of its view (named by the request file there: bceval.layout.case_request_name, spelled in the script's own
+# glob). A shell script, so its own start-up costs next to nothing.
 FIXED_TIME_AGENT = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
+(set -C; : > '{mark}') 2>/dev/null
 cat > /dev/null
 sleep {seconds}
 for request in request-case-*.json; do case=${{request#request-}}; case=${{case%.json}}; done
 printf '{{"cases":[{{"id":"%s","findings":[]}}]}}\\n' "$case"
 """
 
+# The floor: the same agent launched `answers` times, `jobs` at a time, by the plainest launcher Python has
+# (threads that each run one process with the prompt on stdin and its output captured), in one folder that
+# holds a request file. Whatever bceval spends beyond this is its own.
+_LAUNCHER = """
+import subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+agent, answers, jobs, folder, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+data = open(prompt, 'rb').read()
+def one(_):
+    done = subprocess.run([agent], input=data, cwd=folder, capture_output=True, start_new_session=True)
+    if done.returncode != 0 or not done.stdout:
+        raise SystemExit('the agent failed')
+with ThreadPoolExecutor(jobs) as pool:
+    list(pool.map(one, range(answers)))
+"""
 
-def _fixed_time_agent(tools: Path, seconds: float) -> tuple[Path, dict[str, str]]:
+
+@dataclass
+class Agent:
+    path: Path
+    mark: Path  # created by the first agent that starts
+    env: dict[str, str]
+
+    def first_start(self, run: Run) -> float | None:
+        """Seconds from the start of `run` to the first agent's start (None when none started)."""
+        try:
+            return round(self.mark.stat().st_mtime - run.started, 3)
+        except OSError:
+            return None
+
+
+def _fixed_time_agent(tools: Path, seconds: float) -> Agent:
     """The fixed-time agent in `tools` and the environment that lets bceval run it."""
     tools.mkdir()
-    agent = tools / "fixed-time-agent"
-    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds), encoding="utf-8")
+    agent, mark = tools / "fixed-time-agent", tools / "first-agent"
+    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds, mark=mark), encoding="utf-8")
     agent.chmod(0o755)
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return agent, env
+    return Agent(agent, mark, env)
 
 
-def _throughput(run: Run, answers: int, answered: int, jobs: int, seconds: float) -> dict[str, Any]:
-    """Wall time against the ideal (answers / jobs x seconds) and the harness's own time per answer."""
+def _floor(agent: Agent, scratch: Path, prepared: Path, answers: int, jobs: int) -> Run:
+    """The plain launcher (see _LAUNCHER) over the same agent, given a prompt of the size bceval gives it."""
+    folder = scratch / "floor-view"
+    if not folder.is_dir():
+        folder.mkdir()
+        request = min(prepared.rglob("request-case-*.json"))  # a prepared case's request, wherever it was prepared
+        shutil.copy(request, folder / request.name)
+        case = request.parent / (request.stem.removeprefix("request-") + ".al")
+        (scratch / "floor-prompt").write_bytes(request.read_bytes() + case.read_bytes())
+    args = [sys.executable, "-c", _LAUNCHER, str(agent.path), str(answers), str(jobs), str(folder)]
+    return _run([*args, str(scratch / "floor-prompt")], agent.env)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int, jobs: int, seconds: float) -> dict:
+    """Wall time (median of the rounds) against the ideal (answers / jobs x seconds) and against the floor measured
+    in the same rounds (no floors: no floor fields); the harness's own time per answer; its CPU per answer beyond
+    the floor's."""
     ideal = answers / jobs * seconds
-    return {
+    wall = _median([r.seconds for r in runs])
+    floor = _median([r.seconds for r in floors]) if floors else None
+    measured: dict[str, Any] = {
         "answered": answered,
         "jobs": jobs,
         "secondsPerAnswer": seconds,
         "idealSeconds": round(ideal, 3),
-        "wallSeconds": round(run.seconds, 3),
-        "ratioToIdeal": round(run.seconds / ideal, 3),
-        "overheadPerAnswerSeconds": round((run.seconds - ideal) * jobs / answers, 4),
-        "peakRssMb": run.peak_rss_mb,
+        "wallSeconds": round(wall, 3),
+        "runsSeconds": [round(r.seconds, 3) for r in runs],
+        "floorSeconds": round(floor, 3) if floor is not None else None,
+        "floorRunsSeconds": [round(r.seconds, 3) for r in floors],
+        "ratioToIdeal": round(wall / ideal, 3),
+        "floorRatioToIdeal": round(floor / ideal, 3) if floor is not None else None,
+        "ratioToFloor": round(wall / floor, 3) if floor is not None else None,
+        "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
+        "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
+        "cpuPerAnswerSeconds": None,
+        "floorCpuPerAnswerSeconds": None,
+        "ownCpuPerAnswerSeconds": None,
     }
+    if all(r.cpu_seconds is not None for r in runs):
+        cpu = _median([r.cpu_seconds for r in runs]) / answers  # type: ignore[misc]
+        measured["cpuPerAnswerSeconds"] = round(cpu, 5)
+        if floors and all(r.cpu_seconds is not None for r in floors):
+            floor_cpu = _median([r.cpu_seconds for r in floors]) / answers  # type: ignore[misc]
+            measured.update(
+                floorCpuPerAnswerSeconds=round(floor_cpu, 5), ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5)
+            )
+    return measured
 
 
-def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, progress: Any) -> dict[str, Any]:
-    """`bceval answer` with a live agent that takes `seconds` per case: wall time against the ideal
-    (answers / jobs x seconds), and the harness's overhead per answer, (wall - ideal) x jobs / answers."""
-    corpus, out = scratch / "live-corpus", scratch / "live-out"
+def measure_live(
+    scratch: Path, answers: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
+) -> dict[str, Any]:
+    """`bceval answer` with a live agent that takes `seconds` per case, each round in a fresh output folder (so
+    nothing is cached), beside the plain launcher's floor in the same round; see _throughput."""
+    where = scratch / f"live-{answers}-{jobs}"
+    corpus = where / "corpus"
     generate_live_corpus(corpus, answers)
-    agent, env = _fixed_time_agent(scratch / "live-bin", seconds)
+    agent = _fixed_time_agent(where / "bin", seconds)
     base = BCEVAL
-    where = ["--corpus", str(corpus), "--out", str(out)]
-    _run([*base, "prepare", *where], env)
-    progress(f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each")
-    command = [*base, "answer", *where, "--adapter", "command", "--command", agent.name, "--jobs", str(jobs)]
-    run = _run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], env)
-    answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
-    return {"answers": answers, **_throughput(run, answers, answered, jobs, seconds)}
+    runs, floors, answered = [], [], 0
+    for round_number in range(repeat):
+        out = where / f"out-{round_number}"
+        args = ["--corpus", str(corpus), "--out", str(out)]
+        _run([*base, "prepare", *args], agent.env)
+        progress(
+            f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each, round {round_number + 1}/{repeat}"
+        )
+        floors.append(_floor(agent, where, OutDir(out).prepare.path, answers, jobs))
+        command = [*base, "answer", *args, "--adapter", "command", "--command", agent.path.name, "--jobs", str(jobs)]
+        runs.append(_run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], agent.env))
+        answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
+        if round_number + 1 < repeat:
+            shutil.rmtree(out)
+    return {"answers": answers, **_throughput(runs, floors, answers, answered, jobs, seconds)}
+
+
+def _experiment_file(path: Path, name: str, corpus: Path, agent: Agent, arms: int, epochs: int, domains: int | None):
+    """An experiment of `arms` arms (each its own command, so nothing is shared); `domains` keeps the cases of the
+    first that many domains (area-0000, area-0001, ...), None keeps all."""
+    lines = [f"name: {name}", f"epochs: {epochs}"]
+    if domains is not None:
+        tens, rest = divmod(domains, 10)
+        globs = [f"area-{ten:03d}?" for ten in range(tens)] + ([f"area-{tens:03d}[0-{rest - 1}]"] if rest else [])
+        lines += ["k:", *(f"  - '{glob}'" for glob in globs)]
+    lines += ["defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
+    for number in range(1, arms + 1):
+        lines += [f"  - name: arm{number}", f"    command: {agent.path.name} --arm {number}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _state_bytes(out: Path) -> int:
+    """The size of doit's state in `out` (with any file its backend keeps beside it)."""
+    db = OutDir(out).doit_db
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
@@ -255,34 +364,70 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
         command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
         run = _run([*command, "--timeout", str(latency * 40 + 10)], env)
     answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
-    measured = _throughput(run, answers, answered, jobs, latency * RESPONSES_PER_CASE)
+    measured = _throughput([run], [], answers, answered, jobs, latency * RESPONSES_PER_CASE)  # no floor for it
     cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
     return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
 
 
 def measure_experiment(
-    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
 ) -> dict[str, Any]:
-    """`bceval experiment run` of `arms` arms (each its own command, so nothing is shared) x `epochs` x `cases`
-    with a fixed-time agent: wall time against the ideal (units / jobs x seconds). The variant is prepared
-    first (by `experiment report`), so the time is the answering's."""
-    corpus, out = scratch / "exp-corpus", scratch / "exp-out"
+    """`bceval experiment run` of `arms` arms x `epochs` x `cases` with a fixed-time agent, each round in a fresh
+    output folder, beside the floor of the same round (see _throughput). The variant is prepared first (by
+    `experiment report`), so the time is the answering's. Per round also: when the first agent started, a
+    rerun with nothing to do, and the size of doit's state. Then `experiment report` alone, on the whole
+    experiment and on ones of a quarter and half its cases (their answers come from the cache)."""
+    where = scratch / "experiment"
+    corpus = where / "corpus"
     generate_live_corpus(corpus, cases)
-    agent, env = _fixed_time_agent(scratch / "exp-bin", seconds)
-    lines = ["name: bench", f"epochs: {epochs}", "defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
-    for number in range(1, arms + 1):
-        lines += [f"  - name: arm{number}", f"    command: {agent.name} --arm {number}"]
-    experiment = scratch / "bench-experiment.yaml"
-    experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    agent = _fixed_time_agent(where / "bin", seconds)
+    experiment = _experiment_file(where / "bench.yaml", "bench", corpus, agent, arms, epochs, None)
     base = [*BCEVAL, "experiment"]
-    _run([*base, "report", str(experiment), "--out", str(out)], env)
     units = arms * epochs * cases
-    progress(f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s each")
-    run = _run([*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], env)
+    runs, floors, first, noop, state = [], [], [], [], []
+    out = where / "out"
+    for round_number in range(repeat):
+        out = where / f"out-{round_number}"
+        _run([*base, "report", str(experiment), "--out", str(out)], agent.env)
+        progress(
+            f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s "
+            f"each, round {round_number + 1}/{repeat}"
+        )
+        floors.append(_floor(agent, where, out, units, jobs))
+        agent.mark.unlink(missing_ok=True)
+        command = [*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"]
+        runs.append(_run(command, agent.env))
+        first.append(agent.first_start(runs[-1]))
+        noop.append(_run(command, agent.env).seconds)
+        state.append(_state_bytes(out))
+        if round_number + 1 < repeat:
+            shutil.rmtree(out)
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
+    reports = []
+    for share in (4, 2, 1):
+        domains = max(1, cases // share // 2)  # two cases a domain
+        size = cases if share == 1 else 2 * domains
+        name = "bench" if share == 1 else f"bench-{size}"
+        path = experiment
+        if share != 1:
+            path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, domains)
+            _run([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
+        progress(f"bench: experiment report of {arms * epochs * size} answers")
+        timed = [_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds for _ in range(repeat)]
+        reports.append({"answers": arms * epochs * size, "medianSeconds": round(_median(timed), 3)})
+    for smaller, larger in zip(reports, reports[1:], strict=False):
+        larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)
     shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
-    return {**shape, **_throughput(run, units, answered, jobs, seconds)}
+    starts = [value for value in first if value is not None]
+    return {
+        **shape,
+        **_throughput(runs, floors, units, answered, jobs, seconds),
+        "firstAgentSeconds": round(_median(starts), 3) if starts else None,
+        "noOpRerunSeconds": round(_median(noop), 3),
+        "stateBytesPerAnswer": round(_median(state) / units, 1),
+        "report": reports,
+    }
 
 
 def run_bench(
@@ -291,13 +436,13 @@ def run_bench(
     out_file: Path,
     progress: Any = None,
     corpus: Path | None = None,
-    live: tuple[int, int, float] | None = None,
+    live: list[tuple[int, int, float]] | None = None,
     experiment: tuple[int, int, int, int, float] | None = None,
     api: tuple[int, int, float] | None = None,
     view: tuple[int, int, int] | None = None,
 ) -> dict[str, Any]:
-    """Measure each synthetic size, or (with `corpus`) one real corpus, and live throughput (`live`: answers,
-    jobs, seconds per answer; None skips it); write the JSON report."""
+    """Measure each synthetic size, or (with `corpus`) one real corpus, live throughput (`live`: answers, jobs,
+    seconds per answer of each measurement; None skips it) and an experiment; write the JSON report."""
     progress = progress or (lambda message: print(message, file=sys.stderr))
     warm_bytecode(measured_environment())
     with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
@@ -305,8 +450,8 @@ def run_bench(
             measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
         else:
             measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
-        live_report = measure_live(Path(scratch), *live, progress) if live else None
-        experiment_report = measure_experiment(Path(scratch), *experiment, progress) if experiment else None
+        live_report = [measure_live(Path(scratch), *point, progress, repeat) for point in live or []] or None
+        experiment_report = measure_experiment(Path(scratch), *experiment, progress, repeat) if experiment else None
         api_report = measure_api(Path(scratch), *api, progress) if api else None
         view_report = None
         if view:
@@ -328,7 +473,7 @@ def run_bench(
             }
         )
     report = {
-        "benchVersion": 1,
+        "benchVersion": 2,
         "python": sys.version.split()[0],
         "sizes": measured,
         "growth": growth,

@@ -23,15 +23,27 @@ def render_table(report: dict[str, Any]) -> str:
             f"\nGrowth {step['from']:,} → {step['to']:,} articles ({step['sizeRatio']}×): cold prepare "
             f"{step['coldPrepareRatio']}×"
         )
-    live = report.get("live")
-    if live:
+    for live in report.get("live") or []:
         lines.append(f"\nLive throughput: {live['answered']} of {live['answers']} answers {_throughput_text(live)}")
     experiment = report.get("experiment")
     if experiment:
         lines.append(
-            f"Experiment overhead: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
+            f"\nExperiment: {experiment['arms']} arms × {experiment['epochs']} epochs × {experiment['cases']} "
             f"cases = {experiment['units']} answers ({experiment['answered']} answered) {_throughput_text(experiment)}"
         )
+        first = experiment["firstAgentSeconds"]
+        lines.append(
+            f"Experiment: first agent after {first:.2f} s; no-op rerun {experiment['noOpRerunSeconds']:.2f} s; doit "
+            f"state {experiment['stateBytesPerAnswer']:,.0f} bytes per answer"
+            if first is not None
+            else f"Experiment: no-op rerun {experiment['noOpRerunSeconds']:.2f} s"
+        )
+        steps = [
+            f"{step['answers']:,} answers {step['medianSeconds']:.2f} s"
+            + (f" ({step['growth']}×)" if "growth" in step else "")
+            for step in experiment["report"]
+        ]
+        lines.append("Experiment report alone: " + ", ".join(steps))
     api = report.get("api")
     if api and api.get("skipped"):
         lines.append(f"API agent throughput: skipped: {api['skipped']}")
@@ -60,9 +72,23 @@ def render_table(report: dict[str, Any]) -> str:
 
 
 def _throughput_text(measured: dict[str, Any]) -> str:
-    """How a throughput measurement (see _throughput) reads in the table."""
-    return (
-        f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
-        f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
-        f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+    """How a throughput measurement (see measure._throughput) reads in the table."""
+    if measured.get("floorSeconds") is None:  # measured without a floor (the api agent)
+        return (
+            f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
+            f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
+            f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
+        )
+    text = (
+        f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s, "
+        f"the plain launcher's floor {measured['floorSeconds']:.2f} s, the ideal {measured['idealSeconds']:.2f} s: "
+        f"{measured['ratioToFloor']:.3f}× the floor, {measured['ratioToIdeal']:.3f}× the ideal (the floor "
+        f"{measured['floorRatioToIdeal']:.3f}×)"
     )
+    if measured.get("ownCpuPerAnswerSeconds") is not None:
+        text += (
+            f"; CPU per answer {measured['cpuPerAnswerSeconds'] * 1000:.1f} ms, the floor's "
+            f"{measured['floorCpuPerAnswerSeconds'] * 1000:.1f} ms: bceval's own "
+            f"{measured['ownCpuPerAnswerSeconds'] * 1000:.1f} ms"
+        )
+    return text

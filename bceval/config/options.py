@@ -228,9 +228,10 @@ OTHERS: tuple[Option, ...] = (
         ("--live",),
         "BCEVAL_BENCH_LIVE",
         part="bench",
-        default="256,16,0.5",
+        default="256,16,0.2+1024,32,0.2",
         metavar="A,J,S",
-        help="live throughput: A answers at --jobs J, S seconds each (default 256,16,0.5; 'none' skips it)",
+        help="live throughput: A answers at --jobs J, S seconds each, beside a plain launcher's floor; several "
+        "joined by '+' (default 256,16,0.2+1024,32,0.2; 'none' skips it)",
         parser_default=True,
     ),
     Option(
@@ -240,7 +241,8 @@ OTHERS: tuple[Option, ...] = (
         part="bench",
         default="none",
         metavar="A,E,C,J,S",
-        help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each (e.g. 4,5,64,16,0.5)",
+        help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each, beside the floor "
+        "(e.g. 4,5,512,32,0.2)",
         parser_default=True,
     ),
     Option(

@@ -13,6 +13,7 @@ and view inputs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from bceval.agents.registry import capabilities
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
-from bceval.graph.doitlib import action, once
+from bceval.graph.doitlib import action, once, unchanged
 from bceval.layout import OutDir, RunDir, result_name
 from bceval.runs.identity import Asking, question
 from bceval.runs.selection import shard_cases
@@ -98,9 +99,9 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
 
     @once
     def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
-        from bceval.agents.view import build_view
+        from bceval.agents.view import built_view
 
-        return build_view(OutDir(Path(variant_out)).prepare.path, Path(corpus), model_id).digest
+        return built_view(OutDir(Path(variant_out)).prepare.path, Path(corpus), model_id).digest
 
     @create_after()
     def task_experiment_export() -> dict:
@@ -156,7 +157,6 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     def task_unit() -> Any:
         """One answer per (arm, epoch, case); an identical question asked by an earlier arm is shared."""
         from bceval.agents.base import case_input
-        from bceval.agents.view import view_inputs
         from bceval.experiment.plan import arm_settings
         from bceval.steps import experiment as experiment_steps
 
@@ -168,31 +168,36 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
                 asked = run.asked
+                identity, knows_answers = _identity(asked), capabilities(run.adapter).knows_answers
+                unit_action = _bound(answers, arm.name, epoch)
+                results = str(run.results_dir)
                 for case in shard_cases(chosen()[arm.name], settings.shard):
+                    # The view's digest covers every byte of every file the view is made of, so the task needs
+                    # no file dependencies: doit's state keeps a few bytes per answer, and a no-op run stats
+                    # nothing per answer (the digest is computed once per variant and case, for every arm).
                     try:
-                        _, inputs = view_inputs(run.prepare_dir, run.corpus, case.modelId)
                         digest = view_digest(str(run.out), str(run.corpus), case.modelId)
                     except BcevalError:
-                        inputs, digest = [], "unprepared"  # the action says so in one line
+                        digest = "unprepared"  # the action says so in one line
                     where = case_input(run.prepare_dir, run.corpus, case)
-                    expected = case.expected if capabilities(run.adapter).knows_answers else None
+                    expected = case.expected if knows_answers else None
                     key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
                     # the up-to-date dict keeps the shape earlier versions saved in doit's state
-                    uptodate = {**_identity(asked), "view": digest, "expected": expected}
+                    uptodate = {**identity, "view": digest, "expected": expected}
                     if not asked.isolated:  # it reads the arm's whole corpus
                         uptodate["corpus"] = str(run.corpus)
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
                     owner = owners.setdefault(key, name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
-                    target = run.results_dir / result_name(case.modelId)
-                    progress.total += not target.is_file()
+                    target = os.path.join(results, result_name(case.modelId))
+                    progress.total += not os.path.isfile(target)
                     yield {
                         "name": name,
-                        "actions": [action(experiment_steps.answer_unit, _bound(answers, arm.name, epoch), case, note)],
-                        "file_dep": [str(path) for path in inputs],
-                        "targets": [str(target)],
+                        "actions": [action(experiment_steps.answer_unit, unit_action, case, note)],
+                        "targets": [target],
                         "task_dep": [f"unit:{owner}"] if owner != name else [],
-                        "uptodate": [config_changed({**uptodate, "note": note}), target.is_file],
+                        # doit runs it when the target is missing: `targets` says so, no callable needed
+                        "uptodate": [unchanged({**uptodate, "note": note})],
                     }
 
     @create_after(executed="experiment_prepare")

@@ -539,5 +539,7 @@ def sandbox_test_under_tmp(scratch: Path) -> Outcome:
     bwrap = need_bwrap()
     with tempfile.TemporaryDirectory(prefix="bceval-catalogue-venv-") as home:
         interpreter = venv_under(Path(home))
-        problem = sees_only_what_it_is_given(bwrap, scratch, interpreter)
+        from bceval.agents.view import view_parent
+
+        problem = sees_only_what_it_is_given(bwrap, scratch, interpreter, view_parent())  # where real views go
     return Outcome(problem is None, problem or f"the expected set follows the binds of {interpreter}")

@@ -171,6 +171,10 @@ class BuildDir:
     def reading(self, key: str) -> Path:
         return self.path / "score" / key
 
+    def epoch_verdicts(self, results: Path) -> Path:
+        """An experiment report's verdicts of one run's results folder, with what they were judged from."""
+        return self.path / "epochs" / (hashlib.sha256(str(results).encode("utf-8")).hexdigest()[:16] + ".json")
+
     def answered(self, scope: str) -> Path:
         """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
         return self.path / "answered" / f"{scope}.log"

@@ -12,7 +12,11 @@ import pytest
 
 from bceval.errors import BcevalError
 from bceval.runs.record import WRITTEN, fold_written, note_written, read_current_record, tampered
-from bceval.steps.units import Journal, Unit, answer_units, stale, unit_state
+from bceval.steps.units import Journal, Unit, answer_units, stale, unit_state_maker
+
+
+def unit_state(values):
+    return unit_state_maker(values)("view")
 
 
 def _unit(tmp_path, name, calls, state="s", after=None, fail=None, seconds=0.0):

@@ -59,21 +59,24 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         """One unit (bceval.steps.units) per selected case: it depends on every byte its agent could see
         (request, case file, leaf, candidate articles: the view's digest), the answer key where the agent reads
         it, and the run's identity."""
-        from bceval.agents.view import built_view
-        from bceval.steps.units import Unit, unit_state
+        from bceval.agents.view import ViewDigests
+        from bceval.layout import OutDir
+        from bceval.steps.units import Unit, unit_state_maker
 
         _, chosen = inputs.selection
         knows_answers = capabilities(settings.adapter).knows_answers
+        state = unit_state_maker(run_identity)
+        digests = ViewDigests(prep, settings.corpus, OutDir(settings.out).build.view_digests)
         made = []
         for case in chosen:
             try:
-                digest = built_view(prep, settings.corpus, case.modelId).digest
+                digest = digests.digest(case.modelId)
             except BcevalError:
                 digest = "unprepared"  # the answer says so in one line
-            depends = {**run_identity, "view": digest, "expected": case.expected if knows_answers else None}
             target = str(settings.results_dir / result_name(case.modelId))
             answer = functools.partial(answering.answer_case, run_answers, case)
-            made.append(Unit(case.modelId, unit_state(depends), target, answer))
+            made.append(Unit(case.modelId, state(digest, case.expected if knows_answers else None), target, answer))
+        digests.save()
         return made
 
     @once

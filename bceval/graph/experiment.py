@@ -31,7 +31,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
 from bceval.graph.doitlib import action, once
 from bceval.layout import OutDir, RunDir, result_name
-from bceval.runs.identity import Asking, question
+from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.selection import shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
@@ -100,10 +100,12 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ")
 
     @once
-    def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
-        from bceval.agents.view import built_view
+    def view_digests(variant_out: str, corpus: str) -> Any:
+        """Every view's digest of one prepared variant (kept beside its build: see ViewDigests)."""
+        from bceval.agents.view import ViewDigests
 
-        return built_view(OutDir(Path(variant_out)).prepare.path, Path(corpus), model_id).digest
+        out = OutDir(Path(variant_out))
+        return ViewDigests(out.prepare.path, Path(corpus), out.build.view_digests)
 
     @create_after()
     def task_experiment_export() -> dict:
@@ -162,7 +164,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         from bceval.agents.base import case_input
         from bceval.experiment.plan import arm_settings
         from bceval.steps import experiment as experiment_steps
-        from bceval.steps.units import Unit, unit_state
+        from bceval.steps.units import Unit, unit_state_maker
 
         current = plan()
         owners: dict[str, str] = {}
@@ -175,29 +177,35 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                 run = arm_settings(current, arm, settings, epoch)
                 runs.append(run.run_dir)
                 asked = run.asked
-                identity, knows_answers = _identity(asked), capabilities(run.adapter).knows_answers
+                knows_answers = capabilities(run.adapter).knows_answers
+                identity = _identity(asked)
+                if not asked.isolated:  # it reads the arm's whole corpus
+                    identity["corpus"] = str(run.corpus)
+                key, state = key_maker(asked, __version__), unit_state_maker(identity)
                 unit_action = _bound(answers, arm.name, epoch)
                 results = str(run.results_dir)
+                digests = view_digests(str(run.out), str(run.corpus))
                 for case in shard_cases(chosen()[arm.name], settings.shard):
-                    # The view's digest covers every byte of every file the view is made of (it is computed once
-                    # per variant and case, for every arm), so no file is looked at per answer.
+                    # The view's digest covers every byte of every file the view is made of (known from an earlier
+                    # command while those files are as they were), so nothing is read per answer.
                     try:
-                        digest = view_digest(str(run.out), str(run.corpus), case.modelId)
+                        digest = digests.digest(case.modelId)
                     except BcevalError:
                         digest = "unprepared"  # the answer says so in one line
-                    where = case_input(run.prepare_dir, run.corpus, case)
                     expected = case.expected if knows_answers else None
-                    key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
-                    depends = {**identity, "view": digest, "expected": expected}
-                    if not asked.isolated:  # it reads the arm's whole corpus
-                        depends["corpus"] = str(run.corpus)
+                    if asked.isolated:
+                        where: tuple[str, ...] = ()
+                    else:
+                        found = case_input(run.prepare_dir, run.corpus, case)
+                        where = question(asked, digest, found.corpus, found.request_path).where
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
-                    owner = owners.setdefault(key, name)
+                    owner = owners.setdefault(key(digest, where, expected), name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
                     answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
                     target = os.path.join(results, result_name(case.modelId))
-                    state = unit_state({**depends, "note": note})
-                    made.append(Unit(name, state, target, answer, owner if owner != name else None))
+                    shares = owner if owner != name else None
+                    made.append(Unit(name, state(digest, expected, note), target, answer, shares))
+                digests.save()
         return made, runs
 
     @once

@@ -25,16 +25,22 @@ from bceval.jsonio import read_regular_text, write_atomic
 @dataclass(frozen=True)
 class Unit:
     name: str  # unique within its journal
-    state: str  # see unit_state
+    state: str  # see unit_state_maker
     target: str  # the result file: while it is missing the unit is answered again
     answer: Callable[[], None]
     after: str | None = None  # the unit whose answer this one shares: it is answered first
 
 
-def unit_state(values: dict[str, Any]) -> str:
-    """The digest of what an answer depends on (JSON values)."""
-    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+def unit_state_maker(identity: dict[str, Any]) -> Callable[[str, Any, Any], str]:
+    """The state of many units of one run: its identity (JSON values) is encoded once, then each unit adds its
+    view's digest, the answer key it may read and its note."""
+    fixed = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def state(view: str, expected: Any = None, note: Any = None) -> str:
+        own = json.dumps([view, expected, note], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(f"{fixed}\n{own}".encode()).hexdigest()[:32]
+
+    return state
 
 
 class Journal:

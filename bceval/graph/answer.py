@@ -10,7 +10,8 @@ answered             one line on how the run stands (always runs; it is cheap)
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from doit import create_after
@@ -55,19 +56,22 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         }
 
     @once
-    def units() -> list[Any]:
-        """One unit (bceval.steps.units) per selected case: it depends on every byte its agent could see
-        (request, case file, leaf, candidate articles: the view's digest), the answer key where the agent reads
-        it, and the run's identity."""
+    def view_digests() -> Any:
         from bceval.agents.view import ViewDigests
         from bceval.layout import OutDir
+
+        return ViewDigests(prep, settings.corpus, OutDir(settings.out).build.view_digests)
+
+    def units() -> Iterator[Any]:
+        """One unit (bceval.steps.units) per selected case, made as they are asked for: it depends on every byte
+        its agent could see (request, case file, leaf, candidate articles: the view's digest), the answer key
+        where the agent reads it, and the run's identity."""
         from bceval.steps.units import Unit, unit_state_maker
 
         _, chosen = inputs.selection
         knows_answers = capabilities(settings.adapter).knows_answers
         state = unit_state_maker(run_identity)
-        digests = ViewDigests(prep, settings.corpus, OutDir(settings.out).build.view_digests)
-        made = []
+        digests = view_digests()
         for case in chosen:
             try:
                 digest = digests.digest(case.modelId)
@@ -75,9 +79,8 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                 digest = "unprepared"  # the answer says so in one line
             target = str(settings.results_dir / result_name(case.modelId))
             answer = functools.partial(answering.answer_case, run_answers, case)
-            made.append(Unit(case.modelId, state(digest, case.expected if knows_answers else None), target, answer))
+            yield Unit(case.modelId, state(digest, case.expected if knows_answers else None), target, answer)
         digests.save()
-        return made
 
     @once
     def journal() -> Any:
@@ -86,13 +89,22 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
         return Journal(OutDir(settings.out).build.answered(f"run-{settings.run_name}"))
 
-    @once
-    def to_answer() -> list[Any]:
+    def to_answer() -> Iterator[Any]:
         from bceval.steps.units import stale
 
-        todo = stale(units(), journal())
-        progress.total = len(todo)
-        return todo
+        _, chosen = inputs.selection
+        present = set(os.listdir(settings.results_dir)) if settings.results_dir.is_dir() else set()
+        progress.total = sum(result_name(case.modelId) not in present for case in chosen)
+
+        def changed() -> None:  # one more than counted: a result given under another state
+            progress.total += 1
+
+        return stale(units(), journal(), changed)
+
+    def nothing_to_answer() -> bool:
+        from bceval.steps.units import stale
+
+        return next(stale(units(), journal()), None) is None  # stops at the first case to answer
 
     @create_after(executed="prepare")
     def task_answer() -> dict:
@@ -105,7 +117,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return {
             "actions": [action(answer_all)],
             "task_dep": ["run_record"],
-            "uptodate": [lambda: not to_answer()],
+            "uptodate": [nothing_to_answer],
         }
 
     def task_answered() -> dict:

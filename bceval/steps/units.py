@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,24 +75,49 @@ class Journal:
             write_atomic(self.path, text)
 
 
-def stale(units: Iterable[Unit], journal: Journal) -> list[Unit]:
-    """The units to answer, in their order: no result, or one given under another state."""
+def stale(units: Iterable[Unit], journal: Journal, changed: Callable[[], None] | None = None) -> Iterator[Unit]:
+    """The units to answer, in their order, as they come: no result, or one given under another state
+    (`changed` is told of each of those: a caller that counted the missing results up front counts it too)."""
     states = journal.states
-    return [unit for unit in units if states.get(unit.name) != unit.state or not os.path.isfile(unit.target)]
+    for unit in units:
+        if not os.path.isfile(unit.target):
+            yield unit
+        elif states.get(unit.name) != unit.state:
+            if changed is not None:
+                changed()
+            yield unit
 
 
-def answer_units(units: list[Unit], jobs: int, journal: Journal) -> None:
-    """Answer `units` (all stale), `jobs` at a time, each noted in the journal once it has a result. A unit that
-    shares another's answer waits for that one. The first error stops the handing out of units; the ones under
-    way finish, the journal is compacted, and the error is raised."""
+def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
+    """Answer `units` (all stale; taken from the iterable as workers get free, so the first agent starts as soon
+    as the first unit is known), `jobs` at a time, each noted in the journal once it has a result. A unit that
+    shares another's answer waits for that one (taken earlier, since it came first). The first error stops the
+    handing out of units; the ones under way finish, the journal is compacted, and the error is raised."""
     errors: list[BaseException] = []
-    finished = {unit.name: threading.Event() for unit in units}
+    finished: dict[str, threading.Event] = {}
     lock = threading.Lock()
     pending = iter(units)
+    taken = 0
+
+    def take() -> Unit | None:
+        nonlocal taken
+        with lock:
+            if errors:
+                return None
+            try:
+                unit = next(pending, None)
+            except BaseException as exc:  # noqa: BLE001 - making the next unit failed: raised below
+                errors.append(exc)
+                return None
+            if unit is not None:
+                finished[unit.name] = threading.Event()
+                taken += 1
+            return unit
 
     def one(unit: Unit) -> None:
-        if unit.after is not None and unit.after in finished:
-            finished[unit.after].wait()  # taken earlier by some worker: it finishes
+        owner = finished.get(unit.after) if unit.after is not None else None
+        if owner is not None:
+            owner.wait()  # taken earlier by some worker: it finishes
         try:
             if errors:
                 return  # woken by a failure, not by an answer: ask nothing
@@ -103,30 +128,27 @@ def answer_units(units: list[Unit], jobs: int, journal: Journal) -> None:
             finished[unit.name].set()
 
     def worker() -> None:
-        while True:
-            with lock:
-                unit = None if errors else next(pending, None)
-            if unit is None:
-                return
+        while (unit := take()) is not None:
             try:
                 one(unit)
             except BaseException as exc:  # noqa: BLE001 - raised again below, in the calling thread
                 with lock:
                     errors.append(exc)
-                for event in finished.values():  # nobody waits for an answer that will not come
+                    events = list(finished.values())
+                for event in events:  # nobody waits for an answer that will not come
                     event.set()
 
     try:
         if jobs <= 1:
             worker()  # in the calling thread, in order: what a serial build always did
         else:
-            threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, len(units)))]
+            threads = [threading.Thread(target=worker, daemon=True) for _ in range(jobs)]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
     finally:
-        if units:
+        if taken:
             journal.compact()
     if errors:
         raise errors[0]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from bceval.cli.parser import add_options
 
+API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
+
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = commands.add_parser(
@@ -42,9 +44,16 @@ def run(args: argparse.Namespace) -> int:
         from bceval.config import load_settings
         from bceval.steps.development_run import RunOptions, run_development
 
-        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow")
+        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
         settings = load_settings(**settings_flags(args, names))
-        return run_development(RunOptions.from_args(args, root_of(args), settings))
+        agent = None
+        if args.development_adapter == "api":  # bceval's own agent: its endpoint settings, no command line
+            from dataclasses import replace
+
+            from bceval.config import agent_settings
+
+            agent = agent_settings(replace(settings, adapter="api"))
+        return run_development(RunOptions.from_args(args, root_of(args), settings, agent))
     from bceval.steps.development import Options, run_mode
 
     return run_mode(

@@ -214,7 +214,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("timeout", "seconds the agent may work on one case", group="run"),
         Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
         Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
-    ),
+    )
+    + _API_USES,
 }
 
 

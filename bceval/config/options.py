@@ -425,7 +425,7 @@ OTHERS: tuple[Option, ...] = (
         part="development",
         default="command",
         metavar="NAME",
-        help="run: who works in each copy (command)",
+        help="run: who works in each copy: command (default) or api (bceval's own agent, live, opt-in)",
     ),
     Option(
         "development_guidance",

@@ -216,6 +216,14 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     )
     + _API_USES,
+    "evidence": _uses(
+        "kr_response",
+        "kr_root",
+        Use("kr_question_file", required=True),
+        "kr_read_evidence",
+        Use("kr_run_id", required=True),
+        "kr_enabled_layers",
+    ),
 }
 
 

@@ -444,6 +444,37 @@ OTHERS: tuple[Option, ...] = (
         part="development",
         help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
     ),
+    # evidence: the flags of `bceval evidence` (spec development.md §13)
+    Option(
+        "kr_response", kind="positional", part="knowledge", metavar="RESPONSE", help="the al-knowledge answer (JSON)"
+    ),
+    Option("kr_root", ("--root",), kind="path", part="knowledge", metavar="DIR", help="the corpus (default: .)"),
+    Option(
+        "kr_question_file",
+        ("--question-file",),
+        kind="path",
+        part="knowledge",
+        metavar="FILE",
+        help="the exact bound question, UTF-8 (a BOM is dropped, nothing is trimmed)",
+    ),
+    Option(
+        "kr_read_evidence",
+        ("--read-evidence",),
+        kind="path",
+        part="knowledge",
+        metavar="FILE",
+        help="read evidence the consumer collected from its own tool results; needed for cited answers",
+    ),
+    Option("kr_run_id", ("--run-id",), part="knowledge", metavar="ID", help="the current run, given by the consumer"),
+    Option(
+        "kr_enabled_layers",
+        ("--enabled-layers",),
+        part="knowledge",
+        default="microsoft,community,custom",
+        metavar="LIST",
+        help="comma-separated layers (default: microsoft,community,custom; '' disables every layer)",
+        parser_default=True,
+    ),
 )
 
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}

@@ -38,6 +38,7 @@ from bceval.development.checks import (
 )
 from bceval.development.digest import tree_digest
 from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
+from bceval.development.findings import findings_report_errors
 from bceval.development.manifest import Case, Loaded
 from bceval.development.prepare import write_prepared
 from bceval.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
@@ -612,10 +613,17 @@ def _review_gate(
             + (", timed out" if finished.timed_out else "")
         )
         answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if not finished.missing else None
-        if finished.missing:
-            infra = True
+        # a reviewer that did not start, timed out, or answered no findings-report gave no review: the gate did not
+        # run (infrastructure), which is never a pass and never the change's failure
         if answer is None:
-            outcome = "failed"
+            infra = True
+            log_lines.append(f"{path}: no findings-report JSON object in the reviewer's answer")
+            continue
+        invalid = findings_report_errors(answer)
+        if invalid:
+            infra = True
+            log_lines.append(f"{path}: the answer is not a findings-report: {invalid[0]}")
+            answers.append({"path": path, "answer": answer, "invalid": invalid})
             continue
         answers.append({"path": path, "answer": answer})
         broken = _broken_references(answer, view)
@@ -624,7 +632,8 @@ def _review_gate(
             outcome = "failed"
         if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
             outcome = "partial" if outcome == "completed" else outcome
-    findings = [f for a in answers for f in (a["answer"].get("findings") or []) if isinstance(f, dict)]
+    valid = [a for a in answers if "invalid" not in a]
+    findings = [f for a in valid for f in (a["answer"].get("findings") or []) if isinstance(f, dict)]
     merged = {
         "skill": {"id": "al-code-review", "version": 1},
         "outcome": outcome,
@@ -633,7 +642,7 @@ def _review_gate(
                 s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s)
                 for s in ("blocker", "major", "minor", "info")
             },
-            "coverage": {"worklist-size": len(al_files), "items-evaluated": len(answers)},
+            "coverage": {"worklist-size": len(al_files), "items-evaluated": len(valid)},
         },
         "findings": findings,
         "suppressed": [],
@@ -642,14 +651,14 @@ def _review_gate(
     write_atomic(DevelopmentCaseDir(folder).checks / "review.log", "\n".join(log_lines) + "\n")
     gating = gating_count(merged)
     if infra:
-        status = "not-run"
-    else:
-        status = "passed" if outcome == "completed" and gating == 0 else "failed"
+        details = "not-run: the reviewer gave no valid findings-report for every changed AL file; log checks/review.log"
+        return GateResult("review", skill, "not-run", details, None, 0.0, "checks/review.json", True)
+    status = "passed" if outcome == "completed" and gating == 0 else "failed"
     details = (
         f"{len(al_files)} changed AL file(s) reviewed, outcome {outcome}, {gating} gating finding(s); "
         f"log checks/review.log"
     )
-    return GateResult("review", skill, status, details, None, 0.0, "checks/review.json", infra)
+    return GateResult("review", skill, status, details, None, 0.0, "checks/review.json")
 
 
 def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:

@@ -334,8 +334,8 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
         data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
-    table = data.get("tool", {}).get("bceval", {})
-    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})
+    table = {key: value for key, value in data.get("tool", {}).get("bceval", {}).items() if key != "development"}
+    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})  # development: its own
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
     return {

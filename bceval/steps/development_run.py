@@ -31,6 +31,7 @@ from bceval.development.arms import CHECKPOINTS, arm_request, names_knowledge
 from bceval.development.checks import (
     Check,
     ChecksConfig,
+    checks_from_table,
     expand,
     read_checks,
     require_configured,
@@ -77,18 +78,31 @@ class RunOptions:
     guidance: str = "plan"
     sandbox_allow: tuple[Path, ...] = ()
     agent: Any = None  # the api adapter's AgentSettings (its endpoint); None for the command adapter
+    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
+    workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
-    def from_args(args: argparse.Namespace, root: Path, settings: Any, agent: Any = None) -> RunOptions:
+    def from_args(
+        args: argparse.Namespace, root: Path, settings: Any, agent: Any = None, project: dict[str, Any] | None = None
+    ) -> RunOptions:
         """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox), with the api
-        adapter's AgentSettings when it is the adapter."""
+        adapter's AgentSettings when it is the adapter, and what [tool.bceval.development] adds (`project`)."""
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
+        project = project or {}
+        inline = project.get("inline_checks") if not args.development_checks else None
+        checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
+        if inline is not None:
+            inline = {
+                "checks": inline,
+                **{k: project[k] for k in ("toolchain", "cases") if k in project},
+            }
+            checks = project["pyproject"]
         return RunOptions(
             root=root,
             out=Path(args.development_out),
             workspace_map=Path(args.development_workspace_map) if args.development_workspace_map else None,
-            checks=Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE,
+            checks=checks,
             adapter=args.development_adapter or "command",
             command=settings.command,
             model=settings.model,
@@ -101,6 +115,8 @@ class RunOptions:
             guidance=args.development_guidance or "plan",
             sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow),
             agent=agent,
+            inline_checks=inline,
+            workspaces=tuple(sorted((project.get("workspaces") or {}).items())),
         )
 
 
@@ -158,7 +174,11 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     loaded = validated_for_run(opts)
     if loaded is None:
         return EXIT_FAILED
-    config = read_checks(opts.checks)
+    if opts.inline_checks is not None:
+        config = checks_from_table(opts.inline_checks, opts.checks)
+    else:
+        config = read_checks(opts.checks)
+    config.workspaces.update(dict(opts.workspaces))
     require_configured(loaded, config)  # before any agent runs (§11.6)
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
     api = None

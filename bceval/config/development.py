@@ -14,14 +14,13 @@ these; these win over the defaults. Every problem is one line naming the file an
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from bceval.config import bceval_table
 from bceval.config.options import OPTIONS
 from bceval.development.checks import PINNED
 from bceval.errors import BcevalError
-from bceval.jsonio import read_regular_text
 
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
@@ -48,14 +47,8 @@ def _repository(value: Any, base: Path, where: str) -> str:
 
 def development_pyproject(cwd: Path) -> dict[str, Any]:
     """The [tool.bceval.development] values by key (without `development_`), converted; {} without the table."""
-    pyproject = cwd / "pyproject.toml"
-    if not pyproject.is_file():
-        return {}
-    try:
-        data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BcevalError(f"{pyproject}: cannot read {TABLE}: {exc}") from None
-    table = data.get("tool", {}).get("bceval", {}).get("development")
+    pyproject, found = bceval_table(cwd)
+    table = found.get("development")
     if table is None:
         return {}
     if not isinstance(table, dict):

@@ -136,9 +136,10 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
         record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
         # a case the run could not judge (a development run's infrastructure error) is counted apart, never a failure
+        listed = (record or {}).get("cases")  # a development run's case lines (a guidance run's is a count)
         errors = {
             c.get("case")
-            for c in (record or {}).get("cases", [])
+            for c in (listed if isinstance(listed, list) else [])
             if isinstance(c, dict) and c.get("verdict") == "error"
         }
         measures = judge.measures(loaded, run.results if run else None)

@@ -337,9 +337,12 @@ def _experiment_file(path: Path, name: str, corpus: Path, agent: Agent, arms: in
 
 
 def _state_bytes(out: Path) -> int:
-    """The size of doit's state in `out` (with any file its backend keeps beside it)."""
+    """The size of what a rerun reads to know what is up to date: doit's state (with any file its backend keeps
+    beside it) and bceval's journals of the answers given (bceval.steps.units)."""
     db = OutDir(out).doit_db
-    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+    size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+    journals = OutDir(out).build.answered("x").parent
+    return size + sum(p.stat().st_size for p in journals.glob("*.log") if p.is_file())
 
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
@@ -415,7 +418,13 @@ def measure_experiment(
             _run([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
         progress(f"bench: experiment report of {arms * epochs * size} answers")
         timed = [_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds for _ in range(repeat)]
-        reports.append({"answers": arms * epochs * size, "medianSeconds": round(_median(timed), 3)})
+        # and once without the verdicts an earlier report kept (every result file read and judged again)
+        for kept in OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"):
+            shutil.rmtree(kept)
+        cold = _run([*base, "report", str(path), "--out", str(out)], agent.env).seconds
+        reports.append(
+            {"answers": arms * epochs * size, "medianSeconds": round(_median(timed), 3), "coldSeconds": round(cold, 3)}
+        )
     for smaller, larger in zip(reports, reports[1:], strict=False):
         larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)
     shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}

@@ -41,6 +41,7 @@ def render_table(report: dict[str, Any]) -> str:
         steps = [
             f"{step['answers']:,} answers {step['medianSeconds']:.2f} s"
             + (f" ({step['growth']}×)" if "growth" in step else "")
+            + (f", {step['coldSeconds']:.2f} s judging every result again" if "coldSeconds" in step else "")
             for step in experiment["report"]
         ]
         lines.append("Experiment report alone: " + ", ".join(steps))

@@ -119,6 +119,11 @@ def main():
         print(json.dumps({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Read"]}))
         print(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}}))
         print(json.dumps(envelope(answer)))
+    elif mode == "json-tokens":  # an envelope with tokens and its model but no cost (a price table prices it)
+        tokens_only = envelope(answer)
+        del tokens_only["total_cost_usd"]
+        tokens_only["modelUsage"] = {"fake-model-1": {"inputTokens": 1000, "outputTokens": 200}}
+        print(json.dumps(tokens_only))
     elif mode == "not-logged-in":  # what Claude Code prints without a login: exit 1, is_error with "success"
         print(json.dumps(envelope("Not logged in", subtype="success", is_error=True)))
         return 1

@@ -24,6 +24,7 @@ class AgentOutput:
     failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
     usage: Usage
     format: str  # "plain", "json" or "stream-json"
+    model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
 
 
 def _is_envelope(value: Any) -> bool:
@@ -46,11 +47,24 @@ def _usage(envelope: dict[str, Any]) -> Usage:
     )
 
 
-def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
+def _reported_model(envelope: dict[str, Any], init: Any = None) -> str | None:
+    """The model an envelope names: the stream's `init` line's `model`, else the one key of `modelUsage` (an
+    answer that used several models names none: their tokens cannot be told apart)."""
+    if isinstance(init, dict) and init.get("type") == "system" and isinstance(init.get("model"), str) and init["model"]:
+        return init["model"]
+    used = envelope.get("modelUsage")
+    if isinstance(used, dict) and len(used) == 1:
+        (name,) = used
+        return name if isinstance(name, str) and name else None
+    return None
+
+
+def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> AgentOutput:
     if envelope.get("type") != "result":
         detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
         return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
     usage = _usage(envelope)
+    model = _reported_model(envelope, init)
     subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
     if envelope.get("is_error") is True or subtype != "success":
         name = (subtype or "unknown")[:60]
@@ -58,10 +72,10 @@ def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
         extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
         flag = ", is_error" if envelope.get("is_error") is True else ""
         detail = f"the agent reported an error ({name}{flag}{extra})"
-        return AgentOutput(None, ("agent-error", detail, name), usage, form)
+        return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
     if not isinstance(envelope.get("result"), str):
-        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form)
-    return AgentOutput(envelope["result"], None, usage, form)
+        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
+    return AgentOutput(envelope["result"], None, usage, form, model)
 
 
 def read_agent_output(stdout: str) -> AgentOutput:
@@ -77,5 +91,5 @@ def read_agent_output(stdout: str) -> AgentOutput:
             if last is None:
                 broken = ("invalid-output", "stream-json output ends in a broken line", None)
                 return AgentOutput(None, broken, Usage(), "stream-json")
-            return _from_result(last, "stream-json")
+            return _from_result(last, "stream-json", first)
     return AgentOutput(stdout, None, Usage(), "plain")

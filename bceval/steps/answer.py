@@ -93,16 +93,23 @@ def budget_warning(settings: Settings) -> str | None:
     """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
     if settings.max_cost is None:
         return None
-    prices = settings.prices
-    if settings.endpoint is not None and prices is not None and prices.price(settings.model) is not None:
+    return unpriced_warning(f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model])
+
+
+def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
+    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models` (every
+    live agent's answers are then counted only where their endpoint or agent reports what they cost)."""
+    missing = [model for model in dict.fromkeys(models) if prices is None or prices.price(model) is None]
+    if not missing:
         return None
+    named = ", ".join(f"'{model}'" if model else "the agent's own model (no --model)" for model in missing)
     where = (
-        f"the price table ({prices.source}) has no price for '{settings.model}'"
+        f"the price table ({prices.source}) has no price for {named}"
         if prices is not None
         else "no price table was given (--prices or [tool.bceval.prices])"
     )
     return (
-        f"bceval: warning: --max-cost {settings.max_cost:g} cannot be enforced before answers report a cost: {where}; "
+        f"bceval: warning: {budget} cannot be enforced before answers report a cost: {where}; "
         "it applies only to answers whose endpoint or agent reports what they cost"
     )
 

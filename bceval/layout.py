@@ -339,6 +339,11 @@ class ExperimentDir:
         """Where a guidance arm's epoch keeps its run directories."""
         return self.variant(variant).guidance / f"{arm}-e{epoch}"
 
+    @property
+    def cost_ledger(self) -> Path:
+        """What the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it."""
+        return self.path / "cost-ledger.jsonl"
+
 
 # --- the answer cache --------------------------------------------------------------------------------------------
 

@@ -92,3 +92,69 @@ def test_a_command_agents_reported_cost_wins_and_an_unknown_one_says_the_budget_
     assert "no price table was given" in warning[0]
     assert err.index(warning[0]) < min(i for i, line in enumerate(err) if line.startswith("[1/"))  # before the run
     assert len(run_files(out, "result", "command")) == CASES and run_files(out, "infra", "command") == {}
+
+
+def experiment_file(tmp_path: Path, budget: str) -> Path:
+    file = tmp_path / "models.yaml"
+    file.write_text(
+        f"name: models\n{budget}defaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\n"
+        "  command: fake-agent --model {model}\narms:\n  - name: small\n    model: m1\n"
+        "  - name: large\n    model: m2\n",
+        encoding="utf-8",
+    )
+    return file
+
+
+def test_an_experiments_budget_bounds_all_its_arms_and_a_larger_one_answers_only_the_rest(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    agent.mode("json")  # 0.0125 USD per answer, as the envelope reports it
+    file = experiment_file(tmp_path, "maxCost: 0.1\n")
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--retry-wait", "0")
+    assert code in (0, 1), lines + err
+    assert sum("maxCost 0.1 cannot be enforced before" in line for line in err) == 1  # no price table: said once
+    assert len(agent.calls()) == 8  # 8 x 0.0125 reaches 0.1: no case of either arm starts after that
+    folder = out / "experiments" / "models"
+    ledger = [json.loads(line) for line in (folder / "cost-ledger.jsonl").read_text().splitlines()]
+    assert len(ledger) == 8 and sum(entry["costUsd"] for entry in ledger) == pytest.approx(0.1)
+    report = json.loads((folder / "report.json").read_text())
+    arms = {arm["name"]: arm for arm in report["arms"]}
+    assert arms["small"]["answered"] == 8 and arms["small"]["notStarted"] == CASES - 8
+    assert arms["large"]["answered"] == 0 and arms["large"]["notStarted"] == CASES
+    assert all(arm["infrastructureFailures"] == 0 and arm["missing"] == 0 for arm in arms.values())
+    assert report["partial"] is True
+    assert report["budget"] == {"maxCost": 0.1, "knownCost": pytest.approx(0.1), "reached": True, "notStarted": 24}
+    partial = "Experiment models: partial: its known cost 0.1000 USD reached maxCost 0.1; 24 (case, epoch) answer(s)"
+    assert any(line.startswith(partial) for line in lines)
+    markdown = (folder / "report.md").read_text()
+    assert "24 not started (budget)" in markdown and "Budget: maxCost 0.1 USD" in markdown
+
+    file = experiment_file(tmp_path, "maxCost: 1\n")
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--retry-wait", "0")
+    assert code in (0, 1), lines + err
+    assert len(agent.calls()) == 2 * CASES  # only the 24 not started were asked
+    report = json.loads((folder / "report.json").read_text())
+    assert report["partial"] is False and report["budget"]["reached"] is False
+    assert report["budget"]["knownCost"] == pytest.approx(0.4)
+    assert all(arm["answered"] == CASES and arm["notStarted"] == 0 for arm in report["arms"])
+
+
+def test_a_budget_an_experiment_cannot_enforce_says_so_and_an_arms_maxcost_is_refused(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    agent.mode("oracle")  # plain output: no cost
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  m1: {input: 1, output: 1}\n", encoding="utf-8")
+    file = experiment_file(tmp_path, "")
+    flags = ["--out", out, "--retry-wait", "0", "--max-cost", "0.01", "--prices", prices]
+    code, lines, err = run_cli(capsys, "experiment", "run", file, *flags)
+    assert code in (0, 1), lines + err
+    warning = [line for line in err if "cannot be enforced before answers report a cost" in line]
+    assert warning == [
+        "bceval: warning: maxCost 0.01 cannot be enforced before answers report a cost: the price table "
+        f"({prices}) has no price for 'm2'; it applies only to answers whose endpoint or agent reports what they cost"
+    ]
+    assert len(agent.calls()) == 2 * CASES  # nothing known was spent: nothing stopped
+
+    file.write_text(file.read_text().replace("    model: m2\n", "    model: m2\n    maxCost: 3\n"), encoding="utf-8")
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 2 and len(err) == 1
+    assert "unknown field 'arms[1].maxCost': maxCost bounds the whole experiment" in err[0]

@@ -289,7 +289,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
-        max_cost=fields["maxCost"] if fields.get("maxCost") is not None else settings.max_cost,
+        max_cost=None,  # the experiment's one budget bounds every arm and epoch (experiment_budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",
         epoch=epoch,
@@ -305,6 +305,12 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         cache_salt=arm.name if settings.no_share and not arm.control else "",
         hide=(settings.out,),
     )
+
+
+def experiment_budget(plan: Plan, settings: Settings) -> float | None:
+    """The experiment's budget in USD: its file's maxCost, else --max-cost (BCEVAL_MAX_COST); None for none."""
+    limit = plan.experiment.maxCost
+    return limit if limit is not None else settings.max_cost
 
 
 def default_manifest(corpus: Path) -> Path | None:

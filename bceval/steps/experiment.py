@@ -74,6 +74,22 @@ def write_run_record(settings: Settings, selected: list[str]) -> None:
     write(settings, selected, replace=True)
 
 
+def experiment_spending(plan: Plan, settings: Settings) -> Any:
+    """The experiment's budget over every arm and epoch (bceval.steps.answer.LedgerBudget), or None without one;
+    when a live arm's cost is not known up front (no price for its model), one line says so before any case."""
+    from bceval.experiment.plan import experiment_budget
+    from bceval.steps.answer import LedgerBudget, unpriced_warning
+
+    limit = experiment_budget(plan, settings)
+    if limit is None:
+        return None
+    runs = [arm_settings(plan, arm, settings, 1) for arm in plan.arms]
+    warning = unpriced_warning(f"maxCost {limit:g}", settings.prices, [run.model for run in runs if run.live])
+    if warning:
+        print(warning, file=sys.stderr)
+    return LedgerBudget(limit, plan.folder.cost_ledger)
+
+
 def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
     from bceval.steps.prepare import require_complete
 
@@ -84,7 +100,7 @@ def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, An
 
 def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
     """report.json, .md and .html of the experiment; its verdict lines on stdout."""
-    from bceval.experiment.render import headline, render_html, render_markdown
+    from bceval.experiment.render import budget_line, headline, render_html, render_markdown
     from bceval.scorecard.model import created_at
     from bceval.steps.experiment_report import load_report
 
@@ -98,6 +114,8 @@ def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callabl
         print(f"bceval: warning: {warning}", file=sys.stderr)
     for line in headline(report):
         print(line)
+    if budget_line(report):
+        print(budget_line(report))
     print(f"Report: {folder.report('md')}")
 
 

@@ -72,7 +72,7 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
     from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
 
     report = aggregate(cases, readings, thresholds, infra, None, settings.require_read, corpus_article(settings.corpus))
-    return {v.id: v if (v.answered or v.infrastructureFailure) else None for v in report.cases}
+    return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
 
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
@@ -104,6 +104,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                     verdict.passed if verdict.answered else None,
                     link,
                     infra=bool(verdict.infrastructureFailure),
+                    not_started=verdict.notAnswered == "budget",
                     shared=bool(verdict.sharedFrom),
                     answered=bool(verdict.answered),
                     cached=bool(verdict.cached),
@@ -166,7 +167,16 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
             outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
-    return build_report(plan, outcomes, created, earlier)
+    return build_report(plan, outcomes, created, earlier, _budget(plan, settings))
+
+
+def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:
+    """The experiment's budget and what its ledger says was spent, or None without a budget."""
+    from bceval.experiment.plan import experiment_budget
+    from bceval.steps.answer import LedgerBudget
+
+    limit = experiment_budget(plan, settings)
+    return None if limit is None else (limit, LedgerBudget(limit, plan.folder.cost_ledger).known())
 
 
 def _previous_report(path: Path) -> Any:

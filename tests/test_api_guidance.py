@@ -117,3 +117,41 @@ def test_only_a_complete_read_matching_the_checkouts_article_backs_a_citation(tm
     assert reads.opened == ["a/changed.md", "a/extra.md", "a/partial.md", "a/whole.md"]
     assert reads.citedWithoutCompleteRead == ["a/partial.md", "a/changed.md", "a/unread.md", "../escape.md"]
     assert reads.readNotCited == ["a/extra.md"]
+
+
+def test_an_experiments_budget_stops_whole_guidance_runs_and_a_larger_one_runs_only_the_rest(
+    tmp_path, monkeypatch, capsys
+):
+    from cliutil import run_cli
+
+    demo = Demo(tmp_path, monkeypatch, capsys)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 0.001 USD per response
+    with ChatServer({}) as server:
+        for path in demo.answers["plan"].glob("result-*.json"):
+            server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+
+        def run(budget: str) -> dict:
+            file = tmp_path / "g.yaml"
+            file.write_text(
+                f"name: g\nmaxCost: {budget}\nepochs: 2\ndefaults:\n  corpus: {demo.knowledge}\n  evaluator: plan\n"
+                f"  workspaceMap: {demo.dir / 'workspace-map.plan.json'}\n  adapter: api\n  model: guide\n"
+                f"  baseUrl: {server.base_url}\narms:\n  - name: a\n  - name: b\n",
+                encoding="utf-8",
+            )
+            code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out", "--prices", prices)
+            assert code in (0, 1), lines + err
+            return json.loads((tmp_path / "out" / "experiments" / "g" / "report.json").read_text())
+
+        report = run("0.01")  # one run of 4 cases x 3 responses costs 0.012: the other three never start
+        assert len(server.requests("guide")) == 12
+        arms = {arm["name"]: arm for arm in report["arms"]}
+        assert arms["a"]["answered"] == 4 and arms["a"]["notStarted"] == 4 and arms["b"]["notStarted"] == 8
+        assert report["partial"] is True and report["budget"]["reached"] is True
+        assert report["budget"]["knownCost"] == pytest.approx(0.012)
+
+        report = run("1")
+        assert len(server.requests("guide")) == 4 * 12  # the three runs not started, and no other
+        assert report["partial"] is False and all(arm["notStarted"] == 0 for arm in report["arms"])
+        assert report["budget"]["knownCost"] == pytest.approx(0.048)

@@ -68,6 +68,10 @@ class Plan:
         """Where the whole runs of an arm's epoch go (an evaluator whose unit is a run): run-0001, ..."""
         return self.folder.guidance_runs(self.arm(arm_name).variant, arm_name, epoch)
 
+    def budget_stop(self, arm_name: str, epoch: int) -> Path:
+        """The note that the experiment's budget kept a whole-run arm's epoch from starting."""
+        return self.folder.budget_stop(self.arm(arm_name).variant, arm_name, epoch)
+
     def arm(self, name: str) -> ArmPlan:
         return next(arm for arm in self.arms if arm.name == name)
 

@@ -145,7 +145,12 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
             transcript = run.transcript(model_id) if run else None
             link = transcript.relative_to(plan.out).as_posix() if transcript and transcript.is_file() else None
             if record is None:
-                units.append(CaseOutcome(case.id, model_id, arm.evaluator, kind, None, link, missing=True))
+                stopped = plan.budget_stop(arm.name, epoch).is_file()  # the budget kept it from starting
+                units.append(
+                    CaseOutcome(
+                        case.id, model_id, arm.evaluator, kind, None, link, missing=not stopped, not_started=stopped
+                    )
+                )
                 continue
             measure = (measures or {}).get(case.id)
             units.append(

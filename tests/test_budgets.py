@@ -158,3 +158,32 @@ def test_a_budget_an_experiment_cannot_enforce_says_so_and_an_arms_maxcost_is_re
     code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out)
     assert code == 2 and len(err) == 1
     assert "unknown field 'arms[1].maxCost': maxCost bounds the whole experiment" in err[0]
+
+
+def test_a_stream_json_agents_read_calls_are_its_own_trace_never_evidence(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    agent.mode("stream-json-reads")
+    code, lines, err = answer(capsys, out)
+    assert code == 0, lines + err
+    documents = run_files(out, "result", "command")
+    assert len(documents) == CASES
+    for document in documents.values():
+        record = document["record"]
+        assert record["readBy"] == "agent-trace" and "readEvidence" not in record
+        reads = [item["path"] for item in record["agentTrace"]["reads"]]
+        assert reads == record["candidates"]  # relative to the agent's folder: the request's own paths
+    base = ["score", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "command"]
+    code, lines, err = run_cli(capsys, *base)
+    assert code == 0 and lines[-1].startswith("Review evaluation PASSED"), lines + err
+    report = json.loads((out / "runs" / "command" / "score.json").read_text())
+    traced = [case["reads"] for case in report["cases"] if "reads" in case]
+    assert len(traced) == CASES and all(reads["source"] == "agent-trace" for reads in traced)
+    cited = [reads for reads in traced if reads["cited"]]
+    assert cited and all(reads["citedWithoutCompleteRead"] == reads["cited"] for reads in cited)  # nothing backed
+    assert all(reads["opened"] and set(reads["cited"]) <= set(reads["opened"]) for reads in cited)
+    assert "readEvidence" not in report  # no case has bceval's own evidence
+
+    code, lines, err = run_cli(capsys, *base, "--require-read")
+    assert code == 1
+    problems = [line for line in lines + err if "agent's trace of the reads it asked for, which is no proof" in line]
+    assert len(problems) == len(cited)

@@ -9,7 +9,7 @@ checked). Anything else that looks like an envelope but is not one of these is r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bceval.jsonio import parse_json_text
@@ -25,6 +25,7 @@ class AgentOutput:
     usage: Usage
     format: str  # "plain", "json" or "stream-json"
     model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
+    trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
 
 
 def _is_envelope(value: Any) -> bool:
@@ -91,5 +92,32 @@ def read_agent_output(stdout: str) -> AgentOutput:
             if last is None:
                 broken = ("invalid-output", "stream-json output ends in a broken line", None)
                 return AgentOutput(None, broken, Usage(), "stream-json")
-            return _from_result(last, "stream-json", first)
+            output = _from_result(last, "stream-json", first)
+            return replace(output, trace=read_calls(lines[1:-1]))
     return AgentOutput(stdout, None, Usage(), "plain")
+
+
+TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
+
+
+def read_calls(lines: list[str]) -> tuple[dict[str, Any], ...]:
+    """The file reads a Claude Code stream shows: each `assistant` message's `tool_use` of the Read tool, as
+    `{path, offset?, limit?}` with the path as the agent gave it. This is what the agent says it asked for; bceval
+    did not see the file it got, so it is never read evidence."""
+    calls: list[dict[str, Any]] = []
+    for line in lines:
+        event = parse_json_text(line) if line.startswith("{") else None
+        message = event.get("message") if isinstance(event, dict) and event.get("type") == "assistant" else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") != "Read":
+                continue
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            path = given.get("file_path")
+            if isinstance(path, str) and path and len(calls) < TRACE_CAP:
+                call: dict[str, Any] = {"path": path[:4096]}
+                for key in ("offset", "limit"):
+                    if known_number(given.get(key)) is not None:
+                        call[key] = given[key]
+                calls.append(call)
+    return tuple(calls)

@@ -356,6 +356,8 @@ class LiveAgent(AgentBase):
         record.update(format=output.format, usage=spent.as_record())
         if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
             record.update(costFrom="prices", pricedModel=priced_as)
+        if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
+            record.update(agentTrace=list(output.trace))
         if output.failure is not None:  # an agent's own error report says more than its exit code
             record.update(outcome=output.failure[0], detail=output.failure[1])
             return _Attempt(record, failure=output.failure, usage=usage)

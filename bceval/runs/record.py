@@ -152,6 +152,7 @@ def guidance_record(
     agent: dict[str, Any] | None = None,
     usage: dict[str, Any] | None = None,
     evidence: dict[str, Any] | None = None,
+    reads: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A guidance run's record: its adapter (a live agent's settings and usage), its manifest and verdict, and where
     bceval ran the agent's tools, per case its read evidence and what it shows (opened, cited, cited without a
@@ -169,7 +170,7 @@ def guidance_record(
         "passed": outcome.passed,
         "problems": outcome.problems,
         **({"readEvidence": evidence} if evidence else {}),
-        **({"reads": outcome.reads} if outcome.reads is not None else {}),
+        **({"reads": reads} if reads is not None else {}),
     }
 
 

@@ -134,6 +134,7 @@ def run_guidance(
         agent=adapter.describe() if can.live else None,
         usage=adapter.usage.as_record() if can.reports_usage else None,
         evidence={case.id: evidence[case.hashed] for case in manifest.cases if case.hashed in evidence} or None,
+        reads=outcome.reads,
     )
     write_record(run_dir.path, record, exclusive=True)
     return outcome

@@ -171,6 +171,14 @@ class BuildDir:
     def reading(self, key: str) -> Path:
         return self.path / "score" / key
 
+    def epoch_verdicts(self, results: Path) -> Path:
+        """An experiment report's verdicts of one run's results folder, with what they were judged from."""
+        return self.path / "epochs" / (hashlib.sha256(str(results).encode("utf-8")).hexdigest()[:16] + ".json")
+
+    def answered(self, scope: str) -> Path:
+        """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
+        return self.path / "answered" / f"{scope}.log"
+
 
 # --- runs --------------------------------------------------------------------------------------------------------
 
@@ -194,6 +202,12 @@ class RunDir:
     @property
     def results(self) -> Path:
         return self.path / RESULTS
+
+    @property
+    def written_journal(self) -> Path:
+        """What bceval wrote into results/ since run.json last took it in (one line per file; see
+        bceval.runs.record.note_written); folded into run.json when the answering ends."""
+        return self.path / ".written.log"
 
     @property
     def transcripts(self) -> Path:

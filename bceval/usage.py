@@ -29,16 +29,19 @@ class Usage:
     def plus(self, other: Usage) -> Usage:
         """Field by field: known + known adds, known + unknown keeps the known part, unknown + unknown stays unknown."""
         values = {}
-        for item in fields(self):
-            mine, theirs = getattr(self, item.name), getattr(other, item.name)
-            values[item.name] = theirs if mine is None else mine if theirs is None else mine + theirs
+        for name in _NAMES:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            values[name] = theirs if mine is None else mine if theirs is None else mine + theirs
         return Usage(**values)
 
     def as_record(self) -> dict[str, Any]:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
+        return {name: getattr(self, name) for name in _NAMES}
 
     @classmethod
     def from_record(cls, record: Any) -> Usage:
         if not isinstance(record, dict):
             return cls()
-        return cls(**{item.name: known_number(record.get(item.name)) for item in fields(cls)})
+        return cls(**{name: known_number(record.get(name)) for name in _NAMES})
+
+
+_NAMES = tuple(item.name for item in fields(Usage))  # asked for every answer of a report: looked up once

@@ -281,7 +281,7 @@ def test_default_main_job_reports_baseline_without_failing(tmp_path):
     code, executed = run_graph(settings)
     assert code == 0
     assert {"prepare", "run_record", "answered", "score_json", "summary"} <= set(executed)
-    assert sum(name.startswith("answer:baseline/") for name in executed) == 16
+    assert "answer" in executed and len(list(settings.results_dir.glob("result-case-*.json"))) == 16
     report = json.loads(settings.score_file.read_text())
     assert report["answeredBy"][0]["adapter"] == "baseline"
     assert run_graph(settings, "score")[0] == 1  # `score` is the gate

@@ -31,7 +31,7 @@ KILL_ROUNDS = 20  # an agent forking while it is ended: look again until nothing
 _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
-_state = {"subreaper": None, "stopping": False}
+_state: dict[str, Any] = {"subreaper": None, "stopping": False, "listed": None}
 _stops = 0  # how many times stop_all ran: an agent whose start was under way by then is ended once it exists
 _starting = 0  # agents being started outside the lock (worker threads)
 _sweeping = 0  # `end`s looking for orphans: a start under way would look like one, so they wait for each other
@@ -82,10 +82,11 @@ def start(
             _running.add(process)
         return process
     global _starting
+    whole = _whole_table()
     with _lock:
         _refuse_if_stopping()
         become_subreaper()
-        while _sweeping:
+        while whole and _sweeping:
             _quiet.wait()
         _starting += 1
         stops = _stops
@@ -158,12 +159,29 @@ def _children(pid: int) -> list[int] | None:
     return found
 
 
-def _table(skip: frozenset[int] = frozenset()) -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, session id, state) of bceval's descendants (all an agent's leftovers can be, bceval
-    being their subreaper), not descending into `skip` (other agents, still running); the whole process table
-    where the kernel does not list children; empty without /proc."""
+def _adopted() -> list[int] | None:
+    """The children of bceval's main thread, or None where the kernel does not list children.
+
+    Every orphan bceval adopts as subreaper is given to the first live thread of the process, its main thread,
+    so an agent's leftovers are always here; an agent a worker thread starts is that thread's child and never
+    is, so a sweep cannot mistake an agent being started for an orphan, and need not read every thread's list."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as handle:
+            return [int(word) for word in handle.read().split()]
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []
+
+
+def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, session id, state) of the processes an agent's leftovers can be: the orphans bceval
+    adopted (see _adopted) and `roots` (the agents being ended), with their descendants, not descending into
+    `skip` (other agents, still running); the whole process table where the kernel does not list children;
+    empty without /proc."""
     table: dict[int, tuple[int, int, str]] = {}
-    pending = _children(os.getpid())
+    pending = _adopted()
     if pending is None:
         try:
             names = [int(name) for name in os.listdir("/proc") if name.isdigit()]
@@ -174,6 +192,7 @@ def _table(skip: frozenset[int] = frozenset()) -> dict[int, tuple[int, int, str]
             if info is not None:
                 table[pid] = info
         return table
+    pending += roots
     while pending:
         pid = pending.pop()
         if pid in table:
@@ -185,6 +204,14 @@ def _table(skip: frozenset[int] = frozenset()) -> dict[int, tuple[int, int, str]
         if pid not in skip:
             pending += _children(pid) or []
     return table
+
+
+def _whole_table() -> bool:
+    """True where the kernel does not list children, so a sweep reads every process (and a start under way
+    would look like an orphan to it: starts and sweeps then wait for each other)."""
+    if _state.get("listed") is None:
+        _state["listed"] = _adopted() is not None
+    return not _state["listed"]
 
 
 def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
@@ -233,14 +260,15 @@ def end(process: subprocess.Popen) -> None:
         pass
     if sys.platform.startswith("linux"):
         global _sweeping
-        with _lock:  # no agent is half-started (forked, not yet registered) while orphans are looked for
-            while _starting:
+        whole = _whole_table()
+        with _lock:  # reading every process: no agent is half-started (forked, not yet registered) meanwhile
+            while whole and _starting:
                 _quiet.wait()
             _sweeping += 1
             others = frozenset(p.pid for p in _running if p is not process)
         try:
             for _ in range(KILL_ROUNDS):
-                tree = _agent_tree(process.pid, _table(others))
+                tree = _agent_tree(process.pid, _table(others, (process.pid,)))
                 if not tree:
                     break
                 for pid in tree:

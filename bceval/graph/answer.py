@@ -1,14 +1,16 @@
 """The answer stage's tasks: the run's record and one answer per selected case.
 
 run_record           out/runs/<run>/run.json: the run's agent settings and the cases it covers
-answer:<run>/<case>  one answer: up to date while every byte its agent could see and the run's identity
-                     (bceval.runs.identity) are unchanged
+answer               every selected case's answer that is not up to date, `--jobs` at a time: up to date while
+                     every byte its agent could see and the run's identity (bceval.runs.identity) are unchanged
+                     (one task: see bceval.steps.units)
 answered             one line on how the run stands (always runs; it is cheap)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from doit import create_after
@@ -16,13 +18,11 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.agents.registry import capabilities
-from bceval.agents.view import view_inputs
 from bceval.errors import BcevalError
 from bceval.graph.doitlib import action, once
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import RunDir, result_name
 from bceval.steps import answer as answering
-from bceval.steps import prepare as steps
 
 
 def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
@@ -54,27 +54,56 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             ],
         }
 
-    @create_after(executed="prepare")
-    def task_answer() -> Iterator[dict]:
-        """One answer per selected case: up to date while every byte its agent could see (request, case file,
-        leaf, candidate articles) and the run's agent settings are unchanged."""
+    @once
+    def units() -> list[Any]:
+        """One unit (bceval.steps.units) per selected case: it depends on every byte its agent could see
+        (request, case file, leaf, candidate articles: the view's digest), the answer key where the agent reads
+        it, and the run's identity."""
+        from bceval.agents.view import built_view
+        from bceval.steps.units import Unit, unit_state
+
         _, chosen = inputs.selection
+        knows_answers = capabilities(settings.adapter).knows_answers
+        made = []
         for case in chosen:
             try:
-                _, files = view_inputs(prep, settings.corpus, case.modelId)
+                digest = built_view(prep, settings.corpus, case.modelId).digest
             except BcevalError:
-                files = []  # not prepared: the action says so in one line
-            target = settings.results_dir / result_name(case.modelId)
-            progress.total += not target.is_file()
-            yield {
-                "name": f"{settings.run_name}/{case.modelId}",
-                "actions": [action(answering.answer_case, run_answers, case)],
-                "file_dep": [str(path) for path in files]
-                + ([str(steps.cases_file(settings))] if capabilities(settings.adapter).knows_answers else []),
-                "targets": [str(target)],
-                "task_dep": ["run_record"],
-                "uptodate": [config_changed(run_identity), target.is_file],
-            }
+                digest = "unprepared"  # the answer says so in one line
+            depends = {**run_identity, "view": digest, "expected": case.expected if knows_answers else None}
+            target = str(settings.results_dir / result_name(case.modelId))
+            answer = functools.partial(answering.answer_case, run_answers, case)
+            made.append(Unit(case.modelId, unit_state(depends), target, answer))
+        return made
+
+    @once
+    def journal() -> Any:
+        from bceval.layout import OutDir
+        from bceval.steps.units import Journal
+
+        return Journal(OutDir(settings.out).build.answered(f"run-{settings.run_name}"))
+
+    @once
+    def to_answer() -> list[Any]:
+        from bceval.steps.units import stale
+
+        todo = stale(units(), journal())
+        progress.total = len(todo)
+        return todo
+
+    @create_after(executed="prepare")
+    def task_answer() -> dict:
+        """Every selected case's answer that is not up to date (see units), `--jobs` at a time."""
+        from bceval.steps.units import answer_units
+
+        def answer_all() -> None:
+            answer_units(to_answer(), settings.jobs, journal())
+
+        return {
+            "actions": [action(answer_all)],
+            "task_dep": ["run_record"],
+            "uptodate": [lambda: not to_answer()],
+        }
 
     def task_answered() -> dict:
         """One line on how the run stands (always runs; it is cheap)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 import threading
 from collections.abc import Callable
@@ -13,7 +12,6 @@ from typing import Any
 from doit.dependency import JsonDB
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
-from doit.tools import config_changed
 
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
 from bceval.outdir import OutputLock, sweep_temp_files
@@ -79,15 +77,6 @@ REPORT_TASKS = frozenset(
         "experiment_report",
     }
 )
-
-
-class unchanged(config_changed):
-    """doit's config_changed (the same saved value), cheaper to ask for every answer: doit inspects the signature
-    of every up-to-date callable on every run, and one that states its own is not inspected."""
-
-    __signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in ("task", "values")]
-    )
 
 
 def once(func: Callable[..., Any]) -> Callable[..., Any]:

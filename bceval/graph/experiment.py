@@ -3,8 +3,9 @@
     experiment_export   each commit a ref names, exported once
     experiment_prepare  `bceval prepare` of each variant (arms reading the same corpus and manifest share one)
     experiment_run      run.json of each (arm, epoch)
-    unit:<arm>/e<N>/<case>   one answer: up to date while its view and the arm's agent settings are unchanged;
-                        an answer another arm already asked (identical view and settings) is shared
+    unit                every (arm, epoch, case) answer not up to date, `--jobs` at a time (one task: see
+                        bceval.steps.units); an answer another arm already asked (identical view and settings)
+                        is shared
     experiment_report   report.{json,md,html}; the verdict lines on stdout
 
 Task creators only read the small experiment file and, once the variants are prepared, their recorded cases
@@ -13,6 +14,7 @@ and view inputs.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +29,7 @@ from bceval.agents.registry import capabilities
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
-from bceval.graph.doitlib import action, once, unchanged
+from bceval.graph.doitlib import action, once
 from bceval.layout import OutDir, RunDir, result_name
 from bceval.runs.identity import Asking, question
 from bceval.runs.selection import shard_cases
@@ -160,52 +162,76 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     ],
                 }
 
-    @create_after(executed="experiment_prepare")
-    def task_unit() -> Any:
-        """One answer per (arm, epoch, case); an identical question asked by an earlier arm is shared."""
+    @once
+    def units() -> tuple[list[Any], list[Path]]:
+        """Every (arm, epoch, case) answer of this shard as a unit (bceval.steps.units), in the order they are
+        given, and the run folders they go to. An answer an earlier arm asks under the same key is shared."""
         from bceval.agents.base import case_input
         from bceval.experiment.plan import arm_settings
         from bceval.steps import experiment as experiment_steps
+        from bceval.steps.units import Unit, unit_state
 
         current = plan()
         owners: dict[str, str] = {}
+        made: list[Any] = []
+        runs: list[Path] = []
         for arm in current.arms:
             if arm.evaluated_by.traits.unit != CASE:
                 continue  # see task_guidance_unit
             for epoch in range(1, current.experiment.epochs + 1):
                 run = arm_settings(current, arm, settings, epoch)
+                runs.append(run.run_dir)
                 asked = run.asked
                 identity, knows_answers = _identity(asked), capabilities(run.adapter).knows_answers
                 unit_action = _bound(answers, arm.name, epoch)
                 results = str(run.results_dir)
                 for case in shard_cases(chosen()[arm.name], settings.shard):
-                    # The view's digest covers every byte of every file the view is made of, so the task needs
-                    # no file dependencies: doit's state keeps a few bytes per answer, and a no-op run stats
-                    # nothing per answer (the digest is computed once per variant and case, for every arm).
+                    # The view's digest covers every byte of every file the view is made of (it is computed once
+                    # per variant and case, for every arm), so no file is looked at per answer.
                     try:
                         digest = view_digest(str(run.out), str(run.corpus), case.modelId)
                     except BcevalError:
-                        digest = "unprepared"  # the action says so in one line
+                        digest = "unprepared"  # the answer says so in one line
                     where = case_input(run.prepare_dir, run.corpus, case)
                     expected = case.expected if knows_answers else None
                     key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
-                    # the up-to-date dict keeps the shape earlier versions saved in doit's state
-                    uptodate = {**identity, "view": digest, "expected": expected}
+                    depends = {**identity, "view": digest, "expected": expected}
                     if not asked.isolated:  # it reads the arm's whole corpus
-                        uptodate["corpus"] = str(run.corpus)
+                        depends["corpus"] = str(run.corpus)
                     name = f"{arm.name}/e{epoch}/{case.modelId}"
                     owner = owners.setdefault(key, name)
                     note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
+                    answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
                     target = os.path.join(results, result_name(case.modelId))
-                    progress.total += not os.path.isfile(target)
-                    yield {
-                        "name": name,
-                        "actions": [action(experiment_steps.answer_unit, unit_action, case, note)],
-                        "targets": [target],
-                        "task_dep": [f"unit:{owner}"] if owner != name else [],
-                        # doit runs it when the target is missing: `targets` says so, no callable needed
-                        "uptodate": [unchanged({**uptodate, "note": note})],
-                    }
+                    state = unit_state({**depends, "note": note})
+                    made.append(Unit(name, state, target, answer, owner if owner != name else None))
+        return made, runs
+
+    @once
+    def journal() -> Any:
+        from bceval.steps.units import Journal
+
+        return Journal(OutDir(settings.out).build.answered(f"experiment-{plan().experiment.name}"))
+
+    @once
+    def to_answer() -> list[Any]:
+        from bceval.steps.units import stale
+
+        todo = stale(units()[0], journal())
+        progress.total = len(todo)
+        return todo
+
+    @create_after(executed="experiment_prepare")
+    def task_unit() -> dict:
+        """Every (arm, epoch, case) answer not up to date: its view or its arm's agent settings changed, or it has
+        no result (see bceval.steps.units); `--jobs` of them at a time."""
+        from bceval.steps import experiment as experiment_steps
+
+        return {
+            "actions": [action(experiment_steps.answer_units, to_answer, settings.jobs, journal, units)],
+            "task_dep": ["experiment_run"],  # each run's record first: it vouches for what its answers write
+            "uptodate": [lambda: not to_answer()],
+        }
 
     @create_after(executed="experiment_prepare")
     def task_guidance_unit() -> Any:

@@ -59,26 +59,75 @@ def sha256_of(data: bytes) -> str:
 
 
 def note_written(run_dir: Path, changes: dict[str, str | None]) -> None:
-    """Record in run.json what bceval just wrote into the run's results folder: file name -> the SHA-256 of its
-    bytes, or None for a file it removed. Scoring refuses a file whose bytes differ (bceval.runs.record.tampered)."""
+    """Note what bceval just wrote into the run's results folder: file name -> the SHA-256 of its bytes, or None
+    for a file it removed. Scoring refuses a file whose bytes differ (bceval.runs.record.tampered).
+
+    Each note is one line appended to the run's journal, so an answer costs the same in a run of ten cases as in
+    one of ten thousand (rewriting run.json for every answer made a run quadratic); `fold_written` takes the
+    journal into run.json when the answering ends, and until then every reader applies it."""
+    if not changes:
+        return
+    folder = RunDir(run_dir)
+    lines = "".join(f"{name} {digest or '-'}\n" for name, digest in changes.items())
     with _written_lock:
+        if not folder.record.is_file():
+            return  # no record to vouch for these files (as before: nothing is noted)
+        with open(folder.written_journal, "a", encoding="utf-8") as journal:
+            journal.write(lines)  # one write: a killed run leaves at most one partial line, which is ignored
+
+
+def _journal(run_dir: Path) -> list[tuple[str, str | None]]:
+    """The journal's notes in the order they were made; a line that is not a whole note (a run killed while
+    writing it) is skipped."""
+    try:
+        text = read_regular_text(RunDir(run_dir).written_journal, "utf-8")
+    except (OSError, ValueError):
+        return []
+    notes = []
+    for line in text.split("\n"):
+        name, _, digest = line.partition(" ")
+        if name and (digest == "-" or (len(digest) == 64 and all(c in "0123456789abcdef" for c in digest))):
+            notes.append((name, None if digest == "-" else digest))
+    return notes
+
+
+def _with_journal(record: dict[str, Any], notes: list[tuple[str, str | None]]) -> dict[str, str]:
+    written = dict(record.get(WRITTEN) or {})
+    for name, digest in notes:
+        if digest is None:
+            written.pop(name, None)
+        else:
+            written[name] = digest
+    return dict(sorted(written.items()))
+
+
+def fold_written(run_dir: Path) -> None:
+    """Take the run's journal into run.json (its `resultsSha256`) and remove it; nothing to do without one."""
+    folder = RunDir(run_dir)
+    with _written_lock:
+        notes = _journal(run_dir)
         record = read_record(run_dir)
-        if record is None:
-            return
-        written = dict(record.get(WRITTEN) or {})
-        for name, digest in changes.items():
-            if digest is None:
-                written.pop(name, None)
-            else:
-                written[name] = digest
-        record[WRITTEN] = dict(sorted(written.items()))
-        write_atomic(RunDir(run_dir).record, dumps(record))
+        if record is not None and notes:
+            record[WRITTEN] = _with_journal(record, notes)
+            write_atomic(folder.record, dumps(record))
+        folder.written_journal.unlink(missing_ok=True)
+
+
+def read_current_record(run_dir: Path) -> dict[str, Any] | None:
+    """run.json as it stands with its journal applied (what bceval has written so far), without writing anything."""
+    record = read_record(run_dir)
+    if record is None:
+        return None
+    notes = _journal(run_dir)
+    if notes and isinstance(record.get(WRITTEN), dict):
+        record[WRITTEN] = _with_journal(record, notes)
+    return record
 
 
 def tampered(run_dir: Path, files: list[Path]) -> list[str]:
     """One line for each result or infra file of the run that bceval did not write as it is now: changed since,
     written by something else, or gone. Empty for a run whose record keeps no digests (older runs)."""
-    record = read_record(run_dir)
+    record = read_current_record(run_dir)
     written = record.get(WRITTEN) if record else None
     if not isinstance(written, dict):
         return []

@@ -119,9 +119,10 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    from bceval.runs.record import WRITTEN, new_record, note_written, read_record, sha256_of, write_record
+    from bceval.runs.record import WRITTEN, fold_written, new_record, note_written, read_record, sha256_of, write_record
 
     cases = recorded_cases(settings)
+    fold_written(settings.run_dir)  # what an interrupted answering noted: the record starts from all of it
     existing = read_record(settings.run_dir)
     record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))
     if existing is not None and isinstance(existing.get(WRITTEN), dict):
@@ -175,7 +176,10 @@ def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
 def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     """One line: how the run stands, and how much of it this invocation answered; exit 1 when the run has no
     answer at all because every case it asked failed."""
+    from bceval.runs.record import fold_written
+
     answers = run_answers()
+    fold_written(settings.run_dir)  # the answering is over: run.json now vouches for every file it wrote
     results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
     failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
     done, cached, failed = answers.done - answers.not_started, answers.cached, answers.failed

@@ -98,6 +98,21 @@ def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, An
     run.answer(case, note)
 
 
+def answer_units(
+    to_answer: Callable[[], list[Any]], jobs: int, journal: Callable[[], Any], units: Callable[[], Any]
+) -> None:
+    """The experiment's answers that are not up to date (bceval.steps.units); then each run's record takes in
+    what its answers wrote."""
+    from bceval.runs.record import fold_written
+    from bceval.steps.units import answer_units as answer_all
+
+    try:
+        answer_all(to_answer(), jobs, journal())
+    finally:
+        for run_dir in units()[1]:
+            fold_written(run_dir)
+
+
 def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
     """report.json, .md and .html of the experiment; its verdict lines on stdout."""
     from bceval.experiment.render import budget_line, headline, render_html, render_markdown

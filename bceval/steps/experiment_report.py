@@ -4,7 +4,10 @@ and transcripts on disk; the report itself is `bceval.experiment.report_model`'s
 
 from __future__ import annotations
 
+import hashlib
 import json
+import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +23,8 @@ from bceval.experiment.report_model import (
     build_report,
     earlier_looks,
 )
-from bceval.jsonio import read_regular_text
-from bceval.layout import RunDir, infra_files, result_files
+from bceval.jsonio import load_own_json, read_regular_text, write_atomic
+from bceval.layout import BuildDir, RunDir, infra_files, result_files
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
@@ -56,23 +59,89 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
     return chosen
 
 
+@dataclass(frozen=True)
+class EpochVerdict:
+    """What an experiment's report needs of one case's verdict in one epoch."""
+
+    passed: bool
+    answered: bool
+    infrastructureFailure: str | None
+    sharedFrom: str | None
+    cached: bool | None
+    usage: dict[str, Any] | None
+    transcript: str | None
+    notAnswered: str | None = None  # "budget": the experiment's budget was reached before it was asked
+
+
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
-    there is no result yet."""
-    from bceval.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
+    there is no result yet.
+
+    The verdicts are kept under the variant's build folder with what they were judged from (every result and
+    infra file's name, size, modification time and inode; the cases and thresholds): a report of runs whose files
+    are as they were reads none of them again (judging ten thousand result files was most of a report's time)."""
+    from bceval import __version__
 
     directory = settings.results_dir
     try:
         files = result_files(directory)
     except BcevalError:
         files = []
-    infra = [read_infra_file(path) for path in infra_files(directory)] if directory.is_dir() else []
-    lookup = case_lookup(cases)  # once per epoch, not once per result file
-    readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
+    infra = infra_files(directory) if directory.is_dir() else []
+    judged_on = [
+        __version__,
+        [_file_state(path) for path in files],
+        [_file_state(path) for path in infra],
+        [[case.id, case.modelId, case.expected] for case in cases],
+        thresholds,
+        settings.require_read,
+        str(settings.corpus) if settings.require_read else None,
+        "notAnswered",  # verdicts kept since they carry why a case was not answered
+    ]
+    state = hashlib.sha256(json.dumps(judged_on, sort_keys=True).encode("utf-8")).hexdigest()
+    kept = BuildDir(settings.build_dir).epoch_verdicts(directory)
+    try:
+        saved = load_own_json(kept)
+    except (OSError, ValueError):
+        saved = None
+    if isinstance(saved, dict) and saved.get("state") == state:
+        return {key: EpochVerdict(*value) if value is not None else None for key, value in saved["verdicts"].items()}
+    verdicts = _judge_epoch(settings, cases, thresholds, files, infra)
+    write_atomic(kept, json.dumps({"state": state, "verdicts": verdicts}, separators=(",", ":")))
+    return {key: EpochVerdict(*value) if value is not None else None for key, value in verdicts.items()}
+
+
+def _file_state(path: Path) -> list[Any]:
+    info = path.stat()
+    return [path.name, info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _judge_epoch(
+    settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], files: list[Path], infra: list[Path]
+) -> dict[str, list[Any] | None]:
+    from bceval.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
     from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
 
-    report = aggregate(cases, readings, thresholds, infra, None, settings.require_read, corpus_article(settings.corpus))
-    return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
+    failures = [read_infra_file(path) for path in infra]
+    lookup = case_lookup(cases)  # once per epoch, not once per result file
+    readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
+    article = corpus_article(settings.corpus)
+    report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
+    return {
+        v.id: [
+            v.passed,
+            v.answered,
+            v.infrastructureFailure,
+            v.sharedFrom,
+            v.cached,
+            v.usage,
+            v.transcript,
+            v.notAnswered,
+        ]
+        if (v.answered or v.infrastructureFailure or v.notAnswered)
+        else None
+        for v in report.cases
+    }
 
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
@@ -85,6 +154,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
         verdicts = epoch_verdicts(run, wanted, thresholds)
+        run_link = run.run_dir.relative_to(plan.out).as_posix()  # once per epoch: transcripts are relative to it
         units = []
         for case in wanted:
             verdict = verdicts[case.id]
@@ -94,7 +164,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                 continue
             link = None
             if verdict.transcript:
-                link = (run.run_dir / verdict.transcript).relative_to(plan.out).as_posix()
+                link = posixpath.normpath(f"{run_link}/{verdict.transcript}")
             units.append(
                 CaseOutcome(
                     case.id,

@@ -1,0 +1,124 @@
+"""Many answers in one build task (bceval.steps.units) and the run's journal of what bceval wrote
+(bceval.runs.record.note_written): up to date means a result under the same state, an interrupted answering keeps
+what it finished, and neither grows a cost per answer with the size of the run."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from bceval.errors import BcevalError
+from bceval.runs.record import WRITTEN, fold_written, note_written, read_current_record, tampered
+from bceval.steps.units import Journal, Unit, answer_units, stale, unit_state
+
+
+def _unit(tmp_path, name, calls, state="s", after=None, fail=None, seconds=0.0):
+    target = tmp_path / f"{name.replace('/', '_')}.json"
+
+    def answer():
+        if fail:
+            raise BcevalError(fail)
+        time.sleep(seconds)
+        calls.append(name)
+        target.write_text("{}")
+
+    return Unit(name, unit_state({"s": state}), str(target), answer, after)
+
+
+def test_a_unit_is_stale_without_a_result_or_under_another_state(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    calls: list[str] = []
+    units = [_unit(tmp_path, f"a/e1/case-{n}", calls) for n in range(3)]
+    assert stale(units, journal) == units
+    answer_units(units, 1, journal)
+    assert calls == [u.name for u in units]  # serial: in order
+    reread = Journal(tmp_path / "j.log")
+    assert stale(units, reread) == []
+    changed = _unit(tmp_path, "a/e1/case-1", calls, state="other")
+    assert stale([units[0], changed, units[2]], reread) == [changed]
+    (tmp_path / "a_e1_case-2.json").unlink()
+    assert stale(units, reread) == [units[2]]
+
+
+def test_the_journal_skips_a_partial_line_and_the_last_line_of_a_name_wins(tmp_path):
+    path = tmp_path / "j.log"
+    first, second = unit_state({"n": 1}), unit_state({"n": 2})
+    path.write_text(f"{first} a/e1/x\n{second} a/e1/x\n{first} b/e1/y\n{first[:10]}")  # killed mid-line
+    journal = Journal(path)
+    assert journal.states == {"a/e1/x": second, "b/e1/y": first}
+    journal.compact()
+    assert path.read_text() == f"{second} a/e1/x\n{first} b/e1/y\n"
+
+
+def test_a_sharing_unit_waits_for_the_answer_it_shares(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    calls: list[str] = []
+    owner = _unit(tmp_path, "a/e1/c", calls, seconds=0.3)
+    sharer = _unit(tmp_path, "b/e1/c", calls, after="a/e1/c")
+    answer_units([owner, sharer], 4, journal)
+    assert calls == ["a/e1/c", "b/e1/c"]
+
+
+def test_the_first_error_stops_new_units_and_keeps_what_was_answered(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    calls: list[str] = []
+    units = [_unit(tmp_path, "a/1", calls), _unit(tmp_path, "a/2", calls, fail="case 2 is not prepared")]
+    units += [_unit(tmp_path, f"a/{n}", calls) for n in range(3, 6)]
+    with pytest.raises(BcevalError, match="case 2 is not prepared"):
+        answer_units(units, 1, journal)
+    assert calls == ["a/1"]
+    assert set(Journal(tmp_path / "j.log").states) == {"a/1"}  # the finished answer survives the failure
+
+
+def test_a_unit_without_a_result_is_not_noted(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    unit = Unit("a/1", unit_state({}), str(tmp_path / "never.json"), lambda: None)  # an infrastructure failure
+    answer_units([unit], 2, journal)
+    assert journal.states == {} and stale([unit], Journal(tmp_path / "j.log")) == [unit]
+
+
+def test_parallel_units_run_side_by_side(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    calls: list[str] = []
+    units = [_unit(tmp_path, f"a/{n}", calls, seconds=0.2) for n in range(8)]
+    started = time.monotonic()
+    answer_units(units, 8, journal)
+    assert time.monotonic() - started < 1.2 and sorted(calls) == sorted(u.name for u in units)
+    assert threading.active_count() < 8  # the workers are gone
+
+
+def _run_with_record(tmp_path):
+    run = tmp_path / "run"
+    (run / "results").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"name": "r", WRITTEN: {}}))
+    return run
+
+
+def test_written_digests_are_journaled_then_folded_into_run_json(tmp_path):
+    import hashlib
+
+    run = _run_with_record(tmp_path)
+    result = run / "results" / "result-case-0000000a.json"
+    result.write_bytes(b"{}")
+    before = (run / "run.json").read_bytes()
+    note_written(run, {result.name: hashlib.sha256(b"{}").hexdigest(), "infra-case-0000000a.json": None})
+    assert (run / "run.json").read_bytes() == before  # nothing rewritten per answer
+    assert read_current_record(run)[WRITTEN] == {result.name: hashlib.sha256(b"{}").hexdigest()}
+    assert tampered(run, [result]) == []  # scoring sees the journal before it is folded
+    with open(run / ".written.log", "a") as handle:
+        handle.write("result-case-0000000b.json 12ab")  # a line a killed run left half written
+    fold_written(run)
+    assert not (run / ".written.log").exists()
+    assert json.loads((run / "run.json").read_text())[WRITTEN] == {result.name: hashlib.sha256(b"{}").hexdigest()}
+    result.write_bytes(b"{ }")
+    assert len(tampered(run, [result])) == 1
+
+
+def test_no_record_no_journal(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    note_written(run, {"result-case-0000000a.json": "0" * 64})
+    assert not (run / ".written.log").exists()

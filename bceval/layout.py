@@ -175,6 +175,11 @@ class BuildDir:
         """An experiment report's verdicts of one run's results folder, with what they were judged from."""
         return self.path / "epochs" / (hashlib.sha256(str(results).encode("utf-8")).hexdigest()[:16] + ".json")
 
+    @property
+    def view_digests(self) -> Path:
+        """The digest of every agent view of the prepared cases, with the signatures of what each was made of."""
+        return self.path / "view-digests.json"
+
     def answered(self, scope: str) -> Path:
         """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
         return self.path / "answered" / f"{scope}.log"

@@ -98,8 +98,10 @@ class ChatServer:
             "bench": self.bench,
             "guide": self.guide,
             "careful-guide": self.careful_guide,
+            "author": self.author,
         }
         self.guidance: dict[str, str] = {}  # guidance case id -> the oracle's result document (text)
+        self.authors: dict[str, list[dict[str, Any]]] = {}  # development case id -> its responses, turn by turn
         self.endpoint = JsonEndpoint(self.handle)
 
     @property
@@ -257,3 +259,11 @@ class ChatServer:
             return calls(("read_file", {"path": request["candidateArticles"][0]["path"]}))
         case_id = request["cases"][0]["id"]
         return final(case_id, self.answers.get(case_id, []))
+
+    def author(self, body: dict[str, Any]) -> Any:
+        """A development agent: the test's script for the request's case, one response per turn (tool calls made
+        with `calls`, then the report as content); past the script's end it answers with the last response."""
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        request = json.loads(user[user.index("\n") + 1 :])
+        script = self.authors[request["caseId"]]
+        return script[min(turn_of(body), len(script)) - 1]

@@ -128,3 +128,27 @@ def test_an_experiment_whose_arms_differ_in_more_than_guidance_is_refused(tmp_pa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"arm 'combined' differs from arm 'baseline' in its {label}" in err
     assert not (tmp_path / "out" / "experiments").exists()
+
+
+def test_infrastructure_errors_are_counted_apart_never_as_failed_gates(tmp_path):
+    from bceval.cli import main
+
+    checks = (DEMO_CORPUS / "evaluation" / "development-checks.yaml").read_text(encoding="utf-8")
+    checks = checks.replace(
+        "workspace: development-workspaces", f"workspace: {DEMO_CORPUS}/evaluation/development-workspaces"
+    )
+    checks = checks.replace("{checks_dir}", f"{DEMO_CORPUS}/evaluation") + "toolchain: unavailable\n"
+    (tmp_path / "checks.yaml").write_text(checks, encoding="utf-8")
+    path = _experiment(tmp_path)
+    path.write_text(
+        path.read_text().replace(
+            "  evaluator: development\n", f"  evaluator: development\n  checks: {tmp_path}/checks.yaml\n"
+        )
+    )
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(path), "--out", str(out)]) == 0
+    report = json.loads((out / "experiments" / "development-four-arms" / "report.json").read_text())
+    for arm in report["arms"]:
+        assert arm["infrastructureFailures"] == 2 and arm["unanswered"] == 2, arm
+    for line in report["cases"]:
+        assert all(outcome == [None] for outcome in line["outcomes"].values()), line

@@ -6,6 +6,8 @@ with no configuration stops before any agent runs."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -373,14 +375,14 @@ def test_an_agent_that_times_out_is_an_infrastructure_error_and_one_without_json
 
 def test_a_review_citing_an_article_outside_the_checkout_fails_the_review_gate(tmp_path, capsys):
     demo = str(CHECKS_DIR / "development-demo")
-    finding = {"id": "f", "severity": "minor", "message": "m", "references": [{"path": "microsoft/knowledge/none.md"}]}
-    answer = {
-        "skill": {"id": "al-code-review", "version": 1},
-        "outcome": "completed",
-        "summary": {},
-        "findings": [finding],
-        "suppressed": [],
+    finding = {
+        "id": "f",
+        "severity": "minor",
+        "message": "m",
+        "references": [{"path": "microsoft/knowledge/none.md"}],
+        "confidence": "high",
     }
+    answer = findings_report([finding])
     reviewer = ["{python}", "-c", f"import sys; sys.stdin.read(); print({json.dumps(json.dumps(answer))})"]
     code, _, _, out = develop(
         tmp_path, capsys, "good", *_checks(tmp_path, ["{python}", f"{demo}/tests.py", "{case}"], review_argv=reviewer)
@@ -388,6 +390,65 @@ def test_a_review_citing_an_article_outside_the_checkout_fails_the_review_gate(t
     assert code == 1
     review = json.loads(next(out.glob("development/*/evidence.json")).read_text())["runner"][2]
     assert review["status"] == "failed" and "outcome failed" in review["details"]
+
+
+def findings_report(findings: list) -> dict:
+    return {
+        "skill": {"id": "al-code-review", "version": 1},
+        "outcome": "completed",
+        "summary": {
+            "counts": {"blocker": 0, "major": 0, "minor": len(findings), "info": 0},
+            "coverage": {"worklist-size": 1, "items-evaluated": 1},
+        },
+        "findings": findings,
+        "suppressed": [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "logged"),
+    [
+        ({**findings_report([]), "summary": {}}, "summary: 'counts' is a required property"),
+        (
+            findings_report(
+                [{"id": "mine", "severity": "major", "message": "m", "references": [], "confidence": "high"}]
+            ),
+            "findings/0/confidence: 'high' is not one of ['medium', 'low']",
+        ),
+        ("no JSON here", "no findings-report JSON object"),
+    ],
+)
+def test_a_review_answer_that_is_no_findings_report_is_an_infrastructure_error_not_a_pass(
+    tmp_path, capsys, answer, logged
+):
+    text = answer if isinstance(answer, str) else json.dumps(answer)
+    reviewer = ["{python}", "-c", f"import sys; sys.stdin.read(); print({json.dumps(text)})"]
+    demo = str(CHECKS_DIR / "development-demo")
+    code, printed, _, out = develop(
+        tmp_path, capsys, "good", *_checks(tmp_path, ["{python}", f"{demo}/tests.py", "{case}"], review_argv=reviewer)
+    )
+    assert code == 1 and "1 error(s) (infrastructure)" in printed
+    folder = next(out.glob("development/case-*"))
+    review = json.loads((folder / "evidence.json").read_text())["runner"][2]
+    assert review["status"] == "not-run" and "no valid findings-report" in review["details"]
+    assert json.loads((folder / "verdict.json").read_text())["verdict"] == "error"
+    assert logged in (folder / "checks" / "review.log").read_text()
+
+
+def test_the_demo_reviewer_answers_findings_reports():
+    from bceval.development.findings import findings_report_errors
+
+    for case, kind in ((RATING, "bad"), ("courier-deactivate-batch", "bad"), (RATING, "good")):
+        for source in (CHECKS_DIR / "development-demo" / "patches" / case / kind).rglob("*.al"):
+            question = {"file-path": f"src/{source.name}", "content": source.read_text(encoding="utf-8")}
+            done = subprocess.run(
+                [sys.executable, str(CHECKS_DIR / "development-demo" / "review.py")],
+                input=json.dumps(question),
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            assert findings_report_errors(json.loads(done.stdout)) == [], source
 
 
 def test_a_declared_unavailable_toolchain_is_not_run_never_passed(tmp_path, capsys):

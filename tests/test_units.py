@@ -12,7 +12,11 @@ import pytest
 
 from bceval.errors import BcevalError
 from bceval.runs.record import WRITTEN, fold_written, note_written, read_current_record, tampered
-from bceval.steps.units import Journal, Unit, answer_units, stale, unit_state
+from bceval.steps.units import Journal, Unit, answer_units, stale, unit_state_maker
+
+
+def unit_state(values):
+    return unit_state_maker(values)("view")
 
 
 def _unit(tmp_path, name, calls, state="s", after=None, fail=None, seconds=0.0):
@@ -32,15 +36,15 @@ def test_a_unit_is_stale_without_a_result_or_under_another_state(tmp_path):
     journal = Journal(tmp_path / "j.log")
     calls: list[str] = []
     units = [_unit(tmp_path, f"a/e1/case-{n}", calls) for n in range(3)]
-    assert stale(units, journal) == units
+    assert list(stale(units, journal)) == units
     answer_units(units, 1, journal)
     assert calls == [u.name for u in units]  # serial: in order
     reread = Journal(tmp_path / "j.log")
-    assert stale(units, reread) == []
+    assert list(stale(units, reread)) == []
     changed = _unit(tmp_path, "a/e1/case-1", calls, state="other")
-    assert stale([units[0], changed, units[2]], reread) == [changed]
+    assert list(stale([units[0], changed, units[2]], reread)) == [changed]
     (tmp_path / "a_e1_case-2.json").unlink()
-    assert stale(units, reread) == [units[2]]
+    assert list(stale(units, reread)) == [units[2]]
 
 
 def test_the_journal_skips_a_partial_line_and_the_last_line_of_a_name_wins(tmp_path):
@@ -77,7 +81,7 @@ def test_a_unit_without_a_result_is_not_noted(tmp_path):
     journal = Journal(tmp_path / "j.log")
     unit = Unit("a/1", unit_state({}), str(tmp_path / "never.json"), lambda: None)  # an infrastructure failure
     answer_units([unit], 2, journal)
-    assert journal.states == {} and stale([unit], Journal(tmp_path / "j.log")) == [unit]
+    assert journal.states == {} and list(stale([unit], Journal(tmp_path / "j.log"))) == [unit]
 
 
 def test_parallel_units_run_side_by_side(tmp_path):
@@ -122,3 +126,33 @@ def test_no_record_no_journal(tmp_path):
     run.mkdir()
     note_written(run, {"result-case-0000000a.json": "0" * 64})
     assert not (run / ".written.log").exists()
+
+
+def test_units_are_taken_as_they_come_so_the_first_answer_does_not_wait_for_the_last_unit(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    log: list[str] = []
+
+    def units():
+        for n in range(3):
+            log.append(f"made a/{n}")
+            yield _unit(tmp_path, f"a/{n}", log)
+
+    answer_units(stale(units(), journal), 1, journal)
+    assert log == ["made a/0", "a/0", "made a/1", "a/1", "made a/2", "a/2"]
+    counted = []
+    changed = [_unit(tmp_path, "a/0", log, state="new")]
+    assert list(stale(changed, Journal(tmp_path / "j.log"), lambda: counted.append(1))) == changed
+    assert counted == [1]  # a result given under another state is counted as one more to answer
+
+
+def test_an_error_while_making_the_next_unit_stops_the_answering(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    calls: list[str] = []
+
+    def units():
+        yield _unit(tmp_path, "a/0", calls)
+        raise BcevalError("a/1: not prepared")
+
+    with pytest.raises(BcevalError, match="not prepared"):
+        answer_units(units(), 4, journal)
+    assert calls == ["a/0"]

@@ -135,6 +135,50 @@ def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     return view
 
 
+class ViewDigests:
+    """The digest of every view of one prepared corpus, kept on disk beside its build with the signature (size,
+    inode, mtime, ctime) of every file each view was made of: a later command that finds them unchanged stats
+    them instead of reading and hashing them (an experiment's graph needs every case's digest on every command).
+    A file whose signature differs, or a view not seen before, is built again (`built_view`)."""
+
+    def __init__(self, prepare_dir: Path, corpus: Path, kept: Path) -> None:
+        self.prepare_dir, self.corpus, self.kept = prepare_dir, corpus, kept
+        self._lock = threading.Lock()
+        self._changed = False
+        try:
+            saved = json.loads(read_regular_text(kept, "utf-8"))
+        except (OSError, ValueError):
+            saved = None
+        same = isinstance(saved, dict) and saved.get("prepared") == [str(prepare_dir), str(corpus)]
+        self._known: dict[str, Any] = saved["views"] if same and isinstance(saved.get("views"), dict) else {}
+
+    def digest(self, model_id: str) -> str:
+        known = self._known.get(model_id)
+        if isinstance(known, dict) and all(_signature(path) == tuple(sig) for path, sig in known["sources"]):
+            return known["digest"]
+        _, sources = view_inputs(self.prepare_dir, self.corpus, model_id)
+        before = [[str(path), list(_signature(str(path)))] for path in sources]  # before reading: a change wins
+        digest = built_view(self.prepare_dir, self.corpus, model_id).digest
+        with self._lock:
+            self._known[model_id] = {"sources": before, "digest": digest}
+            self._changed = True
+        return digest
+
+    def save(self) -> None:
+        """Keep what was learnt (nothing to write when every digest was known)."""
+        from bceval.jsonio import write_atomic
+
+        with self._lock:
+            if not self._changed:
+                return
+            document = {"prepared": [str(self.prepare_dir), str(self.corpus)], "views": self._known}
+            self._changed = False
+        try:
+            write_atomic(self.kept, json.dumps(document, separators=(",", ":")))
+        except OSError:
+            pass  # only a shortcut: the next command computes them again
+
+
 def _signature(path: str) -> tuple[int, ...]:
     try:
         info = os.stat(path)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from bceval.cli.parser import add_options
 
+API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
+
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = commands.add_parser(
@@ -35,16 +37,40 @@ def root_of(args: argparse.Namespace) -> Path:
     return find_corpus(Path.cwd().resolve()) or DEMO_CORPUS
 
 
+PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
+
+
+def with_pyproject(args: argparse.Namespace) -> dict:
+    """[tool.bceval.development] fills every flag that was not given (a flag wins); returns what it read."""
+    from bceval.config.development import development_pyproject
+
+    project = development_pyproject(Path.cwd())
+    for key in PYPROJECT_FLAGS:
+        if getattr(args, f"development_{key}") is None and key in project:
+            setattr(args, f"development_{key}", str(project[key]))
+    if not args.development_fail_on_overclaim and project.get("fail_on_overclaim"):
+        args.development_fail_on_overclaim = True
+    return project
+
+
 def run(args: argparse.Namespace) -> int:
+    project = with_pyproject(args)
     mode = args.development_mode
     if mode == "run":
         from bceval.cli.parser import settings_flags
         from bceval.config import load_settings
         from bceval.steps.development_run import RunOptions, run_development
 
-        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow")
+        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
         settings = load_settings(**settings_flags(args, names))
-        return run_development(RunOptions.from_args(args, root_of(args), settings))
+        agent = None
+        if args.development_adapter == "api":  # bceval's own agent: its endpoint settings, no command line
+            from dataclasses import replace
+
+            from bceval.config import agent_settings
+
+            agent = agent_settings(replace(settings, adapter="api"))
+        return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
     from bceval.steps.development import Options, run_mode
 
     return run_mode(

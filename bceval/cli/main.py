@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
         ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
         ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
+        ("evidence", "check an al-knowledge answer against its question, corpus and read evidence"),
     ):
         add_options(command(name, text), name)
     guidance_cli.add_parser(commands)
@@ -58,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             return guidance_cli.run(args)
         if args.subcommand == "development":
             return development_cli.run(args)
+        if args.subcommand == "evidence":
+            from bceval.steps.knowledge_response import run_validator
+
+            return run_validator(args)
         return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)

@@ -326,16 +326,22 @@ def _convert(value: Any, kind: str, base: Path, where: str) -> Any:
     return int(number) if kind == "int" else float(number)
 
 
-def _pyproject_values(cwd: Path) -> dict[str, Any]:
+def bceval_table(cwd: Path) -> tuple[Path, dict[str, Any]]:
+    """(cwd/pyproject.toml, its [tool.bceval] table: {} when there is no file or no table)."""
     pyproject = cwd / "pyproject.toml"
     if not pyproject.is_file():
-        return {}
+        return pyproject, {}
     try:
         data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
-    table = data.get("tool", {}).get("bceval", {})
-    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})
+    return pyproject, data.get("tool", {}).get("bceval", {})
+
+
+def _pyproject_values(cwd: Path) -> dict[str, Any]:
+    pyproject, found = bceval_table(cwd)
+    table = {key: value for key, value in found.items() if key != "development"}
+    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})  # development: its own
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
     return {

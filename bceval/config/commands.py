@@ -222,6 +222,15 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("timeout", "seconds the agent may work on one case", group="run"),
         Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
         Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
+    )
+    + _API_USES,
+    "evidence": _uses(
+        "kr_response",
+        "kr_root",
+        Use("kr_question_file", required=True),
+        "kr_read_evidence",
+        Use("kr_run_id", required=True),
+        "kr_enabled_layers",
     ),
 }
 

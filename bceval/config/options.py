@@ -44,7 +44,8 @@ class Option:
     range: tuple[float, float | None, bool] | None = None  # (lowest, highest, whether the lowest is allowed)
     help: str | None = None
     metavar: str | None = None
-    pyproject: bool = False  # whether [tool.bceval] may set it (under its name)
+    pyproject: bool = False  # whether [tool.bceval] may set it (under its name; part development: the name without
+    # development_ under [tool.bceval.development])
     parser_default: bool = False  # argparse fills in the default (the command reads no other source for it)
 
     def allowed(self) -> tuple[str, ...] | None:
@@ -364,6 +365,7 @@ OTHERS: tuple[Option, ...] = (
         "development",
         metavar="DIR",
         help="knowledge checkout (default: the corpus found here, else the demo corpus)",
+        pyproject=True,
     ),
     Option(
         "development_manifest",
@@ -373,6 +375,7 @@ OTHERS: tuple[Option, ...] = (
         "development",
         metavar="FILE",
         help="default: <root>/evaluation/development-fixtures.json",
+        pyproject=True,
     ),
     Option(
         "development_capabilities",
@@ -382,6 +385,7 @@ OTHERS: tuple[Option, ...] = (
         "development",
         metavar="FILE",
         help="default: <root>/coverage/development-capabilities.json",
+        pyproject=True,
     ),
     Option(
         "development_out",
@@ -408,6 +412,7 @@ OTHERS: tuple[Option, ...] = (
         "development",
         metavar="MAP",
         help="run: JSON object of manifest id -> starting repository (folder, or repository@commit)",
+        pyproject=True,
     ),
     Option(
         "development_checks",
@@ -417,6 +422,7 @@ OTHERS: tuple[Option, ...] = (
         "development",
         metavar="FILE",
         help="run: the gate configuration (default: <root>/evaluation/development-checks.yaml)",
+        pyproject=True,
     ),
     Option(
         "development_adapter",
@@ -425,7 +431,8 @@ OTHERS: tuple[Option, ...] = (
         part="development",
         default="command",
         metavar="NAME",
-        help="run: who works in each copy (command)",
+        help="run: who works in each copy: command (default) or api (bceval's own agent, live, opt-in)",
+        pyproject=True,
     ),
     Option(
         "development_guidance",
@@ -435,7 +442,7 @@ OTHERS: tuple[Option, ...] = (
         metavar="ARM",
         choices=("none", "plan", "implementation", "both"),
         help="run: the guidance the agent gets: none, plan (default: the skill as shipped), implementation, both",
-        parser_default=True,
+        pyproject=True,
     ),
     Option(
         "development_fail_on_overclaim",
@@ -443,6 +450,61 @@ OTHERS: tuple[Option, ...] = (
         kind="switch",
         part="development",
         help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
+        pyproject=True,
+    ),
+    # [tool.bceval.development] only (no flag): the starting repositories, and the checks' other keys when
+    # `checks` is an inline table instead of a file (bceval.config.development reads them)
+    Option(
+        "development_workspaces",
+        kind="table",
+        part="development",
+        pyproject=True,
+        help="manifest id -> starting repository (folder, or repository@commit); wins over the checks file's",
+    ),
+    Option(
+        "development_toolchain",
+        part="development",
+        choices=("available", "unavailable"),
+        pyproject=True,
+        help="with inline checks: unavailable records every compile/tests as not-run (infrastructure)",
+    ),
+    Option(
+        "development_cases",
+        kind="table",
+        part="development",
+        pyproject=True,
+        help="with inline checks: per-case overrides (checks, workspace), as in the checks file",
+    ),
+    # evidence: the flags of `bceval evidence` (spec development.md §13)
+    Option(
+        "kr_response", kind="positional", part="knowledge", metavar="RESPONSE", help="the al-knowledge answer (JSON)"
+    ),
+    Option("kr_root", ("--root",), kind="path", part="knowledge", metavar="DIR", help="the corpus (default: .)"),
+    Option(
+        "kr_question_file",
+        ("--question-file",),
+        kind="path",
+        part="knowledge",
+        metavar="FILE",
+        help="the exact bound question, UTF-8 (a BOM is dropped, nothing is trimmed)",
+    ),
+    Option(
+        "kr_read_evidence",
+        ("--read-evidence",),
+        kind="path",
+        part="knowledge",
+        metavar="FILE",
+        help="read evidence the consumer collected from its own tool results; needed for cited answers",
+    ),
+    Option("kr_run_id", ("--run-id",), part="knowledge", metavar="ID", help="the current run, given by the consumer"),
+    Option(
+        "kr_enabled_layers",
+        ("--enabled-layers",),
+        part="knowledge",
+        default="microsoft,community,custom",
+        metavar="LIST",
+        help="comma-separated layers (default: microsoft,community,custom; '' disables every layer)",
+        parser_default=True,
     ),
 )
 

@@ -122,7 +122,29 @@ def read_checks(path: Path) -> ChecksConfig:
         raise DevelopmentError(f"--checks {path} does not exist or cannot be read") from None
     except (yaml.YAMLError, UnicodeDecodeError):
         raise DevelopmentError(f"--checks {path} is not valid UTF-8 YAML") from None
-    where = str(path)
+    return _config(document, str(path), path)
+
+
+def _text_scalars(value: Any) -> Any:
+    """A TOML value as BaseLoader YAML gives it: numbers as text (booleans stay, and are refused where text is
+    wanted)."""
+    if isinstance(value, dict):
+        return {key: _text_scalars(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_text_scalars(item) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def checks_from_table(table: dict[str, Any], pyproject: Path) -> ChecksConfig:
+    """Inline checks from [tool.bceval.development] (checks = {compile = {...}, ...}, toolchain, cases), with the
+    checks file's rules and messages; relative paths in them are relative to pyproject.toml's folder."""
+    document = {"version": "1", **_text_scalars(table)}
+    return _config(document, f"{pyproject}: [tool.bceval.development]", pyproject)
+
+
+def _config(document: Any, where: str, path: Path) -> ChecksConfig:
     if not isinstance(document, dict) or document.get("version") != "1":
         raise DevelopmentError(f"{where}: must be a mapping with version: 1")
     extra = sorted(set(document) - {"version", "checks", "cases", "toolchain", "workspaces"})

@@ -87,6 +87,21 @@ class Capture(StrictModel):
     refs: list[str]
 
 
+class ReadRecord(StrictModel):
+    path: str = Field(description="relative to the knowledge root")
+    complete: bool = Field(description="every line of the file was returned to the agent, across offsets")
+    bytes: int
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class ReadEvidence(StrictModel):
+    """Spec §13 for the development runner: the run, the request file's SHA-256, the knowledge files read."""
+
+    runId: str
+    requestSha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    reads: list[ReadRecord]
+
+
 class DevelopmentEvidence(StrictModel):
     """evidence.json: the runner's entries, the agent's claims, and where they disagree (§11.7)."""
 
@@ -96,12 +111,22 @@ class DevelopmentEvidence(StrictModel):
     overclaims: list[str]
     underclaims: list[str]
     capture: Capture
+    readEvidence: ReadEvidence | None = Field(
+        default=None, description="bceval's read evidence (api adapter only: its own tool results); null otherwise"
+    )
+    refusedOutside: list[str] = Field(
+        default_factory=list, description="write paths the api agent gave that leave the copy (refused, never written)"
+    )
 
 
 class Measures(StrictModel):
     knowledgeRecall: float
     knowledgePrecision: float
-    knowledgeEvidence: Literal["claimed", "read"]
+    knowledgeEvidence: Literal["claimed", "read"] = Field(
+        description="read: only entries bceval saw read completely count (api adapter); claimed: the report's"
+    )
+    claimedKnowledgeRecall: float | None = None
+    claimedKnowledgePrecision: float | None = None
 
 
 class DevelopmentVerdict(StrictModel):

@@ -1,7 +1,8 @@
 """The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch: gates passed
 (the primary outcome, whose paired statistics are in the experiment's report), findings of the independent review
-by severity, the overclaim rate, knowledge recall and precision as the reports claim them, infrastructure errors
-and the agent's time. Read from the runs' own files; rendered as JSON and Markdown.
+by severity, the overclaim rate, knowledge recall and precision as the reports claim them and (the api agent) as
+bceval saw them read, infrastructure errors and the agent's time. Read from the runs' own files; rendered as JSON
+and Markdown.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     findings = dict.fromkeys(SEVERITIES, 0)
     recalls: list[float] = []
     precisions: list[float] = []
+    read_recalls: list[float] = []
+    read_precisions: list[float] = []
     seconds = 0.0
     for run in runs:
         for folder in sorted((run / "development").glob("case-*")):
@@ -37,7 +40,12 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
             overclaims += verdict.get("overclaims", 0) > 0
             errors += verdict.get("verdict") == "error"
             measures = verdict.get("measures") or {}
-            if "knowledgeRecall" in measures:
+            if measures.get("knowledgeEvidence") == "read":  # the api agent: what bceval saw it read
+                read_recalls.append(measures["knowledgeRecall"])
+                read_precisions.append(measures["knowledgePrecision"])
+                recalls.append(measures["claimedKnowledgeRecall"])
+                precisions.append(measures["claimedKnowledgePrecision"])
+            elif "knowledgeRecall" in measures:
                 recalls.append(measures["knowledgeRecall"])
                 precisions.append(measures["knowledgePrecision"])
             review = _read(folder / "checks" / "review.json")
@@ -57,6 +65,8 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
         "infrastructureErrors": errors,
         "claimedKnowledgeRecall": sum(recalls) / len(recalls) if recalls else None,
         "claimedKnowledgePrecision": sum(precisions) / len(precisions) if precisions else None,
+        "readKnowledgeRecall": sum(read_recalls) / len(read_recalls) if read_recalls else None,
+        "readKnowledgePrecision": sum(read_precisions) / len(read_precisions) if read_precisions else None,
         "agentSeconds": round(seconds, 3),
     }
 
@@ -77,11 +87,12 @@ def render_markdown(experiment: str, arms: list[dict[str, Any]]) -> str:
         "passed and the runner's independent review had no blocker or major finding; its paired comparison with "
         "the control is in report.md (there it is the arm's recall). Findings are the runner's review's. An "
         "overclaim is a case whose report said a check passed (or fewer gating findings) than the runner observed. "
-        "Knowledge recall and precision are as the reports *claim* them. Infrastructure errors are kept apart.",
+        "Claimed recall and precision are the reports' own; read recall and precision count only entries bceval saw "
+        "the agent read in full (the api agent; n/a for a command agent). Infrastructure errors are kept apart.",
         "",
         "| Arm | Guidance | Gates passed | Blocker | Major | Minor | Info | Overclaim rate | Infra errors | "
-        "Claimed recall | Claimed precision | Agent seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "Claimed recall | Claimed precision | Read recall | Read precision | Agent seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for arm in arms:
         f = arm["findings"]
@@ -89,6 +100,7 @@ def render_markdown(experiment: str, arms: list[dict[str, Any]]) -> str:
             f"| {_cell(arm['arm'])} | {_cell(arm['guidance'])} | {arm['gatesPassed']}/{arm['units']} | "
             f"{f['blocker']} | {f['major']} | {f['minor']} | {f['info']} | {_cell(arm['overclaimRate'])} | "
             f"{arm['infrastructureErrors']} | {_cell(arm['claimedKnowledgeRecall'])} | "
-            f"{_cell(arm['claimedKnowledgePrecision'])} | {arm['agentSeconds']:.1f} |"
+            f"{_cell(arm['claimedKnowledgePrecision'])} | {_cell(arm['readKnowledgeRecall'])} | "
+            f"{_cell(arm['readKnowledgePrecision'])} | {arm['agentSeconds']:.1f} |"
         )
     return "\n".join(lines) + "\n"

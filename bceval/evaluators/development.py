@@ -8,6 +8,7 @@ adapter stays free of processes; runner mode's verdicts come from the run's prob
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from bceval.development.prepare import write_prepared
 from bceval.development.report import Probe, knowledge_measures, parse_result, score_results
 from bceval.development.values import member, same
 from bceval.evaluators.base import RUN, CaseOutcome, Traits
-from bceval.layout import result_name
+from bceval.layout import DevelopmentRunDir, result_name
 
 DEVELOPMENT = "development"  # the question shape: a request answered by changing a workspace
 
@@ -111,7 +112,8 @@ class DevelopmentEvaluator:
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
         fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
-        and precision of the knowledge it claims (claimed: read evidence needs bceval's own agent)."""
+        and precision of its knowledge: from bceval's read evidence where the runner has it (the api agent), else as
+        the report claims it."""
         from bceval.guidance.scoring import CaseMeasures
 
         if results_dir is None:
@@ -124,9 +126,21 @@ class DevelopmentEvaluator:
             wrapper, problem = parse_result(path.read_bytes())
             report = member(wrapper, "implementationReport")
             if problem is None and isinstance(report, dict):
-                recall, precision = knowledge_measures(case, report)
+                recall, precision = _read_backed(results_dir, case) or knowledge_measures(case, report)
                 found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
         return found
+
+
+def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:
+    """The recall and precision the runner measured from its own read evidence (the api agent), if it did."""
+    verdict = DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict
+    try:
+        measures = json.loads(verdict.read_text(encoding="utf-8")).get("measures") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if measures.get("knowledgeEvidence") != "read":
+        return None
+    return measures["knowledgeRecall"], measures["knowledgePrecision"]
 
 
 DEVELOPMENT_EVALUATOR = DevelopmentEvaluator()

@@ -10,7 +10,8 @@ answered             one line on how the run stands (always runs; it is cheap)
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from doit import create_after
@@ -55,26 +56,31 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         }
 
     @once
-    def units() -> list[Any]:
-        """One unit (bceval.steps.units) per selected case: it depends on every byte its agent could see
-        (request, case file, leaf, candidate articles: the view's digest), the answer key where the agent reads
-        it, and the run's identity."""
-        from bceval.agents.view import built_view
-        from bceval.steps.units import Unit, unit_state
+    def view_digests() -> Any:
+        from bceval.agents.view import ViewDigests
+        from bceval.layout import OutDir
+
+        return ViewDigests(prep, settings.corpus, OutDir(settings.out).build.view_digests)
+
+    def units() -> Iterator[Any]:
+        """One unit (bceval.steps.units) per selected case, made as they are asked for: it depends on every byte
+        its agent could see (request, case file, leaf, candidate articles: the view's digest), the answer key
+        where the agent reads it, and the run's identity."""
+        from bceval.steps.units import Unit, unit_state_maker
 
         _, chosen = inputs.selection
         knows_answers = capabilities(settings.adapter).knows_answers
-        made = []
+        state = unit_state_maker(run_identity)
+        digests = view_digests()
         for case in chosen:
             try:
-                digest = built_view(prep, settings.corpus, case.modelId).digest
+                digest = digests.digest(case.modelId)
             except BcevalError:
                 digest = "unprepared"  # the answer says so in one line
-            depends = {**run_identity, "view": digest, "expected": case.expected if knows_answers else None}
             target = str(settings.results_dir / result_name(case.modelId))
             answer = functools.partial(answering.answer_case, run_answers, case)
-            made.append(Unit(case.modelId, unit_state(depends), target, answer))
-        return made
+            yield Unit(case.modelId, state(digest, case.expected if knows_answers else None), target, answer)
+        digests.save()
 
     @once
     def journal() -> Any:
@@ -83,13 +89,22 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
         return Journal(OutDir(settings.out).build.answered(f"run-{settings.run_name}"))
 
-    @once
-    def to_answer() -> list[Any]:
+    def to_answer() -> Iterator[Any]:
         from bceval.steps.units import stale
 
-        todo = stale(units(), journal())
-        progress.total = len(todo)
-        return todo
+        _, chosen = inputs.selection
+        present = set(os.listdir(settings.results_dir)) if settings.results_dir.is_dir() else set()
+        progress.total = sum(result_name(case.modelId) not in present for case in chosen)
+
+        def changed() -> None:  # one more than counted: a result given under another state
+            progress.total += 1
+
+        return stale(units(), journal(), changed)
+
+    def nothing_to_answer() -> bool:
+        from bceval.steps.units import stale
+
+        return next(stale(units(), journal()), None) is None  # stops at the first case to answer
 
     @create_after(executed="prepare")
     def task_answer() -> dict:
@@ -102,7 +117,7 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return {
             "actions": [action(answer_all)],
             "task_dep": ["run_record"],
-            "uptodate": [lambda: not to_answer()],
+            "uptodate": [nothing_to_answer],
         }
 
     def task_answered() -> dict:

@@ -8,6 +8,8 @@ patch) and its stand-in gates; with BCEVAL_DEVELOPMENT_ROOT it runs that checkou
 Settings the shared Settings model does not carry come from the environment (bceval.config.options):
 BCEVAL_DEVELOPMENT_ROOT, BCEVAL_DEVELOPMENT_MANIFEST, BCEVAL_DEVELOPMENT_CAPABILITIES, BCEVAL_DEVELOPMENT_OUT
 (the preparation), BCEVAL_DEVELOPMENT_WORKSPACE_MAP, BCEVAL_DEVELOPMENT_CHECKS and BCEVAL_DEVELOPMENT_ADAPTER.
+Where a variable is unset, [tool.bceval.development] in pyproject.toml gives the value (its root, manifest,
+capabilities, workspace_map, checks file and adapter; inline checks are for `bceval development run`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.config import DEMO_CORPUS, Settings, environment_values
+from bceval.config.development import development_pyproject
 from bceval.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
@@ -28,6 +31,10 @@ from bceval.steps.development_run import prepare_task, run_task
 
 def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     given = environment_values("development")
+    project = development_pyproject(Path.cwd())  # [tool.bceval.development]: below the variables
+    for key in ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter"):
+        if not given.get(key) and key in project:
+            given[key] = str(project[key])
     custom = bool(given["root"])
     root = Path(given["root"] or (settings.corpus if settings.corpus else DEMO_CORPUS)).absolute()
     demo_root = Path(given["root"]).absolute() if custom else DEMO_CORPUS

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
 from bceval.graph.doitlib import action, once
 from bceval.layout import OutDir, RunDir, result_name
-from bceval.runs.identity import Asking, question
+from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.selection import shard_cases
 
 # Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
@@ -107,10 +107,12 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ", spending())
 
     @once
-    def view_digest(variant_out: str, corpus: str, model_id: str) -> str:
-        from bceval.agents.view import built_view
+    def view_digests(variant_out: str, corpus: str) -> Any:
+        """Every view's digest of one prepared variant (kept beside its build: see ViewDigests)."""
+        from bceval.agents.view import ViewDigests
 
-        return built_view(OutDir(Path(variant_out)).prepare.path, Path(corpus), model_id).digest
+        out = OutDir(Path(variant_out))
+        return ViewDigests(out.prepare.path, Path(corpus), out.build.view_digests)
 
     @create_after()
     def task_experiment_export() -> dict:
@@ -162,50 +164,56 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
                     ],
                 }
 
-    @once
-    def units() -> tuple[list[Any], list[Path]]:
-        """Every (arm, epoch, case) answer of this shard as a unit (bceval.steps.units), in the order they are
-        given, and the run folders they go to. An answer an earlier arm asks under the same key is shared."""
-        from bceval.agents.base import case_input
+    def case_runs() -> Iterator[tuple[Any, int, Settings]]:
+        """(arm, epoch, its run's settings) of every arm answering case by case, in the order they answer."""
         from bceval.experiment.plan import arm_settings
-        from bceval.steps import experiment as experiment_steps
-        from bceval.steps.units import Unit, unit_state
 
         current = plan()
-        owners: dict[str, str] = {}
-        made: list[Any] = []
-        runs: list[Path] = []
         for arm in current.arms:
-            if arm.evaluated_by.traits.unit != CASE:
-                continue  # see task_guidance_unit
-            for epoch in range(1, current.experiment.epochs + 1):
-                run = arm_settings(current, arm, settings, epoch)
-                runs.append(run.run_dir)
-                asked = run.asked
-                identity, knows_answers = _identity(asked), capabilities(run.adapter).knows_answers
-                unit_action = _bound(answers, arm.name, epoch)
-                results = str(run.results_dir)
-                for case in shard_cases(chosen()[arm.name], settings.shard):
-                    # The view's digest covers every byte of every file the view is made of (it is computed once
-                    # per variant and case, for every arm), so no file is looked at per answer.
-                    try:
-                        digest = view_digest(str(run.out), str(run.corpus), case.modelId)
-                    except BcevalError:
-                        digest = "unprepared"  # the answer says so in one line
-                    where = case_input(run.prepare_dir, run.corpus, case)
-                    expected = case.expected if knows_answers else None
-                    key = question(asked, digest, where.corpus, where.request_path, expected).key(__version__)
-                    depends = {**identity, "view": digest, "expected": expected}
-                    if not asked.isolated:  # it reads the arm's whole corpus
-                        depends["corpus"] = str(run.corpus)
-                    name = f"{arm.name}/e{epoch}/{case.modelId}"
-                    owner = owners.setdefault(key, name)
-                    note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
-                    answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
-                    target = os.path.join(results, result_name(case.modelId))
-                    state = unit_state({**depends, "note": note})
-                    made.append(Unit(name, state, target, answer, owner if owner != name else None))
-        return made, runs
+            if arm.evaluated_by.traits.unit == CASE:  # else see task_guidance_unit
+                for epoch in range(1, current.experiment.epochs + 1):
+                    yield arm, epoch, arm_settings(current, arm, settings, epoch)
+
+    def units() -> Iterator[Any]:
+        """Every (arm, epoch, case) answer of this shard as a unit (bceval.steps.units), made as they are asked
+        for (so the first agent need not wait for the last unit). An answer an earlier arm asks under the same
+        key is shared."""
+        from bceval.agents.base import case_input
+        from bceval.steps import experiment as experiment_steps
+        from bceval.steps.units import Unit, unit_state_maker
+
+        owners: dict[str, str] = {}
+        for arm, epoch, run in case_runs():
+            asked = run.asked
+            knows_answers = capabilities(run.adapter).knows_answers
+            identity = _identity(asked)
+            if not asked.isolated:  # it reads the arm's whole corpus
+                identity["corpus"] = str(run.corpus)
+            key, state = key_maker(asked, __version__), unit_state_maker(identity)
+            unit_action = _bound(answers, arm.name, epoch)
+            results = str(run.results_dir)
+            digests = view_digests(str(run.out), str(run.corpus))
+            for case in shard_cases(chosen()[arm.name], settings.shard):
+                # The view's digest covers every byte of every file the view is made of (known from an earlier
+                # command while those files are as they were), so nothing is read per answer.
+                try:
+                    digest = digests.digest(case.modelId)
+                except BcevalError:
+                    digest = "unprepared"  # the answer says so in one line
+                expected = case.expected if knows_answers else None
+                if asked.isolated:
+                    where: tuple[str, ...] = ()
+                else:
+                    found = case_input(run.prepare_dir, run.corpus, case)
+                    where = question(asked, digest, found.corpus, found.request_path).where
+                name = f"{arm.name}/e{epoch}/{case.modelId}"
+                owner = owners.setdefault(key(digest, where, expected), name)
+                note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
+                answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
+                target = os.path.join(results, result_name(case.modelId))
+                shares = owner if owner != name else None
+                yield Unit(name, state(digest, expected, note), target, answer, shares)
+            digests.save()
 
     @once
     def journal() -> Any:
@@ -213,13 +221,29 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
 
         return Journal(OutDir(settings.out).build.answered(f"experiment-{plan().experiment.name}"))
 
-    @once
-    def to_answer() -> list[Any]:
+    def missing_results() -> int:
+        """How many of this shard's answers have no result yet (the progress lines' first total)."""
+        missing = 0
+        for arm, _, run in case_runs():
+            present = set(os.listdir(run.results_dir)) if run.results_dir.is_dir() else set()
+            cases = shard_cases(chosen()[arm.name], settings.shard)
+            missing += sum(result_name(case.modelId) not in present for case in cases)
+        return missing
+
+    def to_answer() -> Iterator[Any]:
         from bceval.steps.units import stale
 
-        todo = stale(units()[0], journal())
-        progress.total = len(todo)
-        return todo
+        progress.total = missing_results()
+
+        def changed() -> None:  # one more than counted: a result given under another state
+            progress.total += 1
+
+        return stale(units(), journal(), changed)
+
+    def nothing_to_answer() -> bool:
+        from bceval.steps.units import stale
+
+        return next(stale(units(), journal()), None) is None  # stops at the first unit to answer
 
     @create_after(executed="experiment_prepare")
     def task_unit() -> dict:
@@ -227,10 +251,13 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         no result (see bceval.steps.units); `--jobs` of them at a time."""
         from bceval.steps import experiment as experiment_steps
 
+        def run_dirs() -> list[Path]:
+            return [run.run_dir for _, _, run in case_runs()]
+
         return {
-            "actions": [action(experiment_steps.answer_units, to_answer, settings.jobs, journal, units)],
+            "actions": [action(experiment_steps.answer_units, to_answer, settings.jobs, journal, run_dirs)],
             "task_dep": ["experiment_run"],  # each run's record first: it vouches for what its answers write
-            "uptodate": [lambda: not to_answer()],
+            "uptodate": [nothing_to_answer],
         }
 
     @create_after(executed="experiment_prepare")

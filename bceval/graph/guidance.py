@@ -27,6 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from doit import create_after
 from doit.tools import config_changed
 
 from bceval import __version__
@@ -150,6 +151,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
             "verbosity": 1,
         }
 
+    @create_after()  # made only when a guidance run asks for it: its inputs are the corpus's every file
     def task_guidance_demo() -> dict[str, Any]:
         """Build the demo knowledge checkout, workspaces and maps (kept while intact)."""
         from bceval.guidance.demo import MARKER, demo_is_intact
@@ -179,6 +181,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
                 "actions": [action(run_target, cfg, target)],
                 # The demo's maps come from guidance_demo; a configured map is checked by the action.
                 "file_dep": [target.workspace_map] if cfg.uses_demo and not cfg.problem else [],
+                "task_dep": ["guidance_demo"] if cfg.uses_demo and not cfg.problem else [],
                 "uptodate": [False],  # every run is a new evaluation with fresh evidence
                 "verbosity": 1,
             }

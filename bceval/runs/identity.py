@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -134,6 +135,18 @@ class Question:
             "expected": self.expected,
         }
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def key_maker(asked: Asking, version: str) -> Callable[[str, tuple[str, ...], Any], str]:
+    """`Question(asked, view, where, expected).key(version)` for many questions asked alike (an experiment asks
+    thousands per arm and epoch): the part they share is built once."""
+    fixed = {"bceval": version, **asked.fields(), "salt": asked.salt}
+
+    def key(view: str, where: tuple[str, ...] = (), expected: Any = None) -> str:
+        canonical = {**fixed, "view": view, "where": list(where), "expected": expected}
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode("utf-8")).hexdigest()
+
+    return key
 
 
 def question(asked: Asking, view: str, corpus: Path, request: Path, expected: Any = None) -> Question:

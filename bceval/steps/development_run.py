@@ -31,6 +31,7 @@ from bceval.development.arms import CHECKPOINTS, arm_request, names_knowledge
 from bceval.development.checks import (
     Check,
     ChecksConfig,
+    checks_from_table,
     expand,
     read_checks,
     require_configured,
@@ -38,6 +39,7 @@ from bceval.development.checks import (
 )
 from bceval.development.digest import tree_digest
 from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
+from bceval.development.findings import findings_report_errors
 from bceval.development.manifest import Case, Loaded
 from bceval.development.prepare import write_prepared
 from bceval.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
@@ -46,7 +48,9 @@ from bceval.development.values import MISSING, text
 from bceval.errors import EXIT_FAILED
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, case_request_name, result_name
+from bceval.runs.transcript import write_transcript
 from bceval.steps.development import console, validated
+from bceval.usage import Usage
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
 REVIEW_PROTOCOL = (
@@ -73,17 +77,32 @@ class RunOptions:
     fail_on_overclaim: bool = False
     guidance: str = "plan"
     sandbox_allow: tuple[Path, ...] = ()
+    agent: Any = None  # the api adapter's AgentSettings (its endpoint); None for the command adapter
+    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
+    workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
-    def from_args(args: argparse.Namespace, root: Path, settings: Any) -> RunOptions:
-        """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox)."""
+    def from_args(
+        args: argparse.Namespace, root: Path, settings: Any, agent: Any = None, project: dict[str, Any] | None = None
+    ) -> RunOptions:
+        """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox), with the api
+        adapter's AgentSettings when it is the adapter, and what [tool.bceval.development] adds (`project`)."""
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
+        project = project or {}
+        inline = project.get("inline_checks") if not args.development_checks else None
+        checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
+        if inline is not None:
+            inline = {
+                "checks": inline,
+                **{k: project[k] for k in ("toolchain", "cases") if k in project},
+            }
+            checks = project["pyproject"]
         return RunOptions(
             root=root,
             out=Path(args.development_out),
             workspace_map=Path(args.development_workspace_map) if args.development_workspace_map else None,
-            checks=Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE,
+            checks=checks,
             adapter=args.development_adapter or "command",
             command=settings.command,
             model=settings.model,
@@ -95,6 +114,9 @@ class RunOptions:
             fail_on_overclaim=bool(args.development_fail_on_overclaim),
             guidance=args.development_guidance or "plan",
             sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow),
+            agent=agent,
+            inline_checks=inline,
+            workspaces=tuple(sorted((project.get("workspaces") or {}).items())),
         )
 
 
@@ -152,15 +174,23 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     loaded = validated_for_run(opts)
     if loaded is None:
         return EXIT_FAILED
-    config = read_checks(opts.checks)
+    if opts.inline_checks is not None:
+        config = checks_from_table(opts.inline_checks, opts.checks)
+    else:
+        config = read_checks(opts.checks)
+    config.workspaces.update(dict(opts.workspaces))
     require_configured(loaded, config)  # before any agent runs (§11.6)
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
-    if opts.adapter != "command":
-        raise DevelopmentError(
-            f"--adapter {opts.adapter}: development runs take the command adapter (the api agent "
-            "is not available in this build)"
-        )
-    if not opts.command:
+    api = None
+    if opts.adapter == "api":  # the opt-in, the model and the key are checked before any copy is made
+        from bceval.agents.development_api import DevelopmentApiAgent
+
+        if opts.agent is None:
+            raise DevelopmentError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
+        api = DevelopmentApiAgent(opts.agent)
+    elif opts.adapter != "command":
+        raise DevelopmentError(f"--adapter {opts.adapter}: development runs take the command or the api adapter")
+    elif not opts.command:
         raise DevelopmentError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
     bwrap = None
     if opts.sandbox == "bwrap":
@@ -182,7 +212,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         before = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
         source_digests = {c: tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
         for case in loaded.cases:
-            runs.append(_run_case(loaded, opts, config, case, sources[case.id], requests, view, scratch, bwrap))
+            runs.append(_run_case(loaded, opts, config, case, sources[case.id], requests, view, scratch, bwrap, api))
         after = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
         outside = sorted(c for c, d in source_digests.items() if tree_digest(Path(sources[c])) != d)
     finally:
@@ -209,6 +239,117 @@ def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+@dataclass
+class Asked:
+    """What the agent of one case gave back: its answer (the JSON object) or why there is none."""
+
+    answer: dict[str, Any] | None
+    infrastructure: str | None  # the agent crashed or timed out before it answered (§11.10)
+    reads: list[dict[str, Any]] | None = None  # bceval's read evidence (api adapter only: tool events)
+    refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
+
+
+def _ask_command(
+    opts: RunOptions,
+    loaded: Loaded,
+    case: Case,
+    folder: Path,
+    request_text: str,
+    workspace: Path,
+    knowledge: Path | None,
+    bwrap: str | None,
+) -> Asked:
+    """The agent command line, run in the copy (under bwrap only the copy is writable)."""
+    values = {
+        "workspace": str(workspace),
+        "case": case.id,
+        "case_id": case.model_id,
+        "knowledge": str(knowledge) if knowledge is not None else "",
+        "request": str(DevelopmentCaseDir(folder).request),
+        "model": opts.model or "",
+        "artifacts": str(folder),
+        "python": sys.executable,
+        "checks_dir": str(opts.checks.resolve().parent),
+    }
+    argv = expand(tuple(shlex.split(opts.command or "")), values)
+    if bwrap is not None:
+        from bceval.agents.sandbox import sandbox_argv
+
+        argv = sandbox_argv(
+            bwrap,
+            argv,
+            workdir=workspace,
+            read_only=[knowledge] if knowledge is not None else [],
+            allow=[workspace, *opts.sandbox_allow],
+            hidden={"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()},
+            environ=proc.clean_environment(),
+        )
+    finished = proc.run_command(
+        argv, workspace, opts.timeout, proc.clean_environment(), _prompt(request_text, workspace, knowledge)
+    )
+    agent = DevelopmentCaseDir(folder).agent
+    write_atomic(agent / "stdout.txt", finished.stdout)
+    write_atomic(agent / "stderr.txt", finished.stderr)
+    answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
+    infra = None
+    if finished.timed_out and answer is None:
+        infra = f"the agent timed out after {opts.timeout:g} s before it answered"
+    elif finished.missing or (finished.exit_code not in (0, None) and answer is None):
+        infra = f"the agent process failed (exit {finished.exit_code}) before it answered"
+    envelope = {
+        "argv": argv,
+        "exitCode": finished.exit_code,
+        "seconds": round(finished.seconds, 3),
+        "timedOut": finished.timed_out,
+        "model": opts.model,
+        "epoch": opts.epoch,
+        "stdoutSha256": _sha256(finished.stdout),
+        "infrastructure": infra,
+    }
+    write_atomic(agent / "envelope.json", dumps(envelope))
+    answered_by = {"adapter": "command", "model": opts.model, "pinned": "{model}" in (opts.command or "")}
+    record = {"case": case.model_id, "manifestId": case.id, "epoch": opts.epoch, **envelope}
+    record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
+    write_transcript(
+        opts.out, case.model_id, opts.out.name, answered_by, record, Usage(wallSeconds=envelope["seconds"])
+    )
+    return Asked(answer, infra)
+
+
+def _ask_api(
+    api: Any, opts: RunOptions, case: Case, folder: Path, request_text: str, workspace: Path, knowledge: Path | None
+) -> Asked:
+    """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/ only."""
+    work = api.work(request_text, workspace, knowledge, opts.timeout)
+    agent = DevelopmentCaseDir(folder).agent
+    write_atomic(agent / "stdout.txt", work.text or "")
+    write_atomic(agent / "stderr.txt", (work.failure or "") + ("\n" if work.failure else ""))
+    answer = extract_json_object(work.text) if work.text and work.text.strip() else None
+    infra = f"the api conversation ended before an answer ({work.failure})" if work.failure else None
+    envelope = {
+        "adapter": "api",
+        "model": opts.model,
+        "servedModel": work.record.get("servedModel"),
+        "epoch": opts.epoch,
+        "seconds": work.seconds,
+        "turns": len(work.record.get("turns", [])),
+        "toolCalls": len(work.record.get("toolCalls", [])),
+        "refused": work.record.get("refused", 0),
+        "writes": len(work.record.get("writes", [])),
+        "stdoutSha256": _sha256((work.text or "").encode("utf-8")),
+        "infrastructure": infra,
+    }
+    write_atomic(agent / "envelope.json", dumps(envelope))
+    request_bytes = DevelopmentCaseDir(folder).request.read_bytes()
+    from bceval.development.readevidence import evidence_record
+
+    evidence = evidence_record(opts.out.name, request_bytes, work.reads)
+    record = {"case": case.model_id, "manifestId": case.id, "epoch": opts.epoch, **work.record}
+    record.update(readBy="bceval", readEvidence=evidence)
+    write_transcript(opts.out, case.model_id, opts.out.name, api.describe(), record, work.usage)
+    return Asked(answer, infra, evidence["reads"], list(work.record.get("refusedOutside", [])))
+
+
 def _run_case(
     loaded: Loaded,
     opts: RunOptions,
@@ -219,6 +360,7 @@ def _run_case(
     view: Path,
     scratch: Path,
     bwrap: str | None,
+    api: Any = None,
 ) -> CaseRun:
     folder = DevelopmentRunDir(opts.out).case(case.model_id).path
     DevelopmentCaseDir(folder).agent.mkdir(parents=True)
@@ -234,60 +376,12 @@ def _run_case(
     write_atomic(DevelopmentCaseDir(folder).base, _checked("DevelopmentBase", base.record()))
 
     # the agent, in its copy
-    values = {
-        "workspace": str(workspace),
-        "case": case.id,
-        "case_id": case.model_id,
-        "knowledge": str(view) if names_knowledge(opts.guidance) else "",
-        "request": str(DevelopmentCaseDir(folder).request),
-        "model": opts.model or "",
-        "artifacts": str(folder),
-        "python": sys.executable,
-        "checks_dir": str(opts.checks.resolve().parent),
-    }
-    argv = expand(tuple(shlex.split(opts.command or "")), values)
-    if bwrap is not None:
-        from bceval.agents.sandbox import sandbox_argv
-
-        argv = sandbox_argv(
-            bwrap,
-            argv,
-            workdir=workspace,
-            read_only=[view] if names_knowledge(opts.guidance) else [],
-            allow=[workspace, *opts.sandbox_allow],
-            hidden={"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()},
-            environ=proc.clean_environment(),
-        )
-    finished = proc.run_command(
-        argv,
-        workspace,
-        opts.timeout,
-        proc.clean_environment(),
-        _prompt(request_text, workspace, view if names_knowledge(opts.guidance) else None),
-    )
-    write_atomic(DevelopmentCaseDir(folder).agent / "stdout.txt", finished.stdout)
-    write_atomic(DevelopmentCaseDir(folder).agent / "stderr.txt", finished.stderr)
-    answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
-    agent_infra = None
-    if finished.timed_out and answer is None:
-        agent_infra = f"the agent timed out after {opts.timeout:g} s before it answered"
-    elif finished.missing or (finished.exit_code not in (0, None) and answer is None):
-        agent_infra = f"the agent process failed (exit {finished.exit_code}) before it answered"
-    write_atomic(
-        DevelopmentCaseDir(folder).agent / "envelope.json",
-        dumps(
-            {
-                "argv": argv,
-                "exitCode": finished.exit_code,
-                "seconds": round(finished.seconds, 3),
-                "timedOut": finished.timed_out,
-                "model": opts.model,
-                "epoch": opts.epoch,
-                "stdoutSha256": _sha256(finished.stdout),
-                "infrastructure": agent_infra,
-            }
-        ),
-    )
+    knowledge = view if names_knowledge(opts.guidance) else None
+    if api is not None:
+        asked = _ask_api(api, opts, case, folder, request_text, workspace, knowledge)
+    else:
+        asked = _ask_command(opts, loaded, case, folder, request_text, workspace, knowledge, bwrap)
+    answer, agent_infra = asked.answer, asked.infrastructure
 
     # capture before any gate
     captured = proc.capture(workspace, base.commit, work / "capture")
@@ -325,6 +419,17 @@ def _run_case(
         run.problems.append(f"{case.id}: result is not valid JSON: the agent's answer holds no JSON object")
     elif answer is not None:
         run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
+    read_record = None
+    if asked.reads is not None:  # the adapter exposes tool events: §11.8's read-evidence check applies
+        from bceval.development.readevidence import read_problems
+
+        read_record = {"runId": opts.out.name, "reads": asked.reads}
+        if report is not MISSING:
+            run.problems += read_problems(case, report, read_record, loaded.root)
+    if asked.refused_outside:
+        run.diagnostics.append(
+            f"{case.id}: {len(asked.refused_outside)} write(s) outside the copy were refused and not written."
+        )
     comparison = compare(case, report, gates, runner_review)
     run.diagnostics += comparison.diagnostics
     run.overclaims = len(comparison.overclaims)
@@ -334,6 +439,17 @@ def _run_case(
     if report is not MISSING:
         recall, precision = knowledge_measures(case, report)
         run.measures = {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
+        if read_record is not None:  # the api agent: what bceval saw it read replaces the claim
+            from bceval.development.readevidence import read_measures
+
+            read_recall, read_precision = read_measures(case, report, read_record, loaded.root)
+            run.measures = {
+                "knowledgeRecall": read_recall,
+                "knowledgePrecision": read_precision,
+                "knowledgeEvidence": "read",
+                "claimedKnowledgeRecall": recall,
+                "claimedKnowledgePrecision": precision,
+            }
     write_atomic(
         DevelopmentCaseDir(folder).evidence,
         _checked(
@@ -349,6 +465,8 @@ def _run_case(
                     "head": captured.head,
                     "refs": captured.refs.splitlines(),
                 },
+                "readEvidence": _read_evidence(opts, folder, asked),
+                "refusedOutside": asked.refused_outside,
             },
         ),
     )
@@ -372,6 +490,16 @@ def _run_case(
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
         shutil.copytree(workspace, DevelopmentCaseDir(folder).workspace, symlinks=True)
     return run
+
+
+def _read_evidence(opts: RunOptions, folder: Path, asked: Asked) -> dict[str, Any] | None:
+    """The §13 record of the case (api adapter), or None where the adapter exposes no tool events."""
+    if asked.reads is None:
+        return None
+    from bceval.development.readevidence import evidence_record
+
+    record = evidence_record(opts.out.name, DevelopmentCaseDir(folder).request.read_bytes(), [])
+    return {**record, "reads": asked.reads}
 
 
 def _gate_env(check: Check) -> dict[str, str]:
@@ -505,10 +633,17 @@ def _review_gate(
             + (", timed out" if finished.timed_out else "")
         )
         answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if not finished.missing else None
-        if finished.missing:
-            infra = True
+        # a reviewer that did not start, timed out, or answered no findings-report gave no review: the gate did not
+        # run (infrastructure), which is never a pass and never the change's failure
         if answer is None:
-            outcome = "failed"
+            infra = True
+            log_lines.append(f"{path}: no findings-report JSON object in the reviewer's answer")
+            continue
+        invalid = findings_report_errors(answer)
+        if invalid:
+            infra = True
+            log_lines.append(f"{path}: the answer is not a findings-report: {invalid[0]}")
+            answers.append({"path": path, "answer": answer, "invalid": invalid})
             continue
         answers.append({"path": path, "answer": answer})
         broken = _broken_references(answer, view)
@@ -517,7 +652,8 @@ def _review_gate(
             outcome = "failed"
         if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
             outcome = "partial" if outcome == "completed" else outcome
-    findings = [f for a in answers for f in (a["answer"].get("findings") or []) if isinstance(f, dict)]
+    valid = [a for a in answers if "invalid" not in a]
+    findings = [f for a in valid for f in (a["answer"].get("findings") or []) if isinstance(f, dict)]
     merged = {
         "skill": {"id": "al-code-review", "version": 1},
         "outcome": outcome,
@@ -526,7 +662,7 @@ def _review_gate(
                 s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s)
                 for s in ("blocker", "major", "minor", "info")
             },
-            "coverage": {"worklist-size": len(al_files), "items-evaluated": len(answers)},
+            "coverage": {"worklist-size": len(al_files), "items-evaluated": len(valid)},
         },
         "findings": findings,
         "suppressed": [],
@@ -535,14 +671,14 @@ def _review_gate(
     write_atomic(DevelopmentCaseDir(folder).checks / "review.log", "\n".join(log_lines) + "\n")
     gating = gating_count(merged)
     if infra:
-        status = "not-run"
-    else:
-        status = "passed" if outcome == "completed" and gating == 0 else "failed"
+        details = "not-run: the reviewer gave no valid findings-report for every changed AL file; log checks/review.log"
+        return GateResult("review", skill, "not-run", details, None, 0.0, "checks/review.json", True)
+    status = "passed" if outcome == "completed" and gating == 0 else "failed"
     details = (
         f"{len(al_files)} changed AL file(s) reviewed, outcome {outcome}, {gating} gating finding(s); "
         f"log checks/review.log"
     )
-    return GateResult("review", skill, status, details, None, 0.0, "checks/review.json", infra)
+    return GateResult("review", skill, status, details, None, 0.0, "checks/review.json")
 
 
 def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
@@ -667,9 +803,19 @@ def run_task(
         checks=Path(checks) if checks else root_path / CHECKS_RELATIVE,
         adapter=adapter,
         command=command or DEMO_AGENT,
+        agent=_api_settings(None) if adapter == "api" else None,
     )
     if run_development(opts) != 0:
         raise EvaluationFailed(f"Development run FAILED: see {opts.out}", verdict=False)
+
+
+def _api_settings(settings: Any) -> Any:
+    """The api adapter's AgentSettings from an arm's Settings (None: BCEVAL_* and [tool.bceval], as doit reads)."""
+    from dataclasses import replace
+
+    from bceval.config import agent_settings, load_settings
+
+    return agent_settings(replace(settings if settings is not None else load_settings(), adapter="api"))
 
 
 def prepare_task(root: str, manifest: str | None, out: str) -> None:
@@ -705,6 +851,7 @@ def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
         manifest=arm.manifest,
         guidance=arm.fields["guidance"] or "plan",
         sandbox_allow=tuple(run.sandbox_allow),
+        agent=_api_settings(run) if run.adapter == "api" else None,
     )
     try:
         code = run_development(opts, stream=sys.stderr)

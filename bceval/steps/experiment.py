@@ -99,7 +99,7 @@ def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, An
 
 
 def answer_units(
-    to_answer: Callable[[], list[Any]], jobs: int, journal: Callable[[], Any], units: Callable[[], Any]
+    to_answer: Callable[[], Any], jobs: int, journal: Callable[[], Any], run_dirs: Callable[[], list[Any]]
 ) -> None:
     """The experiment's answers that are not up to date (bceval.steps.units); then each run's record takes in
     what its answers wrote."""
@@ -109,7 +109,7 @@ def answer_units(
     try:
         answer_all(to_answer(), jobs, journal())
     finally:
-        for run_dir in units()[1]:
+        for run_dir in run_dirs():
             fold_written(run_dir)
 
 

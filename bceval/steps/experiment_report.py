@@ -206,6 +206,13 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
         run = RunDir(found) if found else None
         record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
+        # a case the run could not judge (a development run's infrastructure error) is counted apart, never a failure
+        listed = (record or {}).get("cases")  # a development run's case lines (a guidance run's is a count)
+        errors = {
+            c.get("case")
+            for c in (listed if isinstance(listed, list) else [])
+            if isinstance(c, dict) and c.get("verdict") == "error"
+        }
         measures = judge.measures(loaded, run.results if run else None)
         measured = measures is not None
         units = []
@@ -223,9 +230,18 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
                 )
                 continue
             measure = (measures or {}).get(case.id)
+            infra = case.id in errors
             units.append(
                 CaseOutcome(
-                    case.id, model_id, arm.evaluator, kind, passed[case.id], link, answered=True, measure=measure
+                    case.id,
+                    model_id,
+                    arm.evaluator,
+                    kind,
+                    None if infra else passed[case.id],
+                    link,
+                    infra=infra,
+                    answered=True,
+                    measure=measure,
                 )
             )
         epochs.append(EpochOutcomes(units, record.get("usage") if record else None))

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,22 @@ from bceval.jsonio import read_regular_text, write_atomic
 @dataclass(frozen=True)
 class Unit:
     name: str  # unique within its journal
-    state: str  # see unit_state
+    state: str  # see unit_state_maker
     target: str  # the result file: while it is missing the unit is answered again
     answer: Callable[[], None]
     after: str | None = None  # the unit whose answer this one shares: it is answered first
 
 
-def unit_state(values: dict[str, Any]) -> str:
-    """The digest of what an answer depends on (JSON values)."""
-    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+def unit_state_maker(identity: dict[str, Any]) -> Callable[[str, Any, Any], str]:
+    """The state of many units of one run: its identity (JSON values) is encoded once, then each unit adds its
+    view's digest, the answer key it may read and its note."""
+    fixed = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def state(view: str, expected: Any = None, note: Any = None) -> str:
+        own = json.dumps([view, expected, note], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(f"{fixed}\n{own}".encode()).hexdigest()[:32]
+
+    return state
 
 
 class Journal:
@@ -69,24 +75,49 @@ class Journal:
             write_atomic(self.path, text)
 
 
-def stale(units: Iterable[Unit], journal: Journal) -> list[Unit]:
-    """The units to answer, in their order: no result, or one given under another state."""
+def stale(units: Iterable[Unit], journal: Journal, changed: Callable[[], None] | None = None) -> Iterator[Unit]:
+    """The units to answer, in their order, as they come: no result, or one given under another state
+    (`changed` is told of each of those: a caller that counted the missing results up front counts it too)."""
     states = journal.states
-    return [unit for unit in units if states.get(unit.name) != unit.state or not os.path.isfile(unit.target)]
+    for unit in units:
+        if not os.path.isfile(unit.target):
+            yield unit
+        elif states.get(unit.name) != unit.state:
+            if changed is not None:
+                changed()
+            yield unit
 
 
-def answer_units(units: list[Unit], jobs: int, journal: Journal) -> None:
-    """Answer `units` (all stale), `jobs` at a time, each noted in the journal once it has a result. A unit that
-    shares another's answer waits for that one. The first error stops the handing out of units; the ones under
-    way finish, the journal is compacted, and the error is raised."""
+def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
+    """Answer `units` (all stale; taken from the iterable as workers get free, so the first agent starts as soon
+    as the first unit is known), `jobs` at a time, each noted in the journal once it has a result. A unit that
+    shares another's answer waits for that one (taken earlier, since it came first). The first error stops the
+    handing out of units; the ones under way finish, the journal is compacted, and the error is raised."""
     errors: list[BaseException] = []
-    finished = {unit.name: threading.Event() for unit in units}
+    finished: dict[str, threading.Event] = {}
     lock = threading.Lock()
     pending = iter(units)
+    taken = 0
+
+    def take() -> Unit | None:
+        nonlocal taken
+        with lock:
+            if errors:
+                return None
+            try:
+                unit = next(pending, None)
+            except BaseException as exc:  # noqa: BLE001 - making the next unit failed: raised below
+                errors.append(exc)
+                return None
+            if unit is not None:
+                finished[unit.name] = threading.Event()
+                taken += 1
+            return unit
 
     def one(unit: Unit) -> None:
-        if unit.after is not None and unit.after in finished:
-            finished[unit.after].wait()  # taken earlier by some worker: it finishes
+        owner = finished.get(unit.after) if unit.after is not None else None
+        if owner is not None:
+            owner.wait()  # taken earlier by some worker: it finishes
         try:
             if errors:
                 return  # woken by a failure, not by an answer: ask nothing
@@ -97,30 +128,27 @@ def answer_units(units: list[Unit], jobs: int, journal: Journal) -> None:
             finished[unit.name].set()
 
     def worker() -> None:
-        while True:
-            with lock:
-                unit = None if errors else next(pending, None)
-            if unit is None:
-                return
+        while (unit := take()) is not None:
             try:
                 one(unit)
             except BaseException as exc:  # noqa: BLE001 - raised again below, in the calling thread
                 with lock:
                     errors.append(exc)
-                for event in finished.values():  # nobody waits for an answer that will not come
+                    events = list(finished.values())
+                for event in events:  # nobody waits for an answer that will not come
                     event.set()
 
     try:
         if jobs <= 1:
             worker()  # in the calling thread, in order: what a serial build always did
         else:
-            threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, len(units)))]
+            threads = [threading.Thread(target=worker, daemon=True) for _ in range(jobs)]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
     finally:
-        if units:
+        if taken:
             journal.compact()
     if errors:
         raise errors[0]

@@ -1,0 +1,92 @@
+"""`[tool.bceval.development]` in pyproject.toml: a project's development-run settings (spec §11.6), the keys the
+options table marks as pyproject options of part development, under their names without `development_`:
+
+    [tool.bceval.development]
+    manifest = "evaluation/development-fixtures.json"
+    checks = "evaluation/development-checks.yaml"   # a checks file, or an inline table of checks:
+    # [tool.bceval.development.checks.compile]  argv = [...], timeout_s = 900
+    [tool.bceval.development.workspaces]
+    my-case = "fixtures/my-app"                      # or "https://host/repo.git@<commit>"
+
+Paths are relative to pyproject.toml's folder. A flag (or, for doit, a BCEVAL_DEVELOPMENT_* variable) wins over
+these; these win over the defaults. Every problem is one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bceval.config import bceval_table
+from bceval.config.options import OPTIONS
+from bceval.development.checks import PINNED
+from bceval.errors import BcevalError
+
+PREFIX = "development_"
+TABLE = "[tool.bceval.development]"
+
+
+def _keys() -> dict[str, Any]:
+    return {
+        option.name.removeprefix(PREFIX): option
+        for option in OPTIONS.values()
+        if option.part == "development" and option.pyproject
+    }
+
+
+def _repository(value: Any, base: Path, where: str) -> str:
+    """A starting repository: a folder (made absolute) or repository@commit (a local repository made absolute)."""
+    if not isinstance(value, str) or not value:
+        raise BcevalError(f"{where} must be a folder or a git repository@commit")
+    pinned = PINNED.match(value)
+    if pinned and "://" in value:
+        return value
+    local = str((base / (pinned["repo"] if pinned else value)).resolve())
+    return f"{local}@{pinned['commit']}" if pinned else local
+
+
+def development_pyproject(cwd: Path) -> dict[str, Any]:
+    """The [tool.bceval.development] values by key (without `development_`), converted; {} without the table."""
+    pyproject, found = bceval_table(cwd)
+    table = found.get("development")
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise BcevalError(f"{pyproject}: {TABLE} must be a table")
+    keys = _keys()
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise BcevalError(f"{pyproject}: {TABLE} has unknown key '{unknown[0]}' (known: {', '.join(sorted(keys))})")
+    base = pyproject.parent.resolve()
+    values: dict[str, Any] = {"pyproject": pyproject.resolve()}
+    for key, value in table.items():
+        option, where = keys[key], f"{pyproject}: {TABLE} {key}"
+        if key == "checks" and isinstance(value, dict):  # inline checks, read by the checks file's rules
+            values["inline_checks"] = value
+        elif key == "workspaces":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table of manifest id -> starting repository")
+            values[key] = {case: _repository(source, base, f"{where}.{case}") for case, source in value.items()}
+        elif option.kind == "table":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table")
+            values[key] = value
+        elif option.kind == "path":
+            if not isinstance(value, str) or not value:
+                raise BcevalError(f"{where} must be a non-empty path")
+            values[key] = (base / value).resolve()
+        elif option.kind == "switch":
+            if not isinstance(value, bool):
+                raise BcevalError(f"{where} must be true or false")
+            values[key] = value
+        else:
+            allowed = option.allowed()
+            if not isinstance(value, str) or (allowed is not None and value not in allowed):
+                wanted = f"one of {', '.join(allowed)}" if allowed else "a string"
+                raise BcevalError(f"{where} must be {wanted}")
+            values[key] = value
+    inline = "inline_checks" in values
+    for key in ("toolchain", "cases"):
+        if key in values and not inline:
+            raise BcevalError(f"{pyproject}: {TABLE} {key} applies to inline checks only (checks = {{...}})")
+    return values

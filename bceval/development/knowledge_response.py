@@ -1,0 +1,194 @@
+"""The knowledge-response validator of spec §13, ported: an `al-knowledge` answer checked against the exact
+question it was bound to, the corpus, the enabled layers, and the read evidence its consumer collected from its
+own tool results in this run (never from the answering agent's claims).
+
+It proves identity and complete reads, not comprehension. It never rewrites the response. The checks run in the
+spec's order and each message keeps the spec's wording; schema errors, when there are any, are the only result.
+
+The development runner uses the same record with `requestSha256` (of the request file's bytes) in place of
+`questionSha256` (`hash_member`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+LAYERS = ("microsoft", "community", "custom")
+_SHA1 = "^[0-9a-f]{40}$"
+
+# The response contract (JSON Schema draft-07), written from spec §13.
+SCHEMA: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "al-knowledge response",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["skill", "outcome", "question", "answer", "references", "suppressed"],
+    "properties": {
+        "skill": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["id", "version"],
+            "properties": {"id": {"const": "al-knowledge"}, "version": {"type": "integer", "minimum": 1}},
+        },
+        "outcome": {"enum": ["completed", "no-knowledge", "partial", "failed"]},
+        "outcome-reason": {"type": "string", "minLength": 1},
+        "question": {"type": "string", "minLength": 1},
+        "answer": {"type": "string"},
+        "references": {
+            "type": "array",
+            "uniqueItems": True,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "applicability", "unknown"],
+                "properties": {
+                    "path": {"type": "string", "pattern": r"^(microsoft|community|custom)/knowledge/.+\.md$"},
+                    "sha": {"type": "string", "pattern": _SHA1},
+                    "applicability": {"enum": ["applicable", "conditional"]},
+                    "unknown": {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1}},
+                },
+                "allOf": [
+                    {
+                        "if": {"properties": {"applicability": {"const": "applicable"}}},
+                        "then": {"properties": {"unknown": {"maxItems": 0}}},
+                        "else": {"properties": {"unknown": {"minItems": 1}}},
+                    }
+                ],
+            },
+        },
+        "suppressed": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "reason"],
+                "properties": {
+                    "path": {"type": "string", "minLength": 1},
+                    "reason": {"enum": ["layer-precedence", "configuration"]},
+                },
+            },
+        },
+    },
+    "allOf": [
+        {
+            "if": {"properties": {"outcome": {"enum": ["partial", "failed"]}}, "required": ["outcome"]},
+            "then": {"required": ["outcome-reason"]},
+        },
+        {
+            "if": {"properties": {"outcome": {"const": "completed"}}, "required": ["outcome"]},
+            "then": {"properties": {"answer": {"minLength": 1}, "references": {"minItems": 1}}},
+        },
+        {
+            "if": {"properties": {"outcome": {"enum": ["failed", "no-knowledge"]}}, "required": ["outcome"]},
+            "then": {"properties": {"references": {"maxItems": 0}}},
+        },
+    ],
+}
+
+
+def _schema_errors(response: Any) -> list[str]:
+    from jsonschema import Draft7Validator
+
+    found = Draft7Validator(SCHEMA).iter_errors(response)
+    ordered = sorted(found, key=lambda error: ([str(p) for p in error.absolute_path], error.message))
+    return [f"Schema: {error.message}" for error in ordered]
+
+
+def _noncanonical(path: str) -> bool:
+    return "\\" in path or any(part in ("", ".", "..") for part in path.split("/"))
+
+
+def _inside(root: Path, path: str) -> Path | None:
+    """The file a corpus path names, or None when it resolves outside the root."""
+    file = (root / path).resolve()
+    return file if file.is_relative_to(root) else None
+
+
+def _reads(evidence: Any, run_id: str, bound_sha: str, hash_member: str, errors: list[str]) -> dict[str, Any]:
+    if evidence is None:
+        return {}
+    if not isinstance(evidence, dict):
+        errors.append("Read evidence must be an object")
+        return {}
+    if evidence.get("runId") != run_id:
+        errors.append("Read evidence belongs to a different run")
+    if evidence.get(hash_member) != bound_sha:
+        errors.append("Read evidence belongs to a different question")
+    records = evidence.get("reads")
+    if not isinstance(records, list):
+        errors.append("Read evidence must contain a reads array")
+        return {}
+    reads: dict[str, Any] = {}
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("path"), str):
+            errors.append("Invalid read evidence record")
+            continue
+        if record["path"] in reads:
+            errors.append(f"Duplicate read evidence: {record['path']}")
+        reads[record["path"]] = record  # the last record of a path is the one that counts
+    return reads
+
+
+def validate_response(
+    response: Any,
+    *,
+    question: str,
+    root: Path,
+    run_id: str,
+    evidence: Any = None,
+    enabled_layers: Iterable[str] = LAYERS,
+    hash_member: str = "questionSha256",
+    bound: bytes | None = None,
+) -> list[str]:
+    """Every problem of `response`, in the spec's order; [] when it is valid. `question` is the exact bound
+    input; the evidence's hash is of `bound` when given (the development runner's request bytes), else of the
+    question's UTF-8."""
+    errors = _schema_errors(response)
+    if errors:
+        return errors
+    root = Path(root).resolve()
+    if response["question"] != question:
+        errors.append("question must equal the bound input exactly, including whitespace")
+    enabled = set(enabled_layers)
+    if not enabled <= set(LAYERS):
+        errors.append("Unknown enabled layers")
+    references, suppressed = response["references"], response["suppressed"]
+    for entry, is_reference in [(r, True) for r in references] + [(s, False) for s in suppressed]:
+        path = entry["path"]
+        file = _inside(root, path)
+        if _noncanonical(path) or file is None:
+            errors.append(f"Noncanonical corpus path: {path}")
+        elif not file.is_file():
+            errors.append(f"Corpus path does not exist: {path}")
+        # a configuration exclusion may name a disabled layer; a citation or a precedence suppression may not
+        if path.split("/")[0] not in enabled and (is_reference or entry.get("reason") != "configuration"):
+            errors.append(f"Path belongs to a disabled layer: {path}")
+    bound_sha = hashlib.sha256(question.encode("utf-8") if bound is None else bound).hexdigest()
+    reads = _reads(evidence, run_id, bound_sha, hash_member, errors)
+    for reference in references:
+        path = reference["path"]
+        if _noncanonical(path) or PurePosixPath(path).is_absolute():
+            errors.append(f"Noncanonical citation path: {path}")
+            continue
+        file = _inside(root, path)
+        if file is None or not file.is_file():
+            errors.append(f"Citation is missing or outside the corpus: {path}")
+            continue
+        record = reads.get(path)
+        if record is None or record.get("complete") is not True:
+            errors.append(f"No complete read evidence for citation: {path}")
+            continue
+        content = file.read_bytes()
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError:
+            errors.append(f"Citation is not strict UTF-8: {path}")
+            continue
+        if type(record.get("bytes")) is not int or record["bytes"] != len(content):
+            errors.append(f"Read byte count does not match the full article: {path}")
+        if record.get("sha256") != hashlib.sha256(content).hexdigest():
+            errors.append(f"Read content hash does not match the live article: {path}")
+    return errors

@@ -129,3 +129,24 @@ def test_the_sharing_key_changes_with_every_part_of_the_question(live, tmp_path)
     assert key() == key() and key() not in variants.values()
     assert len(set(variants.values())) == len(variants), variants
     assert key(replace(live, timeout=5.0, retries=0, jobs=4)) == key()  # limits decide how long, not what
+
+
+def test_the_graphs_sharing_key_is_equal_exactly_when_the_question_key_is(live, tmp_path):
+    from bceval.runs.identity import Question, key_maker
+
+    askings = [
+        asking("command", live, live=True),
+        asking("command", replace(live, epoch=2), live=True),
+        asking("command", replace(live, cache_salt="treatment"), live=True),
+    ]
+    questions = []
+    for asked in askings:
+        for view in ("v1", "v2"):
+            for where in ((), ("/c", "/r"), ("/c", "/r2")):
+                for expected in (None, [], ["a.md"], ["a.md", "b.md"]):
+                    questions.append((asked, view, where, expected))
+    made = {id(asked): key_maker(asked, "9.9") for asked in askings}
+    for first in questions:
+        for second in questions[::7]:
+            same = Question(*first).key("9.9") == Question(*second).key("9.9")
+            assert (made[id(first[0])](*first[1:]) == made[id(second[0])](*second[1:])) == same

@@ -151,16 +151,22 @@ class ViewDigests:
             saved = None
         same = isinstance(saved, dict) and saved.get("prepared") == [str(prepare_dir), str(corpus)]
         self._known: dict[str, Any] = saved["views"] if same and isinstance(saved.get("views"), dict) else {}
+        self._checked: dict[str, str] = {}  # checked in this process: every arm and epoch asks for the same views
 
     def digest(self, model_id: str) -> str:
+        checked = self._checked.get(model_id)
+        if checked is not None:
+            return checked
         known = self._known.get(model_id)
         if isinstance(known, dict) and all(_signature(path) == tuple(sig) for path, sig in known["sources"]):
+            self._checked[model_id] = known["digest"]
             return known["digest"]
         _, sources = view_inputs(self.prepare_dir, self.corpus, model_id)
         before = [[str(path), list(_signature(str(path)))] for path in sources]  # before reading: a change wins
         digest = built_view(self.prepare_dir, self.corpus, model_id).digest
         with self._lock:
             self._known[model_id] = {"sources": before, "digest": digest}
+            self._checked[model_id] = digest
             self._changed = True
         return digest
 

@@ -182,7 +182,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         from bceval.steps import experiment as experiment_steps
         from bceval.steps.units import Unit, unit_state_maker
 
-        owners: dict[str, str] = {}
+        owners: dict[tuple[str, ...], str] = {}
         for arm, epoch, run in case_runs():
             asked = run.asked
             knows_answers = capabilities(run.adapter).knows_answers

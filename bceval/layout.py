@@ -358,6 +358,15 @@ class ExperimentDir:
         """Where a guidance arm's epoch keeps its run directories."""
         return self.variant(variant).guidance / f"{arm}-e{epoch}"
 
+    def budget_stop(self, variant: str, arm: str, epoch: int) -> Path:
+        """Beside a guidance arm's epoch runs: the note that the experiment's budget stopped it before it started."""
+        return self.guidance_runs(variant, arm, epoch) / "not-started-budget.json"
+
+    @property
+    def cost_ledger(self) -> Path:
+        """What the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it."""
+        return self.path / "cost-ledger.jsonl"
+
 
 # --- the answer cache --------------------------------------------------------------------------------------------
 

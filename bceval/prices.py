@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
+from bceval.usage import Usage
 
 PRICE_KEYS = ("input", "output", "cached-input")
 
@@ -102,3 +103,21 @@ def read_price_file(path: Path) -> PriceTable:
     if isinstance(data, Mapping) and set(data) == {"prices"}:
         data = data["prices"]
     return price_table(data, str(path))
+
+
+def priced(usage: Usage, table: PriceTable | None, models: tuple[str | None, ...]) -> tuple[Usage, str | None]:
+    """An agent's usage with its cost: the agent's own where it reported one, else the price table's for the first
+    of `models` the table names (the model the agent says it used, then the run's), from its tokens. Returns the
+    usage and the model priced (None when the cost is the agent's or stays unknown: never a guessed 0).
+
+    Prompt tokens are counted as Claude Code's envelope splits them: `inputTokens` plus the tokens written to and
+    read from the provider's cache; the ones read from it cost `cached-input`, the others `input`."""
+    if usage.costUsd is not None or table is None or usage.inputTokens is None or usage.outputTokens is None:
+        return usage, None
+    for model in models:
+        price = table.price(model) if model else None
+        if price is not None:
+            cached = usage.cacheReadTokens or 0
+            prompt = usage.inputTokens + (usage.cacheCreationTokens or 0) + cached
+            return replace(usage, costUsd=price.cost(prompt, usage.outputTokens, cached)), model
+    return usage, None

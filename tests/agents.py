@@ -119,6 +119,21 @@ def main():
         print(json.dumps({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Read"]}))
         print(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}}))
         print(json.dumps(envelope(answer)))
+    elif mode == "json-tokens":  # an envelope with tokens and its model but no cost (a price table prices it)
+        tokens_only = envelope(answer)
+        del tokens_only["total_cost_usd"]
+        tokens_only["modelUsage"] = {"fake-model-1": {"inputTokens": 1000, "outputTokens": 200}}
+        print(json.dumps(tokens_only))
+    elif mode == "stream-json-reads":  # a stream whose assistant asks the Read tool for its candidate articles
+        print(json.dumps({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Read"]}))
+        for number, row in enumerate(request["candidateArticles"]):
+            use = {"type": "tool_use", "id": f"toolu_{number}", "name": "Read",
+                   "input": {"file_path": os.path.abspath(row["path"])}}
+            print(json.dumps({"type": "assistant", "message": {"content": [use]}}))
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{number}", "content": "(the article)"}
+            print(json.dumps({"type": "user", "message": {"content": [result]}}))
+        print(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}}))
+        print(json.dumps(envelope(answer)))
     elif mode == "not-logged-in":  # what Claude Code prints without a login: exit 1, is_error with "success"
         print(json.dumps(envelope("Not logged in", subtype="success", is_error=True)))
         return 1

@@ -97,6 +97,7 @@ class ChatServer:
             "leaky": self.leaky,
             "bench": self.bench,
             "guide": self.guide,
+            "careful-guide": self.careful_guide,
             "author": self.author,
         }
         self.guidance: dict[str, str] = {}  # guidance case id -> the oracle's result document (text)
@@ -236,6 +237,16 @@ class ChatServer:
             return calls(("list_files", {}))
         if turn == 2:
             return calls(("read_file", {"path": request["knowledgeIndex"]}), ("read_file", {"path": "../outside"}))
+        return {"content": self.guidance[request["caseId"]]}
+
+    def careful_guide(self, body: dict[str, Any]) -> Any:
+        """A guidance agent that reads every article it will cite, whole, before it gives the oracle's report."""
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        request = json.loads(user[user.index("\n") + 1 :])
+        report = json.loads(self.guidance[request["caseId"]])
+        cited = [entry["path"] for entry in report["guidanceReport"].get("knowledge") or []]
+        if turn_of(body) == 1 and cited:
+            return calls(*[("read_file", {"path": f"knowledge/{path}"}) for path in cited])
         return {"content": self.guidance[request["caseId"]]}
 
     def bench(self, body: dict[str, Any]) -> Any:

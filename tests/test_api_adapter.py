@@ -382,8 +382,8 @@ def test_an_experiment_compares_two_models_with_the_same_knowledge_and_require_r
     out = tmp_path / "out"
     file = tmp_path / "models.yaml"
     file.write_text(
-        f"name: models\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: api\n  baseUrl: {server.base_url}\n"
-        "  requireRead: true\n  maxCost: 10\narms:\n  - name: careful\n    model: good\n  - name: guessing\n"
+        f"name: models\nmaxCost: 10\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: api\n  baseUrl: {server.base_url}\n"
+        "  requireRead: true\narms:\n  - name: careful\n    model: good\n  - name: guessing\n"
         "    model: lazy\n",
         encoding="utf-8",
     )

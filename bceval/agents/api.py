@@ -713,11 +713,15 @@ class ApiGuidanceAgent(OwnLoop, GuidanceCommandAdapter):
         self._ready(environ, sleep, rng, tools)
         sweep_stale_folders()
         self.manifest, self.run_dir = manifest, run_dir
+        self._evidence: dict[str, dict[str, Any]] = {}  # per case: what the tools returned (read_evidence)
         self._view: Path | None = None
         self._head: str | None = None
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "isolation": "knowledge view"}
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return dict(self._evidence)
 
     def answer(self, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
@@ -756,6 +760,7 @@ class ApiGuidanceAgent(OwnLoop, GuidanceCommandAdapter):
             "outcome": outcome,
         }
         record = self.endpoint.scrub(record)
+        self._evidence[case.case_id] = {"readBy": record["readBy"], "readEvidence": record["readEvidence"]}
         write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, usage)
         if answer is not None:
             return answer

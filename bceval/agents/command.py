@@ -116,12 +116,14 @@ class CommandAdapter(LiveAgent):
             # earlier, finished attempt of another run paid for is "cached".
             mine = bool(self.agent.paid_by) and payer == self.agent.paid_by
             record = {**base, "cached": not mine, "attempts": transcript.get("attempts", []), "outcome": "answered"}
+            record.update({key: transcript[key] for key in TRACE_KEYS if key in transcript})
             if not mine and payer:
                 record["paidBy"] = payer
             return Answer(entries, None, usage, record, not mine, view.digest, prompts)
         entries, attempts, usage = self.ask(lambda number, waited: self._attempt(case, view, number, waited), _entries)
         record = {**base, "cached": False, "attempts": [a.record for a in attempts]}
         if entries is not None:
+            record.update(agent_trace(attempts[-1].record, view))
             record["outcome"] = "answered"
             self._store(key, entries, usage, record)
             return Answer(entries, None, usage, record, False, view.digest, prompts)
@@ -183,6 +185,32 @@ class CommandAdapter(LiveAgent):
         finally:
             if root is not None:
                 release(root)
+
+
+TRACE_KEYS = ("readBy", "agentTrace", "candidates")
+
+
+def agent_trace(attempt: dict[str, Any], view: View) -> dict[str, Any]:
+    """The answering attempt's Read calls (a Claude Code stream-json envelope's), as the answer record keeps them:
+    `readBy: "agent-trace"`, the paths relative to the agent's folder where they are inside it, and the case's
+    candidate articles. The agent's own account of what it asked to read: bceval never saw what it got, so this is
+    never read evidence (`--require-read` does not take it). Nothing for an answer without such calls."""
+    calls = attempt.get("agentTrace")
+    if not calls:
+        return {}
+    workdir = Path(str(attempt.get("workdir", "")))
+    reads = []
+    for call in calls:
+        path = Path(call["path"])
+        if path.is_absolute() and path.is_relative_to(workdir):
+            path = path.relative_to(workdir)
+        reads.append({**call, "path": path.as_posix()})
+    try:
+        rows = json.loads(view.text(view.request_name)).get("candidateArticles") or []
+    except (ValueError, AttributeError):
+        rows = []
+    candidates = [row["path"] for row in rows if isinstance(row, dict) and isinstance(row.get("path"), str)]
+    return {"readBy": "agent-trace", "agentTrace": {"source": "agent-trace", "reads": reads}, "candidates": candidates}
 
 
 def _entries(text: str) -> list[ResultEntry] | Unreadable:

@@ -9,7 +9,7 @@ checked). Anything else that looks like an envelope but is not one of these is r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bceval.jsonio import parse_json_text
@@ -24,6 +24,8 @@ class AgentOutput:
     failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
     usage: Usage
     format: str  # "plain", "json" or "stream-json"
+    model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
+    trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
 
 
 def _is_envelope(value: Any) -> bool:
@@ -46,11 +48,24 @@ def _usage(envelope: dict[str, Any]) -> Usage:
     )
 
 
-def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
+def _reported_model(envelope: dict[str, Any], init: Any = None) -> str | None:
+    """The model an envelope names: the stream's `init` line's `model`, else the one key of `modelUsage` (an
+    answer that used several models names none: their tokens cannot be told apart)."""
+    if isinstance(init, dict) and init.get("type") == "system" and isinstance(init.get("model"), str) and init["model"]:
+        return init["model"]
+    used = envelope.get("modelUsage")
+    if isinstance(used, dict) and len(used) == 1:
+        (name,) = used
+        return name if isinstance(name, str) and name else None
+    return None
+
+
+def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> AgentOutput:
     if envelope.get("type") != "result":
         detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
         return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
     usage = _usage(envelope)
+    model = _reported_model(envelope, init)
     subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
     if envelope.get("is_error") is True or subtype != "success":
         name = (subtype or "unknown")[:60]
@@ -58,10 +73,10 @@ def _from_result(envelope: dict[str, Any], form: str) -> AgentOutput:
         extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
         flag = ", is_error" if envelope.get("is_error") is True else ""
         detail = f"the agent reported an error ({name}{flag}{extra})"
-        return AgentOutput(None, ("agent-error", detail, name), usage, form)
+        return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
     if not isinstance(envelope.get("result"), str):
-        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form)
-    return AgentOutput(envelope["result"], None, usage, form)
+        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
+    return AgentOutput(envelope["result"], None, usage, form, model)
 
 
 def read_agent_output(stdout: str) -> AgentOutput:
@@ -77,5 +92,32 @@ def read_agent_output(stdout: str) -> AgentOutput:
             if last is None:
                 broken = ("invalid-output", "stream-json output ends in a broken line", None)
                 return AgentOutput(None, broken, Usage(), "stream-json")
-            return _from_result(last, "stream-json")
+            output = _from_result(last, "stream-json", first)
+            return replace(output, trace=read_calls(lines[1:-1]))
     return AgentOutput(stdout, None, Usage(), "plain")
+
+
+TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
+
+
+def read_calls(lines: list[str]) -> tuple[dict[str, Any], ...]:
+    """The file reads a Claude Code stream shows: each `assistant` message's `tool_use` of the Read tool, as
+    `{path, offset?, limit?}` with the path as the agent gave it. This is what the agent says it asked for; bceval
+    did not see the file it got, so it is never read evidence."""
+    calls: list[dict[str, Any]] = []
+    for line in lines:
+        event = parse_json_text(line) if line.startswith("{") else None
+        message = event.get("message") if isinstance(event, dict) and event.get("type") == "assistant" else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") != "Read":
+                continue
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            path = given.get("file_path")
+            if isinstance(path, str) and path and len(calls) < TRACE_CAP:
+                call: dict[str, Any] = {"path": path[:4096]}
+                for key in ("offset", "limit"):
+                    if known_number(given.get(key)) is not None:
+                        call[key] = given[key]
+                calls.append(call)
+    return tuple(calls)

@@ -31,6 +31,7 @@ from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, c
 from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
+from bceval.prices import priced
 from bceval.usage import Usage
 
 VERSION_TIMEOUT = 10.0  # a command that answers `--version` with a model call is stopped long before it pays much
@@ -350,8 +351,13 @@ class LiveAgent(AgentBase):
             record.update(outcome="invalid-output", detail="output is not UTF-8")
             return _Attempt(record, failure=("invalid-output", "output is not UTF-8", None), usage=usage)
         output = read_agent_output(text)
-        usage = usage.plus(output.usage)
-        record.update(format=output.format, usage=output.usage.as_record())
+        spent, priced_as = priced(output.usage, self.agent.prices, (output.model, self.agent.model))
+        usage = usage.plus(spent)
+        record.update(format=output.format, usage=spent.as_record())
+        if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
+            record.update(costFrom="prices", pricedModel=priced_as)
+        if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
+            record.update(agentTrace=list(output.trace))
         if output.failure is not None:  # an agent's own error report says more than its exit code
             record.update(outcome=output.failure[0], detail=output.failure[1])
             return _Attempt(record, failure=output.failure, usage=usage)

@@ -67,6 +67,11 @@ class Agent(Protocol):
         """Release what the agent holds between answers (a live guidance agent's knowledge view)."""
         ...
 
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        """Per guidance case (its hashed id), the reads bceval recorded from the agent's tool results (the api
+        agent's `{readBy, readEvidence}`); empty for an agent whose tool loop bceval does not run."""
+        ...
+
 
 class AgentBase:
     """What every kind does unless it says otherwise: nothing to start or close, no cost kept."""
@@ -80,6 +85,9 @@ class AgentBase:
 
     def close(self) -> None:
         return None
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return {}
 
 
 @dataclass(frozen=True)

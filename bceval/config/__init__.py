@@ -501,4 +501,5 @@ def agent_settings(settings: Settings) -> AgentSettings:
         sandbox_network=getattr(settings, "sandbox_network", None) or "share",
         paid_by=str(getattr(settings, "run_dir", "") or ""),
         endpoint=endpoint,
+        prices=settings.prices,
     )

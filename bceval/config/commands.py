@@ -147,7 +147,15 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_AGENT + _JUNIT,
+    "experiment run": _uses("file")
+    + _EXPERIMENT_COMMON
+    + _EXPERIMENT_RUNNING
+    + _EXPERIMENT_AGENT
+    + _JUNIT
+    + _uses(
+        Use("max_cost", "the whole experiment's budget, unless its file sets maxCost"),
+        Use("prices", "price table (YAML): USD per million tokens, by model"),
+    ),
     "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,

@@ -38,7 +38,7 @@ ARM_FIELDS = (
     "checks",
 )
 # Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
-OPTIONAL_ARM_FIELDS = ("baseUrl", "maxCost", "requireRead")
+OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead")
 
 
 class ArmSettings(StrictModel):
@@ -73,12 +73,6 @@ class ArmSettings(StrictModel):
         "evaluation/development-checks.yaml).",
     )
     baseUrl: str | None = Field(default=None, description="The api adapter's chat-completions endpoint.")
-    maxCost: float | None = Field(
-        default=None,
-        ge=0,
-        description="Budget in USD of each run of the arm (one per epoch): no new case starts "
-        "once the run's known cost reaches it.",
-    )
     requireRead: bool | None = Field(
         default=None, description="A citation without a complete read of the article fails its case."
     )
@@ -108,6 +102,12 @@ class ExperimentFile(StrictModel):
         ge=1,
         le=20,
         description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
+    )
+    maxCost: float | None = Field(
+        default=None,
+        ge=0,
+        description="Budget in USD of the whole experiment (every arm and epoch; default: --max-cost): no new case "
+        "of a live arm starts once the experiment's known cost reaches it.",
     )
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
@@ -192,7 +192,10 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
         location = tuple(first["loc"])
         if first["type"] == "extra_forbidden":
             line = positions.key_line(location)
-            raise BcevalError(f"{path}, line {line}: unknown field '{_field(location)}'") from None
+            hint = ""
+            if location[-1] == "maxCost":  # it was an arm's field once; it bounds the whole experiment now
+                hint = ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
+            raise BcevalError(f"{path}, line {line}: unknown field '{_field(location)}'{hint}") from None
         if first["type"] == "missing":
             line = positions.line(location[:-1])
             raise BcevalError(f"{path}, line {line}: field '{_field(location)}' is missing") from None

@@ -68,6 +68,10 @@ class Plan:
         """Where the whole runs of an arm's epoch go (an evaluator whose unit is a run): run-0001, ..."""
         return self.folder.guidance_runs(self.arm(arm_name).variant, arm_name, epoch)
 
+    def budget_stop(self, arm_name: str, epoch: int) -> Path:
+        """The note that the experiment's budget kept a whole-run arm's epoch from starting."""
+        return self.folder.budget_stop(self.arm(arm_name).variant, arm_name, epoch)
+
     def arm(self, name: str) -> ArmPlan:
         return next(arm for arm in self.arms if arm.name == name)
 
@@ -289,7 +293,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
-        max_cost=fields["maxCost"] if fields.get("maxCost") is not None else settings.max_cost,
+        max_cost=None,  # the experiment's one budget bounds every arm and epoch (experiment_budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",
         epoch=epoch,
@@ -305,6 +309,12 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         cache_salt=arm.name if settings.no_share and not arm.control else "",
         hide=(settings.out,),
     )
+
+
+def experiment_budget(plan: Plan, settings: Settings) -> float | None:
+    """The experiment's budget in USD: its file's maxCost, else --max-cost (BCEVAL_MAX_COST); None for none."""
+    limit = plan.experiment.maxCost
+    return limit if limit is not None else settings.max_cost
 
 
 def default_manifest(corpus: Path) -> Path | None:

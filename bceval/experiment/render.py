@@ -112,6 +112,18 @@ def headline(report: ExperimentReport) -> list[str]:
     return lines
 
 
+def budget_line(report: ExperimentReport) -> str | None:
+    """The line saying the experiment is partial because it reached its budget, or None."""
+    spent = report.budget
+    if spent is None or not spent.reached:
+        return None
+    return (
+        f"Experiment {report.name}: partial: its known cost {spent.knownCost:.4f} USD reached maxCost "
+        f"{spent.maxCost:g}; {spent.notStarted} (case, epoch) answer(s) not started, rerun with a larger maxCost "
+        "to answer only those"
+    )
+
+
 def _md_cell(cell: Cell) -> str:
     text = cell.text if isinstance(cell, Marks) else cell
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -126,11 +138,22 @@ def document(report: ExperimentReport) -> list[Block]:
     slots = sum(a.summary.epochs * a.cases for a in arms)
     facts = [line.removeprefix(f"Experiment {report.name}: ") for line in headline(report)]
     if report.partial:
+        not_started = sum(a.notStarted for a in arms)
+        budget = f"{not_started} not started (budget), " if not_started else ""
         facts.append(
             f"Partial: {unanswered} of {slots} (case, epoch) answers have no outcome "
-            f"({sum(a.infrastructureFailures for a in arms)} infra failures, {sum(a.missing for a in arms)} missing); "
-            "every number below is over the answers there are"
+            f"({sum(a.infrastructureFailures for a in arms)} infra failures, {budget}{sum(a.missing for a in arms)} "
+            "missing); every number below is over the answers there are"
         )
+    if report.budget is not None:
+        spent = report.budget
+        state = (
+            f"reached: {spent.notStarted} (case, epoch) answer(s) not started; a rerun with a larger maxCost "
+            "answers them"
+            if spent.reached
+            else "not reached"
+        )
+        facts.append(f"Budget: maxCost {spent.maxCost:g} USD, known cost {spent.knownCost:.4f} USD, {state}")
     if report.sequential.look > 1 or report.sequential.plannedLooks is not None:
         facts.append(f"Looks: {report.sequential.note}")
     facts += [

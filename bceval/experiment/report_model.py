@@ -72,8 +72,11 @@ class ArmReport(StrictModel):
     fromCache: int = Field(ge=0, description="Answers an earlier invocation had already paid for.")
     infrastructureFailures: int = Field(ge=0, description="(case, epoch) answers that failed for infrastructure.")
     missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
+    notStarted: int = Field(
+        default=0, ge=0, description="(case, epoch) answers never started: the experiment had reached its budget."
+    )
     unanswered: int = Field(
-        ge=0, description="(case, epoch) pairs without an outcome: infrastructure failures plus missing."
+        ge=0, description="(case, epoch) pairs without an outcome: infrastructure failures, not started and missing."
     )
     usage: ArmUsage
     summary: ArmSummary
@@ -117,6 +120,15 @@ class Sequential(StrictModel):
     note: str
 
 
+class BudgetReport(StrictModel):
+    """The experiment's one budget over every arm and epoch (maxCost, else --max-cost)."""
+
+    maxCost: float = Field(ge=0, description="The budget in USD.")
+    knownCost: float = Field(ge=0, description="What the experiment's answers are known to have cost (its ledger).")
+    reached: bool = Field(description="The known cost reached the budget: no new case started after that.")
+    notStarted: int = Field(ge=0, description="(case, epoch) answers never started because of it.")
+
+
 class ExperimentReport(StrictModel):
     schemaVersion: Literal[2] = REPORT_SCHEMA_VERSION
     name: str
@@ -129,6 +141,7 @@ class ExperimentReport(StrictModel):
     differing: list[str] = Field(description="The fields in which an arm differs from the control.")
     warnings: list[str]
     partial: bool = Field(description="Some (case, epoch) answer is missing or failed: the numbers are over fewer.")
+    budget: BudgetReport | None = Field(default=None, description="The experiment's budget, when it has one.")
     earlierLooks: list[Look] = Field(description="Earlier reports of this experiment with fewer epochs.")
     sequential: Sequential
     arms: list[ArmReport]
@@ -150,6 +163,7 @@ class CaseOutcome:
     transcript: str | None = None
     missing: bool = False
     infra: bool = False
+    not_started: bool = False  # the experiment's budget was reached before this answer was asked
     shared: bool = False
     answered: bool = False
     cached: bool = False
@@ -196,7 +210,7 @@ class ArmTally:
         return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.usage, name) for name in kept})
 
 
-COUNTS = ("answered", "shared", "fromCache", "infra", "missing")
+COUNTS = ("answered", "shared", "fromCache", "infra", "missing", "notStarted")
 
 
 def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
@@ -221,6 +235,9 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
             line["transcripts"].setdefault(name, []).append(unit.transcript)
             if unit.missing:
                 tally.counts["missing"] += 1
+                continue
+            if unit.not_started:
+                tally.counts["notStarted"] += 1
                 continue
             if unit.infra:
                 tally.counts["infra"] += 1
@@ -288,10 +305,14 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
 
 
 def build_report(
-    plan: Plan, outcomes: dict[str, ArmOutcomes], created: str, earlier: list[Look] | None = None
+    plan: Plan,
+    outcomes: dict[str, ArmOutcomes],
+    created: str,
+    earlier: list[Look] | None = None,
+    budget: tuple[float, float] | None = None,
 ) -> ExperimentReport:
     """The report of `plan` from every arm's outcomes (by arm name); `earlier`: earlier reports of the experiment
-    with fewer epochs (the looks before this one)."""
+    with fewer epochs (the looks before this one); `budget`: the experiment's (limit, known cost) in USD."""
     experiment = plan.experiment
     earlier = earlier or []
     per_arm: dict[str, dict[str, list[bool | None]]] = {}
@@ -322,6 +343,7 @@ def build_report(
                 fromCache=tally.counts["fromCache"],
                 infrastructureFailures=tally.counts["infra"],
                 missing=tally.counts["missing"],
+                notStarted=tally.counts["notStarted"],
                 unanswered=summary.unanswered,
                 usage=tally.arm_usage(),
                 summary=summary,
@@ -360,6 +382,14 @@ def build_report(
         differing=plan.differing,
         warnings=plan.warnings,
         partial=any(arm.unanswered for arm in arms),
+        budget=None
+        if budget is None
+        else BudgetReport(
+            maxCost=budget[0],
+            knownCost=budget[1],
+            reached=round(budget[1], 9) >= budget[0],  # as bceval.steps.answer.reached compares them
+            notStarted=sum(arm.notStarted for arm in arms),
+        ),
         earlierLooks=earlier,
         sequential=sequential,
         arms=arms,

@@ -91,13 +91,20 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
     progress = Progress()  # one count over every arm and epoch; its total: the units task_unit plans
 
     @once
+    def spending() -> Any:
+        """The experiment's one budget (maxCost), shared by every arm and epoch; None without one."""
+        from bceval.steps.experiment import experiment_spending
+
+        return experiment_spending(plan(), settings)
+
+    @once
     def answers(arm_name: str, epoch: int) -> Any:
         from bceval.experiment.plan import arm_settings
         from bceval.steps.answer import RunAnswers
 
         current = plan()
         run = arm_settings(current, current.arm(arm_name), settings, epoch)
-        return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ")
+        return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ", spending())
 
     @once
     def view_digests(variant_out: str, corpus: str) -> Any:

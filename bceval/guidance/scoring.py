@@ -29,6 +29,7 @@ UNSAFE = "the result could not be read safely"
 class ScoreOutcome:
     case_count: int
     problems: list[str] = field(default_factory=list)
+    reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (bceval.guidance.reads)
 
     @property
     def passed(self) -> bool:

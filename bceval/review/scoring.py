@@ -47,10 +47,11 @@ class DropUnset(StrictModel):
 
 
 class CaseReads(StrictModel):
-    """What one answer read, from the evidence bceval collected from its own tool results ("bceval") or, where it
-    has none, "unknown" (never guessed from the agent's claims)."""
+    """What one answer read, from the evidence bceval collected from its own tool results ("bceval"); from the Read
+    calls the agent's own stream shows ("agent-trace": its account, not evidence, so no citation counts as backed);
+    or, with neither, "unknown" (never guessed from the agent's claims)."""
 
-    source: Literal["bceval", "unknown"]
+    source: Literal["bceval", "agent-trace", "unknown"]
     opened: list[str] = Field(default_factory=list, description="Candidate articles read, in part or whole.")
     cited: list[str] = Field(default_factory=list, description="The findings the answer gave.")
     citedWithoutCompleteRead: list[str] = Field(
@@ -341,6 +342,8 @@ Article = Callable[[str], tuple[int, str] | None]  # a corpus path -> (its size,
 def case_reads(verdict: CaseVerdict, record: dict[str, Any] | None, article: Article | None) -> CaseReads:
     """What an answered case read, from the evidence bceval recorded itself; "unknown" without it. A citation is
     backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell)."""
+    if isinstance(record, dict) and record.get("readBy") == "agent-trace":
+        return traced_reads(verdict, record)
     evidence = record.get("readEvidence") if isinstance(record, dict) and record.get("readBy") == "bceval" else None
     if not isinstance(evidence, dict) or not isinstance(evidence.get("reads"), list):
         return CaseReads(source="unknown", cited=list(verdict.findings))
@@ -367,11 +370,38 @@ def case_reads(verdict: CaseVerdict, record: dict[str, Any] | None, article: Art
     )
 
 
+def traced_reads(verdict: CaseVerdict, record: dict[str, Any]) -> CaseReads:
+    """What an answer's agent says it read (its stream's Read calls): the candidates it asked for. bceval never saw
+    what the agent got, so no citation is backed: every one is cited without a complete read bceval recorded."""
+    trace = record.get("agentTrace") if isinstance(record.get("agentTrace"), dict) else {}
+    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
+    lowered = {path.lower(): path for path in candidates}
+    calls = [item for item in trace.get("reads") or [] if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    asked = {item["path"].lower() for item in calls}
+    opened = sorted((lowered[path] for path in asked if path in lowered), key=sort_key)
+    cited = {finding.lower() for finding in verdict.findings}
+    return CaseReads(
+        source="agent-trace",
+        opened=opened,
+        cited=list(verdict.findings),
+        citedWithoutCompleteRead=list(verdict.findings),
+        readNotCited=[path for path in opened if path.lower() not in cited],
+        candidates=len(candidates),
+    )
+
+
 def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
     """Under --require-read: every citation without a complete read is an error of its case."""
     reads = verdict.reads
     if not require_read or reads is None or not verdict.answered:
         return []
+    if reads.source == "agent-trace":
+        if not reads.cited:
+            return []
+        return [
+            f"{verdict.id}: --require-read needs bceval's own read evidence, and this answer has only its agent's "
+            "trace of the reads it asked for, which is no proof"
+        ]
     if reads.source == "unknown":
         if not reads.cited:
             return []

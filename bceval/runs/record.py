@@ -200,8 +200,12 @@ def guidance_record(
     adapter: str,
     agent: dict[str, Any] | None = None,
     usage: dict[str, Any] | None = None,
+    evidence: dict[str, Any] | None = None,
+    reads: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A guidance run's record: its adapter (a live agent's settings and usage), its manifest and verdict."""
+    """A guidance run's record: its adapter (a live agent's settings and usage), its manifest and verdict, and where
+    bceval ran the agent's tools, per case its read evidence and what it shows (opened, cited, cited without a
+    complete read: `reads`)."""
     return {
         "kind": GUIDANCE_RUN_KIND,
         "version": GUIDANCE_RUN_VERSION,
@@ -214,6 +218,8 @@ def guidance_record(
         "cases": len(manifest.cases),
         "passed": outcome.passed,
         "problems": outcome.problems,
+        **({"readEvidence": evidence} if evidence else {}),
+        **({"reads": reads} if reads is not None else {}),
     }
 
 

@@ -16,7 +16,7 @@ from bceval.agents.registry import Agent, ReviewSetup, make_agent
 from bceval.config import Settings, agent_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
-from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
+from bceval.jsonio import dumps, dumps_compact, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
@@ -93,16 +93,23 @@ def budget_warning(settings: Settings) -> str | None:
     """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
     if settings.max_cost is None:
         return None
-    prices = settings.prices
-    if settings.endpoint is not None and prices is not None and prices.price(settings.model) is not None:
+    return unpriced_warning(f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model])
+
+
+def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
+    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models` (every
+    live agent's answers are then counted only where their endpoint or agent reports what they cost)."""
+    missing = [model for model in dict.fromkeys(models) if prices is None or prices.price(model) is None]
+    if not missing:
         return None
+    named = ", ".join(f"'{model}'" if model else "the agent's own model (no --model)" for model in missing)
     where = (
-        f"the price table ({prices.source}) has no price for '{settings.model}'"
+        f"the price table ({prices.source}) has no price for {named}"
         if prices is not None
         else "no price table was given (--prices or [tool.bceval.prices])"
     )
     return (
-        f"bceval: warning: --max-cost {settings.max_cost:g} cannot be enforced before answers report a cost: {where}; "
+        f"bceval: warning: {budget} cannot be enforced before answers report a cost: {where}; "
         "it applies only to answers whose endpoint or agent reports what they cost"
     )
 
@@ -255,10 +262,15 @@ class Progress:
 class RunAnswers:
     """One run's answering in one process: its adapter (made once, on first use) and its progress count.
     `where` names the run in progress lines (an experiment's arm and epoch); `progress` is shared by every run of
-    one invocation."""
+    one invocation, and so is `budget` (an experiment's one budget over all of its runs; else the run's own)."""
 
     def __init__(
-        self, settings: Settings, cases: list[ReviewCase], progress: Progress | None = None, where: str = ""
+        self,
+        settings: Settings,
+        cases: list[ReviewCase],
+        progress: Progress | None = None,
+        where: str = "",
+        budget: Budget | None = None,
     ) -> None:
         self.settings = settings
         self.cases = cases
@@ -270,7 +282,11 @@ class RunAnswers:
         self.progress = progress or Progress()
         self.where = where
         self.not_started = 0
-        self.budget = RunBudget(settings.max_cost, settings.results_dir) if settings.max_cost is not None else None
+        self.budget = budget
+        if budget is None and settings.max_cost is not None:
+            self.budget = RunBudget(settings.max_cost, settings.results_dir)
+        if not settings.live:
+            self.budget = None  # a free agent costs nothing: no budget ever stops it
 
     def adapter(self) -> Agent:
         with self._lock:
@@ -292,7 +308,7 @@ class RunAnswers:
             return
         outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
         if self.budget is not None and not outcome.cached:
-            self.budget.spend(outcome.usage.costUsd)
+            self.budget.spend(outcome.usage.costUsd, f"{settings.run_name}/{case.modelId}")
         described = adapter.describe()
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
@@ -324,8 +340,7 @@ class RunAnswers:
         from bceval.review.scoring import InfraFailure
 
         assert self.budget is not None
-        spent, limit = self.budget.spent, self.budget.limit
-        detail = f"not started: the run's known cost {spent:.4f} USD reached --max-cost {limit:g}"
+        detail = f"not started: {self.budget.describe()}"
         failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
         settings = self.settings
         results = settings.results_dir
@@ -366,36 +381,110 @@ class RunAnswers:
         }
 
 
-class RunBudget:
-    """The run's known cost against its --max-cost: what its earlier answers cost (their records) plus what this
-    invocation spends. An answer whose cost is unknown adds nothing: the budget then cannot be enforced for it."""
+def reached(spent: float, limit: float) -> bool:
+    """Whether a known cost has reached its budget; sums of float prices are compared to the nano-dollar, so eight
+    answers at 0.0125 do reach 0.1."""
+    return round(spent, 9) >= limit
 
-    def __init__(self, limit: float, results_dir: Path) -> None:
+
+class Budget:
+    """A known cost against its limit; `spent` is what is known to have been spent. An answer whose cost is unknown
+    adds nothing: the budget then cannot be enforced for it (said once)."""
+
+    what = "the run's known cost"
+    limit_name = "--max-cost"
+
+    def __init__(self, limit: float) -> None:
         self.limit = limit
-        self.spent = recorded_cost(results_dir)
+        self.spent = 0.0
         self.unknown = 0
         self._lock = threading.Lock()
 
     def reached(self) -> bool:
         with self._lock:
-            return self.spent >= self.limit
+            return reached(self.spent, self.limit)
 
-    def spend(self, cost: float | None) -> None:
+    def describe(self) -> str:
+        with self._lock:
+            return f"{self.what} {self.spent:.4f} USD reached {self.limit_name} {self.limit:g}"
+
+    def spend(self, cost: float | None, unit: str) -> None:
         with self._lock:
             if cost is None:
                 self.unknown += 1
                 if self.unknown == 1:
                     print(
                         "bceval: warning: an answer reported no cost and the price table has none for its model: "
-                        "--max-cost cannot be enforced for such answers",
+                        f"{self.limit_name} cannot be enforced for such answers",
                         file=sys.stderr,
                     )
             else:
+                self._add(cost, unit)
+
+    def _add(self, cost: float, unit: str) -> None:
+        self.spent += cost
+
+
+class RunBudget(Budget):
+    """The run's --max-cost: what its earlier answers cost (their records) plus what this invocation spends."""
+
+    def __init__(self, limit: float, results_dir: Path) -> None:
+        super().__init__(limit)
+        self.spent = recorded_cost(results_dir)
+
+
+class LedgerBudget(Budget):
+    """An experiment's maxCost over every arm and epoch: its known cost is the sum of its cost ledger, one JSON line
+    per paid answer (`{"unit", "costUsd"}`), read again before every case and added to after every answer, so
+    reruns (and other processes answering the same experiment) see what was spent."""
+
+    what = "the experiment's known cost"
+    limit_name = "maxCost"
+
+    def __init__(self, limit: float, ledger: Path) -> None:
+        super().__init__(limit)
+        self.ledger = ledger
+        self._read = 0  # bytes of the ledger already added up
+
+    def reached(self) -> bool:
+        return reached(self.known(), self.limit)
+
+    def known(self) -> float:
+        """The experiment's known cost, as its ledger has it now."""
+        with self._lock:
+            self._catch_up()
+            return self.spent
+
+    def _add(self, cost: float, unit: str) -> None:
+        line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
+        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
+            handle.write(line)
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Add the ledger's complete lines not yet counted; a line that is not a known cost counts nothing."""
+        try:
+            with open(self.ledger, "rb") as handle:
+                handle.seek(self._read)
+                data = handle.read()
+        except FileNotFoundError:
+            return
+        complete = data[: data.rfind(b"\n") + 1]
+        self._read += len(complete)
+        for raw in complete.splitlines():
+            try:
+                entry = parse_json(raw, str(self.ledger))
+            except BcevalError:
+                continue
+            cost = entry.get("costUsd") if isinstance(entry, dict) else None
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
                 self.spent += cost
 
 
 def recorded_cost(results_dir: Path) -> float:
-    """The known cost of the answers a run already has (results and failures written by bceval answer)."""
+    """The known cost of the answers a run already has and paid for (results and failures written by bceval answer;
+    an answer from another run's cache cost this one nothing)."""
     total = 0.0
     if not results_dir.is_dir():
         return total
@@ -407,6 +496,8 @@ def recorded_cost(results_dir: Path) -> float:
         except (BcevalError, OSError):
             continue
         record = document.get("record") if isinstance(document, dict) else None
+        if isinstance(record, dict) and record.get("cached") is True:
+            continue  # another run paid for it
         usage = record.get("usage") if isinstance(record, dict) else None
         cost = usage.get("costUsd") if isinstance(usage, dict) else None
         if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
@@ -416,7 +507,11 @@ def recorded_cost(results_dir: Path) -> float:
 
 def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
-    articles and the answer's retries and waits. Nothing for other agents, whose records stay as they were."""
+    articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
+    labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents: their records stay as they
+    were."""
+    if transcript and transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
+        return {key: transcript[key] for key in ("readBy", "agentTrace", "candidates") if key in transcript}
     if not transcript or "readEvidence" not in transcript:
         return {}
     keys = ("readBy", "readEvidence", "candidates", "waits")

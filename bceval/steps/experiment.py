@@ -74,6 +74,22 @@ def write_run_record(settings: Settings, selected: list[str]) -> None:
     write(settings, selected, replace=True)
 
 
+def experiment_spending(plan: Plan, settings: Settings) -> Any:
+    """The experiment's budget over every arm and epoch (bceval.steps.answer.LedgerBudget), or None without one;
+    when a live arm's cost is not known up front (no price for its model), one line says so before any case."""
+    from bceval.experiment.plan import experiment_budget
+    from bceval.steps.answer import LedgerBudget, unpriced_warning
+
+    limit = experiment_budget(plan, settings)
+    if limit is None:
+        return None
+    runs = [arm_settings(plan, arm, settings, 1) for arm in plan.arms]
+    warning = unpriced_warning(f"maxCost {limit:g}", settings.prices, [run.model for run in runs if run.live])
+    if warning:
+        print(warning, file=sys.stderr)
+    return LedgerBudget(limit, plan.folder.cost_ledger)
+
+
 def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
     from bceval.steps.prepare import require_complete
 
@@ -99,7 +115,7 @@ def answer_units(
 
 def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
     """report.json, .md and .html of the experiment; its verdict lines on stdout."""
-    from bceval.experiment.render import headline, render_html, render_markdown
+    from bceval.experiment.render import budget_line, headline, render_html, render_markdown
     from bceval.scorecard.model import created_at
     from bceval.steps.experiment_report import load_report
 
@@ -113,6 +129,8 @@ def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callabl
         print(f"bceval: warning: {warning}", file=sys.stderr)
     for line in headline(report):
         print(line)
+    if budget_line(report):
+        print(budget_line(report))
     print(f"Report: {folder.report('md')}")
 
 
@@ -148,18 +166,49 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     if question not in capabilities(adapter).questions:
         answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
         raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
+    budget = None
     if run.live:
         from bceval.config import agent_settings
 
         agent = agent_settings(run)
+        budget = _run_budget(current, settings)
+    stop = current.budget_stop(arm.name, epoch)
+    if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
+        write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))
+        print(f"[{arm.name} e{epoch}] guidance run not started (budget): {budget.describe()}", file=sys.stderr)
+        return None
     assert arm.manifest is not None and arm.workspace_map is not None
     directory = GuidanceRunDir.next_in(current.run_folders(arm.name, epoch)).path
     try:
         _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
     except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)
         raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
+    stop.unlink(missing_ok=True)
+    if budget is not None:
+        budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
+
+
+def _run_budget(plan: Plan, settings: Settings) -> Any:
+    """The experiment's budget as a whole-run arm sees it: its ledger, read afresh (None without a budget)."""
+    from bceval.experiment.plan import experiment_budget
+    from bceval.steps.answer import LedgerBudget
+
+    limit = experiment_budget(plan, settings)
+    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)
+
+
+def _run_cost(directory: Any) -> float | None:
+    """What a finished guidance run's answers are known to have cost (its run.json), else None."""
+    import json
+
+    try:
+        usage = json.loads(read_regular_text(GuidanceRunDir(directory).record, "utf-8")).get("usage") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    cost = usage.get("costUsd") if isinstance(usage, dict) else None
+    return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
 
 
 def guidance_inputs(arm: Any) -> dict[str, Any]:

@@ -70,6 +70,7 @@ class EpochVerdict:
     cached: bool | None
     usage: dict[str, Any] | None
     transcript: str | None
+    notAnswered: str | None = None  # "budget": the experiment's budget was reached before it was asked
 
 
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
@@ -95,6 +96,7 @@ def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict
         thresholds,
         settings.require_read,
         str(settings.corpus) if settings.require_read else None,
+        "notAnswered",  # verdicts kept since they carry why a case was not answered
     ]
     state = hashlib.sha256(json.dumps(judged_on, sort_keys=True).encode("utf-8")).hexdigest()
     kept = BuildDir(settings.build_dir).epoch_verdicts(directory)
@@ -126,8 +128,17 @@ def _judge_epoch(
     article = corpus_article(settings.corpus)
     report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
     return {
-        v.id: [v.passed, v.answered, v.infrastructureFailure, v.sharedFrom, v.cached, v.usage, v.transcript]
-        if (v.answered or v.infrastructureFailure)
+        v.id: [
+            v.passed,
+            v.answered,
+            v.infrastructureFailure,
+            v.sharedFrom,
+            v.cached,
+            v.usage,
+            v.transcript,
+            v.notAnswered,
+        ]
+        if (v.answered or v.infrastructureFailure or v.notAnswered)
         else None
         for v in report.cases
     }
@@ -163,6 +174,7 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                     verdict.passed if verdict.answered else None,
                     link,
                     infra=bool(verdict.infrastructureFailure),
+                    not_started=verdict.notAnswered == "budget",
                     shared=bool(verdict.sharedFrom),
                     answered=bool(verdict.answered),
                     cached=bool(verdict.cached),
@@ -210,7 +222,12 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
             transcript = run.transcript(model_id) if run else None
             link = transcript.relative_to(plan.out).as_posix() if transcript and transcript.is_file() else None
             if record is None:
-                units.append(CaseOutcome(case.id, model_id, arm.evaluator, kind, None, link, missing=True))
+                stopped = plan.budget_stop(arm.name, epoch).is_file()  # the budget kept it from starting
+                units.append(
+                    CaseOutcome(
+                        case.id, model_id, arm.evaluator, kind, None, link, missing=not stopped, not_started=stopped
+                    )
+                )
                 continue
             measure = (measures or {}).get(case.id)
             infra = case.id in errors
@@ -241,7 +258,16 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
             outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
-    return build_report(plan, outcomes, created, earlier)
+    return build_report(plan, outcomes, created, earlier, _budget(plan, settings))
+
+
+def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:
+    """The experiment's budget and what its ledger says was spent, or None without a budget."""
+    from bceval.experiment.plan import experiment_budget
+    from bceval.steps.answer import LedgerBudget
+
+    limit = experiment_budget(plan, settings)
+    return None if limit is None else (limit, LedgerBudget(limit, plan.folder.cost_ledger).known())
 
 
 def _previous_report(path: Path) -> Any:

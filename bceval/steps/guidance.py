@@ -108,6 +108,10 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
         manifest, outcome = run_from_files(
             target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
         )
+        if outcome.reads is not None:  # bceval ran the agent's tools: what it read
+            from bceval.guidance.reads import reads_line
+
+            print(reads_line(outcome.reads), file=sys.stderr)
         return len(manifest.cases), outcome.problems, directory
 
     count, problems, directory = guarded(title, work)

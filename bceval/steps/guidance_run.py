@@ -38,6 +38,7 @@ from bceval.guidance.evidence import (
 )
 from bceval.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.guidance.paths import check_separation, create_exclusive, safe_path
+from bceval.guidance.reads import guidance_reads
 from bceval.guidance.scoring import ScoreOutcome, score
 from bceval.jsonio import dumps
 from bceval.layout import GuidanceRunDir
@@ -122,6 +123,9 @@ def run_guidance(
     finally:
         adapter.close()  # a live agent's knowledge view goes as soon as the answers are in
     outcome = score(manifest, load_baseline(run_dir.baseline, digest, manifest), run_dir.results)
+    evidence = adapter.read_evidence()
+    if evidence:
+        outcome.reads = guidance_reads(manifest, run_dir.results, evidence)
     can = capabilities(adapter.kind)
     record = guidance_record(
         manifest,
@@ -129,6 +133,8 @@ def run_guidance(
         adapter.name,
         agent=adapter.describe() if can.live else None,
         usage=adapter.usage.as_record() if can.reports_usage else None,
+        evidence={case.id: evidence[case.hashed] for case in manifest.cases if case.hashed in evidence} or None,
+        reads=outcome.reads,
     )
     write_record(run_dir.path, record, exclusive=True)
     return outcome

@@ -19,7 +19,7 @@ from typing import Any
 
 from bceval.config import bceval_table
 from bceval.config.options import OPTIONS
-from bceval.development.checks import PINNED
+from bceval.development import PINNED  # not .checks: settings are read by every command, yaml need not be
 from bceval.errors import BcevalError
 
 PREFIX = "development_"

@@ -9,6 +9,8 @@ bceval.agents.development; printing lives in bceval.steps.development.
 
 from __future__ import annotations
 
+import re
+
 from bceval.errors import BcevalError
 
 MANIFEST_RELATIVE = "evaluation/development-fixtures.json"
@@ -16,6 +18,7 @@ CAPABILITIES_RELATIVE = "coverage/development-capabilities.json"
 CHECKS_RELATIVE = "evaluation/development-checks.yaml"
 MARKER = ".bcquality-development-evaluation"
 CHECK_IDS = ("compile", "tests", "review")
+PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 
 class DevelopmentError(BcevalError):

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bceval.development import CHECK_IDS, DevelopmentError
+from bceval.development import CHECK_IDS, PINNED, DevelopmentError
 from bceval.development.manifest import Loaded
 from bceval.jsonio import dumps_compact
 
 PLACEHOLDERS = ("{workspace}", "{case}", "{case_id}", "{artifacts}")
-PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 
 @dataclass(frozen=True)

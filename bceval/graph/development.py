@@ -26,7 +26,6 @@ from bceval.config.development import development_pyproject
 from bceval.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
-from bceval.steps.development_run import prepare_task, run_task
 
 
 def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
@@ -72,3 +71,16 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
         }
 
     return {"task_development_prepare": task_development_prepare, "task_development": task_development}
+
+
+# The runner's steps load only when a development task runs: every doit command builds this module's tasks.
+def prepare_task(*args: Any) -> Any:
+    from bceval.steps.development_run import prepare_task as prepare
+
+    return prepare(*args)
+
+
+def run_task(*args: Any) -> Any:
+    from bceval.steps.development_run import run_task as run
+
+    return run(*args)

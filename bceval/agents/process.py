@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import select
 import shlex
 import shutil
 import stat
@@ -19,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,15 +63,6 @@ def extract_json_object(text: str) -> Any:
             if isinstance(value, dict):
                 return value
     return None
-
-
-def _feed(stream: Any, data: bytes) -> None:
-    """Write the prompt and close stdin; a command that exits without reading it is not an error here."""
-    try:
-        stream.write(data)
-        stream.close()
-    except OSError:
-        pass
 
 
 def _kept(data: bytes, size: int) -> str:
@@ -314,16 +306,24 @@ class LiveAgent(AgentBase):
 
     def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         started = time.monotonic()
-        scratch = view_parent()  # in memory where it can be: two files for every attempt
-        with tempfile.TemporaryFile(dir=scratch) as out, tempfile.TemporaryFile(dir=scratch) as err:
+        scratch = view_parent()  # in memory where it can be: three files for every attempt
+        with (
+            tempfile.TemporaryFile(dir=scratch) as given,
+            tempfile.TemporaryFile(dir=scratch) as out,
+            tempfile.TemporaryFile(dir=scratch) as err,
+        ):
+            # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
+            # it cannot block on it.
+            given.write(prompt)
+            given.seek(0)
             try:
-                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
             except OSError as exc:
                 record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror or exc}")
                 record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
                 return _Attempt(record, failure=("spawn-error", record["detail"], None))
             try:
-                stopped = self._supervise(process, prompt, out, err, started)
+                stopped = self._supervise(process, out, err, started)
             finally:
                 live.end(process)  # the case is over: nothing the agent started outlives it
                 live.forget(process)
@@ -368,26 +368,47 @@ class LiveAgent(AgentBase):
         record.update(outcome="answered")
         return _Attempt(record, text=output.text, usage=usage)
 
-    def _supervise(self, process: subprocess.Popen, prompt: bytes, out: Any, err: Any, started: float) -> Any:
-        """Feed stdin, then wait; kill the process group on timeout or when its output passes the cap.
+    def _supervise(self, process: subprocess.Popen, out: Any, err: Any, started: float) -> Any:
+        """Wait for the agent; kill the process group on timeout or when its output passes the cap.
 
         Returns (kind, detail) when bceval stopped the process, else None.
         """
-        feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
-        feeder.start()
-        exited = threading.Event()  # set the moment the agent exits: no polling delay on every answer
-        threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
-        while not exited.wait(POLL_SECONDS):
+        for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
                 live.end(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
             if time.monotonic() - started > self.agent.timeout:
                 live.end(process)
                 return "timeout", f"no answer within {self.agent.timeout:g} s"
-        feeder.join(timeout=1)
         if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
             return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
         return None
+
+
+def _exit_watch(process: subprocess.Popen, every: float) -> Iterator[None]:
+    """Yield every `every` seconds until `process` exits, and return the moment it does (not up to `every`
+    later). On Linux a pidfd tells; elsewhere a thread waits for the exit."""
+    pidfd = None
+    if hasattr(os, "pidfd_open") and hasattr(select, "poll"):
+        try:
+            pidfd = os.pidfd_open(process.pid)
+        except ProcessLookupError:
+            return  # reaped already (an interrupt ended it)
+        except OSError:
+            pidfd = None  # a kernel without pidfds
+    if pidfd is not None:
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            while not poller.poll(every * 1000):
+                yield
+        finally:
+            os.close(pidfd)
+        return
+    exited = threading.Event()
+    threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
+    while not exited.wait(every):
+        yield
 
 
 def version_line(output: bytes) -> str:

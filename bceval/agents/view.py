@@ -120,11 +120,18 @@ BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once p
 def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """`build_view`, remembered while every file it was made of is unchanged (same size, inode, mtime and ctime):
     an experiment asks the same view for every arm and epoch, and the graph asked for its digest before."""
+    return _built_with_sources(prepare_dir, corpus, model_id)[0]
+
+
+def _built_with_sources(
+    prepare_dir: Path, corpus: Path, model_id: str
+) -> tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]:
+    """`built_view` and the signature of every file the view was made of, taken before they were read."""
     key = (str(prepare_dir), str(corpus), model_id)
     with _built_lock:
         known = _built.get(key)
     if known is not None and all(_signature(path) == signature for path, signature in known[1]):
-        return known[0]
+        return known
     _, sources = view_inputs(prepare_dir, corpus, model_id)
     before = tuple((str(path), _signature(str(path))) for path in sources)  # before reading: a change wins
     view = build_view(prepare_dir, corpus, model_id)
@@ -132,14 +139,14 @@ def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
         if len(_built) >= BUILT_VIEWS_KEPT:
             _built.clear()
         _built[key] = (view, before)
-    return view
+    return view, before
 
 
 class ViewDigests:
     """The digest of every view of one prepared corpus, kept on disk beside its build with the signature (size,
     inode, mtime, ctime) of every file each view was made of: a later command that finds them unchanged stats
     them instead of reading and hashing them (an experiment's graph needs every case's digest on every command).
-    A file whose signature differs, or a view not seen before, is built again (`built_view`)."""
+    A file whose signature differs, or a view not seen before, is built again (as `built_view` builds it)."""
 
     def __init__(self, prepare_dir: Path, corpus: Path, kept: Path) -> None:
         self.prepare_dir, self.corpus, self.kept = prepare_dir, corpus, kept
@@ -161,11 +168,10 @@ class ViewDigests:
         if isinstance(known, dict) and all(_signature(path) == tuple(sig) for path, sig in known["sources"]):
             self._checked[model_id] = known["digest"]
             return known["digest"]
-        _, sources = view_inputs(self.prepare_dir, self.corpus, model_id)
-        before = [[str(path), list(_signature(str(path)))] for path in sources]  # before reading: a change wins
-        digest = built_view(self.prepare_dir, self.corpus, model_id).digest
+        view, before = _built_with_sources(self.prepare_dir, self.corpus, model_id)
+        digest = view.digest
         with self._lock:
-            self._known[model_id] = {"sources": before, "digest": digest}
+            self._known[model_id] = {"sources": [[path, list(sig)] for path, sig in before], "digest": digest}
             self._checked[model_id] = digest
             self._changed = True
         return digest

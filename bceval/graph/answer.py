@@ -10,7 +10,6 @@ answered             one line on how the run stands (always runs; it is cheap)
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -90,21 +89,16 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return Journal(OutDir(settings.out).build.answered(f"run-{settings.run_name}"))
 
     def to_answer() -> Iterator[Any]:
-        from bceval.steps.units import stale
+        from bceval.steps.units import counted, missing_results
 
         _, chosen = inputs.selection
-        present = set(os.listdir(settings.results_dir)) if settings.results_dir.is_dir() else set()
-        progress.total = sum(result_name(case.modelId) not in present for case in chosen)
-
-        def changed() -> None:  # one more than counted: a result given under another state
-            progress.total += 1
-
-        return stale(units(), journal(), changed)
+        missing = missing_results(settings.results_dir, (case.modelId for case in chosen))
+        return counted(units(), journal(), progress, missing)
 
     def nothing_to_answer() -> bool:
-        from bceval.steps.units import stale
+        from bceval.steps.units import up_to_date
 
-        return next(stale(units(), journal()), None) is None  # stops at the first case to answer
+        return up_to_date(units(), journal())
 
     @create_after(executed="prepare")
     def task_answer() -> dict:

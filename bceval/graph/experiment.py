@@ -221,29 +221,19 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
 
         return Journal(OutDir(settings.out).build.answered(f"experiment-{plan().experiment.name}"))
 
-    def missing_results() -> int:
-        """How many of this shard's answers have no result yet (the progress lines' first total)."""
-        missing = 0
-        for arm, _, run in case_runs():
-            present = set(os.listdir(run.results_dir)) if run.results_dir.is_dir() else set()
-            cases = shard_cases(chosen()[arm.name], settings.shard)
-            missing += sum(result_name(case.modelId) not in present for case in cases)
-        return missing
-
     def to_answer() -> Iterator[Any]:
-        from bceval.steps.units import stale
+        from bceval.steps.units import counted, missing_results
 
-        progress.total = missing_results()
-
-        def changed() -> None:  # one more than counted: a result given under another state
-            progress.total += 1
-
-        return stale(units(), journal(), changed)
+        missing = sum(
+            missing_results(run.results_dir, (case.modelId for case in shard_cases(chosen()[arm.name], settings.shard)))
+            for arm, _, run in case_runs()
+        )
+        return counted(units(), journal(), progress, missing)
 
     def nothing_to_answer() -> bool:
-        from bceval.steps.units import stale
+        from bceval.steps.units import up_to_date
 
-        return next(stale(units(), journal()), None) is None  # stops at the first unit to answer
+        return up_to_date(units(), journal())
 
     @create_after(executed="experiment_prepare")
     def task_unit() -> dict:

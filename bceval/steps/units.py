@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.jsonio import read_regular_text, write_atomic
+from bceval.layout import result_name
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,28 @@ def stale(units: Iterable[Unit], journal: Journal, changed: Callable[[], None] |
             if changed is not None:
                 changed()
             yield unit
+
+
+def missing_results(results_dir: Path, model_ids: Iterable[str]) -> int:
+    """How many of these cases have no result in `results_dir` yet (one listing, not a stat per case)."""
+    present = set(os.listdir(results_dir)) if results_dir.is_dir() else set()
+    return sum(result_name(model_id) not in present for model_id in model_ids)
+
+
+def counted(units: Iterable[Unit], journal: Journal, progress: Any, missing: int) -> Iterator[Unit]:
+    """`stale(units, journal)` for an answering whose progress lines count `missing` answers up front (those
+    without a result) and one more for each result given under another state."""
+    progress.total = missing
+
+    def changed() -> None:
+        progress.total += 1
+
+    return stale(units, journal, changed)
+
+
+def up_to_date(units: Iterable[Unit], journal: Journal) -> bool:
+    """No unit to answer: made only as far as the first that is stale."""
+    return next(stale(units, journal), None) is None
 
 
 def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:

@@ -341,8 +341,8 @@ def _state_bytes(out: Path) -> int:
     beside it) and bceval's journals of the answers given (bceval.steps.units)."""
     db = OutDir(out).doit_db
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
-    journals = OutDir(out).build.answered("x").parent
-    return size + sum(p.stat().st_size for p in journals.glob("*.log") if p.is_file())
+    journals = OutDir(out).build.answered_dir.glob("*.log")
+    return size + sum(p.stat().st_size for p in journals if p.is_file())
 
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:

@@ -48,16 +48,23 @@ Respond = Callable[[str, dict[str, str], dict[str, Any]], tuple[int, Any, dict[s
 class JsonEndpoint:
     """A JSON-over-HTTP server on 127.0.0.1 in threads of this process: `respond(path, headers, body)` gives
     (status, payload, extra headers) for each POST (header names lower-cased). A context manager that starts and
-    stops it; the tests' scripted chat server is one too."""
+    stops it; the tests' scripted chat server is one too. `arrived` is when the request being answered in this
+    thread began to arrive."""
 
     def __init__(self, respond: Respond) -> None:
+        here = self._here = threading.local()
+
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waits for the client's
+            # delayed acknowledgement of the headers, 40 ms on every response
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 return None
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                here.arrived = time.monotonic()
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 sent = {key.lower(): value for key, value in self.headers.items()}
                 status, payload, headers = respond(self.path, sent, body)
@@ -78,6 +85,10 @@ class JsonEndpoint:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
+    def arrived(self) -> float:
+        return float(self._here.arrived)
+
+    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
@@ -91,11 +102,13 @@ class JsonEndpoint:
 
 
 class BenchServer(JsonEndpoint):
-    """The bench's endpoint: every response after `latency` seconds (its CPU is the bench's, not bceval's)."""
+    """The bench's endpoint: every response `latency` seconds after its request began to arrive, however long
+    this server took to read and answer it (its CPU is the bench's, not bceval's)."""
 
     def __init__(self, latency: float) -> None:
         def respond(path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
-            time.sleep(latency)
-            return 200, _reply(body), {}
+            reply = _reply(body)
+            time.sleep(max(0.0, self.arrived + latency - time.monotonic()))
+            return 200, reply, {}
 
         super().__init__(respond)

@@ -279,6 +279,7 @@ class Endpoint:
             host = (urlsplit(base_url).hostname or "") if base_url else ""
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
             azure = host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
+            plain = bool(base_url) and urlsplit(base_url).scheme == "http"
             client = self._clients.client = self.openai.OpenAI(
                 api_key=self.key,
                 base_url=base_url,
@@ -286,8 +287,15 @@ class Endpoint:
                 default_query=query or None,
                 default_headers={"api-key": self.key} if azure else None,
                 timeout=60.0,
+                http_client=self._plain_http() if plain else None,
             )
         return client
+
+    def _plain_http(self) -> Any:
+        """The HTTP client of an endpoint that speaks plain HTTP (a local server): without the TLS trust store that
+        every default client loads (50 ms each, one per thread). It never follows a redirect, so no request can be
+        led to an HTTPS host it would not verify."""
+        return self.openai.DefaultHttpxClient(verify=False, follow_redirects=False)
 
     def scrub(self, value: Any) -> Any:
         """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key

@@ -5,8 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import random
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -266,14 +266,19 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
     except FileNotFoundError:
         mode = _DEFAULT_MODE
     try:
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
+        fd, tmp = _create_temp(path.parent, mode)
     except FileNotFoundError:  # the folder is new (asking for it every time costs a syscall per write)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
+        fd, tmp = _create_temp(path.parent, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)  # mkstemp creates 0600; a new file gets what open() would have given it
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        if mode & ~_DEFAULT_MODE:  # bits the umask takes from a new file, which the file we replace had
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -281,6 +286,22 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True
+
+
+_TEMP_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_temp_names = random.Random()  # names, not secrets: O_EXCL is what makes a name ours
+
+
+def _create_temp(folder: Path, mode: int) -> tuple[int, str]:
+    """A new file `<temp_prefix()><8 letters>` in `folder`, created with `mode` (less the umask), and its name:
+    what tempfile.mkstemp does, without the chmod its 0600 needs afterwards (a syscall per write)."""
+    for _ in range(100):
+        name = os.path.join(folder, temp_prefix() + "".join(_temp_names.choices(_TEMP_LETTERS, k=8)))
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
 
 
 def load_own_json(path: Path) -> Any:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import errno
+import json
 import os
 
 import pytest
@@ -274,3 +274,34 @@ def test_write_atomic_picks_another_temporary_name_when_one_is_taken(tmp_path, m
     write_atomic(tmp_path / "out.json", "mine\n")
     assert taken.read_text() == "someone else's"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([taken.name, "out.json"])
+
+
+def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses():
+    import enum
+    import random
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    pick = random.Random(25)
+    scalars = [0, -2, 10**30, 1.5, -0.0, 2.5e-8, 1e300, True, False, None, "", "é\u2028\"\\\n", Level.HIGH, Name("n")]
+
+    def document(depth: int):
+        roll = pick.random()
+        if depth > 4 or roll < 0.3:
+            return pick.choice(scalars)
+        if roll < 0.6:
+            return [document(depth + 1) for _ in range(pick.randint(0, 4))]
+        if roll < 0.7:
+            return tuple(document(depth + 1) for _ in range(pick.randint(0, 3)))
+        keys = ["a", "ü", 1, 2.5, True, None, Name("k")]
+        return {pick.choice(keys): document(depth + 1) for _ in range(pick.randint(0, 4))}
+
+    for _ in range(3000):
+        value = document(0)
+        assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    with pytest.raises(ValueError):
+        dumps({"x": [float("nan")]})

@@ -48,8 +48,8 @@ Respond = Callable[[str, dict[str, str], dict[str, Any]], tuple[int, Any, dict[s
 class JsonEndpoint:
     """A JSON-over-HTTP server on 127.0.0.1 in threads of this process: `respond(path, headers, body)` gives
     (status, payload, extra headers) for each POST (header names lower-cased). A context manager that starts and
-    stops it; the tests' scripted chat server is one too. A payload already in bytes is sent as it is. `arrived` is when the request being answered in this
-    thread began to arrive."""
+    stops it; the tests' scripted chat server is one too. A payload already in bytes is sent as it is. `arrived`
+    is when the request being answered in this thread began to arrive."""
 
     def __init__(self, respond: Respond) -> None:
         here = self._here = threading.local()

@@ -80,7 +80,12 @@ class JsonEndpoint:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # http.server listens with a backlog of 5: a sixth client connecting at the same moment has its SYN
+            # dropped and tries again a second later, a second counted against whoever was connecting
+            request_queue_size = 128
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

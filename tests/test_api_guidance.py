@@ -119,18 +119,29 @@ def test_only_a_complete_read_matching_the_checkouts_article_backs_a_citation(tm
     assert reads.readNotCited == ["a/extra.md"]
 
 
+def priced_demo(tmp_path, monkeypatch, capsys):
+    """The demo workspaces and a price table that makes every response of the `guide` model cost 0.001 USD."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 1,000 input tokens each
+    return Demo(tmp_path, monkeypatch, capsys), prices
+
+
+def guide_server(demo: Demo) -> ChatServer:
+    """The chat server, its `guide` model answering the demo's plan cases as the oracle does."""
+    server = ChatServer({})
+    for path in demo.answers["plan"].glob("result-*.json"):
+        server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+    return server
+
+
 def test_an_experiments_budget_stops_whole_guidance_runs_and_a_larger_one_runs_only_the_rest(
     tmp_path, monkeypatch, capsys
 ):
     from cliutil import run_cli
 
-    demo = Demo(tmp_path, monkeypatch, capsys)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 0.001 USD per response
-    with ChatServer({}) as server:
-        for path in demo.answers["plan"].glob("result-*.json"):
-            server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+    demo, prices = priced_demo(tmp_path, monkeypatch, capsys)
+    with guide_server(demo) as server:
 
         def run(budget: str) -> dict:
             file = tmp_path / "g.yaml"
@@ -158,13 +169,8 @@ def test_an_experiments_budget_stops_whole_guidance_runs_and_a_larger_one_runs_o
 
 
 def test_a_guidance_runs_budget_starts_no_case_once_reached_and_leaves_the_run_unscored(tmp_path, monkeypatch, capsys):
-    demo = Demo(tmp_path, monkeypatch, capsys)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 0.001 USD per response
-    with ChatServer({}) as server:
-        for path in demo.answers["plan"].glob("result-*.json"):
-            server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+    demo, prices = priced_demo(tmp_path, monkeypatch, capsys)
+    with guide_server(demo) as server:
         api = ["--adapter", "api", "--model", "guide", "--base-url", server.base_url, "--retries", "0"]
 
         # each case costs 3 responses = 0.003 USD: the second brings the known cost to 0.006, past 0.005

@@ -38,6 +38,22 @@ from bceval.runs.selection import shard_cases
 # never read the experiment file (or load what reading it needs).
 
 
+def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
+    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out)."""
+    live = list(iterators)
+    while live:
+        still = []
+        for items in live:
+            item = next(items, _DONE)
+            if item is not _DONE:
+                still.append(items)
+                yield item
+        live = still
+
+
+_DONE = object()
+
+
 def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> dict[str, Callable[[], Any]]:
     """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one.
     `prepare` is `bceval prepare` of a corpus variant (the loader passes its own graph's)."""
@@ -176,44 +192,52 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
 
     def units() -> Iterator[Any]:
         """Every (arm, epoch, case) answer of this shard as a unit (bceval.steps.units), made as they are asked
-        for (so the first agent need not wait for the last unit). An answer an earlier arm asks under the same
-        key is shared."""
+        for (so the first agent need not wait for the last unit): epoch by epoch, and within an epoch case by
+        case, each case for every arm in turn. So an answering stopped half way (a budget reached, an interrupt)
+        leaves the arms with the same cases answered, and comparable. An answer an earlier arm asks under the
+        same key is shared (that arm's unit comes first: the same one as in any other order)."""
+        owners: dict[tuple[str, ...], str] = {}
+        runs = list(case_runs())
+        for epoch in range(1, plan().experiment.epochs + 1):
+            yield from _in_turn([run_units(arm, run, owners) for arm, at, run in runs if at == epoch])
+
+    def run_units(arm: Any, run: Settings, owners: dict[tuple[str, ...], str]) -> Iterator[Any]:
+        """The units of one arm's run of one epoch, in its cases' order."""
         from bceval.agents.base import case_input
         from bceval.steps import experiment as experiment_steps
         from bceval.steps.units import Unit, unit_state_maker
 
-        owners: dict[tuple[str, ...], str] = {}
-        for arm, epoch, run in case_runs():
-            asked = run.asked
-            knows_answers = capabilities(run.adapter).knows_answers
-            identity = _identity(asked)
-            if not asked.isolated:  # it reads the arm's whole corpus
-                identity["corpus"] = str(run.corpus)
-            key, state = key_maker(asked, __version__), unit_state_maker(identity)
-            unit_action = _bound(answers, arm.name, epoch)
-            results = str(run.results_dir)
-            digests = view_digests(str(run.out), str(run.corpus))
-            for case in shard_cases(chosen()[arm.name], settings.shard):
-                # The view's digest covers every byte of every file the view is made of (known from an earlier
-                # command while those files are as they were), so nothing is read per answer.
-                try:
-                    digest = digests.digest(case.modelId)
-                except BcevalError:
-                    digest = "unprepared"  # the answer says so in one line
-                expected = case.expected if knows_answers else None
-                if asked.isolated:
-                    where: tuple[str, ...] = ()
-                else:
-                    found = case_input(run.prepare_dir, run.corpus, case)
-                    where = question(asked, digest, found.corpus, found.request_path).where
-                name = f"{arm.name}/e{epoch}/{case.modelId}"
-                owner = owners.setdefault(key(digest, where, expected), name)
-                note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
-                answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
-                target = os.path.join(results, result_name(case.modelId))
-                shares = owner if owner != name else None
-                yield Unit(name, state(digest, expected, note), target, answer, shares)
-            digests.save()
+        epoch = run.epoch
+        asked = run.asked
+        knows_answers = capabilities(run.adapter).knows_answers
+        identity = _identity(asked)
+        if not asked.isolated:  # it reads the arm's whole corpus
+            identity["corpus"] = str(run.corpus)
+        key, state = key_maker(asked, __version__), unit_state_maker(identity)
+        unit_action = _bound(answers, arm.name, epoch)
+        results = str(run.results_dir)
+        digests = view_digests(str(run.out), str(run.corpus))
+        for case in shard_cases(chosen()[arm.name], settings.shard):
+            # The view's digest covers every byte of every file the view is made of (known from an earlier
+            # command while those files are as they were), so nothing is read per answer.
+            try:
+                digest = digests.digest(case.modelId)
+            except BcevalError:
+                digest = "unprepared"  # the answer says so in one line
+            expected = case.expected if knows_answers else None
+            if asked.isolated:
+                where: tuple[str, ...] = ()
+            else:
+                found = case_input(run.prepare_dir, run.corpus, case)
+                where = question(asked, digest, found.corpus, found.request_path).where
+            name = f"{arm.name}/e{epoch}/{case.modelId}"
+            owner = owners.setdefault(key(digest, where, expected), name)
+            note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
+            answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
+            target = os.path.join(results, result_name(case.modelId))
+            shares = owner if owner != name else None
+            yield Unit(name, state(digest, expected, note), target, answer, shares)
+        digests.save()
 
     @once
     def journal() -> Any:

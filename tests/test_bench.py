@@ -78,6 +78,10 @@ def test_bench_smoke_writes_the_report(tmp_path, capsys):
     if "skipped" not in api:  # the openai package is in the test extra
         assert (api["answered"], api["jobs"], api["idealSeconds"]) == (8, 4, 0.3)  # 3 responses of 0.05 s a case
         assert api["wallSeconds"] >= 0.3 and api["cpuMsPerAnswer"] > 0
+        # the floor: the same conversations through the bare client, in a process of its own, beside bceval's
+        assert api["floorSeconds"] >= 0.3 and api["floorCpuPerAnswerSeconds"] > 0
+        own = api["cpuPerAnswerSeconds"] - api["floorCpuPerAnswerSeconds"]
+        assert api["ownCpuPerAnswerSeconds"] == pytest.approx(own, abs=1e-5)
         assert "API agent throughput: 8 of 8 answers over a local endpoint" in table
     view = report["view"]
     assert view["answers"] == 12 and view["pages"] == 1 + 1 + 4 * (1 + 3) + 2  # index, experiment, runs, compares

@@ -336,6 +336,45 @@ def _experiment_file(path: Path, name: str, corpus: Path, agent: Agent, arms: in
     return path
 
 
+# The api line's floor: the same conversations (three responses each, two of them asking for a tool) held by the
+# plainest client the openai package gives, `jobs` threads each with its own client, in a fresh process (so it pays
+# the package's import as bceval does). Whatever bceval spends beyond this is its own.
+_API_FLOOR = """
+import json, sys, threading
+import openai
+base_url, answers, jobs, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+user = open(prompt, encoding='utf-8').read()
+turns = iter(range(answers))
+lock = threading.Lock()
+def client():
+    http = openai.DefaultHttpxClient(verify=False, follow_redirects=False)
+    return openai.OpenAI(api_key='floor', base_url=base_url, max_retries=0, http_client=http)
+def conversation(talk):
+    messages = [{'role': 'system', 'content': 'floor'}, {'role': 'user', 'content': user}]
+    while True:
+        response = talk.post('/chat/completions', body={'model': 'bench', 'messages': messages}, cast_to=object)
+        message = response['choices'][0]['message']
+        calls = message.get('tool_calls') or []
+        if not calls:
+            json.loads(message['content'])
+            return
+        messages.append({'role': 'assistant', 'content': None, 'tool_calls': calls})
+        messages += [{'role': 'tool', 'tool_call_id': call['id'], 'content': 'x' * 2000} for call in calls]
+def worker():
+    talk = client()
+    while True:
+        with lock:
+            if next(turns, None) is None:
+                return
+        conversation(talk)
+threads = [threading.Thread(target=worker) for _ in range(jobs)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+"""
+
+
 def _state_bytes(out: Path) -> int:
     """The size of what a rerun reads to know what is up to date: doit's state (with any file its backend keeps
     beside it) and bceval's journals of the answers given (bceval.steps.units)."""
@@ -347,8 +386,9 @@ def _state_bytes(out: Path) -> int:
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
     """`bceval answer --adapter api` against a local endpoint that answers after `latency` seconds, two tool calls
-    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency), and bceval's own CPU
-    time per answer (the endpoint runs in this process, so its CPU is not counted)."""
+    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency) and against a floor (the
+    same conversations through the bare openai client, see _API_FLOOR), and bceval's CPU time per answer and its
+    own beyond the floor's (the endpoint runs in this process, so its CPU is not counted)."""
     try:
         import openai  # noqa: F401 - only to know whether the extra is there
     except ImportError:
@@ -362,12 +402,21 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
     where = ["--corpus", str(corpus), "--out", str(out)]
     _run([*base, "prepare", *where], env)
     progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
+    request = min(OutDir(out).prepare.path.rglob("request-case-*.json"))  # a prepared case, as bceval asks it
+    case = request.parent / (request.stem.removeprefix("request-") + ".al")
+    prompt = scratch / "api-floor-prompt"
+    prompt.write_text(
+        f"=== request {request.name} ===\n{request.read_text(encoding='utf-8')}\n"
+        f"=== file {case.name} ===\n{case.read_text(encoding='utf-8')}",
+        encoding="utf-8",
+    )
     with BenchServer(latency) as server:
+        floor = _run([sys.executable, "-c", _API_FLOOR, server.base_url, str(answers), str(jobs), str(prompt)], env)
         api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
         command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
         run = _run([*command, "--timeout", str(latency * 40 + 10)], env)
     answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
-    measured = _throughput([run], [], answers, answered, jobs, latency * RESPONSES_PER_CASE)  # no floor for it
+    measured = _throughput([run], [floor], answers, answered, jobs, latency * RESPONSES_PER_CASE)
     cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
     return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
 

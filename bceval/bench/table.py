@@ -51,8 +51,8 @@ def render_table(report: dict[str, Any]) -> str:
     elif api:
         lines.append(
             f"API agent throughput: {api['answered']} of {api['answers']} answers over a local endpoint "
-            f"({api['latencySeconds']:g} s a response, 3 responses a case) {_throughput_text(api)}; "
-            f"bceval CPU {api['cpuMsPerAnswer']} ms per answer"
+            f"({api['latencySeconds']:g} s a response, 3 responses a case; the floor: the same conversations "
+            f"through the bare openai client) {_throughput_text(api)}"
         )
     view = report.get("view")
     if view:

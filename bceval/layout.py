@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,19 +43,53 @@ def infra_name(model_id: str) -> str:
     return f"infra-{model_id}.json"
 
 
-def result_files(directory: Path) -> list[Path]:
-    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()  # as Path.is_file: through a symbolic link
+    except OSError:
+        return False
+
+
+def _listed(directory: Path, patterns: tuple[str, ...]) -> list[list[os.DirEntry[str]]]:
+    """The files of `directory` matching each pattern (as Path.glob matches a name), each list sorted: one
+    listing for every pattern, and no stat for a plain file (a run's results are ten thousand files)."""
+    found: list[list[os.DirEntry[str]]] = [[] for _ in patterns]
+    try:
+        listing = os.scandir(directory)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return found  # as Path.glob: nothing there
+    matchers = [re.compile(fnmatch.translate(os.path.normcase(pattern))).match for pattern in patterns]
+    with listing as entries:
+        for entry in entries:
+            name = os.path.normcase(entry.name)  # fnmatch.fnmatch, with each pattern compiled once
+            matches = [number for number, match in enumerate(matchers) if match(name)]
+            if matches and _is_file(entry):
+                for number in matches:
+                    found[number].append(entry)
+    return [sorted(files, key=lambda entry: sort_key(entry.name)) for files in found]
+
+
+def result_entries(directory: Path) -> list[os.DirEntry[str]]:
+    """result_files as directory entries (whose stat() a caller may want)."""
     if not directory.is_dir():
         raise BcevalError(f"{directory}: results directory does not exist")
-    for pattern in (CASE_PATTERN, ANY_PATTERN):
-        found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: sort_key(p.name))
+    for found in _listed(directory, (CASE_PATTERN, ANY_PATTERN)):
         if found:
             return found
     raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
 
 
+def result_files(directory: Path) -> list[Path]:
+    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+    return [directory / entry.name for entry in result_entries(directory)]
+
+
+def infra_entries(directory: Path) -> list[os.DirEntry[str]]:
+    return _listed(directory, (INFRA_PATTERN,))[0]
+
+
 def infra_files(directory: Path) -> list[Path]:
-    return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))
+    return [directory / entry.name for entry in infra_entries(directory)]
 
 
 # --- the prepare directory ---------------------------------------------------------------------------------------
@@ -370,6 +405,11 @@ class ExperimentDir:
     def cost_ledger(self) -> Path:
         """What the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it."""
         return self.path / "cost-ledger.jsonl"
+
+    @property
+    def report_state(self) -> Path:
+        """What the report was last made from and the lines it printed: a rerun with nothing new reprints them."""
+        return self.path / ".build" / "report-state.json"
 
 
 # --- the answer cache --------------------------------------------------------------------------------------------

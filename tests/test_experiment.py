@@ -319,12 +319,17 @@ def test_ab_shards_on_separate_machines_merge_into_one_report_as_the_workflow_do
         assert numbers["missing"] == 0 and numbers["answered"] + numbers["shared"] == 2 * CASES
 
 
-def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
-    out = tmp_path / "out"
-    text = (
-        f"name: two\nepochs: 1\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
+def two_arms(name: str) -> str:
+    """An experiment of two command arms over the demo corpus; `{arm}` in it is arm b's argument."""
+    return (
+        f"name: {name}\nepochs: 1\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
         "  - name: a\n    command: fake-agent --arm a\n  - name: b\n    command: fake-agent --arm {arm}\n"
     )
+
+
+def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    text = two_arms("two")
     file = write(tmp_path / "two.yaml", text.replace("{arm}", "b"))
     assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
     assert len(agent.calls()) == 2 * CASES
@@ -332,6 +337,38 @@ def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
     assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
     fresh = agent.calls()[2 * CASES :]
     assert len(fresh) == CASES and {tuple(call["argv"]) for call in fresh} == {("--arm", "b2")}
+
+
+def test_a_rerun_with_nothing_new_keeps_its_report_and_one_with_anything_new_writes_it_again(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    text = two_arms("kept")
+    file = write(tmp_path / "kept.yaml", text.replace("{arm}", "b"))
+    folder = out / "experiments" / "kept"
+    code, lines, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0 and lines[-1] == f"Report: {folder / 'report.md'}"
+    written = {name: (folder / name).stat().st_mtime_ns for name in ("report.json", "report.md", "report.html")}
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)  # the same lines, again
+    assert {name: (folder / name).stat().st_mtime_ns for name in written} == written  # and the report kept
+    # a result that changed (here: edited in place, so nothing is answered again) is in the next report
+    positive = next(line for line in report_of(out, "kept")["cases"] if line["kind"] == "positive")
+    assert positive["outcomes"]["b"] == [True]
+    result = next(folder.glob(f"variants/*/runs/b-e1/results/result-{positive['modelId']}.json"))
+    document = json.loads(result.read_text(encoding="utf-8"))
+    document["cases"][0]["findings"] = []
+    result.write_text(json.dumps(document), encoding="utf-8")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(agent.calls()) == 2 * CASES
+    edited = next(line for line in report_of(out, "kept")["cases"] if line["id"] == positive["id"])
+    assert edited["outcomes"]["b"] == [False]
+    # a report file that went away is written again
+    (folder / "report.md").unlink()
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert (folder / "report.md").is_file()
+    # an arm that changed answers again and its report says so
+    write(file, text.replace("{arm}", "b2"))
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(agent.calls()) == 3 * CASES
+    assert arm(report_of(out, "kept"), "b")["settings"]["command"] == "fake-agent --arm b2"
 
 
 def test_shards_answer_apart_and_the_report_merges_them(agent, tmp_path, capsys):

@@ -51,45 +51,48 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
 
 
 def _listed(directory: Path, patterns: tuple[str, ...]) -> list[list[os.DirEntry[str]]]:
-    """The files of `directory` matching each pattern (as Path.glob matches a name), each list sorted: one
-    listing for every pattern, and no stat for a plain file (a run's results are ten thousand files)."""
+    """The files of `directory` matching each pattern (as Path.glob matches a name), unsorted: one listing for
+    every pattern, and no stat for a plain file (a run's results are ten thousand files)."""
     found: list[list[os.DirEntry[str]]] = [[] for _ in patterns]
     try:
         listing = os.scandir(directory)
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return found  # as Path.glob: nothing there
-    matchers = [re.compile(fnmatch.translate(os.path.normcase(pattern))).match for pattern in patterns]
+    compiled = [re.compile(fnmatch.translate(os.path.normcase(pattern))).match for pattern in patterns]
+    matchers = list(zip(compiled, found, strict=True))
     with listing as entries:
         for entry in entries:
             name = os.path.normcase(entry.name)  # fnmatch.fnmatch, with each pattern compiled once
-            matches = [number for number, match in enumerate(matchers) if match(name)]
-            if matches and _is_file(entry):
-                for number in matches:
-                    found[number].append(entry)
-    return [sorted(files, key=lambda entry: sort_key(entry.name)) for files in found]
+            matching = [files for match, files in matchers if match(name)]
+            if matching and _is_file(entry):
+                for files in matching:
+                    files.append(entry)
+    return found
 
 
-def result_entries(directory: Path) -> list[os.DirEntry[str]]:
-    """result_files as directory entries (whose stat() a caller may want)."""
+def _sorted(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+    return sorted(entries, key=lambda entry: sort_key(entry.name))
+
+
+def run_entries(directory: Path) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
+    """(result_files, infra_files) of a run's results folder, as directory entries (whose stat() a caller may
+    want), from one listing; no result files is [] here."""
     if not directory.is_dir():
         raise BcevalError(f"{directory}: results directory does not exist")
-    for found in _listed(directory, (CASE_PATTERN, ANY_PATTERN)):
-        if found:
-            return found
-    raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+    cases, others, infra = _listed(directory, (CASE_PATTERN, ANY_PATTERN, INFRA_PATTERN))
+    return _sorted(cases or others), _sorted(infra)
 
 
 def result_files(directory: Path) -> list[Path]:
     """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
-    return [directory / entry.name for entry in result_entries(directory)]
-
-
-def infra_entries(directory: Path) -> list[os.DirEntry[str]]:
-    return _listed(directory, (INFRA_PATTERN,))[0]
+    found = run_entries(directory)[0]
+    if not found:
+        raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+    return [directory / entry.name for entry in found]
 
 
 def infra_files(directory: Path) -> list[Path]:
-    return [directory / entry.name for entry in infra_entries(directory)]
+    return [directory / entry.name for entry in _sorted(_listed(directory, (INFRA_PATTERN,))[0])]
 
 
 # --- the prepare directory ---------------------------------------------------------------------------------------

@@ -4,10 +4,12 @@ and transcripts on disk; the report itself is `bceval.experiment.report_model`'s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import posixpath
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from bceval.experiment.report_model import (
     earlier_looks,
 )
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
-from bceval.layout import BuildDir, RunDir, infra_entries, result_entries
+from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
@@ -34,10 +36,23 @@ def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float
     """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
     task generators run for `doit list` too, before any variant is)."""
     path = cases_file(settings)
-    if not path.is_file():
+    try:
+        info = path.stat()
+    except OSError:
         return [], {}
-    recorded = json.loads(read_regular_text(path, "utf-8"))
-    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
+    if not stat.S_ISREG(info.st_mode):
+        return [], {}
+    cases, thresholds = _recorded_cases(str(path), info.st_size, info.st_mtime_ns, info.st_ino)
+    return list(cases), dict(thresholds)
+
+
+@functools.lru_cache(maxsize=8)
+def _recorded_cases(path: str, *version: int) -> tuple[tuple[ReviewCase, ...], dict[str, float]]:
+    """One variant's cases file, read once while it stays the same file (`version`: its size, modification time
+    and inode; a prepare replaces it through a rename): every arm sharing the variant, and the report and the
+    graph of one command, ask for it again."""
+    recorded = json.loads(read_regular_text(Path(path), "utf-8"))
+    return tuple(ReviewCase.from_record(case) for case in recorded["cases"]), recorded["thresholds"]
 
 
 def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]]:
@@ -102,8 +117,17 @@ class JudgedOn:
     modification time and inode go into `state`, with the cases and thresholds)."""
 
     state: str
-    files: list[Path]
-    infra: list[Path]
+    directory: Path
+    result_names: list[str]
+    infra_names: list[str]
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.directory / name for name in self.result_names]
+
+    @property
+    def infra(self) -> list[Path]:
+        return [self.directory / name for name in self.infra_names]
 
 
 def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> JudgedOn:
@@ -111,10 +135,9 @@ def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str,
 
     directory = settings.results_dir
     try:
-        files = result_entries(directory)
-    except BcevalError:
-        files = []
-    infra = infra_entries(directory) if directory.is_dir() else []
+        files, infra = run_entries(directory)
+    except BcevalError:  # no results folder yet
+        files, infra = [], []
     judged = [
         __version__,
         [_file_state(entry) for entry in files],
@@ -126,7 +149,7 @@ def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str,
         "notAnswered",  # verdicts kept since they carry why a case was not answered
     ]
     state = hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
-    return JudgedOn(state, [directory / e.name for e in files], [directory / e.name for e in infra])
+    return JudgedOn(state, directory, [e.name for e in files], [e.name for e in infra])
 
 
 def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:

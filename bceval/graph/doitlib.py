@@ -111,6 +111,11 @@ def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
     return create
 
 
+# The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
+# prepare runs in the experiment's graph, under its lock) finds nothing that sweep left, so it does not walk again.
+_SWEPT: list[Path] = []
+
+
 class BcevalReporter(ConsoleReporter):
     """doit's console reporter, minus the noise: task lines only at verbosity 2 (and on stderr), no
     tracebacks for bceval's own failures (they are already one clear line each), evaluation verdicts on
@@ -142,7 +147,9 @@ class BcevalReporter(ConsoleReporter):
             except BcevalError as exc:
                 raise InvalidTask(str(exc)) from None
             self._lock = lock
-            sweep_temp_files(self.out)
+            if not any(self.out.is_relative_to(swept) for swept in _SWEPT):
+                sweep_temp_files(self.out)
+            _SWEPT.append(self.out)
 
     def execute_task(self, task: Any) -> None:
         base = task.name.split(":", 1)[0]
@@ -176,6 +183,7 @@ class BcevalReporter(ConsoleReporter):
                 sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
         finally:
             if self._lock is not None:
+                _SWEPT.remove(self.out)
                 self._lock.release()
                 self._lock = None
 

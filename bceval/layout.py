@@ -226,6 +226,11 @@ class BuildDir:
         """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
         return self.answered_dir / f"{scope}.log"
 
+    @property
+    def prepared(self) -> Path:
+        """What an experiment variant's last prepare read and wrote (bceval.steps.prepare.PreparedState)."""
+        return self.path / "prepared.json"
+
 
 # --- runs --------------------------------------------------------------------------------------------------------
 

@@ -163,6 +163,39 @@ def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_fol
     assert (variant / "review" / "review-request.json").is_file() and (variant / ".bceval.doit.db").is_file()
 
 
+def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(agent, tmp_path, capsys, monkeypatch):
+    from bceval.graph import loader
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    prepared, real = [], loader.prepare_variant
+
+    def counted(variant):
+        prepared.append(variant.out)
+        return real(variant)
+
+    monkeypatch.setattr(loader, "prepare_variant", counted)
+    out = tmp_path / "out"
+    text = two_arms("v").replace(str(DEMO_CORPUS), str(corpus)).replace("{arm}", "b")
+    file = write(tmp_path / "v.yaml", text)
+
+    def rerun() -> int:
+        before = len(prepared)
+        assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+        return len(prepared) - before
+
+    assert rerun() == 1 and len(agent.calls()) == 2 * CASES
+    assert rerun() == 0  # nothing changed: not prepared, nothing asked
+    article = corpus / ARTICLE
+    article.write_text(article.read_text(encoding="utf-8") + "\nAlso filter before CalcSums.\n", encoding="utf-8")
+    assert rerun() == 1 and len(agent.calls()) > 2 * CASES  # the views holding the article are asked again
+    assert rerun() == 0
+    request = next((out / "experiments" / "v" / "variants").glob("*/review/request-case-*.json"))
+    request.unlink()
+    assert rerun() == 1 and request.is_file()  # what it wrote, taken away: prepared again
+    assert rerun() == 0
+
+
 def test_a_variant_that_does_not_prepare_fails_the_experiment_with_its_own_lines(tmp_path, capsys):
     bad = tmp_path / "bad"
     shutil.copytree(DEMO_CORPUS, bad)
@@ -347,8 +380,13 @@ def test_a_rerun_with_nothing_new_keeps_its_report_and_one_with_anything_new_wri
     code, lines, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
     assert code == 0 and lines[-1] == f"Report: {folder / 'report.md'}"
     written = {name: (folder / name).stat().st_mtime_ns for name in ("report.json", "report.md", "report.html")}
+    # what a killed run left in a variant is swept (by the experiment's graph: the variant's own, inside it, is not)
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
+    left = next(folder.glob("variants/*/review")) / f".bceval-tmp-{gone}-k1ll3dxx"
+    left.write_text("half", encoding="utf-8")
     assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)  # the same lines, again
     assert {name: (folder / name).stat().st_mtime_ns for name in written} == written  # and the report kept
+    assert not left.exists()
     # a result that changed (here: edited in place, so nothing is answered again) is in the next report
     positive = next(line for line in report_of(out, "kept")["cases"] if line["kind"] == "positive")
     assert positive["outcomes"]["b"] == [True]

@@ -7,8 +7,6 @@ recorded cases) and computed at most once.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from functools import cached_property
 from typing import Any
 
@@ -21,18 +19,7 @@ from bceval.errors import BcevalError
 from bceval.review.cases import Derivation, ReviewCase
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
-
-
-def file_signature(root: str, rels: list[str]) -> str:
-    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
-    parts = []
-    for rel in rels:
-        try:
-            info = os.stat(root + "/" + rel)
-            parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{rel}\0missing")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+from bceval.steps.prepare import file_signature
 
 
 class GraphInputs:

@@ -168,13 +168,13 @@ def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(ag
 
     corpus = tmp_path / "corpus"
     shutil.copytree(DEMO_CORPUS, corpus)
-    prepared, real = [], loader.prepare_variant
+    prepared, real = [], loader.run_namespace
 
-    def counted(variant):
-        prepared.append(variant.out)
-        return real(variant)
+    def counted(namespace, args):  # the variant's prepare graph: run, or found up to date without it
+        prepared.append(args)
+        return real(namespace, args)
 
-    monkeypatch.setattr(loader, "prepare_variant", counted)
+    monkeypatch.setattr(loader, "run_namespace", counted)
     out = tmp_path / "out"
     text = two_arms("v").replace(str(DEMO_CORPUS), str(corpus)).replace("{arm}", "b")
     file = write(tmp_path / "v.yaml", text)

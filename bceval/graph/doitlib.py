@@ -188,6 +188,31 @@ class BcevalReporter(ConsoleReporter):
                 self._lock = None
 
 
+def up_to_date_prepare(settings: Any, digest: str) -> bool:
+    """What a run of the prepare graph that finds nothing to do does, without planning it, when the last prepare
+    was made from inputs of `digest` and left its outputs as they are (steps.prepare.prepared_unchanged): its
+    corpus line, the output lock, the sweep and the "up to date" line. False (having done nothing but look)
+    when it was not, or when the lock is another run's (the graph's run says so)."""
+    from bceval.config import context_line
+    from bceval.steps.prepare import prepared_unchanged
+
+    lock = OutputLock(settings.out)
+    try:
+        lock.acquire()
+    except BcevalError:
+        return False
+    try:
+        if not prepared_unchanged(settings, digest):
+            return False
+        sys.stderr.write(context_line(settings) + "\n")
+        if not any(settings.out.is_relative_to(swept) for swept in _SWEPT):
+            sweep_temp_files(settings.out)
+        sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
+        return True
+    finally:
+        lock.release()
+
+
 def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
     """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
     becomes bceval's usage exit (2)."""

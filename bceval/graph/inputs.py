@@ -19,7 +19,7 @@ from bceval.errors import BcevalError
 from bceval.review.cases import Derivation, ReviewCase
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
-from bceval.steps.prepare import file_signature
+from bceval.steps.prepare import file_signature  # noqa: F401 - graph.loader (and so dodo.py) names it here
 
 
 class GraphInputs:
@@ -54,11 +54,26 @@ class GraphInputs:
         return steps.sample_groups(self.listing)
 
     @cached_property
+    def file_states(self) -> dict[str, str | None]:
+        """Every listed file's size and modification time: one stat per file, the only per-file cost of a no-op."""
+        return steps.listed_states(self.corpus_dir, self.listing)
+
+    @cached_property
     def signatures(self) -> dict[str, str]:
-        """A stat signature per knowledge group: one stat per article and sample, the only per-file cost of a
-        no-op."""
-        samples, root = self.samples, self.corpus_dir
-        return {group: file_signature(root, rels + samples.get(group, [])) for group, rels in self.groups.items()}
+        """A stat signature per knowledge group (steps.file_signature of its articles and samples)."""
+        samples, root, states = self.samples, self.corpus_dir, self.file_states
+        groups = self.groups.items()
+        return {group: steps.signature_of(root, rels + samples.get(group, []), states) for group, rels in groups}
+
+    def prepared_inputs(self) -> str | None:
+        """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a
+        coverage report asked for (they run every time), or a corpus that cannot be listed (its run says why)."""
+        if steps.gated(self.settings):
+            return None
+        try:
+            return steps.prepared_inputs(self.settings, self.listing, self.file_states)
+        except InvalidTask:
+            return None
 
     @cached_property
     def domains(self) -> list[str]:

@@ -16,4 +16,8 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
     if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
         index_state_file(settings).unlink(missing_ok=True)
     args = ["run", *(["--always-execute"] if force else []), *(["--verbosity", "2"] if verbose else []), *tasks]
+    if tasks == ["prepare"] and not force and not verbose:  # verbose: every task's line; force: every task runs
+        from bceval.graph.loader import prepare_graph
+
+        return prepare_graph(settings, args)
     return run_namespace(build_namespace(settings), args)

@@ -47,11 +47,7 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
 
     `prepare(variant_settings)` is that graph's run (the graph layer passes it in: steps never import the graph);
     it returns the exit code. What a variant's prepare says is kept quiet unless it fails; then every line it
-    wrote, stdout's before stderr's and without its corpus line, is the failure's. A variant whose last prepare
-    finished from the very inputs it has now, with its outputs as that prepare left them, is not prepared again
-    (its graph would find nothing to do, at the cost of planning every task: steps.prepare.prepared_unchanged)."""
-    from bceval.steps.prepare import note_prepared, prepared_inputs, prepared_unchanged
-
+    wrote, stdout's before stderr's and without its corpus line, is the failure's."""
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
@@ -61,12 +57,7 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                variant = variant_settings(arm, arm_settings(current, arm, settings, 1))
-                inputs = prepared_inputs(variant)
-                if prepared_unchanged(variant, inputs):
-                    continue
-                code = prepare(variant)
-                note_prepared(variant, inputs if code == 0 else None)
+                code = prepare(variant_settings(arm, arm_settings(current, arm, settings, 1)))
             except BcevalError as exc:  # as bceval's command line reports it
                 print(f"bceval: {exc}", file=sys.stderr)
                 code = exc.exit_code

@@ -6,7 +6,9 @@ Preparing never loads pydantic (scoring, adapters, scorecards and health do, in 
 
 from __future__ import annotations
 
+import array
 import hashlib
+import itertools
 import json
 import os
 from pathlib import Path
@@ -395,58 +397,75 @@ def write_coverage(settings: Settings) -> None:
 
 
 def file_signature(root: str, rels: list[str]) -> str:
-    """Digest of each file's name, size and modification time: any edit, addition or removal changes it.
-
-    Where the system can, each folder is opened once and its files are looked up in it, so a path's folders
-    are not walked again for every file (a no-op prepare of 25,000 articles makes 70,000 of these stats)."""
-    parts = []
-    current, handle = None, None  # the folder open (rels come folder by folder), None where it cannot be
-    try:
-        for rel in rels:
-            folder, _, name = rel.rpartition("/")
-            if folder != current and _IN_FOLDER:
-                if handle is not None:
-                    os.close(handle)
-                current, handle = folder, None
-                try:
-                    handle = os.open(f"{root}/{folder}" if folder else root, os.O_RDONLY | os.O_DIRECTORY)
-                except OSError:
-                    pass  # missing, or not readable: its files by their paths
-            try:
-                info = os.stat(root + "/" + rel) if handle is None else os.stat(name, dir_fd=handle)
-                parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
-            except OSError:
-                parts.append(f"{rel}\0missing")
-    finally:
-        if handle is not None:
-            os.close(handle)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
+    return signature_of(root, rels, {})
 
 
 _IN_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
-def prepared_inputs(settings: Settings) -> str | None:
-    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings,
-    the corpus listing with every listed file's size and modification time (and those of any case input the
-    recorded cases name outside it), and the manifest's. None when it must run anyway: a gate or a coverage
-    report asked for (they run every time), or a corpus that cannot be listed (its run says why)."""
-    if gated(settings):
-        return None
+def listed_states(root: str, listing: Listing) -> dict[str, tuple[int, int] | None]:
+    """Every listed file's (size, modification time); None: it cannot be read. One stat each, inside its folder
+    opened once where the system can (the only per-file cost of a no-op prepare)."""
+    states: dict[str, tuple[int, int] | None] = {}
+    for folder, names in listing.by_dir.items():
+        handle = None
+        if _IN_FOLDER:
+            try:
+                handle = os.open(f"{root}/{folder}", os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                pass  # missing, or not readable: its files by their paths
+        prefix = f"{folder}/"
+        try:
+            for name in names:
+                try:
+                    info = os.stat(f"{root}/{prefix}{name}") if handle is None else os.stat(name, dir_fd=handle)
+                    states[prefix + name] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    states[prefix + name] = None
+        finally:
+            if handle is not None:
+                os.close(handle)
+    return states
+
+
+def signature_of(root: str, rels: list[str], states: dict[str, tuple[int, int] | None]) -> str:
+    """file_signature of `rels`, from the stats `states` has (listed_states) and a stat of any other."""
+    parts = []
+    for rel in rels:
+        state = states[rel] if rel in states else _stat_state(f"{root}/{rel}")
+        parts.append(f"{rel}\0{state[0]}\0{state[1]}" if state is not None else f"{rel}\0missing")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stat_state(path: str) -> tuple[int, int] | None:
     try:
-        listing = scan_corpus(settings.corpus)
-    except BcevalError:
+        info = os.stat(path)
+    except OSError:
         return None
-    rels = list(listing.files)
+    return info.st_size, info.st_mtime_ns
+
+
+def prepared_inputs(settings: Settings, listing: Listing, states: dict[str, tuple[int, int] | None]) -> str:
+    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings,
+    the corpus listing with every listed file's size and modification time (`states`: listed_states), those of
+    any case input the recorded cases name outside it, and the manifest's."""
+    inputs: list[str] = []
     try:
         recorded = load_own_json(cases_file(settings))
-        rels += sorted({case["input"] for case in recorded["cases"]} - set(rels))
+        inputs = sorted({case["input"] for case in recorded["cases"]} - states.keys())
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not prepared yet (or not readable): its outputs' state says so too
     manifest = _state_of(settings.manifest) if settings.manifest is not None else None
-    parts = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(settings), listing.digest, manifest]
-    parts.append(file_signature(str(settings.corpus), rels))
-    return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
+    outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs]
+    head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(settings), listing.digest, manifest, outside]
+    digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
+    missing = (-1, -1)
+    for folder in sorted(listing.by_dir):  # every listed file's size and mtime, in name order (the names: listing)
+        prefix = f"{folder}/"
+        found = [states[prefix + name] or missing for name in sorted(listing.by_dir[folder])]
+        digest.update(array.array("q", itertools.chain.from_iterable(found)).tobytes())
+    return digest.hexdigest()
 
 
 def prepared_outputs(settings: Settings) -> list[Any]:
@@ -498,10 +517,10 @@ def prepared_unchanged(settings: Settings, inputs: str | None) -> bool:
 
 
 def note_prepared(settings: Settings, inputs: str | None) -> None:
-    """After a prepare of `settings` that succeeded: what it was made from (`inputs`, as taken before it ran) and
-    what it left, unless its inputs changed while it ran (then nothing is noted, and the next one runs)."""
+    """After a prepare of `settings`: what it was made from (`inputs`, taken before it read anything, so an edit
+    made while it ran is a difference next time) and what it left; None (a failed or unknown one) notes nothing."""
     kept = BuildDir(settings.build_dir).prepared
-    if inputs is None or prepared_inputs(settings) != inputs:
+    if inputs is None:
         kept.unlink(missing_ok=True)
         return
     write_atomic(kept, json.dumps({"inputs": inputs, "outputs": _outputs_digest(settings)}))

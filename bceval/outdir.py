@@ -56,6 +56,25 @@ def sweep_temp_files(out: Path) -> list[Path]:
     return removed
 
 
+# The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
+# prepare runs in the experiment's graph, under its lock) finds nothing that sweep left, so it does not walk again.
+_SWEPT: list[Path] = []
+
+
+def sweep_unless_swept(out: Path) -> None:
+    """sweep_temp_files, unless `out` lies inside an output a running graph of this process swept."""
+    if not any(out.is_relative_to(swept) for swept in _SWEPT):
+        sweep_temp_files(out)
+
+
+def sweeping(out: Path, running: bool) -> None:
+    """Note that a graph holding `out` started (`running`) or ended (see sweep_unless_swept)."""
+    if running:
+        _SWEPT.append(out)
+    else:
+        _SWEPT.remove(out)
+
+
 def _temp_named(top: str, recurse: bool) -> list[Path]:
     """The entries under `top` (in its subfolders too when `recurse`, not through links) whose names start as a
     temporary file's: one listing per folder and a prefix check per name (an experiment's output holds tens of

@@ -314,10 +314,10 @@ def alive(pid: int) -> bool:
 def test_a_prepare_with_nothing_changed_plans_no_graph_and_one_with_anything_changed_runs_it(
     small_corpus, tmp_path, capsys, monkeypatch
 ):
-    from bceval.graph import loader
+    from bceval.graph import doitlib
 
-    graphs, real = [], loader.run_namespace
-    monkeypatch.setattr(loader, "run_namespace", lambda namespace, args: graphs.append(args) or real(namespace, args))
+    graphs, real = [], doitlib.run_namespace
+    monkeypatch.setattr(doitlib, "run_namespace", lambda namespace, args: graphs.append(args) or real(namespace, args))
     out, root = tmp_path / "out", small_corpus.root
 
     def prepare() -> tuple[int, str]:

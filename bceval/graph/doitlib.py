@@ -14,7 +14,7 @@ from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetD
 from doit.reporter import ConsoleReporter
 
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
-from bceval.outdir import OutputLock, sweep_temp_files
+from bceval.outdir import OutputLock, sweep_unless_swept, sweeping
 
 
 def _dump_state(db: Any) -> None:
@@ -111,11 +111,6 @@ def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
     return create
 
 
-# The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
-# prepare runs in the experiment's graph, under its lock) finds nothing that sweep left, so it does not walk again.
-_SWEPT: list[Path] = []
-
-
 class BcevalReporter(ConsoleReporter):
     """doit's console reporter, minus the noise: task lines only at verbosity 2 (and on stderr), no
     tracebacks for bceval's own failures (they are already one clear line each), evaluation verdicts on
@@ -147,9 +142,8 @@ class BcevalReporter(ConsoleReporter):
             except BcevalError as exc:
                 raise InvalidTask(str(exc)) from None
             self._lock = lock
-            if not any(self.out.is_relative_to(swept) for swept in _SWEPT):
-                sweep_temp_files(self.out)
-            _SWEPT.append(self.out)
+            sweep_unless_swept(self.out)
+            sweeping(self.out, True)
 
     def execute_task(self, task: Any) -> None:
         base = task.name.split(":", 1)[0]
@@ -183,34 +177,9 @@ class BcevalReporter(ConsoleReporter):
                 sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
         finally:
             if self._lock is not None:
-                _SWEPT.remove(self.out)
+                sweeping(self.out, False)
                 self._lock.release()
                 self._lock = None
-
-
-def up_to_date_prepare(settings: Any, digest: str) -> bool:
-    """What a run of the prepare graph that finds nothing to do does, without planning it, when the last prepare
-    was made from inputs of `digest` and left its outputs as they are (steps.prepare.prepared_unchanged): its
-    corpus line, the output lock, the sweep and the "up to date" line. False (having done nothing but look)
-    when it was not, or when the lock is another run's (the graph's run says so)."""
-    from bceval.config import context_line
-    from bceval.steps.prepare import prepared_unchanged
-
-    lock = OutputLock(settings.out)
-    try:
-        lock.acquire()
-    except BcevalError:
-        return False
-    try:
-        if not prepared_unchanged(settings, digest):
-            return False
-        sys.stderr.write(context_line(settings) + "\n")
-        if not any(settings.out.is_relative_to(swept) for swept in _SWEPT):
-            sweep_temp_files(settings.out)
-        sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
-        return True
-    finally:
-        lock.release()
 
 
 def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:

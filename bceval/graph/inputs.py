@@ -10,8 +10,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from doit.exceptions import InvalidTask
-
 from bceval import __version__
 from bceval.config import Settings, check_inputs
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
@@ -33,12 +31,19 @@ class GraphInputs:
         self.basics: dict[str, Any] = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
 
     @cached_property
-    def listing(self) -> Listing:
+    def _listed(self) -> Listing | BcevalError:
         try:
             check_inputs(self.settings)
             return scan_corpus(self.settings.corpus)
         except BcevalError as exc:
-            raise InvalidTask(str(exc)) from None
+            return exc
+
+    @property
+    def listing(self) -> Listing:
+        listed = self._listed
+        if isinstance(listed, BcevalError):
+            raise _invalid(listed)
+        return listed
 
     @cached_property
     def plan(self) -> Derivation | None:
@@ -68,12 +73,9 @@ class GraphInputs:
     def prepared_inputs(self) -> str | None:
         """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a
         coverage report asked for (they run every time), or a corpus that cannot be listed (its run says why)."""
-        if steps.gated(self.settings):
+        if steps.gated(self.settings) or isinstance(self._listed, BcevalError):
             return None
-        try:
-            return steps.prepared_inputs(self.settings, self.listing, self.file_states)
-        except InvalidTask:
-            return None
+        return steps.prepared_inputs(self.settings, self.listing, self.file_states)
 
     @cached_property
     def domains(self) -> list[str]:
@@ -95,4 +97,11 @@ class GraphInputs:
                 self.settings, derivation.cases
             )
         except BcevalError as exc:
-            raise InvalidTask(str(exc)) from None
+            raise _invalid(exc) from None
+
+
+def _invalid(exc: BcevalError) -> Exception:
+    """doit's InvalidTask of a bceval error (doit is loaded only by a graph that runs: see graph.uptodate)."""
+    from doit.exceptions import InvalidTask
+
+    return InvalidTask(str(exc))

@@ -18,7 +18,7 @@ from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
 from bceval.graph.development import development_tasks
-from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured, up_to_date_prepare
+from bceval.graph.doitlib import BcevalReporter, uncaptured
 from bceval.graph.experiment import experiment_tasks
 from bceval.graph.guidance import guidance_tasks
 from bceval.graph.health import health_tasks
@@ -66,26 +66,10 @@ def build_namespace(settings: Settings, inputs: GraphInputs | None = None) -> di
 
 def prepare_variant(variant: Settings) -> int:
     """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
+    from bceval.graph.uptodate import prepare_graph
+
     open_output(variant)
-    return prepare_graph(variant, ["prepare"])
-
-
-def prepare_graph(settings: Settings, args: list[str]) -> int:
-    """`doit <args>` of the prepare task, unless the last prepare of these settings finished from the very
-    inputs there are now and its outputs are as it left them (steps.prepare.prepared_unchanged): then the
-    graph would find every task up to date, at the cost of planning and checking each (a no-op prepare of
-    25,000 articles spent more time on that than on the stat of every file)."""
-    from bceval.steps.prepare import note_prepared
-
-    inputs = GraphInputs(settings)
-    digest = inputs.prepared_inputs()  # before anything is read: an edit after this is a difference next time
-    if digest is not None and up_to_date_prepare(settings, digest):
-        return 0
-    note_prepared(settings, None)  # a run that does not finish leaves no note
-    code = run_namespace(build_namespace(settings, inputs), args)
-    if code == 0:
-        note_prepared(settings, digest)
-    return code
+    return prepare_graph(variant, ["prepare"], build_namespace)
 
 
 # `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of

@@ -59,7 +59,7 @@ class GraphInputs:
         return steps.sample_groups(self.listing)
 
     @cached_property
-    def file_states(self) -> dict[str, str | None]:
+    def file_states(self) -> steps.States:
         """Every listed file's size and modification time: one stat per file, the only per-file cost of a no-op."""
         return steps.listed_states(self.corpus_dir, self.listing)
 

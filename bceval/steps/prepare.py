@@ -404,36 +404,43 @@ def file_signature(root: str, rels: list[str]) -> str:
 _IN_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
-def listed_states(root: str, listing: Listing) -> dict[str, tuple[int, int] | None]:
-    """Every listed file's (size, modification time); None: it cannot be read. One stat each, inside its folder
-    opened once where the system can (the only per-file cost of a no-op prepare)."""
-    states: dict[str, tuple[int, int] | None] = {}
+States = dict[str, dict[str, "tuple[int, int] | None"]]  # folder -> file name -> (size, mtime); None: unreadable
+
+
+def listed_states(root: str, listing: Listing) -> States:
+    """Every listed file's (size, modification time), by folder: one stat each, inside its folder opened once
+    where the system can (the only per-file cost of a no-op prepare; the names are the listing's own strings,
+    whose hashes are known already)."""
+    states: States = {}
     for folder, names in listing.by_dir.items():
+        found: dict[str, tuple[int, int] | None] = {}
+        states[folder] = found
         handle = None
         if _IN_FOLDER:
             try:
                 handle = os.open(f"{root}/{folder}", os.O_RDONLY | os.O_DIRECTORY)
             except OSError:
                 pass  # missing, or not readable: its files by their paths
-        prefix = f"{folder}/"
         try:
             for name in names:
                 try:
-                    info = os.stat(f"{root}/{prefix}{name}") if handle is None else os.stat(name, dir_fd=handle)
-                    states[prefix + name] = (info.st_size, info.st_mtime_ns)
+                    info = os.stat(f"{root}/{folder}/{name}") if handle is None else os.stat(name, dir_fd=handle)
+                    found[name] = (info.st_size, info.st_mtime_ns)
                 except OSError:
-                    states[prefix + name] = None
+                    found[name] = None
         finally:
             if handle is not None:
                 os.close(handle)
     return states
 
 
-def signature_of(root: str, rels: list[str], states: dict[str, tuple[int, int] | None]) -> str:
+def signature_of(root: str, rels: list[str], states: States) -> str:
     """file_signature of `rels`, from the stats `states` has (listed_states) and a stat of any other."""
     parts = []
     for rel in rels:
-        state = states[rel] if rel in states else _stat_state(f"{root}/{rel}")
+        folder, _, name = rel.rpartition("/")
+        found = states.get(folder)
+        state = found[name] if found is not None and name in found else _stat_state(f"{root}/{rel}")
         parts.append(f"{rel}\0{state[0]}\0{state[1]}" if state is not None else f"{rel}\0missing")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -446,25 +453,26 @@ def _stat_state(path: str) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
-def prepared_inputs(settings: Settings, listing: Listing, states: dict[str, tuple[int, int] | None]) -> str:
+def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str:
     """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings,
     the corpus listing with every listed file's size and modification time (`states`: listed_states), those of
     any case input the recorded cases name outside it, and the manifest's."""
-    inputs: list[str] = []
+    outside: list[Any] = []
     try:
         recorded = load_own_json(cases_file(settings))
-        inputs = sorted({case["input"] for case in recorded["cases"]} - states.keys())
+        inputs = sorted({case["input"] for case in recorded["cases"]})
+        outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs if not listing.has_file(rel)]
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not prepared yet (or not readable): its outputs' state says so too
     manifest = _state_of(settings.manifest) if settings.manifest is not None else None
-    outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs]
     head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(settings), listing.digest, manifest, outside]
     digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
-    missing = (-1, -1)
-    for folder in sorted(listing.by_dir):  # every listed file's size and mtime, in name order (the names: listing)
-        prefix = f"{folder}/"
-        found = [states[prefix + name] or missing for name in sorted(listing.by_dir[folder])]
-        digest.update(array.array("q", itertools.chain.from_iterable(found)).tobytes())
+    for folder, names in listing.sorted_names.items():  # every listed file's size and mtime, in name order
+        found = states[folder]
+        values = [found[name] for name in names]
+        if None in values:
+            values = [value or (-1, -1) for value in values]
+        digest.update(array.array("q", itertools.chain.from_iterable(values)).tobytes())  # type: ignore[arg-type]
     return digest.hexdigest()
 
 

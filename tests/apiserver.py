@@ -99,6 +99,7 @@ class ChatServer:
             "guide": self.guide,
             "careful-guide": self.careful_guide,
             "author": self.author,
+            "redirect": self.redirect,
         }
         self.guidance: dict[str, str] = {}  # guidance case id -> the oracle's result document (text)
         self.authors: dict[str, list[dict[str, Any]]] = {}  # development case id -> its responses, turn by turn
@@ -153,6 +154,10 @@ class ChatServer:
         return 200, completion, {}
 
     # --- the scripted models ------------------------------------------------------------------------------------
+
+    def redirect(self, body: dict[str, Any]) -> Any:
+        """Sends the client elsewhere (an HTTPS host it would not verify over a plain-HTTP endpoint)."""
+        return Reply(307, "moved", {"Location": "https://127.0.0.1:9/v1/chat/completions"})
 
     def good(self, body: dict[str, Any]) -> Any:
         """Lists its files, reads its leaf, every article it will cite and one it will not, then cites."""

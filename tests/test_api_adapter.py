@@ -247,6 +247,8 @@ def test_malformed_tool_calls_are_errors_the_model_sees_and_it_can_recover(tmp_p
         ("prose", ["--retries", "1"], "invalid-output", "holds no JSON object", 2),
         ("loop", ["--max-turns", "10", "--retries", "0"], "agent-error", "within 10 turns (--max-turns)", 1),
         ("slow", ["--timeout", "1", "--retries", "0"], "timeout", "no answer within 1 s", 1),
+        # a plain-HTTP endpoint's client follows no redirect: it would lead to a host whose TLS it does not check
+        ("redirect", ["--retries", "0"], "agent-error", "the endpoint answered HTTP 307", 1),
     ],
 )
 def test_answers_that_never_come_are_infrastructure_failures(
@@ -260,6 +262,8 @@ def test_answers_that_never_come_are_infrastructure_failures(
     assert record["kind"] == kind and detail in record["detail"] and record["attempts"] == attempts
     assert results(out, model) == {}
     assert any("1 infrastructure failure(s)" in line for line in lines + err), lines + err
+    if model == "redirect":
+        assert len(server.requests("redirect")) == 1
     if model == "loop":  # ten responses of 100 tool calls each: 1,000 calls, at most 32 answered per turn
         assert len(server.requests("loop")) == 10
         calls = transcript(out, model, model_id)["attempts"][0]["toolCalls"]

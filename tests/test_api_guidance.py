@@ -119,18 +119,29 @@ def test_only_a_complete_read_matching_the_checkouts_article_backs_a_citation(tm
     assert reads.readNotCited == ["a/extra.md"]
 
 
+def priced_demo(tmp_path, monkeypatch, capsys):
+    """The demo workspaces and a price table that makes every response of the `guide` model cost 0.001 USD."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 1,000 input tokens each
+    return Demo(tmp_path, monkeypatch, capsys), prices
+
+
+def guide_server(demo: Demo) -> ChatServer:
+    """The chat server, its `guide` model answering the demo's plan cases as the oracle does."""
+    server = ChatServer({})
+    for path in demo.answers["plan"].glob("result-*.json"):
+        server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+    return server
+
+
 def test_an_experiments_budget_stops_whole_guidance_runs_and_a_larger_one_runs_only_the_rest(
     tmp_path, monkeypatch, capsys
 ):
     from cliutil import run_cli
 
-    demo = Demo(tmp_path, monkeypatch, capsys)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-guidance-sentinel")
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("prices:\n  guide: {input: 1, output: 0}\n", encoding="utf-8")  # 0.001 USD per response
-    with ChatServer({}) as server:
-        for path in demo.answers["plan"].glob("result-*.json"):
-            server.guidance[json.loads(path.read_text())["caseId"]] = path.read_text()
+    demo, prices = priced_demo(tmp_path, monkeypatch, capsys)
+    with guide_server(demo) as server:
 
         def run(budget: str) -> dict:
             file = tmp_path / "g.yaml"
@@ -155,3 +166,30 @@ def test_an_experiments_budget_stops_whole_guidance_runs_and_a_larger_one_runs_o
         assert len(server.requests("guide")) == 4 * 12  # the three runs not started, and no other
         assert report["partial"] is False and all(arm["notStarted"] == 0 for arm in report["arms"])
         assert report["budget"]["knownCost"] == pytest.approx(0.048)
+
+
+def test_a_guidance_runs_budget_starts_no_case_once_reached_and_leaves_the_run_unscored(tmp_path, monkeypatch, capsys):
+    demo, prices = priced_demo(tmp_path, monkeypatch, capsys)
+    with guide_server(demo) as server:
+        api = ["--adapter", "api", "--model", "guide", "--base-url", server.base_url, "--retries", "0"]
+
+        # each case costs 3 responses = 0.003 USD: the second brings the known cost to 0.006, past 0.005
+        run = tmp_path / "run-budget"
+        code, out, err = cli(
+            capsys, "run", *demo.base("plan"), *api, "--prices", prices, "--max-cost", "0.005", "--out", run
+        )
+        assert code == 1 and out == ""
+        assert len(server.requests("guide")) == 6
+        (line,) = [line for line in err if "FAILED" in line]
+        assert "not started: the run's known cost 0.0060 USD reached --max-cost 0.005" in line
+        assert "2 of 4 case(s) answered, so the run is partial and unscored" in line
+        assert not (run / "run.json").exists() and len(list((run / "results").glob("*.json"))) == 2
+
+        # no price for the model and no cost in the responses: said before the run, and once when the first comes
+        run = tmp_path / "run-unpriced"
+        code, out, err = cli(capsys, "run", *demo.base("plan"), *api, "--max-cost", "0.005", "--out", run)
+        assert code == 0, err
+        assert out.strip() == f"Development guidance run PASSED: 4 case(s) in {run}"
+        up_front = [line for line in err if line.startswith("bceval: warning: --max-cost 0.005 cannot be enforced")]
+        per_answer = [line for line in err if "an answer reported no cost" in line]
+        assert len(up_front) == 1 and len(per_answer) == 1

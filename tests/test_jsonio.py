@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 
@@ -238,3 +239,69 @@ def test_write_atomic_keeps_the_mode_of_a_replaced_file(tmp_path):
     target.chmod(0o640)
     write_atomic(target, "new")
     assert target.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
+def test_write_atomic_gives_a_new_file_the_umask_mode_and_keeps_wider_modes(tmp_path):
+    fresh = tmp_path / "fresh.json"
+    write_atomic(fresh, "x")
+    assert fresh.stat().st_mode & 0o777 == jsonio._DEFAULT_MODE
+    script = tmp_path / "run.sh"
+    script.write_text("old")
+    script.chmod(0o777)  # bits a umask of 022 would take from a new file
+    write_atomic(script, "new")
+    assert script.stat().st_mode & 0o777 == 0o777
+
+
+def test_write_atomic_on_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "out.json"
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(jsonio.os, "write", full)
+    with pytest.raises(OSError) as caught:
+        write_atomic(path, "x\n")
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_atomic_picks_another_temporary_name_when_one_is_taken(tmp_path, monkeypatch):
+    taken = tmp_path / (jsonio.temp_prefix() + "aaaaaaaa")
+    taken.write_text("someone else's")
+    names = iter(["aaaaaaaa", "bbbbbbbb"])
+    monkeypatch.setattr(jsonio._temp_names, "choices", lambda letters, k: list(next(names)))
+    write_atomic(tmp_path / "out.json", "mine\n")
+    assert taken.read_text() == "someone else's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([taken.name, "out.json"])
+
+
+def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses():
+    import enum
+    import random
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    pick = random.Random(25)
+    scalars = [0, -2, 10**30, 1.5, -0.0, 2.5e-8, 1e300, True, False, None, "", "é\u2028\"\\\n", Level.HIGH, Name("n")]
+
+    def document(depth: int):
+        roll = pick.random()
+        if depth > 4 or roll < 0.3:
+            return pick.choice(scalars)
+        if roll < 0.6:
+            return [document(depth + 1) for _ in range(pick.randint(0, 4))]
+        if roll < 0.7:
+            return tuple(document(depth + 1) for _ in range(pick.randint(0, 3)))
+        keys = ["a", "ü", 1, 2.5, True, None, Name("k")]
+        return {pick.choice(keys): document(depth + 1) for _ in range(pick.randint(0, 4))}
+
+    for _ in range(3000):
+        value = document(0)
+        assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    with pytest.raises(ValueError):
+        dumps({"x": [float("nan")]})

@@ -204,12 +204,17 @@ class _Refused:
     retry_after: float | None
 
 
+def _field(value: Any, key: str) -> Any:
+    """`value[key]` of a JSON object, None for anything else (a response is data: any part may be missing or of
+    the wrong type)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
 def _tokens(usage: Any) -> tuple[int | None, int | None, int]:
-    if usage is None:
+    if not isinstance(usage, dict):
         return None, None, 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens")
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return (
         prompt if isinstance(prompt, int) else None,
         completion if isinstance(completion, int) else None,
@@ -219,9 +224,7 @@ def _tokens(usage: Any) -> tuple[int | None, int | None, int]:
 
 def _reported_cost(usage: Any) -> float | None:
     """The cost the provider put in the response's usage (OpenRouter's `cost`), if any."""
-    value = getattr(usage, "cost", None) if usage is not None else None
-    if value is None and usage is not None and isinstance(getattr(usage, "model_extra", None), dict):
-        value = usage.model_extra.get("cost")
+    value = _field(usage, "cost")
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         return None
     return float(value)
@@ -276,6 +279,7 @@ class Endpoint:
             host = (urlsplit(base_url).hostname or "") if base_url else ""
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
             azure = host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
+            plain = bool(base_url) and urlsplit(base_url).scheme == "http"
             client = self._clients.client = self.openai.OpenAI(
                 api_key=self.key,
                 base_url=base_url,
@@ -283,8 +287,15 @@ class Endpoint:
                 default_query=query or None,
                 default_headers={"api-key": self.key} if azure else None,
                 timeout=60.0,
+                http_client=self._plain_http() if plain else None,
             )
         return client
+
+    def _plain_http(self) -> Any:
+        """The HTTP client of an endpoint that speaks plain HTTP (a local server): without the TLS trust store that
+        every default client loads (50 ms each, one per thread). It never follows a redirect, so no request can be
+        led to an HTTPS host it would not verify."""
+        return self.openai.DefaultHttpxClient(verify=False, follow_redirects=False)
 
     def scrub(self, value: Any) -> Any:
         """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key
@@ -317,10 +328,9 @@ class Endpoint:
                 "json_schema": {"name": "result", "schema": schema, "strict": False},
             }
         # The client's own request for an endpoint it does not type (its documented `post`): the body is ours and
-        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn.
-        from openai.types.chat import ChatCompletion
-
-        return self.client.post("/chat/completions", body=options, cast_to=ChatCompletion, options={"timeout": timeout})
+        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn,
+        # and the response comes back as the JSON it is (`cast_to=object`), not as models built field by field.
+        return self.client.post("/chat/completions", body=options, cast_to=object, options={"timeout": timeout})
 
     def _backoff(self, number: int) -> float:
         with self._rng_lock:
@@ -419,14 +429,15 @@ class Endpoint:
                 talk.failure = response
                 return talk
             talk.structured = self.structured and schema is not None
-            choice = response.choices[0] if getattr(response, "choices", None) else None
-            message = getattr(choice, "message", None)
-            served = getattr(response, "model", None)
+            choices = _field(response, "choices")
+            choice = choices[0] if isinstance(choices, list) and choices else None
+            message = _field(choice, "message")
+            served = _field(response, "model")
             if isinstance(served, str) and served:
                 talk.served_model = talk.served_model or served
                 self.served_model = self.served_model or served
-            prompt, completion, cached = _tokens(getattr(response, "usage", None))
-            cost = _reported_cost(getattr(response, "usage", None))
+            prompt, completion, cached = _tokens(_field(response, "usage"))
+            cost = _reported_cost(_field(response, "usage"))
             if cost is None and price is not None and prompt is not None and completion is not None:
                 cost = price.cost(prompt, completion, cached)
             talk.cost_known = talk.cost_known and cost is not None
@@ -441,26 +452,27 @@ class Endpoint:
             )
             turn: dict[str, Any] = {
                 "turn": number,
-                "finishReason": getattr(choice, "finish_reason", None),
-                "content": _clip(getattr(message, "content", None)),
+                "finishReason": _field(choice, "finish_reason"),
+                "content": _clip(_field(message, "content")),
                 "usage": {"inputTokens": prompt, "outputTokens": completion, "cachedTokens": cached, "costUsd": cost},
             }
             talk.turns.append(turn)
-            if message is None:
+            if not isinstance(message, dict):
                 talk.failure = ("invalid-output", "the response has no message", None)
                 return talk
-            calls = list(getattr(message, "tool_calls", None) or [])
+            calls = message.get("tool_calls")
+            calls = calls if isinstance(calls, list) else []
             if not calls:
-                content = getattr(message, "content", None)
+                content = message.get("content")
                 talk.text = content if isinstance(content, str) else ""
                 return talk
             echoed, results = [], []
             turn["toolCalls"] = []
             for index, call in enumerate(calls):
-                function = getattr(call, "function", None)
-                name = getattr(function, "name", None)
-                arguments = getattr(function, "arguments", None)
-                call_id = getattr(call, "id", None) or f"call-{number}-{index}"
+                function = _field(call, "function")
+                name = _field(function, "name")
+                arguments = _field(function, "arguments")
+                call_id = _field(call, "id") or f"call-{number}-{index}"
                 echoed.append(
                     {
                         "id": call_id,
@@ -478,7 +490,7 @@ class Endpoint:
                     text, error = tools.call(name, arguments)
                 turn["toolCalls"].append({"tool": str(name)[:100], "error": error})
                 results.append({"role": "tool", "tool_call_id": call_id, "content": text})
-            messages.append({"role": "assistant", "content": getattr(message, "content", None), "tool_calls": echoed})
+            messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": echoed})
             messages.extend(results)
         talk.failure = (
             "agent-error",

@@ -159,6 +159,7 @@ class LiveAgent(AgentBase):
         self._version_lock = threading.Lock()
         self._version_probe: threading.Thread | None = None
         self.usage = Usage()
+        self.last_usage: Usage | None = None  # the latest answer's: a guidance run's budget counts case by case
         self._usage_lock = threading.Lock()
 
     def start(self) -> None:
@@ -277,6 +278,7 @@ class LiveAgent(AgentBase):
         spent = self._usage(attempts)
         with self._usage_lock:
             self.usage = self.usage.plus(spent)
+            self.last_usage = spent
         return answer, attempts, spent
 
     def _command_line(self, request_path: Path, workdir: Path) -> list[str]:

@@ -94,7 +94,10 @@ def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[st
 
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """The view of one case, in memory (nothing is written until `materialize`)."""
-    request, _ = view_inputs(prepare_dir, corpus, model_id)
+    return _view_of(prepare_dir, corpus, model_id, view_inputs(prepare_dir, corpus, model_id)[0])
+
+
+def _view_of(prepare_dir: Path, corpus: Path, model_id: str, request: dict[str, Any]) -> View:
     where = str(PrepareDir(prepare_dir).case_request(model_id))
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
     # The domain index is not in the view (the candidates are), so the request does not point at it.
@@ -132,9 +135,12 @@ def _built_with_sources(
         known = _built.get(key)
     if known is not None and all(_signature(path) == signature for path, signature in known[1]):
         return known
-    _, sources = view_inputs(prepare_dir, corpus, model_id)
-    before = tuple((str(path), _signature(str(path))) for path in sources)  # before reading: a change wins
-    view = build_view(prepare_dir, corpus, model_id)
+    # Every signature is taken before its file is read, so a change made meanwhile shows at the next check.
+    request_path = str(PrepareDir(prepare_dir).case_request(model_id))
+    request_signature = _signature(request_path)
+    request, sources = view_inputs(prepare_dir, corpus, model_id)
+    before = ((request_path, request_signature),) + tuple((str(path), _signature(str(path))) for path in sources[1:])
+    view = _view_of(prepare_dir, corpus, model_id, request)
     with _built_lock:
         if len(_built) >= BUILT_VIEWS_KEPT:
             _built.clear()

@@ -48,8 +48,8 @@ Respond = Callable[[str, dict[str, str], dict[str, Any]], tuple[int, Any, dict[s
 class JsonEndpoint:
     """A JSON-over-HTTP server on 127.0.0.1 in threads of this process: `respond(path, headers, body)` gives
     (status, payload, extra headers) for each POST (header names lower-cased). A context manager that starts and
-    stops it; the tests' scripted chat server is one too. `arrived` is when the request being answered in this
-    thread began to arrive."""
+    stops it; the tests' scripted chat server is one too. A payload already in bytes is sent as it is. `arrived`
+    is when the request being answered in this thread began to arrive."""
 
     def __init__(self, respond: Respond) -> None:
         here = self._here = threading.local()
@@ -68,7 +68,7 @@ class JsonEndpoint:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 sent = {key.lower(): value for key, value in self.headers.items()}
                 status, payload, headers = respond(self.path, sent, body)
-                data = json.dumps(payload).encode("utf-8")
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -80,7 +80,12 @@ class JsonEndpoint:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # http.server listens with a backlog of 5: a sixth client connecting at the same moment has its SYN
+            # dropped and tries again a second later, a second counted against whoever was connecting
+            request_queue_size = 128
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -107,7 +112,7 @@ class BenchServer(JsonEndpoint):
 
     def __init__(self, latency: float) -> None:
         def respond(path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
-            reply = _reply(body)
+            reply = json.dumps(_reply(body)).encode("utf-8")  # encoded before the wait, not after it
             time.sleep(max(0.0, self.arrived + latency - time.monotonic()))
             return 200, reply, {}
 

@@ -50,8 +50,9 @@ def mode_help(argv: list[str]) -> str | None:
     return parser.format_help()
 
 
-def agent_settings(args: argparse.Namespace) -> Any:
-    """The live agent's settings: these flags, else BCEVAL_* and [tool.bceval], as the review commands read them."""
+def agent_settings(args: argparse.Namespace) -> tuple[Any, float | None]:
+    """The live agent's settings and the run's --max-cost: these flags, else BCEVAL_* and [tool.bceval], as the
+    review commands read them."""
     from dataclasses import replace
 
     from bceval.config import agent_settings as from_settings
@@ -59,10 +60,10 @@ def agent_settings(args: argparse.Namespace) -> Any:
 
     settings = load_settings(**settings_flags(args))
     if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
-        return from_settings(replace(settings, adapter=args.guidance_adapter))
+        return from_settings(replace(settings, adapter=args.guidance_adapter)), settings.max_cost
     if not settings.command:
         raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-    return from_settings(settings)
+    return from_settings(settings), settings.max_cost
 
 
 def _path(value: str | None) -> Path | None:
@@ -92,6 +93,8 @@ def options_from(args: argparse.Namespace) -> Options:
                 "give --root PATH, or --root demo for bceval's demo corpus"
             )
         root, source = settings.corpus, settings.corpus_source
+    live = mode == "run" and capabilities(args.guidance_adapter or "").live
+    agent, max_cost = agent_settings(args) if live else (None, None)
     return Options(
         source=source,
         mode=mode,
@@ -103,7 +106,8 @@ def options_from(args: argparse.Namespace) -> Options:
         baseline_sha256=args.guidance_baseline_sha256 or None,
         results=_path(args.guidance_results),
         adapter=getattr(args, "guidance_adapter", None) or None,
-        agent=agent_settings(args) if mode == "run" and capabilities(args.guidance_adapter or "").live else None,
+        agent=agent,
+        max_cost=max_cost,
     )
 
 

@@ -202,6 +202,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
         Use("sandbox_allow", "grant a path", group=_LIVE),
         Use("sandbox_network", "share (default) or none", group=_LIVE),
+        Use("max_cost", "run: no new case starts once the run's known cost reaches USD", group=_LIVE),
+        Use("prices", "price table (YAML): USD per million tokens, by model", group=_LIVE),
     )
     + _API_USES,
     "development": _uses(

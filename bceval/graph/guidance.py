@@ -98,12 +98,13 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
         from bceval.config import agent_settings
 
         agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
+    limit = settings.max_cost if agent is not None else None
     runs = str(OutDir(settings.out).guidance_runs.absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
     if given["workspace_map"]:
         cfg = guidance_settings(settings, environ)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
-        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent)
+        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, max_cost=limit)
     problem = None
     if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
@@ -120,11 +121,21 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
         target = RunTarget("none", str(source), "", "")
-        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, nothing=nothing)
+        return RunSettings(
+            adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, nothing=nothing, max_cost=limit
+        )
     made = [run for run in demo_runs(demo) if run.kind in kinds]
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
     return RunSettings(
-        adapter, runs, str(demo), targets, uses_demo=True, problem=problem, agent=agent, source=str(source)
+        adapter,
+        runs,
+        str(demo),
+        targets,
+        uses_demo=True,
+        problem=problem,
+        agent=agent,
+        source=str(source),
+        max_cost=limit,
     )
 
 

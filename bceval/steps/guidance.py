@@ -46,6 +46,7 @@ class RunSettings:
     source: str = ""  # the corpus the demo is built from: bceval's demo corpus, or the corpus's own manifests
     nothing: str | None = None  # the corpus has no guidance manifest: the run task says so, and evaluates none
     agent: Any = None  # the live agent's settings (bceval.agents.settings.AgentSettings) for adapter "command"
+    max_cost: float | None = None  # a live agent's budget per run (BCEVAL_MAX_COST): see guidance_run.run_guidance
 
 
 def guarded(title: str, work: Callable[[], T]) -> T:
@@ -106,7 +107,7 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
     def work() -> tuple[int, list[str], Path]:
         directory = GuidanceRunDir.next_in(Path(cfg.runs) / target.name).path
         manifest, outcome = run_from_files(
-            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent
+            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent, max_cost=cfg.max_cost
         )
         if outcome.reads is not None:  # bceval ran the agent's tools: what it read
             from bceval.guidance.reads import reads_line

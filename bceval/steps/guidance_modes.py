@@ -40,6 +40,7 @@ class Options:
     results: Path | None
     adapter: str | None = None
     agent: Any = None  # run --adapter command: bceval.agents.settings.AgentSettings
+    max_cost: float | None = None  # run with a live agent: no new case starts once the run's known cost reaches it
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
 
     def context_line(self) -> str:
@@ -150,7 +151,9 @@ def _run(opts: Options) -> str:
     from bceval.steps.guidance_run import run_from_files
 
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
-    manifest, outcome = run_from_files(opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent)
+    manifest, outcome = run_from_files(
+        opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, max_cost=opts.max_cost
+    )
     if outcome.reads is not None:  # bceval ran the agent's tools: what it read, as a review scorecard says it
         from bceval.guidance.reads import reads_line
 

@@ -19,6 +19,7 @@ The run directory is a bceval.layout.GuidanceRunDir:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -80,12 +81,18 @@ def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
 
 
 def run_guidance(
-    manifest: GuidanceManifest, workspaces: dict[str, Path], directory: Path, adapter: Agent
+    manifest: GuidanceManifest,
+    workspaces: dict[str, Path],
+    directory: Path,
+    adapter: Agent,
+    max_cost: float | None = None,
 ) -> ScoreOutcome:
     """Prepare, capture, answer every case, score with the held digest; returns the scoring outcome.
 
     Raises GuidanceError (one line, naming the case where there is one) for bad input, a run
-    directory that exists, or an adapter that produced no report.
+    directory that exists, an adapter that produced no report, or a case that `max_cost` (USD, a live
+    agent's) kept from starting: once the run's known cost reaches it no new case starts, and the run,
+    which a guidance verdict needs whole, ends unscored.
     """
     run = check_new_run(directory)
     check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
@@ -102,8 +109,14 @@ def run_guidance(
     evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
     digest, _ = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     environment = git_safe_environment()
+    budget = _budget(adapter, max_cost)
     try:
-        for case in manifest.cases:
+        for number, case in enumerate(manifest.cases):
+            if budget is not None and budget.reached():
+                raise GuidanceError(
+                    f"{case.id}: not started: {budget.describe()}; {number} of {len(manifest.cases)} case(s) "
+                    "answered, so the run is partial and unscored; run again with a larger --max-cost"
+                )
             answer = _ask(
                 adapter,
                 GuidanceCaseInput(
@@ -114,6 +127,9 @@ def run_guidance(
                     environment=environment,
                 ),
             )
+            if budget is not None:
+                spent = getattr(adapter, "last_usage", None)
+                budget.spend(spent.costUsd if spent is not None else None, case.id)
             if isinstance(answer, NoReport):
                 raise GuidanceError(f"{case.id}: the {adapter.name} adapter produced no report ({answer.kind})")
             if not create_exclusive(run_dir.result(case.hashed), answer):
@@ -148,11 +164,13 @@ def run_from_files(
     adapter: str,
     agent: Any = None,
     hide: tuple[Path, ...] = (),
+    max_cost: float | None = None,
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
 
     `agent` (bceval.agents.settings.AgentSettings) configures the command adapter; `hide` names more paths it
-    must not reach (an experiment's output folder, with every other arm's answers)."""
+    must not reach (an experiment's output folder, with every other arm's answers); `max_cost` is the run's
+    budget (see run_guidance)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
@@ -162,4 +180,20 @@ def run_from_files(
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )
-    return manifest, run_guidance(manifest, workspaces, Path(directory), chosen)
+    return manifest, run_guidance(manifest, workspaces, Path(directory), chosen, max_cost)
+
+
+def _budget(adapter: Agent, max_cost: float | None) -> Any:
+    """The run's --max-cost as a budget (bceval.steps.answer.Budget), said unenforceable up front in one line when
+    no price is known for the agent's model; None without one, or for an agent that costs nothing."""
+    if max_cost is None or not capabilities(adapter.kind).live:
+        return None
+    from bceval.steps.answer import Budget, unpriced_warning
+
+    agent = getattr(adapter, "agent", None)
+    warning = unpriced_warning(
+        f"--max-cost {max_cost:g}", getattr(agent, "prices", None), [getattr(agent, "model", None)]
+    )
+    if warning:
+        print(warning, file=sys.stderr)
+    return Budget(max_cost)

@@ -64,9 +64,12 @@ class Journal:
     def add(self, unit: Unit) -> None:
         with self._lock:
             self.states[unit.name] = unit.state
-            if not self.path.parent.is_dir():
+            try:
+                handle = open(self.path, "a", encoding="utf-8")
+            except FileNotFoundError:  # the first answer of this journal (asking every time costs a syscall)
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as handle:
+                handle = open(self.path, "a", encoding="utf-8")
+            with handle:
                 handle.write(f"{unit.state} {unit.name}\n")
 
     def compact(self) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,19 +43,56 @@ def infra_name(model_id: str) -> str:
     return f"infra-{model_id}.json"
 
 
-def result_files(directory: Path) -> list[Path]:
-    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()  # as Path.is_file: through a symbolic link
+    except OSError:
+        return False
+
+
+def _listed(directory: Path, patterns: tuple[str, ...]) -> list[list[os.DirEntry[str]]]:
+    """The files of `directory` matching each pattern (as Path.glob matches a name), unsorted: one listing for
+    every pattern, and no stat for a plain file (a run's results are ten thousand files)."""
+    found: list[list[os.DirEntry[str]]] = [[] for _ in patterns]
+    try:
+        listing = os.scandir(directory)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return found  # as Path.glob: nothing there
+    compiled = [re.compile(fnmatch.translate(os.path.normcase(pattern))).match for pattern in patterns]
+    matchers = list(zip(compiled, found, strict=True))
+    with listing as entries:
+        for entry in entries:
+            name = os.path.normcase(entry.name)  # fnmatch.fnmatch, with each pattern compiled once
+            matching = [files for match, files in matchers if match(name)]
+            if matching and _is_file(entry):
+                for files in matching:
+                    files.append(entry)
+    return found
+
+
+def _sorted(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+    return sorted(entries, key=lambda entry: sort_key(entry.name))
+
+
+def run_entries(directory: Path) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
+    """(result_files, infra_files) of a run's results folder, as directory entries (whose stat() a caller may
+    want), from one listing; no result files is [] here."""
     if not directory.is_dir():
         raise BcevalError(f"{directory}: results directory does not exist")
-    for pattern in (CASE_PATTERN, ANY_PATTERN):
-        found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: sort_key(p.name))
-        if found:
-            return found
-    raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+    cases, others, infra = _listed(directory, (CASE_PATTERN, ANY_PATTERN, INFRA_PATTERN))
+    return _sorted(cases or others), _sorted(infra)
+
+
+def result_files(directory: Path) -> list[Path]:
+    """`result-case-*.json` when any exist, else every `result-*.json`; sorted, never empty."""
+    found = run_entries(directory)[0]
+    if not found:
+        raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
+    return [directory / entry.name for entry in found]
 
 
 def infra_files(directory: Path) -> list[Path]:
-    return sorted((p for p in directory.glob(INFRA_PATTERN) if p.is_file()), key=lambda p: sort_key(p.name))
+    return [directory / entry.name for entry in _sorted(_listed(directory, (INFRA_PATTERN,))[0])]
 
 
 # --- the prepare directory ---------------------------------------------------------------------------------------
@@ -187,6 +225,11 @@ class BuildDir:
     def answered(self, scope: str) -> Path:
         """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
         return self.answered_dir / f"{scope}.log"
+
+    @property
+    def prepared(self) -> Path:
+        """What an experiment variant's last prepare read and wrote (bceval.steps.prepare.PreparedState)."""
+        return self.path / "prepared.json"
 
 
 # --- runs --------------------------------------------------------------------------------------------------------
@@ -370,6 +413,11 @@ class ExperimentDir:
     def cost_ledger(self) -> Path:
         """What the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it."""
         return self.path / "cost-ledger.jsonl"
+
+    @property
+    def report_state(self) -> Path:
+        """What the report was last made from and the lines it printed: a rerun with nothing new reprints them."""
+        return self.path / ".build" / "report-state.json"
 
 
 # --- the answer cache --------------------------------------------------------------------------------------------

@@ -42,27 +42,56 @@ def sweep_temp_files(out: Path) -> list[Path]:
     layout = OutDir(out)
     folders = [(out, False)] + [(folder, True) for folder in layout.own_folders]
     for top, recurse in folders:
-        for folder, _, names in os.walk(top) if recurse else [(str(top), [], _names(top))]:
-            for name in names:
-                match = _TEMP_FILE.match(name)
-                if match is None or _alive(int(match[1])):
+        for path in _temp_named(str(top), recurse):
+            match = _TEMP_FILE.match(path.name)
+            if match is None or _alive(int(match[1])):
+                continue
+            try:
+                if path.is_symlink() or not path.is_file():
                     continue
-                path = Path(folder) / name
-                try:
-                    if path.is_symlink() or not path.is_file():
-                        continue
-                    path.unlink()
-                    removed.append(path)
-                except OSError:
-                    pass  # gone already, or not ours to remove; never worth failing a run for
+                path.unlink()
+                removed.append(path)
+            except OSError:
+                pass  # gone already, or not ours to remove; never worth failing a run for
     return removed
 
 
-def _names(folder: Path) -> list[str]:
-    try:
-        return [entry.name for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
-    except OSError:
-        return []
+# The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
+# prepare runs in the experiment's graph, under its lock) finds nothing that sweep left, so it does not walk again.
+_SWEPT: list[Path] = []
+
+
+def sweep_unless_swept(out: Path) -> None:
+    """sweep_temp_files, unless `out` lies inside an output a running graph of this process swept."""
+    if not any(out.is_relative_to(swept) for swept in _SWEPT):
+        sweep_temp_files(out)
+
+
+def sweeping(out: Path, running: bool) -> None:
+    """Note that a graph holding `out` started (`running`) or ended (see sweep_unless_swept)."""
+    if running:
+        _SWEPT.append(out)
+    else:
+        _SWEPT.remove(out)
+
+
+def _temp_named(top: str, recurse: bool) -> list[Path]:
+    """The entries under `top` (in its subfolders too when `recurse`, not through links) whose names start as a
+    temporary file's: one listing per folder and a prefix check per name (an experiment's output holds tens of
+    thousands of files, and every command sweeps it)."""
+    found, folders = [], [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith(TEMP_PREFIX):
+                        found.append(Path(entry.path))
+                    if recurse and entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue  # gone, or not readable: nothing of ours to sweep there
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -163,6 +163,40 @@ def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_fol
     assert (variant / "review" / "review-request.json").is_file() and (variant / ".bceval.doit.db").is_file()
 
 
+def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(agent, tmp_path, capsys, monkeypatch):
+    from bceval.graph import doitlib
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    prepared, real = [], doitlib.run_namespace
+
+    def counted(namespace, args):  # the variant's prepare graph run (not found up to date without it)
+        if args[-1] == "prepare":
+            prepared.append(args)
+        return real(namespace, args)
+
+    monkeypatch.setattr(doitlib, "run_namespace", counted)
+    out = tmp_path / "out"
+    text = two_arms("v").replace(str(DEMO_CORPUS), str(corpus)).replace("{arm}", "b")
+    file = write(tmp_path / "v.yaml", text)
+
+    def rerun() -> int:
+        before = len(prepared)
+        assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+        return len(prepared) - before
+
+    assert rerun() == 1 and len(agent.calls()) == 2 * CASES
+    assert rerun() == 0  # nothing changed: not prepared, nothing asked
+    article = corpus / ARTICLE
+    article.write_text(article.read_text(encoding="utf-8") + "\nAlso filter before CalcSums.\n", encoding="utf-8")
+    assert rerun() == 1 and len(agent.calls()) > 2 * CASES  # the views holding the article are asked again
+    assert rerun() == 0
+    request = next((out / "experiments" / "v" / "variants").glob("*/review/request-case-*.json"))
+    request.unlink()
+    assert rerun() == 1 and request.is_file()  # what it wrote, taken away: prepared again
+    assert rerun() == 0
+
+
 def test_a_variant_that_does_not_prepare_fails_the_experiment_with_its_own_lines(tmp_path, capsys):
     bad = tmp_path / "bad"
     shutil.copytree(DEMO_CORPUS, bad)
@@ -319,12 +353,17 @@ def test_ab_shards_on_separate_machines_merge_into_one_report_as_the_workflow_do
         assert numbers["missing"] == 0 and numbers["answered"] + numbers["shared"] == 2 * CASES
 
 
-def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
-    out = tmp_path / "out"
-    text = (
-        f"name: two\nepochs: 1\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
+def two_arms(name: str) -> str:
+    """An experiment of two command arms over the demo corpus; `{arm}` in it is arm b's argument."""
+    return (
+        f"name: {name}\nepochs: 1\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
         "  - name: a\n    command: fake-agent --arm a\n  - name: b\n    command: fake-agent --arm {arm}\n"
     )
+
+
+def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    text = two_arms("two")
     file = write(tmp_path / "two.yaml", text.replace("{arm}", "b"))
     assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
     assert len(agent.calls()) == 2 * CASES
@@ -332,6 +371,43 @@ def test_changing_one_arm_reruns_only_that_arm(agent, tmp_path, capsys):
     assert run_cli(capsys, "experiment", "run", file, "--out", out, "--jobs", "4")[0] == 0
     fresh = agent.calls()[2 * CASES :]
     assert len(fresh) == CASES and {tuple(call["argv"]) for call in fresh} == {("--arm", "b2")}
+
+
+def test_a_rerun_with_nothing_new_keeps_its_report_and_one_with_anything_new_writes_it_again(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    text = two_arms("kept")
+    file = write(tmp_path / "kept.yaml", text.replace("{arm}", "b"))
+    folder = out / "experiments" / "kept"
+    code, lines, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0 and lines[-1] == f"Report: {folder / 'report.md'}"
+    written = {name: (folder / name).stat().st_mtime_ns for name in ("report.json", "report.md", "report.html")}
+    # what a killed run left in a variant is swept (by the experiment's graph: the variant's own, inside it, is not)
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
+    left = next(folder.glob("variants/*/review")) / f".bceval-tmp-{gone}-k1ll3dxx"
+    left.write_text("half", encoding="utf-8")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)  # the same lines, again
+    assert {name: (folder / name).stat().st_mtime_ns for name in written} == written  # and the report kept
+    assert not left.exists()
+    # a result that changed (here: edited in place, so nothing is answered again) is in the next report
+    positive = next(line for line in report_of(out, "kept")["cases"] if line["kind"] == "positive")
+    assert positive["outcomes"]["b"] == [True]
+    result = next(folder.glob(f"variants/*/runs/b-e1/results/result-{positive['modelId']}.json"))
+    document = json.loads(result.read_text(encoding="utf-8"))
+    document["cases"][0]["findings"] = []
+    result.write_text(json.dumps(document), encoding="utf-8")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(agent.calls()) == 2 * CASES
+    edited = next(line for line in report_of(out, "kept")["cases"] if line["id"] == positive["id"])
+    assert edited["outcomes"]["b"] == [False]
+    # a report file that went away is written again
+    (folder / "report.md").unlink()
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert (folder / "report.md").is_file()
+    # an arm that changed answers again and its report says so
+    write(file, text.replace("{arm}", "b2"))
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    assert len(agent.calls()) == 3 * CASES
+    assert arm(report_of(out, "kept"), "b")["settings"]["command"] == "fake-agent --arm b2"
 
 
 def test_shards_answer_apart_and_the_report_merges_them(agent, tmp_path, capsys):

@@ -311,6 +311,43 @@ def alive(pid: int) -> bool:
         return False
 
 
+def test_a_prepare_with_nothing_changed_plans_no_graph_and_one_with_anything_changed_runs_it(
+    small_corpus, tmp_path, capsys, monkeypatch
+):
+    from bceval.graph import doitlib
+
+    graphs, real = [], doitlib.run_namespace
+    monkeypatch.setattr(doitlib, "run_namespace", lambda namespace, args: graphs.append(args) or real(namespace, args))
+    out, root = tmp_path / "out", small_corpus.root
+
+    def prepare() -> tuple[int, str]:
+        before = len(graphs)
+        assert main(["prepare", "--corpus", str(root), "--out", str(out)]) == 0
+        return len(graphs) - before, capsys.readouterr().err
+
+    assert prepare()[0] == 1
+    (out / ".build" / "prepared.json").unlink()  # without the note, the graph runs and finds nothing to do
+    ran, planned = prepare()  # what it says is then said without it
+    assert ran == 1 and planned.endswith("bceval: everything is up to date; nothing was rebuilt\n")
+    ran, said = prepare()
+    assert ran == 0 and said == planned
+    index = out / "review" / "knowledge-index.json"
+    article = next(root.glob("microsoft/knowledge/**/alpha-check.md"))
+    article.write_text(article.read_text(encoding="utf-8").replace("Does a thing.", "Does two."), encoding="utf-8")
+    before = index.read_bytes()
+    assert prepare()[0] == 1 and index.read_bytes() != before  # an edited article is indexed again
+    assert prepare()[0] == 0
+    request = next((out / "review").glob("request-case-*.json"))
+    request.unlink()
+    assert prepare()[0] == 1 and request.is_file()  # a prepared file taken away is written again
+    manifest = root / "evaluation" / "review-fixtures.json"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert prepare()[0] == 1 and prepare()[0] == 0  # so is a changed manifest
+    leaf = next(root.glob("microsoft/skills/review/al-*-review.md"))
+    leaf.write_text(leaf.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert prepare()[0] == 1
+
+
 def test_temporary_files_a_killed_run_left_are_swept_by_the_next(small_corpus, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0

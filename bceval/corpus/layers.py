@@ -31,18 +31,23 @@ class Listing:
     by_dir: dict[str, frozenset[str]]
 
     @cached_property
+    def sorted_names(self) -> dict[str, list[str]]:
+        """Folder -> its file names, folders and names sorted ordinally (sorted once for every reader)."""
+        return {folder: sorted(self.by_dir[folder]) for folder in sorted(self.by_dir)}
+
+    @cached_property
     def files(self) -> tuple[str, ...]:
         """Every relative path, in a fixed order (folders and names sorted ordinally)."""
-        return tuple(f"{folder}/{name}" for folder in sorted(self.by_dir) for name in sorted(self.by_dir[folder]))
+        return tuple(f"{folder}/{name}" for folder, names in self.sorted_names.items() for name in names)
 
     @cached_property
     def digest(self) -> str:
         """sha256 of the listing: any added, removed or renamed file changes it."""
         # One update per folder rather than one string per file: this runs on every doit invocation.
         digest = hashlib.sha256()
-        for folder in sorted(self.by_dir):
-            names = "\0".join(sorted(self.by_dir[folder]))
-            digest.update(f"\n{folder}\0{names}".encode())
+        for folder, names in self.sorted_names.items():
+            joined = "\0".join(names)
+            digest.update(f"\n{folder}\0{joined}".encode())
         return digest.hexdigest()
 
     def names_in(self, folder: str) -> frozenset[str]:

@@ -23,7 +23,7 @@ from bceval.experiment.stats import (
     summarize_arm,
 )
 from bceval.models import StrictModel
-from bceval.usage import Usage
+from bceval.usage import Usage, UsageTotal
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -194,20 +194,23 @@ class ArmTally:
 
     per_case: dict[str, list[bool | None]]
     counts: dict[str, int]
-    usage: Usage = field(default_factory=Usage)
+    total: UsageTotal = field(default_factory=UsageTotal)
     cost_known: int = 0  # answers whose agent reported a cost
     guidance: GuidanceMeasures | None = None
 
     def add_usage(self, record: Any) -> None:
         """One answer's usage record (None or not a record: nothing is known of it)."""
         if isinstance(record, dict) and record:
-            usage = Usage.from_record(record)
-            self.usage = self.usage.plus(usage)
-            self.cost_known += usage.costUsd is not None
+            self.cost_known += self.total.add(record)
+
+    @property
+    def usage(self) -> Usage:
+        return self.total.total()
 
     def arm_usage(self) -> ArmUsage:
         kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
-        return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.usage, name) for name in kept})
+        usage = self.usage
+        return ArmUsage(costKnown=self.cost_known, **{name: getattr(usage, name) for name in kept})
 
 
 COUNTS = ("answered", "shared", "fromCache", "infra", "missing", "notStarted")

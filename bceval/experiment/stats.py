@@ -299,8 +299,8 @@ def _pooled_rate(clusters: list[Counts], *, seed: int, stream: str, resamples: i
     scale = len(clusters) * max(a for _, a in clusters) + 1  # above any resample's sum of answers
     packed = [p * scale + a for p, a in clusters]
     values = []
-    for pick in _draws(seed, stream, len(clusters), resamples):
-        drawn_passed, drawn_total = divmod(sum(pick(packed)), scale)
+    for drawn in _resample_sums(seed, stream, packed, resamples):
+        drawn_passed, drawn_total = divmod(drawn, scale)
         values.append(drawn_passed / drawn_total)
     interval = _percentile_interval(values, level, seed, stream, len(clusters), "percentile cluster bootstrap")
     if interval.low == interval.high:  # no spread: every case at the same rate (all passed, or none)
@@ -412,8 +412,8 @@ def _difference_interval(
     n = sum(len(group) for _, group in strata)
     sums = [0] * resamples
     for stream, group in strata:
-        for index, pick in enumerate(_draws(seed, stream, len(group), resamples)):
-            sums[index] += sum(pick(group))
+        for index, drawn in enumerate(_resample_sums(seed, stream, group, resamples)):
+            sums[index] += drawn
     values = [total / (scale * n) for total in sums]
     how = "percentile paired cluster bootstrap" + (", stratified by kind," if len(strata) > 1 else "")
     stream = " + ".join(stream for stream, _ in strata)
@@ -792,16 +792,35 @@ def _draws(seed: int, stream: str, n: int, resamples: int) -> tuple[Callable[[Se
     return tuple(operator.itemgetter(*draw(rng)) for _ in range(resamples))
 
 
+def _resample_sums(seed: int, stream: str, values: Sequence[int], resamples: int) -> Sequence[int]:
+    """Each resample's sum of the per-case integers `values` (the draws of _draws). Values that are a multiple
+    of values summed before are not summed again: the sums are those of the values over their greatest common
+    divisor, times it (exact integers; a comparison of all cases resamples each kind as its per-kind comparison
+    does, with every difference scaled by one common factor)."""
+    divisor = math.gcd(*values)
+    if divisor == 0:  # every value is 0
+        return [0] * resamples
+    base = _sums_of(seed, stream, tuple(value // divisor for value in values), resamples)
+    return base if divisor == 1 else [divisor * total for total in base]
+
+
+@functools.lru_cache(maxsize=32)
+def _sums_of(seed: int, stream: str, values: tuple[int, ...], resamples: int) -> tuple[int, ...]:
+    return tuple(sum(pick(values)) for pick in _draws(seed, stream, len(values), resamples))
+
+
 _WORD = 1 << 16
-_present = functools.partial(operator.is_not, None)
+_REJECTED = -1
+_kept = functools.partial(operator.ne, _REJECTED)
 
 
 @functools.lru_cache(maxsize=8)
 def _uniform_indices(n: int) -> Callable[[random.Random], tuple[int, ...]]:
     """n indices uniform on 0..n-1 from random 16-bit words, with no loop in Python: a word w below the largest
-    multiple of n maps to w mod n through a lookup table, a word above it is rejected (as None)."""
+    multiple of n maps to w mod n through a lookup table, a word above it is rejected (as -1; only a round that
+    has one is filtered, since few do)."""
     usable = _WORD // n * n
-    table = tuple(word % n if word < usable else None for word in range(_WORD))
+    table = tuple(word % n if word < usable else _REJECTED for word in range(_WORD))
     spare = n // 8 + 16  # rejections are at most n / 65536 of the words: rarely is a second round needed
 
     def draw(rng: random.Random) -> tuple[int, ...]:
@@ -810,7 +829,8 @@ def _uniform_indices(n: int) -> Callable[[random.Random], tuple[int, ...]]:
             words = array.array("H", rng.randbytes(2 * (n - len(picked) + spare)))
             if sys.byteorder == "big":  # the same indices on every machine
                 words.byteswap()
-            picked += tuple(filter(_present, operator.itemgetter(*words)(table)))
+            looked = operator.itemgetter(*words.tolist())(table)  # a list unpacks faster than the array
+            picked += tuple(filter(_kept, looked)) if _REJECTED in looked else looked
         return picked[:n]
 
     return draw

@@ -14,7 +14,7 @@ from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetD
 from doit.reporter import ConsoleReporter
 
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
-from bceval.outdir import OutputLock, sweep_temp_files
+from bceval.outdir import OutputLock, sweep_unless_swept, sweeping
 
 
 def _dump_state(db: Any) -> None:
@@ -142,7 +142,8 @@ class BcevalReporter(ConsoleReporter):
             except BcevalError as exc:
                 raise InvalidTask(str(exc)) from None
             self._lock = lock
-            sweep_temp_files(self.out)
+            sweep_unless_swept(self.out)
+            sweeping(self.out, True)
 
     def execute_task(self, task: Any) -> None:
         base = task.name.split(":", 1)[0]
@@ -176,6 +177,7 @@ class BcevalReporter(ConsoleReporter):
                 sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
         finally:
             if self._lock is not None:
+                sweeping(self.out, False)
                 self._lock.release()
                 self._lock = None
 

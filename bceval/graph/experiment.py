@@ -309,7 +309,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         from bceval.steps import experiment as experiment_steps
 
         return {
-            "actions": [action(experiment_steps.write_report, settings, plan, selected)],
+            "actions": [action(experiment_steps.write_report, settings, plan, selected, True)],
             "task_dep": ["unit", "experiment_run", "guidance_unit"],
             "uptodate": [False],
         }

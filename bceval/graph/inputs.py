@@ -7,12 +7,8 @@ recorded cases) and computed at most once.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from functools import cached_property
 from typing import Any
-
-from doit.exceptions import InvalidTask
 
 from bceval import __version__
 from bceval.config import Settings, check_inputs
@@ -21,18 +17,7 @@ from bceval.errors import BcevalError
 from bceval.review.cases import Derivation, ReviewCase
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
-
-
-def file_signature(root: str, rels: list[str]) -> str:
-    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
-    parts = []
-    for rel in rels:
-        try:
-            info = os.stat(root + "/" + rel)
-            parts.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{rel}\0missing")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+from bceval.steps.prepare import file_signature  # noqa: F401 - graph.loader (and so dodo.py) names it here
 
 
 class GraphInputs:
@@ -46,12 +31,19 @@ class GraphInputs:
         self.basics: dict[str, Any] = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
 
     @cached_property
-    def listing(self) -> Listing:
+    def _listed(self) -> Listing | BcevalError:
         try:
             check_inputs(self.settings)
             return scan_corpus(self.settings.corpus)
         except BcevalError as exc:
-            raise InvalidTask(str(exc)) from None
+            return exc
+
+    @property
+    def listing(self) -> Listing:
+        listed = self._listed
+        if isinstance(listed, BcevalError):
+            raise _invalid(listed)
+        return listed
 
     @cached_property
     def plan(self) -> Derivation | None:
@@ -67,11 +59,23 @@ class GraphInputs:
         return steps.sample_groups(self.listing)
 
     @cached_property
+    def file_states(self) -> steps.States:
+        """Every listed file's size and modification time: one stat per file, the only per-file cost of a no-op."""
+        return steps.listed_states(self.corpus_dir, self.listing)
+
+    @cached_property
     def signatures(self) -> dict[str, str]:
-        """A stat signature per knowledge group: one stat per article and sample, the only per-file cost of a
-        no-op."""
-        samples, root = self.samples, self.corpus_dir
-        return {group: file_signature(root, rels + samples.get(group, [])) for group, rels in self.groups.items()}
+        """A stat signature per knowledge group (steps.file_signature of its articles and samples)."""
+        samples, root, states = self.samples, self.corpus_dir, self.file_states
+        groups = self.groups.items()
+        return {group: steps.signature_of(root, rels + samples.get(group, []), states) for group, rels in groups}
+
+    def prepared_inputs(self) -> str | None:
+        """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a
+        coverage report asked for (they run every time), or a corpus that cannot be listed (its run says why)."""
+        if steps.gated(self.settings) or isinstance(self._listed, BcevalError):
+            return None
+        return steps.prepared_inputs(self.settings, self.listing, self.file_states)
 
     @cached_property
     def domains(self) -> list[str]:
@@ -93,4 +97,11 @@ class GraphInputs:
                 self.settings, derivation.cases
             )
         except BcevalError as exc:
-            raise InvalidTask(str(exc)) from None
+            raise _invalid(exc) from None
+
+
+def _invalid(exc: BcevalError) -> Exception:
+    """doit's InvalidTask of a bceval error (doit is loaded only by a graph that runs: see graph.uptodate)."""
+    from doit.exceptions import InvalidTask
+
+    return InvalidTask(str(exc))

@@ -18,7 +18,7 @@ from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
 from bceval.graph.development import development_tasks
-from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
+from bceval.graph.doitlib import BcevalReporter, uncaptured
 from bceval.graph.experiment import experiment_tasks
 from bceval.graph.guidance import guidance_tasks
 from bceval.graph.health import health_tasks
@@ -42,10 +42,11 @@ def doit_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def build_namespace(settings: Settings) -> dict[str, Any]:
-    """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it). The tasks
-    are defined in the order of this namespace (see doitlib.uncaptured)."""
-    inputs = GraphInputs(settings)
+def build_namespace(settings: Settings, inputs: GraphInputs | None = None) -> dict[str, Any]:
+    """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it); `inputs`: this
+    graph's, when the caller read them already. The tasks are defined in the order of this namespace (see
+    doitlib.uncaptured)."""
+    inputs = inputs or GraphInputs(settings)
     scoring = score_tasks(inputs)
     summary = scoring.pop("task_summary")
     tasks = {
@@ -65,8 +66,10 @@ def build_namespace(settings: Settings) -> dict[str, Any]:
 
 def prepare_variant(variant: Settings) -> int:
     """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
+    from bceval.graph.uptodate import prepare_graph
+
     open_output(variant)
-    return run_namespace(build_namespace(variant), ["prepare"])
+    return prepare_graph(variant, ["prepare"], build_namespace)
 
 
 # `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from bceval.config import Settings
 
 
 def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False) -> int:
     """Run tasks through doit; doit's 'error before running' (3) becomes usage (2)."""
-    from bceval.graph.doitlib import run_namespace
-    from bceval.graph.loader import build_namespace
     from bceval.steps.output import open_output
     from bceval.steps.prepare import index_state_file
 
@@ -16,4 +16,16 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
     if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
         index_state_file(settings).unlink(missing_ok=True)
     args = ["run", *(["--always-execute"] if force else []), *(["--verbosity", "2"] if verbose else []), *tasks]
-    return run_namespace(build_namespace(settings), args)
+    if tasks == ["prepare"] and not force and not verbose:  # verbose: every task's line; force: every task runs
+        from bceval.graph.uptodate import prepare_graph
+
+        return prepare_graph(settings, args, _namespace)
+    from bceval.graph.doitlib import run_namespace
+
+    return run_namespace(_namespace(settings, None), args)
+
+
+def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:
+    from bceval.graph.loader import build_namespace  # every stage's tasks, and doit: only for a graph that runs
+
+    return build_namespace(settings, inputs)

@@ -113,25 +113,37 @@ def answer_units(
             fold_written(run_dir)
 
 
-def write_report(settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]]) -> None:
-    """report.json, .md and .html of the experiment; its verdict lines on stdout."""
-    from bceval.experiment.render import budget_line, headline, render_html, render_markdown
-    from bceval.scorecard.model import created_at
-    from bceval.steps.experiment_report import load_report
+def write_report(
+    settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]], reuse: bool = False
+) -> None:
+    """report.json, .md and .html of the experiment; its verdict lines on stdout. `reuse` (a run's report): when
+    the report there was made from exactly these inputs (steps.experiment_report.report_state) and is as it was
+    written, only its lines are printed again (it would come out the same but for its creation time)."""
+    from bceval.steps.experiment_report import keep_report_lines, kept_report_lines, load_report, report_state
 
     current = plan()
-    report = load_report(current, settings, selected(), created_at())
+    chosen = selected()
     folder = current.folder
-    write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
-    write_atomic(folder.report("md"), render_markdown(report))
-    write_atomic(folder.report("html"), render_html(report))
-    for warning in report.warnings:
-        print(f"bceval: warning: {warning}", file=sys.stderr)
-    for line in headline(report):
+    state, judged = report_state(current, settings, chosen)
+    kept = kept_report_lines(folder, state) if reuse and state is not None else None
+    if kept is None:
+        from bceval.experiment.render import budget_line, headline, render_html, render_markdown
+        from bceval.scorecard.model import created_at
+
+        report = load_report(current, settings, chosen, created_at(), judged)
+        write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
+        write_atomic(folder.report("md"), render_markdown(report))
+        write_atomic(folder.report("html"), render_html(report))
+        stderr = [f"bceval: warning: {warning}" for warning in report.warnings]
+        budget = budget_line(report)
+        stdout = [*headline(report), *([budget] if budget else []), f"Report: {folder.report('md')}"]
+        keep_report_lines(folder, state, stdout, stderr)
+        kept = stdout, stderr
+    stdout, stderr = kept
+    for line in stderr:
+        print(line, file=sys.stderr)
+    for line in stdout:
         print(line)
-    if budget_line(report):
-        print(budget_line(report))
-    print(f"Report: {folder.report('md')}")
 
 
 def publish_report(plan: Plan, page: Any) -> None:

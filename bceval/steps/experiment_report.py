@@ -4,10 +4,13 @@ and transcripts on disk; the report itself is `bceval.experiment.report_model`'s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import posixpath
-from dataclasses import dataclass
+import stat
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from bceval.experiment.report_model import (
     earlier_looks,
 )
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
-from bceval.layout import BuildDir, RunDir, infra_files, result_files
+from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
@@ -33,10 +36,23 @@ def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float
     """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
     task generators run for `doit list` too, before any variant is)."""
     path = cases_file(settings)
-    if not path.is_file():
+    try:
+        info = path.stat()
+    except OSError:
         return [], {}
-    recorded = json.loads(read_regular_text(path, "utf-8"))
-    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
+    if not stat.S_ISREG(info.st_mode):
+        return [], {}
+    cases, thresholds = _recorded_cases(str(path), info.st_size, info.st_mtime_ns, info.st_ino)
+    return list(cases), dict(thresholds)
+
+
+@functools.lru_cache(maxsize=8)
+def _recorded_cases(path: str, *version: int) -> tuple[tuple[ReviewCase, ...], dict[str, float]]:
+    """One variant's cases file, read once while it stays the same file (`version`: its size, modification time
+    and inode; a prepare replaces it through a rename): every arm sharing the variant, and the report and the
+    graph of one command, ask for it again."""
+    recorded = json.loads(read_regular_text(Path(path), "utf-8"))
+    return tuple(ReviewCase.from_record(case) for case in recorded["cases"]), recorded["thresholds"]
 
 
 def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]]:
@@ -73,47 +89,72 @@ class EpochVerdict:
     notAnswered: str | None = None  # "budget": the experiment's budget was reached before it was asked
 
 
-def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
+def epoch_verdicts(
+    settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], judged: JudgedOn | None = None
+) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
     there is no result yet.
 
-    The verdicts are kept under the variant's build folder with what they were judged from (every result and
-    infra file's name, size, modification time and inode; the cases and thresholds): a report of runs whose files
-    are as they were reads none of them again (judging ten thousand result files was most of a report's time)."""
+    The verdicts are kept under the variant's build folder with what they were judged from (`judged_on`): a
+    report of runs whose files are as they were reads none of them again (judging ten thousand result files was
+    most of a report's time). `judged`: judged_on of these settings and cases, when the caller has it already."""
+    judged = judged or judged_on(settings, cases, thresholds)
+    kept = BuildDir(settings.build_dir).epoch_verdicts(settings.results_dir)
+    try:
+        saved = load_own_json(kept)
+    except (OSError, ValueError):
+        saved = None
+    if isinstance(saved, dict) and saved.get("state") == judged.state:
+        return {key: EpochVerdict(*value) if value is not None else None for key, value in saved["verdicts"].items()}
+    verdicts = _judge_epoch(settings, cases, thresholds, judged.files, judged.infra)
+    write_atomic(kept, json.dumps({"state": judged.state, "verdicts": verdicts}, separators=(",", ":")))
+    return {key: EpochVerdict(*value) if value is not None else None for key, value in verdicts.items()}
+
+
+@dataclass(frozen=True)
+class JudgedOn:
+    """What one epoch's verdicts are judged from: its result and infra files (each file's name, size,
+    modification time and inode go into `state`, with the cases and thresholds)."""
+
+    state: str
+    directory: Path
+    result_names: list[str]
+    infra_names: list[str]
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.directory / name for name in self.result_names]
+
+    @property
+    def infra(self) -> list[Path]:
+        return [self.directory / name for name in self.infra_names]
+
+
+def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> JudgedOn:
     from bceval import __version__
 
     directory = settings.results_dir
     try:
-        files = result_files(directory)
-    except BcevalError:
-        files = []
-    infra = infra_files(directory) if directory.is_dir() else []
-    judged_on = [
+        files, infra = run_entries(directory)
+    except BcevalError:  # no results folder yet
+        files, infra = [], []
+    judged = [
         __version__,
-        [_file_state(path) for path in files],
-        [_file_state(path) for path in infra],
+        [_file_state(entry) for entry in files],
+        [_file_state(entry) for entry in infra],
         [[case.id, case.modelId, case.expected] for case in cases],
         thresholds,
         settings.require_read,
         str(settings.corpus) if settings.require_read else None,
         "notAnswered",  # verdicts kept since they carry why a case was not answered
     ]
-    state = hashlib.sha256(json.dumps(judged_on, sort_keys=True).encode("utf-8")).hexdigest()
-    kept = BuildDir(settings.build_dir).epoch_verdicts(directory)
-    try:
-        saved = load_own_json(kept)
-    except (OSError, ValueError):
-        saved = None
-    if isinstance(saved, dict) and saved.get("state") == state:
-        return {key: EpochVerdict(*value) if value is not None else None for key, value in saved["verdicts"].items()}
-    verdicts = _judge_epoch(settings, cases, thresholds, files, infra)
-    write_atomic(kept, json.dumps({"state": state, "verdicts": verdicts}, separators=(",", ":")))
-    return {key: EpochVerdict(*value) if value is not None else None for key, value in verdicts.items()}
+    state = hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
+    return JudgedOn(state, directory, [e.name for e in files], [e.name for e in infra])
 
 
-def _file_state(path: Path) -> list[Any]:
-    info = path.stat()
-    return [path.name, info.st_size, info.st_mtime_ns, info.st_ino]
+def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:
+    info = entry.stat()  # through a symbolic link, either way
+    return [entry.name, info.st_size, info.st_mtime_ns, info.st_ino]
 
 
 def _judge_epoch(
@@ -144,16 +185,23 @@ def _judge_epoch(
     }
 
 
-def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
-    """A review arm: each epoch's run judged from its result files."""
+def _wanted(cases: list[ReviewCase], wanted_ids: list[str]) -> list[ReviewCase]:
+    wanted_set = set(wanted_ids)  # once, not once per case
+    return [case for case in cases if case.id in wanted_set]
+
+
+def review_outcomes(
+    plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str], judged: dict[Any, JudgedOn] | None = None
+) -> ArmOutcomes:
+    """A review arm: each epoch's run judged from its result files (`judged`: judged_on by (arm, epoch), as
+    report_state found it)."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-    wanted_set = set(wanted_ids)  # once, not once per case
-    wanted = [case for case in cases if case.id in wanted_set]
+    wanted = _wanted(cases, wanted_ids)
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
-        verdicts = epoch_verdicts(run, wanted, thresholds)
+        verdicts = epoch_verdicts(run, wanted, thresholds, (judged or {}).get((arm.name, epoch)))
         run_link = run.run_dir.relative_to(plan.out).as_posix()  # once per epoch: transcripts are relative to it
         units = []
         for case in wanted:
@@ -248,17 +296,96 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     return ArmOutcomes([case.id for case in cases], epochs, measured=measured)
 
 
-def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> ExperimentReport:
+def load_report(
+    plan: Plan,
+    settings: Settings,
+    selected: dict[str, list[str]],
+    created: str,
+    judged: dict[Any, JudgedOn] | None = None,
+) -> ExperimentReport:
     """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
-    run answers its whole manifest)."""
+    run answers its whole manifest); `judged`: what report_state found each (arm, epoch) judged from."""
     outcomes = {}
     earlier = earlier_looks(_previous_report(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
-            outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
+            outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name], judged)
     return build_report(plan, outcomes, created, earlier, _budget(plan, settings))
+
+
+def report_state(
+    plan: Plan, settings: Settings, selected: dict[str, list[str]]
+) -> tuple[str | None, dict[Any, JudgedOn]]:
+    """A digest of everything a report of `plan` is made from, and what each (arm, epoch) is judged from (for
+    load_report): bceval's version, SOURCE_DATE_EPOCH, the plan, each variant's recorded cases file, each epoch's
+    results (judged_on: every file's name, size, modification time and inode), the budget and its ledger. None
+    (with nothing judged) when an arm's unit is a whole run: what it reads is not listed here."""
+    from bceval import __version__
+    from bceval.experiment.plan import experiment_budget
+
+    judged: dict[Any, JudgedOn] = {}
+    if any(arm.evaluated_by.traits.unit == RUN for arm in plan.arms):
+        return None, judged
+    arms = []
+    for arm in plan.arms:
+        first = arm_settings(plan, arm, settings, 1)
+        cases, thresholds = variant_cases(first)
+        wanted = _wanted(cases, selected[arm.name])
+        epochs = []
+        for epoch in range(1, plan.experiment.epochs + 1):
+            run = arm_settings(plan, arm, settings, epoch)
+            judged[(arm.name, epoch)] = found = judged_on(run, wanted, thresholds)
+            epochs.append([str(run.results_dir), str(run.run_dir), found.state])
+        arms.append([asdict(arm), _optional_state(cases_file(first)), epochs])
+    inputs = [
+        __version__,
+        os.environ.get("SOURCE_DATE_EPOCH", ""),
+        plan.experiment.model_dump(mode="json"),
+        [str(plan.source), str(plan.out), plan.differing, plan.warnings],
+        arms,
+        [experiment_budget(plan, settings), _optional_state(plan.folder.cost_ledger)],
+    ]
+    encoded = json.dumps(inputs, sort_keys=True, default=str)  # a value JSON lacks is its str(): never equal by chance
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest(), judged
+
+
+def _optional_state(path: Path) -> list[Any] | None:
+    try:
+        return _file_state(path)
+    except OSError:
+        return None
+
+
+def kept_report_lines(folder: Any, state: str) -> tuple[list[str], list[str]] | None:
+    """The lines (stdout's, stderr's) the report in `folder` printed when it was written, if it was made from
+    inputs of digest `state` (report_state) and its files are as that write left them; else None."""
+    try:
+        kept = load_own_json(folder.report_state)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("state") != state:
+        return None
+    if kept.get("reports") != [_optional_state(folder.report(suffix)) for suffix in REPORT_SUFFIXES]:
+        return None
+    stdout, stderr = kept.get("stdout"), kept.get("stderr")
+    if not all(isinstance(lines, list) and all(isinstance(line, str) for line in lines) for lines in (stdout, stderr)):
+        return None
+    return stdout, stderr
+
+
+def keep_report_lines(folder: Any, state: str | None, stdout: list[str], stderr: list[str]) -> None:
+    """Note what the report just written was made from (None: not known) and the lines it printed."""
+    if state is None:
+        folder.report_state.unlink(missing_ok=True)
+        return
+    reports = [_optional_state(folder.report(suffix)) for suffix in REPORT_SUFFIXES]
+    document = {"state": state, "reports": reports, "stdout": stdout, "stderr": stderr}
+    write_atomic(folder.report_state, json.dumps(document, separators=(",", ":")))
+
+
+REPORT_SUFFIXES = ("json", "md", "html")
 
 
 def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:

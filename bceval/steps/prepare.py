@@ -6,7 +6,9 @@ Preparing never loads pydantic (scoring, adapters, scorecards and health do, in 
 
 from __future__ import annotations
 
+import array
 import hashlib
+import itertools
 import json
 import os
 from pathlib import Path
@@ -389,3 +391,148 @@ def write_coverage(settings: Settings) -> None:
     table = coverage_markdown(document)
     write_atomic(OutDir(settings.out).coverage("md"), table)
     print(table, end="")
+
+
+# --- an experiment variant's prepare, skipped while nothing it reads or writes changed -----------------------------
+
+
+def file_signature(root: str, rels: list[str]) -> str:
+    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
+    return signature_of(root, rels, {})
+
+
+_IN_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+States = dict[str, dict[str, "tuple[int, int] | None"]]  # folder -> file name -> (size, mtime); None: unreadable
+
+
+def listed_states(root: str, listing: Listing) -> States:
+    """Every listed file's (size, modification time), by folder: one stat each, inside its folder opened once
+    where the system can (the only per-file cost of a no-op prepare; the names are the listing's own strings,
+    whose hashes are known already)."""
+    states: States = {}
+    for folder, names in listing.by_dir.items():
+        found: dict[str, tuple[int, int] | None] = {}
+        states[folder] = found
+        handle = None
+        if _IN_FOLDER:
+            try:
+                handle = os.open(f"{root}/{folder}", os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                pass  # missing, or not readable: its files by their paths
+        try:
+            for name in names:
+                try:
+                    info = os.stat(f"{root}/{folder}/{name}") if handle is None else os.stat(name, dir_fd=handle)
+                    found[name] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    found[name] = None
+        finally:
+            if handle is not None:
+                os.close(handle)
+    return states
+
+
+def signature_of(root: str, rels: list[str], states: States) -> str:
+    """file_signature of `rels`, from the stats `states` has (listed_states) and a stat of any other."""
+    parts = []
+    for rel in rels:
+        folder, _, name = rel.rpartition("/")
+        found = states.get(folder)
+        state = found[name] if found is not None and name in found else _stat_state(f"{root}/{rel}")
+        parts.append(f"{rel}\0{state[0]}\0{state[1]}" if state is not None else f"{rel}\0missing")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stat_state(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str:
+    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings,
+    the corpus listing with every listed file's size and modification time (`states`: listed_states), those of
+    any case input the recorded cases name outside it, and the manifest's."""
+    outside: list[Any] = []
+    try:
+        recorded = load_own_json(cases_file(settings))
+        inputs = sorted({case["input"] for case in recorded["cases"]})
+        outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs if not listing.has_file(rel)]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # not prepared yet (or not readable): its outputs' state says so too
+    manifest = _state_of(settings.manifest) if settings.manifest is not None else None
+    head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(settings), listing.digest, manifest, outside]
+    digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
+    for folder, names in listing.sorted_names.items():  # every listed file's size and mtime, in name order
+        found = states[folder]
+        values = [found[name] for name in names]
+        if None in values:
+            values = [value or (-1, -1) for value in values]
+        digest.update(array.array("q", itertools.chain.from_iterable(values)).tobytes())  # type: ignore[arg-type]
+    return digest.hexdigest()
+
+
+def prepared_outputs(settings: Settings) -> list[Any]:
+    """Every file and folder a prepare writes or checks, as it is now (name, type, size, modification time,
+    inode): the prepare directory, the build folder's review/, the coverage report and doit's state."""
+    out = OutDir(settings.out)
+    states: list[Any] = [_state_of(path) for path in (out.doit_db, out.coverage("json"), out.coverage("md"))]
+    return states + [_tree_state(str(settings.prepare_dir)), _tree_state(str(build_dir(settings)))]
+
+
+def _state_of(path: Path) -> list[Any] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [path.name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _tree_state(top: str) -> list[Any] | None:
+    """_state_of every entry below `top`, folder by folder in name order (links are not followed)."""
+    try:
+        with os.scandir(top) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return None
+    states: list[Any] = []
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            states.append([entry.name, None])
+            continue
+        states.append([entry.name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino])
+        if entry.is_dir(follow_symlinks=False):
+            states.append(_tree_state(entry.path))
+    return states
+
+
+def prepared_unchanged(settings: Settings, inputs: str | None) -> bool:
+    """Whether the last prepare of `settings` finished (BuildDir.prepared) from inputs of digest `inputs`
+    (prepared_inputs) and its outputs are as it left them: then a prepare would change nothing."""
+    if inputs is None:
+        return False
+    try:
+        kept = load_own_json(BuildDir(settings.build_dir).prepared)
+    except (OSError, ValueError):
+        return False
+    return isinstance(kept, dict) and kept.get("inputs") == inputs and kept.get("outputs") == _outputs_digest(settings)
+
+
+def note_prepared(settings: Settings, inputs: str | None) -> None:
+    """After a prepare of `settings`: what it was made from (`inputs`, taken before it read anything, so an edit
+    made while it ran is a difference next time) and what it left; None (a failed or unknown one) notes nothing."""
+    kept = BuildDir(settings.build_dir).prepared
+    if inputs is None:
+        kept.unlink(missing_ok=True)
+        return
+    write_atomic(kept, json.dumps({"inputs": inputs, "outputs": _outputs_digest(settings)}))
+
+
+def _outputs_digest(settings: Settings) -> str:
+    return hashlib.sha256(json.dumps(prepared_outputs(settings)).encode("utf-8")).hexdigest()

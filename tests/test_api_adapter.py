@@ -420,3 +420,25 @@ def test_a_good_reviewer_passes_the_gate_on_the_shared_corpus_with_require_read(
         summary = json.loads((run_dir(out, "good") / "score.json").read_text())["readEvidence"]
         assert summary["backedShare"] == 1 and summary["casesWithEvidence"] == 32
         no_key_anywhere(out, lines, err)
+
+
+def test_a_thread_keeps_one_client_per_endpoint_address_and_key_across_runs():
+    import random
+    import threading
+
+    from bceval.agents.api import Endpoint
+    from bceval.agents.settings import EndpointSettings
+
+    def endpoint(base_url: str, key: str = KEY) -> Endpoint:
+        settings = EndpointSettings(base_url=base_url, jobs=4)
+        return Endpoint(settings, "good", {"OPENAI_API_KEY": key}, lambda _: None, random.Random(0), 0.0)
+
+    first, second = endpoint("http://127.0.0.1:9/v1"), endpoint("http://127.0.0.1:9/v1")  # two runs, one server
+    assert first.client is second.client  # one connection pool for this thread, not one per run
+    assert endpoint("http://127.0.0.1:8/v1").client is not first.client
+    assert endpoint("http://127.0.0.1:9/v1", key="sk-another-key-0123456789").client is not first.client
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append(first.client))
+    thread.start()
+    thread.join()
+    assert other[0] is not first.client  # each thread its own: a shared pool is one lock for them all

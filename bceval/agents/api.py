@@ -236,6 +236,9 @@ def _clip(text: Any) -> str | None:
     return text if len(text) <= TRANSCRIPT_TEXT else text[:TRANSCRIPT_TEXT] + f"[... {len(text)} characters]"
 
 
+_THREAD_CLIENTS = threading.local()  # per thread: (openai module, base URL, key) -> its client (see Endpoint.client)
+
+
 class Endpoint:
     """One chat-completions endpoint: the client, the model, the sampling settings and the shared limit."""
 
@@ -257,7 +260,6 @@ class Endpoint:
             )
         self.key = key
         self.openai = openai
-        self._clients = threading.local()
         self.settings = settings
         self.model = model
         self.limit = AdaptiveLimit(settings.jobs)
@@ -270,17 +272,23 @@ class Endpoint:
 
     @property
     def client(self) -> Any:
-        """This thread's openai client, made on its first request (a preflight check never pays for its TLS
-        setup). One per thread: a shared client's connection pool is one lock that every request and every
-        response's close takes, and conversations in 16 threads queue on it for longer than they think."""
-        client = getattr(self._clients, "client", None)
+        """This thread's openai client for this endpoint and key, made on its first request (a preflight check
+        never pays for its TLS setup). One per thread: a shared client's connection pool is one lock that every
+        request and every response's close takes, and conversations in 16 threads queue on it for longer than they
+        think. Shared by every Endpoint of the same address and key (an experiment's runs each have one), so a
+        thread keeps one connection to a server, not one per run."""
+        clients = getattr(_THREAD_CLIENTS, "clients", None)
+        if clients is None:
+            clients = _THREAD_CLIENTS.clients = {}
+        identity = (self.openai, self.settings.base_url or "", self.key)
+        client = clients.get(identity)
         if client is None:
             base_url, query = _split_query(self.settings.base_url)
             host = (urlsplit(base_url).hostname or "") if base_url else ""
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
             azure = host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
             plain = bool(base_url) and urlsplit(base_url).scheme == "http"
-            client = self._clients.client = self.openai.OpenAI(
+            client = clients[identity] = self.openai.OpenAI(
                 api_key=self.key,
                 base_url=base_url,
                 max_retries=0,

@@ -284,10 +284,10 @@ class Endpoint:
         client = clients.get(identity)
         if client is None:
             base_url, query = _split_query(self.settings.base_url)
-            host = (urlsplit(base_url).hostname or "") if base_url else ""
+            address = urlsplit(base_url or "")  # no base URL: the package's default, neither Azure nor plain HTTP
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
-            azure = host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
-            plain = bool(base_url) and urlsplit(base_url).scheme == "http"
+            azure = (address.hostname or "").endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
+            plain = address.scheme == "http"
             client = clients[identity] = self.openai.OpenAI(
                 api_key=self.key,
                 base_url=base_url,

@@ -246,12 +246,17 @@ def _floor(agent: Agent, scratch: Path, prepared: Path, answers: int, jobs: int)
     folder = scratch / "floor-view"
     if not folder.is_dir():
         folder.mkdir()
-        request = min(prepared.rglob("request-case-*.json"))  # a prepared case's request, wherever it was prepared
+        request, case = _a_prepared_case(prepared)
         shutil.copy(request, folder / request.name)
-        case = request.parent / (request.stem.removeprefix("request-") + ".al")
         (scratch / "floor-prompt").write_bytes(request.read_bytes() + case.read_bytes())
     args = [sys.executable, "-c", _LAUNCHER, str(agent.path), str(answers), str(jobs), str(folder)]
     return _run([*args, str(scratch / "floor-prompt")], agent.env)
+
+
+def _a_prepared_case(prepared: Path) -> tuple[Path, Path]:
+    """The request and the code file of one prepared case (the first by name), wherever under `prepared` it is."""
+    request = min(prepared.rglob("request-case-*.json"))
+    return request, request.parent / (request.stem.removeprefix("request-") + ".al")
 
 
 def _median(values: list[float]) -> float:
@@ -402,8 +407,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
     where = ["--corpus", str(corpus), "--out", str(out)]
     _run([*base, "prepare", *where], env)
     progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
-    request = min(OutDir(out).prepare.path.rglob("request-case-*.json"))  # a prepared case, as bceval asks it
-    case = request.parent / (request.stem.removeprefix("request-") + ".al")
+    request, case = _a_prepared_case(OutDir(out).prepare.path)  # asked as bceval asks it
     prompt = scratch / "api-floor-prompt"
     prompt.write_text(
         f"=== request {request.name} ===\n{request.read_text(encoding='utf-8')}\n"

@@ -20,6 +20,7 @@ instead of breaking every doit command.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -98,13 +99,15 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
         from bceval.config import agent_settings
 
         agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
-    limit = settings.max_cost if agent is not None else None
     runs = str(OutDir(settings.out).guidance_runs.absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
+    # what every run of these settings shares: the adapter, the folders, the live agent and its budget
+    limit = settings.max_cost if agent is not None else None
+    run_settings_of = functools.partial(RunSettings, adapter, runs, str(demo), agent=agent, max_cost=limit)
     if given["workspace_map"]:
         cfg = guidance_settings(settings, environ)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
-        return RunSettings(adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, max_cost=limit)
+        return run_settings_of((target,), uses_demo=False)
     problem = None
     if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
@@ -121,22 +124,10 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
         target = RunTarget("none", str(source), "", "")
-        return RunSettings(
-            adapter, runs, str(demo), (target,), uses_demo=False, agent=agent, nothing=nothing, max_cost=limit
-        )
+        return run_settings_of((target,), uses_demo=False, nothing=nothing)
     made = [run for run in demo_runs(demo) if run.kind in kinds]
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
-    return RunSettings(
-        adapter,
-        runs,
-        str(demo),
-        targets,
-        uses_demo=True,
-        problem=problem,
-        agent=agent,
-        source=str(source),
-        max_cost=limit,
-    )
+    return run_settings_of(targets, uses_demo=True, problem=problem, source=str(source))
 
 
 def _files_below(root: Path) -> list[str]:

@@ -95,7 +95,7 @@ def make_demo(corpus: str, directory: str) -> None:
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
     """One whole evaluation of one manifest into a new run directory; the verdict on stdout."""
     from bceval.layout import GuidanceRunDir
-    from bceval.steps.guidance_run import run_from_files
+    from bceval.steps.guidance_run import print_reads, run_from_files
 
     title = "Development guidance run"
     if cfg.problem:
@@ -109,10 +109,7 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
         manifest, outcome = run_from_files(
             target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent, max_cost=cfg.max_cost
         )
-        if outcome.reads is not None:  # bceval ran the agent's tools: what it read
-            from bceval.guidance.reads import reads_line
-
-            print(reads_line(outcome.reads), file=sys.stderr)
+        print_reads(outcome)
         return len(manifest.cases), outcome.problems, directory
 
     count, problems, directory = guarded(title, work)

@@ -148,16 +148,13 @@ def _demo_workspaces(opts: Options) -> str:
 
 
 def _run(opts: Options) -> str:
-    from bceval.steps.guidance_run import run_from_files
+    from bceval.steps.guidance_run import print_reads, run_from_files
 
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
     manifest, outcome = run_from_files(
         opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, max_cost=opts.max_cost
     )
-    if outcome.reads is not None:  # bceval ran the agent's tools: what it read, as a review scorecard says it
-        from bceval.guidance.reads import reads_line
-
-        print(reads_line(outcome.reads), file=sys.stderr)
+    print_reads(outcome)
     if not outcome.passed:
         raise ScoringFailed(outcome.problems)
     return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"

@@ -183,6 +183,14 @@ def run_from_files(
     return manifest, run_guidance(manifest, workspaces, Path(directory), chosen, max_cost)
 
 
+def print_reads(outcome: ScoreOutcome) -> None:
+    """The one Reads line of a run whose agent's tools bceval ran (as a review scorecard says what was read)."""
+    if outcome.reads is not None:
+        from bceval.guidance.reads import reads_line
+
+        print(reads_line(outcome.reads), file=sys.stderr)
+
+
 def _budget(adapter: Agent, max_cost: float | None) -> Any:
     """The run's --max-cost as a budget (bceval.steps.answer.Budget), said unenforceable up front in one line when
     no price is known for the agent's model; None without one, or for an agent that costs nothing."""

@@ -489,7 +489,11 @@ def _state_of(path: Path) -> list[Any] | None:
         info = os.lstat(path)
     except OSError:
         return None
-    return [path.name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino]
+    return _entry_state(path.name, info)
+
+
+def _entry_state(name: str, info: os.stat_result) -> list[Any]:
+    return [name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino]
 
 
 def _tree_state(top: str) -> list[Any] | None:
@@ -506,7 +510,7 @@ def _tree_state(top: str) -> list[Any] | None:
         except OSError:
             states.append([entry.name, None])
             continue
-        states.append([entry.name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino])
+        states.append(_entry_state(entry.name, info))
         if entry.is_dir(follow_symlinks=False):
             states.append(_tree_state(entry.path))
     return states

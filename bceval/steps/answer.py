@@ -482,6 +482,14 @@ class LedgerBudget(Budget):
                 self.spent += cost
 
 
+def experiment_ledger(plan: Any, settings: Settings) -> LedgerBudget | None:
+    """The experiment's maxCost (its file's, else --max-cost) over its cost ledger; None without one."""
+    from bceval.experiment.plan import experiment_budget
+
+    limit = experiment_budget(plan, settings)
+    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)
+
+
 def recorded_cost(results_dir: Path) -> float:
     """The known cost of the answers a run already has and paid for (results and failures written by bceval answer;
     an answer from another run's cache cost this one nothing)."""

@@ -77,17 +77,16 @@ def write_run_record(settings: Settings, selected: list[str]) -> None:
 def experiment_spending(plan: Plan, settings: Settings) -> Any:
     """The experiment's budget over every arm and epoch (bceval.steps.answer.LedgerBudget), or None without one;
     when a live arm's cost is not known up front (no price for its model), one line says so before any case."""
-    from bceval.experiment.plan import experiment_budget
-    from bceval.steps.answer import LedgerBudget, unpriced_warning
+    from bceval.steps.answer import experiment_ledger, unpriced_warning
 
-    limit = experiment_budget(plan, settings)
-    if limit is None:
+    budget = experiment_ledger(plan, settings)
+    if budget is None:
         return None
     runs = [arm_settings(plan, arm, settings, 1) for arm in plan.arms]
-    warning = unpriced_warning(f"maxCost {limit:g}", settings.prices, [run.model for run in runs if run.live])
+    warning = unpriced_warning(f"maxCost {budget.limit:g}", settings.prices, [run.model for run in runs if run.live])
     if warning:
         print(warning, file=sys.stderr)
-    return LedgerBudget(limit, plan.folder.cost_ledger)
+    return budget
 
 
 def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
@@ -181,9 +180,10 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
     budget = None
     if run.live:
         from bceval.config import agent_settings
+        from bceval.steps.answer import experiment_ledger
 
         agent = agent_settings(run)
-        budget = _run_budget(current, settings)
+        budget = experiment_ledger(current, settings)  # its ledger, read afresh
     stop = current.budget_stop(arm.name, epoch)
     if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
         write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))
@@ -200,15 +200,6 @@ def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, e
         budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
-
-
-def _run_budget(plan: Plan, settings: Settings) -> Any:
-    """The experiment's budget as a whole-run arm sees it: its ledger, read afresh (None without a budget)."""
-    from bceval.experiment.plan import experiment_budget
-    from bceval.steps.answer import LedgerBudget
-
-    limit = experiment_budget(plan, settings)
-    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)
 
 
 def _run_cost(directory: Any) -> float | None:

@@ -390,11 +390,10 @@ REPORT_SUFFIXES = ("json", "md", "html")
 
 def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:
     """The experiment's budget and what its ledger says was spent, or None without a budget."""
-    from bceval.experiment.plan import experiment_budget
-    from bceval.steps.answer import LedgerBudget
+    from bceval.steps.answer import experiment_ledger
 
-    limit = experiment_budget(plan, settings)
-    return None if limit is None else (limit, LedgerBudget(limit, plan.folder.cost_ledger).known())
+    budget = experiment_ledger(plan, settings)
+    return None if budget is None else (budget.limit, budget.known())
 
 
 def _previous_report(path: Path) -> Any:

@@ -103,6 +103,16 @@ def test_looking_up_kinds_loads_no_process_code():
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 
 
+def test_the_command_agent_starts_before_the_result_models_load():
+    # bceval.review.scoring (pydantic) is loaded once the first agent runs, while it works (CommandAdapter.started)
+    code = (
+        "import sys, bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer\n"
+        "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
 def test_one_transcript_format_for_every_run(tmp_path: Path):
     from bceval.runs.transcript import write_transcript
     from bceval.usage import Usage

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -305,3 +306,16 @@ def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses()
         assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
     with pytest.raises(ValueError):
         dumps({"x": [float("nan")]})
+
+
+def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path):
+    from bceval.jsonio import read_regular_bytes
+
+    empty, large = tmp_path / "empty", tmp_path / "large"
+    empty.write_bytes(b"")
+    data = bytes(range(256)) * 1000  # more than one read of the size it had plus one
+    large.write_bytes(data)
+    assert read_regular_bytes(empty) == b"" and read_regular_bytes(large) == data
+    status = Path("/proc/self/status")
+    if status.exists():  # a file whose size says 0 and that is not empty: read to its end all the same
+        assert status.stat().st_size == 0 and b"Name:" in read_regular_bytes(status)

@@ -121,7 +121,18 @@ def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
 # --- cleanup changes only what bceval wrote ------------------------------------------------------------------
 
 
-def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path):
+@pytest.fixture(params=["descriptors", "careful"])
+def removal(request, monkeypatch):
+    """Both ways `remove` has: through descriptors (POSIX), and the careful walk (Windows, and the fallback)."""
+    from bceval.agents import folders
+
+    if request.param == "descriptors" and not folders._BY_DESCRIPTORS:
+        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
+    monkeypatch.setattr(folders, "_BY_DESCRIPTORS", request.param == "descriptors")
+    return request.param
+
+
+def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path, removal):
     outside = tmp_path / "article.md"
     outside.write_text("corpus text")
     outside.chmod(0o644)
@@ -137,7 +148,26 @@ def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path):
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644 and outside.read_text() == "corpus text"
 
 
-def test_a_view_swapped_for_a_link_removes_only_the_link(tmp_path):
+def test_removing_a_nested_read_only_view_never_follows_a_link_to_a_folder(tmp_path, removal):
+    elsewhere = tmp_path / "corpus"
+    (elsewhere / "inner").mkdir(parents=True)
+    (elsewhere / "inner" / "article.md").write_text("keep")
+    (elsewhere / "inner").chmod(0o750)
+    folder = Path(tempfile.mkdtemp(prefix="bceval-view-"))
+    deep = folder / "microsoft" / "knowledge" / "area"
+    deep.mkdir(parents=True)
+    (deep / "rule.md").write_text("ours")
+    (deep / "rule.md").chmod(0o444)
+    (deep / "escape").symlink_to(elsewhere, target_is_directory=True)  # what an agent did
+    for path in (deep, deep.parent, deep.parent.parent, folder):
+        path.chmod(0o555)
+    remove(folder)
+    assert not os.path.lexists(folder)
+    assert (elsewhere / "inner" / "article.md").read_text() == "keep"
+    assert stat.S_IMODE((elsewhere / "inner").stat().st_mode) == 0o750  # not made writable through the link
+
+
+def test_a_view_swapped_for_a_link_removes_only_the_link(tmp_path, removal):
     target = tmp_path / "elsewhere"
     target.mkdir()
     (target / "keep").write_text("x")

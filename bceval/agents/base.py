@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bceval.jsonio import dumps, read_regular_text
 from bceval.layout import PrepareDir
 from bceval.review.cases import ReviewCase
-from bceval.review.scoring import InfraFailure, ResultEntry
 from bceval.usage import Usage
+
+if TYPE_CHECKING:  # annotations only: the result models (pydantic) load when the first answer is read
+    from bceval.review.scoring import InfraFailure, ResultEntry
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,15 @@ attempt is kept in a transcript.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
@@ -30,8 +32,13 @@ from bceval.agents.view import View, built_view, materialize, release, scrubbed_
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
-from bceval.review.scoring import InfraFailure, ResultEntry, read_result_document
 from bceval.runs.identity import asking, question
+
+if TYPE_CHECKING:
+    from bceval.review.scoring import ResultEntry
+
+# The result models (bceval.review.scoring, pydantic) are imported where an answer is first read, not here: the
+# first agents start while they load.
 from bceval.usage import Usage
 
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
@@ -75,6 +82,17 @@ class CommandAdapter(LiveAgent):
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
         self._scrubbed_environ: dict[str, str] | None = None
+        self._models_lock = threading.Lock()
+        self._models_loading = False
+
+    def started(self) -> None:
+        """The first agent is running: load the result models meanwhile (in the background, once). The first
+        answers need them only when their agents have answered, and until then the workers only wait."""
+        with self._models_lock:
+            if self._models_loading:
+                return
+            self._models_loading = True
+        threading.Thread(target=importlib.import_module, args=("bceval.review.scoring",), daemon=True).start()
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
@@ -130,6 +148,8 @@ class CommandAdapter(LiveAgent):
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
+        from bceval.review.scoring import InfraFailure
+
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
         record["outcome"] = f"failed: {kind}"
         return Answer(None, failure, usage, record, False, view.digest, prompts)
@@ -138,6 +158,8 @@ class CommandAdapter(LiveAgent):
         path = cached_answer(self.cache_dir, key)
         try:
             stored = json.loads(read_regular_bytes(path))
+            from bceval.review.scoring import ResultEntry
+
             entries = [ResultEntry.model_validate(entry) for entry in stored["cases"]]
         except (OSError, ValueError, KeyError, TypeError, BcevalError):
             return None  # absent, or not ours: answer again
@@ -218,6 +240,8 @@ def _entries(text: str) -> list[ResultEntry] | Unreadable:
     document = extract_json_object(text)
     if document is None:
         return Unreadable("output holds no JSON object")
+    from bceval.review.scoring import read_result_document
+
     reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
     if reading.problems or not reading.entries:
         return Unreadable("answer JSON does not have the result shape")

@@ -32,12 +32,23 @@ def own_tree(root: Path) -> None:
 def remove(root: Path) -> None:
     """Remove a view, read-only parts included (and anything an agent managed to add).
 
-    Only files bceval wrote there are made writable again (same device and inode, one link): a file an agent
-    linked in from elsewhere (a corpus article, bceval's own output) is unlinked and keeps its mode; nothing is
-    changed through a symbolic link. Folders are always made writable: none can be a link to one elsewhere.
+    On POSIX through descriptors, changing no file's mode (see _remove_by_descriptors). Elsewhere, and for a
+    tree that way cannot finish, only files bceval wrote there are made writable again (same device and inode,
+    one link): a file an agent linked in from elsewhere (a corpus article, bceval's own output) is unlinked and
+    keeps its mode; nothing is changed through a symbolic link. Folders are always made writable: none can be a
+    link to one elsewhere.
     """
     with _owned_lock:
         owned = _owned.pop(root, set())
+    if _BY_DESCRIPTORS:
+        try:
+            _remove_by_descriptors(root)
+            return
+        except FileNotFoundError:
+            if not os.path.lexists(root):
+                return  # gone already
+        except (OSError, RecursionError):
+            pass  # a link, a file, a tree an agent changed or nested too deep: the careful way below finishes it
     if os.path.islink(root):  # an agent swapped the folder for a link: remove the link, never its target
         os.unlink(root)
         return
@@ -52,3 +63,39 @@ def remove(root: Path) -> None:
             if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and (info.st_dev, info.st_ino) in owned:
                 os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     shutil.rmtree(root)
+
+
+_BY_DESCRIPTORS = (
+    os.name == "posix" and {os.open, os.rmdir, os.unlink} <= os.supports_dir_fd and os.scandir in os.supports_fd
+)
+# A folder opened for listing and removal: never through a symbolic link.
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _remove_by_descriptors(root: Path) -> None:
+    """POSIX: remove `root` folder by folder through descriptors. Each folder is opened without following a link,
+    made writable (its own mode only) and emptied; its entries are unlinked where they are, a link as a link.
+    Removing a file needs only its folder writable, so no file's mode changes at all. A view is removed after
+    every answer, and this is a third of the system calls of a walk, a chmod of every file and shutil.rmtree."""
+    top = os.open(root, _FOLDER_FLAGS)
+    try:
+        _empty(top)
+    finally:
+        os.close(top)
+    os.rmdir(root)
+
+
+def _empty(folder: int) -> None:
+    os.fchmod(folder, stat.S_IRWXU)
+    with os.scandir(folder) as entries:
+        found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    for name, is_folder in found:
+        if is_folder:
+            inner = os.open(name, _FOLDER_FLAGS, dir_fd=folder)
+            try:
+                _empty(inner)
+            finally:
+                os.close(inner)
+            os.rmdir(name, dir_fd=folder)
+        else:
+            os.unlink(name, dir_fd=folder)

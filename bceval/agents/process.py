@@ -166,6 +166,9 @@ class LiveAgent(AgentBase):
         """The version probe, started before the first answer so none waits for it."""
         self.start_version_probe()
 
+    def started(self) -> None:
+        """Told each time an agent process has started (and is being waited for)."""
+
     def start_version_probe(self) -> None:
         """Ask the command for its version in the background, so no answer waits for it."""
         with self._version_lock:
@@ -324,6 +327,7 @@ class LiveAgent(AgentBase):
                 record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror or exc}")
                 record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
                 return _Attempt(record, failure=("spawn-error", record["detail"], None))
+            self.started()
             try:
                 stopped = self._supervise(process, out, err, started)
             finally:

@@ -83,11 +83,12 @@ class CommandAdapter(LiveAgent):
         self.cache_dir = cache_dir
         self._scrubbed_environ: dict[str, str] | None = None
         self._models_lock = threading.Lock()
-        self._models_loading = False
+        self._models_loading = False  # see running
 
-    def started(self) -> None:
-        """The first agent is running: load the result models meanwhile (in the background, once). The first
-        answers need them only when their agents have answered, and until then the workers only wait."""
+    def running(self) -> None:
+        """An agent has run for a poll interval without answering: the workers are waiting, so the result models
+        load meanwhile (in the background, once). Loading them before the first agents start holds those up; at
+        the first answer, it holds up that answer (an agent that answers within one interval loads them so)."""
         with self._models_lock:
             if self._models_loading:
                 return

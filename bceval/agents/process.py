@@ -166,8 +166,8 @@ class LiveAgent(AgentBase):
         """The version probe, started before the first answer so none waits for it."""
         self.start_version_probe()
 
-    def started(self) -> None:
-        """Told each time an agent process has started (and is being waited for)."""
+    def running(self) -> None:
+        """Told every poll interval while an agent runs (see _supervise)."""
 
     def start_version_probe(self) -> None:
         """Ask the command for its version in the background, so no answer waits for it."""
@@ -327,7 +327,6 @@ class LiveAgent(AgentBase):
                 record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror or exc}")
                 record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
                 return _Attempt(record, failure=("spawn-error", record["detail"], None))
-            self.started()
             try:
                 stopped = self._supervise(process, out, err, started)
             finally:
@@ -380,6 +379,7 @@ class LiveAgent(AgentBase):
         Returns (kind, detail) when bceval stopped the process, else None.
         """
         for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
+            self.running()
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
                 live.end(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"

@@ -31,6 +31,12 @@ MEASUREMENTS = (
 )
 
 
+# Every round keeps its output folder until the bench ends (the scratch folder goes as a whole). Removing one round's
+# output before the next made the next slower on a disk like this machine's: an ext4 without a journal does not
+# reuse a freed inode for a minute or more, and every file created meanwhile scans past the freed ones (perf put a
+# quarter of a live round's CPU there), a cost of the bench's own housekeeping, not of what it measures.
+
+
 @dataclass
 class Run:
     seconds: float
@@ -161,8 +167,6 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         sizes = out / "sizes.txt"
         sizes.write_text("\n".join(str(p.stat().st_size) for p in OutDir(out).prepare.path.iterdir()) + "\n")
         runs["I/O floor"].append(_run([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env))
-        if round_number + 1 < repeat:
-            shutil.rmtree(out)
     files = sum(1 for p in corpus.rglob("*") if p.is_file())
     size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
     medians = {name: statistics.median(r.seconds for r in values) for name, values in runs.items()}
@@ -321,8 +325,6 @@ def measure_live(
         command = [*base, "answer", *args, "--adapter", "command", "--command", agent.path.name, "--jobs", str(jobs)]
         runs.append(_run([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], agent.env))
         answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
-        if round_number + 1 < repeat:
-            shutil.rmtree(out)
     return {"answers": answers, **_throughput(runs, floors, answers, answered, jobs, seconds)}
 
 
@@ -456,8 +458,6 @@ def measure_experiment(
         first.append(agent.first_start(runs[-1]))
         noop.append(_run(command, agent.env).seconds)
         state.append(_state_bytes(out))
-        if round_number + 1 < repeat:
-            shutil.rmtree(out)
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
     reports = []

@@ -135,6 +135,9 @@ class NotRegularFile(OSError):
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
+_READ_AT_ONCE = 64 * 1024 * 1024  # the most one read asks for (a sparse file may claim any size)
+
+
 def _open_regular_fd(path: Path | str) -> tuple[int, int]:
     """A blocking descriptor of `path` and its size when it is a regular file (see open_regular)."""
     handle = os.open(path, _READ_FLAGS)
@@ -168,11 +171,12 @@ def read_regular_bytes(path: Path | str) -> bytes:
     answer reads a dozen files, and a file object costs as many system calls again."""
     handle, size = _open_regular_fd(path)
     try:
-        first = os.read(handle, size + 1)  # the size it had: one read, and one more to see the end
+        hint = min(size, _READ_AT_ONCE) + 1  # the size it had (one read) and a byte more, to see the end
+        first = os.read(handle, hint)
         if not first:
             return first
         chunks = [first]
-        while chunk := os.read(handle, max(size + 1, 65536)):  # it grew meanwhile, or /proc says size 0
+        while chunk := os.read(handle, max(hint, 65536)):  # larger, grown meanwhile, or /proc says size 0
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

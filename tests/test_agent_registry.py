@@ -104,11 +104,21 @@ def test_looking_up_kinds_loads_no_process_code():
 
 
 def test_the_command_agent_starts_before_the_result_models_load():
-    # bceval.review.scoring (pydantic) is loaded once the first agent runs, while it works (CommandAdapter.started)
+    # bceval.review.scoring (pydantic) loads once an agent has run for a poll interval (CommandAdapter.running)
     code = (
         "import sys, bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer\n"
         "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_the_result_models_load_in_the_background():
+    code = (
+        "import sys, bceval.agents.command as command\n"
+        "assert 'bceval.review.scoring' not in sys.modules\n"
+        "command.load_result_models().join()\n"
+        "assert 'bceval.review.scoring' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 

@@ -308,7 +308,7 @@ def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses()
         dumps({"x": [float("nan")]})
 
 
-def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path):
+def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path, monkeypatch):
     from bceval.jsonio import read_regular_bytes
 
     empty, large = tmp_path / "empty", tmp_path / "large"
@@ -316,6 +316,15 @@ def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path):
     data = bytes(range(256)) * 1000  # more than one read of the size it had plus one
     large.write_bytes(data)
     assert read_regular_bytes(empty) == b"" and read_regular_bytes(large) == data
+    real_fstat = os.fstat
+
+    def smaller(handle):  # the file was 10 bytes when it was opened and has grown since
+        info = real_fstat(handle)
+        return type("Stat", (), {"st_mode": info.st_mode, "st_size": 10})()
+
+    monkeypatch.setattr(jsonio.os, "fstat", smaller)
+    assert read_regular_bytes(large) == data
+    monkeypatch.undo()
     status = Path("/proc/self/status")
     if status.exists():  # a file whose size says 0 and that is not empty: read to its end all the same
         assert status.stat().st_size == 0 and b"Name:" in read_regular_bytes(status)

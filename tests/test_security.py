@@ -129,6 +129,12 @@ def removal(request, monkeypatch):
     if request.param == "descriptors" and not folders._BY_DESCRIPTORS:
         pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
     monkeypatch.setattr(folders, "_BY_DESCRIPTORS", request.param == "descriptors")
+    if request.param == "descriptors":  # the careful walk must not be what removed a tree
+
+        def refused(path, *args, **kwargs):
+            raise AssertionError(f"the careful walk removed {path}")
+
+        monkeypatch.setattr(folders.shutil, "rmtree", refused)
     return request.param
 
 

@@ -87,13 +87,13 @@ class CommandAdapter(LiveAgent):
 
     def running(self) -> None:
         """An agent has run for a poll interval without answering: the workers are waiting, so the result models
-        load meanwhile (in the background, once). Loading them before the first agents start holds those up; at
+        load meanwhile (load_result_models, once). Loading them before the first agents start holds those up; at
         the first answer, it holds up that answer (an agent that answers within one interval loads them so)."""
         with self._models_lock:
             if self._models_loading:
                 return
             self._models_loading = True
-        threading.Thread(target=importlib.import_module, args=("bceval.review.scoring",), daemon=True).start()
+        load_result_models()
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
@@ -208,6 +208,24 @@ class CommandAdapter(LiveAgent):
         finally:
             if root is not None:
                 release(root)
+
+
+def load_result_models() -> threading.Thread | None:
+    """Import the result models (bceval.review.scoring) in a background thread; None when no thread could start.
+    A failed import is left to the first answer, which imports them again and says why."""
+
+    def load() -> None:
+        try:
+            importlib.import_module("bceval.review.scoring")
+        except Exception:  # noqa: BLE001 - reported where an answer needs them
+            pass
+
+    thread = threading.Thread(target=load, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to spare: the first answer loads them
+        return None
+    return thread
 
 
 TRACE_KEYS = ("readBy", "agentTrace", "candidates")

@@ -47,8 +47,8 @@ def remove(root: Path) -> None:
         except FileNotFoundError:
             if not os.path.lexists(root):
                 return  # gone already
-        except (OSError, RecursionError):
-            pass  # a link, a file, a tree an agent changed or nested too deep: the careful way below finishes it
+        except OSError:
+            pass  # a link, a file, or a tree an agent changed under us: the careful way below deals with it
     if os.path.islink(root):  # an agent swapped the folder for a link: remove the link, never its target
         os.unlink(root)
         return

@@ -93,24 +93,21 @@ def test_a_run_s_recorded_problems_become_per_case_outcomes():
     assert plan.measures(manifest, None) == {} and evaluator("review").measures(None, None) is None
 
 
-def test_looking_up_kinds_loads_no_process_code():
-    code = (
-        "import sys, bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript\n"
-        "loaded = [m for m in ('bceval.agents.process', 'bceval.agents.live', 'bceval.agents.sandbox') "
-        "if m in sys.modules]\n"
-        "assert not loaded, loaded\n"
-    )
+def loads_none_of(modules: tuple[str, ...], imports: str) -> None:
+    """In a fresh interpreter, importing `imports` loads none of `modules`."""
+    code = f"import sys, {imports}\nloaded = [m for m in {modules!r} if m in sys.modules]\nassert not loaded, loaded\n"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_looking_up_kinds_loads_no_process_code():
+    processes = ("bceval.agents.process", "bceval.agents.live", "bceval.agents.sandbox")
+    loads_none_of(processes, "bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript")
 
 
 def test_the_command_agent_starts_before_the_result_models_load():
     # bceval.review.scoring (pydantic) loads once an agent has run for a poll interval (CommandAdapter.running)
-    code = (
-        "import sys, bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer\n"
-        "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"
-        "assert not loaded, loaded\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+    answering = "bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer"
+    loads_none_of(("pydantic", "bceval.review.scoring"), answering)
 
 
 def test_the_result_models_load_in_the_background():

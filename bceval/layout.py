@@ -228,7 +228,7 @@ class BuildDir:
 
     @property
     def prepared(self) -> Path:
-        """What an experiment variant's last prepare read and wrote (bceval.steps.prepare.PreparedState)."""
+        """What the last prepare that finished read and wrote (bceval.steps.prepare.note_prepared)."""
         return self.path / "prepared.json"
 
 

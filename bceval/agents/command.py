@@ -33,13 +33,10 @@ from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
 from bceval.runs.identity import asking, question
-
-if TYPE_CHECKING:
-    from bceval.review.scoring import ResultEntry
-
-# The result models (bceval.review.scoring, pydantic) are imported where an answer is first read, not here: the
-# first agents start while they load.
 from bceval.usage import Usage
+
+if TYPE_CHECKING:  # the result models (pydantic) load while the first agents run: see load_result_models
+    from bceval.review.scoring import ResultEntry
 
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
 CONTRACT = (

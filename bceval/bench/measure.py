@@ -1,5 +1,11 @@
 """The measurements of `bceval bench`: every one runs bceval in a fresh process, as a user would, and records
-wall time and peak resident memory; live throughput and experiment overhead run a fixed-time agent."""
+wall time and peak resident memory; live throughput and experiment overhead run a fixed-time agent.
+
+Every round keeps its output folder until the bench ends (the scratch folder goes as a whole). Removing one round's
+output before the next made the next slower on a disk like this machine's: an ext4 without a journal does not reuse
+a freed inode for a minute or more, and every file created meanwhile scans past the freed ones (perf put a quarter
+of a live round's CPU there), a cost of the bench's own housekeeping, not of what it measures.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +35,6 @@ MEASUREMENTS = (
     "score after one result changed",
     "I/O floor",
 )
-
-
-# Every round keeps its output folder until the bench ends (the scratch folder goes as a whole). Removing one round's
-# output before the next made the next slower on a disk like this machine's: an ext4 without a journal does not
-# reuse a freed inode for a minute or more, and every file created meanwhile scans past the freed ones (perf put a
-# quarter of a live round's CPU there), a cost of the bench's own housekeeping, not of what it measures.
 
 
 @dataclass

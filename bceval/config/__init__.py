@@ -476,6 +476,9 @@ def check_results(settings: ResultsSource) -> None:
         raise BcevalError(f"{settings.results_path}: results file not found")
 
 
+NOTHING_REBUILT = "bceval: everything is up to date; nothing was rebuilt"  # a graph run that found nothing to do
+
+
 def context_line(settings: Settings) -> str:
     """The one line every command prints: which corpus, manifest and output directory it uses."""
     manifest = str(settings.manifest) if settings.manifest is not None else "none (by convention, thresholds 1 and 1)"

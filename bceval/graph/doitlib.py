@@ -13,6 +13,7 @@ from doit.dependency import JsonDB
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
+from bceval.config import NOTHING_REBUILT
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
 from bceval.outdir import OutputLock, sweep_unless_swept, sweeping
 
@@ -174,7 +175,7 @@ class BcevalReporter(ConsoleReporter):
                     if err:
                         sys.stderr.write(err)
             if not (self._worked or self.failures or self.runtime_errors) and self.context:
-                sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
+                sys.stderr.write(NOTHING_REBUILT + "\n")
         finally:
             if self._lock is not None:
                 sweeping(self.out, False)

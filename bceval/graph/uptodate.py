@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bceval.config import Settings, context_line
+from bceval.config import NOTHING_REBUILT, Settings, context_line
 from bceval.errors import BcevalError
 from bceval.graph.inputs import GraphInputs
 from bceval.outdir import OutputLock, sweep_unless_swept
@@ -50,7 +50,7 @@ def up_to_date(settings: Settings, digest: str) -> bool:
             return False
         sys.stderr.write(context_line(settings) + "\n")
         sweep_unless_swept(settings.out)
-        sys.stderr.write("bceval: everything is up to date; nothing was rebuilt\n")
+        sys.stderr.write(NOTHING_REBUILT + "\n")
         return True
     finally:
         lock.release()

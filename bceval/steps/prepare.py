@@ -393,7 +393,7 @@ def write_coverage(settings: Settings) -> None:
     print(table, end="")
 
 
-# --- an experiment variant's prepare, skipped while nothing it reads or writes changed -----------------------------
+# --- file signatures, and a prepare skipped while nothing it reads or writes changed (bceval.graph.uptodate) -------
 
 
 def file_signature(root: str, rels: list[str]) -> str:

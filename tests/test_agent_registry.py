@@ -104,18 +104,22 @@ def test_looking_up_kinds_loads_no_process_code():
     loads_none_of(processes, "bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript")
 
 
-def test_the_command_agent_starts_before_the_result_models_load():
-    # bceval.review.scoring (pydantic) loads once an agent has run for a poll interval (CommandAdapter.running)
+def test_the_answering_side_loads_no_result_models():
+    # bceval.review.scoring (pydantic) costs about 0.2 s of a core to load, and nothing that answers needs it
     answering = "bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer"
     loads_none_of(("pydantic", "bceval.review.scoring"), answering)
 
 
-def test_the_result_models_load_in_the_background():
+def test_a_command_answer_is_read_and_cached_without_the_result_models():
     code = (
-        "import sys, bceval.agents.command as command\n"
-        "assert 'bceval.review.scoring' not in sys.modules\n"
-        "command.load_result_models().join()\n"
-        "assert 'bceval.review.scoring' in sys.modules\n"
+        "import sys\n"
+        "from bceval.agents import command\n"
+        "from bceval.review.entries import stored_case\n"
+        "read = command._entries('{\"cases\": [{\"id\": \"case-1\", \"findings\": [{\"id\": \"b.md\"}, \"a.md\"]}]}')\n"
+        "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
+        "assert [stored_case(case.as_record()) for case in read] == read\n"
+        "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 

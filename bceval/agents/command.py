@@ -15,28 +15,24 @@ attempt is kept in a transcript.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import random
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_object
 from bceval.agents.settings import AgentSettings
 from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps, read_regular_bytes, write_atomic
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
+from bceval.review.entries import AnsweredCase, answered_cases, stored_case
 from bceval.runs.identity import asking, question
 from bceval.usage import Usage
-
-if TYPE_CHECKING:  # the result models (pydantic) load while the first agents run: see load_result_models
-    from bceval.review.scoring import ResultEntry
 
 PROMPT_VERSION = 2  # part of every cache key: a reworded prompt is a different question
 CONTRACT = (
@@ -79,18 +75,6 @@ class CommandAdapter(LiveAgent):
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
         self._scrubbed_environ: dict[str, str] | None = None
-        self._models_lock = threading.Lock()
-        self._models_loading = False  # see running
-
-    def running(self) -> None:
-        """An agent has run for a poll interval without answering: the workers are waiting, so the result models
-        load meanwhile (load_result_models, once). Loading them before the first agents start holds those up; at
-        the first answer, it holds up that answer (an agent that answers within one interval loads them so)."""
-        with self._models_lock:
-            if self._models_loading:
-                return
-            self._models_loading = True
-        load_result_models()
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
@@ -152,23 +136,21 @@ class CommandAdapter(LiveAgent):
         record["outcome"] = f"failed: {kind}"
         return Answer(None, failure, usage, record, False, view.digest, prompts)
 
-    def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any], str] | None:
+    def _cached(self, key: str) -> tuple[list[AnsweredCase], Usage, dict[str, Any], str] | None:
         path = cached_answer(self.cache_dir, key)
         try:
             stored = json.loads(read_regular_bytes(path))
-            from bceval.review.scoring import ResultEntry
-
-            entries = [ResultEntry.model_validate(entry) for entry in stored["cases"]]
+            entries = [stored_case(entry) for entry in stored["cases"]]
         except (OSError, ValueError, KeyError, TypeError, BcevalError):
             return None  # absent, or not ours: answer again
         payer = stored.get("paidBy")
         return entries, Usage.from_record(stored.get("usage")), stored.get("transcript") or {}, str(payer or "")
 
-    def _store(self, key: str, entries: list[ResultEntry], usage: Usage, transcript: dict[str, Any]) -> None:
+    def _store(self, key: str, entries: list[AnsweredCase], usage: Usage, transcript: dict[str, Any]) -> None:
         record = {
             "command": self.agent.command,
             "model": self.model,
-            "cases": [entry.model_dump() for entry in entries],
+            "cases": [entry.as_record() for entry in entries],
             "usage": usage.as_record(),
             "transcript": transcript,
             **({"paidBy": self.agent.paid_by} if self.agent.paid_by else {}),
@@ -207,24 +189,6 @@ class CommandAdapter(LiveAgent):
                 release(root)
 
 
-def load_result_models() -> threading.Thread | None:
-    """Import the result models (bceval.review.scoring) in a background thread; None when no thread could start.
-    A failed import is left to the first answer, which imports them again and says why."""
-
-    def load() -> None:
-        try:
-            importlib.import_module("bceval.review.scoring")
-        except Exception:  # noqa: BLE001 - reported where an answer needs them
-            pass
-
-    thread = threading.Thread(target=load, daemon=True)
-    try:
-        thread.start()
-    except RuntimeError:  # no thread to spare: the first answer loads them
-        return None
-    return thread
-
-
 TRACE_KEYS = ("readBy", "agentTrace", "candidates")
 
 
@@ -251,14 +215,17 @@ def agent_trace(attempt: dict[str, Any], view: View) -> dict[str, Any]:
     return {"readBy": "agent-trace", "agentTrace": {"source": "agent-trace", "reads": reads}, "candidates": candidates}
 
 
-def _entries(text: str) -> list[ResultEntry] | Unreadable:
-    """The findings of a review answer; the ids are the model's to get right, scoring judges them."""
+def _entries(text: str) -> list[AnsweredCase] | Unreadable:
+    """The findings of a review answer, read as a result file is (bceval.review.entries, so no result model loads);
+    the ids are the model's to get right, scoring judges them."""
     document = extract_json_object(text)
     if document is None:
         return Unreadable("output holds no JSON object")
-    from bceval.review.scoring import read_result_document
-
-    reading = read_result_document(json.dumps(document).encode("utf-8"), "answer")
-    if reading.problems or not reading.entries:
+    problems: list[str] = []
+    try:  # as a result file holding it would be read: the same strict parse of the same text
+        answered = answered_cases(parse_json(json.dumps(document).encode("utf-8"), "answer"), "answer", problems)
+    except BcevalError:
+        answered = None
+    if problems or not answered:
         return Unreadable("answer JSON does not have the result shape")
-    return reading.entries
+    return answered

@@ -166,9 +166,6 @@ class LiveAgent(AgentBase):
         """The version probe, started before the first answer so none waits for it."""
         self.start_version_probe()
 
-    def running(self) -> None:
-        """Told every poll interval while an agent runs (see _supervise)."""
-
     def start_version_probe(self) -> None:
         """Ask the command for its version in the background, so no answer waits for it."""
         with self._version_lock:
@@ -379,7 +376,6 @@ class LiveAgent(AgentBase):
         Returns (kind, detail) when bceval stopped the process, else None.
         """
         for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
-            self.running()
             if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
                 live.end(process)
                 return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"

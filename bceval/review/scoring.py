@@ -19,6 +19,7 @@ from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
 from bceval.models import StrictModel
 from bceval.ordering import sort_key
 from bceval.review.cases import ReviewCase
+from bceval.review.entries import answered_cases
 from bceval.review.manifest import THRESHOLD_LABELS
 
 SCORE_SCHEMA_VERSION = 1
@@ -160,32 +161,6 @@ class ScoreReport(DropUnset):
     )
 
 
-def _finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
-    """Finding ids as the reference reads them: a scalar or object `findings` is one finding, a string is
-    used as is, an object gives its `id` as text (null is empty), blanks are dropped, repeats (ignoring
-    case) collapse to the first spelling, and the rest is sorted."""
-    items = raw if isinstance(raw, list) else [raw]
-    ids: list[str] = []
-    for number, item in enumerate(items):
-        if isinstance(item, str):
-            value = item
-        elif isinstance(item, dict) and "id" in item and (item["id"] is None or _is_scalar_id(item["id"])):
-            value = "" if item["id"] is None else str(item["id"])
-        else:
-            problems.append(f"{where}: finding {number} must be a string or an object with a string 'id'")
-            return None
-        if value.strip():
-            ids.append(value)
-    unique: dict[str, str] = {}
-    for value in ids:
-        unique.setdefault(value.lower(), value)  # first spelling wins
-    return sorted(unique.values(), key=sort_key)
-
-
-def _is_scalar_id(value: Any) -> bool:
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
-
-
 def read_result_document(data: bytes, name: str) -> FileReading:
     """Parse one result file's bytes; every defect becomes a problem line, never an exception."""
     reading = FileReading(file=name)
@@ -194,29 +169,14 @@ def read_result_document(data: bytes, name: str) -> FileReading:
     except BcevalError as exc:
         reading.problems.append(str(exc))
         return reading
-    if not isinstance(document, dict) or "cases" not in document:
-        reading.problems.append(f"{name}: result must contain a 'cases' array.")
+    answered = answered_cases(document, name, reading.problems)
+    if answered is None:
         return reading
     if isinstance(document.get("answeredBy"), dict):
         reading.answeredBy = document["answeredBy"]
     if isinstance(document.get("record"), dict):
         reading.record = document["record"]
-    cases = document["cases"] if isinstance(document["cases"], list) else [document["cases"]]
-    for number, case in enumerate(cases):
-        where = f"{name}: cases[{number}]"
-        if not isinstance(case, dict):
-            reading.problems.append(f"{where}: must be an object with 'id' and 'findings'")
-            continue
-        raw_id = case.get("id")
-        if not isinstance(raw_id, str | int) or isinstance(raw_id, bool) or not str(raw_id).strip():
-            reading.problems.append(f"{where}: has no 'id'")
-            continue
-        if "findings" not in case:
-            reading.problems.append(f"{where}: has no 'findings'")
-            continue
-        findings = _finding_ids(case["findings"], where, reading.problems)
-        if findings is not None:
-            reading.entries.append(ResultEntry(id=str(raw_id), findings=findings))
+    reading.entries = [ResultEntry(id=case.id, findings=case.findings) for case in answered]
     return reading
 
 

@@ -254,3 +254,15 @@ def test_prepare_removes_request_files_no_case_produces_even_when_inputs_are_unc
     assert not (settings.prepare_dir / "index-gone.json").exists() and not stale_rows.exists()
     assert (settings.prepare_dir / "notes.txt").read_text() == "mine\n"
     assert run_graph(settings, "prepare") == (0, [])
+
+
+def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, tmp_path):
+    from bceval.graph.loader import build_namespace
+
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    whole = [name for name in build_namespace(settings) if name.startswith("task_")]
+    answering = [name for name in build_namespace(settings, None, ["answered"]) if name.startswith("task_")]
+    assert {"task_prepare", "task_run_record", "task_answer", "task_answered"} <= set(answering)
+    assert "task_verdict" in whole and "task_summary" in whole and whole[-1] == "task_summary"
+    assert not {"task_verdict", "task_summary", "task_score"} & set(answering)
+    assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order

@@ -7,6 +7,7 @@ manifest; articles, samples and leaves are read inside actions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,26 +43,38 @@ def doit_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def build_namespace(settings: Settings, inputs: GraphInputs | None = None) -> dict[str, Any]:
+# The stages a task needs, where that is fewer than all of them: doit makes every task of its namespace on every
+# command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's.
+STAGES_OF = {"answered": ("prepare", "answer")}
+
+
+def build_namespace(
+    settings: Settings, inputs: GraphInputs | None = None, tasks: list[str] | None = None
+) -> dict[str, Any]:
     """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it); `inputs`: this
-    graph's, when the caller read them already. The tasks are defined in the order of this namespace (see
-    doitlib.uncaptured)."""
+    graph's, when the caller read them already; `tasks`: the tasks the run asks for, when it is one of STAGES_OF
+    only their stages are in it. The tasks are defined in the order of this namespace (see doitlib.uncaptured)."""
     inputs = inputs or GraphInputs(settings)
-    scoring = score_tasks(inputs)
-    summary = scoring.pop("task_summary")
-    tasks = {
-        **prepare_tasks(inputs),
-        **answer_tasks(inputs),
-        **scoring,
-        **bench_tasks(settings),
-        **health_tasks(inputs),
-        **guidance_tasks(settings),
-        **development_tasks(settings),
-        **experiment_tasks(settings, prepare_variant),
-        **view_tasks(settings),
-        "task_summary": summary,
+    wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
+    stages: dict[str, Callable[[], dict[str, Any]]] = {
+        "prepare": lambda: prepare_tasks(inputs),
+        "answer": lambda: answer_tasks(inputs),
+        "score": lambda: score_tasks(inputs),
+        "bench": lambda: bench_tasks(settings),
+        "health": lambda: health_tasks(inputs),
+        "guidance": lambda: guidance_tasks(settings),
+        "development": lambda: development_tasks(settings),
+        "experiment": lambda: experiment_tasks(settings, prepare_variant),
+        "view": lambda: view_tasks(settings),
     }
-    return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in tasks.items()}}
+    made: dict[str, Any] = {}
+    for stage, make in stages.items():
+        if wanted is None or stage in wanted:
+            made.update(make())
+    summary = made.pop("task_summary", None)  # scoring's summary is the namespace's last task
+    if summary is not None:
+        made["task_summary"] = summary
+    return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
 
 
 def prepare_variant(variant: Settings) -> int:

@@ -22,10 +22,10 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
         return prepare_graph(settings, args, _namespace)
     from bceval.graph.doitlib import run_namespace
 
-    return run_namespace(_namespace(settings, None), args)
+    return run_namespace(_namespace(settings, None, tasks), args)
 
 
-def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:
-    from bceval.graph.loader import build_namespace  # every stage's tasks, and doit: only for a graph that runs
+def _namespace(settings: Settings, inputs: Any, tasks: list[str] | None = None) -> dict[str, Any]:
+    from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
 
-    return build_namespace(settings, inputs)
+    return build_namespace(settings, inputs, tasks)

@@ -44,8 +44,13 @@ def doit_config(settings: Settings) -> dict[str, Any]:
 
 
 # The stages a task needs, where that is fewer than all of them: doit makes every task of its namespace on every
-# command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's.
-STAGES_OF = {"answered": ("prepare", "answer")}
+# command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's; an experiment
+# (whose variants are prepared by graphs of their own) needs only its own.
+STAGES_OF = {
+    "answered": ("prepare", "answer"),
+    "experiment": ("experiment",),
+    "experiment_prepare": ("experiment",),
+}
 
 
 def build_namespace(

@@ -157,3 +157,81 @@ def test_an_error_while_making_the_next_unit_stops_the_answering(tmp_path):
     with pytest.raises(BcevalError, match="not prepared"):
         answer_units(units(), 4, journal)
     assert calls == ["a/0"]
+
+
+def _turn_taker(tmp_path, name, spans, hold=0.05, after=None):
+    """A unit whose agent 'exits' at once: it takes the turn (as the command agent does), works for `hold` seconds
+    and notes when; the turn stays with its worker until that worker's next agent starts or it stops."""
+    from bceval.agents import live
+
+    target = tmp_path / f"{name.replace('/', '_')}.json"
+
+    def answer():
+        live.begin_turn()
+        began = time.monotonic()
+        time.sleep(hold)
+        spans.append((began, time.monotonic()))
+        target.write_text("{}")
+        live.end_turn()  # as the start of the next agent gives it up
+
+    return Unit(name, unit_state({}), str(target), answer, after)
+
+
+def test_workers_take_turns_between_an_agent_exit_and_the_next_start(tmp_path):
+    spans: list[tuple[float, float]] = []
+    units = [_turn_taker(tmp_path, f"a/{n}", spans) for n in range(6)]
+    answer_units(units, 6, Journal(tmp_path / "j.log"))
+    spans.sort()
+    assert len(spans) == 6
+    assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:], strict=False))  # one at a time
+
+
+def test_a_worker_holding_the_turn_gives_it_up_to_wait_for_a_shared_answer(tmp_path):
+    from bceval.agents import live
+
+    calls: list[str] = []
+    target = tmp_path / "owner.json"
+
+    def owner_answer():  # its worker needs the turn only after the sharer's worker holds it and waits
+        time.sleep(0.2)
+        live.begin_turn()
+        calls.append("owner")
+        target.write_text("{}")
+
+    def holder_answer():  # keeps the turn, as a worker does when its agent exited and the next unit is cached
+        live.begin_turn()
+        calls.append("holder")
+        (tmp_path / "holder.json").write_text("{}")
+
+    owner = Unit("a/e1/c", unit_state({}), str(target), owner_answer)
+    holder = Unit("h/e1/c", unit_state({}), str(tmp_path / "holder.json"), holder_answer)
+    sharer = _unit(tmp_path, "b/e1/c", calls, after="a/e1/c")
+    done = threading.Thread(target=answer_units, args=([owner, holder, sharer], 2, Journal(tmp_path / "j.log")))
+    done.start()
+    done.join(10)
+    assert not done.is_alive(), "a worker kept the turn while it waited"
+    assert calls[-1] == "b/e1/c" and set(calls) == {"owner", "holder", "b/e1/c"}
+
+
+def test_a_thread_that_does_not_take_turns_never_waits_for_one():
+    from bceval.agents import live
+
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder():
+        live.taking_turns(True)
+        live.begin_turn()
+        held.set()
+        release.wait(5)
+        live.taking_turns(False)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert held.wait(5)
+    started = time.monotonic()
+    live.begin_turn()  # this thread does not take turns
+    live.end_turn()
+    assert time.monotonic() - started < 0.5
+    release.set()
+    thread.join(5)

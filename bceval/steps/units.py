@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval.agents import live
 from bceval.jsonio import read_regular_text, write_atomic
 from bceval.layout import result_name
 
@@ -143,6 +144,7 @@ def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
     def one(unit: Unit) -> None:
         owner = finished.get(unit.after) if unit.after is not None else None
         if owner is not None:
+            live.end_turn()  # the owner's worker may need the turn to finish
             owner.wait()  # taken earlier by some worker: it finishes
         try:
             if errors:
@@ -154,15 +156,19 @@ def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
             finished[unit.name].set()
 
     def worker() -> None:
-        while (unit := take()) is not None:
-            try:
-                one(unit)
-            except BaseException as exc:  # noqa: BLE001 - raised again below, in the calling thread
-                with lock:
-                    errors.append(exc)
-                    events = list(finished.values())
-                for event in events:  # nobody waits for an answer that will not come
-                    event.set()
+        live.taking_turns(jobs > 1)  # side by side, workers take turns from an agent's exit to the next's start
+        try:
+            while (unit := take()) is not None:
+                try:
+                    one(unit)
+                except BaseException as exc:  # noqa: BLE001 - raised again below, in the calling thread
+                    with lock:
+                        errors.append(exc)
+                        events = list(finished.values())
+                    for event in events:  # nobody waits for an answer that will not come
+                        event.set()
+        finally:
+            live.taking_turns(False)
 
     try:
         if jobs <= 1:

@@ -463,3 +463,19 @@ def test_preparing_never_loads_pydantic(tmp_path):
     for _ in range(2):  # cold, then planned from the recorded cases
         result = subprocess.run([sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")], check=False)
         assert result.returncode == 0  # 9 would mean pydantic was imported
+
+
+def test_the_cases_of_a_domain_follow_the_cases_as_they_change():
+    from bceval.review.cases import Derivation, ReviewCase
+
+    def case(name, domain):
+        return ReviewCase(name, model_id(name), domain, f"{domain}/{name}.al", [])
+
+    derivation = Derivation(leaves=[], cases=[case("a", "ui"), case("b", "perf"), case("c", "ui")])
+    assert [c.id for c in derivation.cases_of("ui")] == ["a", "c"] and derivation.cases_of("none") == []
+    derivation.cases.append(case("d", "ui"))  # grown
+    assert [c.id for c in derivation.cases_of("ui")] == ["a", "c", "d"]
+    derivation.cases = [case("e", "perf")]  # replaced
+    assert derivation.cases_of("ui") == [] and [c.id for c in derivation.cases_of("perf")] == ["e"]
+    derivation.cases_of("perf").clear()  # a caller's list is its own
+    assert [c.id for c in derivation.cases_of("perf")] == ["e"]

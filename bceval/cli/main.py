@@ -140,10 +140,12 @@ def dispatch(args: argparse.Namespace) -> int:
         check_health_inputs(settings)
         return report_health(settings, run_graph(settings, ["health_files"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
+        from bceval.corpus.layers import scan_corpus
         from bceval.steps.answer import warn_preflight
 
-        warn_preflight(settings)  # nothing is written unless the whole command line makes sense
-        return run_graph(settings, ["answered"], verbose=verbose)
+        listing = scan_corpus(settings.corpus)  # once: the checks and the graph read the same listing
+        warn_preflight(settings, listing)  # nothing is written unless the whole command line makes sense
+        return run_graph(settings, ["answered"], verbose=verbose, listing=listing)
     if args.subcommand == "score":
         from bceval.steps.ci import score_outputs
 

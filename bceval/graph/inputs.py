@@ -23,8 +23,10 @@ from bceval.steps.prepare import file_signature  # noqa: F401 - graph.loader (an
 class GraphInputs:
     """The shared, cached inputs of one graph (one set of settings)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, listing: Listing | None = None) -> None:
         self.settings = settings
+        if listing is not None:  # scanned by the caller (after the same input checks)
+            self.__dict__["_listed"] = listing
         self.prep = settings.prepare_dir
         self.corpus_dir = str(settings.corpus)
         # what every prepare task's output depends on besides its own inputs

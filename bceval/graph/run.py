@@ -7,8 +7,11 @@ from typing import Any
 from bceval.config import Settings
 
 
-def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False) -> int:
-    """Run tasks through doit; doit's 'error before running' (3) becomes usage (2)."""
+def run_graph(
+    settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False, listing: Any = None
+) -> int:
+    """Run tasks through doit; doit's 'error before running' (3) becomes usage (2). `listing`: the corpus's, when
+    the caller scanned it already."""
     from bceval.steps.output import open_output
     from bceval.steps.prepare import index_state_file
 
@@ -22,7 +25,12 @@ def run_graph(settings: Settings, tasks: list[str], force: bool = False, verbose
         return prepare_graph(settings, args, _namespace)
     from bceval.graph.doitlib import run_namespace
 
-    return run_namespace(_namespace(settings, None, tasks), args)
+    inputs = None
+    if listing is not None:
+        from bceval.graph.inputs import GraphInputs
+
+        inputs = GraphInputs(settings, listing)
+    return run_namespace(_namespace(settings, inputs, tasks), args)
 
 
 def _namespace(settings: Settings, inputs: Any, tasks: list[str] | None = None) -> dict[str, Any]:

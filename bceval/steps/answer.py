@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import Agent, ReviewSetup, make_agent
 from bceval.config import Settings, agent_settings
+from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
 from bceval.jsonio import dumps, dumps_compact, parse_json, read_regular_bytes, write_atomic
@@ -21,7 +22,7 @@ from bceval.layout import infra_files, infra_name, result_files, result_name
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
 from bceval.runs.transcript import write_prompt, write_transcript
-from bceval.steps.prepare import derive, recorded_cases, require_complete
+from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
 
 if TYPE_CHECKING:
     from bceval.agents.base import Answer
@@ -63,13 +64,16 @@ def cases_to_answer(settings: Settings, cases: list[ReviewCase]) -> list[ReviewC
     return shard_cases(selected_cases(settings, cases) or cases, settings.shard)
 
 
-def preflight(settings: Settings) -> list[str]:
+def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
-    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
+    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. `listing`:
+    the corpus's, when the caller scanned it already; the cases are the recorded ones while nothing they come
+    from changed (planned_cases, as the graph plans them), else derived."""
     from bceval.runs.record import new_record, read_record
 
     warnings = []
-    derivation, _, _ = derive(settings)
+    listing = listing or scan_corpus(settings.corpus)
+    derivation = planned_cases(settings, listing) or derive(settings, listing)[0]
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.live:
@@ -160,9 +164,9 @@ def run_facts(settings: Settings) -> Any:
     )
 
 
-def warn_preflight(settings: Settings) -> None:
+def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
     """Check an answer command before anything is written (see preflight) and print its warnings."""
-    for warning in preflight(settings):
+    for warning in preflight(settings, listing):
         print(warning, file=sys.stderr)
 
 

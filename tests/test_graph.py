@@ -266,3 +266,42 @@ def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, 
     assert "task_verdict" in whole and "task_summary" in whole and whole[-1] == "task_summary"
     assert not {"task_verdict", "task_summary", "task_score"} & set(answering)
     assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order
+
+
+def test_what_a_prepare_depends_on_leaves_out_who_answers_and_which_cases(graph_corpus, tmp_path):
+    from dataclasses import replace
+
+    from bceval.graph.inputs import GraphInputs
+
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    answering = replace(settings, adapter="command", command="agent", model="m", jobs=8, cases=("ui-bad",), run="r")
+    prepared = GraphInputs(settings).prepared_inputs()
+    assert GraphInputs(answering).prepared_inputs() == prepared
+    assert GraphInputs(replace(settings, manifest=None)).prepared_inputs() != prepared
+    assert GraphInputs(replace(settings, out=tmp_path / "o2")).prepared_inputs() != prepared
+
+
+def test_an_answer_after_a_prepare_plans_none_of_the_prepare_stage_until_an_input_changes(
+    graph_corpus, tmp_path, monkeypatch
+):
+    from dataclasses import replace
+
+    from bceval.graph import loader
+    from bceval.graph.run import run_graph as run_cli_graph
+
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    assert run_cli_graph(settings, ["prepare"]) == 0
+    planned: list[int] = []
+    real = loader.prepare_tasks
+    monkeypatch.setattr(loader, "prepare_tasks", lambda inputs: planned.append(1) or real(inputs))
+    answering = replace(settings, adapter="oracle", jobs=2)
+    assert run_cli_graph(answering, ["answered"]) == 0
+    results = sorted(p.name for p in answering.results_dir.glob("result-case-*.json"))
+    assert planned == [] and len(results) == 6
+    # a rerun finds doit's state changed since the prepare: the graph checks the prepare stage again, as before
+    assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]
+    assert run_cli_graph(settings, ["prepare"]) == 0
+    planned.clear()
+    article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
+    article.write_text(article.read_text() + "\nEdited after the prepare.\n")
+    assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]  # the edit is prepared before answering

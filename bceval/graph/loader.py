@@ -54,13 +54,20 @@ STAGES_OF = {
 
 
 def build_namespace(
-    settings: Settings, inputs: GraphInputs | None = None, tasks: list[str] | None = None
+    settings: Settings, inputs: GraphInputs | None = None, tasks: list[str] | None = None, prepared: bool = False
 ) -> dict[str, Any]:
     """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it); `inputs`: this
     graph's, when the caller read them already; `tasks`: the tasks the run asks for, when it is one of STAGES_OF
-    only their stages are in it. The tasks are defined in the order of this namespace (see doitlib.uncaptured)."""
+    only their stages are in it; `prepared`: the prepare is up to date as a whole (graph.uptodate.prepared_as_is),
+    so its stage is one task with nothing to do. The tasks are defined in the order of this namespace (see
+    doitlib.uncaptured)."""
     inputs = inputs or GraphInputs(settings)
     wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
+    if prepared and wanted is not None and "prepare" in wanted:
+        wanted = tuple(stage for stage in wanted if stage != "prepare")
+        stages_made: dict[str, Any] = {"task_prepare": _prepared}
+    else:
+        stages_made = {}
     stages: dict[str, Callable[[], dict[str, Any]]] = {
         "prepare": lambda: prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
@@ -72,7 +79,7 @@ def build_namespace(
         "experiment": lambda: experiment_tasks(settings, prepare_variant),
         "view": lambda: view_tasks(settings),
     }
-    made: dict[str, Any] = {}
+    made: dict[str, Any] = stages_made
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
             made.update(make())
@@ -80,6 +87,11 @@ def build_namespace(
     if summary is not None:
         made["task_summary"] = summary
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
+
+
+def _prepared() -> dict[str, Any]:
+    """The prepare stage, found up to date as a whole before the graph was built: nothing of it to plan or check."""
+    return {"actions": None, "uptodate": [True]}
 
 
 def prepare_variant(variant: Settings) -> int:

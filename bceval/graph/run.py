@@ -30,10 +30,19 @@ def run_graph(
         from bceval.graph.inputs import GraphInputs
 
         inputs = GraphInputs(settings, listing)
-    return run_namespace(_namespace(settings, inputs, tasks), args)
+    prepared = False
+    if tasks == ["answered"] and not force and not verbose:  # verbose: every task's line, the prepare stage's too
+        from bceval.graph.inputs import GraphInputs
+        from bceval.graph.uptodate import prepared_as_is
 
-
-def _namespace(settings: Settings, inputs: Any, tasks: list[str] | None = None) -> dict[str, Any]:
+        inputs = inputs or GraphInputs(settings)
+        prepared = prepared_as_is(settings, inputs)
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
 
-    return build_namespace(settings, inputs, tasks)
+    return run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
+
+
+def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:
+    from bceval.graph.loader import build_namespace  # every stage's tasks, and doit: only for a graph that runs
+
+    return build_namespace(settings, inputs)

@@ -7,6 +7,7 @@ Preparing never loads pydantic (scoring, adapters, scorecards and health do, in 
 from __future__ import annotations
 
 import array
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -16,7 +17,7 @@ from typing import Any
 
 from bceval import __version__
 from bceval.clock import generated_at
-from bceval.config import Settings
+from bceval.config import PARTS, Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
@@ -453,10 +454,28 @@ def _stat_state(path: str) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
+# The parts of the settings no prepare reads (who answers and how, which cases, where results go, an experiment
+# arm's context): a prepare made under other values of them is the same prepare, so `bceval answer` finds the one
+# `bceval prepare` made up to date (graph.uptodate.prepared_as_is).
+ANSWERING_PARTS = ("agent", "selection", "results", "arm")
+
+
+def prepare_view(settings: Settings) -> Settings:
+    """`settings` with every setting of ANSWERING_PARTS at its default: what a prepare depends on."""
+    defaults: dict[str, Any] = {}
+    for part in ANSWERING_PARTS:
+        for field in dataclasses.fields(PARTS[part]):
+            if field.default is not dataclasses.MISSING:
+                defaults[field.name] = field.default
+            elif field.default_factory is not dataclasses.MISSING:
+                defaults[field.name] = field.default_factory()
+    return dataclasses.replace(settings, **defaults)
+
+
 def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str:
-    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings,
-    the corpus listing with every listed file's size and modification time (`states`: listed_states), those of
-    any case input the recorded cases name outside it, and the manifest's."""
+    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings
+    (prepare_view's), the corpus listing with every listed file's size and modification time (`states`:
+    listed_states), those of any case input the recorded cases name outside it, and the manifest's."""
     outside: list[Any] = []
     try:
         recorded = load_own_json(cases_file(settings))
@@ -465,7 +484,8 @@ def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not prepared yet (or not readable): its outputs' state says so too
     manifest = _state_of(settings.manifest) if settings.manifest is not None else None
-    head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(settings), listing.digest, manifest, outside]
+    head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(prepare_view(settings)), listing.digest]
+    head += [manifest, outside]
     digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
     for folder, names in listing.sorted_names.items():  # every listed file's size and mtime, in name order
         found = states[folder]

@@ -305,3 +305,19 @@ def test_an_answer_after_a_prepare_plans_none_of_the_prepare_stage_until_an_inpu
     article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
     article.write_text(article.read_text() + "\nEdited after the prepare.\n")
     assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]  # the edit is prepared before answering
+
+
+def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
+    from dataclasses import replace
+
+    from bceval.graph.inputs import GraphInputs
+
+    kept = tmp_path / "manifests" / "fixtures.json"
+    kept.parent.mkdir()
+    kept.write_bytes((graph_corpus.root / "evaluation" / "review-fixtures.json").read_bytes())
+    link = tmp_path / "manifest-link.json"
+    link.symlink_to(kept)
+    settings = replace(settings_for(graph_corpus.root, tmp_path / "out"), manifest=link)
+    before = GraphInputs(settings).prepared_inputs()
+    kept.write_text(kept.read_text() + "\n")  # the file the link names changes; the link itself does not
+    assert GraphInputs(settings).prepared_inputs() != before

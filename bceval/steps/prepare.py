@@ -29,7 +29,8 @@ from bceval.review.coverage import changed_articles, coverage_document, coverage
 from bceval.review.manifest import CheckedManifest, read_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import domain_files, review_request
-from bceval.review.rows import (
+from bceval.review.rows import FORMAT as ROWS_FORMAT
+from bceval.review.rows import (  # noqa: I001 - the format under its own name, beside the rest
     GroupRows,
     changed_domains,
     encode_group,
@@ -483,9 +484,10 @@ def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str
         outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs if not listing.has_file(rel)]
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not prepared yet (or not readable): its outputs' state says so too
-    manifest = _state_of(settings.manifest) if settings.manifest is not None else None
-    head = [__version__, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(prepare_view(settings)), listing.digest]
-    head += [manifest, outside]
+    # the manifest as it is read: through a link to the file it names (a link's own state does not change with it)
+    manifest = _followed_state(settings.manifest) if settings.manifest is not None else None
+    head = [__version__, ROWS_FORMAT, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(prepare_view(settings))]
+    head += [listing.digest, manifest, outside]
     digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
     for folder, names in listing.sorted_names.items():  # every listed file's size and mtime, in name order
         found = states[folder]
@@ -510,6 +512,15 @@ def _state_of(path: Path) -> list[Any] | None:
     except OSError:
         return None
     return _entry_state(path.name, info)
+
+
+def _followed_state(path: Path) -> list[Any] | None:
+    """_state_of the file `path` names, through any link (with the link's own state beside it)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [_entry_state(path.name, info), _state_of(path)]
 
 
 def _entry_state(name: str, info: os.stat_result) -> list[Any]:

@@ -63,11 +63,10 @@ def build_namespace(
     doitlib.uncaptured)."""
     inputs = inputs or GraphInputs(settings)
     wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
+    made: dict[str, Any] = {}
     if prepared and wanted is not None and "prepare" in wanted:
         wanted = tuple(stage for stage in wanted if stage != "prepare")
-        stages_made: dict[str, Any] = {"task_prepare": _prepared}
-    else:
-        stages_made = {}
+        made["task_prepare"] = _prepared
     stages: dict[str, Callable[[], dict[str, Any]]] = {
         "prepare": lambda: prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
@@ -79,7 +78,6 @@ def build_namespace(
         "experiment": lambda: experiment_tasks(settings, prepare_variant),
         "view": lambda: view_tasks(settings),
     }
-    made: dict[str, Any] = stages_made
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
             made.update(make())

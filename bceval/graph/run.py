@@ -24,21 +24,13 @@ def run_graph(
 
         return prepare_graph(settings, args, _namespace)
     from bceval.graph.doitlib import run_namespace
-
-    inputs = None
-    if listing is not None:
-        from bceval.graph.inputs import GraphInputs
-
-        inputs = GraphInputs(settings, listing)
-    prepared = False
-    if tasks == ["answered"] and not force and not verbose:  # verbose: every task's line, the prepare stage's too
-        from bceval.graph.inputs import GraphInputs
-        from bceval.graph.uptodate import prepared_as_is
-
-        inputs = inputs or GraphInputs(settings)
-        prepared = prepared_as_is(settings, inputs)
+    from bceval.graph.inputs import GraphInputs
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
+    from bceval.graph.uptodate import prepared_as_is
 
+    inputs = GraphInputs(settings, listing)
+    # an answer's prepare stage, up to date as a whole, is not planned (verbose: every task's line, the stage's too)
+    prepared = tasks == ["answered"] and not force and not verbose and prepared_as_is(settings, inputs)
     return run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
 
 

@@ -30,7 +30,7 @@ from bceval.review.manifest import CheckedManifest, read_manifest
 from bceval.review.prepdir import prune, strays
 from bceval.review.requests import domain_files, review_request
 from bceval.review.rows import FORMAT as ROWS_FORMAT
-from bceval.review.rows import (  # noqa: I001 - the format under its own name, beside the rest
+from bceval.review.rows import (
     GroupRows,
     changed_domains,
     encode_group,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -321,3 +322,33 @@ def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
     before = GraphInputs(settings).prepared_inputs()
     kept.write_text(kept.read_text() + "\n")  # the file the link names changes; the link itself does not
     assert GraphInputs(settings).prepared_inputs() != before
+
+
+def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path):
+    from bceval.corpus.layers import scan_corpus
+    from bceval.steps.prepare import file_signature, listed_states, signature_of
+
+    folder = tmp_path / "microsoft" / "knowledge" / "ui"
+    folder.mkdir(parents=True)
+    for name in ("a.md", "b.md"):
+        (folder / name).write_text("text\n", encoding="utf-8")
+    rels = ["microsoft/knowledge/ui/a.md", "microsoft/knowledge/ui/b.md"]
+    root = str(tmp_path)
+
+    def signature(names: list[str] = rels) -> str:
+        states = listed_states(root, scan_corpus(tmp_path))
+        from_states = signature_of(root, names, states)
+        assert from_states == file_signature(root, names)  # the listed stats and fresh ones agree
+        return from_states
+
+    seen = {signature()}
+    assert signature() in seen  # nothing changed: the same signature
+    (folder / "a.md").write_text("longer text\n", encoding="utf-8")
+    seen.add(signature())
+    os.utime(folder / "b.md", ns=(1, 1))
+    seen.add(signature())
+    seen.add(signature(rels[::-1]))
+    seen.add(signature([*rels, "microsoft/knowledge/ui/c.md"]))  # a file that is not there
+    (folder / "b.md").rename(folder / "c.md")
+    seen.add(signature(["microsoft/knowledge/ui/a.md", "microsoft/knowledge/ui/c.md"]))
+    assert len(seen) == 6

@@ -98,6 +98,14 @@ def _touch(path: Path, round_number: int) -> None:
         path.write_text(text + f"\nEdit {round_number}.\n", encoding="utf-8")
 
 
+def _settle() -> None:
+    """Write every dirty page out before a measurement starts: a freshly written corpus, and the files of the
+    measurement before (an experiment leaves ~100,000), are otherwise flushed by the kernel in the middle of the
+    next measurement, on one of this machine's two cores."""
+    if hasattr(os, "sync"):
+        os.sync()
+
+
 def measured_environment() -> dict[str, str]:
     """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on.
 
@@ -131,8 +139,7 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         shutil.copytree(source, corpus, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         articles = len(list(corpus.glob("*/knowledge/**/*.md")))
         shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
-    if hasattr(os, "sync"):
-        os.sync()  # flush the freshly written corpus now, not in the middle of the first measurement
+    _settle()
     env = measured_environment()
     base = BCEVAL
 
@@ -311,6 +318,7 @@ def measure_live(
     where = scratch / f"live-{answers}-{jobs}"
     corpus = where / "corpus"
     generate_live_corpus(corpus, answers)
+    _settle()
     agent = _fixed_time_agent(where / "bin", seconds)
     base = BCEVAL
     runs, floors, answered = [], [], 0
@@ -404,6 +412,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
 
     corpus, out = scratch / "api-corpus", scratch / "api-out"
     generate_live_corpus(corpus, answers)
+    _settle()
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
     base = [sys.executable, "-m", "bceval"]
     where = ["--corpus", str(corpus), "--out", str(out)]
@@ -438,6 +447,7 @@ def measure_experiment(
     where = scratch / "experiment"
     corpus = where / "corpus"
     generate_live_corpus(corpus, cases)
+    _settle()
     agent = _fixed_time_agent(where / "bin", seconds)
     experiment = _experiment_file(where / "bench.yaml", "bench", corpus, agent, arms, epochs, None)
     base = [*BCEVAL, "experiment"]

@@ -101,6 +101,31 @@ def test_a_setsid_daemon_is_ended_with_its_agent(tmp_path):
     assert live.become_subreaper()
 
 
+@linux_only
+def test_an_orphan_that_exited_before_its_agent_was_ended_is_reaped(tmp_path):
+    """The orphan is a zombie by the time the agent is ended: nothing is left to kill, and the table read to see
+    that is the one the reaping goes by."""
+    pids = tmp_path / "pids"
+    agent = script(
+        tmp_path / "agent",
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'pass'], start_new_session=True)\n"
+        f"open({str(pids)!r}, 'w').write(str(child.pid))\n",
+    )
+    assert live.become_subreaper()
+    with tempfile.TemporaryFile() as out:
+        process = live.start([str(agent)], None, dict(os.environ), out, out, stdin=subprocess.DEVNULL)
+        process.wait(timeout=30)
+        orphan = int(pids.read_text())
+        deadline = time.monotonic() + 10
+        while live._stat(orphan) is not None and live._stat(orphan)[2] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert live._stat(orphan) == (os.getpid(), orphan, "Z")  # adopted by bceval, exited, not yet reaped
+        live.end(process)
+        live.forget(process)
+    assert live._stat(orphan) is None  # reaped
+
+
 def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
     folders = [live.new_folder("view") for _ in range(3)]
     (folders[0] / "file").write_text("x")

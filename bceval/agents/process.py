@@ -332,11 +332,12 @@ class LiveAgent(AgentBase):
                 live.end(process)  # the case is over: nothing the agent started outlives it
                 live.forget(process)
             wall = time.monotonic() - started
-            out.seek(0)
-            raw = out.read(MAX_JSON_BYTES + 1)
-            err.seek(0)
-            raw_err = err.read(TRANSCRIPT_CAP)
+            # the sizes first: a read of "up to the cap" sets aside the whole cap (32 MiB) for a 100-byte answer
             out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
+            out.seek(0)
+            raw = out.read(min(out_size, MAX_JSON_BYTES) + 1)
+            err.seek(0)
+            raw_err = err.read(min(err_size, TRANSCRIPT_CAP))
         record.update(
             exitCode=process.returncode,
             wallSeconds=round(wall, 3),

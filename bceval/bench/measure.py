@@ -481,9 +481,11 @@ def measure_experiment(
             _run([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
         progress(f"bench: experiment report of {arms * epochs * size} answers")
         timed = [_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds for _ in range(repeat)]
-        # and once without the verdicts an earlier report kept (every result file read and judged again)
-        for kept in OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"):
-            shutil.rmtree(kept)
+        # and once without the verdicts an earlier report kept (every result file read and judged again); they
+        # are moved out of the way, not deleted: thousands of freed inodes would slow every file this and the
+        # next measurements create (see the module's docstring)
+        for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
+            kept.rename(where / f"kept-verdicts-{name}-{number}")
         cold = _run([*base, "report", str(path), "--out", str(out)], agent.env).seconds
         reports.append(
             {"answers": arms * epochs * size, "medianSeconds": round(_median(timed), 3), "coldSeconds": round(cold, 3)}

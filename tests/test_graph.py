@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import os
 import shutil
 import time
@@ -325,8 +326,7 @@ def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
 
 
 def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path):
-    from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import file_signature, listed_states, signature_of
+    from bceval.steps.prepare import file_signature
 
     folder = tmp_path / "microsoft" / "knowledge" / "ui"
     folder.mkdir(parents=True)
@@ -336,10 +336,7 @@ def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path
     root = str(tmp_path)
 
     def signature(names: list[str] = rels) -> str:
-        states = listed_states(root, scan_corpus(tmp_path))
-        from_states = signature_of(root, names, states)
-        assert from_states == file_signature(root, names)  # the listed stats and fresh ones agree
-        return from_states
+        return file_signature(root, names)
 
     seen = {signature()}
     assert signature() in seen  # nothing changed: the same signature
@@ -352,3 +349,51 @@ def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path
     (folder / "b.md").rename(folder / "c.md")
     seen.add(signature(["microsoft/knowledge/ui/a.md", "microsoft/knowledge/ui/c.md"]))
     assert len(seen) == 6
+
+
+def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those(tmp_path):
+    from bceval.corpus.layers import scan_corpus
+    from bceval.steps.prepare import group_signatures, listed_states
+
+    ui, deeper, other = (tmp_path / "microsoft" / "knowledge" / rel for rel in ("ui", "ui/deeper", "posting"))
+    for folder in (ui, deeper, other):
+        folder.mkdir(parents=True)
+        (folder / "a.md").write_text("text\n", encoding="utf-8")
+    (ui / "a.good.al").write_text("code\n", encoding="utf-8")
+    groups = ["microsoft/knowledge/ui", "microsoft/knowledge/posting"]
+
+    def signatures() -> dict[str, str]:
+        listing = scan_corpus(tmp_path)
+        return group_signatures(listing, listed_states(str(tmp_path), listing), groups)
+
+    first = signatures()
+    assert signatures() == first and len(set(first.values())) == 2  # stable, and one per group
+    seen = {first["microsoft/knowledge/ui"]}
+    changes = [
+        lambda: (ui / "a.md").write_text("longer text\n", encoding="utf-8"),  # a size
+        lambda: os.utime(ui / "a.good.al", ns=(1, 1)),  # a sample's time
+        lambda: (deeper / "b.md").write_text("text\n", encoding="utf-8"),  # an added file, one folder down
+        lambda: (deeper / "b.md").rename(deeper / "c.md"),  # a rename
+        lambda: (ui / "a.good.al").unlink(),  # a removal
+    ]
+    for change in changes:
+        change()
+        now = signatures()
+        assert now["microsoft/knowledge/posting"] == first["microsoft/knowledge/posting"]  # not this group's file
+        seen.add(now["microsoft/knowledge/ui"])
+    assert len(seen) == len(changes) + 1
+
+
+def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
+    from bceval.corpus.layers import scan_corpus
+    from bceval.steps.prepare import listed_states
+
+    folder = tmp_path / "microsoft" / "knowledge" / "ui"
+    folder.mkdir(parents=True)
+    for name in ("a.md", "b.md"):
+        (folder / name).write_text("text\n", encoding="utf-8")
+    listing = scan_corpus(tmp_path)
+    (folder / "a.md").unlink()  # listed, then gone
+    numbers = array.array("q", listed_states(str(tmp_path), listing)["microsoft/knowledge/ui"])
+    info = (folder / "b.md").stat()
+    assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order

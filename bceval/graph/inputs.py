@@ -53,12 +53,22 @@ class GraphInputs:
         return steps.planned_cases(self.settings, self.listing)
 
     @cached_property
-    def groups(self) -> dict[str, list[str]]:
-        return steps.knowledge_groups(self.listing)
+    def group_folders(self) -> dict[str, list[str]]:
+        """Every knowledge group with a listed file, and its folders (steps.group_folders)."""
+        return steps.group_folders(self.listing)
 
     @cached_property
-    def samples(self) -> dict[str, list[str]]:
-        return steps.sample_groups(self.listing)
+    def groups(self) -> list[str]:
+        """The knowledge groups that hold an article: one rows task each (steps.article_group), in ordinal order."""
+        listing = self.listing
+        return [group for group, folders in self.group_folders.items() if steps.has_articles(listing, folders)]
+
+    @cached_property
+    def loose_samples(self) -> list[list[str]]:
+        """The samples of each group without an article (validation reads them: no rows task does)."""
+        listing, with_rows = self.listing, set(self.groups)
+        loose = [steps.group_files(listing, fs, ".al") for g, fs in self.group_folders.items() if g not in with_rows]
+        return [rels for rels in loose if rels]
 
     @cached_property
     def file_states(self) -> steps.States:
@@ -67,10 +77,8 @@ class GraphInputs:
 
     @cached_property
     def signatures(self) -> dict[str, str]:
-        """A stat signature per knowledge group (steps.file_signature of its articles and samples)."""
-        samples, root, states = self.samples, self.corpus_dir, self.file_states
-        groups = self.groups.items()
-        return {group: steps.signature_of(root, rels + samples.get(group, []), states) for group, rels in groups}
+        """A stat signature per knowledge group: of every listed file in its folders (steps.group_signatures)."""
+        return steps.group_signatures(self.listing, self.file_states, self.groups)
 
     def prepared_inputs(self) -> str | None:
         """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a

@@ -56,10 +56,8 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     def task_validate() -> dict:
         """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
-        groups = inputs.groups
-        loose = [rels for group, rels in inputs.samples.items() if group not in groups]  # samples without articles
         return {
-            "actions": [action(steps.report_validation, settings, loose)],
+            "actions": [action(steps.report_validation, settings, inputs.loose_samples)],
             "task_dep": ["cases", "rows"],
             "uptodate": [False],
         }
@@ -75,10 +73,11 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     def task_rows() -> Iterator[dict]:
         """Knowledge-index rows, one task per knowledge folder (see steps.article_group)."""
-        for group, rels in inputs.groups.items():
+        listing, folders = inputs.listing, inputs.group_folders
+        for group in inputs.groups:
             yield {
                 "name": group,
-                "actions": [action(steps.write_rows, settings, group, rels, inputs.samples.get(group, []))],
+                "actions": [action(steps.write_group_rows, settings, listing, group, folders[group])],
                 "targets": [str(steps.rows_file(settings, group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
@@ -136,11 +135,11 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         """Validate, then write the neutral request directory (out/review/ by default)."""
         model_ids = inputs.model_ids
         return {
-            "actions": [action(steps.finish_prepare, settings, list(inputs.groups))],
+            "actions": [action(steps.finish_prepare, settings, inputs.groups)],
             "task_dep": ["cases", "index", "domain", "review_request"],
             "uptodate": [
                 config_changed({**basics, "planned": inputs.plan is not None}),
-                lambda: steps.nothing_to_prune(settings, list(inputs.groups), inputs.domains, model_ids),
+                lambda: steps.nothing_to_prune(settings, inputs.groups, inputs.domains, model_ids),
                 lambda: not steps.incomplete_marker(settings).exists(),
             ],
         }

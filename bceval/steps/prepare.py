@@ -9,9 +9,9 @@ from __future__ import annotations
 import array
 import dataclasses
 import hashlib
-import itertools
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,27 @@ def article_group(rel: str) -> str:
     return "/".join(parts[:3]) if len(parts) >= 4 else "/".join(parts[:2])
 
 
+def group_folders(listing: Listing) -> dict[str, list[str]]:
+    """Every knowledge group (`article_group`) with a listed file, and its folders; both in ordinal order. Folder
+    by folder: the graph plans a rows task per group on every run, and reads a group's files only to build it."""
+    folders: dict[str, list[str]] = {}
+    for folder in listing.sorted_names:
+        if folder.split("/", 2)[1:2] == ["knowledge"]:
+            folders.setdefault(article_group(f"{folder}/x"), []).append(folder)
+    return {group: folders[group] for group in sorted(folders)}
+
+
+def group_files(listing: Listing, folders: list[str], suffix: str) -> list[str]:
+    """The paths in `folders` whose names end in `suffix`, in ordinal order."""
+    names = listing.sorted_names
+    return sorted(f"{folder}/{name}" for folder in folders for name in names[folder] if name.endswith(suffix))
+
+
+def has_articles(listing: Listing, folders: list[str]) -> bool:
+    """Whether a group of `folders` holds an article (`*.md`): only such a group has rows."""
+    return any(name.endswith(".md") for folder in folders for name in listing.sorted_names[folder])
+
+
 def knowledge_groups(listing: Listing) -> dict[str, list[str]]:
     """Every indexed article by `article_group`; groups and the paths in each in ordinal order."""
     return _grouped(listing, ".md")
@@ -83,13 +104,8 @@ def sample_groups(listing: Listing) -> dict[str, list[str]]:
 
 
 def _grouped(listing: Listing, suffix: str) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for folder, names in listing.by_dir.items():
-        if folder.split("/", 2)[1] == "knowledge":
-            rels = [f"{folder}/{name}" for name in names if name.endswith(suffix)]
-            if rels:
-                groups.setdefault(article_group(f"{folder}/x"), []).extend(rels)
-    return {group: sorted(groups[group]) for group in sorted(groups)}  # ordinal: only needs to be fixed
+    grouped = {group: group_files(listing, folders, suffix) for group, folders in group_folders(listing).items()}
+    return {group: rels for group, rels in grouped.items() if rels}
 
 
 def rows_file(settings: Settings, group: str) -> Path:
@@ -231,6 +247,11 @@ def write_rows(settings: Settings, group: str, rels: list[str], samples: list[st
     ordered = sorted_texts(rels)  # one layer, so path order is index order
     rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
     write_atomic(rows_file(settings, group), encode_group(rows))
+
+
+def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
+    """write_rows of a group given by its folders (group_folders): its articles and samples found when it runs."""
+    write_rows(settings, group, group_files(listing, folders, ".md"), group_files(listing, folders, ".al"))
 
 
 def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
@@ -400,66 +421,71 @@ def write_coverage(settings: Settings) -> None:
 
 def file_signature(root: str, rels: list[str]) -> str:
     """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
-    return signature_of(root, rels, {})
+    digest = hashlib.sha256(f"{len(rels)}\0{chr(0).join(rels)}\0".encode())  # how many names, then each
+    values = array.array("q")
+    for rel in rels:
+        values.extend(_stat_state(f"{root}/{rel}") or _UNREADABLE)
+    digest.update(values.tobytes())
+    return digest.hexdigest()
 
 
 _IN_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+_UNREADABLE = (-1, -1)  # the (size, mtime) of a listed file that cannot be stat'ed (no size is negative)
 
-
-States = dict[str, dict[str, "tuple[int, int] | None"]]  # folder -> file name -> (size, mtime); None: unreadable
+# folder -> the (size, modification time) of each of its listed files, in name order (Listing.sorted_names), as
+# 64-bit numbers: what a prepare's inputs digest and the knowledge groups' signatures hash, with no per-file work
+States = dict[str, bytes]
 
 
 def listed_states(root: str, listing: Listing) -> States:
     """Every listed file's (size, modification time), by folder: one stat each, inside its folder opened once
-    where the system can (the only per-file cost of a no-op prepare; the names are the listing's own strings,
-    whose hashes are known already)."""
-    states: States = {}
-    for folder, names in listing.by_dir.items():
-        found: dict[str, tuple[int, int] | None] = {}
-        states[folder] = found
-        handle = None
-        if _IN_FOLDER:
+    where the system can, written straight into the folder's numbers (the only per-file cost of a no-op
+    prepare)."""
+    return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in listing.sorted_names.items()}
+
+
+def _folder_states(path: str, names: list[str]) -> bytes:
+    handle = None
+    if _IN_FOLDER:
+        try:
+            handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            pass  # missing, or not readable: its files by their paths
+    values = array.array("q")
+    add = values.append
+    try:
+        for name in names:
             try:
-                handle = os.open(f"{root}/{folder}", os.O_RDONLY | os.O_DIRECTORY)
+                info = os.stat(f"{path}/{name}") if handle is None else os.stat(name, dir_fd=handle)
             except OSError:
-                pass  # missing, or not readable: its files by their paths
-        try:
-            for name in names:
-                try:
-                    info = os.stat(f"{root}/{folder}/{name}") if handle is None else os.stat(name, dir_fd=handle)
-                    found[name] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    found[name] = None
-        finally:
-            if handle is not None:
-                os.close(handle)
-    return states
+                values.extend(_UNREADABLE)
+                continue
+            add(info.st_size)
+            add(info.st_mtime_ns)
+    finally:
+        if handle is not None:
+            os.close(handle)
+    return values.tobytes()
 
 
-def signature_of(root: str, rels: list[str], states: States) -> str:
-    """file_signature of `rels`, from the stats `states` has (listed_states) and a stat of any other: their names,
-    then every one's size and modification time as 64-bit numbers (_packed), not as text (a touch of
-    a 25,000-article corpus takes the signature of all of them)."""
-    values = []
-    for rel in rels:
-        folder, _, name = rel.rpartition("/")
-        try:
-            state = states[folder][name]
-        except KeyError:
-            state = _stat_state(f"{root}/{rel}")
-        values.append(state)
-    names = "\0".join(rels)
-    digest = hashlib.sha256(f"{len(rels)}\0{names}\0".encode())  # how many names, then each
-    digest.update(_packed(values))
-    return digest.hexdigest()
-
-
-def _packed(states: list[tuple[int, int] | None]) -> bytes:
-    """(size, modification time) states as 64-bit numbers, (-1, -1) for a file that cannot be read (no size is
-    negative): what the signatures and a prepare's inputs digest, without formatting a number per file."""
-    if None in states:
-        states = [state or (-1, -1) for state in states]
-    return array.array("q", itertools.chain.from_iterable(states)).tobytes()  # type: ignore[arg-type]
+def group_signatures(listing: Listing, states: States, groups: Iterable[str]) -> dict[str, str]:
+    """A stat signature of each knowledge group in `groups`: the names, sizes and modification times of every
+    listed file in the group's folders (its articles and samples, and anything else there, which only makes a
+    rebuild more eager), a folder at a time from `states`."""
+    folders: dict[str, list[str]] = {}
+    for folder in listing.sorted_names:
+        if folder.split("/", 2)[1:2] == ["knowledge"]:
+            folders.setdefault(article_group(f"{folder}/x"), []).append(folder)
+    signatures = {}
+    for group in groups:
+        digest = hashlib.sha256()
+        for folder in folders.get(group, []):
+            names = listing.sorted_names[folder]
+            # how many names, the folder, the names: the numbers after them are 16 bytes a name
+            digest.update(f"{len(names)}\0{folder}\0{chr(0).join(names)}\0".encode())
+            digest.update(states[folder])
+        signatures[group] = digest.hexdigest()
+    return signatures
 
 
 def _stat_state(path: str) -> tuple[int, int] | None:
@@ -504,9 +530,8 @@ def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str
     head = [__version__, ROWS_FORMAT, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(prepare_view(settings))]
     head += [listing.digest, manifest, outside]
     digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
-    for folder, names in listing.sorted_names.items():  # every listed file's size and mtime, in name order
-        found = states[folder]
-        digest.update(_packed([found[name] for name in names]))
+    for folder in listing.sorted_names:  # every listed file's size and mtime, in name order
+        digest.update(states[folder])
     return digest.hexdigest()
 
 

@@ -8,7 +8,6 @@ published page, in HTML a tag is code. Each function here returns the text as it
 
 from __future__ import annotations
 
-import html as _html
 import re
 import unicodedata
 
@@ -51,7 +50,9 @@ def markdown_code(text: str) -> str:
 
 def html(text: str) -> str:
     """Text for HTML: markup escaped (quotes included) and controls shown as escapes."""
-    return _html.escape(console(text))
+    from html import escape  # here: the module and its entity table only where a page is written
+
+    return escape(console(text))
 
 
 def quoted(text: str, limit: int = ID_CUT) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import random
 import stat
 from pathlib import Path
 from typing import Any
@@ -344,14 +343,23 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
 
 
 _TEMP_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
-_temp_names = random.Random()  # names, not secrets: O_EXCL is what makes a name ours
+_temp_names: Any = None  # a random.Random, made on the first write (a no-op run writes nothing)
+
+
+def _temp_letters() -> str:
+    global _temp_names
+    if _temp_names is None:
+        import random
+
+        _temp_names = random.Random()  # names, not secrets: O_EXCL is what makes a name ours
+    return "".join(_temp_names.choices(_TEMP_LETTERS, k=8))
 
 
 def _create_temp(folder: Path, mode: int) -> tuple[int, str]:
     """A new file `<temp_prefix()><8 letters>` in `folder`, created with `mode` (less the umask), and its name:
     what tempfile.mkstemp does, without the chmod its 0600 needs afterwards (a syscall per write)."""
     for _ in range(100):
-        name = os.path.join(folder, temp_prefix() + "".join(_temp_names.choices(_TEMP_LETTERS, k=8)))
+        name = os.path.join(folder, temp_prefix() + _temp_letters())
         try:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode), name
         except FileExistsError:

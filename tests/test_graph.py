@@ -397,3 +397,25 @@ def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
     numbers = array.array("q", listed_states(str(tmp_path), listing)["microsoft/knowledge/ui"])
     info = (folder / "b.md").stat()
     assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order
+
+
+def test_a_prepare_with_nothing_to_do_loads_only_what_it_needs(tmp_path):
+    """A no-op prepare is mostly start-up and a stat of every file: it loads no doit, no process or git code, no
+    TOML parser (no pyproject.toml where it runs) and no other stage's tasks (argparse loads shutil itself)."""
+    import subprocess
+    import sys
+
+    from conftest import DEMO_CORPUS
+
+    unneeded = ("doit", "subprocess", "tomllib", "html", "bceval.graph.score", "bceval.graph.guidance")
+    script = (
+        "import sys; from bceval.cli import main;"
+        " code = main(['prepare', '--corpus', sys.argv[1], '--out', sys.argv[2]]);"
+        f" loaded = [m for m in {unneeded!r} if m in sys.modules];"
+        " print(' '.join(loaded)); sys.exit(code)"
+    )
+    args = [sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")]
+    subprocess.run(args, cwd=tmp_path, check=True, capture_output=True)  # cold: it builds, loading doit
+    again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert "nothing was rebuilt" in again.stderr
+    assert again.stdout.split() == []

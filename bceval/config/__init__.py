@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -331,6 +330,8 @@ def bceval_table(cwd: Path) -> tuple[Path, dict[str, Any]]:
     pyproject = cwd / "pyproject.toml"
     if not pyproject.is_file():
         return pyproject, {}
+    import tomllib  # here: most runs have no pyproject.toml to read
+
     try:
         data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

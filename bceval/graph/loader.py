@@ -7,6 +7,7 @@ manifest; articles, samples and leaves are read inside actions.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,9 @@ from doit.exceptions import InvalidDodoFile
 from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
-from bceval.graph.bench import bench_tasks
-from bceval.graph.development import development_tasks
 from bceval.graph.doitlib import BcevalReporter, uncaptured
-from bceval.graph.experiment import experiment_tasks
-from bceval.graph.guidance import guidance_tasks
-from bceval.graph.health import health_tasks
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
 from bceval.graph.prepare import prepare_tasks
-from bceval.graph.score import score_tasks
-from bceval.graph.view import view_tasks
 from bceval.steps.output import open_output
 
 
@@ -67,16 +61,17 @@ def build_namespace(
     if prepared and wanted is not None and "prepare" in wanted:
         wanted = tuple(stage for stage in wanted if stage != "prepare")
         made["task_prepare"] = _prepared
+    # each stage's module is imported when its tasks are made: `bceval answer` loads neither scoring nor guidance
     stages: dict[str, Callable[[], dict[str, Any]]] = {
         "prepare": lambda: prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
-        "score": lambda: score_tasks(inputs),
-        "bench": lambda: bench_tasks(settings),
-        "health": lambda: health_tasks(inputs),
-        "guidance": lambda: guidance_tasks(settings),
-        "development": lambda: development_tasks(settings),
-        "experiment": lambda: experiment_tasks(settings, prepare_variant),
-        "view": lambda: view_tasks(settings),
+        "score": lambda: _stage("score").score_tasks(inputs),
+        "bench": lambda: _stage("bench").bench_tasks(settings),
+        "health": lambda: _stage("health").health_tasks(inputs),
+        "guidance": lambda: _stage("guidance").guidance_tasks(settings),
+        "development": lambda: _stage("development").development_tasks(settings),
+        "experiment": lambda: _stage("experiment").experiment_tasks(settings, prepare_variant),
+        "view": lambda: _stage("view").view_tasks(settings),
     }
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
@@ -85,6 +80,11 @@ def build_namespace(
     if summary is not None:
         made["task_summary"] = summary
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
+
+
+def _stage(name: str) -> Any:
+    """The module of one stage's task generators (bceval.graph.<name>)."""
+    return importlib.import_module(f"bceval.graph.{name}")
 
 
 def _prepared() -> dict[str, Any]:

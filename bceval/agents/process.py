@@ -310,14 +310,14 @@ class LiveAgent(AgentBase):
     def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         started = time.monotonic()
         scratch = view_parent()  # in memory where it can be: three files for every attempt
-        with (
-            tempfile.TemporaryFile(dir=scratch) as given,
-            tempfile.TemporaryFile(dir=scratch) as out,
-            tempfile.TemporaryFile(dir=scratch) as err,
+        with (  # unbuffered: each is written or read once, whole
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
         ):
             # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
             # it cannot block on it.
-            given.write(prompt)
+            _write_all(given, prompt)
             given.seek(0)
             try:
                 process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
@@ -334,10 +334,8 @@ class LiveAgent(AgentBase):
             wall = time.monotonic() - started
             # the sizes first: a read of "up to the cap" sets aside the whole cap (32 MiB) for a 100-byte answer
             out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
-            out.seek(0)
-            raw = out.read(min(out_size, MAX_JSON_BYTES) + 1)
-            err.seek(0)
-            raw_err = err.read(min(err_size, TRANSCRIPT_CAP))
+            raw = _read_start(out, min(out_size, MAX_JSON_BYTES) + 1)
+            raw_err = _read_start(err, min(err_size, TRANSCRIPT_CAP))
         record.update(
             exitCode=process.returncode,
             wallSeconds=round(wall, 3),
@@ -388,6 +386,23 @@ class LiveAgent(AgentBase):
         if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
             return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
         return None
+
+
+def _write_all(file: Any, data: bytes) -> None:
+    """Write all of `data` to an unbuffered file (one write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[file.write(view) :]
+
+
+def _read_start(file: Any, size: int) -> bytes:
+    """Up to `size` bytes from the start of an unbuffered file (one read may return fewer before its end)."""
+    file.seek(0)
+    chunks, left = [], size
+    while left > 0 and (chunk := file.read(left)):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _exit_watch(process: subprocess.Popen, every: float) -> Iterator[None]:

@@ -353,7 +353,7 @@ def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path
 
 def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those(tmp_path):
     from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import group_signatures, listed_states
+    from bceval.steps.prepare import group_folders, group_signatures, listed_states
 
     ui, deeper, other = (tmp_path / "microsoft" / "knowledge" / rel for rel in ("ui", "ui/deeper", "posting"))
     for folder in (ui, deeper, other):
@@ -364,7 +364,8 @@ def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those
 
     def signatures() -> dict[str, str]:
         listing = scan_corpus(tmp_path)
-        return group_signatures(listing, listed_states(str(tmp_path), listing), groups)
+        folders = group_folders(listing)
+        return group_signatures(listing, listed_states(str(tmp_path), listing), {g: folders[g] for g in groups})
 
     first = signatures()
     assert signatures() == first and len(set(first.values())) == 2  # stable, and one per group

@@ -78,7 +78,8 @@ class GraphInputs:
     @cached_property
     def signatures(self) -> dict[str, str]:
         """A stat signature per knowledge group: of every listed file in its folders (steps.group_signatures)."""
-        return steps.group_signatures(self.listing, self.file_states, self.groups)
+        folders = self.group_folders
+        return steps.group_signatures(self.listing, self.file_states, {group: folders[group] for group in self.groups})
 
     def prepared_inputs(self) -> str | None:
         """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a

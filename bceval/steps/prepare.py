@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -468,18 +468,14 @@ def _folder_states(path: str, names: list[str]) -> bytes:
     return values.tobytes()
 
 
-def group_signatures(listing: Listing, states: States, groups: Iterable[str]) -> dict[str, str]:
-    """A stat signature of each knowledge group in `groups`: the names, sizes and modification times of every
-    listed file in the group's folders (its articles and samples, and anything else there, which only makes a
-    rebuild more eager), a folder at a time from `states`."""
-    folders: dict[str, list[str]] = {}
-    for folder in listing.sorted_names:
-        if folder.split("/", 2)[1:2] == ["knowledge"]:
-            folders.setdefault(article_group(f"{folder}/x"), []).append(folder)
+def group_signatures(listing: Listing, states: States, groups: Mapping[str, list[str]]) -> dict[str, str]:
+    """A stat signature of each knowledge group in `groups` (group -> its folders, see group_folders): the names,
+    sizes and modification times of every listed file in the group's folders (its articles and samples, and
+    anything else there, which only makes a rebuild more eager), a folder at a time from `states`."""
     signatures = {}
-    for group in groups:
+    for group, folders in groups.items():
         digest = hashlib.sha256()
-        for folder in folders.get(group, []):
+        for folder in folders:
             names = listing.sorted_names[folder]
             # how many names, the folder, the names: the numbers after them are 16 bytes a name
             digest.update(f"{len(names)}\0{folder}\0{chr(0).join(names)}\0".encode())

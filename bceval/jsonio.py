@@ -326,9 +326,7 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
         fd, tmp = _create_temp(path.parent, mode)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         if mode & ~_DEFAULT_MODE:  # bits the umask takes from a new file, which the file we replace had
@@ -340,6 +338,13 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to the descriptor `fd` (one write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 _TEMP_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
+from bceval.jsonio import read_regular_bytes
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 KILL_ROUNDS = 20  # an agent forking while it is ended: look again until nothing of its tree is left
@@ -162,23 +163,10 @@ def forget(process: subprocess.Popen) -> None:
 # --- the process table (Linux /proc) -------------------------------------------------------------------------
 
 
-def _read_proc(path: str) -> bytes:
-    """A /proc file's bytes through plain reads on its descriptor: four of them are read to end every agent, and a
-    file object adds five system calls and a buffer to each."""
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        chunks = []
-        while chunk := os.read(handle, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
-
-
 def _stat(pid: int) -> tuple[int, int, str] | None:
     """(parent pid, session id, state) of a process, or None when it is gone."""
     try:
-        text = _read_proc(f"/proc/{pid}/stat").decode("ascii", "replace")
+        text = read_regular_bytes(f"/proc/{pid}/stat").decode("ascii", "replace")
     except OSError:
         return None
     fields = text[text.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
@@ -194,7 +182,7 @@ def _children(pid: int) -> list[int] | None:
     found: list[int] = []
     for task in tasks:
         try:
-            found += [int(word) for word in _read_proc(f"/proc/{pid}/task/{task}/children").split()]
+            found += [int(word) for word in read_regular_bytes(f"/proc/{pid}/task/{task}/children").split()]
         except FileNotFoundError:
             if not os.path.exists(f"/proc/{pid}/task/{task}"):
                 continue  # the thread ended meanwhile
@@ -212,7 +200,7 @@ def _adopted() -> list[int] | None:
     is, so a sweep cannot mistake an agent being started for an orphan, and need not read every thread's list."""
     me = os.getpid()
     try:
-        return [int(word) for word in _read_proc(f"/proc/{me}/task/{me}/children").split()]
+        return [int(word) for word in read_regular_bytes(f"/proc/{me}/task/{me}/children").split()]
     except FileNotFoundError:
         return None
     except OSError:

@@ -31,7 +31,7 @@ from bceval.agents.registry import AgentBase
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
 from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, parse_json_text
+from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
 from bceval.prices import priced
 from bceval.usage import Usage
 
@@ -317,7 +317,7 @@ class LiveAgent(AgentBase):
         ):
             # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
             # it cannot block on it.
-            _write_all(given, prompt)
+            write_all(given.fileno(), prompt)
             given.seek(0)
             try:
                 process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
@@ -386,13 +386,6 @@ class LiveAgent(AgentBase):
         if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
             return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
         return None
-
-
-def _write_all(file: Any, data: bytes) -> None:
-    """Write all of `data` to an unbuffered file (one write may take only part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[file.write(view) :]
 
 
 def _read_start(file: Any, size: int) -> bytes:

@@ -25,7 +25,7 @@ from typing import Any
 
 from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree, remove: the view API)
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps, read_regular_bytes, read_regular_text
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import PrepareDir, case_file_name, case_request_name
 
 VIEW_PREFIX = "bceval-view-"
@@ -350,9 +350,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
             try:
                 info = os.fstat(handle)
                 owned.add((info.st_dev, info.st_ino))
-                data = memoryview(item.data)
-                while data:
-                    data = data[os.write(handle, data) :]
+                write_all(handle, item.data)
             finally:
                 os.close(handle)
         for folder in reversed(folders):  # innermost first, the view itself last

@@ -40,7 +40,7 @@ class ViewFile:
     path: str  # relative to the view, forward slashes
     data: bytes
 
-    @property
+    @cached_property  # a corpus file is shared by the views of many cases (see _corpus_file): hashed once
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
@@ -97,7 +97,15 @@ def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     return _view_of(prepare_dir, corpus, model_id, view_inputs(prepare_dir, corpus, model_id)[0])
 
 
-def _view_of(prepare_dir: Path, corpus: Path, model_id: str, request: dict[str, Any]) -> View:
+def _view_of(
+    prepare_dir: Path,
+    corpus: Path,
+    model_id: str,
+    request: dict[str, Any],
+    signatures: Mapping[str, Signature] | None = None,
+) -> View:
+    """The view; `signatures`: of its corpus files, taken before they are read (a file whose signature is known
+    is read once for every view that holds it while the signature stays the same)."""
     where = str(PrepareDir(prepare_dir).case_request(model_id))
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
     # The domain index is not in the view (the candidates are), so the request does not point at it.
@@ -105,17 +113,38 @@ def _view_of(prepare_dir: Path, corpus: Path, model_id: str, request: dict[str, 
     files = [
         ViewFile(request_name, dumps(rewritten).encode("utf-8")),
         ViewFile(case_name, _read(prepare_dir / case_name)),
-        ViewFile(_safe_relative(request["skill"], where), _read(corpus / request["skill"])),
     ]
-    for row in request["candidateArticles"]:
-        files.append(ViewFile(_safe_relative(row["path"], where), _read(corpus / row["path"])))
+    for rel in [request["skill"], *(row["path"] for row in request["candidateArticles"])]:
+        files.append(_corpus_file(_safe_relative(rel, where), str(corpus / rel), signatures or {}))
     names = [f.path.lower() for f in files]
     if len(set(names)) != len(names):
         raise BcevalError(f"{where}: two files of the view would share a path")
     return View(tuple(files), request_name, case_name)
 
 
-_built: dict[tuple[str, str, str], tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
+Signature = tuple[int, ...]  # (size, inode, mtime, ctime) of a file, () when it cannot be stat'ed
+_read_files: dict[tuple[str, str, Signature], ViewFile] = {}
+READ_FILES_KEPT = 8192  # corpus files kept (their text, a few MB at most)
+
+
+def _corpus_file(rel: str, path: str, signatures: Mapping[str, Signature]) -> ViewFile:
+    """The view file `rel` read from `path`, or the one read before while the file's signature is the same."""
+    signature = signatures.get(path, ())
+    if not signature:
+        return ViewFile(rel, _read(Path(path)))
+    key = (path, rel, signature)
+    with _built_lock:
+        known = _read_files.get(key)
+    if known is None:
+        known = ViewFile(rel, _read(Path(path)))
+        with _built_lock:
+            if len(_read_files) >= READ_FILES_KEPT:
+                _read_files.clear()
+            _read_files[key] = known
+    return known
+
+
+_built: dict[tuple[str, str, str], tuple[View, tuple[tuple[str, Signature], ...]]] = {}
 _built_lock = threading.Lock()
 BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once per arm and epoch, case by case
 
@@ -140,7 +169,7 @@ def _built_with_sources(
     request_signature = _signature(request_path)
     request, sources = view_inputs(prepare_dir, corpus, model_id)
     before = ((request_path, request_signature),) + tuple((str(path), _signature(str(path))) for path in sources[1:])
-    view = _view_of(prepare_dir, corpus, model_id, request)
+    view = _view_of(prepare_dir, corpus, model_id, request, dict(before[2:]))  # the corpus files' signatures
     with _built_lock:
         if len(_built) >= BUILT_VIEWS_KEPT:
             _built.clear()
@@ -197,7 +226,7 @@ class ViewDigests:
             pass  # only a shortcut: the next command computes them again
 
 
-def _signature(path: str) -> tuple[int, ...]:
+def _signature(path: str) -> Signature:
     try:
         info = os.stat(path)
     except OSError:

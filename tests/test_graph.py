@@ -300,10 +300,8 @@ def test_an_answer_after_a_prepare_plans_none_of_the_prepare_stage_until_an_inpu
     assert run_cli_graph(answering, ["answered"]) == 0
     results = sorted(p.name for p in answering.results_dir.glob("result-case-*.json"))
     assert planned == [] and len(results) == 6
-    # a rerun finds doit's state changed since the prepare: the graph checks the prepare stage again, as before
-    assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]
-    assert run_cli_graph(settings, ["prepare"]) == 0
-    planned.clear()
+    # doit's state file changed with the answers, not the prepare's records in it: a rerun plans none of it either
+    assert run_cli_graph(answering, ["answered"]) == 0 and planned == []
     article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
     article.write_text(article.read_text() + "\nEdited after the prepare.\n")
     assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]  # the edit is prepared before answering
@@ -420,3 +418,31 @@ def test_a_prepare_with_nothing_to_do_loads_only_what_it_needs(tmp_path):
     again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "nothing was rebuilt" in again.stderr
     assert again.stdout.split() == []
+
+
+def test_after_an_answer_neither_a_prepare_nor_another_answer_plans_the_prepare_stage(tmp_path, capsys, monkeypatch):
+    """An answer's own records change doit's state file; the prepare stage it found up to date (or made so) stays
+    known to be, so the next command does not plan its tasks again (one per knowledge folder and per domain)."""
+    import subprocess
+    import sys
+
+    from cliutil import run_cli
+    from conftest import DEMO_CORPUS
+
+    import bceval.graph.loader as loader
+
+    monkeypatch.chdir(tmp_path)  # the prepare below runs here too: no pyproject.toml's [tool.bceval] in either
+    out = tmp_path / "out"
+    planned = []
+    real = loader.prepare_tasks
+    monkeypatch.setattr(loader, "prepare_tasks", lambda inputs: planned.append(1) or real(inputs))
+    answer = ("answer", "--corpus", DEMO_CORPUS, "--out", out, "--adapter", "oracle")
+    assert run_cli(capsys, *answer)[0] == 0  # nothing prepared yet: the answer's graph prepares
+    assert planned == [1]
+    assert run_cli(capsys, *answer, "--run", "second")[0] == 0
+    assert run_cli(capsys, *answer)[0] == 0
+    assert planned == [1]  # neither a new run nor a rerun planned the prepare stage again
+    script = "import sys; from bceval.cli import main; code = main(sys.argv[1:]); print('doit' in sys.modules)"
+    args = [sys.executable, "-c", script, "prepare", "--corpus", str(DEMO_CORPUS), "--out", str(out)]
+    again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert "nothing was rebuilt" in again.stderr and again.stdout.split() == ["False"]  # the fast way: no doit

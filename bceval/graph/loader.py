@@ -52,7 +52,7 @@ def build_namespace(
 ) -> dict[str, Any]:
     """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it); `inputs`: this
     graph's, when the caller read them already; `tasks`: the tasks the run asks for, when it is one of STAGES_OF
-    only their stages are in it; `prepared`: the prepare is up to date as a whole (graph.uptodate.prepared_as_is),
+    only their stages are in it; `prepared`: the prepare is up to date as a whole (steps.prepare.prepared_unchanged),
     so its stage is one task with nothing to do. The tasks are defined in the order of this namespace (see
     doitlib.uncaptured)."""
     inputs = inputs or GraphInputs(settings)

@@ -26,12 +26,20 @@ def run_graph(
     from bceval.graph.doitlib import run_namespace
     from bceval.graph.inputs import GraphInputs
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
-    from bceval.graph.uptodate import prepared_as_is
+    from bceval.steps.prepare import note_prepared, prepared_unchanged
 
     inputs = GraphInputs(settings, listing)
-    # an answer's prepare stage, up to date as a whole, is not planned (verbose: every task's line, the stage's too)
-    prepared = tasks == ["answered"] and not force and not verbose and prepared_as_is(settings, inputs)
-    return run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
+    if tasks != ["answered"]:
+        return run_namespace(build_namespace(settings, inputs, tasks), args)
+    # An answer's prepare stage, up to date as a whole, is not planned (verbose: every task's line, the stage's too).
+    digest = inputs.prepared_inputs()  # before anything is read, as `bceval prepare` takes it
+    prepared = not force and not verbose and prepared_unchanged(settings, digest)
+    if not prepared:
+        note_prepared(settings, None)  # its prepare stage runs: one that does not finish leaves no note
+    code = run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
+    if prepared or code == 0:  # the answers changed doit's state file, not the prepare's: the next command need
+        note_prepared(settings, digest)  # not plan its stage again either
+    return code
 
 
 def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:

@@ -35,13 +35,6 @@ def prepare_graph(
     return code
 
 
-def prepared_as_is(settings: Settings, inputs: GraphInputs) -> bool:
-    """Whether a prepare of `settings` would find nothing to do (see up_to_date): the graph of `bceval answer` then
-    need not plan and check the prepare stage's tasks (one per knowledge folder and per domain) to know it."""
-    digest = inputs.prepared_inputs()
-    return digest is not None and prepared_unchanged(settings, digest)
-
-
 def up_to_date(settings: Settings, digest: str) -> bool:
     """What a run of the prepare graph that finds nothing to do does, when the last prepare was made from inputs
     of `digest` and left its outputs as they are: its corpus line, the output lock, the sweep and the "up to

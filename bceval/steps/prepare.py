@@ -503,7 +503,7 @@ def _stat_state(path: str) -> tuple[int, int] | None:
 
 # The parts of the settings no prepare reads (who answers and how, which cases, where results go, an experiment
 # arm's context): a prepare made under other values of them is the same prepare, so `bceval answer` finds the one
-# `bceval prepare` made up to date (graph.uptodate.prepared_as_is).
+# `bceval prepare` made up to date (graph.run.run_graph).
 ANSWERING_PARTS = ("agent", "selection", "results", "arm")
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 import threading
 
 import pytest
 
 from bceval import forked
 
-LINUX_TWO_CORES = sys.platform.startswith("linux") and len(getattr(os, "sched_getaffinity", lambda _: ())(0)) >= 2
-needs_split = pytest.mark.skipif(not LINUX_TWO_CORES, reason="a job is split only on Linux with two cores or more")
+needs_split = pytest.mark.skipif(not hasattr(os, "fork"), reason="a job is split by a forked child: no fork here")
 
 ITEMS = [(f"folder-{number:03d}", [f"name-{n}" for n in range(number % 7 + 1)]) for number in range(60)]
 
@@ -27,7 +25,8 @@ def files(item):
 
 @pytest.fixture
 def forks(monkeypatch):
-    """Every job is split (however small), and every child forked is noted."""
+    """Every job is split (however small, and whatever threads earlier tests left in this process: the jobs
+    here need no lock another thread could hold), and every child forked is noted."""
     made = []
     real = os.fork
 
@@ -38,6 +37,7 @@ def forks(monkeypatch):
         return pid
 
     monkeypatch.setattr(forked, "SPLIT_FROM", 0)
+    monkeypatch.setattr(forked, "can_split", lambda: True)
     monkeypatch.setattr(forked.os, "fork", fork)
     return made
 
@@ -110,6 +110,22 @@ def test_a_failure_here_ends_and_reaps_the_child(forks):
     with pytest.raises(KeyboardInterrupt):
         forked.in_halves(ITEMS, files, slow_child_failing_parent)
     assert len(forks) == 1 and _reaped(forks[0])
+
+
+def test_a_job_is_split_only_on_linux_with_two_cores_and_one_thread(monkeypatch):
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.sys, "platform", "linux")
+    monkeypatch.setattr(forked.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    assert forked.can_split()
+    monkeypatch.setattr(forked.os, "sched_getaffinity", lambda _: {0}, raising=False)
+    assert not forked.can_split()  # one core: nothing to gain
+    monkeypatch.setattr(forked.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+    assert not forked.can_split()  # another thread: a fork would copy none of it
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    for platform in ("darwin", "win32"):
+        monkeypatch.setattr(forked.sys, "platform", platform)
+        assert not forked.can_split()
 
 
 def test_a_small_job_or_one_with_threads_is_not_split(monkeypatch):

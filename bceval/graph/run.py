@@ -26,7 +26,8 @@ def run_graph(
     from bceval.graph.doitlib import run_namespace
     from bceval.graph.inputs import GraphInputs
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
-    from bceval.steps.prepare import note_prepared, prepared_unchanged
+    from bceval.graph.uptodate import noting_the_prepare
+    from bceval.steps.prepare import prepared_unchanged
 
     inputs = GraphInputs(settings, listing)
     if tasks != ["answered"]:
@@ -34,12 +35,11 @@ def run_graph(
     # An answer's prepare stage, up to date as a whole, is not planned (verbose: every task's line, the stage's too).
     digest = inputs.prepared_inputs()  # before anything is read, as `bceval prepare` takes it
     prepared = not force and not verbose and prepared_unchanged(settings, digest)
-    if not prepared:
-        note_prepared(settings, None)  # its prepare stage runs: one that does not finish leaves no note
-    code = run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
-    if prepared or code == 0:  # the answers changed doit's state file, not the prepare's: the next command need
-        note_prepared(settings, digest)  # not plan its stage again either
-    return code
+
+    def run() -> int:
+        return run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
+
+    return noting_the_prepare(settings, digest, run, unchanged=prepared)
 
 
 def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:

@@ -28,9 +28,19 @@ def prepare_graph(
         return 0
     from bceval.graph.doitlib import run_namespace
 
-    note_prepared(settings, None)  # a run that does not finish leaves no note
-    code = run_namespace(namespace(settings, inputs), args)
-    if code == 0:
+    return noting_the_prepare(settings, digest, lambda: run_namespace(namespace(settings, inputs), args))
+
+
+def noting_the_prepare(settings: Settings, digest: str | None, run: Callable[[], int], unchanged: bool = False) -> int:
+    """`run()`, a graph that holds the prepare stage, and the note of the prepare it leaves (made from inputs of
+    `digest`, taken before anything was read): none while it runs (a run that does not finish leaves none), the
+    note once it finished. `unchanged`: the prepare was up to date as it started and the graph does not run it, so
+    the note holds whatever the rest of the graph returns (its doit records change doit's state file, one of the
+    outputs the note covers)."""
+    if not unchanged:
+        note_prepared(settings, None)
+    code = run()
+    if unchanged or code == 0:
         note_prepared(settings, digest)
     return code
 

@@ -26,7 +26,7 @@ from typing import Any
 from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree, remove: the view API)
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
-from bceval.layout import PrepareDir, case_file_name, case_request_name
+from bceval.layout import case_file_name, case_request_name
 
 VIEW_PREFIX = "bceval-view-"
 STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
@@ -81,15 +81,27 @@ def _safe_relative(path: str, where: str) -> str:
 
 def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
     """The request of one case and the files its view is made of (the graph depends on exactly these)."""
-    prep = PrepareDir(prepare_dir)
-    request_path = prep.case_request(model_id)
+    request, files = _view_sources(str(prepare_dir), str(corpus), model_id)
+    return request, [Path(path) for path in files]
+
+
+def _view_sources(prepare_dir: str, corpus: str, model_id: str) -> tuple[dict[str, Any], list[str]]:
+    """view_inputs with the paths as strings: made for every answer, and a Path costs more than the join."""
+    request_path = _under(prepare_dir, case_request_name(model_id))
     try:
         request = json.loads(read_regular_text(request_path, "utf-8"))
     except (OSError, ValueError) as exc:
         raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
-    files = [request_path, prep.case_file(model_id), corpus / request["skill"]]
-    files += [corpus / row["path"] for row in request["candidateArticles"]]
+    files = [request_path, _under(prepare_dir, case_file_name(model_id)), _under(corpus, request["skill"])]
+    files += [_under(corpus, row["path"]) for row in request["candidateArticles"]]
     return request, files
+
+
+def _under(folder: str, rel: str) -> str:
+    """str(Path(folder) / rel), without making the Path where the join is plain (POSIX, a normalised `rel`)."""
+    if os.sep == "/" and rel and rel[0] != "/" and posixpath.normpath(rel) == rel and folder not in ("", "/"):
+        return folder + "/" + rel
+    return str(Path(folder) / rel)
 
 
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
@@ -98,24 +110,25 @@ def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
 
 
 def _view_of(
-    prepare_dir: Path,
-    corpus: Path,
+    prepare_dir: Path | str,
+    corpus: Path | str,
     model_id: str,
     request: dict[str, Any],
     signatures: Mapping[str, Signature] | None = None,
 ) -> View:
     """The view; `signatures`: of its corpus files, taken before they are read (a file whose signature is known
     is read once for every view that holds it while the signature stays the same)."""
-    where = str(PrepareDir(prepare_dir).case_request(model_id))
+    prepare_dir, corpus = str(prepare_dir), str(corpus)
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
+    where = _under(prepare_dir, request_name)
     # The domain index is not in the view (the candidates are), so the request does not point at it.
     rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
     files = [
         ViewFile(request_name, dumps(rewritten).encode("utf-8")),
-        ViewFile(case_name, _read(prepare_dir / case_name)),
+        ViewFile(case_name, _read(_under(prepare_dir, case_name))),
     ]
     for rel in [request["skill"], *(row["path"] for row in request["candidateArticles"])]:
-        files.append(_corpus_file(_safe_relative(rel, where), str(corpus / rel), signatures or {}))
+        files.append(_corpus_file(_safe_relative(rel, where), _under(corpus, rel), signatures or {}))
     names = [f.path.lower() for f in files]
     if len(set(names)) != len(names):
         raise BcevalError(f"{where}: two files of the view would share a path")
@@ -131,12 +144,12 @@ def _corpus_file(rel: str, path: str, signatures: Mapping[str, Signature]) -> Vi
     """The view file `rel` read from `path`, or the one read before while the file's signature is the same."""
     signature = signatures.get(path, ())
     if not signature:
-        return ViewFile(rel, _read(Path(path)))
+        return ViewFile(rel, _read(path))
     key = (path, rel, signature)
     with _built_lock:
         known = _read_files.get(key)
     if known is None:
-        known = ViewFile(rel, _read(Path(path)))
+        known = ViewFile(rel, _read(path))
         with _built_lock:
             if len(_read_files) >= READ_FILES_KEPT:
                 _read_files.clear()
@@ -165,11 +178,11 @@ def _built_with_sources(
     if known is not None and all(_signature(path) == signature for path, signature in known[1]):
         return known
     # Every signature is taken before its file is read, so a change made meanwhile shows at the next check.
-    request_path = str(PrepareDir(prepare_dir).case_request(model_id))
+    request_path = _under(key[0], case_request_name(model_id))
     request_signature = _signature(request_path)
-    request, sources = view_inputs(prepare_dir, corpus, model_id)
-    before = ((request_path, request_signature),) + tuple((str(path), _signature(str(path))) for path in sources[1:])
-    view = _view_of(prepare_dir, corpus, model_id, request, dict(before[2:]))  # the corpus files' signatures
+    request, sources = _view_sources(key[0], key[1], model_id)
+    before = ((request_path, request_signature),) + tuple((path, _signature(path)) for path in sources[1:])
+    view = _view_of(key[0], key[1], model_id, request, dict(before[2:]))  # the corpus files' signatures
     with _built_lock:
         if len(_built) >= BUILT_VIEWS_KEPT:
             _built.clear()
@@ -234,7 +247,7 @@ def _signature(path: str) -> Signature:
     return (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path | str) -> bytes:
     try:
         return read_regular_bytes(path)
     except OSError as exc:

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -191,20 +192,22 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
             )
 
-    @property
+    # The paths and names below are pure functions of the frozen fields, asked for on every answer: worked out
+    # once (a cached_property writes the instance's __dict__, which a frozen dataclass allows).
+    @cached_property
     def prepare_dir(self) -> Path:
         return OutDir(self.out).prepare.path
 
-    @property
+    @cached_property
     def build_dir(self) -> Path:
         """Intermediate files of the graph; never read by model runners."""
         return OutDir(self.out).build.path
 
-    @property
+    @cached_property
     def doit_db(self) -> Path:
         return OutDir(self.out).doit_db
 
-    @property
+    @cached_property
     def run_name(self) -> str:
         """--run, else the adapter (plus the model for a live agent, plus the epoch after the first);
         results scored from elsewhere are the run "external"."""
@@ -217,16 +220,16 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
             name += "-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-.")[:80] or "model")
         return name + (f"-e{self.epoch}" if self.epoch > 1 else "")
 
-    @property
+    @cached_property
     def run_dir(self) -> Path:
         """Everything of one run: results/, transcripts/, run.json, score.json, scorecard.*"""
         return OutDir(self.out).run(self.run_name).path
 
-    @property
+    @cached_property
     def results_dir(self) -> Path:
         return self.results or RunDir(self.run_dir).results
 
-    @property
+    @cached_property
     def transcripts_dir(self) -> Path:
         return RunDir(self.run_dir).transcripts
 
@@ -238,7 +241,7 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         """
         return self.results is None and self.results_path is None and not self.live
 
-    @property
+    @cached_property
     def live(self) -> bool:
         """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
         return capabilities(self.adapter).live

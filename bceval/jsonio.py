@@ -6,6 +6,8 @@ import errno
 import json
 import os
 import stat
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +174,7 @@ def read_regular_bytes(path: Path | str) -> bytes:
     try:
         hint = min(size, _READ_AT_ONCE) + 1  # the size it had (one read) and a byte more, to see the end
         first = os.read(handle, hint)
-        if not first:
+        if not first or len(first) < hint:  # a regular file reads short only at its end: that was all of it
             return first
         chunks = [first]
         while chunk := os.read(handle, max(hint, 65536)):  # larger, grown meanwhile, or /proc says size 0
@@ -319,6 +321,8 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
         mode = info.st_mode & 0o7777  # keep the mode of a file we replace
     except FileNotFoundError:
         mode = _DEFAULT_MODE
+        if _LINK_NEW and _write_new(path, data):
+            return True
     try:
         fd, tmp = _create_temp(path.parent, mode)
     except FileNotFoundError:  # the folder is new (asking for it every time costs a syscall per write)
@@ -338,6 +342,65 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return True
+
+
+# Linux: a new file is written unnamed (O_TMPFILE) and linked in once whole, through /proc/self/fd: one name
+# made instead of a temporary one and a rename, and a write cut short leaves nothing behind at all.
+_LINK_NEW = sys.platform.startswith("linux") and hasattr(os, "O_TMPFILE")
+_UNNAMED = getattr(os, "O_TMPFILE", 0) | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+_root: list[int] = []  # "/" held open: os.link follows /proc/self/fd/N (linkat) only when given a folder fd
+_root_lock = threading.Lock()
+
+
+def _root_fd() -> int:
+    with _root_lock:
+        if not _root:
+            _root.append(os.open("/", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)))
+        return _root[0]
+
+
+def _write_new(path: Path, data: bytes) -> bool:
+    """Write the new file `path` unnamed and link it in (see _LINK_NEW). False, having left nothing, where it
+    cannot be done so (a filesystem without O_TMPFILE, no /proc, or a file of that name made meanwhile): the
+    caller writes it through a named temporary file."""
+    folder = os.path.dirname(path) or "."
+    try:
+        fd = os.open(folder, _UNNAMED, 0o666)
+    except FileNotFoundError:  # the folder is new
+        os.makedirs(folder, exist_ok=True)
+        try:
+            fd = os.open(folder, _UNNAMED, 0o666)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    try:
+        try:
+            write_all(fd, data)
+        except OSError as exc:
+            if exc.errno is not None and exc.filename is None:  # a full disk: which file
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
+            raise
+        try:
+            os.link(f"/proc/self/fd/{fd}", path, src_dir_fd=_root_fd(), follow_symlinks=True)
+        except OSError:  # made meanwhile (the caller replaces it), or /proc is not there
+            return False
+    finally:
+        os.close(fd)
+    return True
+
+
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append `text` (UTF-8, LF) to `path` in one write, creating the file but not its folder (FileNotFoundError):
+    a journal line per answer, where a file object would cost as much again."""
+    fd = os.open(path, _APPEND, 0o666)
+    try:
+        write_all(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:

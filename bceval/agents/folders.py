@@ -29,6 +29,12 @@ def own_tree(root: Path) -> None:
                 owned.add((info.st_dev, info.st_ino))
 
 
+def tracks_owned_files() -> bool:
+    """Whether `remove` would look at which files bceval wrote (owned_in): only its careful walk does, where it
+    cannot remove through descriptors, so elsewhere a writer need not note them."""
+    return not _BY_DESCRIPTORS
+
+
 def remove(root: Path) -> None:
     """Remove a view, read-only parts included (and anything an agent managed to add).
 

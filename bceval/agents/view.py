@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree, remove: the view API)
+from bceval.agents.folders import own_tree, owned_in, remove, tracks_owned_files  # noqa: F401 (own_tree, remove: the view API)
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
@@ -377,7 +377,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     root = _new_folder(parent)
     base = str(root)
     folders = [base]
-    owned = owned_in(root)  # what `remove` may chmod back: only the files written here
+    owned = owned_in(root) if tracks_owned_files() else None  # what `remove` may chmod back: the files written here
     try:
         made = {""}
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
@@ -390,8 +390,9 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                     folders.append(os.path.join(base, folder))
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
-                info = os.fstat(handle)
-                owned.add((info.st_dev, info.st_ino))
+                if owned is not None:
+                    info = os.fstat(handle)
+                    owned.add((info.st_dev, info.st_ino))
                 write_all(handle, item.data)
             finally:
                 os.close(handle)

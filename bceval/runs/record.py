@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
 from bceval.guidance.paths import create_exclusive
-from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
+from bceval.jsonio import append_text, dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 
@@ -72,8 +72,7 @@ def note_written(run_dir: Path, changes: dict[str, str | None]) -> None:
     with _written_lock:
         if not folder.record.is_file():
             return  # no record to vouch for these files (as before: nothing is noted)
-        with open(folder.written_journal, "a", encoding="utf-8") as journal:
-            journal.write(lines)  # one write: a killed run leaves at most one partial line, which is ignored
+        append_text(folder.written_journal, lines)  # one write: a killed run leaves at most a partial line, ignored
 
 
 def _journal(run_dir: Path) -> list[tuple[str, str | None]]:

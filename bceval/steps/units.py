@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.jsonio import read_regular_text, write_atomic
+from bceval.jsonio import append_text, read_regular_text, write_atomic
 from bceval.layout import result_name
 
 
@@ -65,13 +65,12 @@ class Journal:
     def add(self, unit: Unit) -> None:
         with self._lock:
             self.states[unit.name] = unit.state
+            line = f"{unit.state} {unit.name}\n"
             try:
-                handle = open(self.path, "a", encoding="utf-8")
+                append_text(self.path, line)
             except FileNotFoundError:  # the first answer of this journal (asking every time costs a syscall)
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(self.path, "a", encoding="utf-8")
-            with handle:
-                handle.write(f"{unit.state} {unit.name}\n")
+                append_text(self.path, line)
 
     def compact(self) -> None:
         """Rewrite the journal with one line per unit (it only ever grew while answering)."""

@@ -446,3 +446,26 @@ def test_after_an_answer_neither_a_prepare_nor_another_answer_plans_the_prepare_
     args = [sys.executable, "-c", script, "prepare", "--corpus", str(DEMO_CORPUS), "--out", str(out)]
     again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "nothing was rebuilt" in again.stderr and again.stdout.split() == ["False"]  # the fast way: no doit
+
+
+def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_plugins(tmp_path, monkeypatch):
+    import doit.plugin
+
+    from bceval.graph.doitlib import run_namespace
+
+    looked_up = []
+    monkeypatch.setattr(doit.plugin, "entry_points_impl", lambda: looked_up.append(True) or (lambda **kw: ()))
+    doit_lookup = doit.plugin.entry_points_impl
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doit.cfg").write_text("[GLOBAL]\ndep_file = from-the-folder.db\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.doit]\ndep_file = "from-pyproject.db"\n')
+    done = tmp_path / "done"
+    namespace = {  # no dep_file of its own: doit's default, unless a configuration file of the folder set one
+        "DOIT_CONFIG": {"backend": "json", "verbosity": 0},
+        "task_one": lambda: {"actions": [lambda: done.write_text("x") and None], "targets": [str(done)]},
+    }
+    assert run_namespace(namespace, ["run"]) == 0
+    assert done.is_file() and (tmp_path / ".doit.db").is_file()
+    assert not (tmp_path / "from-the-folder.db").exists() and not (tmp_path / "from-pyproject.db").exists()
+    assert looked_up == []  # no plugin lookup while bceval's graph ran
+    assert doit.plugin.entry_points_impl is doit_lookup  # and doit's own lookup is back afterwards

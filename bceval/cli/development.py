@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bceval.cli.parser import add_options
+from bceval.cli.parser import options_later
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 
@@ -21,7 +21,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "reports (--results), or run every case in a fresh copy of its starting repository with runner-owned "
         "gates (run --workspace-map MAP --out RUN). Exit 0 when the mode passes, 1 when it fails, 2 on bad input.",
     )
-    add_options(parser, "development")
+    options_later(parser, "development")
     return parser
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bceval.cli.parser import add_options, settings_flags
+from bceval.cli.parser import options_later, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
@@ -47,7 +47,7 @@ def add_parser(commands: Any, command: Any) -> None:
             "Two arms without a file: the corpus at --base against the corpus at --head.",
         ),
     ):
-        add_options(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
+        options_later(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
 
 
 def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:

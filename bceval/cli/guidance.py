@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import capabilities
-from bceval.cli.parser import add_options, settings_flags
+from bceval.cli.parser import options_later, settings_flags
 from bceval.guidance import GuidanceError
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "results against it, run all of it with an answer adapter (run), or create the demo workspaces "
         "(demo-workspaces). Exit 0 when the mode passes, 1 otherwise.",
     )
-    add_options(parser, "guidance")
+    options_later(parser, "guidance")
     return parser
 
 
@@ -46,7 +46,7 @@ def mode_help(argv: list[str]) -> str | None:
         return None
     text = GUIDANCE_MODES[mode][0]
     parser = Parser(prog=f"bceval guidance {mode}", description=text[0].upper() + text[1:] + ".")
-    add_options(parser, f"guidance {mode}")
+    options_later(parser, f"guidance {mode}")
     return parser.format_help()
 
 

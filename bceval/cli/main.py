@@ -11,7 +11,7 @@ from bceval import __version__
 from bceval.cli import development as development_cli
 from bceval.cli import experiment as experiment_cli
 from bceval.cli import guidance as guidance_cli
-from bceval.cli.parser import Parser, add_options, settings_flags
+from bceval.cli.parser import Parser, options_later, settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.graph.run import run_graph
@@ -40,11 +40,11 @@ def _parser() -> argparse.ArgumentParser:
         ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
         ("evidence", "check an al-knowledge answer against its question, corpus and read evidence"),
     ):
-        add_options(command(name, text), name)
+        options_later(command(name, text), name)
     guidance_cli.add_parser(commands)
     development_cli.add_parser(commands)
     experiment_cli.add_parser(commands, command)
-    add_options(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
+    options_later(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
     return parser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -185,9 +186,40 @@ class BcevalReporter(ConsoleReporter):
 
 def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
     """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
-    becomes bceval's usage exit (2)."""
+    becomes bceval's usage exit (2). bceval's graph is exactly the namespace it built: no doit.cfg or [tool.doit]
+    of the working folder configures it, and no doit plugin another package installed joins it."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    code = DoitMain(ModuleTaskLoader(namespace)).run(args)
+    with _no_doit_plugins():
+        code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
     return EXIT_USAGE if code == 3 else code
+
+
+_plugin_lock = threading.Lock()
+_plugin_state: dict[str, Any] = {"graphs": 0, "scan": None}  # graphs of bceval's running; doit's own lookup
+
+
+@contextlib.contextmanager
+def _no_doit_plugins() -> Any:
+    """While bceval's graphs run (nested ones too, and side by side), doit looks up no plugins: each lookup reads
+    the entry points of every installed package, three times a command. The `doit` command itself (a dodo.py
+    that imports bceval) keeps its plugins: only these runs are changed, and doit's lookup is put back after."""
+    from doit import plugin
+
+    with _plugin_lock:
+        if _plugin_state["graphs"] == 0:
+            _plugin_state["scan"] = plugin.entry_points_impl
+            plugin.entry_points_impl = _no_entry_points
+        _plugin_state["graphs"] += 1
+    try:
+        yield
+    finally:
+        with _plugin_lock:
+            _plugin_state["graphs"] -= 1
+            if _plugin_state["graphs"] == 0:
+                plugin.entry_points_impl = _plugin_state["scan"]
+
+
+def _no_entry_points() -> Callable[..., tuple[()]]:
+    return lambda **selection: ()

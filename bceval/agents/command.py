@@ -75,12 +75,14 @@ class CommandAdapter(LiveAgent):
         super().__init__(agent, hidden, environ, sleep, rng)
         self.cache_dir = cache_dir
         self._scrubbed_environ: dict[str, str] | None = None
+        self._asked: tuple[AgentSettings, Any] | None = None  # (the settings it was made from, how this agent asks)
 
     def cache_key(self, view: View, case: CaseInput) -> str:
         """What the answer depends on. Under --isolation none the agent can read the whole corpus and prepare
         folder, not just the view, so where they are is part of the key: another corpus is another question."""
-        asked = replace(asking("command", self.agent, live=True), model=self.model)
-        key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
+        if self._asked is None or self._asked[0] is not self.agent:  # the same for every case: made once
+            self._asked = (self.agent, replace(asking("command", self.agent, live=True), model=self.model))
+        key = question(self._asked[1], view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
         if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
             key = hashlib.sha256(f"{key}|network={self.agent.sandbox_network}".encode()).hexdigest()
         return key

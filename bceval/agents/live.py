@@ -299,10 +299,13 @@ def end(process: subprocess.Popen) -> None:
                 _quiet.wait()
             _sweeping += 1
             others = frozenset(p.pid for p in _running if p is not process)
+        # An agent that has exited (the common case) is a zombie with no children: whatever it left running is
+        # bceval's now (the subreaper's), so the table need not read the agent itself.
+        roots = () if _exited(process) else (process.pid,)
         try:
             table: dict[int, tuple[int, int, str]] | None = None
             for _ in range(KILL_ROUNDS):
-                table = _table(others, (process.pid,))
+                table = _table(others, roots)
                 tree = _agent_tree(process.pid, table)
                 if not tree:
                     break
@@ -319,6 +322,14 @@ def end(process: subprocess.Popen) -> None:
                 _sweeping -= 1
                 _quiet.notify_all()
     process.wait()
+
+
+def _exited(process: subprocess.Popen) -> bool:
+    """Whether the agent has exited, without reaping it (its pid is not free for reuse until `end` waits)."""
+    try:
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except (OSError, AttributeError):  # reaped already, or a system without waitid
+        return False
 
 
 kill = end  # the name the timeout path used

@@ -338,10 +338,17 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:  # a full disk: which file
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if (named := _naming(exc, path)) is not None:
+            raise named from None
         raise
     return True
+
+
+def _naming(exc: BaseException, path: Path) -> OSError | None:
+    """The error of a write that names no file (a full disk), as one that names `path`; None for any other."""
+    if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
+        return OSError(exc.errno, exc.strerror, str(path))
+    return None
 
 
 # Linux: a new file is written unnamed (O_TMPFILE) and linked in once whole, through /proc/self/fd: one name
@@ -378,8 +385,8 @@ def _write_new(path: Path, data: bytes) -> bool:
         try:
             write_all(fd, data)
         except OSError as exc:
-            if exc.errno is not None and exc.filename is None:  # a full disk: which file
-                raise OSError(exc.errno, exc.strerror, str(path)) from None
+            if (named := _naming(exc, path)) is not None:
+                raise named from None
             raise
         try:
             os.link(f"/proc/self/fd/{fd}", path, src_dir_fd=_root_fd(), follow_symlinks=True)

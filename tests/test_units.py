@@ -4,6 +4,7 @@ what it finished, and neither grows a cost per answer with the size of the run."
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
@@ -93,6 +94,21 @@ def test_parallel_units_run_side_by_side(tmp_path):
     answer_units(units, 8, journal)
     assert time.monotonic() - started < 1.2 and sorted(calls) == sorted(u.name for u in units)
     assert set(threading.enumerate()) <= before  # the workers are gone
+
+
+def test_what_exists_before_the_answering_is_left_out_of_collections_until_it_ends(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    frozen: list[int] = []
+    target = tmp_path / "a.json"
+
+    def answer():
+        frozen.append(gc.get_freeze_count())
+        target.write_text("{}")
+
+    assert gc.get_freeze_count() == 0
+    answer_units([Unit("a/1", unit_state({}), str(target), answer)], 2, journal)
+    assert frozen and frozen[0] > 0  # the graph, the modules and the cases: not walked by every full collection
+    assert gc.get_freeze_count() == 0  # collectable again afterwards (a process that answers many times)
 
 
 def _run_with_record(tmp_path):

@@ -105,10 +105,38 @@ def test_what_exists_before_the_answering_is_left_out_of_collections_until_it_en
         frozen.append(gc.get_freeze_count())
         target.write_text("{}")
 
-    assert gc.get_freeze_count() == 0
+    gc.unfreeze()  # an earlier test may have frozen objects for good (api.load_openai): answering then keeps them so
     answer_units([Unit("a/1", unit_state({}), str(target), answer)], 2, journal)
     assert frozen and frozen[0] > 0  # the graph, the modules and the cases: not walked by every full collection
     assert gc.get_freeze_count() == 0  # collectable again afterwards (a process that answers many times)
+
+
+def test_objects_frozen_for_good_during_the_answering_stay_frozen(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    target = tmp_path / "a.json"
+    kept: list[object] = []
+
+    def answer():  # as api.load_openai does: thousands of long-lived objects, frozen for the rest of the process
+        kept.extend(object() for _ in range(5000))
+        gc.freeze()
+        target.write_text("{}")
+
+    try:
+        answer_units([Unit("a/1", unit_state({}), str(target), answer)], 1, journal)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_objects_frozen_for_good_before_the_answering_stay_frozen(tmp_path):
+    journal = Journal(tmp_path / "j.log")
+    target = tmp_path / "a.json"
+    gc.freeze()  # as an earlier api answering of the same process left them
+    try:
+        answer_units([Unit("a/1", unit_state({}), str(target), lambda: target.write_text("{}"))], 1, journal)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def _run_with_record(tmp_path):

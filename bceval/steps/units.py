@@ -171,9 +171,12 @@ def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
             live.taking_turns(False)
 
     # What exists by now (modules, the build graph, the cases) outlives the answering: a full collection would
-    # walk all of it again while the answers are given, for nothing to free (20-50 ms each); after, it is
-    # collectable as before (a process that answers many times, as the tests do, keeps no garbage for good).
+    # walk all of it again while the answers are given, for nothing to free (20-50 ms each). After, it is
+    # collectable as before (a process that answers many times, as the tests do, keeps no garbage for good),
+    # unless objects were frozen for good before or meanwhile (api.load_openai's): unfreezing would undo that.
+    frozen_before = gc.get_freeze_count()
     gc.freeze()
+    frozen = gc.get_freeze_count()
     try:
         if jobs <= 1:
             worker()  # in the calling thread, in order: what a serial build always did
@@ -184,7 +187,8 @@ def answer_units(units: Iterable[Unit], jobs: int, journal: Journal) -> None:
             for thread in threads:
                 thread.join()
     finally:
-        gc.unfreeze()
+        if frozen_before == 0 and gc.get_freeze_count() <= frozen:  # only this freeze (objects freed since count less)
+            gc.unfreeze()
         if taken:
             journal.compact()
     if errors:

@@ -211,6 +211,89 @@ def test_a_view_swapped_for_a_link_removes_only_the_link(tmp_path, removal):
     target.chmod(0o755)
 
 
+def _a_materialized_view():
+    from bceval.agents.view import View, ViewFile, materialize
+
+    files = (
+        ViewFile("request-case-0000abcd.json", b"{}\n"),
+        ViewFile("case-0000abcd.al", b"codeunit 1 X {}\n"),
+        ViewFile("microsoft/skills/review/al-x-review.md", b"# skill\n"),
+        ViewFile("microsoft/knowledge/x/rule.md", b"rule\n"),
+        ViewFile("microsoft/knowledge/x/other.md", b"other\n"),
+    )
+    return materialize(View(files, "request-case-0000abcd.json", "case-0000abcd.al"))
+
+
+def _tamper(root: Path, how: str, outside: Path) -> None:
+    """What an agent could do to its view before bceval removes it (it owns the folders: it may chmod them)."""
+    area = root / "microsoft" / "knowledge" / "x"
+    for folder in (root, root / "microsoft", root / "microsoft" / "knowledge", area):
+        folder.chmod(0o755)
+    if how == "added a file":
+        (area / "notes.txt").write_text("mine")
+    elif how == "added a folder":
+        (root / "scratch" / "deep").mkdir(parents=True)
+    elif how == "removed a file":
+        (area / "rule.md").unlink()
+    elif how == "made a file a folder":
+        (area / "rule.md").unlink()
+        (area / "rule.md").mkdir()
+        (area / "rule.md" / "inside").write_text("x")
+    elif how == "made a folder a link":
+        for name in ("rule.md", "other.md"):
+            (area / name).unlink()
+        area.rmdir()
+        (root / "microsoft" / "knowledge" / "x").symlink_to(outside, target_is_directory=True)
+        return  # a chmod of the link would change the folder it points to
+    elif how == "made a file a link":
+        (area / "rule.md").unlink()
+        (area / "rule.md").symlink_to(outside / "keep")
+    area.chmod(0o555)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "nothing",
+        "added a file",
+        "added a folder",
+        "removed a file",
+        "made a file a folder",
+        "made a folder a link",
+        "made a file a link",
+    ],
+)
+def test_a_view_is_removed_whole_whatever_its_agent_did_to_it(tmp_path, monkeypatch, how):
+    """A view as bceval wrote it goes without any folder being listed (each name it wrote removed once, a file the
+    agent made a link as the link); one its agent changed otherwise is removed the general way from where that
+    stopped; nothing outside it changes."""
+    from bceval.agents import folders
+
+    if not folders._BY_DESCRIPTORS:
+        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "keep").write_text("keep")
+    outside.chmod(0o750)
+    listed = []
+    general = folders._remove_by_descriptors
+
+    def listing(root):
+        listed.append(root)
+        general(root)
+
+    monkeypatch.setattr(folders, "_remove_by_descriptors", listing)
+    monkeypatch.setattr(folders.shutil, "rmtree", lambda *a, **k: pytest.fail("the careful walk removed the view"))
+    root = _a_materialized_view()
+    if how != "nothing":
+        _tamper(root, how, outside)
+    folders.remove(root)
+    assert not os.path.lexists(root)
+    assert listed == ([] if how in ("nothing", "made a file a link") else [root])
+    assert (outside / "keep").read_text() == "keep" and stat.S_IMODE(outside.stat().st_mode) == 0o750
+    assert root not in folders._layouts
+
+
 # --- reads open regular files only --------------------------------------------------------------------------
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 _owned: dict[Path, set[tuple[int, int]]] = {}  # per folder: the (device, inode) of every file bceval wrote into it
 _owned_lock = threading.Lock()
+# per folder bceval filled: its folders (parents first) and files, relative, "/"-separated (see note_layout)
+_layouts: dict[Path, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def owned_in(root: Path) -> set[tuple[int, int]]:
@@ -35,6 +37,13 @@ def tracks_owned_files() -> bool:
     return not _BY_DESCRIPTORS
 
 
+def note_layout(root: Path, folders: list[str], files: list[str]) -> None:
+    """What bceval put into the folder `root` (`folders` parents first): `remove` then removes exactly that, each
+    name once, and lists folders only when the tree is not what it wrote (an agent added, replaced or removed)."""
+    with _owned_lock:
+        _layouts[root] = (tuple(folders), tuple(files))
+
+
 def remove(root: Path) -> None:
     """Remove a view, read-only parts included (and anything an agent managed to add).
 
@@ -46,7 +55,10 @@ def remove(root: Path) -> None:
     """
     with _owned_lock:
         owned = _owned.pop(root, set())
+        layout = _layouts.pop(root, None)
     if _BY_DESCRIPTORS:
+        if layout is not None and _remove_layout(root, *layout):
+            return
         try:
             _remove_by_descriptors(root)
             return
@@ -89,6 +101,35 @@ def _remove_by_descriptors(root: Path) -> None:
     finally:
         os.close(top)
     os.rmdir(root)
+
+
+def _remove_layout(root: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
+    """POSIX: remove `root` as bceval filled it (note_layout), through descriptors as _remove_by_descriptors does,
+    without listing a folder: each folder opened without following a link and made writable, each file unlinked
+    where it is (a link as a link), the folders removed innermost first. False as soon as the tree differs (an
+    entry gone, a file made a folder, a folder made a link, anything added): what is left is the caller's to
+    remove the general way."""
+    opened: dict[str, int] = {}
+    try:
+        opened[""] = os.open(root, _FOLDER_FLAGS)
+        os.fchmod(opened[""], stat.S_IRWXU)
+        for folder in folders:
+            parent, _, name = folder.rpartition("/")
+            opened[folder] = os.open(name, _FOLDER_FLAGS, dir_fd=opened[parent])
+            os.fchmod(opened[folder], stat.S_IRWXU)
+        for path in files:
+            parent, _, name = path.rpartition("/")
+            os.unlink(name, dir_fd=opened[parent])
+        for folder in reversed(folders):
+            parent, _, name = folder.rpartition("/")
+            os.rmdir(name, dir_fd=opened[parent])
+        os.rmdir(root)
+    except OSError:
+        return False
+    finally:
+        for handle in opened.values():
+            os.close(handle)
+    return True
 
 
 def _empty(folder: int) -> None:

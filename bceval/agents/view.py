@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.folders import own_tree, owned_in, remove, tracks_owned_files  # noqa: F401 (own_tree, remove: the view API)
+from bceval.agents.folders import note_layout, own_tree, owned_in, remove, tracks_owned_files  # noqa: F401 (own_tree, remove: the view API)
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
@@ -162,9 +162,21 @@ _built_lock = threading.Lock()
 BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once per arm and epoch, case by case
 
 
+# The view this thread has just built for the graph's digest (ViewDigests.digest): the worker that took a unit
+# answers it next, so its answer uses the very view the unit's digest was taken from instead of checking every
+# file's signature again a moment later.
+_digested_here = threading.local()
+
+
 def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """`build_view`, remembered while every file it was made of is unchanged (same size, inode, mtime and ctime):
     an experiment asks the same view for every arm and epoch, and the graph asked for its digest before."""
+    key = (str(prepare_dir), str(corpus), model_id)
+    digested = getattr(_digested_here, "view", None)
+    if digested is not None:
+        _digested_here.view = None  # used once: a later answer of the same case checks the files again
+        if digested[0] == key:
+            return digested[1]
     return _built_with_sources(prepare_dir, corpus, model_id)[0]
 
 
@@ -209,6 +221,7 @@ class ViewDigests:
         self._checked: dict[str, str] = {}  # checked in this process: every arm and epoch asks for the same views
 
     def digest(self, model_id: str) -> str:
+        _digested_here.view = None
         checked = self._checked.get(model_id)
         if checked is not None:
             return checked
@@ -218,6 +231,7 @@ class ViewDigests:
             return known["digest"]
         view, before = _built_with_sources(self.prepare_dir, self.corpus, model_id)
         digest = view.digest
+        _digested_here.view = ((str(self.prepare_dir), str(self.corpus), model_id), view)
         with self._lock:
             self._known[model_id] = {"sources": [[path, list(sig)] for path, sig in before], "digest": digest}
             self._checked[model_id] = digest
@@ -378,15 +392,15 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     base = str(root)
     folders = [base]
     owned = owned_in(root) if tracks_owned_files() else None  # what `remove` may chmod back: the files written here
+    made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
-        made = {""}
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
             parts = item.path.split("/")
             for depth in range(1, len(parts)):
                 folder = "/".join(parts[:depth])
                 if folder not in made:
                     os.mkdir(os.path.join(base, folder))
-                    made.add(folder)
+                    made[folder] = None
                     folders.append(os.path.join(base, folder))
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
@@ -396,6 +410,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
+        note_layout(root, list(made), [item.path for item in view.files])  # all of it written: what release removes
         for folder in reversed(folders):  # innermost first, the view itself last
             os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 _owned: dict[Path, set[tuple[int, int]]] = {}  # per folder: the (device, inode) of every file bceval wrote into it
@@ -37,7 +38,7 @@ def tracks_owned_files() -> bool:
     return not _BY_DESCRIPTORS
 
 
-def note_layout(root: Path, folders: list[str], files: list[str]) -> None:
+def note_layout(root: Path, folders: Iterable[str], files: Iterable[str]) -> None:
     """What bceval put into the folder `root` (`folders` parents first): `remove` then removes exactly that, each
     name once, and lists folders only when the tree is not what it wrote (an agent added, replaced or removed)."""
     with _owned_lock:

@@ -168,14 +168,17 @@ BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once p
 _digested_here = threading.local()
 
 
+def _view_key(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[str, str, str]:
+    return str(prepare_dir), str(corpus), model_id
+
+
 def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """`build_view`, remembered while every file it was made of is unchanged (same size, inode, mtime and ctime):
     an experiment asks the same view for every arm and epoch, and the graph asked for its digest before."""
-    key = (str(prepare_dir), str(corpus), model_id)
     digested = getattr(_digested_here, "view", None)
     if digested is not None:
         _digested_here.view = None  # used once: a later answer of the same case checks the files again
-        if digested[0] == key:
+        if digested[0] == _view_key(prepare_dir, corpus, model_id):
             return digested[1]
     return _built_with_sources(prepare_dir, corpus, model_id)[0]
 
@@ -184,7 +187,7 @@ def _built_with_sources(
     prepare_dir: Path, corpus: Path, model_id: str
 ) -> tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]:
     """`built_view` and the signature of every file the view was made of, taken before they were read."""
-    key = (str(prepare_dir), str(corpus), model_id)
+    key = _view_key(prepare_dir, corpus, model_id)
     with _built_lock:
         known = _built.get(key)
     if known is not None and all(_signature(path) == signature for path, signature in known[1]):
@@ -231,7 +234,7 @@ class ViewDigests:
             return known["digest"]
         view, before = _built_with_sources(self.prepare_dir, self.corpus, model_id)
         digest = view.digest
-        _digested_here.view = ((str(self.prepare_dir), str(self.corpus), model_id), view)
+        _digested_here.view = (_view_key(self.prepare_dir, self.corpus, model_id), view)
         with self._lock:
             self._known[model_id] = {"sources": [[path, list(sig)] for path, sig in before], "digest": digest}
             self._checked[model_id] = digest
@@ -390,7 +393,6 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     one open, write and close."""
     root = _new_folder(parent)
     base = str(root)
-    folders = [base]
     owned = owned_in(root) if tracks_owned_files() else None  # what `remove` may chmod back: the files written here
     made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
@@ -401,7 +403,6 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                 if folder not in made:
                     os.mkdir(os.path.join(base, folder))
                     made[folder] = None
-                    folders.append(os.path.join(base, folder))
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
                 if owned is not None:
@@ -410,9 +411,10 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
-        note_layout(root, list(made), [item.path for item in view.files])  # all of it written: what release removes
-        for folder in reversed(folders):  # innermost first, the view itself last
-            os.chmod(folder, READ_ONLY_DIR)
+        note_layout(root, made, [item.path for item in view.files])  # all of it written: what release removes
+        for folder in reversed(made):  # innermost first, the view itself last
+            os.chmod(os.path.join(base, folder), READ_ONLY_DIR)
+        os.chmod(base, READ_ONLY_DIR)
     except OSError as exc:
         release(root)
         raise BcevalError(

@@ -20,6 +20,12 @@ def source_date_epoch(environ: Mapping[str, str] | None = None) -> datetime | No
         raise BcevalError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got '{raw}'") from None
 
 
+def created_at() -> str:
+    """A scorecard's or report's one wall-clock field; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    moment = source_date_epoch() or datetime.now(tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def generated_at(environ: Mapping[str, str] | None = None) -> str:
     """A reproducible timestamp: SOURCE_DATE_EPOCH when set, else the Unix epoch (never the clock)."""
     moment = source_date_epoch(environ) or datetime.fromtimestamp(0, tz=UTC)

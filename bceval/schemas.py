@@ -17,8 +17,8 @@ from bceval.development.models import (
     DevelopmentRun,
     DevelopmentVerdict,
 )
-from bceval.experiment.model import ExperimentFile
-from bceval.experiment.report_model import ExperimentReport
+from bceval.experiment.file_schema import ExperimentFile
+from bceval.experiment.report_schema import ExperimentReport
 from bceval.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic

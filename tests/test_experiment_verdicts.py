@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bceval.experiment import power
-from bceval.experiment.model import ExperimentFile
+from bceval.experiment.model import Arm, ExperimentFile
 from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.render import document, headline, render_html, render_markdown
 from bceval.experiment.report_model import (
@@ -63,7 +63,7 @@ def synthetic_report(
 ) -> object:
     """A report of arms given as {arm: {case: [True/False/None per epoch]}}; None is an infra failure."""
     plan = Plan(
-        experiment=ExperimentFile(name="syn", epochs=epochs, arms=[{"name": n} for n in arms], **experiment),
+        experiment=ExperimentFile(name="syn", epochs=epochs, arms=[Arm(name=n) for n in arms], **experiment),
         source=None,
         out=Path("/out/experiments/syn"),
         arms=[arm_plan(name, index == 0) for index, name in enumerate(arms)],

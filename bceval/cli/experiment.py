@@ -89,7 +89,9 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
 
 
 def _ab_document(experiment: Any) -> dict[str, Any]:
-    document = experiment.model_dump(mode="json", exclude_defaults=True)
+    from bceval.experiment.model import experiment_document
+
+    document = experiment_document(experiment)
     return {"name": experiment.name, "epochs": experiment.epochs, **document}
 
 

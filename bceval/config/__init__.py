@@ -35,6 +35,7 @@ DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 GUIDANCE_MANIFEST_RELATIVE = Path(GUIDANCE_MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
+ARM_CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # what an experiment arm may give
 DEMO_NAME = "demo"  # `--corpus demo`: the demo corpus (a folder named demo is `./demo`)
 NOT_FOUND = "no corpus found here"  # Locations.corpus_source when no corpus was given or found
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

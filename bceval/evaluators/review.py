@@ -13,7 +13,6 @@ from bceval.jsonio import read_json_bytes
 from bceval.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.review.manifest import read_manifest
 from bceval.review.requests import domain_files
-from bceval.review.scoring import ResultEntry, judge, verdict_problems
 
 
 @dataclass(frozen=True)
@@ -43,12 +42,16 @@ class ReviewEvaluator:
         """One domain's request files (name -> text); the graph writes them, one task per domain."""
         return domain_files(domain, leaf_path, leaf_text, articles, cases, samples)
 
-    def oracle_answer(self, case: ReviewCase) -> list[ResultEntry]:
-        """Exactly the manifest's expectations, under the only id the model sees."""
+    def oracle_answer(self, case: ReviewCase) -> list[Any]:
+        """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
+        from bceval.review.scoring import ResultEntry  # the scoring models (pydantic) load when scoring starts
+
         return [ResultEntry(id=case.modelId, findings=list(case.expected))]
 
     def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
         """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
+        from bceval.review.scoring import judge, verdict_problems
+
         outcomes = []
         for case in cases:
             verdict = judge(case, findings.get(case.modelId))

@@ -14,7 +14,14 @@ from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
 from bceval.errors import BcevalError
 from bceval.evaluators.development import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
-from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ArmSettings, ExperimentFile, Positions
+from bceval.experiment.model import (
+    ARM_FIELDS,
+    OPTIONAL_ARM_FIELDS,
+    ExperimentFile,
+    InvalidExperiment,
+    Positions,
+    check_experiment,
+)
 from bceval.layout import ExperimentDir, OutDir
 
 # Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
@@ -331,17 +338,16 @@ def experiment_name(base: str, head: str) -> str:
 def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
     """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`; a value
     its flags gave that no arm may have is one line naming the flag."""
-    from pydantic import ValidationError
-
+    document = {
+        "name": experiment_name(base, head),
+        "epochs": epochs,
+        "defaults": {k: v for k, v in defaults.items() if v is not None},
+        "arms": [{"name": "base", "ref": base}, {"name": "head", "ref": head}],
+    }
     try:
-        arm_defaults = ArmSettings(**{k: v for k, v in defaults.items() if v is not None})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        flag = "--" + re.sub(r"([A-Z])", r"-\1", str(first["loc"][0])).lower()  # sandboxAllow: --sandbox-allow
-        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None
-    return ExperimentFile(
-        name=experiment_name(base, head),
-        epochs=epochs,
-        defaults=arm_defaults,
-        arms=[{"name": "base", "ref": base}, {"name": "head", "ref": head}],
-    )
+        return check_experiment(document)
+    except InvalidExperiment as exc:
+        location = exc.error["loc"]
+        name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
+        flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
+        raise BcevalError(f"{flag}: {exc.error['msg'].removeprefix('Value error, ')}") from None

@@ -5,14 +5,12 @@ Markdown and HTML."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
 
-from pydantic import Field, ValidationError
-
-from bceval.errors import BcevalError
 from bceval.experiment.plan import Plan
 from bceval.experiment.stats import (
     ArmComparison,
@@ -22,127 +20,164 @@ from bceval.experiment.stats import (
     refuse,
     summarize_arm,
 )
-from bceval.models import StrictModel
 from bceval.usage import Usage, UsageTotal
 
 REPORT_SCHEMA_VERSION = 2
+_FLOAT = ("float", "float | None")  # the annotations of a number written as a float (5 as 5.0), as JSON Schema has it
 
 
-class ArmUsage(StrictModel):
-    """What an arm's own answers cost (answers shared from another arm cost it nothing); null is unknown."""
+class _Record:
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready fields: nested records as objects, tuples as lists, a whole number in a float field as a
+        float (the schema's number)."""
+        return _json_value(self)
+
+
+_SCALARS = (str, bool, float, type(None))
+
+
+@functools.cache
+def _shape(kind: type) -> tuple[tuple[str, bool], ...]:
+    """A record's fields, each with whether it holds a float."""
+    return tuple((f.name, str(f.type) in _FLOAT) for f in fields(kind))
+
+
+def _json_value(value: Any, as_float: bool = False) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return float(value) if as_float else value
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else _json_value(item) for item in value]
+    if kind is dict:
+        return {key: item if type(item) in _SCALARS else _json_value(item) for key, item in value.items()}
+    if is_dataclass(value):
+        return {name: _json_value(getattr(value, name), floats) for name, floats in _shape(kind)}
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmUsage(_Record):
+    """What an arm's own answers cost (answers shared from another arm cost it nothing); None is unknown."""
 
     costUsd: float | None = None
-    costKnown: int = Field(ge=0, description="Answers whose agent reported a cost.")
+    costKnown: int
     wallSeconds: float | None = None
     agentSeconds: float | None = None
     inputTokens: int | None = None
     outputTokens: int | None = None
 
 
-class MeasureRate(StrictModel):
-    passed: int = Field(ge=0)
-    total: int = Field(ge=0)
+@dataclass(frozen=True, kw_only=True)
+class MeasureRate(_Record):
+    passed: int
+    total: int
     value: float | None
 
 
-class MeasureMean(StrictModel):
-    mean: float | None = Field(description="Mean over the (case, epoch) reports that could be read; null without any.")
-    reports: int = Field(ge=0)
+@dataclass(frozen=True, kw_only=True)
+class MeasureMean(_Record):
+    mean: float | None
+    reports: int
 
 
-class GuidanceMeasures(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class GuidanceMeasures(_Record):
     """A guidance arm's reports over every epoch: the outcome the fixture expects, and what they cited."""
 
     outcomeAgreement: MeasureRate
-    citedRecall: MeasureMean = Field(description="Required articles cited, over the required ones.")
-    citedPrecision: MeasureMean = Field(description="Cited articles that are required or optional, over the cited.")
+    citedRecall: MeasureMean
+    citedPrecision: MeasureMean
 
 
-class ArmReport(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class ArmReport(_Record):
     name: str
     control: bool
-    evaluator: str = Field(default="review", description="review, or a guidance evaluator (plan, implementation).")
-    settings: dict[str, Any] = Field(description="The arm's effective settings; null where bceval's default applies.")
-    corpus: str = Field(description="The folder the arm's cases were read from (an export for a ref).")
-    commit: str | None = Field(description="The commit a ref named when the experiment ran.")
-    variant: str = Field(description="The prepare folder, shared by arms that read the same corpus and manifest.")
-    cases: int = Field(ge=0)
-    answered: int = Field(ge=0, description="(case, epoch) answers asked of this arm's agent.")
-    shared: int = Field(ge=0, description="Answers shared from an earlier arm that asked the identical question.")
-    fromCache: int = Field(ge=0, description="Answers an earlier invocation had already paid for.")
-    infrastructureFailures: int = Field(ge=0, description="(case, epoch) answers that failed for infrastructure.")
-    missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
-    notStarted: int = Field(
-        default=0, ge=0, description="(case, epoch) answers never started: the experiment had reached its budget."
-    )
-    unanswered: int = Field(
-        ge=0, description="(case, epoch) pairs without an outcome: infrastructure failures, not started and missing."
-    )
+    evaluator: str = "review"
+    settings: dict[str, Any]
+    corpus: str
+    commit: str | None
+    variant: str
+    cases: int
+    answered: int
+    shared: int
+    fromCache: int
+    infrastructureFailures: int
+    missing: int
+    notStarted: int = 0
+    unanswered: int
     usage: ArmUsage
     summary: ArmSummary
     guidance: GuidanceMeasures | None = None
-    manifestDialect: str | None = Field(
-        default=None,
-        description="A review arm's manifest dialect: plain, additionalArticles or articles (its case ids follow it).",
-    )
+    manifestDialect: str | None = None
 
 
-class ComparisonReport(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class ComparisonReport(_Record):
     arm: str
     control: str
     result: ArmComparison
 
 
-class CaseLine(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class CaseLine(_Record):
     id: str
     modelId: str
     domain: str
-    kind: Literal["positive", "clean"]
-    outcomes: dict[str, list[bool | None]] = Field(description="Per arm, per epoch: passed, failed, or null.")
-    transcripts: dict[str, list[str | None]] = Field(description="Per arm, per epoch, relative to the report.")
+    kind: str  # "positive" or "clean"
+    outcomes: dict[str, list[bool | None]]
+    transcripts: dict[str, list[str | None]]
 
 
-class Look(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class Look(_Record):
     """An earlier report of the same experiment, made with fewer epochs than this one."""
 
     reportId: str
     createdAt: str
-    epochs: int = Field(ge=1)
+    epochs: int
 
 
-class Sequential(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class Sequential(_Record):
     """How often the experiment has been looked at, and what that does to the level the verdicts are held to."""
 
-    look: int = Field(ge=1, description="This report's look: 1 + the earlier reports with fewer epochs.")
-    plannedLooks: int | None = Field(description="`looks` of the experiment file; null: one look was planned.")
-    planned: bool = Field(description="Whether every look so far was declared in advance.")
-    alphaUsed: float = Field(description="The level adjusted p-values are held to at this look.")
+    look: int
+    plannedLooks: int | None
+    planned: bool
+    alphaUsed: float
     note: str
 
 
-class BudgetReport(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class BudgetReport(_Record):
     """The experiment's one budget over every arm and epoch (maxCost, else --max-cost)."""
 
-    maxCost: float = Field(ge=0, description="The budget in USD.")
-    knownCost: float = Field(ge=0, description="What the experiment's answers are known to have cost (its ledger).")
-    reached: bool = Field(description="The known cost reached the budget: no new case started after that.")
-    notStarted: int = Field(ge=0, description="(case, epoch) answers never started because of it.")
+    maxCost: float
+    knownCost: float
+    reached: bool
+    notStarted: int
 
 
-class ExperimentReport(StrictModel):
-    schemaVersion: Literal[2] = REPORT_SCHEMA_VERSION
+@dataclass(frozen=True, kw_only=True)
+class ExperimentReport(_Record):
+    """report.json; what each field means: `bceval.experiment.report_schema` (and the JSON Schema from it)."""
+
+    schemaVersion: int = REPORT_SCHEMA_VERSION
     name: str
     file: str | None
-    reportId: str = Field(description="sha256 of the arms, commits and outcomes: equal experiments, equal ids.")
+    reportId: str
     createdAt: str
     epochs: int
     alpha: float
     seed: int
-    differing: list[str] = Field(description="The fields in which an arm differs from the control.")
+    differing: list[str]
     warnings: list[str]
-    partial: bool = Field(description="Some (case, epoch) answer is missing or failed: the numbers are over fewer.")
-    budget: BudgetReport | None = Field(default=None, description="The experiment's budget, when it has one.")
-    earlierLooks: list[Look] = Field(description="Earlier reports of this experiment with fewer epochs.")
+    partial: bool
+    budget: BudgetReport | None = None
+    earlierLooks: list[Look]
     sequential: Sequential
     arms: list[ArmReport]
     comparisons: list[ComparisonReport]
@@ -408,25 +443,17 @@ def earlier_looks(previous: Any, epochs: int) -> list[Look]:
         return []
     looks: list[Look] = []
     for item in [*(previous.get("earlierLooks") or []), previous]:
-        try:
-            look = Look(reportId=item["reportId"], createdAt=item["createdAt"], epochs=item["epochs"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
+        look = _look(item)
+        if look is not None and look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
             looks.append(look)
     return looks
 
 
-def read_report(document: Any, where: str) -> ExperimentReport:
-    """A parsed report.json as the model; one line when it is not one this bceval writes (an older schema)."""
-    if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
-        raise BcevalError(
-            f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "
-            f"{REPORT_SCHEMA_VERSION}; run bceval experiment report again"
-        )
-    try:
-        return ExperimentReport.model_validate(document)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise BcevalError(f"{where}: not an experiment report: field '{field}': {first['msg']}") from None
+def _look(item: Any) -> Look | None:
+    """An earlier report as a look, or None when it does not say which it was, when, and with how many epochs."""
+    if not isinstance(item, dict):
+        return None
+    report_id, created, epochs = item.get("reportId"), item.get("createdAt"), item.get("epochs")
+    if not (isinstance(report_id, str) and isinstance(created, str) and type(epochs) is int and epochs >= 1):
+        return None
+    return Look(reportId=report_id, createdAt=created, epochs=epochs)

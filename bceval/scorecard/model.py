@@ -7,7 +7,6 @@ import json
 import os
 import platform
 import sys
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -15,7 +14,6 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from bceval import __version__
-from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.jsonio import parse_json, read_regular_bytes
 from bceval.models import StrictModel
@@ -185,12 +183,6 @@ def tool_info() -> ToolInfo:
         platform=sys.platform,
         packages=packages,
     )
-
-
-def created_at() -> str:
-    """The scorecard's one wall-clock field; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    moment = source_date_epoch() or datetime.now(tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def adapter_info(report: ScoreReport) -> AdapterInfo:

@@ -342,7 +342,7 @@ def report_state(
     inputs = [
         __version__,
         os.environ.get("SOURCE_DATE_EPOCH", ""),
-        plan.experiment.model_dump(mode="json"),
+        asdict(plan.experiment),
         [str(plan.source), str(plan.out), plan.differing, plan.warnings],
         arms,
         [experiment_budget(plan, settings), _optional_state(plan.folder.cost_ledger)],

@@ -115,8 +115,9 @@ def report_score(settings: Settings, gate: bool = True) -> None:
 
 
 def write_scorecard(settings: Settings) -> None:
+    from bceval.clock import created_at
     from bceval.review.scoring import ScoreReport
-    from bceval.scorecard.model import build_scorecard, created_at
+    from bceval.scorecard.model import build_scorecard
     from bceval.scorecard.render import render_html, render_markdown
 
     report = ScoreReport.model_validate(load_own_json(settings.score_file))

@@ -208,7 +208,7 @@ def test_an_arm_with_nothing_answered_has_no_rates_and_no_intervals():
         for rate in (summary.recall, summary.clean_rate, summary.pass_at_k.all, summary.pass_hat_k.all):
             assert rate.value is None and rate.total == 0 and rate.interval is None
         assert all(epoch.recall.value is None for epoch in summary.per_epoch)
-        json.dumps(summary.to_dict(), allow_nan=False)
+        json.dumps(summary.to_json(), allow_nan=False)
 
 
 def test_rate_intervals_contain_the_estimate_stay_in_range_and_say_how_they_were_made():
@@ -273,7 +273,7 @@ def test_nothing_paired_gives_no_difference_and_no_crash():
     assert result.explanation.endswith("no case was answered by both arms, so there is nothing to compare")
     for difference in (result.recall, result.clean_rate):
         assert difference.difference is None and difference.interval is None and difference.control_mean is None
-    json.dumps(result.to_dict(), allow_nan=False)
+    json.dumps(result.to_json(), allow_nan=False)
 
 
 def test_difference_intervals_contain_the_estimate_and_stay_within_minus_one_and_one():
@@ -320,7 +320,7 @@ def test_explanation_reads_as_one_sentence_with_the_numbers():
 def test_comparison_serializes_to_strict_json():
     rng = random.Random(1)
     result = compare_arms(synthetic_arm(rng, 0.5), synthetic_arm(rng, 0.7), KINDS, seed=1, resamples=50)
-    document = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    document = json.loads(json.dumps(result.to_json(), allow_nan=False))
     assert document["overall"]["test"]["method"] == "exact"
     assert document["recall"]["interval"]["method"] == "percentile paired cluster bootstrap over 16 cases, 50 resamples"
     assert len(document["differences"]) == 32 and document["verdict"] == result.verdict

@@ -5,16 +5,16 @@ Markdown and HTML."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bceval.experiment.plan import Plan
 from bceval.experiment.stats import (
     ArmComparison,
     ArmSummary,
+    Record,
     compare_treatments,
     obrien_fleming,
     refuse,
@@ -23,42 +23,10 @@ from bceval.experiment.stats import (
 from bceval.usage import Usage, UsageTotal
 
 REPORT_SCHEMA_VERSION = 2
-_FLOAT = ("float", "float | None")  # the annotations of a number written as a float (5 as 5.0), as JSON Schema has it
-
-
-class _Record:
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready fields: nested records as objects, tuples as lists, a whole number in a float field as a
-        float (the schema's number)."""
-        return _json_value(self)
-
-
-_SCALARS = (str, bool, float, type(None))
-
-
-@functools.cache
-def _shape(kind: type) -> tuple[tuple[str, bool], ...]:
-    """A record's fields, each with whether it holds a float."""
-    return tuple((f.name, str(f.type) in _FLOAT) for f in fields(kind))
-
-
-def _json_value(value: Any, as_float: bool = False) -> Any:
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is int:
-        return float(value) if as_float else value
-    if kind is list or kind is tuple:
-        return [item if type(item) in _SCALARS else _json_value(item) for item in value]
-    if kind is dict:
-        return {key: item if type(item) in _SCALARS else _json_value(item) for key, item in value.items()}
-    if is_dataclass(value):
-        return {name: _json_value(getattr(value, name), floats) for name, floats in _shape(kind)}
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
-class ArmUsage(_Record):
+class ArmUsage(Record):
     """What an arm's own answers cost (answers shared from another arm cost it nothing); None is unknown."""
 
     costUsd: float | None = None
@@ -70,20 +38,20 @@ class ArmUsage(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MeasureRate(_Record):
+class MeasureRate(Record):
     passed: int
     total: int
     value: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
-class MeasureMean(_Record):
+class MeasureMean(Record):
     mean: float | None
     reports: int
 
 
 @dataclass(frozen=True, kw_only=True)
-class GuidanceMeasures(_Record):
+class GuidanceMeasures(Record):
     """A guidance arm's reports over every epoch: the outcome the fixture expects, and what they cited."""
 
     outcomeAgreement: MeasureRate
@@ -92,7 +60,7 @@ class GuidanceMeasures(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ArmReport(_Record):
+class ArmReport(Record):
     name: str
     control: bool
     evaluator: str = "review"
@@ -115,14 +83,14 @@ class ArmReport(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComparisonReport(_Record):
+class ComparisonReport(Record):
     arm: str
     control: str
     result: ArmComparison
 
 
 @dataclass(frozen=True, kw_only=True)
-class CaseLine(_Record):
+class CaseLine(Record):
     id: str
     modelId: str
     domain: str
@@ -132,7 +100,7 @@ class CaseLine(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Look(_Record):
+class Look(Record):
     """An earlier report of the same experiment, made with fewer epochs than this one."""
 
     reportId: str
@@ -141,7 +109,7 @@ class Look(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Sequential(_Record):
+class Sequential(Record):
     """How often the experiment has been looked at, and what that does to the level the verdicts are held to."""
 
     look: int
@@ -152,7 +120,7 @@ class Sequential(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BudgetReport(_Record):
+class BudgetReport(Record):
     """The experiment's one budget over every arm and epoch (maxCost, else --max-cost)."""
 
     maxCost: float
@@ -162,7 +130,7 @@ class BudgetReport(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExperimentReport(_Record):
+class ExperimentReport(Record):
     """report.json; what each field means: `bceval.experiment.report_schema` (and the JSON Schema from it)."""
 
     schemaVersion: int = REPORT_SCHEMA_VERSION

@@ -19,7 +19,7 @@ import operator
 import random
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from fractions import Fraction
 from statistics import NormalDist
 from typing import Any, Literal
@@ -38,14 +38,42 @@ MIN_RELIABLE_CASES = 15  # below this many cases an interval of a kind is too ro
 Counts = tuple[int, int]  # one case: (passed, answered)
 
 
-class _Record:
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (nested records become dicts); a number that cannot be computed is None, never NaN."""
-        return asdict(self)
+_FLOAT = ("float", "float | None")  # the annotations of a number written as a float (5 as 5.0), as JSON Schema has it
+_SCALARS = (str, bool, float, type(None))
+
+
+class Record:
+    """A statistic or report record (a dataclass) as report.json has it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready fields: nested records as objects, tuples as lists, a whole number in a float field as a
+        float (the schema's number); a number that cannot be computed is None, never NaN."""
+        return _json_value(self)
+
+
+@functools.cache
+def _shape(kind: type) -> tuple[tuple[str, bool], ...]:
+    """A record's fields, each with whether it holds a float."""
+    return tuple((f.name, str(f.type) in _FLOAT) for f in fields(kind))
+
+
+def _json_value(value: Any, as_float: bool = False) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return float(value) if as_float else value
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else _json_value(item) for item in value]
+    if kind is dict:
+        return {key: item if type(item) in _SCALARS else _json_value(item) for key, item in value.items()}
+    if is_dataclass(value):
+        return {name: _json_value(getattr(value, name), floats) for name, floats in _shape(kind)}
+    return value
 
 
 @dataclass(frozen=True)
-class Interval(_Record):
+class Interval(Record):
     """A `level` confidence interval over `cases` cases.
 
     method says in words how it was made, as the report prints it: a seeded percentile bootstrap that resamples
@@ -66,7 +94,7 @@ class Interval(_Record):
 
 
 @dataclass(frozen=True)
-class Rate(_Record):
+class Rate(Record):
     """passed / total; `value` is None when total is 0 (nothing answered), and `interval` None when not estimated.
     unit says what is counted: "answers" ((case, epoch) pairs) or "cases"."""
 
@@ -78,7 +106,7 @@ class Rate(_Record):
 
 
 @dataclass(frozen=True)
-class EpochRates(_Record):
+class EpochRates(Record):
     """Recall and clean rate of one epoch alone (epoch i = index i of every case's outcomes), over its answers."""
 
     epoch: int
@@ -87,7 +115,7 @@ class EpochRates(_Record):
 
 
 @dataclass(frozen=True)
-class KindRates(_Record):
+class KindRates(Record):
     """One per-case rate for positive cases, clean cases and both together; only cases answered at least once count."""
 
     positive: Rate
@@ -96,7 +124,7 @@ class KindRates(_Record):
 
 
 @dataclass(frozen=True)
-class ArmSummary(_Record):
+class ArmSummary(Record):
     """What one arm did over all its epochs.
 
     - recall: passed / answered (case, epoch) answers over positive cases; clean_rate: the same over clean cases.
@@ -123,7 +151,7 @@ class ArmSummary(_Record):
 
 
 @dataclass(frozen=True)
-class LeftOutCase(_Record):
+class LeftOutCase(Record):
     """A case the comparison could not pair, and why."""
 
     case_id: str
@@ -131,7 +159,7 @@ class LeftOutCase(_Record):
 
 
 @dataclass(frozen=True)
-class CaseDifference(_Record):
+class CaseDifference(Record):
     """One paired case: each arm's pass rate over its answered epochs, and treatment minus control."""
 
     case_id: str
@@ -142,7 +170,7 @@ class CaseDifference(_Record):
 
 
 @dataclass(frozen=True)
-class PermutationTest(_Record):
+class PermutationTest(Record):
     """Paired sign-flip permutation test of `statistic` = the sum of per-case differences.
 
     p_value (two-sided): chance, if the arms were interchangeable, of a sum at least as far from 0 as the observed;
@@ -162,7 +190,7 @@ class PermutationTest(_Record):
 
 
 @dataclass(frozen=True)
-class PairedComparison(_Record):
+class PairedComparison(Record):
     """Treatment against control over one set of paired cases (one kind, or all cases), on one estimand.
 
     - control_mean, treatment_mean: mean per-case pass rate of each arm over these cases; difference: their
@@ -189,7 +217,7 @@ class PairedComparison(_Record):
 
 
 @dataclass(frozen=True)
-class MissingCheck(_Record):
+class MissingCheck(Record):
     """Whether the arms lost answers at rates chance explains: (case, epoch) slots without an answer per arm over
     the cases either arm covers, and a two-sided Fisher exact test on those counts."""
 
@@ -202,7 +230,7 @@ class MissingCheck(_Record):
 
 
 @dataclass(frozen=True)
-class ArmComparison(_Record):
+class ArmComparison(Record):
     """Treatment against control, case by case, over the cases both arms answered at least once.
 
     - differences: per paired case (sorted by case id); overall: all paired cases, the primary test whose p-value

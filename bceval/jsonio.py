@@ -266,6 +266,8 @@ def _indented(value: Any, pad: str, out: list[str]) -> None:
         out.append("false")
     elif kind is int:
         out.append(int.__repr__(value))
+    elif kind is float and value - value == 0.0:  # finite (inf - inf and nan - nan are nan): json's own repr
+        out.append(float.__repr__(value))
     else:
         _indented_other(value, pad, out)
 

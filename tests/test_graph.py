@@ -469,3 +469,38 @@ def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_
     assert not (tmp_path / "from-the-folder.db").exists() and not (tmp_path / "from-pyproject.db").exists()
     assert looked_up == []  # no plugin lookup while bceval's graph ran
     assert doit.plugin.entry_points_impl is doit_lookup  # and doit's own lookup is back afterwards
+
+
+def test_a_prepared_file_edited_while_an_answer_runs_is_not_taken_as_prepared(tmp_path, capsys, monkeypatch):
+    """An answer that found the prepare up to date notes the prepared folders as they were before it answered (it
+    never writes below them, so it does not walk them again), not as they are after: a prepared file edited
+    meanwhile makes the next prepare look again (its graph runs) instead of taking the folder as prepared."""
+    from cliutil import run_cli
+    from conftest import DEMO_CORPUS
+
+    import bceval.graph.uptodate as uptodate
+    import bceval.steps.answer as answer_step
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    prepare = ("prepare", "--corpus", DEMO_CORPUS, "--out", out)
+    fast = []  # what each prepare's check of "up to date as a whole" found
+    check = uptodate.up_to_date
+    monkeypatch.setattr(
+        uptodate, "up_to_date", lambda settings, digest: fast.append(check(settings, digest)) or fast[-1]
+    )
+    assert run_cli(capsys, *prepare)[0] == 0 and run_cli(capsys, *prepare)[0] == 0
+    assert fast == [False, True]  # cold, then up to date: the check can say either
+    request = min((out / "review").rglob("request-case-*.json"))
+    original = request.read_bytes()
+    real = answer_step.RunAnswers.answer
+
+    def answer_then_edit(self, case, note=None):  # noqa: ANN001 - the method it stands in for
+        real(self, case, note)
+        request.write_bytes(original.replace(b"{", b"{ ", 1))  # still JSON, another size: an editor's save
+
+    monkeypatch.setattr(answer_step.RunAnswers, "answer", answer_then_edit)
+    assert run_cli(capsys, "answer", "--corpus", DEMO_CORPUS, "--out", out, "--adapter", "oracle")[0] == 0
+    assert request.read_bytes() != original
+    assert run_cli(capsys, *prepare)[0] == 0
+    assert fast == [False, True, False]

@@ -335,7 +335,9 @@ def test_write_atomic_picks_another_temporary_name_when_one_is_taken(tmp_path, m
 
 def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses():
     import enum
+    import math
     import random
+    import struct
 
     class Level(enum.IntEnum):
         HIGH = 3
@@ -345,11 +347,14 @@ def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses()
 
     pick = random.Random(25)
     scalars = [0, -2, 10**30, 1.5, -0.0, 2.5e-8, 1e300, True, False, None, "", "é\u2028\"\\\n", Level.HIGH, Name("n")]
+    # floats of every kind (finite ones from random bit patterns: subnormal, huge, negative zero), as json writes them
+    bits = (struct.unpack("<d", pick.randbytes(8))[0] for _ in range(4000))
+    floats = [value for value in bits if math.isfinite(value)] + [5e-324, 1.7976931348623157e308, 0.1, 1e16]
 
     def document(depth: int):
         roll = pick.random()
         if depth > 4 or roll < 0.3:
-            return pick.choice(scalars)
+            return pick.choice(floats if pick.random() < 0.3 else scalars)
         if roll < 0.6:
             return [document(depth + 1) for _ in range(pick.randint(0, 4))]
         if roll < 0.7:
@@ -360,8 +365,9 @@ def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses()
     for _ in range(3000):
         value = document(0)
         assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    with pytest.raises(ValueError):
-        dumps({"x": [float("nan")]})
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match="Out of range float values"):
+            dumps({"x": [bad]})
 
 
 def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path, monkeypatch):
@@ -384,3 +390,4 @@ def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path, mo
     status = Path("/proc/self/status")
     if status.exists():  # a file whose size says 0 and that is not empty: read to its end all the same
         assert status.stat().st_size == 0 and b"Name:" in read_regular_bytes(status)
+

@@ -27,19 +27,20 @@ def run_graph(
     from bceval.graph.inputs import GraphInputs
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs
     from bceval.graph.uptodate import noting_the_prepare
-    from bceval.steps.prepare import prepared_unchanged
+    from bceval.steps.prepare import prepared_trees, prepared_unchanged
 
     inputs = GraphInputs(settings, listing)
     if tasks != ["answered"]:
         return run_namespace(build_namespace(settings, inputs, tasks), args)
     # An answer's prepare stage, up to date as a whole, is not planned (verbose: every task's line, the stage's too).
     digest = inputs.prepared_inputs()  # before anything is read, as `bceval prepare` takes it
-    prepared = not force and not verbose and prepared_unchanged(settings, digest)
+    trees = prepared_trees(settings) if not force and not verbose else None  # walked once: see note_prepared
+    prepared = trees is not None and prepared_unchanged(settings, digest, trees)
 
     def run() -> int:
         return run_namespace(build_namespace(settings, inputs, tasks, prepared), args)
 
-    return noting_the_prepare(settings, digest, run, unchanged=prepared)
+    return noting_the_prepare(settings, digest, run, unchanged=trees if prepared else None)
 
 
 def _namespace(settings: Settings, inputs: Any) -> dict[str, Any]:

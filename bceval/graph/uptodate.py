@@ -31,17 +31,20 @@ def prepare_graph(
     return noting_the_prepare(settings, digest, lambda: run_namespace(namespace(settings, inputs), args))
 
 
-def noting_the_prepare(settings: Settings, digest: str | None, run: Callable[[], int], unchanged: bool = False) -> int:
+def noting_the_prepare(
+    settings: Settings, digest: str | None, run: Callable[[], int], unchanged: list[Any] | None = None
+) -> int:
     """`run()`, a graph that holds the prepare stage, and the note of the prepare it leaves (made from inputs of
     `digest`, taken before anything was read): none while it runs (a run that does not finish leaves none), the
-    note once it finished. `unchanged`: the prepare was up to date as it started and the graph does not run it, so
-    the note holds whatever the rest of the graph returns (its doit records change doit's state file, one of the
-    outputs the note covers)."""
-    if not unchanged:
+    note once it finished. `unchanged`: the prepared folders' states (steps.prepare.prepared_trees) when the
+    prepare was up to date as it started and the graph does not run it; the note then holds whatever the rest
+    of the graph returns (its doit records change doit's state file, one of the outputs the note covers), with
+    those states for the folders the graph did not write."""
+    if unchanged is None:
         note_prepared(settings, None)
     code = run()
-    if unchanged or code == 0:
-        note_prepared(settings, digest)
+    if unchanged is not None or code == 0:
+        note_prepared(settings, digest, unchanged)
     return code
 
 

@@ -18,7 +18,7 @@ from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
 from bceval.jsonio import dumps, dumps_compact, parse_json, read_regular_bytes, write_atomic
-from bceval.layout import infra_files, infra_name, result_files, result_name
+from bceval.layout import infra_name, result_name, run_entries
 from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
 from bceval.runs.transcript import write_prompt, write_transcript
@@ -184,8 +184,7 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
 
     answers = run_answers()
     fold_written(settings.run_dir)  # the answering is over: run.json now vouches for every file it wrote
-    results = result_files(settings.results_dir) if settings.results_dir.is_dir() and _any_result(settings) else []
-    failures = infra_files(settings.results_dir) if settings.results_dir.is_dir() else []
+    results, failures = _results_and_failures(settings.results_dir)
     done, cached, failed = answers.done - answers.not_started, answers.cached, answers.failed
     if done:
         now = f"{done - cached - failed} answered now, {cached} from the cache"
@@ -214,12 +213,13 @@ def _is_budget_record(path: Path) -> bool:
     return isinstance(document, dict) and document.get("kind") == "budget"
 
 
-def _any_result(settings: Settings) -> bool:
-    try:
-        result_files(settings.results_dir)
-    except BcevalError:
-        return False
-    return True
+def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
+    """The result files and the infrastructure failures of a results folder (none when it is not there), from
+    one listing of it."""
+    if not results.is_dir():
+        return [], []
+    found, failed = run_entries(results)
+    return [results / entry.name for entry in found], [results / entry.name for entry in failed]
 
 
 def _duration(seconds: float) -> str:

@@ -540,12 +540,18 @@ def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str
     return digest.hexdigest()
 
 
-def prepared_outputs(settings: Settings) -> list[Any]:
+def prepared_outputs(settings: Settings, trees: list[Any] | None = None) -> list[Any]:
     """Every file and folder a prepare writes or checks, as it is now (name, type, size, modification time,
-    inode): the prepare directory, the build folder's review/, the coverage report and doit's state."""
+    inode): the prepare directory, the build folder's review/, the coverage report and doit's state. `trees`:
+    the two folders' states as prepared_trees took them earlier, to stand for them (see note_prepared)."""
     out = OutDir(settings.out)
     states: list[Any] = [_state_of(path) for path in (out.doit_db, out.coverage("json"), out.coverage("md"))]
-    return states + [_tree_state(str(settings.prepare_dir)), _tree_state(str(build_dir(settings)))]
+    return states + (prepared_trees(settings) if trees is None else trees)
+
+
+def prepared_trees(settings: Settings) -> list[Any]:
+    """The states of the two folders a prepare writes (the prepare directory and the build folder's review/)."""
+    return [_tree_state(str(settings.prepare_dir)), _tree_state(str(build_dir(settings)))]
 
 
 def _state_of(path: Path) -> list[Any] | None:
@@ -589,27 +595,33 @@ def _tree_state(top: str) -> list[Any] | None:
     return states
 
 
-def prepared_unchanged(settings: Settings, inputs: str | None) -> bool:
+def prepared_unchanged(settings: Settings, inputs: str | None, trees: list[Any] | None = None) -> bool:
     """Whether the last prepare of `settings` finished (BuildDir.prepared) from inputs of digest `inputs`
-    (prepared_inputs) and its outputs are as it left them: then a prepare would change nothing."""
+    (prepared_inputs) and its outputs are as it left them: then a prepare would change nothing. `trees`: the
+    folders' states (prepared_trees), when the caller took them."""
     if inputs is None:
         return False
     try:
         kept = load_own_json(BuildDir(settings.build_dir).prepared)
     except (OSError, ValueError):
         return False
-    return isinstance(kept, dict) and kept.get("inputs") == inputs and kept.get("outputs") == _outputs_digest(settings)
+    if not isinstance(kept, dict) or kept.get("inputs") != inputs:
+        return False
+    return kept.get("outputs") == _outputs_digest(settings, trees)
 
 
-def note_prepared(settings: Settings, inputs: str | None) -> None:
+def note_prepared(settings: Settings, inputs: str | None, trees: list[Any] | None = None) -> None:
     """After a prepare of `settings`: what it was made from (`inputs`, taken before it read anything, so an edit
-    made while it ran is a difference next time) and what it left; None (a failed or unknown one) notes nothing."""
+    made while it ran is a difference next time) and what it left; None (a failed or unknown one) notes nothing.
+    `trees`: the folders' states taken before a graph that found the prepare up to date and so never wrote
+    below them (prepared_trees); their state from before stands in the note, so it costs no second walk and an
+    edit made there meanwhile is a difference next time, as it is for the inputs."""
     kept = BuildDir(settings.build_dir).prepared
     if inputs is None:
         kept.unlink(missing_ok=True)
         return
-    write_atomic(kept, json.dumps({"inputs": inputs, "outputs": _outputs_digest(settings)}))
+    write_atomic(kept, json.dumps({"inputs": inputs, "outputs": _outputs_digest(settings, trees)}))
 
 
-def _outputs_digest(settings: Settings) -> str:
-    return hashlib.sha256(json.dumps(prepared_outputs(settings)).encode("utf-8")).hexdigest()
+def _outputs_digest(settings: Settings, trees: list[Any] | None = None) -> str:
+    return hashlib.sha256(json.dumps(prepared_outputs(settings, trees)).encode("utf-8")).hexdigest()

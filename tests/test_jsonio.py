@@ -390,4 +390,3 @@ def test_read_regular_bytes_reads_every_byte_whatever_the_size_says(tmp_path, mo
     status = Path("/proc/self/status")
     if status.exists():  # a file whose size says 0 and that is not empty: read to its end all the same
         assert status.stat().st_size == 0 and b"Name:" in read_regular_bytes(status)
-

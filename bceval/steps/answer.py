@@ -216,9 +216,10 @@ def _is_budget_record(path: Path) -> bool:
 def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
     """The result files and the infrastructure failures of a results folder (none when it is not there), from
     one listing of it."""
-    if not results.is_dir():
+    try:
+        found, failed = run_entries(results)
+    except BcevalError:  # no results folder (run_entries looks): nothing answered yet
         return [], []
-    found, failed = run_entries(results)
     return [results / entry.name for entry in found], [results / entry.name for entry in failed]
 
 

@@ -65,6 +65,19 @@ def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
     assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
 
 
+def test_evaluators_load_when_named_and_each_is_registered_under_its_own_name():
+    assert all(evaluator(name).name == name for name in evaluator_names())
+    probe = (
+        "import sys; from bceval.evaluators.registry import evaluator, evaluator_names; "
+        "names = evaluator_names(); evaluator('review'); "
+        "print(sorted(m for m in sys.modules if m.startswith('bceval.evaluators.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = done.stdout.strip()
+    assert "bceval.evaluators.review" in loaded
+    assert "bceval.evaluators.guidance" not in loaded and "bceval.evaluators.development" not in loaded
+
+
 def test_each_evaluator_says_what_its_runs_do():
     """An experiment decides by the evaluator's traits, never by its name."""
     review = evaluator("review").traits
@@ -115,7 +128,7 @@ def test_a_command_answer_is_read_and_cached_without_the_result_models():
         "import sys\n"
         "from bceval.agents import command\n"
         "from bceval.review.entries import stored_case\n"
-        "read = command._entries('{\"cases\": [{\"id\": \"case-1\", \"findings\": [{\"id\": \"b.md\"}, \"a.md\"]}]}')\n"
+        'read = command._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
         "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
         "assert [stored_case(case.as_record()) for case in read] == read\n"
         "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"

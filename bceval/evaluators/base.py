@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 REVIEW = "review"  # the question shape of the review evaluator
 GUIDANCE = "guidance"  # the question shape of the plan and implementation evaluators
+DEVELOPMENT = "development"  # the development evaluator's: a request answered by changing a workspace
 
 CASE = "case"  # unit of work: one answer per (arm, epoch, case), each a task of its own
 RUN = "run"  # unit of work: one whole run per (arm, epoch) that prepares, answers and scores every case

@@ -18,10 +18,8 @@ from bceval.development.manifest import Case, Loaded, load
 from bceval.development.prepare import write_prepared
 from bceval.development.report import Probe, knowledge_measures, parse_result, score_results
 from bceval.development.values import member, same
-from bceval.evaluators.base import RUN, CaseOutcome, Traits
+from bceval.evaluators.base import DEVELOPMENT, RUN, CaseOutcome, Traits
 from bceval.layout import DevelopmentRunDir, result_name
-
-DEVELOPMENT = "development"  # the question shape: a request answered by changing a workspace
 
 DEVELOPMENT_TRAITS = Traits(
     unit=RUN,

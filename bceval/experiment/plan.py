@@ -12,7 +12,7 @@ from typing import Any
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.development import DEVELOPMENT
+from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
 from bceval.experiment.model import (
     ARM_FIELDS,

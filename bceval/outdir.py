@@ -3,14 +3,17 @@ while a graph runs, and swept of what a killed run left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from bceval.errors import BcevalError
-from bceval.jsonio import TEMP_PREFIX, NotRegularFile, open_regular
+from bceval.jsonio import TEMP_PREFIX, NotRegularFile, open_regular, write_atomic
 from bceval.layout import OutDir
 from bceval.vcs import git_root
 
@@ -37,12 +40,14 @@ def ensure_output_dir(out: Path) -> None:
 def sweep_temp_files(out: Path) -> list[Path]:
     """Remove the temporary files a killed run left (atomic writes never leave them otherwise): only bceval's
     names, only in the folders bceval owns under `out` (never a corpus or anything else that shares it), and only
-    when the process that made one is gone."""
+    when the process that made one is gone. A folder listed before with nothing of the kind in it, and unchanged
+    since (same inode and modification time), is not listed again (see _Remembered)."""
     removed = []
     layout = OutDir(out)
+    remembered = _Remembered(layout.swept_folders, str(out))
     folders = [(out, False)] + [(folder, True) for folder in layout.own_folders]
     for top, recurse in folders:
-        for path in _temp_named(str(top), recurse):
+        for path in _temp_named(str(top), recurse, remembered):
             match = _TEMP_FILE.match(path.name)
             if match is None or _alive(int(match[1])):
                 continue
@@ -53,7 +58,75 @@ def sweep_temp_files(out: Path) -> list[Path]:
                 removed.append(path)
             except OSError:
                 pass  # gone already, or not ours to remove; never worth failing a run for
+    remembered.save()
     return removed
+
+
+class _Remembered:
+    """The folders a sweep need not list again: an experiment's output holds tens of thousands of files in a few
+    hundred folders, and every command sweeps it. A folder is remembered with its inode, modification time and
+    subfolders when no temporary name was in it and it had gone unchanged for QUIET_SECONDS before the listing:
+    any entry made or removed in it later moves its modification time past the remembered one, even on a
+    filesystem whose clock ticks coarsely (and a living writer's file keeps its folder listed until it is gone).
+    Keys are paths relative to the output folder; an unreadable record is an empty one."""
+
+    QUIET_SECONDS = 5
+
+    def __init__(self, record: Path, out: str) -> None:
+        self.record, self.prefix = record, out.rstrip(os.sep) + os.sep
+        self.started = time.time_ns()
+        self.known: dict[str, list[Any]] = {}
+        try:
+            with open_regular(record) as handle:
+                loaded = json.loads(handle.read())
+            if isinstance(loaded, dict):
+                self.known = {key: value for key, value in loaded.items() if _is_folder_state(value)}
+        except (OSError, ValueError, NotRegularFile):
+            pass
+        self.now: dict[str, list[Any]] = {}
+
+    def subfolders(self, folder: str) -> tuple[list[int], list[str] | None]:
+        """The folder's state, and its subfolders' names when it is as remembered (None: list it)."""
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return [], None
+        state = [info.st_ino, info.st_mtime_ns]
+        known = self.known.get(self._key(folder))
+        if known is not None and known[:2] == state:
+            self.now[self._key(folder)] = known
+            return state, known[2]
+        return state, None
+
+    def listed(self, folder: str, state: list[int], subfolders: list[str], temporary: bool) -> None:
+        if state and not temporary and state[1] < self.started - self.QUIET_SECONDS * 1_000_000_000:
+            self.now[self._key(folder)] = [*state, subfolders]
+
+    def save(self) -> None:
+        if self.now == self.known:
+            return
+        try:
+            write_atomic(self.record, json.dumps(self.now, separators=(",", ":"), sort_keys=True))
+        except OSError:
+            pass  # the next sweep lists every folder again: slower, never wrong
+
+    def _key(self, folder: str) -> str:
+        return folder[len(self.prefix) :] if folder.startswith(self.prefix) else folder
+
+
+def _is_folder_state(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(number, int) for number in value[:2])
+        and isinstance(value[2], list)
+        and all(isinstance(name, str) and _plain_name(name) for name in value[2])
+    )
+
+
+def _plain_name(name: str) -> bool:
+    """A name of an entry in its folder: a record that names `..` or a path would lead the sweep elsewhere."""
+    return name not in ("", ".", "..") and "/" not in name and os.sep not in name and (os.altsep or "/") not in name
 
 
 # The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
@@ -75,22 +148,35 @@ def sweeping(out: Path, running: bool) -> None:
         _SWEPT.remove(out)
 
 
-def _temp_named(top: str, recurse: bool) -> list[Path]:
+def _temp_named(top: str, recurse: bool, remembered: _Remembered | None = None) -> list[Path]:
     """The entries under `top` (in its subfolders too when `recurse`, not through links) whose names start as a
-    temporary file's: one listing per folder and a prefix check per name (an experiment's output holds tens of
-    thousands of files, and every command sweeps it)."""
+    temporary file's: one listing per folder and a prefix check per name, and no listing of a folder
+    `remembered` holds as unchanged."""
     found, folders = [], [top]
     while folders:
         folder = folders.pop()
+        state: list[int] = []
+        if recurse and remembered is not None:
+            state, known = remembered.subfolders(folder)
+            if not state:
+                continue  # gone, or not there at all: nothing to sweep
+            if known is not None:
+                folders.extend(folder + os.sep + name for name in known)
+                continue
+        subfolders, temporary = [], False
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.name.startswith(TEMP_PREFIX):
                         found.append(Path(entry.path))
+                        temporary = True
                     if recurse and entry.is_dir(follow_symlinks=False):
                         folders.append(entry.path)
+                        subfolders.append(entry.name)
         except OSError:
             continue  # gone, or not readable: nothing of ours to sweep there
+        if remembered is not None and recurse:
+            remembered.listed(folder, state, subfolders, temporary)
     return found
 
 

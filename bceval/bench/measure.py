@@ -470,7 +470,7 @@ def measure_experiment(
         state.append(_state_bytes(out))
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
-    reports = []
+    sizes = []  # (name, answers, experiment file) of a quarter, a half and all of the cases
     for share in (4, 2, 1):
         domains = max(1, cases // share // 2)  # two cases a domain
         size = cases if share == 1 else 2 * domains
@@ -479,8 +479,17 @@ def measure_experiment(
         if share != 1:
             path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, domains)
             _run([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
-        progress(f"bench: experiment report of {arms * epochs * size} answers")
-        timed = [_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds for _ in range(repeat)]
+        sizes.append((name, arms * epochs * size, path))
+    # The three sizes take turns, round by round, so a change in the machine's speed during the measurement moves
+    # all of them alike instead of showing as growth between two sizes measured minutes apart.
+    timed: dict[str, list[float]] = {name: [] for name, _, _ in sizes}
+    for round_number in range(repeat):
+        counts = ", ".join(f"{answers:,}" for _, answers, _ in sizes)
+        progress(f"bench: experiment report of {counts} answers, round {round_number + 1}/{repeat}")
+        for name, _, path in sizes:
+            timed[name].append(_run([*base, "report", str(path), "--out", str(out)], agent.env).seconds)
+    reports = []
+    for name, answers, path in sizes:
         # and once without the verdicts an earlier report kept (every result file read and judged again); they
         # are moved out of the way, not deleted: thousands of freed inodes would slow every file this and the
         # next measurements create (see the module's docstring)
@@ -488,7 +497,7 @@ def measure_experiment(
             kept.rename(where / f"kept-verdicts-{name}-{number}")
         cold = _run([*base, "report", str(path), "--out", str(out)], agent.env).seconds
         reports.append(
-            {"answers": arms * epochs * size, "medianSeconds": round(_median(timed), 3), "coldSeconds": round(cold, 3)}
+            {"answers": answers, "medianSeconds": round(_median(timed[name]), 3), "coldSeconds": round(cold, 3)}
         )
     for smaller, larger in zip(reports, reports[1:], strict=False):
         larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)

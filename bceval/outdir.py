@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
-from bceval.jsonio import TEMP_PREFIX, NotRegularFile, open_regular, write_atomic
+from bceval.jsonio import TEMP_PREFIX, NotRegularFile, load_own_json, open_regular, write_atomic
 from bceval.layout import OutDir
 from bceval.vcs import git_root
 
@@ -77,12 +77,11 @@ class _Remembered:
         self.started = time.time_ns()
         self.known: dict[str, list[Any]] = {}
         try:
-            with open_regular(record) as handle:
-                loaded = json.loads(handle.read())
-            if isinstance(loaded, dict):
-                self.known = {key: value for key, value in loaded.items() if _is_folder_state(value)}
-        except (OSError, ValueError, NotRegularFile):
-            pass
+            loaded = load_own_json(record)
+        except (OSError, ValueError):  # absent, unreadable or not JSON (a FIFO there is refused, not opened)
+            loaded = None
+        if isinstance(loaded, dict):
+            self.known = {key: value for key, value in loaded.items() if _is_folder_state(value)}
         self.now: dict[str, list[Any]] = {}
 
     def subfolders(self, folder: str) -> tuple[list[int], list[str] | None]:
@@ -91,15 +90,15 @@ class _Remembered:
             info = os.stat(folder)
         except OSError:
             return [], None
-        state = [info.st_ino, info.st_mtime_ns]
-        known = self.known.get(self._key(folder))
+        state, key = [info.st_ino, info.st_mtime_ns], self._key(folder)
+        known = self.known.get(key)
         if known is not None and known[:2] == state:
-            self.now[self._key(folder)] = known
+            self.now[key] = known
             return state, known[2]
         return state, None
 
     def listed(self, folder: str, state: list[int], subfolders: list[str], temporary: bool) -> None:
-        if state and not temporary and state[1] < self.started - self.QUIET_SECONDS * 1_000_000_000:
+        if not temporary and state[1] < self.started - self.QUIET_SECONDS * 1_000_000_000:
             self.now[self._key(folder)] = [*state, subfolders]
 
     def save(self) -> None:
@@ -126,7 +125,7 @@ def _is_folder_state(value: Any) -> bool:
 
 def _plain_name(name: str) -> bool:
     """A name of an entry in its folder: a record that names `..` or a path would lead the sweep elsewhere."""
-    return name not in ("", ".", "..") and "/" not in name and os.sep not in name and (os.altsep or "/") not in name
+    return name not in ("", ".", "..") and "/" not in name and os.sep not in name  # "/": Windows' altsep too
 
 
 # The outputs swept by graphs still running in this process: a graph inside one of them (an experiment's variant
@@ -148,15 +147,15 @@ def sweeping(out: Path, running: bool) -> None:
         _SWEPT.remove(out)
 
 
-def _temp_named(top: str, recurse: bool, remembered: _Remembered | None = None) -> list[Path]:
+def _temp_named(top: str, recurse: bool, remembered: _Remembered) -> list[Path]:
     """The entries under `top` (in its subfolders too when `recurse`, not through links) whose names start as a
-    temporary file's: one listing per folder and a prefix check per name, and no listing of a folder
+    temporary file's: one listing per folder and a prefix check per name; when recursing, no listing of a folder
     `remembered` holds as unchanged."""
     found, folders = [], [top]
     while folders:
         folder = folders.pop()
         state: list[int] = []
-        if recurse and remembered is not None:
+        if recurse:
             state, known = remembered.subfolders(folder)
             if not state:
                 continue  # gone, or not there at all: nothing to sweep
@@ -175,7 +174,7 @@ def _temp_named(top: str, recurse: bool, remembered: _Remembered | None = None) 
                         subfolders.append(entry.name)
         except OSError:
             continue  # gone, or not readable: nothing of ours to sweep there
-        if remembered is not None and recurse:
+        if recurse:
             remembered.listed(folder, state, subfolders, temporary)
     return found
 

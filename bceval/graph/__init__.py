@@ -12,8 +12,8 @@ METADATA = "importlib.metadata"
 def import_doit() -> None:
     """Import doit without importing importlib.metadata along with it.
 
-    doit's plugin module imports importlib.metadata (and with it email, zipfile, csv and socket: about 30 ms,
-    a tenth of a command's start) only to look up entry points, and bceval's graphs never look any up
+    doit's plugin module imports importlib.metadata (and with it email, zipfile, csv and importlib.resources:
+    about 30 ms, a tenth of a command's start) only to look up entry points, and bceval's graphs never look any up
     (doitlib._no_doit_plugins). While doit is imported, a stand-in holds the module's place whose
     `entry_points` imports the real module when it is first called; the stand-in is gone once doit is in,
     so any later `import importlib.metadata` is the real one. Where doit or the module is in already (the

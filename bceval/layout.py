@@ -118,7 +118,7 @@ def case_request_name(model_id: str) -> str:
     return f"request-{model_id}.json"
 
 
-# case_request_name of a model id (`case-` and 8 hex digits, bceval.review.neutral.model_id)
+# case_request_name of a model id (`case-` and 8 hex digits, bceval.evaluators.review.neutral.model_id)
 CASE_REQUEST = re.compile(r"request-case-[0-9a-f]{8}\.json")
 
 
@@ -389,7 +389,7 @@ class ExperimentDir:
         return self.path / f"report.{suffix}"
 
     def development_summary(self, suffix: str = "json") -> Path:
-        """A development experiment's secondary outcomes per arm (bceval.development.summary)."""
+        """A development experiment's secondary outcomes per arm (bceval.evaluators.development.summary)."""
         return self.path / f"development-summary.{suffix}"
 
     @property

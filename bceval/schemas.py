@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
-from bceval.development.models import (
+from bceval.evaluators.development.models import (
     DevelopmentBase,
     DevelopmentChecks,
     DevelopmentEvidence,
@@ -17,14 +17,14 @@ from bceval.development.models import (
     DevelopmentRun,
     DevelopmentVerdict,
 )
+from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
+from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
+from bceval.evaluators.review.health.model import HealthReport
+from bceval.evaluators.review.manifest_schema import ReviewManifest
+from bceval.evaluators.review.scoring import ScoreReport
 from bceval.experiment.file_schema import ExperimentFile
 from bceval.experiment.report_schema import ExperimentReport
-from bceval.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
-from bceval.health.model import HealthReport
 from bceval.jsonio import dumps, write_atomic
-from bceval.review.documents import LeafRequest, ResultDocument, ReviewRequest
-from bceval.review.manifest_schema import ReviewManifest
-from bceval.review.scoring import ScoreReport
 from bceval.scorecard.model import Scorecard
 
 SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"

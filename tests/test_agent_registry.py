@@ -21,9 +21,9 @@ from bceval.agents.registry import (
     make_agent,
 )
 from bceval.errors import BcevalError
+from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.registry import CASE, GUIDANCE, REVIEW, RUN, evaluator, evaluator_names
-from bceval.guidance import GuidanceError
-from bceval.review.cases import ReviewCase
+from bceval.evaluators.review.cases import ReviewCase
 
 
 def test_each_kind_is_registered_once_with_what_it_can_do():
@@ -74,8 +74,8 @@ def test_evaluators_load_when_named_and_each_is_registered_under_its_own_name():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = done.stdout.strip()
-    assert "bceval.evaluators.review" in loaded
-    assert "bceval.evaluators.guidance" not in loaded and "bceval.evaluators.development" not in loaded
+    assert "bceval.evaluators.review.plugin" in loaded
+    assert "bceval.evaluators.guidance.plugin" not in loaded and "bceval.evaluators.development.plugin" not in loaded
 
 
 def test_each_evaluator_says_what_its_runs_do():
@@ -118,20 +118,20 @@ def test_looking_up_kinds_loads_no_process_code():
 
 
 def test_the_answering_side_loads_no_result_models():
-    # bceval.review.scoring (pydantic) costs about 0.2 s of a core to load, and nothing that answers needs it
+    # bceval.evaluators.review.scoring (pydantic) costs about 0.2 s of a core to load, and nothing that answers needs it
     answering = "bceval.cli.main, bceval.agents.command, bceval.steps.answer, bceval.graph.answer"
-    loads_none_of(("pydantic", "bceval.review.scoring"), answering)
+    loads_none_of(("pydantic", "bceval.evaluators.review.scoring"), answering)
 
 
 def test_a_command_answer_is_read_and_cached_without_the_result_models():
     code = (
         "import sys\n"
         "from bceval.agents import command\n"
-        "from bceval.review.entries import stored_case\n"
+        "from bceval.evaluators.review.entries import stored_case\n"
         'read = command._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
         "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
         "assert [stored_case(case.as_record()) for case in read] == read\n"
-        "loaded = [m for m in ('pydantic', 'bceval.review.scoring') if m in sys.modules]\n"
+        "loaded = [m for m in ('pydantic', 'bceval.evaluators.review.scoring') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

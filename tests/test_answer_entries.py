@@ -1,4 +1,4 @@
-"""The answering side reads answers without the result models (bceval.review.entries); scoring reads result files
+"""The answering side reads answers without the result models (review.entries); scoring reads result files
 with them. Both must read every document the same way: the same cases, the same problems, the same refusals."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 
 from bceval.agents.command import _entries
 from bceval.agents.process import Unreadable
+from bceval.evaluators.review.entries import answered_cases, stored_case
+from bceval.evaluators.review.scoring import ResultEntry, read_result_document
 from bceval.jsonio import parse_json
-from bceval.review.entries import answered_cases, stored_case
-from bceval.review.scoring import ResultEntry, read_result_document
 
 DOCUMENTS = [
     {"cases": [{"id": "case-1", "findings": []}]},

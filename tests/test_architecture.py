@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "bceval"
 CORE = (
-    "corpus", "review", "guidance", "health", "scorecard", "runs", "evaluators", "experiment", "viewer", "development"
+    "corpus", "evaluators", "scorecard", "runs", "experiment", "viewer"
 )
 
 

@@ -10,8 +10,8 @@ import pytest
 from bceval.bench import generate_corpus
 from bceval.cli import main
 from bceval.corpus.layers import discover_leaves, scan_corpus
-from bceval.review.cases import derive_cases
-from bceval.review.manifest import check_manifest
+from bceval.evaluators.review.cases import derive_cases
+from bceval.evaluators.review.manifest import check_manifest
 
 MEASUREMENTS = {
     "cold prepare",

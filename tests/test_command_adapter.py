@@ -23,8 +23,8 @@ from bceval.agents.command import CONTRACT, VIEW_NOTE, CommandAdapter
 from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
-from bceval.review.cases import ReviewCase
-from bceval.review.scoring import read_infra_file
+from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.scoring import read_infra_file
 from bceval.runs.selection import parse_shard, shard_cases
 from bceval.steps.answer import prune_vanished
 from bceval.usage import Usage

@@ -16,10 +16,10 @@ from graphutil import run_graph
 
 from bceval.config import load_settings
 from bceval.corpus.layers import scan_corpus
+from bceval.evaluators.review.cases import derive_cases
+from bceval.evaluators.review.coverage import changed_articles, coverage_document
+from bceval.evaluators.review.manifest import check_manifest
 from bceval.jsonio import dumps
-from bceval.review.cases import derive_cases
-from bceval.review.coverage import changed_articles, coverage_document
-from bceval.review.manifest import check_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "evaluation" / "demo-corpus"
@@ -116,7 +116,7 @@ def test_demo_articles_variant_report_is_byte_exact_at_a_relative_path_in_new_fo
         ("security-mask-credential-fields-on-pages-good", True),
     ]
     # each request case carries the context, the non-first article's too
-    from bceval.review.neutral import model_id
+    from bceval.evaluators.review.neutral import model_id
 
     second = model_id("security-mask-credential-fields-on-pages-bad")
     request = json.loads((tmp_path / "out" / "review" / f"request-{second}.json").read_text())
@@ -452,7 +452,7 @@ def test_a_corpus_outside_git_refuses_changed_from_in_one_line(small_corpus, tmp
 
 
 def test_of_two_copies_the_effective_one_is_checked(corpus):
-    from bceval.review.coverage import gate_problems
+    from bceval.evaluators.review.coverage import gate_problems
 
     corpus.leaf("perf")
     corpus.article("perf", "alpha")

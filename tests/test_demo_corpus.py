@@ -9,8 +9,8 @@ from conftest import DEMO_CORPUS
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import domain_articles
 from bceval.corpus.layers import LAYERS, discover_leaves, knowledge_markdown, scan_corpus
-from bceval.review.cases import derive_cases
-from bceval.review.manifest import check_manifest
+from bceval.evaluators.review.cases import derive_cases
+from bceval.evaluators.review.manifest import check_manifest
 
 
 def derivation():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import DEMO_CORPUS
 
-from bceval.development import DevelopmentError
-from bceval.development.arms import CHECKPOINTS, GUIDANCE_ARMS, NEUTRAL_PROMPT, arm_request, unmatched
+from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development.arms import CHECKPOINTS, GUIDANCE_ARMS, NEUTRAL_PROMPT, arm_request, unmatched
 
 BASE = {"startingRepositories": {"a": "1" * 64}, "checks": "c" * 64, "model": "m", "checkout": "k" * 40}
 REQUEST = {

@@ -26,9 +26,9 @@ from development_util import (
 )
 
 from bceval.cli import main
-from bceval.development import MARKER
-from bceval.development.manifest import load
-from bceval.development.report import score_results, score_wrapper
+from bceval.evaluators.development import MARKER
+from bceval.evaluators.development.manifest import load
+from bceval.evaluators.development.report import score_results, score_wrapper
 
 pytestmark = requires_reference
 S = "setup-backed-master-data"

@@ -183,8 +183,8 @@ def test_exit_127_is_not_run_and_an_infrastructure_error(tmp_path, capsys):
 
 
 def test_the_runner_passing_while_the_agent_says_not_run_is_an_underclaim(tmp_path, capsys):
-    from bceval.development.evidence import GateResult, compare
-    from bceval.development.manifest import load
+    from bceval.evaluators.development.evidence import GateResult, compare
+    from bceval.evaluators.development.manifest import load
 
     loaded = load(DEMO_CORPUS)
     case = loaded.cases[0]
@@ -436,7 +436,7 @@ def test_a_review_answer_that_is_no_findings_report_is_an_infrastructure_error_n
 
 
 def test_the_demo_reviewer_answers_findings_reports():
-    from bceval.development.findings import findings_report_errors
+    from bceval.evaluators.development.findings import findings_report_errors
 
     for case, kind in ((RATING, "bad"), ("courier-deactivate-batch", "bad"), (RATING, "good")):
         for source in (CHECKS_DIR / "development-demo" / "patches" / case / kind).rglob("*.al"):

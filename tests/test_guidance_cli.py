@@ -23,8 +23,8 @@ from guidance_util import (
 )
 
 from bceval.cli import guidance as guidance_cli
-from bceval.guidance import manifest as guidance_manifest
-from bceval.guidance import scoring
+from bceval.evaluators.guidance import manifest as guidance_manifest
+from bceval.evaluators.guidance import scoring
 
 
 @pytest.fixture

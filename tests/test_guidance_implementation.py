@@ -183,7 +183,7 @@ def test_controlled_reports_pass_end_to_end(real, tmp_path):
 
 
 def test_controlled_reports_validate_against_the_report_model(real):
-    from bceval.guidance.report_models import ImplementationGuidanceReport
+    from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport
 
     for case in real.data["cases"]:
         ImplementationGuidanceReport.model_validate(controlled_report(real, case["id"])["guidanceReport"])

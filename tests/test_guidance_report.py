@@ -30,8 +30,8 @@ from guidance_util import (
     write,
 )
 
-from bceval.guidance import GuidanceError
-from bceval.guidance.paths import resolve_reference
+from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.paths import resolve_reference
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from bceval.agents import registry
 from bceval.agents.guidance import NoReport
 from bceval.agents.oracle import OracleAgent
 from bceval.config import Settings
-from bceval.guidance.demo import create_demo
+from bceval.evaluators.guidance.demo import create_demo
 from bceval.steps import guidance_run as guidance_run
 
 MANIFESTS = {

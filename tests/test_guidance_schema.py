@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from guidance_util import PAIR, PAIR_GOOD, plan_report
 
-from bceval.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
+from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.jsonio import dumps
 from bceval.schemas import DIALECT, SCHEMA_DIR
 

@@ -9,7 +9,7 @@ from conftest import DEMO_CORPUS
 from graphutil import run_graph, settings_for
 
 from bceval.cli import main
-from bceval.health.leaks import _code_and_comment, _label_hits
+from bceval.evaluators.review.health.leaks import _code_and_comment, _label_hits
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bceval.cli import main
-from bceval.development.knowledge_response import validate_response
+from bceval.evaluators.development.knowledge_response import validate_response
 
 ONE = "microsoft/knowledge/a/one.md"
 TWIN = "community/knowledge/a/one.md"  # the same basename in another layer

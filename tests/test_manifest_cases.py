@@ -7,9 +7,9 @@ import json
 import pytest
 
 from bceval.corpus.layers import scan_corpus
-from bceval.review.cases import derive_cases
-from bceval.review.manifest import check_manifest
-from bceval.review.neutral import model_id
+from bceval.evaluators.review.cases import derive_cases
+from bceval.evaluators.review.manifest import check_manifest
+from bceval.evaluators.review.neutral import model_id
 
 VALID = {
     "version": 2,
@@ -442,8 +442,8 @@ def test_unknown_override_domain_is_reported_even_when_its_value_is_invalid(smal
 
 
 def test_the_schema_model_and_the_checks_name_the_same_members():
-    from bceval.review.manifest import MANIFEST_MEMBERS, OVERRIDE_MEMBERS
-    from bceval.review.manifest_schema import DomainOverride, ReviewManifest
+    from bceval.evaluators.review.manifest import MANIFEST_MEMBERS, OVERRIDE_MEMBERS
+    from bceval.evaluators.review.manifest_schema import DomainOverride, ReviewManifest
 
     assert tuple(field.alias or name for name, field in ReviewManifest.model_fields.items()) == MANIFEST_MEMBERS
     assert tuple(DomainOverride.model_fields) == OVERRIDE_MEMBERS
@@ -466,7 +466,7 @@ def test_preparing_never_loads_pydantic(tmp_path):
 
 
 def test_the_cases_of_a_domain_follow_the_cases_as_they_change():
-    from bceval.review.cases import Derivation, ReviewCase
+    from bceval.evaluators.review.cases import Derivation, ReviewCase
 
     def case(name, domain):
         return ReviewCase(name, model_id(name), domain, f"{domain}/{name}.al", [])

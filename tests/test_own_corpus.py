@@ -20,7 +20,7 @@ from guidance_util import git
 from bceval.cli import main
 from bceval.config import DEMO_CORPUS, NOT_FOUND, check_inputs, load_settings
 from bceval.errors import BcevalError
-from bceval.review.cases import ReviewCase
+from bceval.evaluators.review.cases import ReviewCase
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -13,16 +13,16 @@ from graphutil import run_graph, settings_for, snapshot
 from bceval import jsonio
 from bceval.cli import main
 from bceval.errors import BcevalError
-from bceval.layout import result_files
-from bceval.review.cases import ReviewCase
-from bceval.review.neutral import model_id
-from bceval.review.scoring import (
+from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.neutral import model_id
+from bceval.evaluators.review.scoring import (
     InfraFailure,
     aggregate,
     format_rate,
     judge_reading,
     read_result_document,
 )
+from bceval.layout import result_files
 
 THRESHOLDS = {"minimumExpectedRecall": 1.0, "minimumCleanRate": 1.0}
 
@@ -51,7 +51,7 @@ def answers(bad=("microsoft/knowledge/perf/a.md",), good=()):
 
 
 def test_exact_answers_pass_with_the_reference_line():
-    from bceval.review.scoring import passed_line
+    from bceval.evaluators.review.scoring import passed_line
 
     report = score(answers())
     assert report.passed and report.problems == []

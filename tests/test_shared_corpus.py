@@ -9,8 +9,8 @@ from conftest import SHARED_CORPUS, requires_shared
 from graphutil import run_graph, settings_for
 
 from bceval.corpus.layers import scan_corpus
-from bceval.review.cases import derive_cases
-from bceval.review.manifest import check_manifest
+from bceval.evaluators.review.cases import derive_cases
+from bceval.evaluators.review.manifest import check_manifest
 
 pytestmark = requires_shared
 

@@ -40,10 +40,10 @@ from bceval.agents.process import RETRY_WAIT_CAP, _Attempt, backoff
 from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.agents.view import View, built_view, sweep_stale_folders
 from bceval.errors import BcevalError
-from bceval.guidance.manifest import GuidanceManifest
+from bceval.evaluators.guidance.manifest import GuidanceManifest
+from bceval.evaluators.review.scoring import InfraFailure
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX
-from bceval.review.scoring import InfraFailure
 from bceval.runs.identity import asking, question
 from bceval.runs.transcript import write_transcript
 from bceval.usage import Usage

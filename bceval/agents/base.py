@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bceval.evaluators.review.cases import ReviewCase
 from bceval.jsonio import dumps, read_regular_text
 from bceval.layout import PrepareDir
-from bceval.review.cases import ReviewCase
 from bceval.usage import Usage
 
 if TYPE_CHECKING:  # annotations only: the result models (pydantic) load when the first answer is read
-    from bceval.review.scoring import InfraFailure, ResultEntry
+    from bceval.evaluators.review.scoring import InfraFailure, ResultEntry
 
 
 @dataclass(frozen=True)

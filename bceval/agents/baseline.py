@@ -20,9 +20,9 @@ from typing import Any
 from bceval import __version__
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.registry import AgentBase
+from bceval.evaluators.review.ranking import normalize, score_article
+from bceval.evaluators.review.scoring import ResultEntry
 from bceval.jsonio import read_regular_text
-from bceval.review.ranking import normalize, score_article
-from bceval.review.scoring import ResultEntry
 
 POLARITY_THRESHOLD = 1
 MIN_RELEVANCE = 8  # one whole keyword found in the case text

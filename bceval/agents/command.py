@@ -28,9 +28,9 @@ from bceval.agents.process import LiveAgent, Unreadable, _Attempt, extract_json_
 from bceval.agents.settings import AgentSettings
 from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
+from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
-from bceval.review.entries import AnsweredCase, answered_cases, stored_case
 from bceval.runs.identity import asking, question
 from bceval.usage import Usage
 
@@ -132,7 +132,7 @@ class CommandAdapter(LiveAgent):
         last = attempts[-1].failure
         assert last is not None
         kind, detail, subtype = last
-        from bceval.review.scoring import InfraFailure
+        from bceval.evaluators.review.scoring import InfraFailure
 
         failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
         record["outcome"] = f"failed: {kind}"
@@ -218,7 +218,7 @@ def agent_trace(attempt: dict[str, Any], view: View) -> dict[str, Any]:
 
 
 def _entries(text: str) -> list[AnsweredCase] | Unreadable:
-    """The findings of a review answer, read as a result file is (bceval.review.entries, so no result model loads);
+    """The findings of a review answer, read as a result file is (evaluators.review.entries, so no result model loads);
     the ids are the model's to get right, scoring judges them."""
     document = extract_json_object(text)
     if document is None:

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bceval.development import DevelopmentError
-from bceval.development.checks import PINNED
-from bceval.development.digest import tree_digest
-from bceval.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
+from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development.checks import PINNED
+from bceval.evaluators.development.digest import tree_digest
+from bceval.evaluators.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
 from bceval.vcs import commit_folder
 
 GIT = [

@@ -5,7 +5,7 @@ tools confined to the copy: `write_file(path, content)` and `edit_file(path, old
 A write path that leaves the copy (`..`, absolute, through a link, into .git, into knowledge/) is a tool error the
 model sees; the ToolBox records it with every other call, and nothing is written. Because bceval runs the tools,
 its read evidence `{path, complete, bytes, sha256}` comes from its own tool results, never from the model: knowledge
-recall and precision of this agent count only articles it read in full (bceval.development.readevidence).
+recall and precision of this agent count only articles it read in full (bceval.evaluators.development.readevidence).
 
 One conversation per case and no retries: a retried conversation would start on a copy the first one already
 changed. A conversation that ends without an answer (timeout, endpoint error, --max-turns) is an infrastructure

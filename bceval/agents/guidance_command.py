@@ -22,8 +22,8 @@ from bceval.agents.process import LiveAgent, Unreadable, extract_json_object
 from bceval.agents.settings import AgentSettings
 from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
-from bceval.guidance.evidence import run_git
-from bceval.guidance.manifest import GuidanceManifest
+from bceval.evaluators.guidance.evidence import run_git
+from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.runs.transcript import write_prompt, write_transcript

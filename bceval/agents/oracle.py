@@ -10,11 +10,11 @@ from bceval import __version__
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.registry import AgentBase
+from bceval.evaluators.guidance.evidence import run_git
+from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.evaluators.registry import evaluator
-from bceval.evaluators.review import REVIEW_EVALUATOR
-from bceval.guidance.evidence import run_git
-from bceval.guidance.manifest import GuidanceManifest
-from bceval.review.cases import ReviewCase
+from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.plugin import REVIEW_EVALUATOR
 
 
 class OracleAgent(AgentBase):

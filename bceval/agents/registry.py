@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import GUIDANCE, REVIEW
-from bceval.guidance import GuidanceError
+from bceval.evaluators.guidance import GuidanceError
 from bceval.usage import Usage
 
 if TYPE_CHECKING:  # annotations only: every command imports this registry (through config)
-    from bceval.guidance.manifest import GuidanceManifest
-    from bceval.review.cases import ReviewCase
+    from bceval.evaluators.guidance.manifest import GuidanceManifest
+    from bceval.evaluators.review.cases import ReviewCase
 
 REVIEW_NEEDS_COMMAND = "the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'"
 

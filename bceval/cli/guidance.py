@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import options_later, settings_flags
-from bceval.guidance import GuidanceError
+from bceval.evaluators.guidance import GuidanceError
 
 if TYPE_CHECKING:
     from bceval.steps.guidance_modes import Options

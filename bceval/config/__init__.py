@@ -20,12 +20,12 @@ from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as environment_values
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
-from bceval.guidance import MANIFESTS as GUIDANCE_MANIFESTS
-from bceval.guidance import PLAN
+from bceval.evaluators.guidance import MANIFESTS as GUIDANCE_MANIFESTS
+from bceval.evaluators.guidance import PLAN
+from bceval.evaluators.review.cases import CORPUS_SHAPE
 from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir, RunDir, result_files
 from bceval.prices import PriceTable, price_table, read_price_file
-from bceval.review.cases import CORPUS_SHAPE
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root

@@ -19,8 +19,8 @@ from typing import Any
 
 from bceval.config import bceval_table
 from bceval.config.options import OPTIONS
-from bceval.development import PINNED  # not .checks: settings are read by every command, yaml need not be
 from bceval.errors import BcevalError
+from bceval.evaluators.development import PINNED  # not .checks: settings are read by every command, yaml need not be
 
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"

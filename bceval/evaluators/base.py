@@ -2,7 +2,7 @@
 
 An evaluator turns a manifest into cases, prepares the answer-free questions, knows the known-good answer of
 every case (what the oracle agent reports) and scores answers into per-case outcomes. Each is a thin adapter
-over its core (bceval.review, bceval.guidance); the core does the work.
+over its core (bceval.evaluators.review, bceval.evaluators.guidance); the core does the work.
 
 Agents answer one of two shapes of question: a review question (a prepared request and a case file, answered
 with findings) or a guidance question (a request about a workspace, answered with a guidance report).

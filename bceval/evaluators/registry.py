@@ -25,10 +25,10 @@ __all__ = ["CASE", "GUIDANCE", "REVIEW", "RUN", "CaseOutcome", "Evaluator", "Run
 # the review evaluator (an experiment of review arms, say) never loads the guidance or development ones (their
 # modules and models cost about 20 ms of a command's start). Their order is the order they are listed in.
 _WHERE = {
-    "review": ("bceval.evaluators.review", "REVIEW_EVALUATOR"),
-    "plan": ("bceval.evaluators.guidance", "PLAN_EVALUATOR"),
-    "implementation": ("bceval.evaluators.guidance", "IMPLEMENTATION_EVALUATOR"),
-    "development": ("bceval.evaluators.development", "DEVELOPMENT_EVALUATOR"),
+    "review": ("bceval.evaluators.review.plugin", "REVIEW_EVALUATOR"),
+    "plan": ("bceval.evaluators.guidance.plugin", "PLAN_EVALUATOR"),
+    "implementation": ("bceval.evaluators.guidance.plugin", "IMPLEMENTATION_EVALUATOR"),
+    "development": ("bceval.evaluators.development.plugin", "DEVELOPMENT_EVALUATOR"),
 }
 
 

@@ -244,8 +244,8 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
 
 def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
     """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
-    from bceval.development.checks import read_checks, starting_repositories
-    from bceval.development.manifest import load
+    from bceval.evaluators.development.checks import read_checks, starting_repositories
+    from bceval.evaluators.development.manifest import load
 
     loaded = load(arm.corpus, arm.manifest)
     checks = development_checks(arm)
@@ -254,7 +254,7 @@ def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
 
 
 def development_checks(arm: ArmPlan) -> Path:
-    from bceval.development import CHECKS_RELATIVE
+    from bceval.evaluators.development import CHECKS_RELATIVE
 
     return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
 
@@ -265,7 +265,7 @@ def _check_development_arms(
     """§12: every arm of a development experiment uses the development evaluator and differs from the control
     only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
     is refused, naming the field."""
-    from bceval.development.arms import arm_identity, unmatched
+    from bceval.evaluators.development.arms import arm_identity, unmatched
 
     for index, arm in enumerate(arms):
         if arm.evaluator != DEVELOPMENT:

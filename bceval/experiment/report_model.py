@@ -171,7 +171,7 @@ class CaseOutcome:
     answered: bool = False
     cached: bool = False
     usage: Any = None  # a usage record (None or not a record: nothing is known of it)
-    measure: Any = None  # bceval.guidance.scoring.CaseMeasures of a guidance case, or None
+    measure: Any = None  # bceval.evaluators.guidance.scoring.CaseMeasures of a guidance case, or None
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class ArmOutcomes:
     case_ids: list[str]
     epochs: list[EpochOutcomes]
     measured: bool = False
-    dialect: str | None = None  # a review arm's manifest dialect (bceval.review.manifest)
+    dialect: str | None = None  # a review arm's manifest dialect (bceval.evaluators.review.manifest)
 
 
 @dataclass

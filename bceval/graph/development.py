@@ -23,7 +23,7 @@ from doit.tools import config_changed
 from bceval import __version__
 from bceval.config import DEMO_CORPUS, Settings, environment_values
 from bceval.config.development import development_pyproject
-from bceval.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
+from bceval.evaluators.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
 

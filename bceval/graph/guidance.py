@@ -37,11 +37,11 @@ from bceval.clock import generated_at
 from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
+from bceval.evaluators.guidance import MANIFESTS
+from bceval.evaluators.review.neutral import model_id
 from bceval.graph.doitlib import action
-from bceval.guidance import MANIFESTS
 from bceval.jsonio import read_regular_text
 from bceval.layout import GuidancePrepareDir, OutDir
-from bceval.review.neutral import model_id
 from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
 
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
@@ -88,7 +88,7 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
 
 
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
-    from bceval.guidance.demo import demo_runs
+    from bceval.evaluators.guidance.demo import demo_runs
 
     given = environment_values("guidance", environ)
     adapter = given["adapter"]
@@ -156,7 +156,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
     @create_after()  # made only when a guidance run asks for it: its inputs are the corpus's every file
     def task_guidance_demo() -> dict[str, Any]:
         """Build the demo knowledge checkout, workspaces and maps (kept while intact)."""
-        from bceval.guidance.demo import MARKER, demo_is_intact
+        from bceval.evaluators.guidance.demo import MARKER, demo_is_intact
 
         cfg = run_settings(settings)
         demo = Path(cfg.demo)

@@ -14,7 +14,7 @@ from bceval import __version__
 from bceval.config import Settings, check_inputs
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.errors import BcevalError
-from bceval.review.cases import Derivation, ReviewCase
+from bceval.evaluators.review.cases import Derivation, ReviewCase
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
 from bceval.steps.prepare import file_signature  # noqa: F401 - graph.loader (and so dodo.py) names it here

@@ -20,11 +20,11 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.clock import generated_at
+from bceval.evaluators.review.prepdir import claim
+from bceval.evaluators.review.rows import FORMAT as ROWS_FORMAT
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, PrepareDir
-from bceval.review.prepdir import claim
-from bceval.review.rows import FORMAT as ROWS_FORMAT
 from bceval.steps import prepare as steps
 
 

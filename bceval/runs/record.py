@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
-from bceval.guidance.paths import create_exclusive
+from bceval.evaluators.guidance.paths import create_exclusive
 from bceval.jsonio import append_text, dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 
 if TYPE_CHECKING:
-    from bceval.guidance.manifest import GuidanceManifest
-    from bceval.guidance.scoring import ScoreOutcome
+    from bceval.evaluators.guidance.manifest import GuidanceManifest
+    from bceval.evaluators.guidance.scoring import ScoreOutcome
 
 RECORD_SCHEMA_VERSION = 1
 WRITTEN = "resultsSha256"  # run.json's member: the SHA-256 of every result and infra file bceval wrote there

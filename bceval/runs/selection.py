@@ -14,7 +14,7 @@ from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir
 
 if TYPE_CHECKING:
-    from bceval.review.cases import ReviewCase
+    from bceval.evaluators.review.cases import ReviewCase
 
 
 def failed_case_ids(source: str, out: Path) -> set[str]:

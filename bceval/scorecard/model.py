@@ -15,9 +15,9 @@ from pydantic import Field
 
 from bceval import __version__
 from bceval.errors import BcevalError
+from bceval.evaluators.review.scoring import DropUnset, ReadSummary, ScoreReport
 from bceval.jsonio import parse_json, read_regular_bytes
 from bceval.models import StrictModel
-from bceval.review.scoring import DropUnset, ReadSummary, ScoreReport
 from bceval.scorecard.stats import wilson_interval
 
 SCORECARD_SCHEMA_VERSION = 2  # 2: run, usage and per-case records; version 1 scorecards still read

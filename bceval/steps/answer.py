@@ -17,9 +17,9 @@ from bceval.config import Settings, agent_settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
+from bceval.evaluators.review.cases import ReviewCase
 from bceval.jsonio import dumps, dumps_compact, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_name, result_name, run_entries
-from bceval.review.cases import ReviewCase
 from bceval.runs.selection import shard_cases
 from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
@@ -342,7 +342,7 @@ class RunAnswers:
 
     def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
         """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
-        from bceval.review.scoring import InfraFailure
+        from bceval.evaluators.review.scoring import InfraFailure
 
         assert self.budget is not None
         detail = f"not started: {self.budget.describe()}"

@@ -11,11 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bceval.development import DevelopmentError
-from bceval.development.manifest import Loaded, load
-from bceval.development.prepare import write_prepared
-from bceval.development.report import CaseScore, score_results
 from bceval.errors import EXIT_FAILED
+from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development.manifest import Loaded, load
+from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.report import CaseScore, score_results
 
 VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
@@ -73,7 +73,7 @@ def run_mode(opts: Options) -> int:
     if loaded is None:
         return EXIT_FAILED
     if opts.out is not None and opts.mode in ("prepare", "score"):
-        from bceval.guidance.prepare import knowledge_index_text
+        from bceval.evaluators.guidance.prepare import knowledge_index_text
 
         write_prepared(loaded, opts.out, knowledge_index_text(loaded.root))
     if opts.mode == "score":

@@ -26,9 +26,10 @@ from typing import Any
 
 from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
-from bceval.development import CHECKS_RELATIVE, DevelopmentError
-from bceval.development.arms import CHECKPOINTS, arm_request, names_knowledge
-from bceval.development.checks import (
+from bceval.errors import EXIT_FAILED
+from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError
+from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, names_knowledge
+from bceval.evaluators.development.checks import (
     Check,
     ChecksConfig,
     checks_from_table,
@@ -37,15 +38,14 @@ from bceval.development.checks import (
     require_configured,
     starting_repositories,
 )
-from bceval.development.digest import tree_digest
-from bceval.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
-from bceval.development.findings import findings_report_errors
-from bceval.development.manifest import Case, Loaded
-from bceval.development.prepare import write_prepared
-from bceval.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
-from bceval.development.report import score_wrapper as score_report
-from bceval.development.values import MISSING, text
-from bceval.errors import EXIT_FAILED
+from bceval.evaluators.development.digest import tree_digest
+from bceval.evaluators.development.evidence import ERROR, FAIL, PASS, GateResult, compare, gates_passed, verdict
+from bceval.evaluators.development.findings import findings_report_errors
+from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
+from bceval.evaluators.development.report import score_wrapper as score_report
+from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, case_request_name, result_name
 from bceval.runs.transcript import write_transcript
@@ -123,7 +123,7 @@ class RunOptions:
 def _checked(model: str, document: dict[str, Any]) -> str:
     """The document's text, after proving it has the shape its published schema says (bceval's own output). The
     models are imported here: every doit command loads this module, and pydantic costs start-up time."""
-    from bceval.development import models
+    from bceval.evaluators.development import models
 
     getattr(models, model).model_validate(document)
     return dumps(document)
@@ -201,7 +201,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
     if opts.out.exists() and (not opts.out.is_dir() or any(opts.out.iterdir())):
         raise DevelopmentError(f"--out {opts.out} must be a new or empty run directory")
-    from bceval.guidance.prepare import knowledge_index_text
+    from bceval.evaluators.guidance.prepare import knowledge_index_text
 
     requests = DevelopmentRunDir(opts.out).requests
     write_prepared(loaded, requests, knowledge_index_text(loaded.root))
@@ -341,7 +341,7 @@ def _ask_api(
     }
     write_atomic(agent / "envelope.json", dumps(envelope))
     request_bytes = DevelopmentCaseDir(folder).request.read_bytes()
-    from bceval.development.readevidence import evidence_record
+    from bceval.evaluators.development.readevidence import evidence_record
 
     evidence = evidence_record(opts.out.name, request_bytes, work.reads)
     record = {"case": case.model_id, "manifestId": case.id, "epoch": opts.epoch, **work.record}
@@ -421,7 +421,7 @@ def _run_case(
         run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
     read_record = None
     if asked.reads is not None:  # the adapter exposes tool events: §11.8's read-evidence check applies
-        from bceval.development.readevidence import read_problems
+        from bceval.evaluators.development.readevidence import read_problems
 
         read_record = {"runId": opts.out.name, "reads": asked.reads}
         if report is not MISSING:
@@ -440,7 +440,7 @@ def _run_case(
         recall, precision = knowledge_measures(case, report)
         run.measures = {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
         if read_record is not None:  # the api agent: what bceval saw it read replaces the claim
-            from bceval.development.readevidence import read_measures
+            from bceval.evaluators.development.readevidence import read_measures
 
             read_recall, read_precision = read_measures(case, report, read_record, loaded.root)
             run.measures = {
@@ -496,7 +496,7 @@ def _read_evidence(opts: RunOptions, folder: Path, asked: Asked) -> dict[str, An
     """The §13 record of the case (api adapter), or None where the adapter exposes no tool events."""
     if asked.reads is None:
         return None
-    from bceval.development.readevidence import evidence_record
+    from bceval.evaluators.development.readevidence import evidence_record
 
     record = evidence_record(opts.out.name, DevelopmentCaseDir(folder).request.read_bytes(), [])
     return {**record, "reads": asked.reads}
@@ -864,7 +864,7 @@ def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
 
 def write_summary(plan: Any) -> None:
     """development-summary.json and .md in the experiment's folder, from every arm's finished runs so far."""
-    from bceval.development.summary import arm_summary, render_markdown
+    from bceval.evaluators.development.summary import arm_summary, render_markdown
     from bceval.steps.experiment_report import completed_run
 
     arms = []
@@ -880,7 +880,7 @@ def write_summary(plan: Any) -> None:
 def development_inputs(arm: Any) -> dict[str, Any]:
     """What a development arm's epoch reads besides its fields: the manifest, the gate configuration and the
     starting repositories' content; a change to any runs the epoch again (unreadable input: the run reports)."""
-    from bceval.development.arms import arm_identity
+    from bceval.evaluators.development.arms import arm_identity
     from bceval.experiment.plan import development_sources
 
     try:

@@ -12,10 +12,10 @@ from typing import Any
 from bceval.agents.registry import agent_names, capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
+from bceval.evaluators.review.cases import ReviewCase
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
-from bceval.review.cases import ReviewCase
 from bceval.steps.experiment_report import completed_run as completed_run
 
 
@@ -221,8 +221,8 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
     import hashlib
     import json
 
-    from bceval.guidance import GuidanceError
-    from bceval.guidance.evidence import file_sha256, run_git
+    from bceval.evaluators.guidance import GuidanceError
+    from bceval.evaluators.guidance.evidence import file_sha256, run_git
 
     if arm.evaluator == "development":
         from bceval.steps.development_run import development_inputs

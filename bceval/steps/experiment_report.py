@@ -17,6 +17,7 @@ from typing import Any
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import RUN, RunEvaluator
+from bceval.evaluators.review.cases import ReviewCase
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings
 from bceval.experiment.report_model import (
     ArmOutcomes,
@@ -28,7 +29,6 @@ from bceval.experiment.report_model import (
 )
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
 from bceval.layout import BuildDir, RunDir, run_entries
-from bceval.review.cases import ReviewCase
 from bceval.steps.prepare import cases_file
 
 
@@ -160,7 +160,13 @@ def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:
 def _judge_epoch(
     settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], files: list[Path], infra: list[Path]
 ) -> dict[str, list[Any] | None]:
-    from bceval.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
+    from bceval.evaluators.review.scoring import (
+        aggregate,
+        case_lookup,
+        judge_reading,
+        read_infra_file,
+        read_result_file,
+    )
     from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
 
     failures = [read_infra_file(path) for path in infra]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bceval.errors import EvaluationFailed
-from bceval.guidance import GuidanceError
+from bceval.evaluators.guidance import GuidanceError
 
 T = TypeVar("T")
 
@@ -61,10 +61,10 @@ def guarded(title: str, work: Callable[[], T]) -> T:
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
-    from bceval.guidance.evidence import protected_roots  # only when the task runs
-    from bceval.guidance.manifest import load_manifest, load_workspace_map
-    from bceval.guidance.paths import check_separation
-    from bceval.guidance.prepare import refresh
+    from bceval.evaluators.guidance.evidence import protected_roots  # only when the task runs
+    from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
+    from bceval.evaluators.guidance.paths import check_separation
+    from bceval.evaluators.guidance.prepare import refresh
 
     def work() -> tuple[int, Path]:
         manifest = load_manifest(cfg.root, cfg.manifest)
@@ -85,7 +85,7 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
 
 def make_demo(corpus: str, directory: str) -> None:
     """(Re)build the demo directory; one line on stderr."""
-    from bceval.guidance.demo import refresh_demo, workspace_count
+    from bceval.evaluators.guidance.demo import refresh_demo, workspace_count
 
     title = "Development guidance demo workspaces"
     runs = guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))

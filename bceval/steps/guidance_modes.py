@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
-from bceval.guidance import GuidanceError
+from bceval.evaluators.guidance import GuidanceError
 
 TITLES = {
     "validate": "fixture validation",
@@ -88,11 +88,11 @@ def check_arguments(opts: Options) -> None:
 def execute(opts: Options) -> str:
     """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
     # Imported here so that building bceval's argument parser stays cheap for every other command.
-    from bceval.guidance.evidence import capture, load_baseline, protected_roots
-    from bceval.guidance.manifest import load_manifest, load_workspace_map
-    from bceval.guidance.paths import check_separation
-    from bceval.guidance.prepare import prepare
-    from bceval.guidance.scoring import score
+    from bceval.evaluators.guidance.evidence import capture, load_baseline, protected_roots
+    from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
+    from bceval.evaluators.guidance.paths import check_separation
+    from bceval.evaluators.guidance.prepare import prepare
+    from bceval.evaluators.guidance.scoring import score
 
     check_arguments(opts)
     if opts.mode == "demo-workspaces":
@@ -130,7 +130,7 @@ def execute(opts: Options) -> str:
 
 
 def _demo_workspaces(opts: Options) -> str:
-    from bceval.guidance.demo import create_demo, workspace_count
+    from bceval.evaluators.guidance.demo import create_demo, workspace_count
 
     runs = create_demo(opts.root, opts.out)
     lines = [

@@ -26,9 +26,8 @@ from typing import Any
 
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.registry import Agent, GuidanceSetup, capabilities, make_agent
-from bceval.evaluators.registry import evaluator
-from bceval.guidance import GuidanceError
-from bceval.guidance.evidence import (
+from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
     capture,
@@ -37,10 +36,11 @@ from bceval.guidance.evidence import (
     protected_roots,
     workspace_label,
 )
-from bceval.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
-from bceval.guidance.paths import check_separation, create_exclusive, safe_path
-from bceval.guidance.reads import guidance_reads
-from bceval.guidance.scoring import ScoreOutcome, score
+from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
+from bceval.evaluators.guidance.paths import check_separation, create_exclusive, safe_path
+from bceval.evaluators.guidance.reads import guidance_reads
+from bceval.evaluators.guidance.scoring import ScoreOutcome, score
+from bceval.evaluators.registry import evaluator
 from bceval.jsonio import dumps
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
@@ -186,7 +186,7 @@ def run_from_files(
 def print_reads(outcome: ScoreOutcome) -> None:
     """The one Reads line of a run whose agent's tools bceval ran (as a review scorecard says what was read)."""
     if outcome.reads is not None:
-        from bceval.guidance.reads import reads_line
+        from bceval.evaluators.guidance.reads import reads_line
 
         print(reads_line(outcome.reads), file=sys.stderr)
 

@@ -7,16 +7,16 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
+from bceval.evaluators.review.cases import ReviewCase, derive_cases
+from bceval.evaluators.review.manifest import by_convention
+from bceval.evaluators.review.neutral import neutral_file_text
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import OutDir, PrepareDir
-from bceval.review.cases import ReviewCase, derive_cases
-from bceval.review.manifest import by_convention
-from bceval.review.neutral import neutral_file_text
 from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
-    from bceval.health.report import build_report, render_markdown
+    from bceval.evaluators.review.health.report import build_report, render_markdown
 
     recorded = load_own_json(cases_file(settings))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
@@ -57,8 +57,8 @@ def write_health_despite_failures(settings: Settings) -> None:
     """Health of a corpus that fails validation or preparation: everything that can be read, computed in
     memory (no graph state is trusted), plus one error finding per validation problem and unreadable file,
     so `bceval health` can explain why the corpus fails."""
-    from bceval.health.model import Finding
-    from bceval.health.report import build_report, render_markdown
+    from bceval.evaluators.review.health.model import Finding
+    from bceval.evaluators.review.health.report import build_report, render_markdown
 
     findings: list[Finding] = []
 

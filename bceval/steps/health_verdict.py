@@ -18,8 +18,8 @@ def check_health_inputs(settings: HealthOptions) -> None:
 
 def print_health(settings: Settings) -> Any:
     """Print the report's errors and warnings and its summary line; returns the report."""
-    from bceval.health.model import HealthReport
-    from bceval.health.report import coverage_lines, summary_line
+    from bceval.evaluators.review.health.model import HealthReport
+    from bceval.evaluators.review.health.report import coverage_lines, summary_line
     from bceval.jsonio import load_own_json
 
     report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))

@@ -56,7 +56,7 @@ def _add_pyproject_table(path: Path, done: list[str]) -> None:
 def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     """Write the starter manifest (and its schema) into the corpus; with `with_doit` also `dodo.py` and
     `[tool.bceval]`. Returns one line per file saying what happened."""
-    from bceval.review.manifest import STARTER_MANIFEST
+    from bceval.evaluators.review.manifest import STARTER_MANIFEST
     from bceval.schemas import schema_of
 
     if settings.corpus_source == NOT_FOUND:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bceval.development.knowledge_response import validate_response
 from bceval.errors import BcevalError
+from bceval.evaluators.development.knowledge_response import validate_response
 from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
 
 

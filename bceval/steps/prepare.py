@@ -22,16 +22,13 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.forked import in_halves
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
-from bceval.layout import BuildDir, OutDir, PrepareDir
-from bceval.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
-from bceval.review.manifest import CheckedManifest, read_manifest
-from bceval.review.prepdir import prune, strays
-from bceval.review.requests import domain_files, review_request
-from bceval.review.rows import FORMAT as ROWS_FORMAT
-from bceval.review.rows import (
+from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
+from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
+from bceval.evaluators.review.prepdir import prune, strays
+from bceval.evaluators.review.requests import domain_files, review_request
+from bceval.evaluators.review.rows import FORMAT as ROWS_FORMAT
+from bceval.evaluators.review.rows import (
     GroupRows,
     changed_domains,
     encode_group,
@@ -40,6 +37,9 @@ from bceval.review.rows import (
     read_group,
     row_count,
 )
+from bceval.forked import in_halves
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
+from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.vcs import changed_since
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
@@ -241,7 +241,7 @@ def index_state_file(settings: Settings) -> Path:
 
 
 def write_rows(settings: Settings, group: str, rels: list[str], samples: list[str] = ()) -> None:
-    """The rows file of one knowledge group (see bceval.review.rows), rows in path order; the group's
+    """The rows file of one knowledge group (see bceval.evaluators.review.rows), rows in path order; the group's
     samples are only read, to prove they are UTF-8."""
     for rel in samples:
         read_text(settings.corpus / rel)

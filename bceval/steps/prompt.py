@@ -13,7 +13,7 @@ import sys
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.review.cases import ReviewCase
+from bceval.evaluators.review.cases import ReviewCase
 
 
 def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
+from bceval.evaluators.review.cases import ReviewCase
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import BuildDir, RunDir, infra_files, result_files
-from bceval.review.cases import ReviewCase
 from bceval.runs.record import selection_of, tampered
 from bceval.steps.prepare import cases_file, recorded_cases, require_complete
 
@@ -30,14 +30,14 @@ def reading_file(settings: Settings, result: Path) -> Path:
 def judge_result_file(settings: Settings, result: Path) -> None:
     """One result file -> its entries, each judged against its case (a per-case verdict when the
     directory holds one result-case-*.json per case, the preferred profile)."""
-    from bceval.review.scoring import judge_reading, read_result_file
+    from bceval.evaluators.review.scoring import judge_reading, read_result_file
 
     reading = judge_reading(read_result_file(result), recorded_cases(settings))
     write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
 
 
 def write_score(settings: Settings) -> None:
-    from bceval.review.scoring import FileReading, aggregate, read_infra_file
+    from bceval.evaluators.review.scoring import FileReading, aggregate, read_infra_file
 
     require_complete(settings)
     infra = infra_files(settings.results_dir)
@@ -84,7 +84,7 @@ def corpus_article(corpus: Path) -> Callable[[str], tuple[int, str] | None]:
 
 def score_single_file(settings: Settings) -> None:
     """--results-path: one combined document; unreadable is an input error, as in the reference."""
-    from bceval.review.scoring import aggregate, judge_reading, read_result_file
+    from bceval.evaluators.review.scoring import aggregate, judge_reading, read_result_file
 
     require_complete(settings)
     path = settings.results_path
@@ -102,7 +102,7 @@ def score_single_file(settings: Settings) -> None:
 
 def report_score(settings: Settings, gate: bool = True) -> None:
     """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
-    from bceval.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
+    from bceval.evaluators.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
 
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
     if report.passed:
@@ -116,7 +116,7 @@ def report_score(settings: Settings, gate: bool = True) -> None:
 
 def write_scorecard(settings: Settings) -> None:
     from bceval.clock import created_at
-    from bceval.review.scoring import ScoreReport
+    from bceval.evaluators.review.scoring import ScoreReport
     from bceval.scorecard.model import build_scorecard
     from bceval.scorecard.render import render_html, render_markdown
 

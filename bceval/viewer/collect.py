@@ -3,7 +3,7 @@ guidance run and every experiment, as plain dataclasses. Reading only: nothing h
 process. Files that cannot be read are shown as such, never guessed.
 
 A review run's case verdicts come from its score.json; an experiment arm's run has none, so its results are
-judged here with the scorer itself (bceval.review.scoring) against the cases its prepare variant recorded.
+judged here with the scorer itself (bceval.evaluators.review.scoring) against the cases its prepare variant recorded.
 """
 
 from __future__ import annotations
@@ -192,8 +192,8 @@ def _row(case: dict[str, Any]) -> CaseRow:
 
 def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
-    from bceval.review.cases import ReviewCase
-    from bceval.review.scoring import aggregate, read_infra_file, read_result_file
+    from bceval.evaluators.review.cases import ReviewCase
+    from bceval.evaluators.review.scoring import aggregate, read_infra_file, read_result_file
 
     recorded = read_json(OutDir(out).build.cases)
     if not isinstance(recorded, dict):
@@ -264,7 +264,7 @@ def workspace_changes(snapshot: dict[str, Any]) -> list[str]:
 
 
 def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> GuidanceRun:
-    from bceval.guidance.manifest import load_manifest
+    from bceval.evaluators.guidance.manifest import load_manifest
 
     run = RunDir(run_dir)
     record = read_json(run.record) or {}

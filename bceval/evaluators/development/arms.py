@@ -1,0 +1,106 @@
+"""The four arms of spec §12: what the coding agent gets in each, with everything else held constant.
+
+`none` (baseline): the request and a neutral implementation prompt, no BCQuality guidance and no knowledge
+checkout named. `plan` (plan-only): the development skill as shipped, whose guidance-skill plans once before
+editing. `implementation` (implementation-only): the neutral prompt plus the implementation-guidance skill at
+the runner's checkpoints. `both` (combined): the skill and the checkpoints. The checkpoint policy is the
+runner's and the same in every arm (also in arms that consult nothing), so it is recorded in every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development.manifest import read_skill
+
+GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
+IMPLEMENTATION_SKILL = "microsoft/skills/development/al-implementation-guidance.md"
+# Where implementation guidance may be consulted: the runner's policy, identical across arms.
+CHECKPOINTS = ("before-the-first-edit", "after-the-last-edit-before-validation")
+NEUTRAL_SKILL = "none"
+NEUTRAL_PROMPT = (
+    "Implement the development request in the repository you are given (your working directory): make the "
+    "change, keep it in the working tree, run the repository's own compile and test commands if it has any, and "
+    "answer with the implementation report in the shape of resultSchema. No BCQuality guidance is given for this "
+    "task, so do not claim knowledge-backed work."
+)
+
+
+def uses_plan(guidance: str) -> bool:
+    return guidance in ("plan", "both")
+
+
+def uses_implementation(guidance: str) -> bool:
+    return guidance in ("implementation", "both")
+
+
+def names_knowledge(guidance: str) -> bool:
+    """Whether the agent is told where the knowledge checkout is (not in the baseline)."""
+    return guidance != "none"
+
+
+def arm_request(document: dict[str, Any], guidance: str, root: Path) -> dict[str, Any]:
+    """A prepared request as the agent of this arm receives it (members keep their order; the implementation
+    guidance, when the arm has it, follows the development skill)."""
+    if guidance not in GUIDANCE_ARMS:
+        raise DevelopmentError(f"--guidance {guidance}: one of {', '.join(GUIDANCE_ARMS)}")
+    changed = dict(document)
+    if not uses_plan(guidance):
+        changed["skill"] = NEUTRAL_SKILL
+        changed["skillInstructions"] = NEUTRAL_PROMPT
+    if uses_implementation(guidance):
+        skill = root / IMPLEMENTATION_SKILL
+        if not skill.is_file():
+            raise DevelopmentError(f"--guidance {guidance}: the implementation-guidance skill {skill} does not exist")
+        ordered: dict[str, Any] = {}
+        for key, value in changed.items():
+            ordered[key] = value
+            if key == "skillInstructions":
+                ordered["implementationGuidance"] = {
+                    "skill": IMPLEMENTATION_SKILL,
+                    "instructions": read_skill(skill),
+                    "checkpoints": list(CHECKPOINTS),
+                }
+        changed = ordered
+    return changed
+
+
+# What every arm of a development experiment must share (§12: "arms differ only in guidance"), in the order the
+# refusal names the first difference: the record field, and its name in the message.
+MATCHED = (
+    ("startingRepositories", "starting repository"),
+    ("checks", "gate configuration"),
+    ("model", "model"),
+    ("checkout", "checkout"),
+)
+
+
+def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The refusal of arms that differ in more than guidance: (arm name, identity) pairs, the first the control.
+    None when they all match the control."""
+    if not identities:
+        return None
+    control, reference = identities[0]
+    for name, identity in identities[1:]:
+        for key, label in MATCHED:
+            if identity.get(key) != reference.get(key):
+                return (
+                    f"arm '{name}' differs from arm '{control}' in its {label} ({key}); the arms of a development "
+                    "experiment may differ only in guidance"
+                )
+    return None
+
+
+def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None, checkout: str) -> dict[str, Any]:
+    """What an arm of a development experiment holds constant: each starting repository's content digest (a
+    pinned repository by its commit), the gate configuration's digest, the model and the knowledge checkout."""
+    from bceval.evaluators.development.checks import PINNED
+    from bceval.evaluators.development.digest import tree_digest
+
+    starting = {}
+    for case, source in sorted(sources.items()):
+        pinned = PINNED.match(source)
+        starting[case] = f"commit {pinned['commit'].lower()}" if pinned else tree_digest(Path(source))
+    return {"startingRepositories": starting, "checks": checks_digest, "model": model, "checkout": checkout}

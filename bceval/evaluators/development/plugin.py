@@ -1,0 +1,144 @@
+"""The development-fixtures evaluator (spec development.md): AL authoring tasks. Its unit of work is a whole
+run (bceval's runner copies every case's starting repository, runs the agent and the gates), it needs starting
+repositories, and no two arms share an answer (each works in its own fresh copy).
+
+Scoring in report mode takes a workspace probe (bceval.agents.development.probe_workspace runs git), so this
+adapter stays free of processes; runner mode's verdicts come from the run's problems.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.evaluators.base import DEVELOPMENT, RUN, CaseOutcome, Traits
+from bceval.evaluators.development import MANIFEST_RELATIVE
+from bceval.evaluators.development.manifest import Case, Loaded, load
+from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.report import Probe, knowledge_measures, parse_result, score_results
+from bceval.evaluators.development.values import member, same
+from bceval.layout import DevelopmentRunDir, result_name
+
+DEVELOPMENT_TRAITS = Traits(
+    unit=RUN,
+    default_agent="command",
+    default_manifest=MANIFEST_RELATIVE,
+    needs_workspaces=False,  # its starting repositories come from the checks file, or an arm's workspaceMap
+    needs_checkout=False,
+    prepares_in_run=True,
+    shares_answers=False,
+)
+
+
+def oracle_report(case: Case, changed: list[str]) -> dict[str, Any]:
+    """The known-good implementation report of a case whose workspace shows `changed`: every required article,
+    every required check passed, a clean review and one clean round. It passes report mode by construction;
+    in runner mode the runner's own gates decide, whatever it claims."""
+    return {
+        "skill": {"id": "al-development", "version": 1},
+        "outcome": "completed",
+        "summary": {
+            "request": "The requested change.",
+            "files-created": 0,
+            "files-modified": len(changed),
+            "files-deleted": 0,
+        },
+        "plan": {"kind": case.expected_kind, "assumptions": [], "decisions": [], "objects": []},
+        "knowledge": [{"path": p, "used-for": "the change follows it"} for p in case.required],
+        "changes": [{"path": p, "action": "modified", "purpose": "the requested change"} for p in changed],
+        "validation": [{"id": c, "command": c, "status": "passed", "details": f"{c} passed"} for c in case.checks],
+        "review": {
+            "skill": {"id": "al-code-review", "version": 1},
+            "outcome": "completed",
+            "summary": {
+                "counts": {"blocker": 0, "major": 0, "minor": 0, "info": 0},
+                "coverage": {"worklist-size": len(changed), "items-evaluated": len(changed)},
+            },
+            "findings": [],
+            "suppressed": [],
+        },
+        "review-rounds": [{"round": 1, "outcome": "clean", "gating-finding-ids": []}],
+        "suppressed": [],
+        "remaining": [],
+    }
+
+
+@dataclass(frozen=True)
+class DevelopmentEvaluator:
+    name: str = DEVELOPMENT
+    question: str = DEVELOPMENT
+    traits: Traits = DEVELOPMENT_TRAITS
+
+    def load(self, root: Path | str, manifest: Path | str | None = None) -> Loaded:
+        return load(Path(root), Path(manifest) if manifest else None)
+
+    def cases(self, loaded: Loaded) -> list[Case]:
+        return list(loaded.cases)
+
+    def model_id(self, case: Case) -> str:
+        return case.model_id
+
+    def case_kind(self, case: Case) -> str:
+        return "positive"  # every upstream case expects a completed change; there is no control fixture
+
+    def prepare(self, loaded: Loaded, out: Path, index_text: str) -> dict[str, str]:
+        return write_prepared(loaded, out, index_text)
+
+    def oracle_answer(self, case: Case, workspace: Path, changed: list[str]) -> dict[str, Any]:
+        return {
+            "caseId": case.model_id,
+            "workspaceRoot": str(workspace),
+            "implementationReport": oracle_report(case, changed),
+        }
+
+    def score(self, loaded: Loaded, results_dir: Path, probe: Probe) -> list[CaseOutcome]:
+        """Report mode: per case, the upstream failures of its result file."""
+        return [CaseOutcome(s.case, s.passed, tuple(s.problems)) for s in score_results(loaded, results_dir, probe)]
+
+    def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
+        """Per case, the problems of a run that are about it; a problem about no case (the knowledge checkout
+        changed) fails every case."""
+        shared = tuple(p for p in problems if not any(p.startswith(f"{c.id}: ") for c in loaded.cases))
+        return [
+            CaseOutcome(c.id, not (shared or own), shared + own)
+            for c in loaded.cases
+            for own in [tuple(p for p in problems if p.startswith(f"{c.id}: "))]
+        ]
+
+    def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
+        """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
+        fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
+        and precision of its knowledge: from bceval's read evidence where the runner has it (the api agent), else as
+        the report claims it."""
+        from bceval.evaluators.guidance.scoring import CaseMeasures
+
+        if results_dir is None:
+            return {}
+        found: dict[str, Any] = {}
+        for case in loaded.cases:
+            path = results_dir / result_name(case.model_id)
+            if not path.is_file():
+                continue
+            wrapper, problem = parse_result(path.read_bytes())
+            report = member(wrapper, "implementationReport")
+            if problem is None and isinstance(report, dict):
+                recall, precision = _read_backed(results_dir, case) or knowledge_measures(case, report)
+                found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
+        return found
+
+
+def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:
+    """The recall and precision the runner measured from its own read evidence (the api agent), if it did."""
+    verdict = DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict
+    try:
+        measures = json.loads(verdict.read_text(encoding="utf-8")).get("measures") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if measures.get("knowledgeEvidence") != "read":
+        return None
+    return measures["knowledgeRecall"], measures["knowledgePrecision"]
+
+
+DEVELOPMENT_EVALUATOR = DevelopmentEvaluator()

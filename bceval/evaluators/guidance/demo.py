@@ -1,0 +1,169 @@
+"""Demo workspaces: a fresh clone can watch the guidance evidence work end to end.
+
+The evidence needs a knowledge checkout that is the root of a git worktree, and
+`evaluation/demo-corpus` is only a folder inside the bceval repository. So the demo is a directory
+of standalone repositories built from the demo corpus:
+
+    <dir>/knowledge/                       the demo corpus, copied byte for byte and committed
+    <dir>/workspaces/<manifest case id>/   one small AL project per case, from
+                                           <corpus>/evaluation/guidance-workspaces/<case id>/
+    <dir>/workspace-map.<kind>.json        manifest case id -> absolute workspace, per demo manifest
+    <dir>/demo.json                        what was made, written last (an intact demo has it)
+
+Every repository has one commit with a fixed author, committer and date (SOURCE_DATE_EPOCH, else
+a constant), so its commit ids depend only on the content. Files are written fresh: no links and
+no hard links, owned by whoever runs bceval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bceval.errors import BcevalError
+from bceval.evaluators.guidance import MANIFESTS, GuidanceError
+from bceval.evaluators.guidance.manifest import load_manifest
+from bceval.evaluators.guidance.paths import create_exclusive, is_within, safe_path, scan_links
+from bceval.jsonio import dumps, read_regular_text
+from bceval.vcs import commit_folder
+
+DEMO_KIND = "bceval-guidance-demo"
+MARKER = "demo.json"
+KNOWLEDGE = "knowledge"
+WORKSPACES = "workspaces"
+WORKSPACE_SOURCES = Path("evaluation") / "guidance-workspaces"
+DEFAULT_EPOCH = 1735689600  # 2025-01-01T00:00:00Z, when SOURCE_DATE_EPOCH is not set
+_AUTHOR = ("bceval demo", "demo@bceval.invalid")
+
+
+def map_name(kind: str) -> str:
+    return f"workspace-map.{kind}.json"
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One demo manifest, ready for `bceval guidance run`."""
+
+    kind: str
+    root: Path  # the demo knowledge checkout
+    manifest: Path
+    workspace_map: Path
+
+
+def demo_runs(directory: Path) -> list[DemoRun]:
+    """Where the demo in `directory` keeps (or will keep) each manifest and its map; no I/O."""
+    knowledge = directory / KNOWLEDGE
+    return [DemoRun(kind, knowledge, knowledge / rel, directory / map_name(kind)) for kind, rel in MANIFESTS.items()]
+
+
+def _epoch() -> int:
+    from bceval.clock import source_date_epoch  # pydantic-heavy module: only when a demo is built
+
+    try:
+        moment = source_date_epoch()
+    except BcevalError as exc:
+        raise GuidanceError(str(exc)) from None
+    return int(moment.timestamp()) if moment else DEFAULT_EPOCH
+
+
+def _committed_copy(
+    source: Path, destination: Path, epoch: int, message: str, skip: frozenset[Path] = frozenset()
+) -> None:
+    """Copy a tree's bytes (content only: new inodes, no links; not the folders in `skip`) and commit it as a new
+    repository."""
+
+    def ignored(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if Path(folder, name) in skip]
+
+    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored if skip else None)
+    try:
+        commit_folder(destination, message, epoch, _AUTHOR)
+    except BcevalError:
+        raise GuidanceError(f"Demo repository {destination} could not be created with git") from None
+
+
+def _check_empty(directory: Path) -> Path:
+    checked = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
+    if os.path.lexists(checked) and (not checked.is_dir() or any(checked.iterdir())):
+        raise GuidanceError(f"Demo directory {checked} must be new or empty")
+    return checked
+
+
+def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
+    """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
+    guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
+    inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy."""
+    out = _check_empty(directory)
+    source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
+    # A corpus of one's own holds its git folder and, usually, bceval's output folder (where the demo goes):
+    # neither is part of the knowledge checkout.
+    skip = frozenset({source / ".git"})
+    if is_within(out, source):
+        inside = out.relative_to(source).parts
+        if not (inside and in_output):  # only bceval's own output folder may sit inside the corpus
+            raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
+        skip |= {source / inside[0]}
+    scan_links(source, "Demo corpus", skip)
+    runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
+    if not runs:
+        raise GuidanceError(f"Demo corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())})")
+    cases: dict[str, list[str]] = {}
+    for run in runs:  # validate first, so a broken corpus writes nothing
+        manifest = load_manifest(source, source / MANIFESTS[run.kind])
+        cases[run.kind] = [case.id for case in manifest.cases]
+        for case_id in cases[run.kind]:
+            safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
+    epoch = _epoch()
+    out.mkdir(parents=True, exist_ok=True)
+    _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)
+    for run in runs:
+        bound = {case_id: str(out / WORKSPACES / case_id) for case_id in cases[run.kind]}
+        for case_id, path in bound.items():
+            _committed_copy(source / WORKSPACE_SOURCES / case_id, Path(path), epoch, f"demo workspace {case_id}")
+        create_exclusive(run.workspace_map, dumps(bound).encode("utf-8"))
+    record = {
+        "kind": DEMO_KIND,
+        "version": 1,
+        "knowledge": str(out / KNOWLEDGE),
+        "runs": [
+            {"kind": run.kind, "manifest": str(run.manifest), "workspaceMap": str(run.workspace_map)} for run in runs
+        ],
+    }
+    create_exclusive(out / MARKER, dumps(record).encode("utf-8"))  # last: a demo with a marker is complete
+    return runs
+
+
+def workspace_count(runs: list[DemoRun]) -> int:
+    return sum(len(json.loads(read_regular_text(run.workspace_map, "utf-8"))) for run in runs)
+
+
+def demo_is_intact(directory: Path) -> bool:
+    """Cheap: the marker, the knowledge repository and every mapped workspace repository are there."""
+    try:
+        if not (directory / MARKER).is_file() or not (directory / KNOWLEDGE / ".git").is_dir():
+            return False
+        made = {run["kind"] for run in json.loads((directory / MARKER).read_text(encoding="utf-8"))["runs"]}
+        runs = [run for run in demo_runs(directory) if run.kind in made]
+        for run in runs:
+            bound = json.loads(read_regular_text(run.workspace_map, "utf-8"))
+            if not all(isinstance(p, str) and os.path.isdir(os.path.join(p, ".git")) for p in bound.values()):
+                return False
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return False
+    return True
+
+
+def _only_ours(directory: Path) -> bool:
+    names = {KNOWLEDGE, WORKSPACES, MARKER, *(map_name(kind) for kind in MANIFESTS)}
+    return all(entry.name in names for entry in directory.iterdir())
+
+
+def refresh_demo(corpus: Path, directory: Path) -> list[DemoRun]:
+    """The graph's variant: replace an earlier (possibly half-built) demo; anything foreign is refused."""
+    out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
+    if os.path.lexists(out) and out.is_dir() and _only_ours(out):
+        shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
+    return create_demo(corpus, out, in_output=True)

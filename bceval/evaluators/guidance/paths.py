@@ -1,0 +1,210 @@
+"""Safe paths (spec §5.1), the reference-path resolver (§1.3) and root/artifact separation (§5.5).
+
+Paths are normalised lexically (no realpath) and every existing component, ancestors included, is
+checked with lstat: a symlink anywhere, or a regular file with more than one hard link, is refused
+rather than followed. Messages name a caller-chosen label, never a path taken from a model's report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from bceval.evaluators.guidance import GuidanceError
+from bceval.jsonio import read_regular_bytes, temp_prefix
+
+LINKS = "Links, junctions, reparse points and hard links are not supported"
+_SHAPE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_.-]+)+")
+_KNOWLEDGE = re.compile(r"(?:microsoft|community|custom)/knowledge/[a-z0-9-]+/(?:[a-z0-9-]+/)*[a-z0-9-]+\.md")
+_FRONT_MATTER = re.compile(r"---\r?\n.*?\r?\n---(?:\r?\n|$)", re.DOTALL)
+_DOMAIN_LINE = re.compile(r"^domain:[ \t]*\S", re.IGNORECASE | re.MULTILINE)
+_NORMATIVE_HEADING = re.compile(r"^## (?:Best Practice|Anti Pattern)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+
+
+def links_problem(label: str) -> GuidanceError:
+    return GuidanceError(f"{label}: {LINKS}")
+
+
+def is_link(st: os.stat_result) -> bool:
+    """A symbolic link, or a regular file with more than one hard link."""
+    return stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+
+
+def check_entry(st: os.stat_result, label: str) -> None:
+    """One existing filesystem entry: no symlink, no hard-linked regular file, no special file."""
+    if is_link(st):
+        raise links_problem(label)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise GuidanceError(f"{label}: only regular files and directories are supported")
+
+
+def normalise(path: Path | str) -> Path:
+    """Absolute, `..` collapsed, trailing separators trimmed; links are not resolved."""
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_ok: bool = False) -> Path:
+    """Normalise `path` and check every component from the filesystem root (§5.1).
+
+    kind: "file" or "dir" to require that type when the path exists; missing_ok allows a path
+    whose tail does not exist yet (its existing ancestors are still checked).
+    """
+    absolute = normalise(path)
+    parts = absolute.parts
+    for name in parts[1:]:
+        if name.endswith((".", " ")):
+            raise GuidanceError(f"{label}: path components must not end in a dot or a space")
+    current = Path(parts[0])
+    st: os.stat_result | None = None
+    for name in parts[1:]:
+        current = current / name
+        try:
+            st = os.lstat(current)
+        except (FileNotFoundError, NotADirectoryError):
+            if missing_ok and (st is None or stat.S_ISDIR(st.st_mode)):
+                return absolute
+            raise GuidanceError(f"{label} does not exist") from None
+        if is_link(st):
+            raise links_problem(label)
+    if st is None:
+        st = os.lstat(absolute)
+    if kind == "file" and not stat.S_ISREG(st.st_mode):
+        raise GuidanceError(f"{label} must be an existing regular file")
+    if kind == "dir" and not stat.S_ISDIR(st.st_mode):
+        raise GuidanceError(f"{label} must be an existing directory")
+    return absolute
+
+
+def is_within(path: Path, parent: Path) -> bool:
+    """Lexical containment (ordinal on POSIX), no realpath: equal counts as inside."""
+    p, q = str(path), str(parent)
+    return p == q or p.startswith(q.rstrip(os.sep) + os.sep)
+
+
+def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> None:
+    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too; folders in
+    `skip` are not looked into)."""
+    pending = [directory]
+    while pending:
+        folder = pending.pop()
+        if folder in skip:
+            continue
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            raise GuidanceError(f"{label} could not be read safely") from None
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            check_entry(st, label)
+            if stat.S_ISDIR(st.st_mode):
+                pending.append(Path(entry.path))
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create a new file whole or not at all, never replacing one; False when `path` already exists.
+
+    The bytes go to a temporary sibling first and are then hard-linked into place, which fails
+    instead of overwriting; the temporary name is always removed again.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:  # a filesystem without hard links: exclusive create, then write
+            try:
+                out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(out, "wb") as handle:
+                handle.write(data)
+    finally:
+        os.unlink(tmp)
+    return True
+
+
+def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tuple[str, Path | None]]) -> None:
+    """Protected roots are pairwise distinct and not nested; artifacts lie outside all of them (§5.5)."""
+    for index, (_, first) in enumerate(protected):
+        for _, second in protected[index + 1 :]:
+            if is_within(first, second) or is_within(second, first):
+                raise GuidanceError(
+                    "The knowledge checkout and every target workspace must be distinct, non-overlapping roots"
+                )
+    for label, artifact in artifacts:
+        if artifact is None:
+            continue
+        checked = safe_path(artifact, label, missing_ok=True)
+        if any(is_within(checked, root) for _, root in protected):
+            raise GuidanceError(f"{label} must be outside target workspaces and the knowledge checkout")
+
+
+# --- reference paths (§1.3) ------------------------------------------------------------------
+
+
+def is_normative_article(data: bytes) -> bool:
+    """Front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    text = text.removeprefix("\ufeff")
+    return bool(_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text))
+
+
+def _check_shape(value: object, label: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise GuidanceError(f"{label} must be a non-empty string")
+    segments = value.split("/")
+    if not _SHAPE.fullmatch(value) or any(s in (".", "..") or s.endswith((".", " ")) for s in segments):
+        raise GuidanceError(f"{label} must be a relative reference path without traversal")
+    return value
+
+
+def resolve_reference(root: Path, value: object, label: str, *, mode: str = "generic", article: str = "") -> Path:
+    """Resolve a reference against the knowledge checkout `root` (already safe-checked).
+
+    mode "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of
+    `article`). Returns the absolute file path.
+    """
+    rel = _check_shape(value, label)
+    if mode == "knowledge" and not _KNOWLEDGE.fullmatch(rel):
+        raise GuidanceError(f"{label} must point to layered knowledge articles (<layer>/knowledge/<domain>/*.md)")
+    if mode == "sample":
+        stem = re.escape(article[: -len(".md")])
+        if not re.fullmatch(stem + r"\.(?:good|bad)\.[A-Za-z0-9]+", rel):
+            raise GuidanceError(f"{label} must name one of the cited article's good/bad siblings")
+    missing = GuidanceError(f"{label} must be an existing file inside the knowledge checkout")
+    current = root
+    st: os.stat_result | None = None
+    for name in rel.split("/"):
+        parent, current = current, current / name
+        try:
+            st = os.lstat(current)
+            names = os.listdir(parent)
+        except (FileNotFoundError, NotADirectoryError):
+            raise missing from None
+        except OSError:
+            raise GuidanceError(f"{label} could not be read safely") from None
+        if is_link(st):
+            raise links_problem(label)
+        if name not in names:  # a case-insensitive filesystem found it under another spelling
+            raise GuidanceError(f"{label}: path casing must match the knowledge checkout exactly")
+    if st is None or not stat.S_ISREG(st.st_mode) or not is_within(current, root):
+        raise missing
+    if mode == "knowledge":
+        try:
+            data = read_regular_bytes(current)
+        except OSError:
+            raise GuidanceError(f"{label} could not be read safely") from None
+        if not is_normative_article(data):
+            raise GuidanceError(f"{label} must be a normative knowledge article (front matter, domain, practice)")
+    return current

@@ -1,0 +1,188 @@
+"""The plan and implementation evaluators: a guidance manifest's cases, their requests, the known-good report
+of each case (what the oracle agent answers: exactly what the case expects, so every case must pass) and
+scoring against the runner-held baseline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Traits
+from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
+from bceval.evaluators.guidance.evidence import Baseline
+from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
+from bceval.evaluators.guidance.prepare import goal_of, prepare
+from bceval.evaluators.guidance.scoring import case_measures, score
+
+# A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
+# answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.
+GUIDANCE_TRAITS = Traits(
+    unit=RUN,
+    default_agent="oracle",
+    needs_workspaces=True,
+    needs_checkout=True,
+    prepares_in_run=True,
+    shares_answers=False,
+)
+
+ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
+
+
+def _unresolved(case: GuidanceCase, unknown: list[str]) -> list[str]:
+    gaps = [f"{dimension} is not known for this case; which guidance applies depends on it" for dimension in unknown]
+    if not gaps and (case.expected_outcome == "partial" or case.requires_unresolved):
+        gaps = ["The evaluation is incomplete for this case."]
+    return gaps
+
+
+def _knowledge(
+    case: GuidanceCase, knowledge_root: Path, head: str, used_for: str, samples: bool
+) -> list[dict[str, Any]]:
+    entries = []
+    for path in case.required + case.optional:
+        good = path[: -len(".md")] + ".good.al"
+        entries.append(
+            {
+                "path": path,
+                "sha": head,
+                "used-for": used_for,
+                "constraints": [ORACLE_CONSTRAINT],
+                "sample-paths": [good] if samples and (knowledge_root / good).is_file() else [],
+            }
+        )
+    return entries
+
+
+def _outcome(case: GuidanceCase) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"outcome": case.expected_outcome}
+    if case.expected_outcome in ("partial", "failed"):
+        outcome["outcome-reason"] = f"The fixture expects {case.expected_outcome} for this case."
+    return outcome
+
+
+def oracle_plan_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
+    context = dict(case.raw["context"])
+    unknown = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
+    context["unknown"] = unknown
+    knowledge = _knowledge(case, knowledge_root, head, "the change this plan describes", samples=True)
+    return {
+        "skill": {"id": PLAN_SKILL_ID, "version": 1},
+        **_outcome(case),
+        "summary": {
+            "request": goal_of(case.raw["development-plan"]),
+            "kind": case.expected_kind,
+            "candidates": len(knowledge),
+            "selected": len(knowledge),
+        },
+        "context": context,
+        "knowledge": knowledge,
+        "validation-considerations": [],
+        "suppressed": [],
+        "unresolved": _unresolved(case, unknown),
+    }
+
+
+def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
+    """The consumed entry that exactly matches the current decision; without one the fixture cannot
+    pass, and the scorer (not the oracle) says so."""
+    key = case.decision_context.get("decision-key", "")
+    fingerprint = case.decision_context.get("evidence-fingerprint", "")
+    for entry in case.consumed:
+        if (entry["path"], entry["decision-key"], entry["evidence-fingerprint"]) == (path, key, fingerprint):
+            return dict(entry)
+    return {"path": path, "decision-key": key, "evidence-fingerprint": fingerprint, "prior-decision": "none"}
+
+
+def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
+    decision = case.decision_context
+    applicable = case.expected_outcome != "not-applicable"
+
+    def current(name: str) -> Any:
+        # A not-applicable case has no decision to copy: placeholders and empty lists are free there.
+        if applicable:
+            return decision[name]
+        return [] if name in ("affected-files", "affected-symbols", "changed-tokens") else "unavailable"
+
+    knowledge = _knowledge(case, knowledge_root, head, current("decision"), samples=False)
+    omitted = [_omitted_entry(case, path) for path in case.expected_omitted]
+    context = dict(case.raw["context"])
+    context.update({name: current(name) for name in ("affected-files", "affected-symbols", "changed-tokens")})
+    return {
+        "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
+        **_outcome(case),
+        "summary": {
+            "request": goal_of(case.raw["development-plan"]),
+            "phase": current("phase"),
+            "decision": current("decision"),
+            "decision-key": current("decision-key"),
+            "evidence-fingerprint": current("evidence-fingerprint"),
+            "candidates": len(knowledge) + len(omitted),
+            "selected": len(knowledge),
+            "omitted-consumed": len(omitted),
+        },
+        "pins": {
+            "knowledge-checkout": head if applicable else "unpinned",
+            "development-plan": current("development-plan-pin") if applicable else "unpinned",
+            "implementation-evidence": current("implementation-evidence-pin") if applicable else "unpinned",
+        },
+        "context": context,
+        "knowledge": knowledge,
+        "validation-considerations": [],
+        "deduplication": {"strategy": "omit-exact-consumed-match", "omitted": omitted},
+        "suppressed": [],
+        "unresolved": _unresolved(case, list(context["unknown"])),
+    }
+
+
+@dataclass(frozen=True)
+class GuidanceEvaluator:
+    name: str  # the manifest kind: PLAN or IMPLEMENTATION
+    traits: Traits
+    question: str = GUIDANCE
+
+    def load(self, root: Path | str, manifest: Path | str) -> GuidanceManifest:
+        return load_manifest(root, manifest)
+
+    def cases(self, loaded: GuidanceManifest) -> list[GuidanceCase]:
+        return list(loaded.cases)
+
+    def model_id(self, case: GuidanceCase) -> str:
+        return case.hashed
+
+    def case_kind(self, case: GuidanceCase) -> str:
+        """A case with no expected knowledge (no-knowledge, not-applicable) is a clean control."""
+        return "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive"
+
+    def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
+        return prepare(manifest, workspaces, out)
+
+    def oracle_answer(self, case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
+        """The result document of the known-good report, pinned to `head` of the knowledge it cites."""
+        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
+        return {"caseId": case.hashed, "guidanceReport": build(case, knowledge_root, head)}
+
+    def score(self, manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> list[CaseOutcome]:
+        """Per case, the problems scoring found for it; a changed knowledge checkout fails every case."""
+        return self.outcomes(manifest, score(manifest, baseline, results_dir).problems)
+
+    def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
+        """Per case, the problems of a scored run (as its run.json records them) that are about it; a problem
+        about no case (a changed knowledge checkout) fails every case."""
+        shared = tuple(p for p in problems if not any(p.startswith(f"{c.id}: ") for c in manifest.cases))
+        outcomes = []
+        for case in manifest.cases:
+            own = tuple(p for p in problems if p.startswith(f"{case.id}: "))
+            outcomes.append(CaseOutcome(case.id, not (shared or own), shared + own))
+        return outcomes
+
+    def measures(self, manifest: GuidanceManifest, results_dir: Path | None) -> dict[str, Any] | None:
+        """Per case id, the CaseMeasures of its report (outcome agreement, cited recall and precision); empty
+        without a finished run."""
+        return case_measures(manifest, results_dir) if results_dir is not None else {}
+
+
+PLAN_EVALUATOR = GuidanceEvaluator(PLAN, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[PLAN]))
+IMPLEMENTATION_EVALUATOR = GuidanceEvaluator(
+    IMPLEMENTATION, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[IMPLEMENTATION])
+)

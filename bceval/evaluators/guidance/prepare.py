@@ -1,0 +1,231 @@
+"""Preparation (spec §2): the knowledge index and one answer-free request file per case.
+
+Validation and preparation need no Git. Everything is computed in memory first, so a failure
+writes nothing; files are then created exclusively in a new or empty directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from bceval.clock import generated_at
+from bceval.corpus.articles import index_row
+from bceval.corpus.index import build_index
+from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.errors import BcevalError
+from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
+from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
+from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links
+from bceval.jsonio import decode_utf8, dumps, dumps_compact, read_regular_bytes, write_atomic
+from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
+
+PLAN_INPUTS = ["development-plan", "repository"]
+IMPLEMENTATION_INPUTS = [*PLAN_INPUTS, "implementation-diff", "decision-context", "consumed-guidance"]
+IMPLEMENTATION_PASSTHROUGH = ("implementation-diff", "decision-context", "consumed-guidance")
+OUTCOME_TEXT = "completed | not-applicable | no-knowledge | partial | failed"
+
+_PROTOCOL = (
+    "Read-only {what} guidance run. Using the {context}, select the BCQuality knowledge that constrains it: "
+    "follow skillInstructions, start from the knowledge index at knowledgeIndex and open the articles you cite "
+    "under knowledgeRoot. Inspect the runner-assigned repository read-only: do not edit, stage, commit, create "
+    "or delete anything in it or in the knowledge checkout, and leave no scratch files there. Return one JSON "
+    "object with only caseId and guidanceReport, shaped like resultSchema. The runner captures the read-only "
+    "evidence itself; write no other artifacts."
+)
+
+
+def protocol(kind: str) -> str:
+    if kind == IMPLEMENTATION:
+        return _PROTOCOL.format(
+            what="implementation",
+            context="supplied development context (plan, implementation diff, decision context and consumed guidance)",
+        )
+    return _PROTOCOL.format(what="plan", context="supplied development plan")
+
+
+def _report_template(kind: str) -> dict[str, Any]:
+    """The illustrative resultSchema of §2.4; placeholders are prose, not values to copy."""
+    implementation = kind == IMPLEMENTATION
+    summary: dict[str, Any] = {"request": "the intended change, in one sentence"}
+    if implementation:
+        summary.update(
+            {
+                "phase": "the current phase from decision-context",
+                "decision": "the current decision from decision-context",
+                "decision-key": "the decision-key from decision-context",
+                "evidence-fingerprint": "the evidence-fingerprint from decision-context",
+                "candidates": 0,
+                "selected": 0,
+                "omitted-consumed": 0,
+            }
+        )
+    else:
+        summary.update({"kind": "feature | bug | refactor | upgrade | maintenance", "candidates": 0, "selected": 0})
+    context: dict[str, Any] = {
+        "bc-version": "28",
+        "technologies": ["al"],
+        "countries": ["w1"],
+        "application-area": ["all"],
+        "unknown": [],
+    }
+    if implementation:
+        context.update(
+            {
+                "affected-files": ["from decision-context"],
+                "affected-symbols": ["from decision-context"],
+                "changed-tokens": ["from decision-context"],
+            }
+        )
+    knowledge = {
+        "path": "<layer>/knowledge/<domain>/<article>.md",
+        "sha": "optional: the full commit id of the knowledge checkout HEAD",
+        "used-for": "the concrete decision or affected surface this article constrains",
+        "constraints": ["a short normative constraint taken from the article"],
+        "sample-paths": [],
+    }
+    report: dict[str, Any] = {
+        "skill": {"id": IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID, "version": 1},
+        "outcome": OUTCOME_TEXT,
+        "outcome-reason": "required for partial and failed: what is missing or went wrong",
+        "summary": summary,
+    }
+    if implementation:
+        report["pins"] = {
+            "knowledge-checkout": "unpinned, or the full commit id of the knowledge checkout HEAD",
+            "development-plan": "development-plan-pin from decision-context",
+            "implementation-evidence": "implementation-evidence-pin from decision-context",
+        }
+    report["context"] = context
+    report["knowledge"] = [knowledge]
+    report["validation-considerations"] = [
+        {"id": "kebab-case-id", "reason": "why evidence is needed", "evidence": "the evidence to obtain"}
+    ]
+    if implementation:
+        report["deduplication"] = {
+            "strategy": "omit-exact-consumed-match",
+            "omitted": [
+                {
+                    "path": "a consumed article whose path, decision-key and evidence-fingerprint all still match",
+                    "decision-key": "the current decision-key",
+                    "evidence-fingerprint": "the current evidence-fingerprint",
+                    "prior-decision": "the consumed prior decision",
+                }
+            ],
+        }
+        report["suppressed"] = []
+        report["unresolved"] = []
+    else:
+        report["suppressed"] = [
+            {
+                "reference": {"path": "<layer>/knowledge/<domain>/<article>.md"},
+                "reason": "layer-precedence | configuration",
+            }
+        ]
+        report["unresolved"] = ["each unknown dimension or material gap, named"]
+    return report
+
+
+def goal_of(plan: Any) -> str:
+    """An object plan's request; a string plan is the goal as a whole, even serialized JSON."""
+    return plan["request"] if isinstance(plan, dict) else plan
+
+
+def request_document(
+    manifest: GuidanceManifest, case: GuidanceCase, skill_text: str, index_path: Path, repository: Path | None
+) -> dict[str, Any]:
+    """One request, members in the reference's order; nothing that reveals the expected answer."""
+    raw = case.raw
+    context = raw["context"]
+    inputs = IMPLEMENTATION_INPUTS if manifest.kind == IMPLEMENTATION else PLAN_INPUTS
+    document: dict[str, Any] = {
+        "protocol": protocol(manifest.kind),
+        "caseId": case.hashed,
+        "skill": manifest.skill,
+        "skillInstructions": skill_text,
+        "knowledgeIndex": str(index_path),
+        "knowledgeRoot": str(manifest.root),
+        "task-context": {
+            "goal": goal_of(raw["development-plan"]),
+            "inputs-available": list(inputs),
+            "bc-version": context["bc-version"],
+            "technologies": context["technologies"],
+            "countries": context["countries"],
+            "application-area": context["application-area"],
+        },
+        "development-plan": raw["development-plan"],
+        "resultSchema": {"caseId": case.hashed, "guidanceReport": _report_template(manifest.kind)},
+    }
+    if manifest.kind == IMPLEMENTATION:
+        for name in IMPLEMENTATION_PASSTHROUGH:  # verbatim: "" and {} stay empty
+            document[name] = raw[name]
+    if repository is not None:
+        document["repository"] = str(repository)
+    return document
+
+
+def skill_text(manifest: GuidanceManifest) -> str:
+    try:
+        return decode_utf8(read_regular_bytes(manifest.skill_file), "skill")
+    except (BcevalError, OSError):
+        raise GuidanceError("Manifest skill must be a readable UTF-8 text file") from None
+
+
+def knowledge_index_text(root: Path) -> str:
+    """bceval's own index of every article in every layer (the reference ran a tool from the checkout)."""
+    try:
+        listing = scan_corpus(root)
+        rows = [index_row(rel, decode_utf8(read_regular_bytes(root / rel), rel)) for rel in knowledge_markdown(listing)]
+    except (BcevalError, OSError):
+        raise GuidanceError("Knowledge checkout articles could not be read safely for the index") from None
+    return dumps_compact(build_index(rows, generated_at()))
+
+
+def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, directory: Path) -> dict[str, str]:
+    """File name -> text of everything a preparation writes, computed before anything is written."""
+    scan_links(manifest.root, "Knowledge checkout")  # the index walks the whole checkout
+    index_path = GuidancePrepareDir(directory).knowledge_index
+    files = {KNOWLEDGE_INDEX: knowledge_index_text(manifest.root)}
+    instructions = skill_text(manifest)
+    for case in manifest.cases:
+        repository = workspaces[case.id] if workspaces is not None else None
+        files[case_request_name(case.hashed)] = dumps(
+            request_document(manifest, case, instructions, index_path, repository)
+        )
+    return files
+
+
+def prepare(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
+    """Write the prepare directory; it must be new or empty (hidden entries count) and nothing is
+    ever overwritten."""
+    directory = safe_path(out, "Prepare directory", missing_ok=True)
+    if os.path.lexists(directory):
+        if not directory.is_dir() or any(directory.iterdir()):
+            raise GuidanceError("Prepare directory must be new or empty")
+    files = prepared_files(manifest, workspaces, directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        if not create_exclusive(directory / name, text.encode("utf-8")):
+            raise GuidanceError("Prepare directory must be new or empty: a request file appeared during preparation")
+    return directory
+
+
+def refresh(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
+    """The graph's variant: the directory may hold only files an earlier preparation wrote; they are
+    rewritten atomically and requests of vanished cases are removed. Anything else is refused."""
+    directory = safe_path(out, "Prepare directory", missing_ok=True)
+    if os.path.lexists(directory):
+        if not directory.is_dir():
+            raise GuidanceError("Prepare directory must be new or empty")
+        foreign = [p for p in directory.iterdir() if not GuidancePrepareDir.owns(p.name)]
+        if foreign:
+            raise GuidanceError("Prepare directory must be new or empty (or hold only an earlier preparation)")
+    files = prepared_files(manifest, workspaces, directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write_atomic(directory / name, text)
+    for stale in sorted(directory.iterdir()):
+        if stale.name not in files and stale.is_file() and not stale.is_symlink():
+            stale.unlink()  # a request of a case the manifest no longer has; we wrote it
+    return directory

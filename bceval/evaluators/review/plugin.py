@@ -1,0 +1,68 @@
+"""The review evaluator: layered review leaves, cases by convention, one request per case, the strict gate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bceval.corpus.layers import scan_corpus
+from bceval.evaluators.base import REVIEW, CaseOutcome, Traits
+from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.manifest import read_manifest
+from bceval.evaluators.review.requests import domain_files
+from bceval.jsonio import read_json_bytes
+
+
+@dataclass(frozen=True)
+class ReviewEvaluator:
+    name: str = REVIEW
+    question: str = REVIEW
+    traits: Traits = Traits()  # one answer per case, by bceval's --adapter, shared between arms asking the same
+
+    def load(self, root: Path, manifest: Path | None) -> Derivation:
+        """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
+        data = read_json_bytes(manifest) if manifest is not None else None
+        return derive_cases(scan_corpus(root), read_manifest(data, str(manifest)))
+
+    def cases(self, loaded: Derivation) -> list[ReviewCase]:
+        return list(loaded.cases)
+
+    def model_id(self, case: ReviewCase) -> str:
+        return case.modelId
+
+    def case_kind(self, case: ReviewCase) -> str:
+        """A case that expects findings is positive; one that expects none is a clean control."""
+        return "positive" if case.expected else "clean"
+
+    def prepare(
+        self, domain: str, leaf_path: str, leaf_text: str, articles: Any, cases: list[ReviewCase], samples: Any
+    ) -> dict[str, str]:
+        """One domain's request files (name -> text); the graph writes them, one task per domain."""
+        return domain_files(domain, leaf_path, leaf_text, articles, cases, samples)
+
+    def oracle_answer(self, case: ReviewCase) -> list[Any]:
+        """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
+        from bceval.evaluators.review.scoring import (
+            ResultEntry,  # the scoring models (pydantic) load when scoring starts
+        )
+
+        return [ResultEntry(id=case.modelId, findings=list(case.expected))]
+
+    def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
+        """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
+        from bceval.evaluators.review.scoring import judge, verdict_problems
+
+        outcomes = []
+        for case in cases:
+            verdict = judge(case, findings.get(case.modelId))
+            outcomes.append(CaseOutcome(case.id, verdict.passed, tuple(verdict_problems(verdict))))
+        return outcomes
+
+    def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
+        """A review case is measured by its verdict alone."""
+        return None
+
+
+REVIEW_EVALUATOR = ReviewEvaluator()

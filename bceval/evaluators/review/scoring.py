@@ -1,0 +1,532 @@
+"""Result scoring (§14): load answers, map ids, judge each case with the strict gate, aggregate.
+
+Two steps so the graph can stay incremental: `read_result_file` turns one result file into the
+entries it holds (one task per file), and `aggregate` judges every case from all entries in
+sorted file order (one cheap task over small JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationError, model_serializer
+
+from bceval.errors import BcevalError
+from bceval.escape import console, finding_id, token
+from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.entries import answered_cases
+from bceval.evaluators.review.manifest import THRESHOLD_LABELS
+from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
+from bceval.models import StrictModel
+from bceval.ordering import sort_key
+
+SCORE_SCHEMA_VERSION = 1
+
+
+class ResultEntry(StrictModel):
+    """One case answer as read from a result file, findings already normalized."""
+
+    id: str
+    findings: list[str]
+
+
+class DropUnset(StrictModel):
+    """A model whose OPTIONAL fields are left out of its dump when unset, so records of runs that have none (every
+    run but the api agent's) keep their exact bytes."""
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> Any:
+        data = handler(self)
+        for key in self.OPTIONAL:
+            if isinstance(data, dict) and data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+class CaseReads(StrictModel):
+    """What one answer read, from the evidence bceval collected from its own tool results ("bceval"); from the Read
+    calls the agent's own stream shows ("agent-trace": its account, not evidence, so no citation counts as backed);
+    or, with neither, "unknown" (never guessed from the agent's claims)."""
+
+    source: Literal["bceval", "agent-trace", "unknown"]
+    opened: list[str] = Field(default_factory=list, description="Candidate articles read, in part or whole.")
+    cited: list[str] = Field(default_factory=list, description="The findings the answer gave.")
+    citedWithoutCompleteRead: list[str] = Field(
+        default_factory=list,
+        description="Citations with no complete read whose bytes and SHA-256 match the article in the corpus.",
+    )
+    readNotCited: list[str] = Field(default_factory=list, description="Candidate articles read but not cited.")
+    candidates: int | None = Field(default=None, description="Candidate articles the case offered.")
+
+
+class ReadSummary(StrictModel):
+    """The run's read evidence: how many citations a complete read backs, and how much was opened."""
+
+    requireRead: bool = Field(description="True when an unbacked citation failed its case (--require-read).")
+    casesWithEvidence: int = Field(ge=0, description="Answered cases whose reads bceval recorded itself.")
+    casesWithoutEvidence: int = Field(ge=0, description="Answered cases whose reads are unknown.")
+    citations: int = Field(ge=0, description="Findings given in the cases with evidence.")
+    citationsBacked: int = Field(ge=0, description="Of those, findings backed by a complete, matching read.")
+    backedShare: float | None = Field(description="citationsBacked / citations; null without citations.")
+    meanOpened: float | None = Field(description="Candidate articles opened per case with evidence.")
+    candidatesOpened: int = Field(ge=0, description="Candidate articles opened, over the cases with evidence.")
+    candidates: int = Field(ge=0, description="Candidate articles offered, over the cases with evidence.")
+
+
+class CaseVerdict(DropUnset):
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("reads", "notAnswered")
+    id: str = Field(description="Manifest case id.")
+    modelId: str
+    domain: str
+    kind: Literal["positive", "clean"]
+    passed: bool
+    expected: list[str]
+    findings: list[str]
+    missing: list[str]
+    unexpected: list[str]
+    answered: bool = Field(description="False when no result was found for the case.")
+    infrastructureFailure: str | None = Field(default=None, description="Why no answer could be obtained.")
+    usage: dict[str, float | int | None] | None = Field(
+        default=None, description="Time, cost and tokens of the answer, as far as the agent reported them."
+    )
+    transcript: str | None = Field(default=None, description="The answer's transcript, relative to the run.")
+    cached: bool | None = Field(default=None, description="True when a live answer came from the answer cache.")
+    sharedFrom: str | None = Field(
+        default=None, description="Experiments: the arm whose identical question this answer was shared from."
+    )
+    reads: CaseReads | None = Field(default=None, description="What the answer read (live answers with evidence).")
+    notAnswered: Literal["budget"] | None = Field(
+        default=None, description="Why a case was never asked: 'budget' (the run reached its --max-cost first)."
+    )
+
+
+class FileReading(StrictModel):
+    """What one result file contributed: entries, or the problems that made it unusable."""
+
+    file: str
+    entries: list[ResultEntry] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    answeredBy: dict[str, Any] | None = None
+    record: dict[str, Any] | None = Field(default=None, description="The answer record bceval's runs add.")
+    verdicts: list[CaseVerdict | None] = Field(
+        default_factory=list, description="One per entry once judged; None for an id no case has."
+    )
+
+
+class InfraFailure(StrictModel):
+    """A case the answering side could not answer (timeout, crash, unparseable output)."""
+
+    id: str
+    kind: Literal["timeout", "crash", "invalid-output", "spawn-error", "too-large", "agent-error", "budget"]
+    detail: str
+    attempts: int = Field(ge=0, description="Attempts made (0: never started, a budget stopped the run first).")
+    subtype: str | None = Field(default=None, description="The agent's own error subtype (agent-error only).")
+    answeredBy: dict[str, Any] | None = None
+    record: dict[str, Any] | None = Field(default=None, description="Epoch, view digest, usage and transcript.")
+
+
+class Tally(StrictModel):
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+
+
+class ScoreReport(DropUnset):
+    """out/runs/<run>/score.json: every case's verdict, the metrics and the gate."""
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("readEvidence", "notStarted")
+
+    schemaVersion: Literal[1] = SCORE_SCHEMA_VERSION
+    passed: bool
+    recall: float = Field(ge=0, le=1)
+    cleanRate: float = Field(ge=0, le=1)
+    positive: Tally
+    clean: Tally
+    thresholds: dict[str, float]
+    infrastructureFailures: int = Field(ge=0)
+    answeredBy: list[dict[str, Any]]
+    problems: list[str]
+    cases: list[CaseVerdict]
+    selectedCases: int = Field(ge=0, description="Cases the run was asked to answer.")
+    totalCases: int = Field(ge=0, description="Cases the corpus has.")
+    partial: bool = Field(description="True when only some cases were selected: never a gate result.")
+    readEvidence: ReadSummary | None = Field(
+        default=None, description="Read evidence of the run (when any answer has it, or --require-read)."
+    )
+    notStarted: int | None = Field(
+        default=None, ge=0, description="Cases never asked because the run reached its budget (--max-cost)."
+    )
+
+
+def read_result_document(data: bytes, name: str) -> FileReading:
+    """Parse one result file's bytes; every defect becomes a problem line, never an exception."""
+    reading = FileReading(file=name)
+    try:
+        document = parse_json(data, name)
+    except BcevalError as exc:
+        reading.problems.append(str(exc))
+        return reading
+    answered = answered_cases(document, name, reading.problems)
+    if answered is None:
+        return reading
+    if isinstance(document.get("answeredBy"), dict):
+        reading.answeredBy = document["answeredBy"]
+    if isinstance(document.get("record"), dict):
+        reading.record = document["record"]
+    reading.entries = [ResultEntry(id=case.id, findings=case.findings) for case in answered]
+    return reading
+
+
+def read_result_file(path: Path) -> FileReading:
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return FileReading(file=path.name, problems=[f"{path.name}: larger than {MAX_JSON_BYTES >> 20} MiB"])
+        data = read_regular_bytes(path)
+    except OSError as exc:
+        return FileReading(file=path.name, problems=[f"{path.name}: cannot read: {exc.strerror}"])
+    return read_result_document(data, path.name)
+
+
+def read_infra_file(path: Path) -> InfraFailure:
+    """An infrastructure-failure record written by `bceval answer`; anything else is refused in one line."""
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB")
+    try:
+        return InfraFailure.model_validate(parse_json(read_regular_bytes(path), str(path)))
+    except ValidationError:
+        raise BcevalError(f"{path}: not an infrastructure-failure record written by bceval answer") from None
+
+
+def format_rate(value: float) -> str:
+    """Invariant shortest round-trip form; an exact integer prints without a fraction ("1", "0")."""
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def format_short(value: float) -> str:
+    """A rate for people: at most four decimals, no trailing zeros ("0.0909", "0.5", "1")."""
+    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
+
+
+def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | None = None) -> CaseVerdict:
+    """The strict gate for one case: exact set equality (ci) for positives, silence for clean controls."""
+    positive = bool(case.expected)
+    got = findings or []
+    lowered_got = {path.lower() for path in got}
+    lowered_expected = {path.lower() for path in case.expected}
+    missing = [path for path in case.expected if path.lower() not in lowered_got]
+    unexpected = [path for path in got if path.lower() not in lowered_expected]
+    return CaseVerdict(
+        id=case.id,
+        modelId=case.modelId,
+        domain=case.domain,
+        kind="positive" if positive else "clean",
+        passed=findings is not None and not missing and not unexpected,
+        expected=list(case.expected),
+        findings=got,
+        missing=missing,
+        unexpected=unexpected,
+        answered=findings is not None,
+        infrastructureFailure=(
+            f"{infra.kind} after {infra.attempts} attempt(s): {console(infra.detail)}"
+            if infra is not None and findings is None
+            else None
+        ),
+    )
+
+
+def verdict_problems(verdict: CaseVerdict) -> list[str]:
+    if verdict.notAnswered == "budget":
+        return [f"{verdict.id}: not answered (budget): the run reached its --max-cost before this case started"]
+    if not verdict.answered:
+        if verdict.infrastructureFailure:
+            return [f"{token(verdict.id)}: infrastructure failure ({console(verdict.infrastructureFailure)})"]
+        return [f"Results missing case: {token(verdict.id)}"]
+    if verdict.kind == "clean":
+        return (
+            [f"{token(verdict.id)}: clean control produced finding(s): {_ids(verdict.unexpected)}"]
+            if verdict.unexpected
+            else []
+        )
+    problems = []
+    if verdict.missing:
+        problems.append(f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}")
+    if verdict.unexpected:
+        problems.append(f"{token(verdict.id)}: unexpected finding(s): {_ids(verdict.unexpected)}")
+    return problems
+
+
+def _ids(ids: list[str]) -> str:
+    """Finding ids for a problem line: candidate paths as they are, anything a model made up quoted and cut."""
+    return ", ".join(finding_id(i) for i in ids)
+
+
+def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
+    """Model ids and manifest ids both map to the case, case-insensitively (§14.2)."""
+    lookup: dict[str, ReviewCase] = {}
+    for case in cases:
+        lookup[case.modelId.lower()] = case
+        lookup[case.id.lower()] = case
+    return lookup
+
+
+def judge_reading(
+    reading: FileReading, cases: list[ReviewCase], lookup: dict[str, ReviewCase] | None = None
+) -> FileReading:
+    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup`: the cases'
+    case_lookup, when the caller judges many files against the same cases."""
+    lookup = case_lookup(cases) if lookup is None else lookup
+    verdicts = []
+    for entry in reading.entries:
+        case = lookup.get(entry.id.lower())
+        verdicts.append(judge(case, entry.findings) if case is not None else None)
+    return reading.model_copy(update={"verdicts": verdicts})
+
+
+def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
+    """A verdict with the usage, transcript and cache flag its answer record carries."""
+    if not isinstance(record, dict):
+        return verdict
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
+    transcript = record.get("transcript") if isinstance(record.get("transcript"), str) else None
+    cached = record.get("cached") if isinstance(record.get("cached"), bool) else None
+    shared = record.get("sharedFrom") if isinstance(record.get("sharedFrom"), str) else None
+    return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached, "sharedFrom": shared})
+
+
+Article = Callable[[str], tuple[int, str] | None]  # a corpus path -> (its size, its SHA-256), None when absent
+
+
+def case_reads(verdict: CaseVerdict, record: dict[str, Any] | None, article: Article | None) -> CaseReads:
+    """What an answered case read, from the evidence bceval recorded itself; "unknown" without it. A citation is
+    backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell)."""
+    if isinstance(record, dict) and record.get("readBy") == "agent-trace":
+        return traced_reads(verdict, record)
+    evidence = record.get("readEvidence") if isinstance(record, dict) and record.get("readBy") == "bceval" else None
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("reads"), list):
+        return CaseReads(source="unknown", cited=list(verdict.findings))
+    assert isinstance(record, dict)
+    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
+    lowered = {path.lower() for path in candidates}
+    reads = [item for item in evidence["reads"] if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    opened = sorted({item["path"] for item in reads if item["path"].lower() in lowered}, key=sort_key)
+    backed = set()
+    for item in reads:
+        if item.get("complete") is not True:
+            continue
+        if article is not None and article(item["path"]) != (item.get("bytes"), item.get("sha256")):
+            continue  # not the article as the corpus holds it
+        backed.add(item["path"].lower())
+    cited = {finding.lower() for finding in verdict.findings}
+    return CaseReads(
+        source="bceval",
+        opened=opened,
+        cited=list(verdict.findings),
+        citedWithoutCompleteRead=[finding for finding in verdict.findings if finding.lower() not in backed],
+        readNotCited=[path for path in opened if path.lower() not in cited],
+        candidates=len(candidates),
+    )
+
+
+def traced_reads(verdict: CaseVerdict, record: dict[str, Any]) -> CaseReads:
+    """What an answer's agent says it read (its stream's Read calls): the candidates it asked for. bceval never saw
+    what the agent got, so no citation is backed: every one is cited without a complete read bceval recorded."""
+    trace = record.get("agentTrace") if isinstance(record.get("agentTrace"), dict) else {}
+    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
+    lowered = {path.lower(): path for path in candidates}
+    calls = [item for item in trace.get("reads") or [] if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    asked = {item["path"].lower() for item in calls}
+    opened = sorted((lowered[path] for path in asked if path in lowered), key=sort_key)
+    cited = {finding.lower() for finding in verdict.findings}
+    return CaseReads(
+        source="agent-trace",
+        opened=opened,
+        cited=list(verdict.findings),
+        citedWithoutCompleteRead=list(verdict.findings),
+        readNotCited=[path for path in opened if path.lower() not in cited],
+        candidates=len(candidates),
+    )
+
+
+def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
+    """Under --require-read: every citation without a complete read is an error of its case."""
+    reads = verdict.reads
+    if not require_read or reads is None or not verdict.answered:
+        return []
+    if reads.source == "agent-trace":
+        if not reads.cited:
+            return []
+        return [
+            f"{verdict.id}: --require-read needs bceval's own read evidence, and this answer has only its agent's "
+            "trace of the reads it asked for, which is no proof"
+        ]
+    if reads.source == "unknown":
+        if not reads.cited:
+            return []
+        return [
+            f"{verdict.id}: --require-read needs read evidence, and this answer has none (its agent records no reads)"
+        ]
+    return [f"{verdict.id}: cited {path} without reading it" for path in reads.citedWithoutCompleteRead]
+
+
+def read_summary(verdicts: list[CaseVerdict], require_read: bool) -> ReadSummary | None:
+    answered = [v for v in verdicts if v.answered and v.reads is not None]
+    known = [v.reads for v in answered if v.reads is not None and v.reads.source == "bceval"]
+    if not known and not require_read:
+        return None
+    citations = sum(len(reads.cited) for reads in known)
+    backed = citations - sum(len(reads.citedWithoutCompleteRead) for reads in known)
+    opened = sum(len(reads.opened) for reads in known)
+    return ReadSummary(
+        requireRead=require_read,
+        casesWithEvidence=len(known),
+        casesWithoutEvidence=sum(v.answered for v in verdicts) - len(known),
+        citations=citations,
+        citationsBacked=backed,
+        backedShare=backed / citations if citations else None,
+        meanOpened=opened / len(known) if known else None,
+        candidatesOpened=opened,
+        candidates=sum(reads.candidates or 0 for reads in known),
+    )
+
+
+def _with_reads(verdict: CaseVerdict, record: Any, require_read: bool, article: Article | None) -> CaseVerdict:
+    """The verdict with what its answer read, where that is known (or asked for); an unbacked citation under
+    --require-read fails the case."""
+    if not verdict.answered:
+        return verdict
+    reads = case_reads(verdict, record if isinstance(record, dict) else None, article)
+    if reads.source == "unknown" and not require_read:
+        return verdict  # nothing to say: the record stays as it always was
+    update: dict[str, Any] = {"reads": reads}
+    if require_read and (reads.citedWithoutCompleteRead if reads.source == "bceval" else reads.cited):
+        update["passed"] = False
+    return verdict.model_copy(update=update)
+
+
+def aggregate(
+    cases: list[ReviewCase],
+    readings: list[FileReading],
+    thresholds: dict[str, float],
+    infra: list[InfraFailure] | None = None,
+    selected: set[str] | None = None,
+    require_read: bool = False,
+    article: Article | None = None,
+) -> ScoreReport:
+    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds.
+
+    `selected` (manifest ids) limits the evaluation to some cases: the others are neither scored nor
+    missing, and the report is partial, which never passes the gate. `require_read`: a citation that no
+    complete read backs fails its case; `article` tells a read of the corpus's article from another.
+    Cases a budget stopped are not answered (budget): not model misses, not infrastructure failures, and the
+    report is partial.
+    """
+    problems: list[str] = []
+    total = len(cases)
+    if selected is not None:
+        cases = [case for case in cases if case.id in selected]
+    lookup = case_lookup(cases)
+    chosen: dict[str, CaseVerdict] = {}
+    answered_by: list[dict[str, Any]] = []
+    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases, lookup) for r in readings]
+    for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
+        problems.extend(reading.problems)
+        if reading.answeredBy is not None and reading.answeredBy not in answered_by:
+            answered_by.append(reading.answeredBy)
+    for reading in readings:
+        record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
+        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
+            if verdict is not None and selected is not None and verdict.id not in selected:
+                continue  # answered earlier, but not part of this selection
+            if verdict is None:
+                problems.append(f"Results contain unknown case id: {token(entry.id)}")
+            elif verdict.id in chosen:
+                problems.append(f"Results contain duplicate case id: {token(entry.id)}")
+            else:
+                chosen[verdict.id] = _with_reads(_with_record(verdict, record), record, require_read, article)
+    failures, budget = {}, {}
+    for failure in infra or []:
+        case = lookup.get(failure.id.lower())
+        if case is not None and case.id not in chosen:
+            (budget if failure.kind == "budget" else failures)[case.id] = failure
+    verdicts = [
+        chosen.get(case.id)
+        or (judge(case, None).model_copy(update={"notAnswered": "budget"}) if case.id in budget else None)
+        or _with_record(judge(case, None, failures.get(case.id)), getattr(failures.get(case.id), "record", None))
+        for case in cases
+    ]
+    for verdict in verdicts:
+        problems.extend(verdict_problems(verdict))
+        problems.extend(read_problems(verdict, require_read))
+    # As in the reference, a case without an answer is reported but not counted in the rates.
+    answered = [v for v in verdicts if v.answered]
+    positive = Tally(
+        passed=sum(v.passed for v in answered if v.kind == "positive"),
+        total=sum(v.kind == "positive" for v in answered),
+    )
+    clean = Tally(
+        passed=sum(v.passed for v in answered if v.kind == "clean"), total=sum(v.kind == "clean" for v in answered)
+    )
+    recall = positive.passed / positive.total if positive.total else 0.0
+    clean_rate = clean.passed / clean.total if clean.total else 0.0
+    for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
+        if value < thresholds[name]:
+            label = THRESHOLD_LABELS[name]
+            counts = f"({tally.passed}/{tally.total})"
+            problems.append(f"{label} {format_short(value)} {counts} is below {format_rate(thresholds[name])}.")
+    partial = len(cases) < total or bool(budget)
+    return ScoreReport(
+        passed=not problems and not partial,
+        recall=recall,
+        cleanRate=clean_rate,
+        positive=positive,
+        clean=clean,
+        thresholds=thresholds,
+        infrastructureFailures=len(failures),
+        answeredBy=answered_by,
+        problems=problems,
+        cases=verdicts,
+        selectedCases=len(cases),
+        totalCases=total,
+        partial=partial,
+        readEvidence=read_summary(verdicts, require_read),
+        notStarted=len(budget) or None,
+    )
+
+
+def passed_line(report: ScoreReport) -> str:
+    return (
+        f"Review evaluation PASSED: recall={format_rate(report.recall)} "
+        f"({report.positive.passed}/{report.positive.total}), clean-rate={format_rate(report.cleanRate)} "
+        f"({report.clean.passed}/{report.clean.total})."
+    )
+
+
+def failed_header(report: ScoreReport) -> str:
+    if report.partial:
+        return (
+            f"Review evaluation PARTIAL: {report.selectedCases} of {report.totalCases} case(s) selected, "
+            f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total}), "
+            f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total}); "
+            f"a partial run is not a gate result for the corpus"
+            + (f", and it has {len(report.problems)} problem(s):" if report.problems else ".")
+        )
+    return f"Review evaluation FAILED with {len(report.problems)} problem(s):"
+
+
+def failure_notes(report: ScoreReport) -> list[str]:
+    """Lines after the problems: infrastructure failures are not model misses, and neither are cases a budget
+    never started."""
+    notes = []
+    if report.infrastructureFailures:
+        notes.append(
+            f"{report.infrastructureFailures} case(s) had infrastructure failures, not model misses; rerun to retry"
+        )
+    if report.notStarted:
+        notes.append(
+            f"{report.notStarted} case(s) were not started: the run reached its budget; rerun with a larger "
+            "--max-cost to answer only those"
+        )
+    return notes

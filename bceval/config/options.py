@@ -95,7 +95,7 @@ SETTINGS: tuple[Option, ...] = (
     Option("cases", ("--case",), "BCEVAL_CASES", "texts", "selection", (), metavar="ID", pyproject=True),
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),
-    _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations"),
+    _setting("experiment", "BCEVAL_EXPERIMENT", "path", "locations", help="the experiment file `doit experiment` runs"),
     # the coverage report and the changed-paths gate of validation (review-dialects.md §11.4, §11.5); the gate's
     # --changed-paths is not health's BCEVAL_CHANGED_PATHS, which stays a health finding
     Option("coverage_report", ("--coverage-report",), "BCEVAL_COVERAGE_REPORT", "path", "gate", metavar="PATH"),

@@ -179,29 +179,19 @@ def test_dumps_round_trips():
 # --- write_atomic -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["linked", "named"])
-def writer(request, monkeypatch):
-    """Both ways a new file is written: unnamed and linked in (Linux), and through a named temporary file (the
-    other systems, a filesystem without O_TMPFILE, and every file that replaces another)."""
-    if request.param == "linked" and not jsonio._LINK_NEW:
-        pytest.skip("this system has no O_TMPFILE: every file goes through a named temporary file")
-    monkeypatch.setattr(jsonio, "_LINK_NEW", request.param == "linked")
-    return request.param
-
-
-def test_write_atomic_creates_parent_directories(tmp_path, writer):
+def test_write_atomic_creates_parent_directories(tmp_path):
     path = tmp_path / "a" / "b" / "out.json"
     assert write_atomic(path, "x\n") is True
     assert path.read_bytes() == b"x\n"
 
 
-def test_write_atomic_writes_utf8_without_bom_and_keeps_lf(tmp_path, writer):
+def test_write_atomic_writes_utf8_without_bom_and_keeps_lf(tmp_path):
     path = tmp_path / "out.json"
     write_atomic(path, "\u00e9\nz\n")
     assert path.read_bytes() == b"\xc3\xa9\nz\n"
 
 
-def test_write_atomic_accepts_bytes(tmp_path, writer):
+def test_write_atomic_accepts_bytes(tmp_path):
     path = tmp_path / "out.bin"
     assert write_atomic(path, b"\x00\x01") is True
     assert path.read_bytes() == b"\x00\x01"
@@ -224,7 +214,7 @@ def test_write_atomic_replaces_different_content(tmp_path):
     assert path.stat().st_mtime_ns != 1_000_000_000
 
 
-def test_write_atomic_leaves_no_temporary_files(tmp_path, writer):
+def test_write_atomic_leaves_no_temporary_files(tmp_path):
     path = tmp_path / "out.json"
     write_atomic(path, "one\n")
     write_atomic(path, "two\n")
@@ -232,60 +222,16 @@ def test_write_atomic_leaves_no_temporary_files(tmp_path, writer):
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
-def test_write_atomic_cleans_up_temporary_file_on_failure(tmp_path, monkeypatch, writer):
+def test_write_atomic_cleans_up_temporary_file_on_failure(tmp_path, monkeypatch):
     path = tmp_path / "out.json"
 
     def failing_replace(src, dst):
         raise OSError("simulated")
 
-    def failing_link(*args, **kwargs):
-        raise FileExistsError(errno.EEXIST, "made meanwhile")  # so the linked way hands it to the named one
-
     monkeypatch.setattr(jsonio.os, "replace", failing_replace)
-    monkeypatch.setattr(jsonio.os, "link", failing_link)
     with pytest.raises(OSError, match="simulated"):
         write_atomic(path, "x\n")
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.skipif(not jsonio._LINK_NEW, reason="O_TMPFILE is Linux's")
-def test_a_new_file_is_linked_in_whole_and_never_has_a_temporary_name(tmp_path, monkeypatch):
-    def no_named_temp(folder, mode):
-        raise AssertionError(f"a named temporary file in {folder}")
-
-    monkeypatch.setattr(jsonio, "_create_temp", no_named_temp)
-    path = tmp_path / "new" / "out.json"
-    assert write_atomic(path, "whole\n") is True
-    assert path.read_bytes() == b"whole\n" and os.listdir(path.parent) == ["out.json"]
-
-
-@pytest.mark.skipif(not jsonio._LINK_NEW, reason="O_TMPFILE is Linux's")
-def test_a_filesystem_without_unnamed_files_gets_a_named_temporary_one(tmp_path, monkeypatch):
-    real_open = os.open
-
-    def no_tmpfile(path, flags, *args, **kwargs):
-        if flags & os.O_TMPFILE == os.O_TMPFILE:
-            raise OSError(errno.EOPNOTSUPP, "Operation not supported")
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(jsonio.os, "open", no_tmpfile)
-    path = tmp_path / "out.json"
-    assert write_atomic(path, "named\n") is True
-    assert path.read_bytes() == b"named\n" and os.listdir(tmp_path) == ["out.json"]
-
-
-@pytest.mark.skipif(not jsonio._LINK_NEW, reason="O_TMPFILE is Linux's")
-def test_a_file_made_while_the_new_one_was_written_is_replaced_whole(tmp_path, monkeypatch):
-    path = tmp_path / "out.json"
-    real_link = os.link
-
-    def someone_first(src, dst, **kwargs):
-        Path(dst).write_text("someone else's")  # made between the check and the link
-        return real_link(src, dst, **kwargs)
-
-    monkeypatch.setattr(jsonio.os, "link", someone_first)
-    assert write_atomic(path, "mine\n") is True
-    assert path.read_text() == "mine\n" and os.listdir(tmp_path) == ["out.json"]
 
 
 def test_write_atomic_keeps_the_mode_of_a_replaced_file(tmp_path):
@@ -297,7 +243,7 @@ def test_write_atomic_keeps_the_mode_of_a_replaced_file(tmp_path):
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
-def test_write_atomic_gives_a_new_file_the_umask_mode_and_keeps_wider_modes(tmp_path, writer):
+def test_write_atomic_gives_a_new_file_the_umask_mode_and_keeps_wider_modes(tmp_path):
     fresh = tmp_path / "fresh.json"
     write_atomic(fresh, "x")
     assert fresh.stat().st_mode & 0o777 == jsonio._DEFAULT_MODE
@@ -308,7 +254,7 @@ def test_write_atomic_gives_a_new_file_the_umask_mode_and_keeps_wider_modes(tmp_
     assert script.stat().st_mode & 0o777 == 0o777
 
 
-def test_write_atomic_on_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, monkeypatch, writer):
+def test_write_atomic_on_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
     path = tmp_path / "out.json"
 
     def full(fd, data):
@@ -319,18 +265,6 @@ def test_write_atomic_on_a_full_disk_names_the_file_and_leaves_nothing(tmp_path,
         write_atomic(path, "x\n")
     assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_write_atomic_picks_another_temporary_name_when_one_is_taken(tmp_path, monkeypatch):
-    taken = tmp_path / (jsonio.temp_prefix() + "aaaaaaaa")
-    taken.write_text("someone else's")
-    names = iter(["aaaaaaaa", "bbbbbbbb"])
-    monkeypatch.setattr(jsonio, "_LINK_NEW", False)  # a named temporary file, as every replacing write has
-    jsonio._temp_letters()  # the name maker exists from the first named write on
-    monkeypatch.setattr(jsonio._temp_names, "choices", lambda letters, k: list(next(names)))
-    write_atomic(tmp_path / "out.json", "mine\n")
-    assert taken.read_text() == "someone else's"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([taken.name, "out.json"])
 
 
 def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses():

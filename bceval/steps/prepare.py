@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from bceval.evaluators.review.rows import (
     read_group,
     row_count,
 )
-from bceval.forked import in_halves
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.vcs import changed_since
@@ -441,16 +440,8 @@ States = dict[str, bytes]
 def listed_states(root: str, listing: Listing) -> States:
     """Every listed file's (size, modification time), by folder: one stat each, inside its folder opened once
     where the system can, written straight into the folder's numbers (the only per-file cost of a no-op
-    prepare); of a large corpus, half of the folders in a forked child (bceval.forked)."""
-
-    def states(folders: Sequence[tuple[str, list[str]]]) -> States:
-        return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in folders}
-
-    return in_halves(list(listing.sorted_names.items()), _files_in, states)
-
-
-def _files_in(folder: tuple[str, list[str]]) -> int:
-    return len(folder[1])
+    prepare)."""
+    return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in listing.sorted_names.items()}
 
 
 def _folder_states(path: str, names: list[str]) -> bytes:

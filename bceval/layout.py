@@ -453,11 +453,6 @@ class OutDir:
         return self.path / ".bceval.lock"
 
     @property
-    def swept_folders(self) -> Path:
-        """The folders the last sweep for temporary files listed, with the state each was in (outdir.py)."""
-        return self.path / ".build" / "swept-folders.json"
-
-    @property
     def runs(self) -> Path:
         return self.path / "runs"
 

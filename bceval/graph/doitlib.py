@@ -16,7 +16,7 @@ from doit.reporter import ConsoleReporter
 
 from bceval.config import NOTHING_REBUILT
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
-from bceval.outdir import OutputLock, sweep_unless_swept, sweeping
+from bceval.outdir import OutputLock, sweep_temp_files
 
 
 def _dump_state(db: Any) -> None:
@@ -144,8 +144,7 @@ class BcevalReporter(ConsoleReporter):
             except BcevalError as exc:
                 raise InvalidTask(str(exc)) from None
             self._lock = lock
-            sweep_unless_swept(self.out)
-            sweeping(self.out, True)
+            sweep_temp_files(self.out)
 
     def execute_task(self, task: Any) -> None:
         base = task.name.split(":", 1)[0]
@@ -179,7 +178,6 @@ class BcevalReporter(ConsoleReporter):
                 sys.stderr.write(NOTHING_REBUILT + "\n")
         finally:
             if self._lock is not None:
-                sweeping(self.out, False)
                 self._lock.release()
                 self._lock = None
 

@@ -13,7 +13,7 @@ from typing import Any
 from bceval.config import NOTHING_REBUILT, Settings, context_line
 from bceval.errors import BcevalError
 from bceval.graph.inputs import GraphInputs
-from bceval.outdir import OutputLock, sweep_unless_swept
+from bceval.outdir import OutputLock, sweep_temp_files
 from bceval.steps.prepare import note_prepared, prepared_unchanged
 
 
@@ -65,7 +65,7 @@ def up_to_date(settings: Settings, digest: str) -> bool:
         if not prepared_unchanged(settings, digest):
             return False
         sys.stderr.write(context_line(settings) + "\n")
-        sweep_unless_swept(settings.out)
+        sweep_temp_files(settings.out)
         sys.stderr.write(NOTHING_REBUILT + "\n")
         return True
     finally:

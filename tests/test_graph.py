@@ -448,14 +448,9 @@ def test_after_an_answer_neither_a_prepare_nor_another_answer_plans_the_prepare_
     assert "nothing was rebuilt" in again.stderr and again.stdout.split() == ["False"]  # the fast way: no doit
 
 
-def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_plugins(tmp_path, monkeypatch):
-    import doit.plugin
-
+def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_path, monkeypatch):
     from bceval.graph.doitlib import run_namespace
 
-    looked_up = []
-    monkeypatch.setattr(doit.plugin, "entry_points_impl", lambda: looked_up.append(True) or (lambda **kw: ()))
-    doit_lookup = doit.plugin.entry_points_impl
     monkeypatch.chdir(tmp_path)
     (tmp_path / "doit.cfg").write_text("[GLOBAL]\ndep_file = from-the-folder.db\n")
     (tmp_path / "pyproject.toml").write_text('[tool.doit]\ndep_file = "from-pyproject.db"\n')
@@ -467,41 +462,33 @@ def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_
     assert run_namespace(namespace, ["run"]) == 0
     assert done.is_file() and (tmp_path / ".doit.db").is_file()
     assert not (tmp_path / "from-the-folder.db").exists() and not (tmp_path / "from-pyproject.db").exists()
-    assert looked_up == []  # no plugin lookup while bceval's graph ran
-    assert doit.plugin.entry_points_impl is doit_lookup  # and doit's own lookup is back afterwards
 
 
-def test_doit_comes_in_without_importlib_metadata_and_its_plugin_lookup_still_works(tmp_path):
-    """A command that runs a graph imports doit without importlib.metadata (about 30 ms of its start): doit's plugin
-    lookup gets a stand-in that imports the real module when first called, and once doit is in, `import
-    importlib.metadata` is the real module again. Where the module is in already, doit gets the real one."""
-    import subprocess
-    import sys
+def test_doits_state_is_saved_whole_or_not_at_all_in_one_line(tmp_path, monkeypatch, capsys):
+    import errno
 
-    from conftest import DEMO_CORPUS
+    from bceval.graph import doitlib
 
-    script = (
-        "import sys\n"
-        "if sys.argv[1] == 'metadata-first': import importlib.metadata\n"
-        "from bceval.cli import main\n"
-        "code = main(['prepare', '--corpus', sys.argv[2], '--out', sys.argv[3]])\n"
-        "from doit import plugin\n"
-        "loaded = 'importlib.metadata' in sys.modules\n"
-        "found = [point.name for point in plugin.entry_points_impl()(group='console_scripts')]\n"
-        "import importlib.metadata as real\n"
-        "print(loaded, 'bceval' in found, hasattr(real, 'distribution') and bool(real.version('doit')), "
-        "plugin.entry_points_impl() is real.entry_points)\n"
-        "sys.exit(code)\n"
-    )
+    state = tmp_path / "state.db"
+    done = tmp_path / "done"
+    namespace = {
+        "DOIT_CONFIG": {"backend": "json", "dep_file": str(state), "verbosity": 0},
+        "task_one": lambda: {"actions": [lambda: done.write_text("x") and None], "targets": [str(done)]},
+    }
+    assert doitlib.run_namespace(namespace, ["run"]) == 0
+    saved = state.read_bytes()
+    assert b'"one"' in saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
 
-    def cold_prepare(order: str) -> list[str]:
-        args = [sys.executable, "-c", script, order, str(DEMO_CORPUS), str(tmp_path / order)]
-        return (
-            subprocess.run(args, cwd=tmp_path, check=True, capture_output=True).stdout.decode().splitlines()[-1].split()
-        )
+    def full(path, content):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    assert cold_prepare("lazily") == ["False", "True", "True", "False"]  # doit ran, without it; lookups still work
-    assert cold_prepare("metadata-first") == ["True", "True", "True", "True"]  # loaded before: doit has the real one
+    monkeypatch.setattr(doitlib, "write_atomic", full)
+    done.unlink()
+    capsys.readouterr()
+    assert doitlib.run_namespace(namespace, ["run"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"bceval: {state}: doit's state was not saved (No space left on device); the next run redoes it"]
+    assert state.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
 
 
 def test_a_prepared_file_edited_while_an_answer_runs_is_not_taken_as_prepared(tmp_path, capsys, monkeypatch):

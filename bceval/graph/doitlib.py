@@ -1,37 +1,54 @@
-"""The doit glue shared by the graph: one-line failures, a quiet reporter, action wrapping."""
+"""The doit glue shared by the graph: one-line failures, a quiet reporter, action wrapping, the state backend."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import os
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from doit.cmd_base import ModuleTaskLoader
 from doit.dependency import JsonDB
+from doit.doit_cmd import DoitMain
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from bceval.config import NOTHING_REBUILT
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
+from bceval.jsonio import read_regular_bytes, temp_prefix, write_atomic
 from bceval.outdir import OutputLock, sweep_temp_files
 
 
-def _dump_state(db: Any) -> None:
-    """doit's JSON state, saved as bceval saves every file: through a temporary file and a rename, so a killed
-    run or a full disk never leaves it half written; a state that cannot be saved is one line (the next run
-    redoes the work), not a traceback after the work is done."""
-    from bceval.jsonio import write_atomic
+class StateFile(JsonDB):
+    """doit's JSON state, saved as bceval saves every file: doit writes it to a temporary file beside the state,
+    which then replaces the state (unless the bytes are the same), so a killed run or a full disk never leaves it
+    half written; a state that cannot be saved is one line (the next run redoes the work), not a traceback after
+    the work is done."""
 
-    try:
-        write_atomic(Path(db.name), db.codec.encode(db._db))
-    except OSError as exc:
-        sys.stderr.write(f"bceval: {db.name}: doit's state was not saved ({exc.strerror}); the next run redoes it\n")
+    desc = "doit's json backend, saved through a temporary file and a rename"
+
+    def dump(self) -> None:
+        state = self.name
+        try:
+            handle, self.name = tempfile.mkstemp(prefix=temp_prefix(), dir=os.path.dirname(state) or ".")
+            os.close(handle)
+            super().dump()  # doit writes the whole state to self.name, the temporary file
+            write_atomic(Path(state), read_regular_bytes(self.name))
+        except OSError as exc:
+            sys.stderr.write(f"bceval: {state}: doit's state was not saved ({exc.strerror}); the next run redoes it\n")
+        finally:
+            if self.name != state:
+                Path(self.name).unlink(missing_ok=True)
+                self.name = state
 
 
-JsonDB.dump = _dump_state  # type: ignore[method-assign]  # doit writes its state in place; see _dump_state
+# doit's plugin table of backends: bceval's graphs save their "json" state with StateFile (the `doit` command, which
+# loads the same DOIT_CONFIG from a dodo.py, keeps doit's own json backend).
+BACKENDS = {"BACKEND": {"json": f"{__name__}:StateFile"}}
 
 
 class InputError(TaskError):
@@ -185,39 +202,6 @@ class BcevalReporter(ConsoleReporter):
 def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
     """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
     becomes bceval's usage exit (2). bceval's graph is exactly the namespace it built: no doit.cfg or [tool.doit]
-    of the working folder configures it, and no doit plugin another package installed joins it."""
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
-
-    with _no_doit_plugins():
-        code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
+    of the working folder configures it."""
+    code = DoitMain(ModuleTaskLoader(namespace), config_filenames=(), extra_config=BACKENDS).run(args)
     return EXIT_USAGE if code == 3 else code
-
-
-_plugin_lock = threading.Lock()
-_plugin_state: dict[str, Any] = {"graphs": 0, "scan": None}  # graphs of bceval's running; doit's own lookup
-
-
-@contextlib.contextmanager
-def _no_doit_plugins() -> Any:
-    """While bceval's graphs run (nested ones too, and side by side), doit looks up no plugins: each lookup reads
-    the entry points of every installed package, three times a command. The `doit` command itself (a dodo.py
-    that imports bceval) keeps its plugins: only these runs are changed, and doit's lookup is put back after."""
-    from doit import plugin
-
-    with _plugin_lock:
-        if _plugin_state["graphs"] == 0:
-            _plugin_state["scan"] = plugin.entry_points_impl
-            plugin.entry_points_impl = _no_entry_points
-        _plugin_state["graphs"] += 1
-    try:
-        yield
-    finally:
-        with _plugin_lock:
-            _plugin_state["graphs"] -= 1
-            if _plugin_state["graphs"] == 0:
-                plugin.entry_points_impl = _plugin_state["scan"]
-
-
-def _no_entry_points() -> Callable[..., tuple[()]]:
-    return lambda **selection: ()

@@ -23,9 +23,6 @@ def run_graph(
         from bceval.graph.uptodate import prepare_graph
 
         return prepare_graph(settings, args, _namespace)
-    from bceval.graph import import_doit
-
-    import_doit()
     from bceval.graph.doitlib import run_namespace
     from bceval.graph.inputs import GraphInputs
     from bceval.graph.loader import build_namespace  # the stages' tasks, and doit: only for a graph that runs

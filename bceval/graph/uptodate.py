@@ -26,9 +26,6 @@ def prepare_graph(
     digest = inputs.prepared_inputs()  # before anything is read: an edit after this is a difference next time
     if digest is not None and up_to_date(settings, digest):
         return 0
-    from bceval.graph import import_doit
-
-    import_doit()
     from bceval.graph.doitlib import run_namespace
 
     return noting_the_prepare(settings, digest, lambda: run_namespace(namespace(settings, inputs), args))

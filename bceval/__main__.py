@@ -9,7 +9,6 @@ code, never a traceback.
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import signal
 import sys
@@ -61,7 +60,7 @@ def run() -> None:
         except FileNotFoundError:
             print("bceval: the current folder no longer exists; change to one that does", file=sys.stderr)
             _quiet_exit(EXIT_USAGE)
-        from bceval.cli import main
+        from bceval.cli import main  # here, not at the top: Ctrl-C while importing is caught below
 
         code = main()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the work is done: a late Ctrl-C changes nothing now
@@ -78,9 +77,6 @@ def run() -> None:
         _quiet_exit(code or EXIT_USAGE)
     if code == EXIT_INTERRUPTED:  # an interrupt Python saw pass through an import would end the process by SIGINT
         _quiet_exit(code)
-    # Objects still alive now live until the end: without this, shutdown's last collection walks all of them
-    # (0.3 s after the openai package's thousands of model classes). Files still close and atexit still runs.
-    gc.freeze()
     sys.exit(code)
 
 

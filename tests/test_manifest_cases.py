@@ -449,22 +449,6 @@ def test_the_schema_model_and_the_checks_name_the_same_members():
     assert tuple(DomainOverride.model_fields) == OVERRIDE_MEMBERS
 
 
-def test_preparing_never_loads_pydantic(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import DEMO_CORPUS
-
-    script = (
-        "import sys; from bceval.cli import main;"
-        " code = main(['prepare', '--corpus', sys.argv[1], '--out', sys.argv[2]]);"
-        " sys.exit(code or ('pydantic' in sys.modules) * 9)"
-    )
-    for _ in range(2):  # cold, then planned from the recorded cases
-        result = subprocess.run([sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")], check=False)
-        assert result.returncode == 0  # 9 would mean pydantic was imported
-
-
 def test_the_cases_of_a_domain_follow_the_cases_as_they_change():
     from bceval.evaluators.review.cases import Derivation, ReviewCase
 

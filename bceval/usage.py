@@ -44,26 +44,20 @@ class Usage:
         return cls(**{name: known_number(record.get(name)) for name in _NAMES})
 
 
-_NAMES = tuple(item.name for item in fields(Usage))  # asked for every answer of a report: looked up once
+_NAMES = tuple(item.name for item in fields(Usage))
 
 
 class UsageTotal:
-    """Usage.plus over many records, without a Usage made for each: the same sums, added in the same order
-    (a report adds up ten thousand answers)."""
+    """Usage.plus over many records (a report adds up every answer's)."""
 
     def __init__(self) -> None:
-        self._values: dict[str, Any] = dict.fromkeys(_NAMES)
+        self._total = Usage()
 
     def add(self, record: dict[str, Any]) -> bool:
         """Add one usage record (as Usage.from_record reads it); whether it knows its cost."""
-        values = self._values
-        for name in _NAMES:
-            theirs = record.get(name)
-            if theirs is None or (theirs := known_number(theirs)) is None:
-                continue
-            mine = values[name]
-            values[name] = theirs if mine is None else mine + theirs
-        return known_number(record.get("costUsd")) is not None
+        usage = Usage.from_record(record)
+        self._total = self._total.plus(usage)
+        return usage.costUsd is not None
 
     def total(self) -> Usage:
-        return Usage(**self._values)
+        return self._total

@@ -22,8 +22,8 @@ from bceval.evaluators.review.documents import LeafRequest, ResultDocument, Revi
 from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.scoring import ScoreReport
-from bceval.experiment.file_schema import ExperimentFile
-from bceval.experiment.report_schema import ExperimentReport
+from bceval.experiment.model import ExperimentFile
+from bceval.experiment.report_model import ExperimentReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.scorecard.model import Scorecard
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bceval.experiment import power
+from bceval.experiment.exact import fisher_exact, holm, obrien_fleming
 from bceval.experiment.model import Arm, ExperimentFile
 from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.render import document, headline, render_html, render_markdown
@@ -22,15 +23,7 @@ from bceval.experiment.report_model import (
     earlier_looks,
     sequential_plan,
 )
-from bceval.experiment.stats import (
-    compare_arms,
-    compare_treatments,
-    fisher_exact,
-    holm,
-    obrien_fleming,
-    paired_comparison,
-    summarize_arm,
-)
+from bceval.experiment.stats import compare_arms, compare_treatments, paired_comparison, summarize_arm
 from tests.cliutil import run_cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,23 +1,22 @@
 """Experiment files (`evaluation/experiments/<name>.yaml`): matched arms x repeated epochs over the same cases.
 
-Read with PyYAML's safe loader. A file whose values are of the types YAML gives and in range is checked here in
-plain Python (no pydantic to import: `experiment run` and `report` start sooner); any other goes to the pydantic
-model of `bceval.experiment.file_schema` (the source of the JSON Schema in `schemas/`), which converts or refuses
-it. Every error names the file, the line and the field.
+Read with PyYAML's safe loader and checked by the pydantic models below (the source of
+schemas/experiment.schema.json). Every error names the file, the line and the field.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
-from bceval.config import ARM_CHOICES, RUN_NAME
+from bceval.config import ADAPTERS, ARM_CHOICES, ISOLATIONS, RUN_NAME, SANDBOXES
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import evaluator_names
 from bceval.jsonio import read_regular_text
+from bceval.models import StrictModel
 
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = (
@@ -37,171 +36,95 @@ ARM_FIELDS = (
 )
 # Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
 OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead")
+NAME_PATTERN = RUN_NAME.pattern
+
+EVALUATORS = Literal[evaluator_names()]  # type: ignore[valid-type]  # the registered evaluators, in their order
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArmSettings:
-    """What an arm (or `defaults`) sets; anything unset (None) comes from `defaults`, then from bceval's settings.
-    The fields, what they mean and their checks: `bceval.experiment.file_schema`."""
+class ArmSettings(StrictModel):
+    """What an arm (or `defaults`) sets; anything unset comes from `defaults`, then from bceval's settings."""
 
-    corpus: str | None = None
-    ref: str | None = None
-    manifest: str | None = None
-    evaluator: str | None = None
-    workspaceMap: str | None = None
-    adapter: str | None = None
+    corpus: str | None = Field(default=None, description="Corpus root, relative to the experiment file's folder.")
+    ref: str | None = Field(
+        default=None,
+        description="A git ref of the corpus repository; resolved to its commit and exported once (the repository "
+        "is only read).",
+    )
+    manifest: str | None = Field(
+        default=None, description="Review (or guidance) manifest, relative to the corpus (or absolute)."
+    )
+    evaluator: EVALUATORS | None = Field(
+        default=None, description="review (default), a guidance evaluator (needs workspaceMap), or development."
+    )
+    workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
+    adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
     command: str | None = None
     model: str | None = None
-    isolation: str | None = None
-    sandbox: str | None = None
+    isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
+    sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
-    guidance: str | None = None
-    checks: str | None = None
-    baseUrl: str | None = None
-    requireRead: bool | None = None
+    guidance: Literal["none", "plan", "implementation", "both"] | None = Field(
+        default=None,
+        description="Development arms: the guidance the agent gets (none, plan (default), implementation, both).",
+    )
+    checks: str | None = Field(
+        default=None,
+        description="Development arms: the gate configuration, relative to the corpus (default "
+        "evaluation/development-checks.yaml).",
+    )
+    baseUrl: str | None = Field(default=None, description="The api adapter's chat-completions endpoint.")
+    requireRead: bool | None = Field(
+        default=None, description="A citation without a complete read of the article fails its case."
+    )
+
+    @field_validator("adapter", "isolation", "sandbox")
+    @classmethod
+    def _one_of(cls, value: str | None, info: ValidationInfo) -> str | None:
+        allowed = ARM_CHOICES[info.field_name]
+        if value is not None and value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
 
 
-@dataclass(frozen=True, kw_only=True)
 class Arm(ArmSettings):
-    name: str
+    name: str = Field(pattern=NAME_PATTERN, description="Letters, digits, '.', '_' and '-'; unique.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ExperimentFile:
-    name: str
-    cases: list[str] = field(default_factory=list)
-    k: list[str] = field(default_factory=list)
-    epochs: int = 1
-    alpha: float = 0.05
-    seed: int = 0
-    looks: int | None = None
-    maxCost: float | None = None
-    defaults: ArmSettings = field(default_factory=ArmSettings)
-    arms: list[Arm]
+class ExperimentFile(StrictModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    cases: list[str] = Field(default_factory=list, description="Case ids, as --case takes them.")
+    k: list[str] = Field(default_factory=list, description="Globs over case id and domain, as -k takes them.")
+    epochs: int = Field(default=1, ge=1, le=1000, description="Samples per case and arm.")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
+    seed: int = Field(default=0, description="Seed of every bootstrap and Monte Carlo draw.")
+    looks: int | None = Field(
+        default=None,
+        ge=1,
+        le=20,
+        description="Planned reports as epochs are added (O'Brien-Fleming alpha spending over them); unset: one look.",
+    )
+    maxCost: float | None = Field(
+        default=None,
+        ge=0,
+        description="Budget in USD of the whole experiment (every arm and epoch; default: --max-cost): no new case "
+        "of a live arm starts once the experiment's known cost reaches it.",
+    )
+    defaults: ArmSettings = Field(default_factory=ArmSettings)
+    arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
 
-
-GUIDANCE_CHOICES = ("none", "plan", "implementation", "both")
-_TEXT_FIELDS = tuple(f.name for f in fields(ArmSettings) if f.type == "str | None")
-
-
-def _is_int(value: Any) -> bool:
-    return type(value) is int  # not bool, which pydantic would turn into 0 or 1
-
-
-def _text_list(value: Any) -> bool:
-    return type(value) is list and all(type(item) is str for item in value)
-
-
-def _plain_settings(data: Any, kind: type[ArmSettings]) -> Any:
-    """The arm (or defaults) a mapping of YAML's own types describes when it is plainly valid, else None."""
-    if type(data) is not dict or not set(data) <= {f.name for f in fields(kind)}:
-        return None
-    if kind is Arm and not (type(data.get("name")) is str and RUN_NAME.fullmatch(data["name"])):
-        return None
-    known_evaluators = evaluator_names()
-    for name, value in data.items():
-        if value is None or name == "name":
-            continue
-        if name in _TEXT_FIELDS:
-            if type(value) is not str or (name in ARM_CHOICES and value not in ARM_CHOICES[name]):
-                return None
-            if (name == "evaluator" and value not in known_evaluators) or (
-                name == "guidance" and value not in GUIDANCE_CHOICES
-            ):
-                return None
-        elif name == "sandboxAllow":
-            if not _text_list(value):
-                return None
-        elif name == "requireRead":
-            if type(value) is not bool:
-                return None
-    return kind(**data)
-
-
-def _plain_experiment(data: dict[Any, Any]) -> ExperimentFile | None:
-    """The experiment a mapping of YAML's own types describes when it is plainly valid (nothing to convert, nothing
-    out of range), else None: then the pydantic model decides, with its conversions and messages."""
-    if not set(data) <= {f.name for f in fields(ExperimentFile)}:
-        return None
-    name = data.get("name")
-    if type(name) is not str or not RUN_NAME.fullmatch(name):
-        return None
-    if not all(_text_list(data.get(key, [])) for key in ("cases", "k")):
-        return None
-    epochs, alpha, seed = data.get("epochs", 1), data.get("alpha", 0.05), data.get("seed", 0)
-    looks, limit = data.get("looks"), data.get("maxCost")
-    if not (_is_int(epochs) and 1 <= epochs <= 1000 and type(alpha) is float and 0 < alpha < 1 and _is_int(seed)):
-        return None
-    if not (looks is None or (_is_int(looks) and 1 <= looks <= 20)):
-        return None
-    if not (limit is None or (type(limit) is float and limit >= 0)):
-        return None
-    defaults = _plain_settings(data.get("defaults", {}), ArmSettings)
-    arms = data.get("arms")
-    if defaults is None or type(arms) is not list or len(arms) < 2:
-        return None
-    checked = [_plain_settings(arm, Arm) for arm in arms]
-    names = [arm.name.lower() for arm in checked if arm is not None]
-    if len(names) != len(arms) or len(set(names)) != len(names):
-        return None
-    values = {key: value for key, value in data.items() if key not in ("defaults", "arms")}
-    return ExperimentFile(**values, defaults=defaults, arms=checked)
-
-
-def _from_model(model: Any) -> ExperimentFile:
-    """The pydantic model's experiment (its values as it converted them) as bceval's own."""
-    values = {f.name: getattr(model, f.name) for f in fields(ExperimentFile)}
-
-    def settings(kind: type[ArmSettings], item: Any) -> Any:
-        return kind(**{f.name: getattr(item, f.name) for f in fields(kind)})
-
-    values["defaults"] = settings(ArmSettings, model.defaults)
-    values["arms"] = [settings(Arm, arm) for arm in model.arms]
-    return ExperimentFile(**values)
+    @field_validator("arms")
+    @classmethod
+    def _unique_names(cls, arms: list[Arm]) -> list[Arm]:
+        names = [arm.name.lower() for arm in arms]
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated:
+            raise ValueError(f"arm name '{repeated}' is used twice")
+        return arms
 
 
 def experiment_document(experiment: ExperimentFile) -> dict[str, Any]:
     """The fields of `experiment` that differ from their defaults, nested ones too, as a file would give them."""
-
-    def differing(item: Any) -> dict[str, Any]:
-        document = {}
-        for f in fields(item):
-            value = getattr(item, f.name)
-            default = f.default_factory() if f.default_factory is not MISSING else f.default
-            if value == default:
-                continue
-            if isinstance(value, ArmSettings):
-                value = differing(value)
-            elif isinstance(value, list):
-                value = [differing(entry) if isinstance(entry, ArmSettings) else entry for entry in value]
-            document[f.name] = value
-        return document
-
-    return differing(experiment)
-
-
-class InvalidExperiment(Exception):
-    """The first problem the pydantic model found: its error record (loc, type, msg)."""
-
-    def __init__(self, error: Any) -> None:
-        super().__init__(error["msg"])
-        self.error = error
-
-
-def check_experiment(data: dict[Any, Any]) -> ExperimentFile:
-    """The experiment a parsed file (or the document `experiment ab` makes) describes; InvalidExperiment when it
-    is not valid."""
-    plain = _plain_experiment(data)
-    if plain is not None:
-        return plain
-    from pydantic import ValidationError
-
-    from bceval.experiment.file_schema import ExperimentFile as FileModel
-
-    try:
-        return _from_model(FileModel.model_validate(data))
-    except ValidationError as exc:
-        raise InvalidExperiment(exc.errors()[0]) from None
+    return experiment.model_dump(mode="json", exclude_defaults=True)
 
 
 class Positions:
@@ -242,7 +165,7 @@ class Positions:
         return self.line(tuple(parents))
 
 
-def _field(location: tuple[Any, ...]) -> str:
+def field_path(location: tuple[Any, ...]) -> str:
     return ".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in location).replace(".[", "[")
 
 
@@ -268,19 +191,19 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
         raise BcevalError(f"{path}, line 1: an experiment file is a mapping with name, arms, ... at the top")
     positions = Positions(node)
     try:
-        return check_experiment(data), positions
-    except InvalidExperiment as exc:
-        first = exc.error
+        return ExperimentFile.model_validate(data), positions
+    except ValidationError as exc:
+        first = exc.errors()[0]
         location = tuple(first["loc"])
         if first["type"] == "extra_forbidden":
             line = positions.key_line(location)
             hint = ""
             if location[-1] == "maxCost":  # it was an arm's field once; it bounds the whole experiment now
                 hint = ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
-            raise BcevalError(f"{path}, line {line}: unknown field '{_field(location)}'{hint}") from None
+            raise BcevalError(f"{path}, line {line}: unknown field '{field_path(location)}'{hint}") from None
         if first["type"] == "missing":
             line = positions.line(location[:-1])
-            raise BcevalError(f"{path}, line {line}: field '{_field(location)}' is missing") from None
+            raise BcevalError(f"{path}, line {line}: field '{field_path(location)}' is missing") from None
         message = first["msg"].removeprefix("Value error, ")
         line = positions.line(location)
-        raise BcevalError(f"{path}, line {line}: field '{_field(location) or 'experiment'}': {message}") from None
+        raise BcevalError(f"{path}, line {line}: field '{field_path(location) or 'experiment'}': {message}") from None

@@ -9,22 +9,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import git
+from pydantic import ValidationError
+
 from bceval.agents.registry import capabilities
-from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, has_leaves
+from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
 from bceval.evaluators.base import DEVELOPMENT
+from bceval.evaluators.development import CHECKS_RELATIVE
+from bceval.evaluators.development.arms import arm_identity, unmatched
+from bceval.evaluators.development.checks import read_checks, starting_repositories
+from bceval.evaluators.development.manifest import load as load_development
 from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
-from bceval.experiment.model import (
-    ARM_FIELDS,
-    OPTIONAL_ARM_FIELDS,
-    ExperimentFile,
-    InvalidExperiment,
-    Positions,
-    check_experiment,
-)
+from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, Positions, field_path
 from bceval.layout import ExperimentDir, OutDir
-
-# Arm fields that make a different *question* (what the agent sees) versus a different *answerer*.
 
 
 @dataclass(frozen=True)
@@ -89,15 +87,12 @@ def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], 
         return positions.get(location, "experiment ab")
     if source is None or positions is None:
         return "experiment"
-    field_name = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in location).replace(".[", "[")
-    return f"{source}, line {positions.line(location)}: field '{field_name}'"
+    return f"{source}, line {positions.line(location)}: field '{field_path(location)}'"
 
 
 def _resolve_ref(corpus: Path, ref: str, where: str) -> tuple[Path, str, str]:
     """(work tree, corpus folder inside it, commit) for a ref of the repository holding `corpus`; read-only:
     nothing is checked out or fetched."""
-    import git
-
     try:
         repo = git.Repo(corpus, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -192,8 +187,6 @@ def resolve(
         try:
             run = arm_settings(plan, arm_plan, settings, 1)
             if run.live:
-                from bceval.config import agent_settings
-
                 agent_settings(run)
         except BcevalError as exc:
             where = _where(source, positions, ("arms", index, "name"))
@@ -244,18 +237,13 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
 
 def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
     """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
-    from bceval.evaluators.development.checks import read_checks, starting_repositories
-    from bceval.evaluators.development.manifest import load
-
-    loaded = load(arm.corpus, arm.manifest)
+    loaded = load_development(arm.corpus, arm.manifest)
     checks = development_checks(arm)
     config = read_checks(checks)
     return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
 
 
 def development_checks(arm: ArmPlan) -> Path:
-    from bceval.evaluators.development import CHECKS_RELATIVE
-
     return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
 
 
@@ -265,8 +253,6 @@ def _check_development_arms(
     """§12: every arm of a development experiment uses the development evaluator and differs from the control
     only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
     is refused, naming the field."""
-    from bceval.evaluators.development.arms import arm_identity, unmatched
-
     for index, arm in enumerate(arms):
         if arm.evaluator != DEVELOPMENT:
             where = _where(source, positions, ("arms", index, "name"))
@@ -345,9 +331,10 @@ def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -
         "arms": [{"name": "base", "ref": base}, {"name": "head", "ref": head}],
     }
     try:
-        return check_experiment(document)
-    except InvalidExperiment as exc:
-        location = exc.error["loc"]
+        return ExperimentFile.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = first["loc"]
         name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
         flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
-        raise BcevalError(f"{flag}: {exc.error['msg'].removeprefix('Value error, ')}") from None
+        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None

@@ -14,7 +14,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bceval.experiment.stats import CaseKind, compare_treatments
+from bceval.experiment.records import CaseKind
+from bceval.experiment.stats import compare_treatments
 
 CASE_COUNTS = (8, 16, 32, 64, 128, 256)
 EPOCH_COUNTS = (1, 3, 5, 10)

@@ -1,151 +1,143 @@
-"""The experiment report as a model: from each (arm, epoch, case) outcome, already read from disk, to what each
-arm scored over its epochs, how sure that is, and whether a treatment arm did better than the control case by
-case. No disk walking and no printing here: `bceval.steps.experiment_report` reads the runs, `render` writes the
-Markdown and HTML."""
+"""The experiment report (report.json): its pydantic models, the source of schemas/experiment-report.schema.json,
+written with model_dump and read back by `bceval experiment publish`; and the report built from each (arm, epoch,
+case) outcome, already read from disk (`bceval.steps.experiment_report` reads the runs, `render` writes the
+Markdown and HTML)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from bceval.experiment.plan import Plan
-from bceval.experiment.stats import (
-    ArmComparison,
-    ArmSummary,
-    Record,
-    compare_treatments,
-    obrien_fleming,
-    refuse,
-    summarize_arm,
-)
+from pydantic import Field, ValidationError
+
+from bceval.errors import BcevalError
+from bceval.experiment.exact import obrien_fleming
+from bceval.experiment.plan import ArmPlan, Plan
+from bceval.experiment.records import ArmComparison, ArmSummary
+from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
+from bceval.models import StrictModel
 from bceval.usage import Usage, UsageTotal
 
 REPORT_SCHEMA_VERSION = 2
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArmUsage(Record):
-    """What an arm's own answers cost (answers shared from another arm cost it nothing); None is unknown."""
+class ArmUsage(StrictModel):
+    """What an arm's own answers cost (answers shared from another arm cost it nothing); null is unknown."""
 
     costUsd: float | None = None
-    costKnown: int
+    costKnown: int = Field(ge=0, description="Answers whose agent reported a cost.")
     wallSeconds: float | None = None
     agentSeconds: float | None = None
     inputTokens: int | None = None
     outputTokens: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class MeasureRate(Record):
-    passed: int
-    total: int
+class MeasureRate(StrictModel):
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
     value: float | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class MeasureMean(Record):
-    mean: float | None
-    reports: int
+class MeasureMean(StrictModel):
+    mean: float | None = Field(description="Mean over the (case, epoch) reports that could be read; null without any.")
+    reports: int = Field(ge=0)
 
 
-@dataclass(frozen=True, kw_only=True)
-class GuidanceMeasures(Record):
+class GuidanceMeasures(StrictModel):
     """A guidance arm's reports over every epoch: the outcome the fixture expects, and what they cited."""
 
     outcomeAgreement: MeasureRate
-    citedRecall: MeasureMean
-    citedPrecision: MeasureMean
+    citedRecall: MeasureMean = Field(description="Required articles cited, over the required ones.")
+    citedPrecision: MeasureMean = Field(description="Cited articles that are required or optional, over the cited.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArmReport(Record):
+class ArmReport(StrictModel):
     name: str
     control: bool
-    evaluator: str = "review"
-    settings: dict[str, Any]
-    corpus: str
-    commit: str | None
-    variant: str
-    cases: int
-    answered: int
-    shared: int
-    fromCache: int
-    infrastructureFailures: int
-    missing: int
-    notStarted: int = 0
-    unanswered: int
+    evaluator: str = Field(default="review", description="review, or a guidance evaluator (plan, implementation).")
+    settings: dict[str, Any] = Field(description="The arm's effective settings; null where bceval's default applies.")
+    corpus: str = Field(description="The folder the arm's cases were read from (an export for a ref).")
+    commit: str | None = Field(description="The commit a ref named when the experiment ran.")
+    variant: str = Field(description="The prepare folder, shared by arms that read the same corpus and manifest.")
+    cases: int = Field(ge=0)
+    answered: int = Field(ge=0, description="(case, epoch) answers asked of this arm's agent.")
+    shared: int = Field(ge=0, description="Answers shared from an earlier arm that asked the identical question.")
+    fromCache: int = Field(ge=0, description="Answers an earlier invocation had already paid for.")
+    infrastructureFailures: int = Field(ge=0, description="(case, epoch) answers that failed for infrastructure.")
+    missing: int = Field(ge=0, description="(case, epoch) pairs without a result yet (e.g. another shard's).")
+    notStarted: int = Field(
+        default=0, ge=0, description="(case, epoch) answers never started: the experiment had reached its budget."
+    )
+    unanswered: int = Field(
+        ge=0, description="(case, epoch) pairs without an outcome: infrastructure failures, not started and missing."
+    )
     usage: ArmUsage
     summary: ArmSummary
     guidance: GuidanceMeasures | None = None
-    manifestDialect: str | None = None
+    manifestDialect: str | None = Field(
+        default=None,
+        description="A review arm's manifest dialect: plain, additionalArticles or articles (its case ids follow it).",
+    )
 
 
-@dataclass(frozen=True, kw_only=True)
-class ComparisonReport(Record):
+class ComparisonReport(StrictModel):
     arm: str
     control: str
     result: ArmComparison
 
 
-@dataclass(frozen=True, kw_only=True)
-class CaseLine(Record):
+class CaseLine(StrictModel):
     id: str
     modelId: str
     domain: str
-    kind: str  # "positive" or "clean"
-    outcomes: dict[str, list[bool | None]]
-    transcripts: dict[str, list[str | None]]
+    kind: Literal["positive", "clean"]
+    outcomes: dict[str, list[bool | None]] = Field(description="Per arm, per epoch: passed, failed, or null.")
+    transcripts: dict[str, list[str | None]] = Field(description="Per arm, per epoch, relative to the report.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Look(Record):
+class Look(StrictModel):
     """An earlier report of the same experiment, made with fewer epochs than this one."""
 
     reportId: str
     createdAt: str
-    epochs: int
+    epochs: int = Field(ge=1)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Sequential(Record):
+class Sequential(StrictModel):
     """How often the experiment has been looked at, and what that does to the level the verdicts are held to."""
 
-    look: int
-    plannedLooks: int | None
-    planned: bool
-    alphaUsed: float
+    look: int = Field(ge=1, description="This report's look: 1 + the earlier reports with fewer epochs.")
+    plannedLooks: int | None = Field(description="`looks` of the experiment file; null: one look was planned.")
+    planned: bool = Field(description="Whether every look so far was declared in advance.")
+    alphaUsed: float = Field(description="The level adjusted p-values are held to at this look.")
     note: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class BudgetReport(Record):
+class BudgetReport(StrictModel):
     """The experiment's one budget over every arm and epoch (maxCost, else --max-cost)."""
 
-    maxCost: float
-    knownCost: float
-    reached: bool
-    notStarted: int
+    maxCost: float = Field(ge=0, description="The budget in USD.")
+    knownCost: float = Field(ge=0, description="What the experiment's answers are known to have cost (its ledger).")
+    reached: bool = Field(description="The known cost reached the budget: no new case started after that.")
+    notStarted: int = Field(ge=0, description="(case, epoch) answers never started because of it.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ExperimentReport(Record):
-    """report.json; what each field means: `bceval.experiment.report_schema` (and the JSON Schema from it)."""
-
-    schemaVersion: int = REPORT_SCHEMA_VERSION
+class ExperimentReport(StrictModel):
+    schemaVersion: Literal[2] = REPORT_SCHEMA_VERSION
     name: str
     file: str | None
-    reportId: str
+    reportId: str = Field(description="sha256 of the arms, commits and outcomes: equal experiments, equal ids.")
     createdAt: str
     epochs: int
     alpha: float
     seed: int
-    differing: list[str]
+    differing: list[str] = Field(description="The fields in which an arm differs from the control.")
     warnings: list[str]
-    partial: bool
-    budget: BudgetReport | None = None
-    earlierLooks: list[Look]
+    partial: bool = Field(description="Some (case, epoch) answer is missing or failed: the numbers are over fewer.")
+    budget: BudgetReport | None = Field(default=None, description="The experiment's budget, when it has one.")
+    earlierLooks: list[Look] = Field(description="Earlier reports of this experiment with fewer epochs.")
     sequential: Sequential
     arms: list[ArmReport]
     comparisons: list[ComparisonReport]
@@ -310,6 +302,51 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     )
 
 
+def arm_report(arm: ArmPlan, outcomes: ArmOutcomes, tally: ArmTally, summary: ArmSummary) -> ArmReport:
+    counts = tally.counts
+    return ArmReport(
+        name=arm.name,
+        control=arm.control,
+        evaluator=arm.evaluator,
+        settings=dict(arm.fields),
+        corpus=str(arm.corpus),
+        commit=arm.commit,
+        variant=arm.variant,
+        cases=len(tally.per_case),
+        answered=counts["answered"],
+        shared=counts["shared"],
+        fromCache=counts["fromCache"],
+        infrastructureFailures=counts["infra"],
+        missing=counts["missing"],
+        notStarted=counts["notStarted"],
+        unanswered=summary.unanswered,
+        usage=tally.arm_usage(),
+        summary=summary,
+        guidance=tally.guidance,
+        manifestDialect=outcomes.dialect,
+    )
+
+
+def comparisons(
+    plan: Plan, per_arm: dict[str, dict[str, list[bool | None]]], kinds: dict[str, str], sequential: Sequential
+) -> list[ComparisonReport]:
+    """Every treatment arm against the control, held to this look's level (refused beyond a declared plan)."""
+    experiment = plan.experiment
+    control = plan.control.name
+    results = compare_treatments(
+        per_arm[control],
+        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
+        kinds,  # type: ignore[arg-type]
+        alpha=experiment.alpha,
+        alpha_used=sequential.alphaUsed,
+        seed=experiment.seed,
+        epochs=experiment.epochs,
+    )
+    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
+        results = {name: refuse(result, sequential.note) for name, result in results.items()}
+    return [ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()]
+
+
 def build_report(
     plan: Plan,
     outcomes: dict[str, ArmOutcomes],
@@ -328,59 +365,24 @@ def build_report(
     for arm in plan.arms:
         tally = tally_arm(arm.name, outcomes[arm.name], kinds, lines)
         per_arm[arm.name] = tally.per_case
-        summary = summarize_arm(
-            tally.per_case,
-            {c: kinds[c] for c in tally.per_case},  # type: ignore[misc]
-            seed=experiment.seed,
-            epochs=experiment.epochs,
-        )
-        arms.append(
-            ArmReport(
-                name=arm.name,
-                control=arm.control,
-                evaluator=arm.evaluator,
-                settings=dict(arm.fields),
-                corpus=str(arm.corpus),
-                commit=arm.commit,
-                variant=arm.variant,
-                cases=len(tally.per_case),
-                answered=tally.counts["answered"],
-                shared=tally.counts["shared"],
-                fromCache=tally.counts["fromCache"],
-                infrastructureFailures=tally.counts["infra"],
-                missing=tally.counts["missing"],
-                notStarted=tally.counts["notStarted"],
-                unanswered=summary.unanswered,
-                usage=tally.arm_usage(),
-                summary=summary,
-                guidance=tally.guidance,
-                manifestDialect=outcomes[arm.name].dialect,
-            )
-        )
+        per_kind = {case: kinds[case] for case in tally.per_case}
+        summary = summarize_arm(tally.per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
+        arms.append(arm_report(arm, outcomes[arm.name], tally, summary))
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
-    control = plan.control.name
-    results = compare_treatments(
-        per_arm[control],
-        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
-        kinds,  # type: ignore[arg-type]
-        alpha=experiment.alpha,
-        alpha_used=sequential.alphaUsed,
-        seed=experiment.seed,
-        epochs=experiment.epochs,
-    )
-    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
-        results = {name: refuse(result, sequential.note) for name, result in results.items()}
-    comparisons = [ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()]
     identity = {
         "name": experiment.name,
         "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],
         "outcomes": per_arm,
     }
-    report_id = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    spent = None
+    if budget is not None:
+        reached = round(budget[1], 9) >= budget[0]  # as bceval.steps.answer.reached compares them
+        not_started = sum(arm.notStarted for arm in arms)
+        spent = BudgetReport(maxCost=budget[0], knownCost=budget[1], reached=reached, notStarted=not_started)
     return ExperimentReport(
         name=experiment.name,
         file=str(plan.source) if plan.source else None,
-        reportId=report_id,
+        reportId=hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode("utf-8")).hexdigest(),
         createdAt=created,
         epochs=experiment.epochs,
         alpha=experiment.alpha,
@@ -388,18 +390,11 @@ def build_report(
         differing=plan.differing,
         warnings=plan.warnings,
         partial=any(arm.unanswered for arm in arms),
-        budget=None
-        if budget is None
-        else BudgetReport(
-            maxCost=budget[0],
-            knownCost=budget[1],
-            reached=round(budget[1], 9) >= budget[0],  # as bceval.steps.answer.reached compares them
-            notStarted=sum(arm.notStarted for arm in arms),
-        ),
+        budget=spent,
         earlierLooks=earlier,
         sequential=sequential,
         arms=arms,
-        comparisons=comparisons,
+        comparisons=comparisons(plan, per_arm, kinds, sequential),
         cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
     )
 
@@ -425,3 +420,19 @@ def _look(item: Any) -> Look | None:
     if not (isinstance(report_id, str) and isinstance(created, str) and type(epochs) is int and epochs >= 1):
         return None
     return Look(reportId=report_id, createdAt=created, epochs=epochs)
+
+
+def read_report(document: Any, where: str) -> ExperimentReport:
+    """A parsed report.json as this model (it has the attributes of report_model.ExperimentReport, so it renders
+    the same); one line when it is not one this bceval writes (an older schema, another shape)."""
+    if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
+        raise BcevalError(
+            f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "
+            f"{REPORT_SCHEMA_VERSION}; run bceval experiment report again"
+        )
+    try:
+        return ExperimentReport.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise BcevalError(f"{where}: not an experiment report: field '{field}': {first['msg']}") from None

@@ -130,7 +130,7 @@ def write_report(
         from bceval.experiment.render import budget_line, headline, render_html, render_markdown
 
         report = load_report(current, settings, chosen, created_at(), judged)
-        write_atomic(folder.report("json"), dumps(report.to_json()))
+        write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
         write_atomic(folder.report("md"), render_markdown(report))
         write_atomic(folder.report("html"), render_html(report))
         stderr = [f"bceval: warning: {warning}" for warning in report.warnings]
@@ -147,7 +147,7 @@ def write_report(
 
 def publish_report(plan: Plan, page: Any) -> None:
     from bceval.experiment.render import experiment_entry, experiment_page
-    from bceval.experiment.report_schema import read_report
+    from bceval.experiment.report_model import read_report
     from bceval.jsonio import parse_json
     from bceval.scorecard.publish import publish_entry
 

@@ -14,11 +14,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bceval import __version__
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import RUN, RunEvaluator
 from bceval.evaluators.review.cases import ReviewCase
-from bceval.experiment.plan import ArmPlan, Plan, arm_settings
+from bceval.evaluators.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
+from bceval.experiment import power as simulation
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings, experiment_budget
+from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 from bceval.experiment.report_model import (
     ArmOutcomes,
     CaseOutcome,
@@ -29,7 +33,10 @@ from bceval.experiment.report_model import (
 )
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
 from bceval.layout import BuildDir, RunDir, run_entries
+from bceval.runs.selection import select_cases
+from bceval.steps.answer import experiment_ledger
 from bceval.steps.prepare import cases_file
+from bceval.steps.scoring import corpus_article
 
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
@@ -57,8 +64,6 @@ def _recorded_cases(path: str, *version: int) -> tuple[tuple[ReviewCase, ...], d
 
 def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]]:
     """Per arm, the cases of its variant that the experiment's `cases` and `k` select (all without them)."""
-    from bceval.runs.selection import select_cases
-
     experiment = plan.experiment
     chosen: dict[str, list[ReviewCase]] = {}
     for arm in plan.arms:
@@ -131,8 +136,6 @@ class JudgedOn:
 
 
 def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> JudgedOn:
-    from bceval import __version__
-
     directory = settings.results_dir
     try:
         files, infra = run_entries(directory)
@@ -160,15 +163,6 @@ def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:
 def _judge_epoch(
     settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], files: list[Path], infra: list[Path]
 ) -> dict[str, list[Any] | None]:
-    from bceval.evaluators.review.scoring import (
-        aggregate,
-        case_lookup,
-        judge_reading,
-        read_infra_file,
-        read_result_file,
-    )
-    from bceval.steps.scoring import corpus_article  # requireRead checks reads against the arm's corpus
-
     failures = [read_infra_file(path) for path in infra]
     lookup = case_lookup(cases)  # once per epoch, not once per result file
     readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
@@ -328,9 +322,6 @@ def report_state(
     load_report): bceval's version, SOURCE_DATE_EPOCH, the plan, each variant's recorded cases file, each epoch's
     results (judged_on: every file's name, size, modification time and inode), the budget and its ledger. None
     (with nothing judged) when an arm's unit is a whole run: what it reads is not listed here."""
-    from bceval import __version__
-    from bceval.experiment.plan import experiment_budget
-
     judged: dict[Any, JudgedOn] = {}
     if any(arm.evaluated_by.traits.unit == RUN for arm in plan.arms):
         return None, judged
@@ -348,7 +339,7 @@ def report_state(
     inputs = [
         __version__,
         os.environ.get("SOURCE_DATE_EPOCH", ""),
-        asdict(plan.experiment),
+        plan.experiment.model_dump(),
         [str(plan.source), str(plan.out), plan.differing, plan.warnings],
         arms,
         [experiment_budget(plan, settings), _optional_state(plan.folder.cost_ledger)],
@@ -396,8 +387,6 @@ REPORT_SUFFIXES = ("json", "md", "html")
 
 def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:
     """The experiment's budget and what its ledger says was spent, or None without a budget."""
-    from bceval.steps.answer import experiment_ledger
-
     budget = experiment_ledger(plan, settings)
     return None if budget is None else (budget.limit, budget.known())
 
@@ -414,8 +403,6 @@ def _previous_report(path: Path) -> Any:
 def control_base_rates(report: Any, control: str) -> list[Any]:
     """Per case of an earlier report, the control's kind and pass rate over its answered epochs (cases it never
     answered are left out); [] when there is no usable report."""
-    from bceval.experiment.power import BaseRate
-
     if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
         return []
     base = []
@@ -429,9 +416,6 @@ def control_base_rates(report: Any, control: str) -> list[Any]:
 
 def plan_experiment(plan: Plan, effect: float, power: float) -> None:
     """`bceval experiment plan`: the power of each design for `effect`, and the smallest that reaches `power`."""
-    from bceval.experiment import power as power_module
-    from bceval.experiment.power import BaseRate, power_table, reachable, smallest
-
     for flag, value in (("--effect", effect), ("--power", power)):
         if not 0 < value < 1:
             raise BcevalError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
@@ -457,7 +441,7 @@ def plan_experiment(plan: Plan, effect: float, power: float) -> None:
     cells = power_table(
         base, effect=effect, power=power, alpha=experiment.alpha, treatment_arms=arms, seed=experiment.seed
     )
-    print(f"Power (share of {power_module.SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
+    print(f"Power (share of {simulation.SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
     print("  epochs  cases  power")
     for cell in cells:
         print(f"  {cell.epochs:>6}  {cell.cases:>5}  {cell.power:.2f}")

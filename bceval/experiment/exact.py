@@ -1,0 +1,148 @@
+"""Exact tests and stopping rules: the paired sign-flip permutation test, Fisher's exact test, Holm's adjustment
+and O'Brien-Fleming alpha spending over planned looks."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from statistics import NormalDist
+
+from bceval.experiment.intervals import seeded_rng
+from bceval.experiment.records import PermutationTest
+
+ALWAYS_EXACT_UP_TO = 20  # non-zero differences for which the test is exact whatever it costs
+EXACT_CELL_BUDGET = 4_000_000_000  # beyond ALWAYS_EXACT_UP_TO: exact while n x (sum + 1) x (n + 1) bits stay below
+
+
+def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutations: int = 20000) -> PermutationTest:
+    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided.
+
+    The non-zero differences are scaled to integers by the lcm of their denominators, so the test compares
+    integers and never floats. Exact whenever there are at most ALWAYS_EXACT_UP_TO of them, or the counting
+    stays within EXACT_CELL_BUDGET; otherwise Monte Carlo with `permutations` draws. No non-zero difference: p = 1.
+    """
+    if permutations < 1:
+        raise ValueError(f"permutations must be at least 1, got {permutations!r}")
+    fractions = [Fraction(difference) for difference in differences]
+    scale = math.lcm(*(difference.denominator for difference in fractions))
+    return scaled_test([int(difference * scale) for difference in fractions], scale, seed, permutations)
+
+
+def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int) -> PermutationTest:
+    """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
+    nonzero = [value for value in scaled if value]
+    common = math.gcd(*nonzero) or 1
+    steps = [value // common for value in nonzero]
+    statistic = sum(scaled) / scale
+    magnitudes = [abs(step) for step in steps]
+    observed, total, n = sum(steps), sum(magnitudes), len(steps)
+    if n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET:
+        p = _tails(_subset_sum_counts_packed(magnitudes), total, observed, 2**n)
+        return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
+    if n <= ALWAYS_EXACT_UP_TO:
+        p = _tails(_subset_sum_counts(magnitudes), total, observed, 2**n)
+        return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
+    p = _monte_carlo_p_values(magnitudes, observed, seeded_rng(seed, "sign flips"), permutations)
+    return PermutationTest(p[0], "monte-carlo", statistic, n, permutations, seed, p_lower=p[1], p_upper=p[2])
+
+
+def _tails(ways: Mapping[int, int], total: int, observed: int, assignments: int) -> tuple[float, float, float]:
+    """(two-sided, lower, upper) p-values from the number of subsets reaching each subset sum. Flipping a subset of
+    sum s to negative gives the signed sum total - 2s."""
+    two = lower = upper = 0
+    for subset_sum, count in ways.items():
+        signed = total - 2 * subset_sum
+        two += count if abs(signed) >= abs(observed) else 0
+        lower += count if signed <= observed else 0
+        upper += count if signed >= observed else 0
+    return tuple(float(Fraction(hits, assignments)) for hits in (two, lower, upper))  # type: ignore[return-value]
+
+
+def _subset_sum_counts(magnitudes: list[int]) -> dict[int, int]:
+    """How many subsets reach each subset sum: a dynamic programme over the magnitudes, no enumeration of subsets
+    (for few magnitudes whose sums are too large to pack)."""
+    ways = {0: 1}
+    for magnitude in magnitudes:
+        grown = dict(ways)
+        for subset_sum, count in ways.items():
+            grown[subset_sum + magnitude] = grown.get(subset_sum + magnitude, 0) + count
+        ways = grown
+    return ways
+
+
+def _subset_sum_counts_packed(magnitudes: list[int]) -> dict[int, int]:
+    """The same counts as one big integer: the polynomial prod (1 + x^m) with each coefficient in a field of bits
+    wide enough for 2^n, so multiplying by (1 + x^m) is one shift and one add of the whole distribution."""
+    width = (len(magnitudes) + 8) // 8  # bytes per coefficient: a count is at most 2^n
+    ways = 1
+    for magnitude in magnitudes:
+        ways += ways << (magnitude * width * 8)
+    total = sum(magnitudes)
+    packed = ways.to_bytes((total + 1) * width, "little")
+    counts = {}
+    for subset_sum in range(total + 1):
+        count = int.from_bytes(packed[subset_sum * width : (subset_sum + 1) * width], "little")
+        if count:
+            counts[subset_sum] = count
+    return counts
+
+
+def _monte_carlo_p_values(
+    magnitudes: list[int], observed: int, rng: random.Random, draws: int
+) -> tuple[float, float, float]:
+    """(1 + hits) / (1 + draws) for the two-sided, lower and upper tails: never 0, and valid p-values for a finite
+    number of random sign assignments."""
+    total = sum(magnitudes)
+    two = lower = upper = 0
+    for _ in range(draws):
+        flips = rng.getrandbits(len(magnitudes))
+        signed = total - 2 * sum(magnitude for index, magnitude in enumerate(magnitudes) if flips >> index & 1)
+        two += abs(signed) >= abs(observed)
+        lower += signed <= observed
+        upper += signed >= observed
+    return tuple((1 + hits) / (1 + draws) for hits in (two, lower, upper))  # type: ignore[return-value]
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher exact test of the table [[a, b], [c, d]]: the probability, given the margins, of a table
+    no more likely than the observed one. Exact integer arithmetic."""
+    row, column, total = a + b, a + c, a + b + c + d
+    if total == 0 or row in (0, total) or column in (0, total):
+        return 1.0
+    low, high = max(0, column - (total - row)), min(row, column)
+
+    def weight(x: int) -> int:
+        return math.comb(row, x) * math.comb(total - row, column - x)
+
+    observed = weight(a)
+    tail = sum(w for w in map(weight, range(low, high + 1)) if w <= observed)
+    return min(1.0, float(Fraction(tail, math.comb(total, column))))
+
+
+def holm(p_values: Mapping[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values: the i-th smallest times (m - i + 1), never decreasing, at most 1."""
+    ordered = sorted(p_values, key=lambda name: (p_values[name], name))
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for index, name in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - index) * p_values[name]))
+        adjusted[name] = running
+    return adjusted
+
+
+def obrien_fleming(alpha: float, look: int, looks: int) -> float:
+    """The share of alpha look `look` of `looks` equally spaced looks may spend under the Lan-DeMets O'Brien-Fleming
+    spending function alpha(t) = 2 - 2 Phi(z_(1 - alpha/2) / sqrt(t)). Holding each look to its own share (rather
+    than to the boundaries that account for the looks' correlation) is slightly conservative: by the union bound
+    the chance of any false verdict over all looks stays at most alpha."""
+    if not 1 <= look <= looks:
+        raise ValueError(f"look must lie between 1 and {looks}, got {look!r}")
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha / 2)
+
+    def spent(t: float) -> float:
+        return 0.0 if t <= 0 else 2 - 2 * normal.cdf(z / math.sqrt(t))
+
+    return spent(look / looks) - spent((look - 1) / looks)

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from bceval.experiment.report_model import ArmReport, ExperimentReport
+from bceval.scorecard.publish import MAX_HISTORY_ROWS, Entry, PageFormat
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,46 @@ def _md_cell(cell: Cell) -> str:
 
 def document(report: ExperimentReport) -> list[Block]:
     """Every part of the report, in order, for either format."""
+    blocks = [Block("h1", f"Experiment {report.name}"), Block("list", items=tuple(_facts(report)))]
+    blocks += _arm_blocks(report)
+    if report.comparisons:
+        blocks += _comparison_blocks(report)
+    if report.earlierLooks:
+        blocks += [
+            Block("h2", "Earlier looks"),
+            Block(
+                "table",
+                header=("Report", "Created", "Epochs"),
+                rows=tuple((look.reportId[:16], look.createdAt, str(look.epochs)) for look in report.earlierLooks),
+            ),
+        ]
     arms = report.arms
-    k = report.epochs
-    cases = max((a.cases for a in arms), default=0)
-    unanswered = sum(a.unanswered for a in arms)
-    slots = sum(a.summary.epochs * a.cases for a in arms)
+    flaky = [(arm.name, arm.summary.flaky_cases) for arm in arms if arm.summary.flaky_cases]
+    return [
+        *blocks,
+        Block("h2", "Flaky cases"),
+        Block(
+            "list",
+            items=tuple(f"{name}: {', '.join(found)}" for name, found in flaky) or ("none: every case was steady",),
+        ),
+        Block("h2", "Method"),
+        *(Block("para", paragraph) for paragraph in method_note(report)),
+        Block("h2", "Cases"),
+        Block(
+            "table",
+            header=("Case", "Kind", *(f"{a.name} (passed/answered epochs)" for a in arms)),
+            rows=tuple((case.id, case.kind, *(_case_cell(case, arm) for arm in arms)) for case in report.cases),
+        ),
+    ]
+
+
+def _facts(report: ExperimentReport) -> list[str]:
+    """The list under the title: the verdicts, what is partial, the budget, the looks and the setup."""
+    arms = report.arms
     facts = [line.removeprefix(f"Experiment {report.name}: ") for line in headline(report)]
     if report.partial:
+        unanswered = sum(a.unanswered for a in arms)
+        slots = sum(a.summary.epochs * a.cases for a in arms)
         not_started = sum(a.notStarted for a in arms)
         budget = f"{not_started} not started (budget), " if not_started else ""
         facts.append(
@@ -156,176 +190,138 @@ def document(report: ExperimentReport) -> list[Block]:
         facts.append(f"Budget: maxCost {spent.maxCost:g} USD, known cost {spent.knownCost:.4f} USD, {state}")
     if report.sequential.look > 1 or report.sequential.plannedLooks is not None:
         facts.append(f"Looks: {report.sequential.note}")
-    facts += [
-        f"{k} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
+    cases = max((a.cases for a in arms), default=0)
+    return [
+        *facts,
+        f"{report.epochs} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
         f"Arms differ in: {', '.join(report.differing) or 'nothing'}",
         *[line for line in [dialect_line(arms)] if line],
         *[f"Warning: {warning}" for warning in report.warnings],
         f"Report {report.reportId[:16]}, created {report.createdAt}",
     ]
-    blocks = [Block("h1", f"Experiment {report.name}"), Block("list", items=tuple(facts))]
-    blocks += [
-        Block("h2", "Arms"),
-        Block(
-            "table",
-            header=(
-                "Arm",
-                "Recall (positive answers)",
-                "Clean rate (clean answers)",
-                f"pass@{k} (cases, positive and clean together)",
-                f"pass^{k} (cases, positive and clean together)",
-                "Flaky cases",
-                "Answered / unanswered (answers)",
-                "Asked",
-                "Shared",
-                "Cached",
-                "Infra failures",
-                "Missing",
-                "Cost paid",
-            ),
-            rows=tuple(
-                (
-                    f"{arm.name} (control)" if arm.control else arm.name,
-                    _rate(arm.summary.recall),
-                    _rate(arm.summary.clean_rate),
-                    _share(arm.summary.pass_at_k.all),
-                    _share(arm.summary.pass_hat_k.all),
-                    f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases",
-                    f"{arm.summary.answered} / {arm.unanswered}",
-                    str(_asked(arm)),
-                    str(arm.shared),
-                    str(arm.fromCache),
-                    str(arm.infrastructureFailures),
-                    str(arm.missing),
-                    _cost(arm),
-                )
-                for arm in arms
-            ),
-        ),
-    ]
+
+
+ARM_HEADER = (
+    "Arm",
+    "Recall (positive answers)",
+    "Clean rate (clean answers)",
+    "pass@{k} (cases, positive and clean together)",
+    "pass^{k} (cases, positive and clean together)",
+    "Flaky cases",
+    "Answered / unanswered (answers)",
+    "Asked",
+    "Shared",
+    "Cached",
+    "Infra failures",
+    "Missing",
+    "Cost paid",
+)
+
+
+def _arm_row(arm: ArmReport) -> tuple[str, ...]:
+    summary = arm.summary
+    return (
+        f"{arm.name} (control)" if arm.control else arm.name,
+        _rate(summary.recall),
+        _rate(summary.clean_rate),
+        _share(summary.pass_at_k.all),
+        _share(summary.pass_hat_k.all),
+        f"{len(summary.flaky_cases)} of {summary.cases_answered} cases",
+        f"{summary.answered} / {arm.unanswered}",
+        str(_asked(arm)),
+        str(arm.shared),
+        str(arm.fromCache),
+        str(arm.infrastructureFailures),
+        str(arm.missing),
+        _cost(arm),
+    )
+
+
+def _arm_blocks(report: ExperimentReport) -> list[Block]:
+    """The arms' table, the guidance arms' measures, and each arm's rates per epoch."""
+    arms, k = report.arms, report.epochs
+    header = tuple(title.format(k=k) for title in ARM_HEADER)
+    blocks = [Block("h2", "Arms"), Block("table", header=header, rows=tuple(_arm_row(arm) for arm in arms))]
     guided = [arm for arm in arms if arm.guidance is not None]
     if guided:
-        blocks.append(
-            Block(
-                "table",
-                header=(
-                    "Guidance arm",
-                    "Evaluator",
-                    "Outcome agreement",
-                    "Cited recall (mean)",
-                    "Cited precision (mean)",
-                ),
-                rows=tuple(
-                    (
-                        arm.name,
-                        arm.evaluator,
-                        _agreement(arm.guidance.outcomeAgreement),
-                        _mean(arm.guidance.citedRecall),
-                        _mean(arm.guidance.citedPrecision),
-                    )
-                    for arm in guided
-                ),
+        header = ("Guidance arm", "Evaluator", "Outcome agreement", "Cited recall (mean)", "Cited precision (mean)")
+        rows = tuple(
+            (
+                arm.name,
+                arm.evaluator,
+                _agreement(arm.guidance.outcomeAgreement),
+                _mean(arm.guidance.citedRecall),
+                _mean(arm.guidance.citedPrecision),
             )
+            for arm in guided
         )
-    blocks += [
-        Block("h2", "Per epoch"),
-        Block(
-            "table",
-            header=("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1))),
-            rows=tuple(
-                (
-                    arm.name,
-                    *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch),
-                )
-                for arm in arms
-            ),
-        ),
+        blocks.append(Block("table", header=header, rows=rows))
+    per_epoch = tuple(
+        (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
+        for arm in arms
+    )
+    header = ("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1)))
+    return [*blocks, Block("h2", "Per epoch"), Block("table", header=header, rows=per_epoch)]
+
+
+def _comparison_blocks(report: ExperimentReport) -> list[Block]:
+    """Each treatment arm against the control: the verdicts, the outcomes one by one, and the explanations."""
+    verdicts = tuple(
+        (
+            c.arm,
+            f"**{c.result.verdict_text}**",
+            _difference(c.result.overall),
+            _p(c.result.overall.test),
+            f"{c.result.p_adjusted:.4g} ({c.result.adjustment})",
+            f"{c.result.alpha_used:.4g}",
+            f"{c.result.missing.control_missing}/{c.result.missing.control_slots} / "
+            f"{c.result.missing.treatment_missing}/{c.result.missing.treatment_slots}",
+            f"{c.result.missing.p_value:.4g} (Fisher exact)",
+        )
+        for c in report.comparisons
+    )
+    outcomes = tuple(
+        (
+            c.arm,
+            kind.label,
+            f"{kind.paired_cases} ({kind.better} / {kind.worse} / {kind.equal})",
+            _short_value(kind.control_mean),
+            _short_value(kind.treatment_mean),
+            _difference(kind),
+            _p(kind.test),
+            f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
+        )
+        for c in report.comparisons
+        for kind in (c.result.overall, c.result.recall, c.result.clean_rate)
+    )
+    return [
+        Block("h2", "Against the control"),
+        Block("table", header=COMPARISON_HEADER, rows=verdicts),
+        Block("table", header=OUTCOME_HEADER, rows=outcomes),
+        Block("list", items=tuple(f"{c.arm}: {c.result.explanation}" for c in report.comparisons)),
     ]
-    if report.comparisons:
-        blocks += [
-            Block("h2", "Against the control"),
-            Block(
-                "table",
-                header=(
-                    "Arm",
-                    "Verdict",
-                    "Mean per-case difference, all cases",
-                    "Sign-flip p (raw)",
-                    "p adjusted",
-                    "Level",
-                    "Unanswered control / treatment (answers)",
-                    "Missing-rate test p",
-                ),
-                rows=tuple(
-                    (
-                        c.arm,
-                        f"**{c.result.verdict_text}**",
-                        _difference(c.result.overall),
-                        _p(c.result.overall.test),
-                        f"{c.result.p_adjusted:.4g} ({c.result.adjustment})",
-                        f"{c.result.alpha_used:.4g}",
-                        f"{c.result.missing.control_missing}/{c.result.missing.control_slots} / "
-                        f"{c.result.missing.treatment_missing}/{c.result.missing.treatment_slots}",
-                        f"{c.result.missing.p_value:.4g} (Fisher exact)",
-                    )
-                    for c in report.comparisons
-                ),
-            ),
-            Block(
-                "table",
-                header=(
-                    "Arm",
-                    "Outcome",
-                    "Paired cases (better / worse / equal)",
-                    "Control mean per-case rate",
-                    "Treatment mean per-case rate",
-                    "Mean per-case difference",
-                    "Sign-flip p (two-sided)",
-                    "p (one-sided, worse)",
-                ),
-                rows=tuple(
-                    (
-                        c.arm,
-                        kind.label,
-                        f"{kind.paired_cases} ({kind.better} / {kind.worse} / {kind.equal})",
-                        _short_value(kind.control_mean),
-                        _short_value(kind.treatment_mean),
-                        _difference(kind),
-                        _p(kind.test),
-                        f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
-                    )
-                    for c in report.comparisons
-                    for kind in (c.result.overall, c.result.recall, c.result.clean_rate)
-                ),
-            ),
-            Block("list", items=tuple(f"{c.arm}: {c.result.explanation}" for c in report.comparisons)),
-        ]
-    if report.earlierLooks:
-        blocks += [
-            Block("h2", "Earlier looks"),
-            Block(
-                "table",
-                header=("Report", "Created", "Epochs"),
-                rows=tuple((look.reportId[:16], look.createdAt, str(look.epochs)) for look in report.earlierLooks),
-            ),
-        ]
-    flaky = [(arm.name, arm.summary.flaky_cases) for arm in arms if arm.summary.flaky_cases]
-    blocks += [
-        Block("h2", "Flaky cases"),
-        Block(
-            "list",
-            items=tuple(f"{name}: {', '.join(found)}" for name, found in flaky) or ("none: every case was steady",),
-        ),
-        Block("h2", "Method"),
-        *(Block("para", paragraph) for paragraph in method_note(report)),
-        Block("h2", "Cases"),
-        Block(
-            "table",
-            header=("Case", "Kind", *(f"{a.name} (passed/answered epochs)" for a in arms)),
-            rows=tuple((case.id, case.kind, *(_case_cell(case, arm) for arm in arms)) for case in report.cases),
-        ),
-    ]
-    return blocks
+
+
+COMPARISON_HEADER = (
+    "Arm",
+    "Verdict",
+    "Mean per-case difference, all cases",
+    "Sign-flip p (raw)",
+    "p adjusted",
+    "Level",
+    "Unanswered control / treatment (answers)",
+    "Missing-rate test p",
+)
+OUTCOME_HEADER = (
+    "Arm",
+    "Outcome",
+    "Paired cases (better / worse / equal)",
+    "Control mean per-case rate",
+    "Treatment mean per-case rate",
+    "Mean per-case difference",
+    "Sign-flip p (two-sided)",
+    "p (one-sided, worse)",
+)
 
 
 def method_note(report: ExperimentReport) -> list[str]:
@@ -463,9 +459,7 @@ EXPERIMENT_HEADER = (
 )
 
 
-def experiment_page():  # noqa: ANN201 - a PageFormat (imported here so reports need no publishing code)
-    from bceval.scorecard.publish import MAX_HISTORY_ROWS, PageFormat
-
+def experiment_page() -> PageFormat:
     begin, end, history_begin, history_end = EXPERIMENT_MARKERS
     new_page = (
         "# bceval experiments\n\nPublished with `bceval experiment publish`. Text outside bceval's marker comments is "
@@ -475,9 +469,7 @@ def experiment_page():  # noqa: ANN201 - a PageFormat (imported here so reports 
     return PageFormat(EXPERIMENT_MARKERS, new_page, EXPERIMENT_HEADER, "| Date |")
 
 
-def experiment_entry(report: ExperimentReport):  # noqa: ANN201 - an Entry
-    from bceval.scorecard.publish import Entry
-
+def experiment_entry(report: ExperimentReport) -> Entry:
     verdicts = "; ".join(
         f"{c.arm}: {c.result.verdict_text} (p = {c.result.p_value:.3g}"
         + (f", Holm-adjusted {c.result.p_adjusted:.3g})" if c.result.family > 1 else ")")

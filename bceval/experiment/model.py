@@ -139,9 +139,6 @@ class Positions:
             child = None
             if isinstance(node, yaml.MappingNode):
                 child = next((value for key, value in node.value if key.value == part), None)
-                if child is None:
-                    key = next((key for key, _ in node.value if key.value == part), None)
-                    child = key
             elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
                 child = node.value[part]
             if child is None:

@@ -18,7 +18,7 @@ from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
-from bceval.usage import Usage, UsageTotal
+from bceval.usage import UsageTotal
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -198,13 +198,9 @@ class ArmTally:
         if isinstance(record, dict) and record:
             self.cost_known += self.total.add(record)
 
-    @property
-    def usage(self) -> Usage:
-        return self.total.total()
-
     def arm_usage(self) -> ArmUsage:
         kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
-        usage = self.usage
+        usage = self.total.total()
         return ArmUsage(costKnown=self.cost_known, **{name: getattr(usage, name) for name in kept})
 
 

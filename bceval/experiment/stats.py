@@ -35,6 +35,9 @@ from bceval.experiment.records import (
     Verdict,
 )
 
+Strata = Sequence[tuple[str, Collection[str]]]  # (stream, cases) groups a bootstrap resamples apart
+Paired = Mapping[str, tuple[int, int, int, int]]  # per case: control (passed, answered), treatment (passed, answered)
+
 # ---------------------------------------------------------------------------------------------- per arm
 
 
@@ -158,13 +161,13 @@ def paired_comparison(
 def _paired(
     kind: str,
     label: str,
-    counts: Mapping[str, tuple[int, int, int, int]],
+    counts: Paired,
     alpha: float,
     seed: int,
     resamples: int,
     permutations: int,
     level: float,
-    strata: Sequence[tuple[str, Collection[str]]] | None = None,
+    strata: Strata | None = None,
 ) -> PairedComparison:
     """`strata`: (stream, cases) groups resampled apart (the kinds, for all cases together); default: one group of
     every case, resampled under the label `kind`."""
@@ -256,11 +259,13 @@ def compare_arms(
     counts, left_out = _pair_cases(control, treatment)
     per_kind = {kind: {c: v for c, v in counts.items() if kinds[c] == kind} for kind in KINDS}
     by_kind = [(kind, per_kind[kind]) for kind in KINDS]  # the kinds' streams: all cases resample as each kind
-    overall = _paired("all", KIND_LABELS["all"], counts, alpha, seed, resamples, permutations, level, by_kind)
-    recall = _paired(
-        "positive", KIND_LABELS["positive"], per_kind["positive"], alpha, seed, resamples, permutations, level
-    )
-    clean = _paired("clean", KIND_LABELS["clean"], per_kind["clean"], alpha, seed, resamples, permutations, level)
+
+    def paired(kind: str, cases: Paired, strata: Strata | None = None) -> PairedComparison:
+        return _paired(kind, KIND_LABELS[kind], cases, alpha, seed, resamples, permutations, level, strata)
+
+    overall = paired("all", counts, by_kind)
+    recall = paired("positive", per_kind["positive"])
+    clean = paired("clean", per_kind["clean"])
     missing = missing_check(control, treatment, epochs)
     refusals = []
     one_sided = [case for case in left_out if case.reason != "neither arm answered"]
@@ -313,19 +318,9 @@ def compare_treatments(
     """Every treatment arm against the control, their overall p-values adjusted by Holm's step-down method over
     the treatment arms, so that with every arm identical to the control some verdict appears at most alpha of the
     time; `alpha_used`: the level to hold adjusted p-values to (default alpha; less at an early planned look)."""
+    options = {"seed": seed, "resamples": resamples, "permutations": permutations, "level": level, "epochs": epochs}
     raw = {
-        name: compare_arms(
-            control,
-            outcomes,
-            kinds,
-            alpha=alpha,
-            seed=seed,
-            resamples=resamples,
-            permutations=permutations,
-            level=level,
-            epochs=epochs,
-        )
-        for name, outcomes in treatments.items()
+        name: compare_arms(control, outcomes, kinds, alpha=alpha, **options) for name, outcomes in treatments.items()
     }
     adjusted = holm({name: result.p_value for name, result in raw.items()})
     family = len(raw)

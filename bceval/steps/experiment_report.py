@@ -10,7 +10,7 @@ import json
 import os
 import posixpath
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -168,19 +168,9 @@ def _judge_epoch(
     readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
     article = corpus_article(settings.corpus)
     report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
+    kept = [f.name for f in fields(EpochVerdict)]
     return {
-        v.id: [
-            v.passed,
-            v.answered,
-            v.infrastructureFailure,
-            v.sharedFrom,
-            v.cached,
-            v.usage,
-            v.transcript,
-            v.notAnswered,
-        ]
-        if (v.answered or v.infrastructureFailure or v.notAnswered)
-        else None
+        v.id: [getattr(v, name) for name in kept] if (v.answered or v.infrastructureFailure or v.notAnswered) else None
         for v in report.cases
     }
 

@@ -18,24 +18,6 @@ from bceval.evaluators.registry import evaluator_names
 from bceval.jsonio import read_regular_text
 from bceval.models import StrictModel
 
-# The arm fields that make one arm's question different from another's (the report names those that differ).
-ARM_FIELDS = (
-    "corpus",
-    "ref",
-    "manifest",
-    "evaluator",
-    "workspaceMap",
-    "adapter",
-    "command",
-    "model",
-    "isolation",
-    "sandbox",
-    "sandboxAllow",
-    "guidance",
-    "checks",
-)
-# Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
-OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead")
 NAME_PATTERN = RUN_NAME.pattern
 
 EVALUATORS = Literal[evaluator_names()]  # type: ignore[valid-type]  # the registered evaluators, in their order
@@ -84,6 +66,12 @@ class ArmSettings(StrictModel):
         if value is not None and value not in allowed:
             raise ValueError(f"must be one of {', '.join(allowed)}")
         return value
+
+
+# Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
+OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead")
+# The arm fields that make one arm's question different from another's (the report names those that differ).
+ARM_FIELDS = tuple(name for name in ArmSettings.model_fields if name not in OPTIONAL_ARM_FIELDS)
 
 
 class Arm(ArmSettings):

@@ -226,11 +226,6 @@ class BuildDir:
         """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
         return self.answered_dir / f"{scope}.log"
 
-    @property
-    def prepared(self) -> Path:
-        """What the last prepare that finished read and wrote (bceval.steps.prepare.note_prepared)."""
-        return self.path / "prepared.json"
-
 
 # --- runs --------------------------------------------------------------------------------------------------------
 

@@ -164,18 +164,18 @@ def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_fol
 
 
 def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(agent, tmp_path, capsys, monkeypatch):
-    from bceval.graph import doitlib
+    from bceval.steps import prepare as prepare_steps
 
     corpus = tmp_path / "corpus"
     shutil.copytree(DEMO_CORPUS, corpus)
-    prepared, real = [], doitlib.run_namespace
+    prepared: list[str] = []
 
-    def counted(namespace, args):  # the variant's prepare graph run (not found up to date without it)
-        if args[-1] == "prepare":
-            prepared.append(args)
-        return real(namespace, args)
+    def counted(name: str):  # a task of the variant's prepare, run when something of what it reads or wrote changed
+        real = getattr(prepare_steps, name)
+        return lambda *args: prepared.append(name) or real(*args)
 
-    monkeypatch.setattr(doitlib, "run_namespace", counted)
+    for name in ("write_cases", "write_group_rows", "write_index", "write_domain", "finish_prepare"):
+        monkeypatch.setattr(prepare_steps, name, counted(name))
     out = tmp_path / "out"
     text = two_arms("v").replace(str(DEMO_CORPUS), str(corpus)).replace("{arm}", "b")
     file = write(tmp_path / "v.yaml", text)
@@ -183,7 +183,7 @@ def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(ag
     def rerun() -> int:
         before = len(prepared)
         assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
-        return len(prepared) - before
+        return int(len(prepared) > before)
 
     assert rerun() == 1 and len(agent.calls()) == 2 * CASES
     assert rerun() == 0  # nothing changed: not prepared, nothing asked

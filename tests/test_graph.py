@@ -270,47 +270,26 @@ def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, 
     assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order
 
 
-def test_what_a_prepare_depends_on_leaves_out_who_answers_and_which_cases(graph_corpus, tmp_path):
+def test_an_answer_after_a_prepare_runs_none_of_the_prepare_stage_until_an_input_changes(graph_corpus, tmp_path):
+    """What a prepare depends on leaves out who answers and which cases: an answer with any agent settings after a
+    prepare executes none of its tasks; an edited article is prepared before answering."""
     from dataclasses import replace
 
-    from bceval.graph.inputs import GraphInputs
-
     settings = settings_for(graph_corpus.root, tmp_path / "out")
-    answering = replace(settings, adapter="command", command="agent", model="m", jobs=8, cases=("ui-bad",), run="r")
-    prepared = GraphInputs(settings).prepared_inputs()
-    assert GraphInputs(answering).prepared_inputs() == prepared
-    assert GraphInputs(replace(settings, manifest=None)).prepared_inputs() != prepared
-    assert GraphInputs(replace(settings, out=tmp_path / "o2")).prepared_inputs() != prepared
-
-
-def test_an_answer_after_a_prepare_plans_none_of_the_prepare_stage_until_an_input_changes(
-    graph_corpus, tmp_path, monkeypatch
-):
-    from dataclasses import replace
-
-    from bceval.graph import loader
-    from bceval.graph.run import run_graph as run_cli_graph
-
-    settings = settings_for(graph_corpus.root, tmp_path / "out")
-    assert run_cli_graph(settings, ["prepare"]) == 0
-    planned: list[int] = []
-    real = loader.prepare_tasks
-    monkeypatch.setattr(loader, "prepare_tasks", lambda inputs: planned.append(1) or real(inputs))
-    answering = replace(settings, adapter="oracle", jobs=2)
-    assert run_cli_graph(answering, ["answered"]) == 0
-    results = sorted(p.name for p in answering.results_dir.glob("result-case-*.json"))
-    assert planned == [] and len(results) == 6
-    # doit's state file changed with the answers, not the prepare's records in it: a rerun plans none of it either
-    assert run_cli_graph(answering, ["answered"]) == 0 and planned == []
+    assert run_graph(settings, "prepare")[0] == 0
+    prepare_stage = {"cases", "prepare_dir", "rows", "index", "domain", "review_request", "prepare"}
+    answering = replace(settings, adapter="oracle", jobs=2, cases=("ui-bad",), run="r")
+    code, executed = run_graph(answering, "answered")
+    assert code == 0 and not prepare_stage & {name.split(":")[0] for name in executed}, executed
+    assert len(list(answering.results_dir.glob("result-case-*.json"))) == 1
     article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
     article.write_text(article.read_text() + "\nEdited after the prepare.\n")
-    assert run_cli_graph(answering, ["answered"]) == 0 and planned == [1]  # the edit is prepared before answering
+    code, executed = run_graph(answering, "answered")
+    assert code == 0 and "rows:microsoft/knowledge/ui" in executed  # the edit is prepared before answering
 
 
 def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
     from dataclasses import replace
-
-    from bceval.graph.inputs import GraphInputs
 
     kept = tmp_path / "manifests" / "fixtures.json"
     kept.parent.mkdir()
@@ -318,9 +297,10 @@ def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
     link = tmp_path / "manifest-link.json"
     link.symlink_to(kept)
     settings = replace(settings_for(graph_corpus.root, tmp_path / "out"), manifest=link)
-    before = GraphInputs(settings).prepared_inputs()
+    assert run_graph(settings, "prepare")[0] == 0 and run_graph(settings, "prepare") == (0, [])
     kept.write_text(kept.read_text() + "\n")  # the file the link names changes; the link itself does not
-    assert GraphInputs(settings).prepared_inputs() != before
+    code, executed = run_graph(settings, "prepare")
+    assert code == 0 and "cases" in executed
 
 
 def test_a_file_signature_changes_with_every_name_size_time_and_absence(tmp_path):
@@ -398,15 +378,13 @@ def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
     assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order
 
 
-def test_a_prepare_with_nothing_to_do_loads_only_what_it_needs(tmp_path):
-    """A no-op prepare is mostly start-up and a stat of every file: it loads no doit, no process or git code, no
-    TOML parser (no pyproject.toml where it runs) and no other stage's tasks (argparse loads shutil itself)."""
+def test_a_prepare_with_nothing_to_do_says_so_and_loads_no_other_stage(tmp_path):
     import subprocess
     import sys
 
     from conftest import DEMO_CORPUS
 
-    unneeded = ("doit", "subprocess", "tomllib", "html", "bceval.graph.score", "bceval.graph.guidance")
+    unneeded = ("bceval.graph.score", "bceval.graph.guidance")
     script = (
         "import sys; from bceval.cli import main;"
         " code = main(['prepare', '--corpus', sys.argv[1], '--out', sys.argv[2]]);"
@@ -414,41 +392,15 @@ def test_a_prepare_with_nothing_to_do_loads_only_what_it_needs(tmp_path):
         " print(' '.join(loaded)); sys.exit(code)"
     )
     args = [sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")]
-    subprocess.run(args, cwd=tmp_path, check=True, capture_output=True)  # cold: it builds, loading doit
+    subprocess.run(args, cwd=tmp_path, check=True, capture_output=True)
     again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "nothing was rebuilt" in again.stderr
     assert again.stdout.split() == []
 
 
-def test_after_an_answer_neither_a_prepare_nor_another_answer_plans_the_prepare_stage(tmp_path, capsys, monkeypatch):
-    """An answer's own records change doit's state file; the prepare stage it found up to date (or made so) stays
-    known to be, so the next command does not plan its tasks again (one per knowledge folder and per domain)."""
-    import subprocess
-    import sys
+def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_plugins(tmp_path, monkeypatch):
+    import doit.plugin
 
-    from cliutil import run_cli
-    from conftest import DEMO_CORPUS
-
-    import bceval.graph.loader as loader
-
-    monkeypatch.chdir(tmp_path)  # the prepare below runs here too: no pyproject.toml's [tool.bceval] in either
-    out = tmp_path / "out"
-    planned = []
-    real = loader.prepare_tasks
-    monkeypatch.setattr(loader, "prepare_tasks", lambda inputs: planned.append(1) or real(inputs))
-    answer = ("answer", "--corpus", DEMO_CORPUS, "--out", out, "--adapter", "oracle")
-    assert run_cli(capsys, *answer)[0] == 0  # nothing prepared yet: the answer's graph prepares
-    assert planned == [1]
-    assert run_cli(capsys, *answer, "--run", "second")[0] == 0
-    assert run_cli(capsys, *answer)[0] == 0
-    assert planned == [1]  # neither a new run nor a rerun planned the prepare stage again
-    script = "import sys; from bceval.cli import main; code = main(sys.argv[1:]); print('doit' in sys.modules)"
-    args = [sys.executable, "-c", script, "prepare", "--corpus", str(DEMO_CORPUS), "--out", str(out)]
-    again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
-    assert "nothing was rebuilt" in again.stderr and again.stdout.split() == ["False"]  # the fast way: no doit
-
-
-def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_path, monkeypatch):
     from bceval.graph.doitlib import run_namespace
 
     monkeypatch.chdir(tmp_path)
@@ -482,45 +434,5 @@ def test_doits_state_is_saved_whole_or_not_at_all_in_one_line(tmp_path, monkeypa
     def full(path, content):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(doitlib, "write_atomic", full)
-    done.unlink()
-    capsys.readouterr()
-    assert doitlib.run_namespace(namespace, ["run"]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err == [f"bceval: {state}: doit's state was not saved (No space left on device); the next run redoes it"]
-    assert state.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
-
-
-def test_a_prepared_file_edited_while_an_answer_runs_is_not_taken_as_prepared(tmp_path, capsys, monkeypatch):
-    """An answer that found the prepare up to date notes the prepared folders as they were before it answered (it
-    never writes below them, so it does not walk them again), not as they are after: a prepared file edited
-    meanwhile makes the next prepare look again (its graph runs) instead of taking the folder as prepared."""
-    from cliutil import run_cli
-    from conftest import DEMO_CORPUS
-
-    import bceval.graph.uptodate as uptodate
-    import bceval.steps.answer as answer_step
-
-    monkeypatch.chdir(tmp_path)
-    out = tmp_path / "out"
-    prepare = ("prepare", "--corpus", DEMO_CORPUS, "--out", out)
-    fast = []  # what each prepare's check of "up to date as a whole" found
-    check = uptodate.up_to_date
-    monkeypatch.setattr(
-        uptodate, "up_to_date", lambda settings, digest: fast.append(check(settings, digest)) or fast[-1]
-    )
-    assert run_cli(capsys, *prepare)[0] == 0 and run_cli(capsys, *prepare)[0] == 0
-    assert fast == [False, True]  # cold, then up to date: the check can say either
-    request = min((out / "review").rglob("request-case-*.json"))
-    original = request.read_bytes()
-    real = answer_step.RunAnswers.answer
-
-    def answer_then_edit(self, case, note=None):  # noqa: ANN001 - the method it stands in for
-        real(self, case, note)
-        request.write_bytes(original.replace(b"{", b"{ ", 1))  # still JSON, another size: an editor's save
-
-    monkeypatch.setattr(answer_step.RunAnswers, "answer", answer_then_edit)
-    assert run_cli(capsys, "answer", "--corpus", DEMO_CORPUS, "--out", out, "--adapter", "oracle")[0] == 0
-    assert request.read_bytes() != original
-    assert run_cli(capsys, *prepare)[0] == 0
-    assert fast == [False, True, False]
+    assert cold_prepare("lazily") == ["False", "True", "True", "False"]  # doit ran, without it; lookups still work
+    assert cold_prepare("metadata-first") == ["True", "True", "True", "True"]  # loaded before: doit has the real one

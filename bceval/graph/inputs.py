@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from doit.exceptions import InvalidTask
+
 from bceval import __version__
 from bceval.config import Settings, check_inputs
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
@@ -81,13 +83,6 @@ class GraphInputs:
         folders = self.group_folders
         return steps.group_signatures(self.listing, self.file_states, {group: folders[group] for group in self.groups})
 
-    def prepared_inputs(self) -> str | None:
-        """steps.prepared_inputs of this graph's settings; None when its prepare must run anyway: a gate or a
-        coverage report asked for (they run every time), or a corpus that cannot be listed (its run says why)."""
-        if steps.gated(self.settings) or isinstance(self._listed, BcevalError):
-            return None
-        return steps.prepared_inputs(self.settings, self.listing, self.file_states)
-
     @cached_property
     def domains(self) -> list[str]:
         return [leaf.domain for leaf in discover_leaves(self.listing)]
@@ -112,7 +107,4 @@ class GraphInputs:
 
 
 def _invalid(exc: BcevalError) -> Exception:
-    """doit's InvalidTask of a bceval error (doit is loaded only by a graph that runs: see graph.uptodate)."""
-    from doit.exceptions import InvalidTask
-
     return InvalidTask(str(exc))

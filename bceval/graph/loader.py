@@ -18,7 +18,7 @@ from doit.exceptions import InvalidDodoFile
 from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.graph.answer import answer_tasks
-from bceval.graph.doitlib import BcevalReporter, uncaptured
+from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
 from bceval.graph.prepare import prepare_tasks
 from bceval.steps.output import open_output
@@ -41,6 +41,7 @@ def doit_config(settings: Settings) -> dict[str, Any]:
 # command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's; an experiment
 # (whose variants are prepared by graphs of their own) needs only its own.
 STAGES_OF = {
+    "prepare": ("prepare",),
     "answered": ("prepare", "answer"),
     "experiment": ("experiment",),
     "experiment_prepare": ("experiment",),
@@ -48,19 +49,14 @@ STAGES_OF = {
 
 
 def build_namespace(
-    settings: Settings, inputs: GraphInputs | None = None, tasks: list[str] | None = None, prepared: bool = False
+    settings: Settings, inputs: GraphInputs | None = None, tasks: list[str] | None = None
 ) -> dict[str, Any]:
     """DOIT_CONFIG and the task generators for one set of settings (the CLI and `doit` share it); `inputs`: this
     graph's, when the caller read them already; `tasks`: the tasks the run asks for, when it is one of STAGES_OF
-    only their stages are in it; `prepared`: the prepare is up to date as a whole (steps.prepare.prepared_unchanged),
-    so its stage is one task with nothing to do. The tasks are defined in the order of this namespace (see
-    doitlib.uncaptured)."""
+    only their stages are in it. The tasks are defined in the order of this namespace (see doitlib.uncaptured)."""
     inputs = inputs or GraphInputs(settings)
     wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
     made: dict[str, Any] = {}
-    if prepared and wanted is not None and "prepare" in wanted:
-        wanted = tuple(stage for stage in wanted if stage != "prepare")
-        made["task_prepare"] = _prepared
     # each stage's module is imported when its tasks are made: `bceval answer` loads neither scoring nor guidance
     stages: dict[str, Callable[[], dict[str, Any]]] = {
         "prepare": lambda: prepare_tasks(inputs),
@@ -87,17 +83,10 @@ def _stage(name: str) -> Any:
     return importlib.import_module(f"bceval.graph.{name}")
 
 
-def _prepared() -> dict[str, Any]:
-    """The prepare stage, found up to date as a whole before the graph was built: nothing of it to plan or check."""
-    return {"actions": None, "uptodate": [True]}
-
-
 def prepare_variant(variant: Settings) -> int:
     """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
-    from bceval.graph.uptodate import prepare_graph
-
     open_output(variant)
-    return prepare_graph(variant, ["prepare"], build_namespace)
+    return run_namespace(build_namespace(variant, tasks=["prepare"]), ["run", "prepare"])
 
 
 # `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of

@@ -7,7 +7,6 @@ Preparing never loads pydantic (scoring, adapters, scorecards and health do, in 
 from __future__ import annotations
 
 import array
-import dataclasses
 import hashlib
 import json
 import os
@@ -17,7 +16,7 @@ from typing import Any
 
 from bceval import __version__
 from bceval.clock import generated_at
-from bceval.config import PARTS, Settings
+from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
@@ -27,7 +26,6 @@ from bceval.evaluators.review.coverage import changed_articles, coverage_documen
 from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
 from bceval.evaluators.review.prepdir import prune, strays
 from bceval.evaluators.review.requests import domain_files, review_request
-from bceval.evaluators.review.rows import FORMAT as ROWS_FORMAT
 from bceval.evaluators.review.rows import (
     GroupRows,
     changed_domains,
@@ -416,7 +414,7 @@ def write_coverage(settings: Settings) -> None:
     print(table, end="")
 
 
-# --- file signatures, and a prepare skipped while nothing it reads or writes changed (bceval.graph.uptodate) -------
+# --- file signatures: what the rows tasks' up-to-date checks compare --------------------------------------------
 
 
 def file_signature(root: str, rels: list[str]) -> str:
@@ -490,129 +488,3 @@ def _stat_state(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_size, info.st_mtime_ns
-
-
-# The parts of the settings no prepare reads (who answers and how, which cases, where results go, an experiment
-# arm's context): a prepare made under other values of them is the same prepare, so `bceval answer` finds the one
-# `bceval prepare` made up to date (graph.run.run_graph).
-ANSWERING_PARTS = ("agent", "selection", "results", "arm")
-
-
-def prepare_view(settings: Settings) -> Settings:
-    """`settings` with every setting of ANSWERING_PARTS at its default: what a prepare depends on."""
-    defaults: dict[str, Any] = {}
-    for part in ANSWERING_PARTS:
-        for field in dataclasses.fields(PARTS[part]):
-            if field.default is not dataclasses.MISSING:
-                defaults[field.name] = field.default
-            elif field.default_factory is not dataclasses.MISSING:
-                defaults[field.name] = field.default_factory()
-    return dataclasses.replace(settings, **defaults)
-
-
-def prepared_inputs(settings: Settings, listing: Listing, states: States) -> str:
-    """A digest of everything a prepare of `settings` reads: bceval's version, SOURCE_DATE_EPOCH, the settings
-    (prepare_view's), the corpus listing with every listed file's size and modification time (`states`:
-    listed_states), those of any case input the recorded cases name outside it, and the manifest's."""
-    outside: list[Any] = []
-    try:
-        recorded = load_own_json(cases_file(settings))
-        inputs = sorted({case["input"] for case in recorded["cases"]})
-        outside = [[rel, _stat_state(f"{settings.corpus}/{rel}")] for rel in inputs if not listing.has_file(rel)]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # not prepared yet (or not readable): its outputs' state says so too
-    # the manifest as it is read: through a link to the file it names (a link's own state does not change with it)
-    manifest = _followed_state(settings.manifest) if settings.manifest is not None else None
-    head = [__version__, ROWS_FORMAT, os.environ.get("SOURCE_DATE_EPOCH", ""), repr(prepare_view(settings))]
-    head += [listing.digest, manifest, outside]
-    digest = hashlib.sha256(json.dumps(head, default=str).encode("utf-8"))
-    for folder in listing.sorted_names:  # every listed file's size and mtime, in name order
-        digest.update(states[folder])
-    return digest.hexdigest()
-
-
-def prepared_outputs(settings: Settings, trees: list[Any] | None = None) -> list[Any]:
-    """Every file and folder a prepare writes or checks, as it is now (name, type, size, modification time,
-    inode): the prepare directory, the build folder's review/, the coverage report and doit's state. `trees`:
-    the two folders' states as prepared_trees took them earlier, to stand for them (see note_prepared)."""
-    out = OutDir(settings.out)
-    states: list[Any] = [_state_of(path) for path in (out.doit_db, out.coverage("json"), out.coverage("md"))]
-    return states + (prepared_trees(settings) if trees is None else trees)
-
-
-def prepared_trees(settings: Settings) -> list[Any]:
-    """The states of the two folders a prepare writes (the prepare directory and the build folder's review/)."""
-    return [_tree_state(str(settings.prepare_dir)), _tree_state(str(build_dir(settings)))]
-
-
-def _state_of(path: Path) -> list[Any] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return _entry_state(path.name, info)
-
-
-def _followed_state(path: Path) -> list[Any] | None:
-    """_state_of the file `path` names, through any link (with the link's own state beside it)."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [_entry_state(path.name, info), _state_of(path)]
-
-
-def _entry_state(name: str, info: os.stat_result) -> list[Any]:
-    return [name, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino]
-
-
-def _tree_state(top: str) -> list[Any] | None:
-    """_state_of every entry below `top`, folder by folder in name order (links are not followed)."""
-    try:
-        with os.scandir(top) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-    except OSError:
-        return None
-    states: list[Any] = []
-    for entry in entries:
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            states.append([entry.name, None])
-            continue
-        states.append(_entry_state(entry.name, info))
-        if entry.is_dir(follow_symlinks=False):
-            states.append(_tree_state(entry.path))
-    return states
-
-
-def prepared_unchanged(settings: Settings, inputs: str | None, trees: list[Any] | None = None) -> bool:
-    """Whether the last prepare of `settings` finished (BuildDir.prepared) from inputs of digest `inputs`
-    (prepared_inputs) and its outputs are as it left them: then a prepare would change nothing. `trees`: the
-    folders' states (prepared_trees), when the caller took them."""
-    if inputs is None:
-        return False
-    try:
-        kept = load_own_json(BuildDir(settings.build_dir).prepared)
-    except (OSError, ValueError):
-        return False
-    if not isinstance(kept, dict) or kept.get("inputs") != inputs:
-        return False
-    return kept.get("outputs") == _outputs_digest(settings, trees)
-
-
-def note_prepared(settings: Settings, inputs: str | None, trees: list[Any] | None = None) -> None:
-    """After a prepare of `settings`: what it was made from (`inputs`, taken before it read anything, so an edit
-    made while it ran is a difference next time) and what it left; None (a failed or unknown one) notes nothing.
-    `trees`: the folders' states taken before a graph that found the prepare up to date and so never wrote
-    below them (prepared_trees); their state from before stands in the note, so it costs no second walk and an
-    edit made there meanwhile is a difference next time, as it is for the inputs."""
-    kept = BuildDir(settings.build_dir).prepared
-    if inputs is None:
-        kept.unlink(missing_ok=True)
-        return
-    write_atomic(kept, json.dumps({"inputs": inputs, "outputs": _outputs_digest(settings, trees)}))
-
-
-def _outputs_digest(settings: Settings, trees: list[Any] | None = None) -> str:
-    return hashlib.sha256(json.dumps(prepared_outputs(settings, trees)).encode("utf-8")).hexdigest()

@@ -218,14 +218,6 @@ class BuildDir:
         """The digest of every agent view of the prepared cases, with the signatures of what each was made of."""
         return self.path / "view-digests.json"
 
-    @property
-    def answered_dir(self) -> Path:
-        return self.path / "answered"
-
-    def answered(self, scope: str) -> Path:
-        """The journal of the answers one build task gave (bceval.steps.units): `experiment-<name>`, `run-<name>`."""
-        return self.answered_dir / f"{scope}.log"
-
 
 # --- runs --------------------------------------------------------------------------------------------------------
 

@@ -138,6 +138,10 @@ class CommandAdapter(LiveAgent):
         record["outcome"] = f"failed: {kind}"
         return Answer(None, failure, usage, record, False, view.digest, prompts)
 
+    def in_cache(self, question: CaseInput) -> bool:
+        view = built_view(question.request_path.parent, question.corpus, question.model_id)
+        return self._cached(self.cache_key(view, question)) is not None
+
     def _cached(self, key: str) -> tuple[list[AnsweredCase], Usage, dict[str, Any], str] | None:
         path = cached_answer(self.cache_dir, key)
         try:

@@ -39,36 +39,6 @@ _sweeping = 0  # `end`s looking for orphans: a start under way would look like o
 _quiet = threading.Condition(_lock)
 
 
-# Turns. The workers that answer side by side share one interpreter lock, and every system call hands it on, so
-# when a wave of agents exits together each worker's way from one agent to the next is slowed by all the others:
-# they all finish late, together. A worker that takes turns holds the turn from the exit of its agent (begin_turn)
-# to the start of its next one (end_turn): one after the other, each is done in the time of its own work and the
-# work of those before it. A thread holding the turn never waits for anything that needs the turn.
-_turn = threading.Lock()
-_turns = threading.local()  # .on: this thread takes turns; .held: it has the turn now
-
-
-def taking_turns(on: bool) -> None:
-    """Make the calling thread take turns (a worker of bceval.steps.units), or stop (a turn it holds is given up)."""
-    _turns.on = on
-    if not on:
-        end_turn()
-
-
-def begin_turn() -> None:
-    """This thread's agent has exited: wait for the turn (a thread that does not take turns goes on at once)."""
-    if getattr(_turns, "on", False) and not getattr(_turns, "held", False):
-        _turn.acquire()
-        _turns.held = True
-
-
-def end_turn() -> None:
-    """Give up the turn, if this thread has it: its next agent has started, or it is about to wait."""
-    if getattr(_turns, "held", False):
-        _turns.held = False
-        _turn.release()
-
-
 class Interrupted(BcevalError):
     """Raised to a worker that would start an agent or a folder after bceval was interrupted."""
 
@@ -109,10 +79,7 @@ def start(
             become_subreaper()
             while _sweeping:
                 _quiet.wait()
-            try:
-                process = _popen(argv, cwd, env, stdout, stderr, stdin)
-            finally:
-                end_turn()
+            process = _popen(argv, cwd, env, stdout, stderr, stdin)
             _running.add(process)
         return process
     global _starting
@@ -127,7 +94,6 @@ def start(
     try:
         process = _popen(argv, cwd, env, stdout, stderr, stdin)
     finally:
-        end_turn()
         with _lock:
             _starting -= 1
             _quiet.notify_all()

@@ -243,7 +243,6 @@ class LiveAgent(AgentBase):
         with self._rng_lock:
             wait = backoff(number, self.agent.retry_wait, self.rng)
         if wait:
-            live.end_turn()  # nobody waits for a worker that is only waiting
             self.sleep(wait)
         return wait
 
@@ -327,7 +326,6 @@ class LiveAgent(AgentBase):
                 return _Attempt(record, failure=("spawn-error", record["detail"], None))
             try:
                 stopped = self._supervise(process, out, err, started)
-                live.begin_turn()  # from here to the start of this worker's next agent (see live.begin_turn)
             finally:
                 live.end(process)  # the case is over: nothing the agent started outlives it
                 live.forget(process)

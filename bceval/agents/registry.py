@@ -63,6 +63,10 @@ class Agent(Protocol):
         """The answer to one question of the shape the agent was made for, or why there is none."""
         ...
 
+    def in_cache(self, question: Any) -> bool:
+        """Whether the answer to `question` is in the answer cache, so that answering it asks no model."""
+        ...
+
     def close(self) -> None:
         """Release what the agent holds between answers (a live guidance agent's knowledge view)."""
         ...
@@ -85,6 +89,9 @@ class AgentBase:
 
     def close(self) -> None:
         return None
+
+    def in_cache(self, question: Any) -> bool:
+        return False
 
     def read_evidence(self) -> dict[str, dict[str, Any]]:
         return {}

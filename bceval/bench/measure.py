@@ -392,11 +392,9 @@ for thread in threads:
 
 def _state_bytes(out: Path) -> int:
     """The size of what a rerun reads to know what is up to date: doit's state (with any file its backend keeps
-    beside it) and bceval's journals of the answers given (bceval.steps.units)."""
+    beside it)."""
     db = OutDir(out).doit_db
-    size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
-    journals = OutDir(out).build.answered_dir.glob("*.log")
-    return size + sum(p.stat().st_size for p in journals if p.is_file())
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:

@@ -3,19 +3,20 @@
     experiment_export   each commit a ref names, exported once
     experiment_prepare  `bceval prepare` of each variant (arms reading the same corpus and manifest share one)
     experiment_run      run.json of each (arm, epoch)
-    unit                every (arm, epoch, case) answer not up to date, `--jobs` at a time (one task: see
-                        bceval.steps.units); an answer another arm already asked (identical view and settings)
-                        is shared
+    unit                every (arm, epoch, case) answer, `--jobs` at a time, through the answer cache (one task:
+                        see bceval.steps.units); an answer another arm already asked (identical view and
+                        settings) is shared
+    guidance_unit       one whole run per (arm, epoch) of an evaluator whose unit is a run
     experiment_report   report.{json,md,html}; the verdict lines on stdout
 
-Task creators only read the small experiment file and, once the variants are prepared, their recorded cases
-and view inputs.
+Every creator but `experiment` is delayed: doit calls it only when an experiment task is asked for, so other
+commands never read the experiment file. They read the small experiment file and, once the variants are
+prepared, their recorded cases and view inputs.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,17 +26,70 @@ from doit.exceptions import InvalidTask
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.base import case_input
 from bceval.agents.registry import capabilities
+from bceval.agents.view import ViewDigests
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import CASE, RUN
+from bceval.experiment.model import load_experiment
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings, resolve
+from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, once
-from bceval.layout import OutDir, RunDir, result_name
+from bceval.layout import EXPORT_DONE, OutDir, RunDir
 from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.selection import shard_cases
+from bceval.steps import experiment as steps
+from bceval.steps.answer import Progress, RunAnswers
+from bceval.steps.experiment_report import selected_cases, variant_cases
+from bceval.steps.units import Unit, missing_results
 
-# Every creator below is delayed: doit calls it only when an experiment task is asked for, so other commands
-# never read the experiment file (or load what reading it needs).
+
+def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> dict[str, Callable[[], Any]]:
+    """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one.
+    `prepare` is `bceval prepare` of a corpus variant (the loader passes its own graph's)."""
+    if settings.experiment is None:
+        return {"task_experiment": _no_experiment}
+    graph = ExperimentGraph(settings, prepare)
+    prepared = {"executed": "experiment_prepare"}
+    return {
+        "task_experiment_export": _delayed(graph.export_task),
+        "task_experiment_prepare": _delayed(graph.prepare_task),
+        "task_experiment_run": _delayed(graph.run_tasks, prepared),
+        "task_unit": _delayed(graph.unit_task, prepared),
+        "task_guidance_unit": _delayed(graph.guidance_tasks, prepared),
+        "task_experiment_report": _delayed(graph.report_task),
+        "task_experiment": _experiment,
+    }
+
+
+def _delayed(method: Callable[[], Any], after: dict[str, str] | None = None) -> Callable[[], Any]:
+    """A task creator doit calls only when one of its tasks is asked for (after `after`'s tasks ran)."""
+
+    @functools.wraps(method)
+    def creator() -> Any:
+        return method()
+
+    return create_after(**(after or {}))(creator)
+
+
+def _no_experiment() -> dict:
+    """Run the experiment named by BCEVAL_EXPERIMENT (or [tool.bceval] experiment)."""
+
+    def missing() -> None:
+        raise BcevalError("no experiment: name its file with BCEVAL_EXPERIMENT or [tool.bceval] experiment")
+
+    return {"actions": [action(missing)], "uptodate": [False]}
+
+
+def _experiment() -> dict:
+    """Run the experiment (BCEVAL_EXPERIMENT) and write its report."""
+    return {"actions": None, "task_dep": ["experiment_report"]}
+
+
+def _identity(asked: Asking) -> dict[str, Any]:
+    """An arm's identity as its doit up-to-date checks have always saved it."""
+    return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
 
 
 def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
@@ -54,285 +108,190 @@ def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
 _DONE = object()
 
 
-def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> dict[str, Callable[[], Any]]:
-    """Task creators to merge into the bceval namespace; without an experiment, `experiment` says how to name one.
-    `prepare` is `bceval prepare` of a corpus variant (the loader passes its own graph's)."""
-    if settings.experiment is None:
+class ExperimentGraph:
+    """What the experiment's task creators share, each read once: the plan, the cases each arm covers, the
+    answering of each (arm, epoch) and one progress count over all of them."""
 
-        def task_experiment() -> dict:
-            """Run the experiment named by BCEVAL_EXPERIMENT (or [tool.bceval] experiment)."""
-
-            def missing() -> None:
-                raise BcevalError("no experiment: name its file with BCEVAL_EXPERIMENT or [tool.bceval] experiment")
-
-            return {"actions": [action(missing)], "uptodate": [False]}
-
-        return {"task_experiment": task_experiment}
+    def __init__(self, settings: Settings, prepare: Callable[[Settings], int]) -> None:
+        self.settings = settings
+        self.prepare = prepare
+        self.progress = Progress()  # one count over every arm and epoch; its total: the units task_unit gives
 
     @once
-    def plan() -> Any:
-        from bceval.experiment.model import load_experiment
-        from bceval.experiment.plan import resolve
-
-        assert settings.experiment is not None
+    def plan(self) -> Plan:
+        assert self.settings.experiment is not None
         try:
-            experiment, positions = load_experiment(settings.experiment)
-            return resolve(experiment, settings, settings.experiment, positions)
+            experiment, positions = load_experiment(self.settings.experiment)
+            return resolve(experiment, self.settings, self.settings.experiment, positions)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
     @once
-    def chosen() -> dict[str, list[Any]]:
+    def chosen(self) -> dict[str, list[Any]]:
         """Per arm, the cases the experiment covers (read once the variants are prepared)."""
-        from bceval.steps.experiment_report import selected_cases
-
         try:
-            return selected_cases(plan(), settings)
+            return selected_cases(self.plan(), self.settings)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
-    @once
-    def all_cases(arm_name: str) -> list[Any]:
-        from bceval.experiment.plan import arm_settings
-        from bceval.steps.experiment_report import variant_cases
-
-        current = plan()
-        return variant_cases(arm_settings(current, current.arm(arm_name), settings, 1))[0]
-
-    def selected() -> dict[str, list[str]]:
-        return {arm: [case.id for case in cases] for arm, cases in chosen().items()}
-
-    from bceval.steps.answer import Progress
-
-    progress = Progress()  # one count over every arm and epoch; its total: the units task_unit plans
+    def selected(self) -> dict[str, list[str]]:
+        return {arm: [case.id for case in cases] for arm, cases in self.chosen().items()}
 
     @once
-    def spending() -> Any:
+    def spending(self) -> Any:
         """The experiment's one budget (maxCost), shared by every arm and epoch; None without one."""
-        from bceval.steps.experiment import experiment_spending
-
-        return experiment_spending(plan(), settings)
+        return steps.experiment_spending(self.plan(), self.settings)
 
     @once
-    def answers(arm_name: str, epoch: int) -> Any:
-        from bceval.experiment.plan import arm_settings
-        from bceval.steps.answer import RunAnswers
-
-        current = plan()
-        run = arm_settings(current, current.arm(arm_name), settings, epoch)
-        return RunAnswers(run, all_cases(arm_name), progress, f"arm {arm_name}, epoch {epoch}, ", spending())
+    def all_cases(self, arm_name: str) -> list[Any]:
+        plan = self.plan()
+        return variant_cases(arm_settings(plan, plan.arm(arm_name), self.settings, 1))[0]
 
     @once
-    def view_digests(variant_out: str, corpus: str) -> Any:
+    def answers(self, arm_name: str, epoch: int) -> RunAnswers:
+        """The answering of one (arm, epoch): its agent is made once, on its first answer."""
+        plan = self.plan()
+        run = arm_settings(plan, plan.arm(arm_name), self.settings, epoch)
+        where = f"arm {arm_name}, epoch {epoch}, "
+        return RunAnswers(run, self.all_cases(arm_name), self.progress, where, self.spending())
+
+    @once
+    def view_digests(self, variant_out: str, corpus: str) -> ViewDigests:
         """Every view's digest of one prepared variant (kept beside its build: see ViewDigests)."""
-        from bceval.agents.view import ViewDigests
-
         out = OutDir(Path(variant_out))
         return ViewDigests(out.prepare.path, Path(corpus), out.build.view_digests)
 
-    @create_after()
-    def task_experiment_export() -> dict:
-        """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
-        from bceval.layout import EXPORT_DONE
-        from bceval.steps import experiment as experiment_steps
+    def epochs(self) -> range:
+        return range(1, self.plan().experiment.epochs + 1)
 
-        current = plan()
-        marks = [
-            OutDir(settings.out).corpus_export(arm.commit, arm.subdir) / EXPORT_DONE
-            for arm in current.arms
-            if arm.commit is not None
-        ]
+    def case_runs(self) -> list[tuple[ArmPlan, Settings]]:
+        """(arm, its run's settings) of every (arm, epoch) answering case by case, epoch by epoch."""
+        plan = self.plan()
+        arms = [arm for arm in plan.arms if arm.evaluated_by.traits.unit == CASE]  # else see guidance_tasks
+        return [(arm, arm_settings(plan, arm, self.settings, epoch)) for epoch in self.epochs() for arm in arms]
+
+    # --- task creators ---------------------------------------------------------------------------------------
+
+    def export_task(self) -> dict:
+        """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
+        out = OutDir(self.settings.out)
+        arms = [arm for arm in self.plan().arms if arm.commit is not None]
+        marks = [out.corpus_export(arm.commit, arm.subdir) / EXPORT_DONE for arm in arms]
         return {
-            "actions": [action(experiment_steps.export_corpora, settings, plan)],
+            "actions": [action(steps.export_corpora, self.settings, self.plan)],
             "uptodate": [lambda: all(mark.is_file() for mark in marks)],
         }
 
-    @create_after()
-    def task_experiment_prepare() -> dict:
+    def prepare_task(self) -> dict:
         """Prepare each variant (its own incremental `bceval prepare`, run in this process)."""
-        from bceval.steps import experiment as experiment_steps
-
         return {
-            "actions": [action(experiment_steps.prepare_variants, settings, plan, prepare)],
+            "actions": [action(steps.prepare_variants, self.settings, self.plan, self.prepare)],
             "task_dep": ["experiment_export"],
             "uptodate": [False],
         }
 
-    @create_after(executed="experiment_prepare")
-    def task_experiment_run() -> Any:
+    def run_tasks(self) -> Iterator[dict]:
         """run.json of each (arm, epoch)."""
-        from bceval.experiment.plan import arm_settings
-        from bceval.steps import experiment as experiment_steps
+        for arm, run in self.case_runs():
+            ids = [case.id for case in self.chosen()[arm.name]]
+            yield {
+                "name": f"{arm.name}/e{run.epoch}",
+                "actions": [action(steps.write_run_record, run, ids)],
+                "uptodate": [
+                    config_changed({"ids": ids, **_identity(run.asked)}),
+                    RunDir(run.run_dir).record.is_file,
+                ],
+            }
 
-        current = plan()
-        for arm in current.arms:
-            if arm.evaluated_by.traits.unit != CASE:
-                continue  # a whole run keeps its own record
-            ids = [case.id for case in chosen()[arm.name]]
-            for epoch in range(1, current.experiment.epochs + 1):
-                run = arm_settings(current, arm, settings, epoch)
-                yield {
-                    "name": f"{arm.name}/e{epoch}",
-                    "actions": [action(experiment_steps.write_run_record, run, ids)],
-                    "uptodate": [
-                        config_changed({"ids": ids, **_identity(run.asked)}),
-                        RunDir(run.run_dir).record.is_file,
-                    ],
-                }
+    def unit_task(self) -> dict:
+        """Every (arm, epoch, case) answer of this shard, `--jobs` at a time; up to date while every one has a
+        result and what each depends on (its view, its arm's agent settings, the answer key where the agent
+        reads it, the answer it shares) is unchanged."""
+        units, asked = self.units()
+        runs = self.case_runs()
 
-    def case_runs() -> Iterator[tuple[Any, int, Settings]]:
-        """(arm, epoch, its run's settings) of every arm answering case by case, in the order they answer."""
-        from bceval.experiment.plan import arm_settings
+        def answered() -> bool:
+            shard = self.settings.shard
+            return not any(
+                missing_results(run.results_dir, (case.modelId for case in shard_cases(self.chosen()[arm.name], shard)))
+                for arm, run in runs
+            )
 
-        current = plan()
-        for arm in current.arms:
-            if arm.evaluated_by.traits.unit == CASE:  # else see task_guidance_unit
-                for epoch in range(1, current.experiment.epochs + 1):
-                    yield arm, epoch, arm_settings(current, arm, settings, epoch)
+        def answer_all() -> None:
+            self.progress.total = len(units)
+            steps.answer_units(units, self.settings.jobs, [run.run_dir for _, run in runs])
 
-    def units() -> Iterator[Any]:
-        """Every (arm, epoch, case) answer of this shard as a unit (bceval.steps.units), made as they are asked
-        for (so the first agent need not wait for the last unit): epoch by epoch, and within an epoch case by
-        case, each case for every arm in turn. So an answering stopped half way (a budget reached, an interrupt)
-        leaves the arms with the same cases answered, and comparable. An answer an earlier arm asks under the
-        same key is shared (that arm's unit comes first: the same one as in any other order)."""
+        return {
+            "actions": [action(answer_all)],
+            "task_dep": ["experiment_run"],  # each run's record first: it vouches for what its answers write
+            "uptodate": [config_changed({"units": asked}), answered],
+        }
+
+    def units(self) -> tuple[list[Unit], list[Any]]:
+        """Every (arm, epoch, case) answer of this shard as a unit, and what each depends on: epoch by epoch, and
+        within an epoch case by case, each case for every arm in turn. So an answering stopped half way (a budget
+        reached, an interrupt) leaves the arms with the same cases answered, and comparable. An answer an earlier
+        arm asks under the same key is shared (that arm's unit comes first: the same one as in any other order)."""
         owners: dict[tuple[str, ...], str] = {}
-        runs = list(case_runs())
-        for epoch in range(1, plan().experiment.epochs + 1):
-            yield from _in_turn([run_units(arm, run, owners) for arm, at, run in runs if at == epoch])
+        runs = self.case_runs()
+        made = []
+        for epoch in self.epochs():
+            made += _in_turn([self.run_units(arm, run, owners) for arm, run in runs if run.epoch == epoch])
+        return [unit for unit, _ in made], [entry for _, entry in made]
 
-    def run_units(arm: Any, run: Settings, owners: dict[tuple[str, ...], str]) -> Iterator[Any]:
-        """The units of one arm's run of one epoch, in its cases' order."""
-        from bceval.agents.base import case_input
-        from bceval.steps import experiment as experiment_steps
-        from bceval.steps.units import Unit, unit_state_maker
-
-        epoch = run.epoch
+    def run_units(self, arm: ArmPlan, run: Settings, owners: dict[tuple[str, ...], str]) -> Iterator[tuple[Unit, Any]]:
+        """The units of one arm's run of one epoch in its cases' order, each with what it depends on."""
         asked = run.asked
         knows_answers = capabilities(run.adapter).knows_answers
         identity = _identity(asked)
         if not asked.isolated:  # it reads the arm's whole corpus
             identity["corpus"] = str(run.corpus)
-        key, state = key_maker(asked, __version__), unit_state_maker(identity)
-        unit_action = _bound(answers, arm.name, epoch)
-        results = str(run.results_dir)
-        digests = view_digests(str(run.out), str(run.corpus))
-        for case in shard_cases(chosen()[arm.name], settings.shard):
-            # The view's digest covers every byte of every file the view is made of (known from an earlier
-            # command while those files are as they were), so nothing is read per answer.
-            try:
-                digest = digests.digest(case.modelId)
-            except BcevalError:
-                digest = "unprepared"  # the answer says so in one line
+        key = key_maker(asked, __version__)
+        answers = functools.partial(self.answers, arm.name, run.epoch)
+        digests = self.view_digests(str(run.out), str(run.corpus))
+        for case in shard_cases(self.chosen()[arm.name], self.settings.shard):
+            digest = view_digest(digests, case)
             expected = case.expected if knows_answers else None
-            if asked.isolated:
-                where: tuple[str, ...] = ()
-            else:
+            where: tuple[str, ...] = ()
+            if not asked.isolated:
                 found = case_input(run.prepare_dir, run.corpus, case)
                 where = question(asked, digest, found.corpus, found.request_path).where
-            name = f"{arm.name}/e{epoch}/{case.modelId}"
+            name = f"{arm.name}/e{run.epoch}/{case.modelId}"
             owner = owners.setdefault(key(digest, where, expected), name)
             note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
-            answer = functools.partial(experiment_steps.answer_unit, unit_action, case, note)
-            target = os.path.join(results, result_name(case.modelId))
-            shares = owner if owner != name else None
-            yield Unit(name, state(digest, expected, note), target, answer, shares)
+            answer = functools.partial(steps.answer_unit, answers, case, note)
+            yield Unit(name, answer, owner if owner != name else None), [name, identity, digest, expected, note]
         digests.save()
 
-    @once
-    def journal() -> Any:
-        from bceval.steps.units import Journal
-
-        return Journal(OutDir(settings.out).build.answered(f"experiment-{plan().experiment.name}"))
-
-    def to_answer() -> Iterator[Any]:
-        from bceval.steps.units import counted, missing_results
-
-        missing = sum(
-            missing_results(run.results_dir, (case.modelId for case in shard_cases(chosen()[arm.name], settings.shard)))
-            for arm, _, run in case_runs()
-        )
-        return counted(units(), journal(), progress, missing)
-
-    def nothing_to_answer() -> bool:
-        from bceval.steps.units import up_to_date
-
-        return up_to_date(units(), journal())
-
-    @create_after(executed="experiment_prepare")
-    def task_unit() -> dict:
-        """Every (arm, epoch, case) answer not up to date: its view or its arm's agent settings changed, or it has
-        no result (see bceval.steps.units); `--jobs` of them at a time."""
-        from bceval.steps import experiment as experiment_steps
-
-        def run_dirs() -> list[Path]:
-            return [run.run_dir for _, _, run in case_runs()]
-
-        return {
-            "actions": [action(experiment_steps.answer_units, to_answer, settings.jobs, journal, run_dirs)],
-            "task_dep": ["experiment_run"],  # each run's record first: it vouches for what its answers write
-            "uptodate": [nothing_to_answer],
-        }
-
-    @create_after(executed="experiment_prepare")
-    def task_guidance_unit() -> Any:
+    def guidance_tasks(self) -> Iterator[dict]:
         """One whole guidance run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read
         the same workspaces); up to date once a run of it finished while its fields and inputs (knowledge
         checkout, manifest, map, workspaces) stay as they were, since evidence is only ever captured afresh."""
-        from bceval.steps import experiment as experiment_steps
-
-        current = plan()
+        plan = self.plan()
         previous = None
-        for arm in current.arms:
+        for arm in plan.arms:
             if arm.evaluated_by.traits.unit != RUN:
                 continue
-            inputs = experiment_steps.guidance_inputs(arm)
-            for epoch in range(1, current.experiment.epochs + 1):
-                folder = current.run_folders(arm.name, epoch)
+            fields = {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}}
+            fields["inputs"] = steps.guidance_inputs(arm)
+            for epoch in self.epochs():
+                folder = plan.run_folders(arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
                 yield {
                     "name": name,
-                    "actions": [action(experiment_steps.guidance_unit, settings, plan, arm.name, epoch)],
+                    "actions": [action(steps.guidance_unit, self.settings, self.plan, arm.name, epoch)],
                     "task_dep": [f"guidance_unit:{previous}"] if previous else [],
                     "uptodate": [
-                        config_changed(
-                            {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}, "inputs": inputs}
-                        ),
-                        lambda folder=folder: experiment_steps.completed_run(folder) is not None,
+                        config_changed(fields),
+                        lambda folder=folder: steps.completed_run(folder) is not None,
                     ],
                 }
                 previous = name
 
-    @create_after()
-    def task_experiment_report() -> dict:
+    def report_task(self) -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        from bceval.steps import experiment as experiment_steps
-
         return {
-            "actions": [action(experiment_steps.write_report, settings, plan, selected, True)],
+            "actions": [action(steps.write_report, self.settings, self.plan, self.selected, True)],
             "task_dep": ["unit", "experiment_run", "guidance_unit"],
             "uptodate": [False],
         }
-
-    def task_experiment() -> dict:
-        """Run the experiment (BCEVAL_EXPERIMENT) and write its report."""
-        return {"actions": None, "task_dep": ["experiment_report"]}
-
-    return {
-        "task_experiment_export": task_experiment_export,
-        "task_experiment_prepare": task_experiment_prepare,
-        "task_experiment_run": task_experiment_run,
-        "task_unit": task_unit,
-        "task_guidance_unit": task_guidance_unit,
-        "task_experiment_report": task_experiment_report,
-        "task_experiment": task_experiment,
-    }
-
-
-def _identity(asked: Asking) -> dict[str, Any]:
-    """An arm's identity as its doit up-to-date checks have always saved it."""
-    return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
-
-
-def _bound(answers: Callable[[str, int], Any], arm: str, epoch: int) -> Callable[[], Any]:
-    return lambda: answers(arm, epoch)

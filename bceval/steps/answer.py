@@ -302,17 +302,20 @@ class RunAnswers:
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
         """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the run's known
-        cost has reached its budget, the case is not started: it is recorded as not answered (budget)."""
+        cost has reached its budget, a case the answer cache does not hold is not started: it is recorded as not
+        answered (budget). An answer from the cache costs nothing, so it is never stopped nor charged again."""
         settings = self.settings
         adapter = self.adapter()
         self.progress.start()
         from bceval.agents.base import case_input
 
-        if self.budget is not None and self.budget.reached():
+        question = case_input(settings.prepare_dir, settings.corpus, case)
+        paid = self.budget is not None and not adapter.in_cache(question)
+        if paid and self.budget.reached():
             self.skip(case, adapter.describe())
             return
-        outcome = adapter.answer(case_input(settings.prepare_dir, settings.corpus, case))
-        if self.budget is not None and not outcome.cached:
+        outcome = adapter.answer(question)
+        if paid and not outcome.cached:
             self.budget.spend(outcome.usage.costUsd, f"{settings.run_name}/{case.modelId}")
         described = adapter.describe()
         if note and settings.live and not outcome.cached:

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import agent_names, capabilities
@@ -16,7 +17,11 @@ from bceval.evaluators.review.cases import ReviewCase
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
+from bceval.runs.record import fold_written
 from bceval.steps.experiment_report import completed_run as completed_run
+from bceval.steps.prepare import require_complete
+from bceval.steps.units import Unit
+from bceval.steps.units import answer_units as answer_all
 
 
 def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
@@ -90,25 +95,17 @@ def experiment_spending(plan: Plan, settings: Settings) -> Any:
 
 
 def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
-    from bceval.steps.prepare import require_complete
-
     run = answers()
     require_complete(run.settings)
     run.answer(case, note)
 
 
-def answer_units(
-    to_answer: Callable[[], Any], jobs: int, journal: Callable[[], Any], run_dirs: Callable[[], list[Any]]
-) -> None:
-    """The experiment's answers that are not up to date (bceval.steps.units); then each run's record takes in
-    what its answers wrote."""
-    from bceval.runs.record import fold_written
-    from bceval.steps.units import answer_units as answer_all
-
+def answer_units(units: list[Unit], jobs: int, run_dirs: list[Path]) -> None:
+    """The experiment's answers (bceval.steps.units); then each run's record takes in what its answers wrote."""
     try:
-        answer_all(to_answer(), jobs, journal())
+        answer_all(units, jobs)
     finally:
-        for run_dir in run_dirs():
+        for run_dir in run_dirs:
             fold_written(run_dir)
 
 

@@ -30,128 +30,131 @@ from bceval.steps import prepare as steps
 
 def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the prepare stage, in their order of definition."""
-    settings, prep, basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
+    stage = PrepareStage(inputs)
+    names = ("cases", "validate", "coverage", "prepare_dir", "rows", "index", "domain", "review_request", "prepare")
+    return {f"task_{name}": getattr(stage, f"task_{name}") for name in names}
 
-    def task_cases() -> dict:
+
+class PrepareStage:
+    """The prepare stage's task creators over one graph's inputs."""
+
+    def __init__(self, inputs: GraphInputs) -> None:
+        self.inputs = inputs
+        self.settings, self.prep, self.basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
+
+    def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
-        recorded = config_changed({**basics, "listing": inputs.listing.digest, "manifest": str(settings.manifest)})
+        recorded = config_changed(
+            {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
+        )
         return {
-            "actions": [action(steps.write_cases, settings)],
-            "file_dep": [str(settings.manifest)] if settings.manifest is not None else [],
-            "targets": [str(steps.cases_file(settings))]
-            + [str(steps.domain_cases_file(settings, d)) for d in inputs.domains],
+            "actions": [action(steps.write_cases, self.settings)],
+            "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
+            "targets": [str(steps.cases_file(self.settings))]
+            + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
-            "uptodate": [False, recorded] if steps.gated(settings) else [recorded],
+            "uptodate": [False, recorded] if steps.gated(self.settings) else [recorded],
             "verbosity": 1,
         }
 
-    def task_coverage() -> dict:
+    def task_coverage(self) -> dict:
         """The coverage report: paired articles per leaf domain and how many a case selects (out/coverage.*)."""
         return {
-            "actions": [action(steps.write_coverage, settings)],
-            "targets": [str(OutDir(settings.out).coverage("json")), str(OutDir(settings.out).coverage("md"))],
+            "actions": [action(steps.write_coverage, self.settings)],
+            "targets": [str(OutDir(self.settings.out).coverage("json")), str(OutDir(self.settings.out).coverage("md"))],
             "uptodate": [False],
         }
 
-    def task_validate() -> dict:
+    def task_validate(self) -> dict:
         """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
         return {
-            "actions": [action(steps.report_validation, settings, inputs.loose_samples)],
+            "actions": [action(steps.report_validation, self.settings, self.inputs.loose_samples)],
             "task_dep": ["cases", "rows"],
             "uptodate": [False],
         }
 
-    def task_prepare_dir() -> dict:
+    def task_prepare_dir(self) -> dict:
         """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
         return {
-            "actions": [action(claim, settings.prepare_dir)],
-            "targets": [str(prep.marker)],
+            "actions": [action(claim, self.settings.prepare_dir)],
+            "targets": [str(self.prep.marker)],
             "task_dep": ["cases"],
-            "uptodate": [config_changed(basics)],
+            "uptodate": [config_changed(self.basics)],
         }
 
-    def task_rows() -> Iterator[dict]:
+    def task_rows(self) -> Iterator[dict]:
         """Knowledge-index rows, one task per knowledge folder (see steps.article_group)."""
-        listing, folders = inputs.listing, inputs.group_folders
-        for group in inputs.groups:
+        listing, folders = self.inputs.listing, self.inputs.group_folders
+        for group in self.inputs.groups:
             yield {
                 "name": group,
-                "actions": [action(steps.write_group_rows, settings, listing, group, folders[group])],
-                "targets": [str(steps.rows_file(settings, group))],
+                "actions": [action(steps.write_group_rows, self.settings, listing, group, folders[group])],
+                "targets": [str(steps.rows_file(self.settings, group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
                 "uptodate": [
-                    config_changed({"bceval": __version__, "format": ROWS_FORMAT, "files": inputs.signatures[group]})
+                    config_changed(
+                        {"bceval": __version__, "format": ROWS_FORMAT, "files": self.inputs.signatures[group]}
+                    )
                 ],
             }
 
-    def task_index() -> dict:
+    def task_index(self) -> dict:
         """knowledge-index.json plus each leaf domain's candidate rows."""
         # The rows files name their articles, so they and the group names cover every article added,
         # removed or renamed.
-        groups, domains = list(inputs.groups), inputs.domains
+        groups, domains = list(self.inputs.groups), self.inputs.domains
         return {
-            "actions": [action(steps.write_index, settings, groups, domains)],
-            "file_dep": [str(steps.rows_file(settings, group)) for group in groups],
-            "targets": [str(prep.knowledge_index)] + [str(steps.domain_articles_file(settings, d)) for d in domains],
+            "actions": [action(steps.write_index, self.settings, groups, domains)],
+            "file_dep": [str(steps.rows_file(self.settings, group)) for group in groups],
+            "targets": [str(self.prep.knowledge_index)]
+            + [str(steps.domain_articles_file(self.settings, d)) for d in domains],
             "task_dep": ["prepare_dir"],
-            "uptodate": [config_changed({**basics, "groups": groups, "domains": domains, "at": generated_at()})],
+            "uptodate": [config_changed({**self.basics, "groups": groups, "domains": domains, "at": generated_at()})],
         }
 
-    def task_domain() -> Iterator[dict]:
+    def task_domain(self) -> Iterator[dict]:
         """Per leaf domain: index-, request- and request-case- files and the neutral case files."""
-        derivation = inputs.plan
-        for domain in inputs.domains:
+        derivation = self.inputs.plan
+        for domain in self.inputs.domains:
             cases = derivation.cases_of(domain) if derivation else []
             leaf = next((lf for lf in derivation.leaves if lf.domain == domain), None) if derivation else None
             yield {
                 "name": domain,
-                "actions": [action(steps.write_domain, settings, domain)],
+                "actions": [action(steps.write_domain, self.settings, domain)],
                 "file_dep": [
-                    str(steps.domain_cases_file(settings, domain)),
-                    str(steps.domain_articles_file(settings, domain)),
+                    str(steps.domain_cases_file(self.settings, domain)),
+                    str(steps.domain_articles_file(self.settings, domain)),
                 ]
-                + ([str(settings.corpus / leaf.path)] if leaf else [])
-                + [str(settings.corpus / case.input) for case in cases],
-                "targets": [str(prep.domain_index(domain)), str(prep.domain_request(domain))]
-                + [str(prep.case_file(case.modelId)) for case in cases]
-                + [str(prep.case_request(case.modelId)) for case in cases],
+                + ([str(self.settings.corpus / leaf.path)] if leaf else [])
+                + [str(self.settings.corpus / case.input) for case in cases],
+                "targets": [str(self.prep.domain_index(domain)), str(self.prep.domain_request(domain))]
+                + [str(self.prep.case_file(case.modelId)) for case in cases]
+                + [str(self.prep.case_request(case.modelId)) for case in cases],
                 "task_dep": ["prepare_dir"],
-                "uptodate": [config_changed(basics)],
+                "uptodate": [config_changed(self.basics)],
             }
 
-    def task_review_request() -> dict:
+    def task_review_request(self) -> dict:
         """review-request.json: every case in one all-domains request."""
         return {
-            "actions": [action(steps.write_review_request, settings)],
-            "file_dep": [str(steps.cases_file(settings))],
-            "targets": [str(prep.review_request)],
+            "actions": [action(steps.write_review_request, self.settings)],
+            "file_dep": [str(steps.cases_file(self.settings))],
+            "targets": [str(self.prep.review_request)],
             "task_dep": ["prepare_dir"],
-            "uptodate": [config_changed(basics)],
+            "uptodate": [config_changed(self.basics)],
         }
 
-    def task_prepare() -> dict:
+    def task_prepare(self) -> dict:
         """Validate, then write the neutral request directory (out/review/ by default)."""
-        model_ids = inputs.model_ids
+        model_ids = self.inputs.model_ids
         return {
-            "actions": [action(steps.finish_prepare, settings, inputs.groups)],
+            "actions": [action(steps.finish_prepare, self.settings, self.inputs.groups)],
             "task_dep": ["cases", "index", "domain", "review_request"],
             "uptodate": [
-                config_changed({**basics, "planned": inputs.plan is not None}),
-                lambda: steps.nothing_to_prune(settings, inputs.groups, inputs.domains, model_ids),
-                lambda: not steps.incomplete_marker(settings).exists(),
+                config_changed({**self.basics, "planned": self.inputs.plan is not None}),
+                lambda: steps.nothing_to_prune(self.settings, self.inputs.groups, self.inputs.domains, model_ids),
+                lambda: not steps.incomplete_marker(self.settings).exists(),
             ],
         }
-
-    return {
-        "task_cases": task_cases,
-        "task_validate": task_validate,
-        "task_coverage": task_coverage,
-        "task_prepare_dir": task_prepare_dir,
-        "task_rows": task_rows,
-        "task_index": task_index,
-        "task_domain": task_domain,
-        "task_review_request": task_review_request,
-        "task_prepare": task_prepare,
-    }

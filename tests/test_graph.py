@@ -270,24 +270,6 @@ def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, 
     assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order
 
 
-def test_an_answer_after_a_prepare_runs_none_of_the_prepare_stage_until_an_input_changes(graph_corpus, tmp_path):
-    """What a prepare depends on leaves out who answers and which cases: an answer with any agent settings after a
-    prepare executes none of its tasks; an edited article is prepared before answering."""
-    from dataclasses import replace
-
-    settings = settings_for(graph_corpus.root, tmp_path / "out")
-    assert run_graph(settings, "prepare")[0] == 0
-    prepare_stage = {"cases", "prepare_dir", "rows", "index", "domain", "review_request", "prepare"}
-    answering = replace(settings, adapter="oracle", jobs=2, cases=("ui-bad",), run="r")
-    code, executed = run_graph(answering, "answered")
-    assert code == 0 and not prepare_stage & {name.split(":")[0] for name in executed}, executed
-    assert len(list(answering.results_dir.glob("result-case-*.json"))) == 1
-    article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
-    article.write_text(article.read_text() + "\nEdited after the prepare.\n")
-    code, executed = run_graph(answering, "answered")
-    assert code == 0 and "rows:microsoft/knowledge/ui" in executed  # the edit is prepared before answering
-
-
 def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
     from dataclasses import replace
 
@@ -378,29 +360,7 @@ def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
     assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order
 
 
-def test_a_prepare_with_nothing_to_do_says_so_and_loads_no_other_stage(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import DEMO_CORPUS
-
-    unneeded = ("bceval.graph.score", "bceval.graph.guidance")
-    script = (
-        "import sys; from bceval.cli import main;"
-        " code = main(['prepare', '--corpus', sys.argv[1], '--out', sys.argv[2]]);"
-        f" loaded = [m for m in {unneeded!r} if m in sys.modules];"
-        " print(' '.join(loaded)); sys.exit(code)"
-    )
-    args = [sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")]
-    subprocess.run(args, cwd=tmp_path, check=True, capture_output=True)
-    again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
-    assert "nothing was rebuilt" in again.stderr
-    assert again.stdout.split() == []
-
-
-def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder_and_no_plugins(tmp_path, monkeypatch):
-    import doit.plugin
-
+def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_path, monkeypatch):
     from bceval.graph.doitlib import run_namespace
 
     monkeypatch.chdir(tmp_path)
@@ -434,5 +394,48 @@ def test_doits_state_is_saved_whole_or_not_at_all_in_one_line(tmp_path, monkeypa
     def full(path, content):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    assert cold_prepare("lazily") == ["False", "True", "True", "False"]  # doit ran, without it; lookups still work
-    assert cold_prepare("metadata-first") == ["True", "True", "True", "True"]  # loaded before: doit has the real one
+    monkeypatch.setattr(doitlib, "write_atomic", full)
+    done.unlink()
+    capsys.readouterr()
+    assert doitlib.run_namespace(namespace, ["run"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"bceval: {state}: doit's state was not saved (No space left on device); the next run redoes it"]
+    assert state.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
+
+
+def test_an_answer_after_a_prepare_runs_none_of_the_prepare_stage_until_an_input_changes(graph_corpus, tmp_path):
+    """What a prepare depends on leaves out who answers and which cases: an answer with any agent settings after a
+    prepare executes none of its tasks; an edited article is prepared before answering."""
+    from dataclasses import replace
+
+    settings = settings_for(graph_corpus.root, tmp_path / "out")
+    assert run_graph(settings, "prepare")[0] == 0
+    prepare_stage = {"cases", "prepare_dir", "rows", "index", "domain", "review_request", "prepare"}
+    answering = replace(settings, adapter="oracle", jobs=2, cases=("ui-bad",), run="r")
+    code, executed = run_graph(answering, "answered")
+    assert code == 0 and not prepare_stage & {name.split(":")[0] for name in executed}, executed
+    assert len(list(answering.results_dir.glob("result-case-*.json"))) == 1
+    article = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
+    article.write_text(article.read_text() + "\nEdited after the prepare.\n")
+    code, executed = run_graph(answering, "answered")
+    assert code == 0 and "rows:microsoft/knowledge/ui" in executed  # the edit is prepared before answering
+
+
+def test_a_prepare_with_nothing_to_do_says_so_and_loads_no_other_stage(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import DEMO_CORPUS
+
+    unneeded = ("bceval.graph.score", "bceval.graph.guidance")
+    script = (
+        "import sys; from bceval.cli import main;"
+        " code = main(['prepare', '--corpus', sys.argv[1], '--out', sys.argv[2]]);"
+        f" loaded = [m for m in {unneeded!r} if m in sys.modules];"
+        " print(' '.join(loaded)); sys.exit(code)"
+    )
+    args = [sys.executable, "-c", script, str(DEMO_CORPUS), str(tmp_path / "out")]
+    subprocess.run(args, cwd=tmp_path, check=True, capture_output=True)
+    again = subprocess.run(args, cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert "nothing was rebuilt" in again.stderr
+    assert again.stdout.split() == []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 @dataclass(frozen=True)
 class Outcome:
     """What one attempt came to. `held` is the verdict; the counters feed the replay script's totals."""

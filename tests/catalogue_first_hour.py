@@ -47,8 +47,16 @@ def with_outside(outcome: Outcome, changed: list[int]) -> Outcome:
     count = sum(changed)
     if not count:
         return outcome
-    return Outcome(False, f"{count} file(s) changed outside out/: {outcome.detail}", outcome.clean_error,
-                   outcome.traceback, outcome.hang, count, outcome.escapes, outcome.orphans)
+    return Outcome(
+        False,
+        f"{count} file(s) changed outside out/: {outcome.detail}",
+        outcome.clean_error,
+        outcome.traceback,
+        outcome.hang,
+        count,
+        outcome.escapes,
+        outcome.orphans,
+    )
 
 
 def passed(ran: Ran, *must_contain: str, code: int = 0) -> Outcome:
@@ -207,7 +215,11 @@ def run_doit(args: list[str], cwd: Path, env: dict[str, str] | None = None, time
     try:
         done = subprocess.run(
             [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), *args],
-            cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout,
+            cwd=cwd,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
         return Ran(None, "", "")
@@ -331,8 +343,13 @@ def _clean_failure(ran: Ran, *must_contain: str, code: int = 2) -> Outcome:
     missing = [item for item in must_contain if item not in text]
     held = ran.code == code and not missing and not ran.traceback
     last = (ran.stderr.strip().splitlines() or [""])[-1]
-    return Outcome(held, last if held else f"exit {ran.code}, missing {missing!r}: {text[-300:]!r}",
-                   clean_error=held and code == 2, traceback=ran.traceback, hang=ran.hang)
+    return Outcome(
+        held,
+        last if held else f"exit {ran.code}, missing {missing!r}: {text[-300:]!r}",
+        clean_error=held and code == 2,
+        traceback=ran.traceback,
+        hang=ran.hang,
+    )
 
 
 def _looped_corpus(tmp: Path, kind: str) -> Path:
@@ -375,8 +392,15 @@ def full_disk(tmp: Path) -> Outcome:
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
     environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
-    done = subprocess.run([sys.executable, "-m", "bceval", *flags], cwd=tmp, env=environ, capture_output=True,
-                          text=True, timeout=60, preexec_fn=small_disk)
+    done = subprocess.run(
+        [sys.executable, "-m", "bceval", *flags],
+        cwd=tmp,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=small_disk,
+    )
     full = Ran(done.returncode, done.stdout, done.stderr)
     if full.traceback or full.code in (0, None):
         return Outcome(False, f"on a full disk: exit {full.code}: {full.stderr[-300:]!r}", traceback=full.traceback)
@@ -395,8 +419,9 @@ def shadowing_folder(tmp: Path) -> Outcome:
     (tmp / "bceval").mkdir()
     (tmp / "bceval" / "__init__.py").write_text("", encoding="utf-8")
     (tmp / "bceval" / "__main__.py").write_text("raise SystemExit('the wrong bceval')\n", encoding="utf-8")
-    done = subprocess.run([*BCEVAL, "--version"], cwd=tmp, env=measured_environment(), capture_output=True,
-                          text=True, timeout=30)
+    done = subprocess.run(
+        [*BCEVAL, "--version"], cwd=tmp, env=measured_environment(), capture_output=True, text=True, timeout=30
+    )
     held = done.returncode == 0 and done.stdout.startswith("bceval ")
     return Outcome(held, (done.stdout or done.stderr).strip())
 
@@ -405,8 +430,9 @@ def _git(*args: str, cwd: Path, stdin: str | None = None) -> str:
     import subprocess
 
     identity = ["-c", "user.name=catalogue", "-c", "user.email=catalogue@example.invalid"]
-    return subprocess.run(["git", *identity, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", *identity, *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @attempt(17, "a-ref-whose-tree-holds-a-dot-dot-entry")
@@ -458,8 +484,9 @@ def _bceval_process(args: list[str], cwd: Path, **popen: object) -> tuple[int | 
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
     environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
-    process = subprocess.Popen([sys.executable, "-m", "bceval", *args], cwd=cwd, env=environ, stderr=subprocess.PIPE,
-                               text=True, **popen)  # type: ignore[call-overload]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bceval", *args], cwd=cwd, env=environ, stderr=subprocess.PIPE, text=True, **popen
+    )  # type: ignore[call-overload]
     try:
         _, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -539,8 +566,9 @@ def _python(code: str, cwd: Path, *args: str) -> Ran:
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_")}
     environ["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=environ, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=60
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
@@ -591,8 +619,11 @@ def _live_agent(tmp: Path) -> dict[str, str]:
 def prompt_matches(tmp: Path) -> Outcome:
     env = _live_agent(tmp)
     flags = ["--corpus", str(DEMO), "--out", str(tmp / "out")]
-    answered = run_bceval(["answer", *flags, "--adapter", "command", "--command", "dumping-agent", "--run", "live",
-                           "-k", "security*"], tmp, env=env)
+    answered = run_bceval(
+        ["answer", *flags, "--adapter", "command", "--command", "dumping-agent", "--run", "live", "-k", "security*"],
+        tmp,
+        env=env,
+    )
     assert answered.code == 0, answered.stderr
     shown = run_bceval(["prompt", "security-bad", *flags, "--run", "live"], tmp)  # no BCEVAL_LIVE: nothing runs
     case = next(line for line in shown.stderr.splitlines() if "case security-bad (" in line).split("(")[-1].strip(")")

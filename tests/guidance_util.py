@@ -22,8 +22,8 @@ from typing import Any
 from conftest import REPO
 from graphutil import run_graph
 
-from bceval.cli.guidance import add_parser, run
 from bceval.config import Settings
+from bceval.evaluators.guidance.cli import add_parser, run
 
 SENTINEL = "MODEL_SECRET_SENTINEL"
 SHARED = REPO.parent / "shared"

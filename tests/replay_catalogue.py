@@ -22,8 +22,16 @@ from catalogue import Outcome, load_attempts  # noqa: E402
 def main(argv: list[str]) -> int:
     attempts = [a for a in load_attempts() if not argv or any(text in a.id for text in argv)]
     totals = dict.fromkeys(
-        ("attempts", "held", "clean one-line errors", "tracebacks", "hangs", "files changed outside", "escapes",
-         "orphans"),
+        (
+            "attempts",
+            "held",
+            "clean one-line errors",
+            "tracebacks",
+            "hangs",
+            "files changed outside",
+            "escapes",
+            "orphans",
+        ),
         0,
     )
     started = time.monotonic()

@@ -21,8 +21,9 @@ from bceval.agents.registry import (
     make_agent,
 )
 from bceval.errors import BcevalError
+from bceval.evaluators.base import CASE, GUIDANCE, REVIEW, RUN
 from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.registry import CASE, GUIDANCE, REVIEW, RUN, evaluator, evaluator_names
+from bceval.evaluators.registry import evaluator, evaluator_names
 from bceval.evaluators.review.cases import ReviewCase
 
 

@@ -10,9 +10,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "bceval"
-CORE = (
-    "corpus", "evaluators", "scorecard", "runs", "experiment", "viewer"
-)
+CORE = ("corpus", "evaluators", "scorecard", "runs", "experiment", "viewer")
+# An evaluator package's edge: its CLI verbs, task generators and the steps and runners they call may print, exit
+# and start processes, as the frame's cli, graph and steps do; the rest of the package is its core.
+EVALUATOR_EDGE = {"plugin", "cli", "tasks", "steps", "modes", "runner", "evidence_cli", "verdict", "demo", "config"}
 
 
 def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,6 +83,8 @@ def test_no_core_module_prints_exits_or_starts_a_process() -> None:
     offenders = {}
     for package in CORE:
         for path in sorted((PACKAGE / package).rglob("*.py")):
+            if package == "evaluators" and path.stem in EVALUATOR_EDGE:
+                continue
             calls = _calls(path)
             if calls:
                 offenders[path.relative_to(REPO).as_posix()] = calls

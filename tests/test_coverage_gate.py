@@ -116,7 +116,7 @@ def test_demo_articles_variant_report_is_byte_exact_at_a_relative_path_in_new_fo
         ("security-mask-credential-fields-on-pages-good", True),
     ]
     # each request case carries the context, the non-first article's too
-    from bceval.evaluators.review.neutral import model_id
+    from bceval.evaluators.base import model_id
 
     second = model_id("security-mask-credential-fields-on-pages-bad")
     request = json.loads((tmp_path / "out" / "review" / f"request-{second}.json").read_text())

@@ -71,10 +71,10 @@ def test_a_checks_file_from_pyproject_and_a_flag_that_wins(tmp_path, monkeypatch
     (tmp_path / "pyproject.toml").write_text(
         '[tool.bceval.development]\nchecks = "gates/checks.yaml"\nfail_on_overclaim = true\nguidance = "both"\n'
     )
-    from bceval.cli.development import with_pyproject
     from bceval.cli.main import _parser
     from bceval.config import load_settings
-    from bceval.steps.development_run import RunOptions
+    from bceval.evaluators.development.cli import with_pyproject
+    from bceval.evaluators.development.runner import RunOptions
 
     def options(*flags: str) -> RunOptions:
         args = _parser().parse_args(["development", "run", "--out", "x", *flags])

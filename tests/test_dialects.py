@@ -16,9 +16,9 @@ from conftest import SHARED_CORPUS, requires_shared
 from fork_manifests import RS_TVE, UPGRADE_CONTEXT, cut_down, fork_selections, short_fork_selections
 
 from bceval.corpus.layers import scan_corpus
+from bceval.evaluators.base import model_id
 from bceval.evaluators.review.cases import derive_cases
 from bceval.evaluators.review.manifest import check_manifest
-from bceval.evaluators.review.neutral import model_id
 
 WAIVER = "Each coverage waiver requires non-empty path and reason values."
 

@@ -22,7 +22,7 @@ from guidance_util import (
     write,
 )
 
-from bceval.cli import guidance as guidance_cli
+from bceval.evaluators.guidance import cli as guidance_cli
 from bceval.evaluators.guidance import manifest as guidance_manifest
 from bceval.evaluators.guidance import scoring
 

@@ -19,7 +19,7 @@ from guidance_util import (
 )
 
 from bceval.config import Settings
-from bceval.graph.guidance import guidance_settings
+from bceval.evaluators.guidance.tasks import guidance_settings
 
 
 @pytest.fixture

@@ -358,7 +358,7 @@ IMPLEMENTATION_IDS = {
 
 
 def test_hashed_ids_match_the_spec_table():
-    from bceval.evaluators.review.neutral import model_id
+    from bceval.evaluators.base import model_id
 
     table = {**PLAN_IDS, **IMPLEMENTATION_IDS, "synthetic-case": "case-be3af114", "second-case": "case-2ea89089"}
     for case_id, expected in table.items():

@@ -23,8 +23,8 @@ from bceval.agents import registry
 from bceval.agents.guidance import NoReport
 from bceval.agents.oracle import OracleAgent
 from bceval.config import Settings
+from bceval.evaluators.guidance import runner as guidance_run
 from bceval.evaluators.guidance.demo import create_demo
-from bceval.steps import guidance_run as guidance_run
 
 MANIFESTS = {
     "plan": "evaluation/development-guidance-fixtures.json",

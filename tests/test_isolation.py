@@ -348,8 +348,7 @@ def test_a_view_that_cannot_be_created_is_one_line_and_touches_no_result(
     exit_code, lines, err = run_cli(capsys, "answer", *base, "--run", "r", "--jobs", "4")
     assert exit_code == 2 and lines == []
     assert err == [
-        f"bceval: {view_root}: cannot create an agent view there ({reason}); set TMPDIR to a "
-        "writable folder"
+        f"bceval: {view_root}: cannot create an agent view there ({reason}); set TMPDIR to a writable folder"
     ]
     assert {p.name: p.read_bytes() for p in results.iterdir()} == before
     assert len(agent.calls()) == 16

@@ -280,7 +280,7 @@ def test_dumps_is_json_dumps_indented_for_every_json_type_and_their_subclasses()
         pass
 
     pick = random.Random(25)
-    scalars = [0, -2, 10**30, 1.5, -0.0, 2.5e-8, 1e300, True, False, None, "", "é\u2028\"\\\n", Level.HIGH, Name("n")]
+    scalars = [0, -2, 10**30, 1.5, -0.0, 2.5e-8, 1e300, True, False, None, "", 'é\u2028"\\\n', Level.HIGH, Name("n")]
     # floats of every kind (finite ones from random bit patterns: subnormal, huge, negative zero), as json writes them
     bits = (struct.unpack("<d", pick.randbytes(8))[0] for _ in range(4000))
     floats = [value for value in bits if math.isfinite(value)] + [5e-324, 1.7976931348623157e308, 0.1, 1e16]

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from bceval.corpus.layers import scan_corpus
+from bceval.evaluators.base import model_id
 from bceval.evaluators.review.cases import derive_cases
 from bceval.evaluators.review.manifest import check_manifest
-from bceval.evaluators.review.neutral import model_id
 
 VALID = {
     "version": 2,

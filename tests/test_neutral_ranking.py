@@ -10,9 +10,10 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import domain_articles
 from bceval.corpus.layers import discover_leaves, knowledge_markdown, scan_corpus, sort_key
 from bceval.errors import EvaluationFailed
+from bceval.evaluators.base import model_id
 from bceval.evaluators.review.cases import derive_cases
 from bceval.evaluators.review.manifest import check_manifest
-from bceval.evaluators.review.neutral import model_id, neutral_file_text, neutralize
+from bceval.evaluators.review.neutral import neutral_file_text, neutralize
 from bceval.evaluators.review.ranking import expected_article, gate_problem, rank_candidates
 from bceval.evaluators.review.requests import OUTPUT_LINE, RESULT_SCHEMA, domain_files, leaf_instructions
 

@@ -10,7 +10,7 @@ from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
-from bceval.evaluators.review.neutral import model_id
+from bceval.evaluators.base import model_id
 
 CASES = 16
 

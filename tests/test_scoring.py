@@ -13,8 +13,8 @@ from graphutil import run_graph, settings_for, snapshot
 from bceval import jsonio
 from bceval.cli import main
 from bceval.errors import BcevalError
+from bceval.evaluators.base import model_id
 from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.neutral import model_id
 from bceval.evaluators.review.scoring import (
     InfraFailure,
     aggregate,

@@ -231,8 +231,22 @@ def test_guidance_run_junit(viewer_out, tmp_path, capsys, monkeypatch):
     demo = viewer_out.parent / "guidance-demo"
     junit = tmp_path / "guidance.xml"
     run = tmp_path / "run"
-    code = main(["guidance", "run", "--adapter", "oracle", "--root", str(demo / "knowledge"),
-                 "--workspace-map", str(demo / "workspace-map.plan.json"), "--out", str(run), "--junit", str(junit)])
+    code = main(
+        [
+            "guidance",
+            "run",
+            "--adapter",
+            "oracle",
+            "--root",
+            str(demo / "knowledge"),
+            "--workspace-map",
+            str(demo / "workspace-map.plan.json"),
+            "--out",
+            str(run),
+            "--junit",
+            str(junit),
+        ]
+    )
     assert code == 0
     suite = _suite(junit)
     assert suite.get("tests") == "4" and suite.get("failures") == "0"

@@ -30,7 +30,7 @@ IMG = '<img src=x onerror="window.__pwned=1">'
 TITLE_PAYLOAD = f"Raise errors {SCRIPT} from labels {IMG}"
 CASE_ID_PAYLOAD = f"planted-{IMG}-case"
 
-AGENT = r'''#!{python}
+AGENT = r"""#!{python}
 import json, os, sys
 argv = sys.argv[1:]
 if argv[:1] == ["--version"]:
@@ -55,7 +55,7 @@ said = {"type": "text", "text": "Reading " + os.environ["VIEWER_SCRIPT"]}
 print(json.dumps({"type": "assistant", "message": {"content": [said]}}))
 print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer, "num_turns": 2,
                   "total_cost_usd": 0.01, "usage": {"input_tokens": 100, "output_tokens": 20}}))
-'''
+"""
 
 EXPERIMENT = """name: viewer
 epochs: 2
@@ -82,8 +82,9 @@ def build_output(root: Path, oracle_answers: Path, patch) -> Path:  # noqa: ANN0
     shutil.copytree(DEMO, corpus)
     article = corpus / "microsoft" / "knowledge" / "error-handling" / "error-text-in-labels.md"
     text = article.read_text(encoding="utf-8")
-    article.write_text(text.replace("# Raise errors from Label constants with placeholders", f"# {TITLE_PAYLOAD}"),
-                       encoding="utf-8")
+    article.write_text(
+        text.replace("# Raise errors from Label constants with placeholders", f"# {TITLE_PAYLOAD}"), encoding="utf-8"
+    )
     out = root / "out"
     bin_dir = root / "bin"
     bin_dir.mkdir()
@@ -114,9 +115,18 @@ def build_output(root: Path, oracle_answers: Path, patch) -> Path:  # noqa: ANN0
     _cli("experiment", "run", str(experiment), "--out", str(out), "--jobs", "4", "--timeout", "30")
     demo = root / "guidance-demo"
     _cli("guidance", "demo-workspaces", "--out", str(demo))
-    _cli("guidance", "run", "--adapter", "oracle", "--root", str(demo / "knowledge"),
-         "--workspace-map", str(demo / "workspace-map.plan.json"),
-         "--out", str(out / "guidance-runs" / "plan" / "run-0001"))
+    _cli(
+        "guidance",
+        "run",
+        "--adapter",
+        "oracle",
+        "--root",
+        str(demo / "knowledge"),
+        "--workspace-map",
+        str(demo / "workspace-map.plan.json"),
+        "--out",
+        str(out / "guidance-runs" / "plan" / "run-0001"),
+    )
     planted = out / "runs" / "planted"
     shutil.copytree(out / "runs" / "command", planted)
     score = json.loads((planted / "score.json").read_text(encoding="utf-8"))

@@ -116,6 +116,7 @@ def _check_ab_file(experiment: Any, path: Path) -> None:
         return
     keys = sorted(set(old) | set(new))
     differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
+
     def shown(value: Any) -> str:
         return "the default" if value is None else repr(value)
 

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from bceval import __version__
-from bceval.cli import development as development_cli
 from bceval.cli import experiment as experiment_cli
-from bceval.cli import guidance as guidance_cli
-from bceval.cli.parser import Parser, options_later, settings_flags
+from bceval.cli.parser import Parser, add_command, options_later, settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
+from bceval.escape import console
+from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
 from bceval.graph.run import run_graph
 
 
@@ -33,16 +33,15 @@ def _parser() -> argparse.ArgumentParser:
         ("score", "score a run against the strict gate (exit 1 when it fails)"),
         ("publish", "score, then add the run to the committed scorecard page"),
         ("runs", "list the runs of an output directory with their numbers"),
-        ("health", "coverage, ranking margins and answer-leak audit of the corpus"),
+        ("evaluators", "list the registered evaluators: name, where it comes from, what it evaluates"),
         ("bench", "measure prepare and score on synthetic corpora of several sizes"),
         ("init", "write a starter manifest (and, with --doit, dodo.py and [tool.bceval]) into a corpus"),
         ("prompt", "print what the agent of a run is given for one case (runs no agent)"),
         ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
-        ("evidence", "check an al-knowledge answer against its question, corpus and read evidence"),
     ):
-        options_later(command(name, text), name)
-    guidance_cli.add_parser(commands)
-    development_cli.add_parser(commands)
+        add_command(commands, name, text)
+    for _, evaluator_command in all_commands():
+        evaluator_command.add(commands)
     experiment_cli.add_parser(commands, command)
     options_later(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
     return parser
@@ -50,19 +49,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        shown = guidance_cli.mode_help(sys.argv[1:] if argv is None else argv)
-        if shown is not None:  # as argparse's own --help: print, then exit 0
-            sys.stdout.write(shown)
-            raise SystemExit(0)
+        given = sys.argv[1:] if argv is None else argv
+        commands = {command.name: command for _, command in all_commands()}
+        for command in commands.values():
+            shown = command.help_for(given) if command.help_for is not None else None
+            if shown is not None:  # as argparse's own --help: print, then exit 0
+                sys.stdout.write(shown)
+                raise SystemExit(0)
         args = _parser().parse_args(argv)
-        if args.subcommand == "guidance":
-            return guidance_cli.run(args)
-        if args.subcommand == "development":
-            return development_cli.run(args)
-        if args.subcommand == "evidence":
-            from bceval.steps.knowledge_response import run_validator
-
-            return run_validator(args)
+        if args.subcommand in commands:
+            return commands[args.subcommand].run(args)
+        chosen = getattr(args, "evaluator", None) or DEFAULT
+        if chosen != DEFAULT:
+            return evaluator(chosen).verb(args.subcommand, args)
         return dispatch(args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
@@ -101,6 +100,8 @@ def dispatch(args: argparse.Namespace) -> int:
         from bceval.steps.view import report_view
 
         return report_view(load_settings(out=args.out).out, args.serve, args.port)
+    if args.subcommand == "evaluators":
+        return print_evaluators()
     if args.subcommand == "runs":
         from bceval.steps.runs import print_runs
 
@@ -134,11 +135,6 @@ def dispatch(args: argparse.Namespace) -> int:
         with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
             code = run_graph(settings, ["prepare"], verbose=verbose)
         return code or print_prompt(settings, args.case)
-    if args.subcommand == "health":
-        from bceval.steps.health_verdict import check_health_inputs, report_health
-
-        check_health_inputs(settings)
-        return report_health(settings, run_graph(settings, ["health_files"], verbose=verbose), args.strict)
     if args.subcommand == "answer":
         from bceval.corpus.layers import scan_corpus
         from bceval.steps.answer import warn_preflight
@@ -152,6 +148,17 @@ def dispatch(args: argparse.Namespace) -> int:
         code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
         return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [args.subcommand], verbose=verbose)
+
+
+def print_evaluators() -> int:
+    """`bceval evaluators`: one line each, name, origin (built-in or its distribution) and what it evaluates."""
+    for entry in registered():
+        try:
+            description = evaluator(entry.name).description
+        except BcevalError as exc:  # a broken plugin is listed with why, not hidden
+            description = f"cannot be loaded: {exc}"
+        print(f"{console(entry.name):<16} {console(entry.origin):<16} {console(description)}")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -102,3 +102,10 @@ def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any
 
     wanted = SOURCES if names is None else names
     return {key: value for key, value in vars(args).items() if key in SOURCES and key in wanted}
+
+
+def add_command(commands: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with its one-line description, with its options from the table."""
+    parser = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    options_later(parser, name)
+    return parser

@@ -69,8 +69,9 @@ _REQUIRE_READ = Use("require_read", "a citation without a complete read of it fa
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
     "validate": _CORPUS + _GATE,
-    "prepare": _CORPUS + _uses("force") + _GATE,
+    "prepare": _CORPUS + _uses("evaluator", "force") + _GATE,
     "answer": _CORPUS
+    + _uses("evaluator")
     + _uses(
         Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
@@ -93,6 +94,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _BUDGET
     + _API_USES,
     "score": _CORPUS
+    + _uses("evaluator")
     + _uses(
         Use("adapter", "score this adapter's run (default: baseline)", checked=True),
         _RUN,
@@ -104,6 +106,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("junit", "also write a JUnit XML report (one test per case) there"),
     ),
     "publish": _CORPUS
+    + _uses("evaluator")
     + _uses(
         Use("adapter", "publish this adapter's run (default: baseline)", checked=True),
         _RUN,
@@ -123,6 +126,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("isolation", "view (default) or none"),
     ),
     "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "serve", "port"),
+    "evaluators": (),
     "health": _CORPUS
     + _uses(
         "strict",

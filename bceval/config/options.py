@@ -121,6 +121,13 @@ SETTINGS: tuple[Option, ...] = (
 OTHERS: tuple[Option, ...] = (
     Option("verbose", ("-v", "--verbose"), kind="switch", help="also list every build step that runs"),
     Option("force", ("--force",), kind="switch", help="rebuild everything (what CI runs)"),
+    Option(
+        "evaluator",
+        ("--evaluator",),
+        kind="text",
+        metavar="NAME",
+        help="the registered evaluator (default review; `bceval evaluators` lists them)",
+    ),
     Option("no_gate", ("--no-gate",), kind="switch", help="report the verdict but exit 0 when it fails"),
     Option("strict", ("--strict",), kind="switch", help="exit 1 when any finding is an error"),
     Option("doit", ("--doit",), kind="switch", help="also write dodo.py and [tool.bceval] in pyproject.toml"),
@@ -453,7 +460,7 @@ OTHERS: tuple[Option, ...] = (
         pyproject=True,
     ),
     # [tool.bceval.development] only (no flag): the starting repositories, and the checks' other keys when
-    # `checks` is an inline table instead of a file (bceval.config.development reads them)
+    # `checks` is an inline table instead of a file (bceval.evaluators.development.config reads them)
     Option(
         "development_workspaces",
         kind="table",

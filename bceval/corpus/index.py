@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from bceval.corpus.layers import LAYERS, index_order, layer_of, sorted_texts
+from bceval.clock import generated_at
+from bceval.corpus.articles import index_row
+from bceval.corpus.layers import LAYERS, index_order, knowledge_markdown, layer_of, scan_corpus, sorted_texts
+from bceval.errors import BcevalError
+from bceval.jsonio import decode_utf8, dumps_compact, read_regular_bytes
 
 INDEX_VERSION = 1
-
 
 
 def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
@@ -79,3 +83,14 @@ def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) ->
         drawn_on = sum(1 for paths in layers.values() if paths)
         result[domain] = list(winners.values()) if drawn_on <= 1 else sorted_texts(winners.values())
     return result
+
+
+def knowledge_index_text(root: Path, failure: type[BcevalError]) -> str:
+    """bceval's own index of every article in every layer of a knowledge checkout (the reference ran a tool from
+    the checkout); an article that cannot be read safely raises `failure`."""
+    try:
+        listing = scan_corpus(root)
+        rows = [index_row(rel, decode_utf8(read_regular_bytes(root / rel), rel)) for rel in knowledge_markdown(listing)]
+    except (BcevalError, OSError):
+        raise failure("Knowledge checkout articles could not be read safely for the index") from None
+    return dumps_compact(build_index(rows, generated_at()))

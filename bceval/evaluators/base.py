@@ -1,20 +1,30 @@
-"""The protocol every evaluator keeps, and the records it answers with (bceval.evaluators.registry lists them).
+"""The plugin protocol of an evaluator, and the records it answers with.
 
-An evaluator turns a manifest into cases, prepares the answer-free questions, knows the known-good answer of
-every case (what the oracle agent reports) and scores answers into per-case outcomes. Each is a thin adapter
-over its core (bceval.evaluators.review, bceval.evaluators.guidance); the core does the work.
+A kind of evaluation is one package that registers one or more Evaluator objects: the built-in ones are listed in
+bceval.evaluators.registry, third-party ones are found through the entry-point group `bceval.evaluators`
+(`[project.entry-points."bceval.evaluators"] NAME = "package.module:EVALUATOR"`). The package owns everything of
+its kind; the frame (cli, graph, steps, runs, experiments, viewer, scorecard) reaches it only through this
+protocol and never names it.
 
-Agents answer one of two shapes of question: a review question (a prepared request and a case file, answered
-with findings) or a guidance question (a request about a workspace, answered with a guidance report).
-
-What an experiment (or the graph) needs to know of an evaluator is in its Traits record: the rest of bceval
-asks the record, never the evaluator's name.
+What the frame asks of an evaluator:
+- who it is: `name`, `description` (one line for `bceval evaluators`), `question` (the shape of question its
+  agents answer) and `traits` (what the runs that use it must do);
+- its core: `load` a manifest, its `cases`, each case's `model_id` and `case_kind`, per-case `outcomes` of a
+  finished run and what it `measures` besides passing (experiments read these);
+- its place in the frame: the CLI subcommands it adds (`commands`), the doit task generators it adds to the
+  graph (`tasks`), how it runs the uniform verbs (`verb`: `bceval prepare|answer|score|publish|view --evaluator
+  NAME`), and, for an evaluator whose unit of work is a whole run, how an experiment runs one (`run_unit`) and
+  what such a run reads besides the arm's fields (`unit_inputs`).
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 REVIEW = "review"  # the question shape of the review evaluator
 GUIDANCE = "guidance"  # the question shape of the plan and implementation evaluators
@@ -22,6 +32,8 @@ DEVELOPMENT = "development"  # the development evaluator's: a request answered b
 
 CASE = "case"  # unit of work: one answer per (arm, epoch, case), each a task of its own
 RUN = "run"  # unit of work: one whole run per (arm, epoch) that prepares, answers and scores every case
+
+VERBS = ("prepare", "answer", "score", "publish", "view")  # the uniform verbs every evaluator answers
 
 
 @dataclass(frozen=True)
@@ -47,17 +59,43 @@ class CaseOutcome:
     problems: tuple[str, ...] = ()
 
 
-class Evaluator(Protocol):
-    name: str  # "review", "plan", "implementation"
-    question: str  # REVIEW or GUIDANCE: which agents can answer it
-    traits: Traits  # what the runs that use it must do
+@dataclass(frozen=True)
+class CaseMeasures:
+    """What one case's report says, as an experiment counts it: whether its outcome is the expected one, and
+    the recall and precision of what it cited (None when no report could be read)."""
 
-    def load(self, root: Any, manifest: Any) -> Any:
-        """The checked manifest (with the corpus it is read against)."""
+    outcome_agrees: bool | None
+    recall: float | None
+    precision: float | None
+
+
+@dataclass(frozen=True)
+class Command:
+    """A CLI subcommand an evaluator adds: `add` declares its parser on bceval's subparsers, `run` runs it (its
+    exit code); `help_for`, when given, answers `bceval NAME ... --help` itself (None: argparse's own help)."""
+
+    name: str
+    add: Callable[[argparse._SubParsersAction], argparse.ArgumentParser]
+    run: Callable[[argparse.Namespace], int]
+    help_for: Callable[[list[str]], str | None] | None = None
+
+
+TaskGenerators = Mapping[str, Callable[[], Any]]  # doit's `task_<name>` functions of one graph
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    name: str  # its registered name: "review", "plan", "implementation", "development", a plugin's own
+    description: str  # one line: what it evaluates
+    question: str  # the shape of question its agents answer (REVIEW, GUIDANCE, DEVELOPMENT or its own)
+    traits: Traits
+
+    def load(self, root: Path, manifest: Path | None) -> Any:
+        """The checked manifest of a corpus (a BcevalError naming the file when it is not usable)."""
         ...
 
     def cases(self, loaded: Any) -> list[Any]:
-        """The cases of a loaded manifest, in manifest order."""
+        """The cases of a loaded manifest, in manifest order (each has an `id`)."""
         ...
 
     def model_id(self, case: Any) -> str:
@@ -68,27 +106,55 @@ class Evaluator(Protocol):
         """Either "positive" (the case expects something found) or "clean" (a control that expects nothing)."""
         ...
 
-    def prepare(self, *inputs: Any) -> Any:
-        """The answer-free request files."""
-        ...
-
-    def oracle_answer(self, *question: Any) -> Any:
-        """The known-good answer of one case: what the oracle agent reports, so every case passes."""
-        ...
-
-    def score(self, *answers: Any) -> list[CaseOutcome]:
-        """Per-case outcomes of the answers."""
-        ...
-
-    def measures(self, loaded: Any, results_dir: Any) -> dict[str, Any] | None:
-        """Per case id, what the evaluator measures of an answer besides passing (results_dir None: no answers
-        yet); None when it measures nothing else."""
-        ...
-
-
-class RunEvaluator(Evaluator, Protocol):
-    """An evaluator whose unit of work is a whole run (Traits.unit == RUN): its run records its problems."""
-
     def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
-        """Per-case outcomes of a finished run, from the problems its run.json records."""
+        """Per-case outcomes of a finished run, from the problems its run record holds."""
         ...
+
+    def measures(self, loaded: Any, results_dir: Path | None) -> Mapping[str, CaseMeasures] | None:
+        """Per case id, what it measures of an answer besides passing (results_dir None: no answers yet); None
+        when it measures nothing else."""
+        ...
+
+    def commands(self) -> tuple[Command, ...]:
+        """The CLI subcommands it adds (evaluators of one package return the same ones; they are added once)."""
+        ...
+
+    def tasks(self, inputs: Any) -> TaskGenerators:
+        """The doit task generators it adds to a graph (bceval.graph.inputs.GraphInputs: its settings and the
+        corpus listing); cheap, as they run on every command."""
+        ...
+
+    def verb(self, verb: str, args: argparse.Namespace) -> int:
+        """`bceval VERB --evaluator NAME ...` (VERB one of VERBS): its exit code."""
+        ...
+
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        """Its own rules for an experiment's arms (bceval.experiment.plan.ArmPlan): the index of the first arm
+        that breaks one and why, else None."""
+        ...
+
+    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+        """One experiment unit of a RUN evaluator: the arm's whole run of this epoch (`run`: the arm's settings,
+        `settings`: the experiment's) into a new folder of plan.run_folders."""
+        ...
+
+    def unit_inputs(self, arm: Any) -> dict[str, Any]:
+        """What a RUN evaluator's unit reads besides the arm's fields (digests of its checkouts and files)."""
+        ...
+
+
+def outcomes_from_problems(case_ids: list[str], problems: list[str]) -> list[CaseOutcome]:
+    """Per case, the problems of a finished run that are about it ("<case id>: ..."); a problem about no case (a
+    changed knowledge checkout, say) fails every case."""
+    shared = tuple(p for p in problems if not any(p.startswith(f"{case}: ") for case in case_ids))
+    outcomes = []
+    for case in case_ids:
+        own = tuple(p for p in problems if p.startswith(f"{case}: "))
+        outcomes.append(CaseOutcome(case, not (shared or own), shared + own))
+    return outcomes
+
+
+def model_id(case_id: str) -> str:
+    """The only id of a case its agent sees: `case-` plus the first 8 hex digits of the SHA-256 of the manifest
+    id (the evaluators that hash ids share it)."""
+    return "case-" + hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8]

@@ -1,44 +1,98 @@
-"""The evaluators bceval knows, registered in one place: review, plan, implementation and development.
-
-Their protocol and records are in bceval.evaluators.base (the evaluator modules import it, not this list).
-"""
+"""The registered evaluators: bceval's own, then those other distributions declare in the entry-point group
+`bceval.evaluators` (the protocol is bceval.evaluators.base). The frame finds every evaluator here."""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
 
-from bceval.evaluators.base import (
-    CASE,
-    GUIDANCE,
-    REVIEW,
-    RUN,
-    CaseOutcome,
-    Evaluator,
-    RunEvaluator,
-    Traits,
-)
+from bceval.errors import BcevalError
+from bceval.evaluators.base import Command, Evaluator
 
-__all__ = ["CASE", "GUIDANCE", "REVIEW", "RUN", "CaseOutcome", "Evaluator", "RunEvaluator", "Traits"]
+GROUP = "bceval.evaluators"
+BUILT_IN = "built-in"
+DEFAULT = "review"
 
-
-# name -> (module, attribute): each evaluator is imported when it is first asked for, so a command that names only
-# the review evaluator (an experiment of review arms, say) never loads the guidance or development ones (their
-# modules and models cost about 20 ms of a command's start). Their order is the order they are listed in.
-_WHERE = {
-    "review": ("bceval.evaluators.review.plugin", "REVIEW_EVALUATOR"),
-    "plan": ("bceval.evaluators.guidance.plugin", "PLAN_EVALUATOR"),
-    "implementation": ("bceval.evaluators.guidance.plugin", "IMPLEMENTATION_EVALUATOR"),
-    "development": ("bceval.evaluators.development.plugin", "DEVELOPMENT_EVALUATOR"),
+# bceval's own, in the order they are listed: name -> "module:attribute", imported when first asked for
+_OWN = {
+    "review": "bceval.evaluators.review.plugin:REVIEW_EVALUATOR",
+    "plan": "bceval.evaluators.guidance.plugin:PLAN_EVALUATOR",
+    "implementation": "bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR",
+    "development": "bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR",
 }
 
 
-def evaluator(name: str) -> Evaluator:
-    """The registered evaluator of that name ("review", "plan", "implementation" (a guidance manifest's kind),
-    "development")."""
-    module, attribute = _WHERE[name]
-    found: Evaluator = getattr(importlib.import_module(module), attribute)
-    return found
+@dataclass(frozen=True)
+class Registered:
+    name: str
+    origin: str  # BUILT_IN, or the distribution that provides it
+    where: str  # "module:attribute"
+
+
+@cache
+def registered() -> tuple[Registered, ...]:
+    """Every evaluator bceval can use: its own first, then the entry points (a plugin cannot take a built-in's
+    name, and two plugins cannot take the same one)."""
+    found = [Registered(name, BUILT_IN, where) for name, where in _OWN.items()]
+    for point in entry_points(group=GROUP):
+        origin = point.dist.name if point.dist is not None else "unknown distribution"
+        clash = next((r for r in found if r.name == point.name), None)
+        if clash is not None:
+            raise BcevalError(
+                f"evaluator '{point.name}' of {origin} clashes with the one of {clash.origin}: uninstall one of them"
+            )
+        found.append(Registered(point.name, origin, point.value))
+    return tuple(found)
 
 
 def evaluator_names() -> tuple[str, ...]:
-    return tuple(_WHERE)
+    return tuple(r.name for r in registered())
+
+
+@cache
+def evaluator(name: str) -> Evaluator:
+    """The registered evaluator of that name (a BcevalError naming the known ones when there is none)."""
+    entry = next((r for r in registered() if r.name == name), None)
+    if entry is None:
+        raise BcevalError(f"no evaluator named '{name}' (registered: {', '.join(evaluator_names())})")
+    module, _, attribute = entry.where.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise BcevalError(f"evaluator '{name}' of {entry.origin} cannot be loaded from {entry.where}: {exc}") from None
+    if not isinstance(found, Evaluator):
+        raise BcevalError(f"evaluator '{name}' of {entry.origin} ({entry.where}) does not keep the Evaluator protocol")
+    return found
+
+
+@cache
+def usable() -> tuple[Evaluator, ...]:
+    """Every evaluator that loads. One that does not is left out of the other commands (`bceval evaluators` lists it
+    with why, and a command naming it gives the error), so a broken plugin breaks only itself."""
+    found = []
+    for name in evaluator_names():
+        try:
+            found.append(evaluator(name))
+        except BcevalError:
+            continue
+    return tuple(found)
+
+
+def all_commands() -> list[tuple[Evaluator, Command]]:
+    """Every evaluator's CLI subcommands, each once (evaluators of one package share theirs)."""
+    seen: dict[str, tuple[Evaluator, Command]] = {}
+    for found in usable():
+        for command in found.commands():
+            seen.setdefault(command.name, (found, command))
+    return list(seen.values())
+
+
+def all_tasks(inputs: object) -> dict[str, object]:
+    """Every evaluator's doit task generators for a graph (bceval.graph.inputs.GraphInputs), each once."""
+    made: dict[str, object] = {}
+    for found in usable():
+        for task, make in found.tasks(inputs).items():
+            made.setdefault(task, make)
+    return made

@@ -15,12 +15,8 @@ from pydantic import ValidationError
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.base import DEVELOPMENT
-from bceval.evaluators.development import CHECKS_RELATIVE
-from bceval.evaluators.development.arms import arm_identity, unmatched
-from bceval.evaluators.development.checks import read_checks, starting_repositories
-from bceval.evaluators.development.manifest import load as load_development
-from bceval.evaluators.registry import REVIEW, Evaluator, evaluator
+from bceval.evaluators.base import REVIEW, Evaluator
+from bceval.evaluators.registry import evaluator
 from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, Positions, field_path
 from bceval.layout import ExperimentDir, OutDir
 
@@ -180,8 +176,11 @@ def resolve(
                 workspace_map=workspace_map,
             )
         )
-    if any(arm.evaluator == DEVELOPMENT for arm in arms):
-        _check_development_arms(arms, settings, source, positions)
+    for name in dict.fromkeys(arm.evaluator for arm in arms):  # each evaluator's own rules for a set of arms
+        refusal = evaluator(name).check_arms(arms, settings)
+        if refusal is not None:
+            index, text = refusal
+            raise BcevalError(f"{_where(source, positions, ('arms', index, 'name'))}: {text}")
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
@@ -233,41 +232,6 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
         elif not differs:
             warnings.append(f"arm '{arm.name}' is set up exactly like the control: any difference is noise")
     return warnings
-
-
-def development_sources(arm: ArmPlan) -> tuple[Any, Any, dict[str, str]]:
-    """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
-    loaded = load_development(arm.corpus, arm.manifest)
-    checks = development_checks(arm)
-    config = read_checks(checks)
-    return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
-
-
-def development_checks(arm: ArmPlan) -> Path:
-    return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
-
-
-def _check_development_arms(
-    arms: list[ArmPlan], settings: Settings, source: Path | None, positions: Positions | None
-) -> None:
-    """§12: every arm of a development experiment uses the development evaluator and differs from the control
-    only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
-    is refused, naming the field."""
-    for index, arm in enumerate(arms):
-        if arm.evaluator != DEVELOPMENT:
-            where = _where(source, positions, ("arms", index, "name"))
-            raise BcevalError(f"{where}: every arm of a development experiment uses evaluator development")
-    identities = []
-    for arm in arms:
-        _, config, sources = development_sources(arm)
-        checkout = f"{arm.corpus}" + (f"@{arm.commit}" if arm.commit else "")
-        identities.append(
-            (arm.name, arm_identity(sources, config.digest(), arm.fields["model"] or settings.model, checkout))
-        )
-    refusal = unmatched(identities)
-    if refusal is not None:
-        index = next(i for i, arm in enumerate(arms) if refusal.startswith(f"arm '{arm.name}' "))
-        raise BcevalError(f"{_where(source, positions, ('arms', index, 'name'))}: {refusal}")
 
 
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:

@@ -6,7 +6,7 @@
     unit                every (arm, epoch, case) answer, `--jobs` at a time, through the answer cache (one task:
                         see bceval.steps.units); an answer another arm already asked (identical view and
                         settings) is shared
-    guidance_unit       one whole run per (arm, epoch) of an evaluator whose unit is a run
+    run_unit       one whole run per (arm, epoch) of an evaluator whose unit is a run
     experiment_report   report.{json,md,html}; the verdict lines on stdout
 
 Every creator but `experiment` is delayed: doit calls it only when an experiment task is asked for, so other
@@ -31,7 +31,7 @@ from bceval.agents.registry import capabilities
 from bceval.agents.view import ViewDigests
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.evaluators.registry import CASE, RUN
+from bceval.evaluators.base import CASE, RUN
 from bceval.experiment.model import load_experiment
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings, resolve
 from bceval.graph.answer import view_digest
@@ -57,7 +57,7 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         "task_experiment_prepare": _delayed(graph.prepare_task),
         "task_experiment_run": _delayed(graph.run_tasks, prepared),
         "task_unit": _delayed(graph.unit_task, prepared),
-        "task_guidance_unit": _delayed(graph.guidance_tasks, prepared),
+        "task_run_unit": _delayed(graph.run_unit_tasks, prepared),
         "task_experiment_report": _delayed(graph.report_task),
         "task_experiment": _experiment,
     }
@@ -167,7 +167,7 @@ class ExperimentGraph:
     def case_runs(self) -> list[tuple[ArmPlan, Settings]]:
         """(arm, its run's settings) of every (arm, epoch) answering case by case, epoch by epoch."""
         plan = self.plan()
-        arms = [arm for arm in plan.arms if arm.evaluated_by.traits.unit == CASE]  # else see guidance_tasks
+        arms = [arm for arm in plan.arms if arm.evaluated_by.traits.unit == CASE]  # else see run_unit_tasks
         return [(arm, arm_settings(plan, arm, self.settings, epoch)) for epoch in self.epochs() for arm in arms]
 
     # --- task creators ---------------------------------------------------------------------------------------
@@ -263,8 +263,8 @@ class ExperimentGraph:
             yield Unit(name, answer, owner if owner != name else None), [name, identity, digest, expected, note]
         digests.save()
 
-    def guidance_tasks(self) -> Iterator[dict]:
-        """One whole guidance run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read
+    def run_unit_tasks(self) -> Iterator[dict]:
+        """One whole run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read
         the same workspaces); up to date once a run of it finished while its fields and inputs (knowledge
         checkout, manifest, map, workspaces) stay as they were, since evidence is only ever captured afresh."""
         plan = self.plan()
@@ -273,14 +273,14 @@ class ExperimentGraph:
             if arm.evaluated_by.traits.unit != RUN:
                 continue
             fields = {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}}
-            fields["inputs"] = steps.guidance_inputs(arm)
+            fields["inputs"] = steps.unit_inputs(arm)
             for epoch in self.epochs():
                 folder = plan.run_folders(arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
                 yield {
                     "name": name,
-                    "actions": [action(steps.guidance_unit, self.settings, self.plan, arm.name, epoch)],
-                    "task_dep": [f"guidance_unit:{previous}"] if previous else [],
+                    "actions": [action(steps.run_unit, self.settings, self.plan, arm.name, epoch)],
+                    "task_dep": [f"run_unit:{previous}"] if previous else [],
                     "uptodate": [
                         config_changed(fields),
                         lambda folder=folder: steps.completed_run(folder) is not None,
@@ -292,6 +292,6 @@ class ExperimentGraph:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
         return {
             "actions": [action(steps.write_report, self.settings, self.plan, self.selected, True)],
-            "task_dep": ["unit", "experiment_run", "guidance_unit"],
+            "task_dep": ["unit", "experiment_run", "run_unit"],
             "uptodate": [False],
         }

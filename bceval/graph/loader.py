@@ -17,6 +17,7 @@ from doit.exceptions import InvalidDodoFile
 
 from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import all_tasks
 from bceval.graph.answer import answer_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
@@ -63,9 +64,7 @@ def build_namespace(
         "answer": lambda: answer_tasks(inputs),
         "score": lambda: _stage("score").score_tasks(inputs),
         "bench": lambda: _stage("bench").bench_tasks(settings),
-        "health": lambda: _stage("health").health_tasks(inputs),
-        "guidance": lambda: _stage("guidance").guidance_tasks(settings),
-        "development": lambda: _stage("development").development_tasks(settings),
+        "evaluators": lambda: all_tasks(inputs),  # each evaluator's own (health, guidance, development, ...)
         "experiment": lambda: _stage("experiment").experiment_tasks(settings, prepare_variant),
         "view": lambda: _stage("view").view_tasks(settings),
     }

@@ -10,13 +10,12 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.registry import agent_names, capabilities
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.experiment.plan import Plan, arm_settings
-from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_atomic
-from bceval.layout import EXPORT_DONE, GuidanceRunDir, OutDir
+from bceval.jsonio import dumps, read_regular_bytes, write_atomic
+from bceval.layout import EXPORT_DONE, OutDir
 from bceval.runs.record import fold_written
 from bceval.steps.experiment_report import completed_run as completed_run
 from bceval.steps.prepare import require_complete
@@ -157,96 +156,13 @@ def publish_report(plan: Plan, page: Any) -> None:
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
 
 
-def guidance_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
-    """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
-    from bceval.steps.guidance_run import run_from_files
-
+def run_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
+    """One whole run of an arm's epoch by its evaluator (one whose unit of work is a run) into a new run folder."""
     current = plan()
     arm = current.arm(arm_name)
-    run = arm_settings(current, arm, settings, epoch)
-    if arm.evaluator == "development":  # the development runner (bceval.steps.development_run) runs it
-        from bceval.steps.development_run import development_unit
-
-        return development_unit(current, arm, run, epoch)
-    adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
-    agent = None
-    question = arm.evaluated_by.question
-    if question not in capabilities(adapter).questions:
-        answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
-        raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
-    budget = None
-    if run.live:
-        from bceval.config import agent_settings
-        from bceval.steps.answer import experiment_ledger
-
-        agent = agent_settings(run)
-        budget = experiment_ledger(current, settings)  # its ledger, read afresh
-    stop = current.budget_stop(arm.name, epoch)
-    if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
-        write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))
-        print(f"[{arm.name} e{epoch}] guidance run not started (budget): {budget.describe()}", file=sys.stderr)
-        return None
-    assert arm.manifest is not None and arm.workspace_map is not None
-    directory = GuidanceRunDir.next_in(current.run_folders(arm.name, epoch)).path
-    try:
-        _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
-    except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)
-        raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
-    stop.unlink(missing_ok=True)
-    if budget is not None:
-        budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
-    verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
-    print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
+    arm.evaluated_by.run_unit(current, arm, arm_settings(current, arm, settings, epoch), epoch, settings)
 
 
-def _run_cost(directory: Any) -> float | None:
-    """What a finished guidance run's answers are known to have cost (its run.json), else None."""
-    import json
-
-    try:
-        usage = json.loads(read_regular_text(GuidanceRunDir(directory).record, "utf-8")).get("usage") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
-    cost = usage.get("costUsd") if isinstance(usage, dict) else None
-    return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
-
-
-def guidance_inputs(arm: Any) -> dict[str, Any]:
-    """What a guidance arm's epoch reads besides its fields: the knowledge checkout (commit and state), the
-    manifest, the workspace map and each workspace's commit. A change to any of them runs the epoch again;
-    whatever cannot be read is left to the run itself to report."""
-    import hashlib
-    import json
-
-    from bceval.evaluators.guidance import GuidanceError
-    from bceval.evaluators.guidance.evidence import file_sha256, run_git
-
-    if arm.evaluator == "development":
-        from bceval.steps.development_run import development_inputs
-
-        return development_inputs(arm)
-
-    def state(root: Any) -> str:
-        try:
-            status = run_git(root, "status", "--porcelain", raw=True)
-            return run_git(root, "rev-parse", "HEAD") + "+" + hashlib.sha256(status).hexdigest()
-        except GuidanceError:
-            return "unreadable"
-
-    def digest(path: Any) -> str:
-        try:
-            return file_sha256(path)
-        except OSError:
-            return "unreadable"
-
-    try:
-        bound = json.loads(read_regular_text(arm.workspace_map, "utf-8"))
-        workspaces = {key: state(value) for key, value in sorted(bound.items()) if isinstance(value, str)}
-    except (OSError, ValueError, AttributeError):
-        workspaces = {}
-    return {
-        "knowledge": state(arm.corpus),
-        "manifest": digest(arm.manifest),
-        "workspaceMap": digest(arm.workspace_map),
-        "workspaces": workspaces,
-    }
+def unit_inputs(arm: Any) -> dict[str, Any]:
+    """What an arm's whole-run unit reads besides its fields (its evaluator says): a change runs the epoch again."""
+    return arm.evaluated_by.unit_inputs(arm)

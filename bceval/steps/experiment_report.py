@@ -17,7 +17,7 @@ from typing import Any
 from bceval import __version__
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.evaluators.registry import RUN, RunEvaluator
+from bceval.evaluators.base import RUN, Evaluator
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
 from bceval.experiment import power as simulation
@@ -234,7 +234,7 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
     """An arm whose unit is a whole run: each epoch's finished run, its cases' outcomes from the problems its
     run.json records and the evaluator's measures of its reports (a guidance run's: outcome agreement and
     cited-article recall and precision)."""
-    judge: RunEvaluator = arm.evaluated_by  # type: ignore[assignment]  # Traits.unit == RUN
+    judge: Evaluator = arm.evaluated_by  # type: ignore[assignment]  # Traits.unit == RUN
     loaded = judge.load(arm.corpus, arm.manifest)
     cases = judge.cases(loaded)
     epochs = []

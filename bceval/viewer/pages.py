@@ -694,7 +694,7 @@ def _cell(experiment: Experiment, root: str, arm: str, epoch: int, model_id: str
         return f'<span title="{esc(label)}">{mark}</span>'
     href = case_href(run.key, model_id)
     here = f"experiments/{safe_name(experiment.name)}/"  # the experiment's pages: its runs are below them
-    href = href[len(here):] if href.startswith(here) else f"{root}/{href}"
+    href = href[len(here) :] if href.startswith(here) else f"{root}/{href}"
     return link(href, mark, title=f"{arm} e{epoch} {label}", data_cell=f"{arm}|{epoch}")
 
 
@@ -789,4 +789,3 @@ def experiment_cases_page(experiment: Experiment, key: str, number_: int, pages:
     cases = (experiment.report.get("cases") or [])[(number_ - 1) * CASES_PER_PAGE : number_ * CASES_PER_PAGE]
     body = _pager(number_, pages) + experiment_grid(experiment, cases, root)
     return page(f"Experiment {experiment.name}: cases, page {number_}", body, root, [("index.html", experiment.name)])
-

@@ -4,14 +4,14 @@
 Pure core: values (PowerShell's casts and number text), manifest (validation and coverage, §3–§5), prepare
 (requests, §6), report (the raw-tree scorer, §9), checks (gate configuration, §11.6), evidence (runner entries
 against the agent's claims, §11.7–§11.8) and verdict (§11.10). Processes (git, gate commands) live in
-bceval.agents.development; printing lives in bceval.steps.development.
+bceval.agents.development; printing lives in bceval.evaluators.development.steps.
 """
 
 from __future__ import annotations
 
 import re
 
-from bceval.errors import BcevalError
+from bceval.errors import EXIT_FAILED, BcevalError
 
 MANIFEST_RELATIVE = "evaluation/development-fixtures.json"
 CAPABILITIES_RELATIVE = "coverage/development-capabilities.json"
@@ -23,3 +23,9 @@ PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git re
 
 class DevelopmentError(BcevalError):
     """Bad input for the development evaluator (upstream crashes here): one line, exit 2."""
+
+
+class UnreadableKnowledge(DevelopmentError):
+    """The knowledge checkout could not be indexed: a failed evaluation (exit 1), as for the guidance evaluators."""
+
+    exit_code = EXIT_FAILED

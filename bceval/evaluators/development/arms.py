@@ -12,8 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.development import DevelopmentError
-from bceval.evaluators.development.manifest import read_skill
+from bceval.evaluators.base import DEVELOPMENT
+from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError
+from bceval.evaluators.development.checks import read_checks, starting_repositories
+from bceval.evaluators.development.manifest import load, read_skill
 
 GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
 IMPLEMENTATION_SKILL = "microsoft/skills/development/al-implementation-guidance.md"
@@ -104,3 +106,33 @@ def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None,
         pinned = PINNED.match(source)
         starting[case] = f"commit {pinned['commit'].lower()}" if pinned else tree_digest(Path(source))
     return {"startingRepositories": starting, "checks": checks_digest, "model": model, "checkout": checkout}
+
+
+def development_sources(arm: Any) -> tuple[Any, Any, dict[str, str]]:
+    """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
+    loaded = load(arm.corpus, arm.manifest)
+    checks = development_checks(arm)
+    config = read_checks(checks)
+    return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
+
+
+def development_checks(arm: Any) -> Path:
+    return arm.corpus / (arm.fields["checks"] or CHECKS_RELATIVE)
+
+
+def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
+    """§12: every arm of a development experiment uses the development evaluator and differs from the control
+    only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
+    is refused, naming the field: (the arm's index, why), else None."""
+    for index, arm in enumerate(arms):
+        if arm.evaluator != DEVELOPMENT:
+            return index, "every arm of a development experiment uses evaluator development"
+    identities = []
+    for arm in arms:
+        _, config, sources = development_sources(arm)
+        checkout = f"{arm.corpus}" + (f"@{arm.commit}" if arm.commit else "")
+        identities.append((arm.name, arm_identity(sources, config.digest(), arm.fields["model"] or model, checkout)))
+    refusal = unmatched(identities)
+    if refusal is None:
+        return None
+    return next(i for i, arm in enumerate(arms) if refusal.startswith(f"arm '{arm.name}' ")), refusal

@@ -8,16 +8,30 @@ adapter stays free of processes; runner mode's verdicts come from the run's prob
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.base import DEVELOPMENT, RUN, CaseOutcome, Traits
+from bceval.evaluators.base import (
+    DEVELOPMENT,
+    RUN,
+    CaseMeasures,
+    CaseOutcome,
+    Command,
+    TaskGenerators,
+    Traits,
+    outcomes_from_problems,
+)
 from bceval.evaluators.development import MANIFEST_RELATIVE
+from bceval.evaluators.development.arms import check_arms
+from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import Probe, knowledge_measures, parse_result, score_results
+from bceval.evaluators.development.runner import development_inputs, development_unit
+from bceval.evaluators.development.tasks import development_tasks
 from bceval.evaluators.development.values import member, same
 from bceval.layout import DevelopmentRunDir, result_name
 
@@ -68,6 +82,7 @@ def oracle_report(case: Case, changed: list[str]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class DevelopmentEvaluator:
     name: str = DEVELOPMENT
+    description: str = "AL authoring: a coding agent changes a repository, judged by runner-owned gates"
     question: str = DEVELOPMENT
     traits: Traits = DEVELOPMENT_TRAITS
 
@@ -98,22 +113,13 @@ class DevelopmentEvaluator:
         return [CaseOutcome(s.case, s.passed, tuple(s.problems)) for s in score_results(loaded, results_dir, probe)]
 
     def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
-        """Per case, the problems of a run that are about it; a problem about no case (the knowledge checkout
-        changed) fails every case."""
-        shared = tuple(p for p in problems if not any(p.startswith(f"{c.id}: ") for c in loaded.cases))
-        return [
-            CaseOutcome(c.id, not (shared or own), shared + own)
-            for c in loaded.cases
-            for own in [tuple(p for p in problems if p.startswith(f"{c.id}: "))]
-        ]
+        return outcomes_from_problems([case.id for case in loaded.cases], problems)
 
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
         fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
         and precision of its knowledge: from bceval's read evidence where the runner has it (the api agent), else as
         the report claims it."""
-        from bceval.evaluators.guidance.scoring import CaseMeasures
-
         if results_dir is None:
             return {}
         found: dict[str, Any] = {}
@@ -127,6 +133,24 @@ class DevelopmentEvaluator:
                 recall, precision = _read_backed(results_dir, case) or knowledge_measures(case, report)
                 found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
         return found
+
+    def commands(self) -> tuple[Command, ...]:
+        return (DEVELOPMENT_COMMAND, EVIDENCE_COMMAND)
+
+    def tasks(self, inputs: Any) -> TaskGenerators:
+        return development_tasks(inputs.settings)
+
+    def verb(self, verb: str, args: argparse.Namespace) -> int:
+        return development_verb(verb, args)
+
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        return check_arms(arms, settings.model)
+
+    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+        development_unit(plan, arm, run, epoch, settings)
+
+    def unit_inputs(self, arm: Any) -> dict[str, Any]:
+        return development_inputs(arm)
 
 
 def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_PATH, PLAN, GuidanceError
 from bceval.evaluators.guidance.paths import resolve_reference, safe_path
 from bceval.evaluators.guidance.strictjson import (
@@ -24,7 +25,6 @@ from bceval.evaluators.guidance.strictjson import (
     require_object,
     require_string,
 )
-from bceval.evaluators.review.neutral import model_id
 from bceval.jsonio import read_regular_bytes
 
 KINDS = ("feature", "bug", "refactor", "upgrade", "maintenance")

@@ -4,16 +4,20 @@ scoring against the runner-held baseline."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Traits
+from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
+from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND, guidance_verb
 from bceval.evaluators.guidance.evidence import Baseline
 from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.evaluators.guidance.prepare import goal_of, prepare
+from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
 from bceval.evaluators.guidance.scoring import case_measures, score
+from bceval.evaluators.guidance.tasks import guidance_tasks
 
 # A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
 # answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.
@@ -138,6 +142,7 @@ def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head:
 @dataclass(frozen=True)
 class GuidanceEvaluator:
     name: str  # the manifest kind: PLAN or IMPLEMENTATION
+    description: str
     traits: Traits
     question: str = GUIDANCE
 
@@ -167,22 +172,39 @@ class GuidanceEvaluator:
         return self.outcomes(manifest, score(manifest, baseline, results_dir).problems)
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
-        """Per case, the problems of a scored run (as its run.json records them) that are about it; a problem
-        about no case (a changed knowledge checkout) fails every case."""
-        shared = tuple(p for p in problems if not any(p.startswith(f"{c.id}: ") for c in manifest.cases))
-        outcomes = []
-        for case in manifest.cases:
-            own = tuple(p for p in problems if p.startswith(f"{case.id}: "))
-            outcomes.append(CaseOutcome(case.id, not (shared or own), shared + own))
-        return outcomes
+        return outcomes_from_problems([case.id for case in manifest.cases], problems)
 
     def measures(self, manifest: GuidanceManifest, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id, the CaseMeasures of its report (outcome agreement, cited recall and precision); empty
         without a finished run."""
         return case_measures(manifest, results_dir) if results_dir is not None else {}
 
+    def commands(self) -> tuple[Command, ...]:
+        return (GUIDANCE_COMMAND,)
 
-PLAN_EVALUATOR = GuidanceEvaluator(PLAN, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[PLAN]))
+    def tasks(self, inputs: Any) -> TaskGenerators:
+        return guidance_tasks(inputs.settings)
+
+    def verb(self, verb: str, args: argparse.Namespace) -> int:
+        return guidance_verb(self.name, verb, args)
+
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        return None  # no rule of its own for a set of arms
+
+    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+        guidance_unit(plan, arm, run, epoch, settings)
+
+    def unit_inputs(self, arm: Any) -> dict[str, Any]:
+        return guidance_inputs(arm)
+
+
+PLAN_EVALUATOR = GuidanceEvaluator(
+    PLAN,
+    "plan guidance: the knowledge a plan should cite, with read-only evidence",
+    replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[PLAN]),
+)
 IMPLEMENTATION_EVALUATOR = GuidanceEvaluator(
-    IMPLEMENTATION, replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[IMPLEMENTATION])
+    IMPLEMENTATION,
+    "implementation guidance: the knowledge a change should follow, with read-only evidence",
+    replace(GUIDANCE_TRAITS, default_manifest=MANIFESTS[IMPLEMENTATION]),
 )

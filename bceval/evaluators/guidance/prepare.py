@@ -10,15 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bceval.clock import generated_at
-from bceval.corpus.articles import index_row
-from bceval.corpus.index import build_index
-from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.corpus.index import knowledge_index_text
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
 from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links
-from bceval.jsonio import decode_utf8, dumps, dumps_compact, read_regular_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, read_regular_bytes, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
 PLAN_INPUTS = ["development-plan", "repository"]
@@ -172,21 +169,11 @@ def skill_text(manifest: GuidanceManifest) -> str:
         raise GuidanceError("Manifest skill must be a readable UTF-8 text file") from None
 
 
-def knowledge_index_text(root: Path) -> str:
-    """bceval's own index of every article in every layer (the reference ran a tool from the checkout)."""
-    try:
-        listing = scan_corpus(root)
-        rows = [index_row(rel, decode_utf8(read_regular_bytes(root / rel), rel)) for rel in knowledge_markdown(listing)]
-    except (BcevalError, OSError):
-        raise GuidanceError("Knowledge checkout articles could not be read safely for the index") from None
-    return dumps_compact(build_index(rows, generated_at()))
-
-
 def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, directory: Path) -> dict[str, str]:
     """File name -> text of everything a preparation writes, computed before anything is written."""
     scan_links(manifest.root, "Knowledge checkout")  # the index walks the whole checkout
     index_path = GuidancePrepareDir(directory).knowledge_index
-    files = {KNOWLEDGE_INDEX: knowledge_index_text(manifest.root)}
+    files = {KNOWLEDGE_INDEX: knowledge_index_text(manifest.root, GuidanceError)}
     instructions = skill_text(manifest)
     for case in manifest.cases:
         repository = workspaces[case.id] if workspaces is not None else None

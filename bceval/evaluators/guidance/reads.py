@@ -14,9 +14,9 @@ from typing import Any
 
 from bceval.escape import console
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.review.scoring import CaseReads
 from bceval.jsonio import read_regular_bytes, read_regular_text
 from bceval.layout import KNOWLEDGE_INDEX, result_name
+from bceval.models import CaseReads
 from bceval.ordering import sort_key
 
 KNOWLEDGE = "knowledge/"  # the tools' name for the knowledge view (bceval.agents.api)

@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.base import CaseMeasures
 from bceval.evaluators.guidance import IMPLEMENTATION, GuidanceError
 from bceval.evaluators.guidance.evidence import KNOWLEDGE_LABEL, Baseline, snapshot, workspace_label
 from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
@@ -106,16 +107,6 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
         except Exception:  # noqa: BLE001 - anything else is reported without its text
             outcome.problems.append(f"{case.id}: {UNSAFE}")
     return outcome
-
-
-@dataclass(frozen=True)
-class CaseMeasures:
-    """What one case's report says, as an experiment counts it: whether its outcome is the expected one, and
-    the recall and precision of what it cited (None when no report could be read)."""
-
-    outcome_agrees: bool | None
-    recall: float | None
-    precision: float | None
 
 
 def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, CaseMeasures]:

@@ -16,8 +16,8 @@ from bceval.corpus.layers import (
     paired_articles,
     sort_key,
 )
+from bceval.evaluators.base import model_id
 from bceval.evaluators.review.manifest import CheckedManifest, DomainOverride
-from bceval.evaluators.review.neutral import model_id
 
 
 @dataclass(frozen=True)

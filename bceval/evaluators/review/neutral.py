@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 
@@ -18,11 +17,6 @@ _WORD_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Nd", "Pc"})
 
 def _is_word_char(char: str) -> bool:
     return char in "\u200c\u200d" or unicodedata.category(char) in _WORD_CATEGORIES
-
-
-def model_id(case_id: str) -> str:
-    """`case-` plus the first 8 hex digits of the SHA-256 of the manifest id."""
-    return "case-" + hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8]
 
 
 def _replace_label(match: re.Match[str]) -> str:

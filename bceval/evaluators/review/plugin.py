@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bceval.corpus.layers import scan_corpus
-from bceval.evaluators.base import REVIEW, CaseOutcome, Traits
+from bceval.errors import BcevalError
+from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.health.tasks import health_tasks
+from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import read_manifest
 from bceval.evaluators.review.requests import domain_files
 from bceval.jsonio import read_json_bytes
@@ -18,6 +22,7 @@ from bceval.jsonio import read_json_bytes
 @dataclass(frozen=True)
 class ReviewEvaluator:
     name: str = REVIEW
+    description: str = "AI code review of AL samples, guided by review leaves and knowledge articles"
     question: str = REVIEW
     traits: Traits = Traits()  # one answer per case, by bceval's --adapter, shared between arms asking the same
 
@@ -60,9 +65,33 @@ class ReviewEvaluator:
             outcomes.append(CaseOutcome(case.id, verdict.passed, tuple(verdict_problems(verdict))))
         return outcomes
 
+    def outcomes(self, loaded: Derivation, problems: list[str]) -> list[CaseOutcome]:
+        return outcomes_from_problems([case.id for case in loaded.cases], problems)
+
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""
         return None
+
+    def commands(self) -> tuple[Command, ...]:
+        return (HEALTH_COMMAND,)
+
+    def tasks(self, inputs: Any) -> TaskGenerators:
+        return health_tasks(inputs)
+
+    def verb(self, verb: str, args: argparse.Namespace) -> int:
+        """The review evaluator is the frame's own pipeline (bceval.cli.main runs its verbs)."""
+        from bceval.cli.main import dispatch  # the CLI imports the registry, which imports this module
+
+        return dispatch(args)
+
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        return None  # no rule of its own for a set of arms
+
+    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+        raise BcevalError(f"arm '{arm.name}': the review evaluator answers case by case, not in whole runs")
+
+    def unit_inputs(self, arm: Any) -> dict[str, Any]:
+        return {}
 
 
 REVIEW_EVALUATOR = ReviewEvaluator()

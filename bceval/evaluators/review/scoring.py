@@ -19,7 +19,7 @@ from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.entries import answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
 from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
-from bceval.models import StrictModel
+from bceval.models import CaseReads, StrictModel
 from bceval.ordering import sort_key
 
 SCORE_SCHEMA_VERSION = 1
@@ -45,22 +45,6 @@ class DropUnset(StrictModel):
             if isinstance(data, dict) and data.get(key) is None:
                 data.pop(key, None)
         return data
-
-
-class CaseReads(StrictModel):
-    """What one answer read, from the evidence bceval collected from its own tool results ("bceval"); from the Read
-    calls the agent's own stream shows ("agent-trace": its account, not evidence, so no citation counts as backed);
-    or, with neither, "unknown" (never guessed from the agent's claims)."""
-
-    source: Literal["bceval", "agent-trace", "unknown"]
-    opened: list[str] = Field(default_factory=list, description="Candidate articles read, in part or whole.")
-    cited: list[str] = Field(default_factory=list, description="The findings the answer gave.")
-    citedWithoutCompleteRead: list[str] = Field(
-        default_factory=list,
-        description="Citations with no complete read whose bytes and SHA-256 match the article in the corpus.",
-    )
-    readNotCited: list[str] = Field(default_factory=list, description="Candidate articles read but not cited.")
-    candidates: int | None = Field(default=None, description="Candidate articles the case offered.")
 
 
 class ReadSummary(StrictModel):

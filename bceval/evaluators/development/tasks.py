@@ -22,8 +22,8 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.config import DEMO_CORPUS, Settings, environment_values
-from bceval.config.development import development_pyproject
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
+from bceval.evaluators.development.config import development_pyproject
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
 
@@ -75,12 +75,12 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
 # The runner's steps load only when a development task runs: every doit command builds this module's tasks.
 def prepare_task(*args: Any) -> Any:
-    from bceval.steps.development_run import prepare_task as prepare
+    from bceval.evaluators.development.runner import prepare_task as prepare
 
     return prepare(*args)
 
 
 def run_task(*args: Any) -> Any:
-    from bceval.steps.development_run import run_task as run
+    from bceval.evaluators.development.runner import run_task as run
 
     return run(*args)

@@ -18,6 +18,8 @@ The run directory is a bceval.layout.GuidanceRunDir:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -25,15 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
-from bceval.agents.registry import Agent, GuidanceSetup, capabilities, make_agent
+from bceval.agents.registry import Agent, GuidanceSetup, agent_names, capabilities, make_agent
+from bceval.config import agent_settings
+from bceval.errors import BcevalError
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
     capture,
     check_git_storage,
+    file_sha256,
     load_baseline,
     protected_roots,
+    run_git,
     workspace_label,
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
@@ -41,9 +47,10 @@ from bceval.evaluators.guidance.paths import check_separation, create_exclusive,
 from bceval.evaluators.guidance.reads import guidance_reads
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
 from bceval.evaluators.registry import evaluator
-from bceval.jsonio import dumps
+from bceval.jsonio import dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
+from bceval.steps.answer import experiment_ledger
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -205,3 +212,74 @@ def _budget(adapter: Agent, max_cost: float | None) -> Any:
     if warning:
         print(warning, file=sys.stderr)
     return Budget(max_cost)
+
+
+def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+    """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
+    adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
+    agent = None
+    question = arm.evaluated_by.question
+    if question not in capabilities(adapter).questions:
+        answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
+        raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
+    budget = None
+    if run.live:
+        agent = agent_settings(run)
+        budget = experiment_ledger(current, settings)  # its ledger, read afresh
+    stop = current.budget_stop(arm.name, epoch)
+    if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
+        write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))
+        print(f"[{arm.name} e{epoch}] guidance run not started (budget): {budget.describe()}", file=sys.stderr)
+        return None
+    assert arm.manifest is not None and arm.workspace_map is not None
+    directory = GuidanceRunDir.next_in(current.run_folders(arm.name, epoch)).path
+    try:
+        _, outcome = run_from_files(arm.corpus, arm.manifest, arm.workspace_map, directory, adapter, agent, run.hide)
+    except BcevalError as exc:  # the guidance run's own errors and its agent's (e.g. a refused sandbox grant)
+        raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
+    stop.unlink(missing_ok=True)
+    if budget is not None:
+        budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
+    verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
+    print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
+
+
+def _run_cost(directory: Any) -> float | None:
+    """What a finished guidance run's answers are known to have cost (its run.json), else None."""
+    try:
+        usage = json.loads(read_regular_text(GuidanceRunDir(directory).record, "utf-8")).get("usage") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    cost = usage.get("costUsd") if isinstance(usage, dict) else None
+    return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
+
+
+def guidance_inputs(arm: Any) -> dict[str, Any]:
+    """What a guidance arm's epoch reads besides its fields: the knowledge checkout (commit and state), the
+    manifest, the workspace map and each workspace's commit. A change to any of them runs the epoch again;
+    whatever cannot be read is left to the run itself to report."""
+
+    def state(root: Any) -> str:
+        try:
+            status = run_git(root, "status", "--porcelain", raw=True)
+            return run_git(root, "rev-parse", "HEAD") + "+" + hashlib.sha256(status).hexdigest()
+        except GuidanceError:
+            return "unreadable"
+
+    def digest(path: Any) -> str:
+        try:
+            return file_sha256(path)
+        except OSError:
+            return "unreadable"
+
+    try:
+        bound = json.loads(read_regular_text(arm.workspace_map, "utf-8"))
+        workspaces = {key: state(value) for key, value in sorted(bound.items()) if isinstance(value, str)}
+    except (OSError, ValueError, AttributeError):
+        workspaces = {}
+    return {
+        "knowledge": state(arm.corpus),
+        "manifest": digest(arm.manifest),
+        "workspaceMap": digest(arm.workspace_map),
+        "workspaces": workspaces,
+    }

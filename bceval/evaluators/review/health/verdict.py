@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
-from bceval.config import HealthOptions, Settings
+from bceval.cli.parser import add_command, settings_flags
+from bceval.config import HealthOptions, Settings, check_inputs, check_leaves, load_settings
 from bceval.errors import BcevalError
+from bceval.evaluators.base import Command
+from bceval.graph.run import run_graph
 from bceval.layout import OutDir
 
 
@@ -36,7 +40,7 @@ def report_health(settings: Settings, code: int, strict: bool) -> int:
     and the exit code."""
 
     if code:  # validation or preparation failed (it said why); report what can be read anyway
-        from bceval.steps.health import write_health_despite_failures
+        from bceval.evaluators.review.health.steps import write_health_despite_failures
 
         print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
         write_health_despite_failures(settings)
@@ -44,3 +48,20 @@ def report_health(settings: Settings, code: int, strict: bool) -> int:
     if code:
         return code  # the corpus itself fails validation or preparation, whatever the findings say
     return 1 if strict and report.errors else 0
+
+
+def run_health(args: argparse.Namespace) -> int:
+    """`bceval health`: validate and prepare, then the health report and its verdict."""
+    settings = load_settings(**settings_flags(args))
+    check_inputs(settings)
+    check_leaves(settings)
+    check_health_inputs(settings)
+    code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))
+    return report_health(settings, code, args.strict)
+
+
+HEALTH_COMMAND = Command(
+    "health",
+    lambda commands: add_command(commands, "health", "coverage, ranking margins and answer-leak audit of the corpus"),
+    run_health,
+)

@@ -2,7 +2,7 @@
 plus bceval's runner: `run` (prepare, capture, answer with an adapter, score with the held digest)
 and `demo-workspaces` (a demo knowledge checkout, workspaces and maps from the demo corpus).
 
-The flags come from the options table; bceval.steps.guidance_modes checks them, runs the mode and prints.
+The flags come from the options table; bceval.evaluators.guidance.modes checks them, runs the mode and prints.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import options_later, settings_flags
+from bceval.evaluators.base import Command
 from bceval.evaluators.guidance import GuidanceError
 
 if TYPE_CHECKING:
-    from bceval.steps.guidance_modes import Options
-
+    from bceval.evaluators.guidance.modes import Options
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -75,7 +75,7 @@ def options_from(args: argparse.Namespace) -> Options:
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
     from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE
-    from bceval.steps.guidance_modes import Options
+    from bceval.evaluators.guidance.modes import Options
 
     if args.guidance_root == DEMO_NAME:
         root, source = DEMO_CORPUS, "--root demo: bceval's demo corpus"
@@ -112,8 +112,8 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute `bceval guidance` (bceval.steps.guidance_modes prints and gives the exit code)."""
-    from bceval.steps.guidance_modes import run_mode
+    """Execute `bceval guidance` (bceval.evaluators.guidance.modes prints and gives the exit code)."""
+    from bceval.evaluators.guidance.modes import run_mode
 
     mode = getattr(args, "guidance_mode", "validate")
     code = run_mode(mode, lambda: options_from(args))
@@ -122,3 +122,17 @@ def run(args: argparse.Namespace) -> int:
 
         write_guidance_junit(Path(args.guidance_out), Path(args.junit))
     return code
+
+
+GUIDANCE_COMMAND = Command("guidance", add_parser, run, mode_help)
+_MODE_OF_VERB = {"prepare": "prepare", "answer": "run", "score": "score"}
+
+
+def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
+    """`bceval VERB --evaluator plan|implementation`: the guidance runner needs its workspace map and run folder,
+    which only `bceval guidance MODE` takes today, so the verb names that command (one line, exit 2)."""
+    mode = _MODE_OF_VERB.get(verb, "run")
+    raise GuidanceError(
+        f"bceval {verb} --evaluator {kind}: run `bceval guidance {mode} --manifest MANIFEST` "
+        "(a guidance run needs --workspace-map and --out, which the review verbs do not take)"
+    )

@@ -148,7 +148,7 @@ def _demo_workspaces(opts: Options) -> str:
 
 
 def _run(opts: Options) -> str:
-    from bceval.steps.guidance_run import print_reads, run_from_files
+    from bceval.evaluators.guidance.runner import print_reads, run_from_files
 
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
     manifest, outcome = run_from_files(

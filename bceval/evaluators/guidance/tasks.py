@@ -37,12 +37,19 @@ from bceval.clock import generated_at
 from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
+from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import MANIFESTS
-from bceval.evaluators.review.neutral import model_id
+from bceval.evaluators.guidance.steps import (
+    GuidanceSettings,
+    RunSettings,
+    RunTarget,
+    make_demo,
+    prepare_guidance,
+    run_target,
+)
 from bceval.graph.doitlib import action
 from bceval.jsonio import read_regular_text
 from bceval.layout import GuidancePrepareDir, OutDir
-from bceval.steps.guidance import GuidanceSettings, RunSettings, RunTarget, make_demo, prepare_guidance, run_target
 
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
 

@@ -94,8 +94,8 @@ def make_demo(corpus: str, directory: str) -> None:
 
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
     """One whole evaluation of one manifest into a new run directory; the verdict on stdout."""
+    from bceval.evaluators.guidance.runner import print_reads, run_from_files
     from bceval.layout import GuidanceRunDir
-    from bceval.steps.guidance_run import print_reads, run_from_files
 
     title = "Development guidance run"
     if cfg.problem:

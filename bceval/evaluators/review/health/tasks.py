@@ -7,12 +7,12 @@ from typing import Any
 
 from doit.tools import config_changed
 
+from bceval.evaluators.review.health import steps as health
+from bceval.evaluators.review.health.verdict import print_health
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, PrepareDir
-from bceval.steps import health
 from bceval.steps import prepare as steps
-from bceval.steps.health_verdict import print_health
 
 
 def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:

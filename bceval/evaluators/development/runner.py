@@ -26,9 +26,16 @@ from typing import Any
 
 from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
+from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED
-from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError
-from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, names_knowledge
+from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
+from bceval.evaluators.development.arms import (
+    CHECKPOINTS,
+    arm_request,
+    development_checks,
+    development_sources,
+    names_knowledge,
+)
 from bceval.evaluators.development.checks import (
     Check,
     ChecksConfig,
@@ -45,11 +52,11 @@ from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
+from bceval.evaluators.development.steps import console, validated
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, case_request_name, result_name
 from bceval.runs.transcript import write_transcript
-from bceval.steps.development import console, validated
 from bceval.usage import Usage
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
@@ -201,10 +208,9 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
     if opts.out.exists() and (not opts.out.is_dir() or any(opts.out.iterdir())):
         raise DevelopmentError(f"--out {opts.out} must be a new or empty run directory")
-    from bceval.evaluators.guidance.prepare import knowledge_index_text
 
     requests = DevelopmentRunDir(opts.out).requests
-    write_prepared(loaded, requests, knowledge_index_text(loaded.root))
+    write_prepared(loaded, requests, knowledge_index_text(loaded.root, UnreadableKnowledge))
     scratch = Path(tempfile.mkdtemp(prefix=f"bceval-development-{os.getpid()}-"))
     runs: list[CaseRun] = []
     try:
@@ -226,7 +232,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
 
 
 def validated_for_run(opts: RunOptions) -> Loaded | None:
-    from bceval.steps.development import Options
+    from bceval.evaluators.development.steps import Options
 
     return validated(Options("run", opts.root, opts.manifest, opts.capabilities))
 
@@ -821,7 +827,7 @@ def _api_settings(settings: Any) -> Any:
 def prepare_task(root: str, manifest: str | None, out: str) -> None:
     """`doit development_prepare`: validate, then prepare into out (a marked directory is rewritten)."""
     from bceval.errors import EvaluationFailed
-    from bceval.steps.development import Options, run_mode
+    from bceval.evaluators.development.steps import Options, run_mode
 
     if run_mode(Options("prepare", Path(root), Path(manifest) if manifest else None, None, Path(out))) != 0:
         raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
@@ -830,10 +836,9 @@ def prepare_task(root: str, manifest: str | None, out: str) -> None:
 # --- experiments: one arm's epoch is one development run ------------------------------------------------------------
 
 
-def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
+def development_unit(plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
     """One whole development run of an arm's epoch into a new run-NNNN of its run folder; a failing run is an
     outcome the report counts, only bad input fails the task."""
-    from bceval.experiment.plan import development_checks
     from bceval.layout import GuidanceRunDir
 
     directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
@@ -881,7 +886,6 @@ def development_inputs(arm: Any) -> dict[str, Any]:
     """What a development arm's epoch reads besides its fields: the manifest, the gate configuration and the
     starting repositories' content; a change to any runs the epoch again (unreadable input: the run reports)."""
     from bceval.evaluators.development.arms import arm_identity
-    from bceval.experiment.plan import development_sources
 
     try:
         _, config, sources = development_sources(arm)

@@ -1,13 +1,16 @@
 """`bceval development`: validate (default) | prepare | score, the upstream evaluator's phases (spec §2), and
-`run`, bceval as the runner (spec §11). The flags come from the options table; bceval.steps.development checks
-them, runs the mode and prints."""
+`run`, bceval as the runner (spec §11). The flags come from the options table; the package's steps module
+checks them, runs the mode and prints."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from bceval.cli.parser import options_later
+from bceval.cli.parser import add_command, options_later
+from bceval.evaluators.base import Command
+from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development.evidence_cli import run_validator
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 
@@ -42,7 +45,7 @@ PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks"
 
 def with_pyproject(args: argparse.Namespace) -> dict:
     """[tool.bceval.development] fills every flag that was not given (a flag wins); returns what it read."""
-    from bceval.config.development import development_pyproject
+    from bceval.evaluators.development.config import development_pyproject
 
     project = development_pyproject(Path.cwd())
     for key in PYPROJECT_FLAGS:
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if mode == "run":
         from bceval.cli.parser import settings_flags
         from bceval.config import load_settings
-        from bceval.steps.development_run import RunOptions, run_development
+        from bceval.evaluators.development.runner import RunOptions, run_development
 
         names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
         settings = load_settings(**settings_flags(args, names))
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
             agent = agent_settings(replace(settings, adapter="api"))
         return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
-    from bceval.steps.development import Options, run_mode
+    from bceval.evaluators.development.steps import Options, run_mode
 
     return run_mode(
         Options(
@@ -83,3 +86,20 @@ def run(args: argparse.Namespace) -> int:
             _path(args.development_results),
         )
     )
+
+
+DEVELOPMENT_COMMAND = Command("development", add_parser, run)
+EVIDENCE_COMMAND = Command(
+    "evidence",
+    lambda commands: add_command(
+        commands, "evidence", "check an al-knowledge answer against its question, corpus and read evidence"
+    ),
+    run_validator,
+)
+
+
+def development_verb(verb: str, args: argparse.Namespace) -> int:
+    """`bceval VERB --evaluator development`: the development runner needs its workspace map and run folder,
+    which only `bceval development MODE` takes today, so the verb names that command (one line, exit 2)."""
+    mode = {"prepare": "prepare", "score": "score"}.get(verb, "run")
+    raise DevelopmentError(f"bceval {verb} --evaluator development: run `bceval development {mode}` instead")

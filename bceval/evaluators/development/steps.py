@@ -11,8 +11,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED
-from bceval.evaluators.development import DevelopmentError
+from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development.manifest import Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import CaseScore, score_results
@@ -73,9 +74,7 @@ def run_mode(opts: Options) -> int:
     if loaded is None:
         return EXIT_FAILED
     if opts.out is not None and opts.mode in ("prepare", "score"):
-        from bceval.evaluators.guidance.prepare import knowledge_index_text
-
-        write_prepared(loaded, opts.out, knowledge_index_text(loaded.root))
+        write_prepared(loaded, opts.out, knowledge_index_text(loaded.root, UnreadableKnowledge))
     if opts.mode == "score":
         from bceval.agents.development import probe_workspace
 

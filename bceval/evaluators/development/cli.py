@@ -9,7 +9,6 @@ from pathlib import Path
 
 from bceval.cli.parser import add_command, options_later
 from bceval.evaluators.base import Command
-from bceval.evaluators.development import DevelopmentError
 from bceval.evaluators.development.evidence_cli import run_validator
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
@@ -96,10 +95,3 @@ EVIDENCE_COMMAND = Command(
     ),
     run_validator,
 )
-
-
-def development_verb(verb: str, args: argparse.Namespace) -> int:
-    """`bceval VERB --evaluator development`: the development runner needs its workspace map and run folder,
-    which only `bceval development MODE` takes today, so the verb names that command (one line, exit 2)."""
-    mode = {"prepare": "prepare", "score": "score"}.get(verb, "run")
-    raise DevelopmentError(f"bceval {verb} --evaluator development: run `bceval development {mode}` instead")

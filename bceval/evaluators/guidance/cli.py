@@ -125,14 +125,3 @@ def run(args: argparse.Namespace) -> int:
 
 
 GUIDANCE_COMMAND = Command("guidance", add_parser, run, mode_help)
-_MODE_OF_VERB = {"prepare": "prepare", "answer": "run", "score": "score"}
-
-
-def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
-    """`bceval VERB --evaluator plan|implementation`: the guidance runner needs its workspace map and run folder,
-    which only `bceval guidance MODE` takes today, so the verb names that command (one line, exit 2)."""
-    mode = _MODE_OF_VERB.get(verb, "run")
-    raise GuidanceError(
-        f"bceval {verb} --evaluator {kind}: run `bceval guidance {mode} --manifest MANIFEST` "
-        "(a guidance run needs --workspace-map and --out, which the review verbs do not take)"
-    )

@@ -11,13 +11,14 @@ from typing import Any
 
 from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
-from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND, guidance_verb
+from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND
 from bceval.evaluators.guidance.evidence import Baseline
 from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
 from bceval.evaluators.guidance.scoring import case_measures, score
 from bceval.evaluators.guidance.tasks import guidance_tasks
+from bceval.evaluators.guidance.verbs import guidance_verb
 
 # A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
 # answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.

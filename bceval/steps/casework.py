@@ -1,0 +1,405 @@
+"""A frame for simple case-based evaluators: a plugin subclasses CaseEvaluator, overrides five hooks, and gets
+the uniform verbs (`bceval prepare|answer|score|publish|view --evaluator NAME`) and an experiment's whole-run unit.
+
+The hooks (`loaded` is whatever `load` returns; a case is anything with a file-name-safe `id`):
+    load(root, manifest) -> loaded            the checked task set of a corpus (manifest None: its default)
+    cases(loaded) -> [case]                   in order
+    question_for(loaded, case) -> Question    the prompt and the files the agent starts with (never the answer)
+    known_answer(loaded, case) -> files       what the oracle writes into its working folder
+    judge(loaded, case, workdir) -> Verdict   passed, the failing stage (None when passed) and the problems
+(`question_for`, not `question`: the protocol's `question` is the shape of question, a string.)
+
+Folders (OUT is --out; a run is --run, else <adapter>-<evaluator>):
+    OUT/<evaluator>/prepared/<case>/   question.json (id, prompt, files) and the files: `prepare`, deterministic
+    OUT/runs/<run>/work/<case>/        each case's answered folder: `answer` (a new answer replaces the run whole)
+    OUT/runs/<run>/transcripts/        a live agent's attempts, one file per case
+    OUT/runs/<run>/score.json, scorecard.md, run.json   `score` (run.json: the run record experiments read)
+    OUT/view/<evaluator>/<run>.html    `view`, with index.html
+An experiment's unit is one such run in a new run-NNNN folder of plan.run_folders (prepared/ inside it).
+
+The `command` agent runs in a fresh copy of the question folder outside OUT, the prompt on its stdin, with
+bceval's process runner (timeout, output cap, retries, its whole process tree ended); only then is the folder
+copied into the run. Known answers are never in a question folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bceval.agents import live
+from bceval.agents.process import LiveAgent
+from bceval.agents.settings import AgentSettings
+from bceval.agents.view import release, scrubbed_environment, temp_folder
+from bceval.config import SOURCES, Settings, agent_settings, load_settings
+from bceval.errors import BcevalError
+from bceval.escape import console, html, markdown_cell
+from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
+from bceval.layout import OutDir
+from bceval.models import StrictModel
+from bceval.runs.record import write_record
+from bceval.runs.transcript import write_prompt, write_transcript
+
+QUESTION = "question.json"
+ANSWERS = "answers.json"
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+OUTPUT_CAP = 1 << 20  # bytes of a judged program's stdout and of its stderr that are read
+AGENTS = ("oracle", "command")
+
+
+@dataclass(frozen=True)
+class Question:
+    prompt: str
+    files: Mapping[str, bytes] = field(default_factory=dict)  # relative path -> bytes
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    stage: str | None = None  # the first stage that failed
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int | None  # None: stopped at its timeout
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+
+
+class CaseScore(StrictModel):
+    id: str
+    passed: bool
+    stage: str | None = None
+    problems: list[str] = []
+
+
+class ScoreFile(StrictModel):
+    kind: Literal["bceval-casework-score"] = "bceval-casework-score"
+    version: Literal[1] = 1
+    evaluator: str
+    run: str
+    adapter: str
+    passed: bool
+    cases: list[CaseScore]
+
+
+def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
+    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
+        except OSError as exc:
+            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            stopped = process.poll() is None
+            live.end(process)  # whatever it left running goes with it
+            live.forget(process)
+        out.seek(0)
+        err.seek(0)
+        code = None if stopped else process.returncode
+        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP), time.monotonic() - started)
+
+
+class FolderAgent(LiveAgent):
+    """The `command` kind for a question answered by changing a folder: it runs in that folder, prompt on stdin."""
+
+    name = "command"
+
+    def __init__(self, agent: AgentSettings, hidden: Mapping[str, Path]) -> None:
+        if agent.sandbox != "none":
+            raise BcevalError("--sandbox: a casework agent writes its folder, which the sandbox keeps read-only")
+        super().__init__(agent, hidden, in_case_view=False)
+
+    def work(self, folder: Path, prompt: str) -> tuple[str | None, dict[str, Any]]:
+        """Run the agent in `folder`: why it gave no answer (None when it did) and its transcript record."""
+        env = scrubbed_environment(self.environ, list(self.hidden.values()), folder)
+
+        def attempt(number: int, waited: float) -> Any:
+            argv = self._command_line(folder / QUESTION, folder)
+            record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
+            return self._run(argv, folder, env, b"" if self.reads_request_file else prompt.encode("utf-8"), record)
+
+        done, attempts, usage = self.ask(attempt, lambda output: output)
+        last = attempts[-1].failure
+        failure = None if done is not None else f"{last[0]}: {last[1]}" if last else "no answer"
+        record = {"attempts": [a.record for a in attempts], "outcome": failure or "answered", "usage": usage}
+        return failure, record
+
+
+def _safe(name: str, what: str) -> str:
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or any(p in ("..", ".") for p in parts) or name == QUESTION:
+        raise BcevalError(f"{what}: '{console(name)}' is not a relative path inside the case's folder")
+    return name
+
+
+def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:
+    for name, data in files.items():
+        write_atomic(folder / _safe(name, what), data)
+
+
+def _copy(source: Path, target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, symlinks=True)
+
+
+def _next_run(folder: Path) -> Path:
+    numbers = [int(p.name[4:]) for p in folder.glob("run-*") if p.name[4:].isdigit()] if folder.is_dir() else []
+    return folder / f"run-{max(numbers, default=0) + 1:04d}"
+
+
+class CaseEvaluator:
+    """The Evaluator protocol (bceval.evaluators.base) over five hooks; a subclass sets name and description."""
+
+    name = ""
+    description = ""
+    question = "folder"  # the question shape: a prompt and a folder, answered by changing the folder
+    traits = Traits(unit=RUN, default_agent="oracle", prepares_in_run=True, shares_answers=False)
+
+    # --- the hooks a plugin overrides ---------------------------------------------------------------------------
+    def load(self, root: Path, manifest: Path | None) -> Any:
+        raise NotImplementedError
+
+    def cases(self, loaded: Any) -> list[Any]:
+        raise NotImplementedError
+
+    def question_for(self, loaded: Any, case: Any) -> Question:
+        raise NotImplementedError
+
+    def known_answer(self, loaded: Any, case: Any) -> Mapping[str, bytes]:
+        raise NotImplementedError
+
+    def judge(self, loaded: Any, case: Any, workdir: Path) -> Verdict:
+        raise NotImplementedError
+
+    # --- the protocol -------------------------------------------------------------------------------------------
+    def model_id(self, case: Any) -> str:
+        return str(case.id)  # a task's id is no secret: its prompt names the task anyway
+
+    def case_kind(self, case: Any) -> str:
+        return "positive"
+
+    def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
+        return outcomes_from_problems([c.id for c in self.cases(loaded)], problems)
+
+    def measures(self, loaded: Any, results_dir: Path | None) -> None:
+        return None
+
+    def commands(self) -> tuple[Command, ...]:
+        return ()
+
+    def tasks(self, inputs: Any) -> TaskGenerators:
+        return {}
+
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        return None
+
+    def unit_inputs(self, arm: Any) -> dict[str, Any]:
+        """The SHA-256 of every file of the arm's corpus (path and bytes) and of its manifest."""
+        digest = hashlib.sha256()
+        for path in sorted(p for p in Path(arm.corpus).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(f"{path.relative_to(arm.corpus).as_posix()}\0".encode() + path.read_bytes() + b"\0")
+        manifest = hashlib.sha256(Path(arm.manifest).read_bytes()).hexdigest() if arm.manifest else None
+        return {"corpus": digest.hexdigest(), "manifest": manifest}
+
+    def verb(self, verb: str, args: argparse.Namespace) -> int:
+        settings = load_settings(**{key: value for key, value in vars(args).items() if key in SOURCES})
+        loaded = self.load(settings.corpus, settings.manifest)
+        prepared = OutDir(settings.out).path / self.name / "prepared"
+        if verb == "prepare":
+            self.prepare(loaded, prepared)
+            print(f"Prepared {len(self.cases(loaded))} case(s) of {self.name} in {prepared}")
+            return 0
+        adapter = getattr(args, "adapter", None) or self.traits.default_agent or "oracle"
+        run = settings.run or f"{adapter}-{self.name}"
+        run_dir = OutDir(settings.out).run(run).path
+        if verb == "answer":
+            self.answer_run(loaded, prepared, run_dir, adapter, settings)
+            print(f"Answered {len(self.cases(loaded))} case(s) with {adapter} into {run_dir}")
+            return 0
+        if verb == "view":
+            return self.write_view(settings.out)
+        if not (run_dir / ANSWERS).is_file():
+            raise BcevalError(f"{run_dir}: no answered run (bceval answer --evaluator {self.name} makes one)")
+        code = self.score_run(loaded, run_dir, run, adapter)
+        if verb == "publish":  # the committed scorecard page is the review evaluator's history
+            print(f"Scorecard: {run_dir / 'scorecard.md'} (a {self.name} run is not added to a committed page)")
+        return code
+
+    # --- prepare, answer, score ---------------------------------------------------------------------------------
+    def prepare(self, loaded: Any, prepared: Path) -> None:
+        """Each case's question folder, written atomically; folders and files of cases no longer asked go."""
+        wanted: dict[str, set[str]] = {}
+        for case in self.cases(loaded):
+            if not SAFE_ID.fullmatch(str(case.id)):
+                raise BcevalError(f"{self.name}: case id '{console(str(case.id))}' is not a safe file name")
+            asked = self.question_for(loaded, case)
+            folder = prepared / case.id
+            _write_files(folder, asked.files, f"{self.name} case {case.id}")
+            document = {"id": case.id, "prompt": asked.prompt, "files": sorted(asked.files)}
+            write_atomic(folder / QUESTION, dumps(document))
+            wanted[case.id] = {QUESTION, *(Path(name).as_posix() for name in asked.files)}
+        for folder in (p for p in prepared.iterdir() if p.is_dir()) if prepared.is_dir() else ():
+            if folder.name not in wanted:
+                shutil.rmtree(folder)
+                continue
+            for path in (p for p in folder.rglob("*") if p.is_file()):
+                if path.relative_to(folder).as_posix() not in wanted[folder.name]:
+                    path.unlink()
+
+    def answer_run(self, loaded: Any, prepared: Path, run_dir: Path, adapter: str, settings: Settings) -> None:
+        """Prepare, answer every case into a new folder, then put it in place of the run of that name."""
+        self.prepare(loaded, prepared)
+        building = run_dir.with_name(f".{run_dir.name}.answering-{os.getpid()}")
+        shutil.rmtree(building, ignore_errors=True)
+        try:
+            self.answer_into(loaded, prepared, building, adapter, settings)
+            shutil.rmtree(run_dir, ignore_errors=True)
+            building.rename(run_dir)
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+
+    def answer_into(self, loaded: Any, prepared: Path, run_dir: Path, adapter: str, settings: Settings) -> None:
+        """work/<case>/ of every case by the oracle or a command agent, and answers.json (which failed to answer)."""
+        if adapter not in AGENTS:
+            raise BcevalError(f"--adapter {adapter}: a {self.name} run answers with {' or '.join(AGENTS)}")
+        hidden = {"the corpus": Path(settings.corpus), "bceval's output": Path(settings.out)}
+        hidden.update({f"bceval's output ({n})": Path(p) for n, p in enumerate(settings.hide, 1)})
+        agent = FolderAgent(agent_settings(settings), hidden) if adapter == "command" else None
+        failures: dict[str, str | None] = {}
+        for case in self.cases(loaded):
+            work = run_dir / "work" / case.id
+            if agent is None:
+                _copy(prepared / case.id, work)
+                _write_files(work, self.known_answer(loaded, case), f"{self.name} known answer of {case.id}")
+                failures[case.id] = None
+                continue
+            failures[case.id] = self._ask(agent, prepared / case.id, work, run_dir, case)
+        described = agent.describe() if agent is not None else {"adapter": adapter}
+        write_atomic(run_dir / ANSWERS, dumps({"evaluator": self.name, "agent": described, "failures": failures}))
+
+    def _ask(self, agent: FolderAgent, question: Path, work: Path, run_dir: Path, case: Any) -> str | None:
+        scratch = temp_folder("case")  # outside OUT: the agent sees its question and nothing of any other run
+        try:
+            folder = scratch / "work"
+            _copy(question, folder)
+            prompt = parse_json(read_regular_bytes(question / QUESTION), str(question / QUESTION))["prompt"]
+            failure, record = agent.work(folder, prompt)
+            _copy(folder, work)
+        finally:
+            release(scratch)
+        usage = record.pop("usage")
+        record = {"case": case.id, "promptSha256": write_prompt(run_dir, prompt), **record}
+        write_transcript(run_dir, self.model_id(case), run_dir.name, agent.describe(), record, usage)
+        return failure
+
+    def score_run(self, loaded: Any, run_dir: Path, run: str, adapter: str) -> int:
+        """Judge every answered case (in a scratch copy); score.json, scorecard.md and run.json; 1 when one fails."""
+        answers = parse_json(read_regular_bytes(run_dir / ANSWERS), str(run_dir / ANSWERS))
+        adapter = answers["agent"].get("adapter", adapter)
+        scores = []
+        for case in self.cases(loaded):
+            failure = answers["failures"].get(case.id, "not answered in this run")
+            if failure is not None:
+                scores.append(CaseScore(id=case.id, passed=False, stage="answer", problems=[f"no answer: {failure}"]))
+                continue
+            with tempfile.TemporaryDirectory(prefix="bceval-judge-") as scratch:
+                _copy(run_dir / "work" / case.id, Path(scratch) / "work")
+                verdict = self.judge(loaded, case, Path(scratch) / "work")
+            scores.append(
+                CaseScore(id=case.id, passed=verdict.passed, stage=verdict.stage, problems=[*verdict.problems])
+            )
+        score = ScoreFile(
+            evaluator=self.name, run=run, adapter=adapter, passed=all(s.passed for s in scores), cases=scores
+        )
+        write_atomic(run_dir / "score.json", dumps(score.model_dump()))
+        write_atomic(run_dir / "scorecard.md", scorecard(score))
+        problems = [f"{s.id}: {s.stage}: {p}" for s in scores for p in s.problems or ["failed"] if not s.passed]
+        verdicts = [{"case": s.id, "verdict": "error" if s.stage == "answer" else _word(s.passed)} for s in scores]
+        record = {"kind": "bceval-casework-run", "version": 1, "evaluator": self.name, "adapter": adapter}
+        write_record(run_dir, {**record, "passed": score.passed, "problems": problems, "cases": verdicts})
+        passed = sum(s.passed for s in scores)
+        print(f"{self.name} run {run}: {passed} of {len(scores)} case(s) passed; scorecard: {run_dir / 'scorecard.md'}")
+        return 0 if score.passed else 1
+
+    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+        """An experiment's unit: prepare, answer and score the arm's whole task set into a new run-NNNN folder."""
+        directory = _next_run(plan.run_folders(arm.name, epoch))
+        loaded = self.load(arm.corpus, arm.manifest)
+        try:
+            self.prepare(loaded, directory / "prepared")
+            self.answer_into(loaded, directory / "prepared", directory, run.adapter, run)
+            self.score_run(loaded, directory, f"{arm.name}-e{epoch}", run.adapter)
+        except BcevalError as exc:
+            raise BcevalError(f"Experiment {plan.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
+
+    # --- view ---------------------------------------------------------------------------------------------------
+    def write_view(self, out: Path) -> int:
+        """A static page per scored run of this evaluator under OUT/view/<evaluator>/, and an index of them."""
+        folder = OutDir(out).path / "view" / self.name
+        runs = OutDir(out).runs
+        scores = []
+        for path in sorted(runs.glob("*/score.json")) if runs.is_dir() else []:
+            document = parse_json(read_regular_bytes(path), str(path))
+            if isinstance(document, dict) and document.get("evaluator") == self.name:
+                scores.append(ScoreFile.model_validate(document))
+        for score in scores:
+            write_atomic(folder / f"{score.run}.html", run_page(score))
+        links = "".join(f'<li><a href="{html(s.run)}.html">{html(s.run)}</a>: {_word(s.passed)}</li>' for s in scores)
+        write_atomic(folder / "index.html", _page(f"{self.name} runs", f"<ul>{links}</ul>"))
+        print(f"View: {folder / 'index.html'} ({len(scores)} run(s))")
+        return 0
+
+
+def _word(passed: bool) -> str:
+    return "passed" if passed else "failed"
+
+
+def scorecard(score: ScoreFile) -> str:
+    passed = sum(case.passed for case in score.cases)
+    lines = [
+        f"# Scorecard: {markdown_cell(score.evaluator)}, run {markdown_cell(score.run)}",
+        "",
+        f"Adapter: {markdown_cell(score.adapter)}. Passed {passed} of {len(score.cases)} case(s).",
+        "",
+        "| case | verdict | failing stage | problems |",
+        "|---|---|---|---|",
+    ]
+    for case in score.cases:
+        problems = "; ".join(markdown_cell(p).replace("|", "\\|") for p in case.problems)
+        lines.append(f"| {markdown_cell(case.id)} | {_word(case.passed)} | {case.stage or ''} | {problems} |")
+    return "\n".join(lines) + "\n"
+
+
+def _page(title: str, body: str) -> str:
+    head = f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html(title)}</title></head>'
+    return f"{head}\n<body><h1>{html(title)}</h1>\n{body}\n</body></html>\n"
+
+
+def run_page(score: ScoreFile) -> str:
+    rows = "".join(
+        f"<tr><td>{html(c.id)}</td><td>{_word(c.passed)}</td><td>{html(c.stage or '')}</td>"
+        f"<td>{'<br>'.join(html(p) for p in c.problems)}</td></tr>\n"
+        for c in score.cases
+    )
+    table = f"<table><tr><th>case</th><th>verdict</th><th>failing stage</th><th>problems</th></tr>\n{rows}</table>"
+    summary = f"<p>Adapter {html(score.adapter)}: {_word(score.passed)}.</p>"
+    return _page(f"{score.evaluator}: run {score.run}", summary + table)

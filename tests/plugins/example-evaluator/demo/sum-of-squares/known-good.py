@@ -1,0 +1,3 @@
+import json
+
+print(json.dumps({"sum": sum(n * n for n in range(1, 101))}))

@@ -125,7 +125,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "the model, as for bceval answer"),
         Use("isolation", "view (default) or none"),
     ),
-    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "serve", "port"),
+    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "evaluator", "serve", "port"),
     "evaluators": (),
     "health": _CORPUS
     + _uses(

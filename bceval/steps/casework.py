@@ -222,6 +222,8 @@ class CaseEvaluator:
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         settings = load_settings(**{key: value for key, value in vars(args).items() if key in SOURCES})
+        if verb == "view":
+            return self.write_view(settings.out)
         loaded = self.load(settings.corpus, settings.manifest)
         prepared = OutDir(settings.out).path / self.name / "prepared"
         if verb == "prepare":
@@ -235,8 +237,6 @@ class CaseEvaluator:
             self.answer_run(loaded, prepared, run_dir, adapter, settings)
             print(f"Answered {len(self.cases(loaded))} case(s) with {adapter} into {run_dir}")
             return 0
-        if verb == "view":
-            return self.write_view(settings.out)
         if not (run_dir / ANSWERS).is_file():
             raise BcevalError(f"{run_dir}: no answered run (bceval answer --evaluator {self.name} makes one)")
         code = self.score_run(loaded, run_dir, run, adapter)

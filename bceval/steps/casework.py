@@ -9,17 +9,14 @@ The hooks (`loaded` is whatever `load` returns; a case is anything with a file-n
     judge(loaded, case, workdir) -> Verdict   passed, the failing stage (None when passed) and the problems
 (`question_for`, not `question`: the protocol's `question` is the shape of question, a string.)
 
-Folders (OUT is --out; a run is --run, else <adapter>-<evaluator>):
-    OUT/<evaluator>/prepared/<case>/   question.json (id, prompt, files) and the files: `prepare`, deterministic
-    OUT/runs/<run>/work/<case>/        each case's answered folder: `answer` (a new answer replaces the run whole)
-    OUT/runs/<run>/transcripts/        a live agent's attempts, one file per case
-    OUT/runs/<run>/score.json, scorecard.md, run.json   `score` (run.json: the run record experiments read)
+Folders (OUT is --out; a run is --run, else <adapter>-<evaluator>; a new answer replaces that run whole):
+    OUT/<evaluator>/prepared/<case>/   question.json (id, prompt, files) and the files (`prepare`)
+    OUT/runs/<run>/                    work/<case>/ answered folders, transcripts/ (`answer`); score.json,
+                                       scorecard.md and run.json, the record experiments read (`score`)
     OUT/view/<evaluator>/<run>.html    `view`, with index.html
 An experiment's unit is one such run in a new run-NNNN folder of plan.run_folders (prepared/ inside it).
-
-The `command` agent runs in a fresh copy of the question folder outside OUT, the prompt on its stdin, with
-bceval's process runner (timeout, output cap, retries, its whole process tree ended); only then is the folder
-copied into the run. Known answers are never in a question folder.
+The `command` agent runs in a fresh copy of its question folder outside OUT, the prompt on stdin, under bceval's
+process runner (timeout, retries, its whole process tree ended); known answers are never in a question folder.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +39,10 @@ from bceval.agents.settings import AgentSettings
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
-from bceval.escape import console, html, markdown_cell
+from bceval.escape import console, html, markdown
 from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
-from bceval.layout import OutDir
+from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
 from bceval.runs.record import write_record
 from bceval.runs.transcript import write_prompt, write_transcript
@@ -76,7 +72,6 @@ class Ran:
     exit_code: int | None  # None: stopped at its timeout
     stdout: bytes
     stderr: bytes
-    seconds: float
 
 
 class CaseScore(StrictModel):
@@ -98,7 +93,6 @@ class ScoreFile(StrictModel):
 
 def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
     """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended."""
-    started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
@@ -115,7 +109,7 @@ def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, st
         out.seek(0)
         err.seek(0)
         code = None if stopped else process.returncode
-        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP), time.monotonic() - started)
+        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP))
 
 
 class FolderAgent(LiveAgent):
@@ -144,26 +138,17 @@ class FolderAgent(LiveAgent):
         return failure, record
 
 
-def _safe(name: str, what: str) -> str:
-    parts = Path(name).parts
-    if not parts or Path(name).is_absolute() or any(p in ("..", ".") for p in parts) or name == QUESTION:
-        raise BcevalError(f"{what}: '{console(name)}' is not a relative path inside the case's folder")
-    return name
-
-
 def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:
     for name, data in files.items():
-        write_atomic(folder / _safe(name, what), data)
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or any(p in ("..", ".") for p in parts) or name == QUESTION:
+            raise BcevalError(f"{what}: '{console(name)}' is not a relative path inside the case's folder")
+        write_atomic(folder / name, data)
 
 
 def _copy(source: Path, target: Path) -> None:
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(source, target, symlinks=True)
-
-
-def _next_run(folder: Path) -> Path:
-    numbers = [int(p.name[4:]) for p in folder.glob("run-*") if p.name[4:].isdigit()] if folder.is_dir() else []
-    return folder / f"run-{max(numbers, default=0) + 1:04d}"
 
 
 class CaseEvaluator:
@@ -315,18 +300,7 @@ class CaseEvaluator:
         """Judge every answered case (in a scratch copy); score.json, scorecard.md and run.json; 1 when one fails."""
         answers = parse_json(read_regular_bytes(run_dir / ANSWERS), str(run_dir / ANSWERS))
         adapter = answers["agent"].get("adapter", adapter)
-        scores = []
-        for case in self.cases(loaded):
-            failure = answers["failures"].get(case.id, "not answered in this run")
-            if failure is not None:
-                scores.append(CaseScore(id=case.id, passed=False, stage="answer", problems=[f"no answer: {failure}"]))
-                continue
-            with tempfile.TemporaryDirectory(prefix="bceval-judge-") as scratch:
-                _copy(run_dir / "work" / case.id, Path(scratch) / "work")
-                verdict = self.judge(loaded, case, Path(scratch) / "work")
-            scores.append(
-                CaseScore(id=case.id, passed=verdict.passed, stage=verdict.stage, problems=[*verdict.problems])
-            )
+        scores = [self._judged(loaded, case, run_dir, answers["failures"]) for case in self.cases(loaded)]
         score = ScoreFile(
             evaluator=self.name, run=run, adapter=adapter, passed=all(s.passed for s in scores), cases=scores
         )
@@ -340,9 +314,18 @@ class CaseEvaluator:
         print(f"{self.name} run {run}: {passed} of {len(scores)} case(s) passed; scorecard: {run_dir / 'scorecard.md'}")
         return 0 if score.passed else 1
 
+    def _judged(self, loaded: Any, case: Any, run_dir: Path, failures: dict[str, str | None]) -> CaseScore:
+        failure = failures.get(case.id, "not answered in this run")
+        if failure is not None:
+            return CaseScore(id=case.id, passed=False, stage="answer", problems=[f"no answer: {failure}"])
+        with tempfile.TemporaryDirectory(prefix="bceval-judge-") as scratch:  # the answer stays as it was given
+            _copy(run_dir / "work" / case.id, Path(scratch) / "work")
+            verdict = self.judge(loaded, case, Path(scratch) / "work")
+        return CaseScore(id=case.id, passed=verdict.passed, stage=verdict.stage, problems=[*verdict.problems])
+
     def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
         """An experiment's unit: prepare, answer and score the arm's whole task set into a new run-NNNN folder."""
-        directory = _next_run(plan.run_folders(arm.name, epoch))
+        directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
         loaded = self.load(arm.corpus, arm.manifest)
         try:
             self.prepare(loaded, directory / "prepared")
@@ -375,17 +358,15 @@ def _word(passed: bool) -> str:
 
 def scorecard(score: ScoreFile) -> str:
     passed = sum(case.passed for case in score.cases)
+    head = f"# Scorecard: {markdown(score.evaluator)}, run {markdown(score.run)}\n\nAdapter: {markdown(score.adapter)}."
     lines = [
-        f"# Scorecard: {markdown_cell(score.evaluator)}, run {markdown_cell(score.run)}",
-        "",
-        f"Adapter: {markdown_cell(score.adapter)}. Passed {passed} of {len(score.cases)} case(s).",
-        "",
+        f"{head} Passed {passed} of {len(score.cases)} case(s).\n",
         "| case | verdict | failing stage | problems |",
-        "|---|---|---|---|",
     ]
+    lines.append("|---|---|---|---|")
     for case in score.cases:
-        problems = "; ".join(markdown_cell(p).replace("|", "\\|") for p in case.problems)
-        lines.append(f"| {markdown_cell(case.id)} | {_word(case.passed)} | {case.stage or ''} | {problems} |")
+        problems = "; ".join(markdown(p) for p in case.problems)
+        lines.append(f"| {markdown(case.id)} | {_word(case.passed)} | {markdown(case.stage or '')} | {problems} |")
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,8 @@ with the review commands' flags (--corpus, --manifest, --out, --adapter, the liv
 prepare writes the requests into OUT/development/; answer is a whole runner-mode run (every case in a fresh copy of
 its starting repository, the agent, then runner-owned gates) into a new OUT/development-runs/run-NNNN, with the
 gate configuration and workspaces of [tool.bceval.development] or the corpus's checks file; score prints the
-verdict of the newest run again; publish refuses (the scorecard page holds review runs and experiments).
+verdict of the newest run again; view writes the site of every run; publish refuses (the scorecard page holds
+review runs and experiments).
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from bceval.evaluators.development.cli import API_SETTINGS, run
 from bceval.evaluators.development.runner import DEMO_AGENT
 from bceval.jsonio import read_regular_text
 from bceval.layout import GuidanceRunDir, OutDir
+from bceval.steps.view import report_view
 
 FLAGS = ("root", "manifest", "capabilities", "out", "results", "workspace_map", "checks", "adapter", "guidance")
 _SHARED = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 
 
 def development_verb(verb: str, args: argparse.Namespace) -> int:
+    if verb == "view":  # the site shows every evaluator's runs
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     settings = load_settings(**settings_flags(args))
     out = OutDir(settings.out)
     if verb == "prepare":

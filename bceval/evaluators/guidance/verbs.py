@@ -5,7 +5,8 @@ live agent's flags).
 prepare writes the requests into OUT/guidance/<kind>/; answer runs the whole evaluation (prepare, capture, answer,
 score, in one process: the baseline digest lives only there) into a new OUT/guidance-runs/<kind>/run-NNNN, against
 the workspaces of BCEVAL_GUIDANCE_WORKSPACE_MAP, else the corpus's own demo workspaces; score prints the verdict of
-the newest run again; publish refuses (the scorecard page holds review runs and experiments).
+the newest run again; view writes the site of every run; publish refuses (the scorecard page holds review runs
+and experiments).
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ from bceval.evaluators.guidance.steps import (
 )
 from bceval.jsonio import read_regular_text
 from bceval.layout import GuidanceRunDir, OutDir
+from bceval.steps.view import report_view
 
 
 def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
+    if verb == "view":  # the site shows every evaluator's runs
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     settings = load_settings(**settings_flags(args))
     manifest = settings.manifest if args.manifest else settings.corpus / MANIFESTS[kind]
     if verb == "prepare":

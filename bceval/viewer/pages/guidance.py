@@ -1,0 +1,99 @@
+"""The pages of a guidance run: the run and each case (expected knowledge against the agent's report)."""
+
+from __future__ import annotations
+
+from bceval.layout import RunDir
+from bceval.viewer.collect import GuidanceCaseRow, GuidanceRun, read_json
+from bceval.viewer.html import badge, cost, definition, esc, filters, link, page, row_data, safe_name, table
+from bceval.viewer.pages.common import up
+from bceval.viewer.pages.transcript import conversation, json_value
+
+
+def guidance_page(run: GuidanceRun) -> str:
+    root = up(run.key)
+    record = run.record
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    body = definition(
+        [
+            ("Verdict", esc({True: "passed", False: "failed", None: "unfinished"}[run.passed])),
+            ("Adapter", esc(record.get("adapter"))),
+            ("Manifest", f"<code>{esc(record.get('manifest'))}</code>"),
+            ("Manifest SHA-256", f"<code>{esc(record.get('manifestSha256'))}</code>"),
+            ("Cost", esc(cost(usage.get("costUsd")))),
+        ]
+    )
+    problems = record.get("problems") or []
+    if problems:
+        body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
+    rows, attrs = [], []
+    for case in run.cases:
+        rows.append(
+            [
+                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+                badge(case.passed),
+                esc(case.expected_outcome),
+                esc(case.reported_outcome or "no report"),
+                esc(", ".join(case.required) or "none"),
+                esc(", ".join(case.reported) or "none"),
+                esc(_evidence(case)),
+            ]
+        )
+        attrs.append(row_data(case.id, case.passed is False))
+    body += (
+        "<h2>Cases</h2>"
+        + filters(failed=True)
+        + table(
+            [
+                "Case",
+                "Verdict",
+                "Expected outcome",
+                "Reported outcome",
+                "Required knowledge",
+                "Reported knowledge",
+                "Evidence",
+            ],
+            rows,
+            "cases",
+            attrs,
+        )
+    )
+    crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
+    return page(f"Guidance run {run.name}", body, root, crumbs)
+
+
+def _evidence(case: GuidanceCaseRow) -> str:
+    changed = [p for p in case.problems if "changed since the baseline" in p]
+    if changed:
+        where = f"workspace {case.workspace}" if case.workspace else "the knowledge checkout"
+        files = (
+            "; ".join(case.changes)
+            if case.changes
+            else "which file is not known (the workspace is gone or its change was undone)"
+        )
+        return f"{where} changed: {files}"
+    return "untouched" if case.passed is not None else "not scored"
+
+
+def guidance_case_page(run: GuidanceRun, case: GuidanceCaseRow) -> str:
+    root = up(f"{run.key}/cases")
+    transcript = read_json(run.directory / case.transcript) if case.transcript else None
+    body = definition(
+        [
+            ("Verdict", badge(case.passed)),
+            ("Problems", esc("; ".join(case.problems) or "none")),
+            ("Expected outcome", esc(case.expected_outcome)),
+            ("Reported outcome", esc(case.reported_outcome or "no report")),
+            ("Evidence", esc(_evidence(case))),
+        ]
+    )
+    rows = [[f"<code>{esc(p)}</code>", "required", "yes" if p in case.reported else "no"] for p in case.required]
+    rows += [[f"<code>{esc(p)}</code>", "optional", "yes" if p in case.reported else "no"] for p in case.optional]
+    rows += [
+        [f"<code>{esc(p)}</code>", "not expected", "yes"]
+        for p in case.reported
+        if p not in case.required and p not in case.optional
+    ]
+    body += '<h2 id="expected">Expected against the report</h2>' + table(["Article", "Expected", "Reported"], rows)
+    body += "<h2>The report</h2>" + json_value(case.report)
+    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))
+    return page(f"Guidance case {case.id}", body, root, [(f"{root}/{run.key}/index.html", run.name)])

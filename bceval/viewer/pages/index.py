@@ -1,0 +1,108 @@
+"""The index page: every run, experiment and guidance run of the output folder, newest first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bceval.viewer.collect import Experiment, GuidanceRun, ReviewRun, Site
+from bceval.viewer.html import cost, esc, filters, link, page, row_data, safe_name, table
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str
+    name: str
+    href: str
+    adapter: str
+    model: str
+    verdict: str
+    score: str
+    cost: str
+    date: str
+
+
+def _run_entry(run: ReviewRun) -> Entry:
+    score = f"recall {_short(*run.rate('positive'))}, clean rate {_short(*run.rate('clean'))}"
+    return Entry(
+        "run", run.name, f"{run.key}/index.html", run.adapter, run.model, run.verdict, score, cost(run.cost), run.date
+    )
+
+
+def _experiment_entry(experiment: Experiment) -> Entry:
+    report = experiment.report
+    arms = report.get("arms") or []
+    verdicts = "; ".join(
+        f"{c.get('arm')}: {(c.get('result') or {}).get('verdict', '-')}" for c in report.get("comparisons") or []
+    )
+    adapters = ", ".join(sorted({str((a.get("settings") or {}).get("adapter") or "-") for a in arms}))
+    models = ", ".join(sorted({str((a.get("settings") or {}).get("model") or "-") for a in arms}))
+    spent = [
+        a.get("usage", {}).get("costUsd") for a in arms if isinstance(a.get("usage", {}).get("costUsd"), int | float)
+    ]
+    return Entry(
+        "experiment",
+        experiment.name,
+        f"experiments/{safe_name(experiment.name)}/index.html",
+        adapters,
+        models,
+        verdicts or "-",
+        f"{len(arms)} arms × {report.get('epochs')} epochs",
+        cost(sum(spent)) if spent else "unknown",
+        str(report.get("createdAt") or ""),
+    )
+
+
+def _guidance_entry(run: GuidanceRun) -> Entry:
+    agreed = sum(c.reported_outcome == c.expected_outcome for c in run.cases)
+    verdict = {True: "passed", False: "failed", None: "unfinished"}[run.passed]
+    usage = run.record.get("usage") if isinstance(run.record.get("usage"), dict) else {}
+    model = (run.record.get("agent") or {}).get("model") if isinstance(run.record.get("agent"), dict) else None
+    return Entry(
+        "guidance run",
+        run.name,
+        f"{run.key}/index.html",
+        str(run.record.get("adapter", "-")),
+        str(model or "-"),
+        verdict,
+        f"outcome agreement {_short(agreed, len(run.cases))}",
+        cost(usage.get("costUsd")),
+        "",
+    )
+
+
+def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
+    entries = [_run_entry(run) for run in site.runs]
+    entries += [_experiment_entry(experiment) for experiment in site.experiments]
+    entries += [_guidance_entry(run) for run in site.guidance]
+    entries.sort(key=lambda e: e.date, reverse=True)  # newest first; undated ones keep their order at the end
+    rows = [
+        [
+            esc(e.kind),
+            link(e.href, e.name),
+            esc(e.adapter),
+            esc(e.model),
+            esc(e.verdict),
+            esc(e.score),
+            esc(e.cost),
+            esc(e.date[:19].replace("T", " ")),
+        ]
+        for e in entries
+    ]
+    attrs = [row_data(" ".join([e.kind, e.name, e.adapter, e.model, e.verdict])) for e in entries]
+    body = filters() + table(
+        ["Kind", "Name", "Adapter", "Model", "Verdict", "Score", "Cost", "Date"], rows, "index", attrs
+    )
+    if not entries:
+        body = (
+            f"<p>Nothing to show yet in {esc(site.out)}: run <code>bceval score</code>, an experiment or a "
+            "guidance run.</p>"
+        )
+    if compares:
+        items = "".join(f"<li>{link(href, f'{a} → {b}')}</li>" for a, b, href in compares)
+        body += f'<h2>Compare runs</h2><ul class="compares">{items}</ul>'
+    return page("Runs, experiments and guidance runs", body, "")
+
+
+def _short(passed: int, total: int) -> str:
+    return f"{passed / total:.3f} ({passed}/{total})" if total else "-"

@@ -1,0 +1,283 @@
+"""The pages of a review run: the run, each case (what was expected, asked and answered) and two runs compared."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bceval.layout import OutDir, RunDir
+from bceval.scorecard.stats import mcnemar_exact
+from bceval.viewer import svg
+from bceval.viewer.collect import CaseRow, ReviewRun, read_json
+from bceval.viewer.html import (
+    badge,
+    cost,
+    definition,
+    details,
+    esc,
+    filters,
+    link,
+    number,
+    numbered,
+    page,
+    pre,
+    row_data,
+    safe_name,
+    table,
+)
+from bceval.viewer.pages.common import cached_text, case_href, rate_text, ratio, up
+from bceval.viewer.pages.transcript import conversation
+
+
+def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> str:
+    root = up(run.key)
+    card = run.card or {}
+    facts = [
+        ("Verdict", esc(run.verdict)),
+        ("Recall", esc(rate_text(*run.rate("positive")))),
+        ("Clean rate", esc(rate_text(*run.rate("clean")))),
+        ("Adapter", esc(run.adapter)),
+        ("Model", esc(run.model)),
+        ("Epoch", esc(run.record.get("epoch", "-"))),
+        ("Cost", esc(cost(run.cost))),
+    ]
+    if card:
+        corpus = card.get("corpus") or {}
+        thresholds = card.get("thresholds") or {}
+        facts += [
+            (
+                "Corpus",
+                esc(f"{corpus.get('name')} at {corpus.get('commit')}" + (" (dirty)" if corpus.get("dirty") else "")),
+            ),
+            ("Request set", f"<code>{esc(corpus.get('requestSetSha256'))}</code>"),
+            (
+                "Thresholds",
+                esc(
+                    f"recall ≥ {thresholds.get('minimumExpectedRecall')}, clean rate ≥ "
+                    f"{thresholds.get('minimumCleanRate')}"
+                ),
+            ),
+            ("Created", esc(card.get("createdAt"))),
+        ]
+    if run.experiment:
+        facts.append(
+            (
+                "Experiment",
+                link(
+                    f"{root}/experiments/{safe_name(run.experiment)}/index.html",
+                    f"{run.experiment}: arm {run.arm}, epoch {run.epoch}",
+                ),
+            )
+        )
+    body = definition(facts)
+    problems = card.get("problems") or []
+    if problems:
+        body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
+    body += "<h2>Cases</h2>" + filters(failed=True, infra=True) + _case_table(run, "")
+    if compares:
+        body += (
+            "<h2>Compare</h2><ul>"
+            + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares)
+            + "</ul>"
+        )
+    crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
+    return page(f"Run {run.name}", body, root, crumbs)
+
+
+def _case_table(run: ReviewRun, prefix: str) -> str:
+    rows, attrs = [], []
+    for case in run.cases:
+        rows.append(
+            [
+                link(f"{prefix}cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+                esc(case.domain),
+                esc(case.kind),
+                badge(case.passed, case.infra is not None),
+                esc(case.reason),
+                esc(cost(case.usage.get("costUsd"))),
+            ]
+        )
+        attrs.append(row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None))
+    return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
+
+
+# --- case --------------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def cached_request(path: Path) -> Any:
+    text = cached_text(path)
+    try:
+        return json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=1024)
+def asked(path: Path) -> str:
+    """The request section of a request file (experiment arms and epochs share one request: rendered once)."""
+    return _request_section(cached_request(path))
+
+
+@lru_cache(maxsize=1024)
+def numbered_file(path: Path) -> str:
+    return numbered(cached_text(path) or "")
+
+
+def _request_section(request: Any) -> str:
+    if not isinstance(request, dict):
+        return '<p class="muted">The request file is no longer in the prepare folder.</p>'
+    items = [("Protocol", esc(request.get("protocol"))), ("Skill", f"<code>{esc(request.get('skill'))}</code>")]
+    cases = request.get("cases") or []
+    if cases and isinstance(cases[0], dict) and cases[0].get("context"):
+        items.append(("Context", esc(cases[0]["context"])))
+    out = definition(items)
+    candidates = request.get("candidateArticles") or []
+    rows = [
+        [
+            f"<code>{esc(c.get('path'))}</code>",
+            esc(c.get("title")),
+            esc(c.get("description")),
+            esc(", ".join(str(k) for k in c.get("keywords") or [])),
+        ]
+        for c in candidates
+        if isinstance(c, dict)
+    ]
+    out += f"<h3>Candidate articles ({len(rows)})</h3>" + table(
+        ["Path", "Title", "Description", "Keywords"], rows, "candidates"
+    )
+    if request.get("leafInstructions"):
+        out += details("Leaf instructions", pre(request["leafInstructions"]))
+    return out
+
+
+def _view_files(transcript: Any) -> str:
+    view = transcript.get("view") if isinstance(transcript, dict) else None
+    files = view.get("files") if isinstance(view, dict) else None
+    if not isinstance(files, list):
+        return '<p class="muted">The view\'s file list is recorded for live agents only.</p>'
+    rows = [
+        [
+            f"<code>{esc(f.get('path'))}</code>",
+            esc(f.get("bytes", "")),
+            f"<code>{esc(str(f.get('sha256', ''))[:16])}</code>",
+        ]
+        for f in files
+        if isinstance(f, dict)
+    ]
+    return f"<p>View digest <code>{esc(view.get('sha256'))}</code></p>" + table(["Path", "Bytes", "SHA-256"], rows)
+
+
+def case_page(run: ReviewRun, case: CaseRow) -> str:
+    key = f"{run.key}/cases"
+    root = up(key)
+    prepare = OutDir(run.out).prepare
+    run_dir = RunDir(run.directory)
+    transcript = read_json(run.directory / case.transcript) if case.transcript else None
+    code = cached_text(prepare.case_file(case.model_id))
+    verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
+    verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
+    body = definition(
+        [
+            ("Verdict", badge(case.passed, case.infra is not None)),
+            ("Why", esc(case.reason)),
+            ("Case", esc(f"{case.id} ({case.model_id}), {case.domain}, {case.kind}")),
+            ("Run", link("../index.html", run.name)),
+            (
+                "Answer",
+                esc("cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"),
+            ),
+        ]
+    )
+    body += '<h2 id="expected">Expected against the answer</h2>'
+    body += (
+        table(["Article", "Reported by the agent"], verdict_rows, "expected")
+        if verdict_rows
+        else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
+    )
+    body += '<h2 id="asked">What the agent was asked</h2>'
+    body += asked(prepare.case_request(case.model_id))
+    gone = '<p class="muted">The case file is gone.</p>'
+    body += "<h3>The case code</h3>" + (numbered_file(prepare.case_file(case.model_id)) if code is not None else gone)
+    body += "<h2>The view's files</h2>" + _view_files(transcript)
+    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
+    usage = case.usage
+    body += "<h2>Cost and tokens</h2>" + definition((k, number(v)) for k, v in usage.items())
+    crumbs = [(f"{root}/{run.key}/index.html", run.name)]
+    return page(f"Case {case.id}", body, root, crumbs)
+
+
+# --- compare -----------------------------------------------------------------------------------------------------
+
+
+def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
+    """`key` is the page's folder (compare); links to both runs' case pages are relative to the root."""
+    root = up(key)
+    before = {c.id: c for c in old.cases}
+    after = {c.id: c for c in new.cases}
+    groups: dict[str, list[str]] = {"regressed": [], "fixed": [], "still failing": [], "still passing": []}
+    for case_id, row in after.items():
+        if case_id not in before:
+            continue
+        was, now = before[case_id].passed is True, row.passed is True
+        group = "still passing" if was and now else "regressed" if was else "fixed" if now else "still failing"
+        groups[group].append(case_id)
+    only_old = [c for c in before if c not in after]
+    only_new = [c for c in after if c not in before]
+    p = mcnemar_exact(len(groups["regressed"]), len(groups["fixed"]))
+    body = definition(
+        [
+            ("Old", link(f"{root}/{old.key}/index.html", old.name)),
+            ("New", link(f"{root}/{new.key}/index.html", new.name)),
+            ("Paired cases", esc(sum(len(v) for v in groups.values()))),
+            ("Fixed / regressed", esc(f"{len(groups['fixed'])} / {len(groups['regressed'])}")),
+            (
+                "Exact McNemar p",
+                esc(
+                    f"{p:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
+                    "discordant cases; one sample per case cannot tell agent noise from a change)"
+                ),
+            ),
+        ]
+    )
+    if only_old or only_new:
+        body += f"<p>Cases in one run only: {esc(', '.join(only_old + only_new))}</p>"
+    domains = sorted({c.domain for c in old.cases} | {c.domain for c in new.cases})
+
+    def domain_rate(run: ReviewRun, domain: str) -> float | None:
+        rows = [c for c in run.cases if c.domain == domain]
+        return ratio(sum(c.passed is True for c in rows), len(rows))
+
+    body += svg.grouped_bars(
+        "Pass rate per domain",
+        domains,
+        [(old.name, [domain_rate(old, d) for d in domains]), (new.name, [domain_rate(new, d) for d in domains])],
+    )
+    rows, attrs = [], []
+    for group in ("regressed", "fixed", "still failing", "still passing"):
+        for case_id in groups[group]:
+            a, b = before[case_id], after[case_id]
+            rows.append(
+                [
+                    esc(group),
+                    esc(case_id),
+                    link(f"{root}/{case_href(old.key, a.model_id)}", "old answer")
+                    + " "
+                    + badge(a.passed, a.infra is not None),
+                    link(f"{root}/{case_href(new.key, b.model_id)}", "new answer")
+                    + " "
+                    + badge(b.passed, b.infra is not None),
+                    esc(a.reason),
+                    esc(b.reason),
+                ]
+            )
+            attrs.append(row_data(f"{group} {case_id}", group == "regressed") + f' class="{group.split()[0]}"')
+    body += (
+        "<h2>Cases</h2>"
+        + filters(failed=False)
+        + table(["Change", "Case", old.name, new.name, "Old: why", "New: why"], rows, "compare", attrs)
+    )
+    return page(title, body, root)

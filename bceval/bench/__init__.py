@@ -1,26 +1,24 @@
 """`bceval bench`: how the cost of prepare and score grows with the corpus, against the I/O floor.
 
-Synthetic corpora (`corpora`), the measurements (`measure`) and the table (`table`); this module checks the
-arguments of `bceval bench` and `doit bench` and runs them.
+Synthetic corpora (`corpora`), the measurements (`measure`, `live`, `viewer`) and the table (`table`); this module
+checks the arguments of `bceval bench` and `doit bench`, runs them and writes the report.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bceval.bench.corpora import SEED, generate_corpus, generate_live_corpus
-from bceval.bench.measure import (
-    MEASUREMENTS,
-    measure,
-    measure_experiment,
-    measure_live,
-    measured_environment,
-    run_bench,
-)
+from bceval.bench.live import measure_api, measure_experiment, measure_live
+from bceval.bench.measure import MEASUREMENTS, measure, measured_environment, warm_bytecode
 from bceval.bench.table import render_table
+from bceval.bench.viewer import measure_view
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps, write_atomic
 
 __all__ = [
     "MEASUREMENTS",
@@ -43,8 +41,6 @@ __all__ = [
 
 def parse_numbers(text: str, flag: str, count: int) -> Any:
     """A comma-separated tuple of numbers (the last may be fractional), or None for 'none'."""
-    from bceval.errors import BcevalError
-
     if text.strip().lower() == "none":
         return None
     parts = text.split(",")
@@ -58,8 +54,6 @@ def parse_numbers(text: str, flag: str, count: int) -> Any:
 
 def parse_live(text: str) -> list[tuple[int, int, float]] | None:
     """One or more ANSWERS,JOBS,SECONDS measurements joined by '+', or None for 'none'."""
-    from bceval.errors import BcevalError
-
     if text.strip().lower() == "none":
         return None
     try:
@@ -87,8 +81,6 @@ def bench_command(
     view_flag: str = "--view",
 ) -> str:
     """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
-    from bceval.errors import BcevalError
-
     experiment, live = parse_numbers(experiment_text, experiment_flag, 5), parse_live(live_text)
     api = parse_numbers(api_text, api_flag, 3)
     if api is not None and (api[0] < 2 or api[1] < 1 or api[2] < 0):
@@ -113,8 +105,6 @@ def bench_command(
 
 def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
     """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
-    from bceval.errors import BcevalError
-
     if text.strip().lower() == "none":
         return None
     try:
@@ -148,8 +138,6 @@ def print_bench(
 def bench_action(values: Mapping[str, Any], out: Path) -> None:
     """The `doit bench` action: `values` are BCEVAL_BENCH_* (bceval.config.environment_values("bench")); the table
     goes to stdout, as `bceval bench` prints it."""
-    from bceval.errors import BcevalError
-
     try:
         repeat = int(values["repeat"])
     except ValueError:
@@ -169,3 +157,55 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
             "BCEVAL_BENCH_VIEW",
         )
     )
+
+
+def run_bench(
+    sizes: list[int],
+    repeat: int,
+    out_file: Path,
+    progress: Any = None,
+    corpus: Path | None = None,
+    live: list[tuple[int, int, float]] | None = None,
+    experiment: tuple[int, int, int, int, float] | None = None,
+    api: tuple[int, int, float] | None = None,
+    view: tuple[int, int, int] | None = None,
+) -> dict[str, Any]:
+    """Measure each synthetic size, or (with `corpus`) one real corpus, live throughput (`live`: answers, jobs,
+    seconds per answer of each measurement; None skips it) and an experiment; write the JSON report."""
+    progress = progress or (lambda message: print(message, file=sys.stderr))
+    warm_bytecode(measured_environment())
+    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
+        if corpus is not None:
+            measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
+        else:
+            measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
+        live_report = [measure_live(Path(scratch), *point, progress, repeat) for point in live or []] or None
+        experiment_report = measure_experiment(Path(scratch), *experiment, progress, repeat) if experiment else None
+        api_report = measure_api(Path(scratch), *api, progress) if api else None
+        view_report = measure_view(Path(scratch), *view, progress) if view else None
+    growth = []
+    for smaller, larger in zip(measured, measured[1:], strict=False):
+        growth.append(
+            {
+                "from": smaller["articles"],
+                "to": larger["articles"],
+                "sizeRatio": round(larger["articles"] / smaller["articles"], 2),
+                "coldPrepareRatio": round(
+                    larger["results"]["cold prepare"]["medianSeconds"]
+                    / smaller["results"]["cold prepare"]["medianSeconds"],
+                    2,
+                ),
+            }
+        )
+    report = {
+        "benchVersion": 2,
+        "python": sys.version.split()[0],
+        "sizes": measured,
+        "growth": growth,
+        "live": live_report,
+        "experiment": experiment_report,
+        **({"api": api_report} if api_report is not None else {}),
+        "view": view_report,
+    }
+    write_atomic(out_file, dumps(report))
+    return report

@@ -15,8 +15,10 @@ from typing import Any
 
 from bceval.jsonio import dumps
 from bceval.layout import ExperimentDir, OutDir, RunDir, case_file_name, case_request_name, result_name
+from bceval.viewer.site import build_site
 
 DOMAINS = ("performance", "security", "ui", "events", "upgrade", "error-handling")
+PROMPT = "You are reviewing Business Central AL code. " * 40
 
 
 def _case(number: int) -> dict[str, Any]:
@@ -47,6 +49,28 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
     where = ExperimentDir(OutDir(out).experiment("bench-view").path)
     variant = where.variant("v")
     records = [_case(n) for n in range(cases)]
+    _write_prepared(variant, records)
+    names = [f"arm{n}" for n in range(arms)]
+    outcomes: dict[str, dict[str, list[bool]]] = {case["id"]: {} for case in records}
+    for arm_number, arm in enumerate(names):
+        skill = 0.4 + 0.15 * arm_number
+        for epoch in range(1, epochs + 1):
+            run = RunDir(variant.run(f"{arm}-e{epoch}").path)
+            for folder in (run.results, run.transcripts, run.prompts):
+                folder.mkdir(parents=True, exist_ok=True)
+            (run.prompts / ("0" * 64 + ".txt")).write_text(PROMPT, encoding="utf-8")
+            run.record.write_text(
+                dumps({"name": run.path.name, "adapter": "command", "epoch": epoch}), encoding="utf-8"
+            )
+            for case in records:
+                passed = rng.random() < skill
+                outcomes[case["id"]].setdefault(arm, []).append(passed)
+                _write_answer(run, case, epoch, passed)
+    _write_report(where, names, epochs, records, outcomes)
+
+
+def _write_prepared(variant: OutDir, records: list[dict[str, Any]]) -> None:
+    """The variant's prepared requests and case files, and the case list its runs are scored against."""
     prepare = variant.prepare
     prepare.path.mkdir(parents=True, exist_ok=True)
     candidates = [
@@ -76,90 +100,76 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
     build.write_text(
         dumps({"cases": kept, "thresholds": {"minimumExpectedRecall": 1.0, "minimumCleanRate": 1.0}}), encoding="utf-8"
     )
-    names = [f"arm{n}" for n in range(arms)]
-    outcomes: dict[str, dict[str, list[bool]]] = {case["id"]: {} for case in records}
-    prompt = "You are reviewing Business Central AL code. " * 40
-    for arm_number, arm in enumerate(names):
-        skill = 0.4 + 0.15 * arm_number
-        for epoch in range(1, epochs + 1):
-            run = RunDir(variant.run(f"{arm}-e{epoch}").path)
-            run.results.mkdir(parents=True, exist_ok=True)
-            run.transcripts.mkdir(parents=True, exist_ok=True)
-            run.prompts.mkdir(parents=True, exist_ok=True)
-            (run.prompts / ("0" * 64 + ".txt")).write_text(prompt, encoding="utf-8")
-            run.record.write_text(
-                dumps({"name": run.path.name, "adapter": "command", "epoch": epoch}), encoding="utf-8"
-            )
-            for case in records:
-                passed = rng.random() < skill
-                outcomes[case["id"]].setdefault(arm, []).append(passed)
-                right = case["expected"]
-                findings = right if passed else (["microsoft/knowledge/x/wrong.md"] if not right else [])
-                transcript = f"transcripts/{case['modelId']}.json"
-                result = {
-                    "cases": [{"id": case["modelId"], "findings": [{"id": f} for f in findings]}],
-                    "answeredBy": {"adapter": "command", "model": "bench"},
-                    "record": {
-                        "epoch": epoch,
-                        "cached": False,
-                        "transcript": transcript,
-                        "usage": {"wallSeconds": 1.5, "costUsd": 0.01},
-                    },
-                }
-                (run.results / result_name(case["modelId"])).write_text(dumps(result), encoding="utf-8")
-                attempts = [
-                    {
-                        "attempt": n,
-                        "waitedSeconds": 0.0,
-                        "promptSha256": "0" * 64,
-                        "outcome": "answered",
-                        "exitCode": 0,
-                        "stdout": '{"type":"result","result":"..."}\n' * 20,
-                        "stderr": "log\n" * 20,
-                    }
-                    for n in (1, 2)
-                ]
-                (run.path / transcript).write_text(
-                    dumps(
-                        {
-                            "schemaVersion": 1,
-                            "run": run.path.name,
-                            "attempts": attempts,
-                            "view": {"sha256": "1" * 64, "files": []},
-                        }
-                    ),
-                    encoding="utf-8",
-                )
-    arm_reports = []
-    for arm_number, arm in enumerate(names):
-        per_case = [outcomes[c["id"]][arm] for c in records]
-        positive = [o for o, c in zip(per_case, records, strict=True) if c["kind"] == "positive"]
-        clean = [o for o, c in zip(per_case, records, strict=True) if c["kind"] == "clean"]
-        per_epoch = [
-            {
-                "epoch": e,
-                "recall": _rate(sum(o[e] for o in positive), len(positive), False),
-                "clean_rate": _rate(sum(o[e] for o in clean), len(clean), False),
-            }
-            for e in range(epochs)
-        ]
-        summary = {
-            "recall": _rate(sum(map(sum, positive)), epochs * len(positive)),
-            "clean_rate": _rate(sum(map(sum, clean)), epochs * len(clean)),
-            "per_epoch": per_epoch,
-            "flaky_cases": [c["id"] for o, c in zip(per_case, records, strict=True) if 0 < sum(o) < len(o)],
+
+
+def _write_answer(run: RunDir, case: dict[str, Any], epoch: int, passed: bool) -> None:
+    """One answer as a live agent leaves it: its result file and a two-attempt transcript."""
+    right = case["expected"]
+    findings = right if passed else (["microsoft/knowledge/x/wrong.md"] if not right else [])
+    transcript = f"transcripts/{case['modelId']}.json"
+    result = {
+        "cases": [{"id": case["modelId"], "findings": [{"id": f} for f in findings]}],
+        "answeredBy": {"adapter": "command", "model": "bench"},
+        "record": {
+            "epoch": epoch,
+            "cached": False,
+            "transcript": transcript,
+            "usage": {"wallSeconds": 1.5, "costUsd": 0.01},
+        },
+    }
+    (run.results / result_name(case["modelId"])).write_text(dumps(result), encoding="utf-8")
+    attempts = [
+        {
+            "attempt": n,
+            "waitedSeconds": 0.0,
+            "promptSha256": "0" * 64,
+            "outcome": "answered",
+            "exitCode": 0,
+            "stdout": '{"type":"result","result":"..."}\n' * 20,
+            "stderr": "log\n" * 20,
         }
-        arm_reports.append(
-            {
-                "name": arm,
-                "control": arm_number == 0,
-                "evaluator": "review",
-                "variant": "v",
-                "settings": {"adapter": "command", "model": "bench"},
-                "summary": summary,
-                "usage": {"costUsd": 0.01 * epochs * cases},
-            }
-        )
+        for n in (1, 2)
+    ]
+    described = {
+        "schemaVersion": 1,
+        "run": run.path.name,
+        "attempts": attempts,
+        "view": {"sha256": "1" * 64, "files": []},
+    }
+    (run.path / transcript).write_text(dumps(described), encoding="utf-8")
+
+
+def _arm_report(arm: str, control: bool, epochs: int, records: list[dict[str, Any]], outcomes: dict) -> dict[str, Any]:
+    per_case = [outcomes[c["id"]][arm] for c in records]
+    positive = [o for o, c in zip(per_case, records, strict=True) if c["kind"] == "positive"]
+    clean = [o for o, c in zip(per_case, records, strict=True) if c["kind"] == "clean"]
+    per_epoch = [
+        {
+            "epoch": e,
+            "recall": _rate(sum(o[e] for o in positive), len(positive), False),
+            "clean_rate": _rate(sum(o[e] for o in clean), len(clean), False),
+        }
+        for e in range(epochs)
+    ]
+    summary = {
+        "recall": _rate(sum(map(sum, positive)), epochs * len(positive)),
+        "clean_rate": _rate(sum(map(sum, clean)), epochs * len(clean)),
+        "per_epoch": per_epoch,
+        "flaky_cases": [c["id"] for o, c in zip(per_case, records, strict=True) if 0 < sum(o) < len(o)],
+    }
+    return {
+        "name": arm,
+        "control": control,
+        "evaluator": "review",
+        "variant": "v",
+        "settings": {"adapter": "command", "model": "bench"},
+        "summary": summary,
+        "usage": {"costUsd": 0.01 * epochs * len(records)},
+    }
+
+
+def _write_report(where: ExperimentDir, names: list[str], epochs: int, records: list[dict[str, Any]], outcomes: dict):
+    """The experiment's report.json (arms, comparisons against the first arm, every case) and a short report.md."""
     comparisons = [
         {
             "arm": arm,
@@ -189,7 +199,7 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
         "name": "bench-view",
         "epochs": epochs,
         "createdAt": "2026-01-01T00:00:00Z",
-        "arms": arm_reports,
+        "arms": [_arm_report(arm, n == 0, epochs, records, outcomes) for n, arm in enumerate(names)],
         "comparisons": comparisons,
         "cases": lines,
     }
@@ -203,7 +213,7 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
 def _load_times(pages: dict[str, Path]) -> dict[str, Any]:
     """Median navigation duration (ms) of each page from file:// in chromium, or why it was not measured."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    try:
+    try:  # an optional test dependency: without it the load times are skipped
         from playwright.sync_api import sync_playwright
     except ImportError:
         return {"skipped": "Playwright for Python is not installed"}
@@ -224,8 +234,6 @@ def _load_times(pages: dict[str, Path]) -> dict[str, Any]:
 
 
 def measure_view(scratch: Path, arms: int, epochs: int, cases: int, progress: Any) -> dict[str, Any]:
-    from bceval.viewer.site import build_site
-
     out = scratch / "view-out"
     progress(f"bench: viewer of {arms} arms x {epochs} epochs x {cases} cases ({arms * epochs * cases} answers)")
     generate_site_input(out, arms, epochs, cases)

@@ -1,0 +1,325 @@
+"""The live measurements of `bceval bench`: throughput of `bceval answer` with a fixed-time agent and with the api
+agent over a local endpoint, and the overhead of an experiment, each beside the plainest launcher's floor."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from bceval.bench.chat import RESPONSES_PER_CASE, BenchServer
+from bceval.bench.corpora import generate_live_corpus
+from bceval.bench.measure import BCEVAL, Run, measured_environment, run_process, settle
+from bceval.layout import CASE_PATTERN, OutDir
+
+# A fake agent for throughput: it drains its prompt, notes the moment the first agent started (a shell builtin:
+# the first to create the mark wins, later ones leave it as it is), waits a fixed time and answers the one case
+# of its view (named by the request file there: bceval.layout.case_request_name, spelled in the script's own
+# glob). A shell script, so its own start-up costs next to nothing.
+FIXED_TIME_AGENT = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
+(set -C; : > '{mark}') 2>/dev/null
+cat > /dev/null
+sleep {seconds}
+for request in request-case-*.json; do case=${{request#request-}}; case=${{case%.json}}; done
+printf '{{"cases":[{{"id":"%s","findings":[]}}]}}\\n' "$case"
+"""
+
+# The floor: the same agent launched `answers` times, `jobs` at a time, by the plainest launcher Python has
+# (threads that each run one process with the prompt on stdin and its output captured), in one folder that
+# holds a request file. Whatever bceval spends beyond this is its own.
+_LAUNCHER = """
+import subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+agent, answers, jobs, folder, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+data = open(prompt, 'rb').read()
+def one(_):
+    done = subprocess.run([agent], input=data, cwd=folder, capture_output=True, start_new_session=True)
+    if done.returncode != 0 or not done.stdout:
+        raise SystemExit('the agent failed')
+with ThreadPoolExecutor(jobs) as pool:
+    list(pool.map(one, range(answers)))
+"""
+
+
+@dataclass
+class Agent:
+    path: Path
+    mark: Path  # created by the first agent that starts
+    env: dict[str, str]
+
+    def first_start(self, run: Run) -> float | None:
+        """Seconds from the start of `run` to the first agent's start (None when none started)."""
+        try:
+            return round(self.mark.stat().st_mtime - run.started, 3)
+        except OSError:
+            return None
+
+
+def _fixed_time_agent(tools: Path, seconds: float) -> Agent:
+    """The fixed-time agent in `tools` and the environment that lets bceval run it."""
+    tools.mkdir()
+    agent, mark = tools / "fixed-time-agent", tools / "first-agent"
+    agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds, mark=mark), encoding="utf-8")
+    agent.chmod(0o755)
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return Agent(agent, mark, env)
+
+
+def _floor(agent: Agent, scratch: Path, prepared: Path, answers: int, jobs: int) -> Run:
+    """The plain launcher (see _LAUNCHER) over the same agent, given a prompt of the size bceval gives it."""
+    folder = scratch / "floor-view"
+    if not folder.is_dir():
+        folder.mkdir()
+        request, case = _a_prepared_case(prepared)
+        shutil.copy(request, folder / request.name)
+        (scratch / "floor-prompt").write_bytes(request.read_bytes() + case.read_bytes())
+    args = [sys.executable, "-c", _LAUNCHER, str(agent.path), str(answers), str(jobs), str(folder)]
+    return run_process([*args, str(scratch / "floor-prompt")], agent.env)
+
+
+def _a_prepared_case(prepared: Path) -> tuple[Path, Path]:
+    """The request and the code file of one prepared case (the first by name), wherever under `prepared` it is."""
+    request = min(prepared.rglob("request-case-*.json"))
+    return request, request.parent / (request.stem.removeprefix("request-") + ".al")
+
+
+def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int, jobs: int, seconds: float) -> dict:
+    """Wall time (median of the rounds) against the ideal (answers / jobs x seconds) and against the floor measured
+    in the same rounds (no floors: no floor fields); the harness's own time per answer; its CPU per answer beyond
+    the floor's."""
+    ideal = answers / jobs * seconds
+    wall = median([r.seconds for r in runs])
+    floor = median([r.seconds for r in floors]) if floors else None
+    measured: dict[str, Any] = {
+        "answered": answered,
+        "jobs": jobs,
+        "secondsPerAnswer": seconds,
+        "idealSeconds": round(ideal, 3),
+        "wallSeconds": round(wall, 3),
+        "runsSeconds": [round(r.seconds, 3) for r in runs],
+        "floorSeconds": round(floor, 3) if floor is not None else None,
+        "floorRunsSeconds": [round(r.seconds, 3) for r in floors],
+        "ratioToIdeal": round(wall / ideal, 3),
+        "floorRatioToIdeal": round(floor / ideal, 3) if floor is not None else None,
+        "ratioToFloor": round(wall / floor, 3) if floor is not None else None,
+        "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
+        "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
+        "cpuPerAnswerSeconds": None,
+        "floorCpuPerAnswerSeconds": None,
+        "ownCpuPerAnswerSeconds": None,
+    }
+    if all(r.cpu_seconds is not None for r in runs):
+        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
+        measured["cpuPerAnswerSeconds"] = cpu
+        if floors and all(r.cpu_seconds is not None for r in floors):
+            floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
+            # the difference of the two numbers the report gives, so the three always add up (rounded apart, they
+            # could differ from it by 1.5e-5)
+            measured.update(floorCpuPerAnswerSeconds=floor_cpu, ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5))
+    return measured
+
+
+def measure_live(
+    scratch: Path, answers: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
+) -> dict[str, Any]:
+    """`bceval answer` with a live agent that takes `seconds` per case, each round in a fresh output folder (so
+    nothing is cached), beside the plain launcher's floor in the same round; see _throughput."""
+    where = scratch / f"live-{answers}-{jobs}"
+    corpus = where / "corpus"
+    generate_live_corpus(corpus, answers)
+    settle()
+    agent = _fixed_time_agent(where / "bin", seconds)
+    base = BCEVAL
+    runs, floors, answered = [], [], 0
+    for round_number in range(repeat):
+        out = where / f"out-{round_number}"
+        args = ["--corpus", str(corpus), "--out", str(out)]
+        run_process([*base, "prepare", *args], agent.env)
+        progress(
+            f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each, round {round_number + 1}/{repeat}"
+        )
+        floors.append(_floor(agent, where, OutDir(out).prepare.path, answers, jobs))
+        command = [*base, "answer", *args, "--adapter", "command", "--command", agent.path.name, "--jobs", str(jobs)]
+        runs.append(run_process([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], agent.env))
+        answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
+    return {"answers": answers, **_throughput(runs, floors, answers, answered, jobs, seconds)}
+
+
+def _experiment_file(path: Path, name: str, corpus: Path, agent: Agent, arms: int, epochs: int, domains: int | None):
+    """An experiment of `arms` arms (each its own command, so nothing is shared); `domains` keeps the cases of the
+    first that many domains (area-0000, area-0001, ...), None keeps all."""
+    lines = [f"name: {name}", f"epochs: {epochs}"]
+    if domains is not None:
+        tens, rest = divmod(domains, 10)
+        globs = [f"area-{ten:03d}?" for ten in range(tens)] + ([f"area-{tens:03d}[0-{rest - 1}]"] if rest else [])
+        lines += ["k:", *(f"  - '{glob}'" for glob in globs)]
+    lines += ["defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
+    for number in range(1, arms + 1):
+        lines += [f"  - name: arm{number}", f"    command: {agent.path.name} --arm {number}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# The api line's floor: the same conversations (three responses each, two of them asking for a tool) held by the
+# plainest client the openai package gives, `jobs` threads each with its own client, in a fresh process (so it pays
+# the package's import as bceval does). Whatever bceval spends beyond this is its own.
+_API_FLOOR = """
+import json, sys, threading
+import openai
+base_url, answers, jobs, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+user = open(prompt, encoding='utf-8').read()
+turns = iter(range(answers))
+lock = threading.Lock()
+def client():
+    http = openai.DefaultHttpxClient(verify=False, follow_redirects=False)
+    return openai.OpenAI(api_key='floor', base_url=base_url, max_retries=0, http_client=http)
+def conversation(talk):
+    messages = [{'role': 'system', 'content': 'floor'}, {'role': 'user', 'content': user}]
+    while True:
+        response = talk.post('/chat/completions', body={'model': 'bench', 'messages': messages}, cast_to=object)
+        message = response['choices'][0]['message']
+        calls = message.get('tool_calls') or []
+        if not calls:
+            json.loads(message['content'])
+            return
+        messages.append({'role': 'assistant', 'content': None, 'tool_calls': calls})
+        messages += [{'role': 'tool', 'tool_call_id': call['id'], 'content': 'x' * 2000} for call in calls]
+def worker():
+    talk = client()
+    while True:
+        with lock:
+            if next(turns, None) is None:
+                return
+        conversation(talk)
+threads = [threading.Thread(target=worker) for _ in range(jobs)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+"""
+
+
+def _state_bytes(out: Path) -> int:
+    """The size of what a rerun reads to know what is up to date: doit's state (with any file its backend keeps
+    beside it)."""
+    db = OutDir(out).doit_db
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+
+
+def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
+    """`bceval answer --adapter api` against a local endpoint that answers after `latency` seconds, two tool calls
+    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency) and against a floor (the
+    same conversations through the bare openai client, see _API_FLOOR), and bceval's CPU time per answer and its
+    own beyond the floor's (the endpoint runs in this process, so its CPU is not counted)."""
+    if importlib.util.find_spec("openai") is None:
+        return {"answers": answers, "skipped": "the openai package is not installed (pip install 'bceval[api]')"}
+    corpus, out = scratch / "api-corpus", scratch / "api-out"
+    generate_live_corpus(corpus, answers)
+    settle()
+    env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
+    base = [sys.executable, "-m", "bceval"]
+    where = ["--corpus", str(corpus), "--out", str(out)]
+    run_process([*base, "prepare", *where], env)
+    progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
+    request, case = _a_prepared_case(OutDir(out).prepare.path)  # asked as bceval asks it
+    prompt = scratch / "api-floor-prompt"
+    prompt.write_text(
+        f"=== request {request.name} ===\n{request.read_text(encoding='utf-8')}\n"
+        f"=== file {case.name} ===\n{case.read_text(encoding='utf-8')}",
+        encoding="utf-8",
+    )
+    with BenchServer(latency) as server:
+        floor = run_process(
+            [sys.executable, "-c", _API_FLOOR, server.base_url, str(answers), str(jobs), str(prompt)], env
+        )
+        api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
+        command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
+        run = run_process([*command, "--timeout", str(latency * 40 + 10)], env)
+    answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
+    measured = _throughput([run], [floor], answers, answered, jobs, latency * RESPONSES_PER_CASE)
+    cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
+    return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
+
+
+def measure_experiment(
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
+) -> dict[str, Any]:
+    """`bceval experiment run` of `arms` arms x `epochs` x `cases` with a fixed-time agent, each round in a fresh
+    output folder, beside the floor of the same round (see _throughput). The variant is prepared first (by
+    `experiment report`), so the time is the answering's. Per round also: when the first agent started, a
+    rerun with nothing to do, and the size of doit's state. Then `experiment report` alone, on the whole
+    experiment and on ones of a quarter and half its cases (their answers come from the cache)."""
+    where = scratch / "experiment"
+    corpus = where / "corpus"
+    generate_live_corpus(corpus, cases)
+    settle()
+    agent = _fixed_time_agent(where / "bin", seconds)
+    experiment = _experiment_file(where / "bench.yaml", "bench", corpus, agent, arms, epochs, None)
+    base = [*BCEVAL, "experiment"]
+    units = arms * epochs * cases
+    runs, floors, first, noop, state = [], [], [], [], []
+    out = where / "out"
+    for round_number in range(repeat):
+        out = where / f"out-{round_number}"
+        run_process([*base, "report", str(experiment), "--out", str(out)], agent.env)
+        progress(
+            f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s "
+            f"each, round {round_number + 1}/{repeat}"
+        )
+        floors.append(_floor(agent, where, out, units, jobs))
+        agent.mark.unlink(missing_ok=True)
+        command = [*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"]
+        runs.append(run_process(command, agent.env))
+        first.append(agent.first_start(runs[-1]))
+        noop.append(run_process(command, agent.env).seconds)
+        state.append(_state_bytes(out))
+    report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
+    answered = sum(arm["answered"] for arm in report["arms"])
+    sizes = []  # (name, answers, experiment file) of a quarter, a half and all of the cases
+    for share in (4, 2, 1):
+        domains = max(1, cases // share // 2)  # two cases a domain
+        size = cases if share == 1 else 2 * domains
+        name = "bench" if share == 1 else f"bench-{size}"
+        path = experiment
+        if share != 1:
+            path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, domains)
+            run_process([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
+        sizes.append((name, arms * epochs * size, path))
+    # The three sizes take turns, round by round, so a change in the machine's speed during the measurement moves
+    # all of them alike instead of showing as growth between two sizes measured minutes apart.
+    timed: dict[str, list[float]] = {name: [] for name, _, _ in sizes}
+    for round_number in range(repeat):
+        counts = ", ".join(f"{answers:,}" for _, answers, _ in sizes)
+        progress(f"bench: experiment report of {counts} answers, round {round_number + 1}/{repeat}")
+        for name, _, path in sizes:
+            timed[name].append(run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds)
+    reports = []
+    for name, answers, path in sizes:
+        # and once without the verdicts an earlier report kept (every result file read and judged again); they
+        # are moved out of the way, not deleted: thousands of freed inodes would slow every file this and the
+        # next measurements create (see the module's docstring)
+        for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
+            kept.rename(where / f"kept-verdicts-{name}-{number}")
+        cold = run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds
+        reports.append(
+            {"answers": answers, "medianSeconds": round(median(timed[name]), 3), "coldSeconds": round(cold, 3)}
+        )
+    for smaller, larger in zip(reports, reports[1:], strict=False):
+        larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)
+    shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
+    starts = [value for value in first if value is not None]
+    return {
+        **shape,
+        **_throughput(runs, floors, units, answered, jobs, seconds),
+        "firstAgentSeconds": round(median(starts), 3) if starts else None,
+        "noOpRerunSeconds": round(median(noop), 3),
+        "stateBytesPerAnswer": round(median(state) / units, 1),
+        "report": reports,
+    }

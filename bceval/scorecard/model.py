@@ -19,6 +19,7 @@ from bceval.evaluators.review.scoring import DropUnset, ReadSummary, ScoreReport
 from bceval.jsonio import parse_json, read_regular_bytes
 from bceval.models import StrictModel
 from bceval.scorecard.stats import wilson_interval
+from bceval.usage import Usage
 
 SCORECARD_SCHEMA_VERSION = 2  # 2: run, usage and per-case records; version 1 scorecards still read
 KEY_PACKAGES = ("doit", "pydantic", "jsonschema", "gitpython", "pyyaml")
@@ -150,7 +151,7 @@ def git_state(path: Path, ignore: Path | None = None) -> tuple[str, bool | None]
     `ignore` (bceval's own output directory) does not count as a change when it lies in the checkout.
     """
     try:
-        import git
+        import git  # here, not at the top: GitPython fails to import where no git executable is installed
 
         repo = git.Repo(path, search_parent_directories=True)
     except Exception:  # not a repository, or git missing: both mean "unknown"
@@ -205,8 +206,6 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
 
 def usage_totals(report: ScoreReport) -> UsageTotals:
     """The run's time, cost and tokens from its answer records; unknown stays unknown."""
-    from bceval.usage import Usage
-
     total, answers, cost_known, cached = Usage(), 0, 0, 0
     for verdict in report.cases:
         if verdict.usage is None:
@@ -244,29 +243,6 @@ def build_scorecard(
 ) -> Scorecard:
     """`run` is the run's name and epoch."""
     commit, dirty = git_state(corpus, ignore=out)
-    domains: dict[str, DomainTotals] = {}
-    for verdict in report.cases:
-        totals = domains.setdefault(
-            verdict.domain,
-            DomainTotals(
-                domain=verdict.domain,
-                positivePassed=0,
-                positiveTotal=0,
-                cleanPassed=0,
-                cleanTotal=0,
-                unanswered=0,
-                infrastructureFailures=0,
-            ),
-        )
-        totals.infrastructureFailures += verdict.infrastructureFailure is not None
-        if not verdict.answered:
-            totals.unanswered += 1  # like the rates: reported, not counted
-        elif verdict.kind == "positive":
-            totals.positiveTotal += 1
-            totals.positivePassed += verdict.passed
-        else:
-            totals.cleanTotal += 1
-            totals.cleanPassed += verdict.passed
     rows = [
         CaseRow(
             id=v.id,
@@ -320,11 +296,38 @@ def build_scorecard(
         cleanRate=_rate(report.clean.passed, report.clean.total),
         infrastructureFailures=report.infrastructureFailures,
         problems=report.problems,
-        domains=sorted(domains.values(), key=lambda d: (d.domain.lower(), d.domain)),
+        domains=_domain_totals(report),
         cases=rows,
         usage=usage_totals(report),
         readEvidence=report.readEvidence,
     )
+
+
+def _domain_totals(report: ScoreReport) -> list[DomainTotals]:
+    domains: dict[str, DomainTotals] = {}
+    for verdict in report.cases:
+        totals = domains.setdefault(
+            verdict.domain,
+            DomainTotals(
+                domain=verdict.domain,
+                positivePassed=0,
+                positiveTotal=0,
+                cleanPassed=0,
+                cleanTotal=0,
+                unanswered=0,
+                infrastructureFailures=0,
+            ),
+        )
+        totals.infrastructureFailures += verdict.infrastructureFailure is not None
+        if not verdict.answered:
+            totals.unanswered += 1  # like the rates: reported, not counted
+        elif verdict.kind == "positive":
+            totals.positiveTotal += 1
+            totals.positivePassed += verdict.passed
+        else:
+            totals.cleanTotal += 1
+            totals.cleanPassed += verdict.passed
+    return sorted(domains.values(), key=lambda d: (d.domain.lower(), d.domain))
 
 
 def read_scorecard(path: Path) -> Scorecard:

@@ -7,7 +7,6 @@ sorted file order (one cheap task over small JSON).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -18,9 +17,9 @@ from bceval.escape import console, finding_id, token
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.entries import answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
+from bceval.evaluators.review.reads import Article, CaseReads, ReadSummary, case_reads
 from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
-from bceval.models import CaseReads, StrictModel
-from bceval.ordering import sort_key
+from bceval.models import StrictModel
 
 SCORE_SCHEMA_VERSION = 1
 
@@ -45,20 +44,6 @@ class DropUnset(StrictModel):
             if isinstance(data, dict) and data.get(key) is None:
                 data.pop(key, None)
         return data
-
-
-class ReadSummary(StrictModel):
-    """The run's read evidence: how many citations a complete read backs, and how much was opened."""
-
-    requireRead: bool = Field(description="True when an unbacked citation failed its case (--require-read).")
-    casesWithEvidence: int = Field(ge=0, description="Answered cases whose reads bceval recorded itself.")
-    casesWithoutEvidence: int = Field(ge=0, description="Answered cases whose reads are unknown.")
-    citations: int = Field(ge=0, description="Findings given in the cases with evidence.")
-    citationsBacked: int = Field(ge=0, description="Of those, findings backed by a complete, matching read.")
-    backedShare: float | None = Field(description="citationsBacked / citations; null without citations.")
-    meanOpened: float | None = Field(description="Candidate articles opened per case with evidence.")
-    candidatesOpened: int = Field(ge=0, description="Candidate articles opened, over the cases with evidence.")
-    candidates: int = Field(ge=0, description="Candidate articles offered, over the cases with evidence.")
 
 
 class CaseVerdict(DropUnset):
@@ -280,60 +265,6 @@ def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVer
     return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached, "sharedFrom": shared})
 
 
-Article = Callable[[str], tuple[int, str] | None]  # a corpus path -> (its size, its SHA-256), None when absent
-
-
-def case_reads(verdict: CaseVerdict, record: dict[str, Any] | None, article: Article | None) -> CaseReads:
-    """What an answered case read, from the evidence bceval recorded itself; "unknown" without it. A citation is
-    backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell)."""
-    if isinstance(record, dict) and record.get("readBy") == "agent-trace":
-        return traced_reads(verdict, record)
-    evidence = record.get("readEvidence") if isinstance(record, dict) and record.get("readBy") == "bceval" else None
-    if not isinstance(evidence, dict) or not isinstance(evidence.get("reads"), list):
-        return CaseReads(source="unknown", cited=list(verdict.findings))
-    assert isinstance(record, dict)
-    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
-    lowered = {path.lower() for path in candidates}
-    reads = [item for item in evidence["reads"] if isinstance(item, dict) and isinstance(item.get("path"), str)]
-    opened = sorted({item["path"] for item in reads if item["path"].lower() in lowered}, key=sort_key)
-    backed = set()
-    for item in reads:
-        if item.get("complete") is not True:
-            continue
-        if article is not None and article(item["path"]) != (item.get("bytes"), item.get("sha256")):
-            continue  # not the article as the corpus holds it
-        backed.add(item["path"].lower())
-    cited = {finding.lower() for finding in verdict.findings}
-    return CaseReads(
-        source="bceval",
-        opened=opened,
-        cited=list(verdict.findings),
-        citedWithoutCompleteRead=[finding for finding in verdict.findings if finding.lower() not in backed],
-        readNotCited=[path for path in opened if path.lower() not in cited],
-        candidates=len(candidates),
-    )
-
-
-def traced_reads(verdict: CaseVerdict, record: dict[str, Any]) -> CaseReads:
-    """What an answer's agent says it read (its stream's Read calls): the candidates it asked for. bceval never saw
-    what the agent got, so no citation is backed: every one is cited without a complete read bceval recorded."""
-    trace = record.get("agentTrace") if isinstance(record.get("agentTrace"), dict) else {}
-    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
-    lowered = {path.lower(): path for path in candidates}
-    calls = [item for item in trace.get("reads") or [] if isinstance(item, dict) and isinstance(item.get("path"), str)]
-    asked = {item["path"].lower() for item in calls}
-    opened = sorted((lowered[path] for path in asked if path in lowered), key=sort_key)
-    cited = {finding.lower() for finding in verdict.findings}
-    return CaseReads(
-        source="agent-trace",
-        opened=opened,
-        cited=list(verdict.findings),
-        citedWithoutCompleteRead=list(verdict.findings),
-        readNotCited=[path for path in opened if path.lower() not in cited],
-        candidates=len(candidates),
-    )
-
-
 def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
     """Under --require-read: every citation without a complete read is an error of its case."""
     reads = verdict.reads
@@ -381,7 +312,7 @@ def _with_reads(verdict: CaseVerdict, record: Any, require_read: bool, article: 
     --require-read fails the case."""
     if not verdict.answered:
         return verdict
-    reads = case_reads(verdict, record if isinstance(record, dict) else None, article)
+    reads = case_reads(verdict.findings, record if isinstance(record, dict) else None, article)
     if reads.source == "unknown" and not require_read:
         return verdict  # nothing to say: the record stays as it always was
     update: dict[str, Any] = {"reads": reads}
@@ -412,24 +343,13 @@ def aggregate(
     if selected is not None:
         cases = [case for case in cases if case.id in selected]
     lookup = case_lookup(cases)
-    chosen: dict[str, CaseVerdict] = {}
-    answered_by: list[dict[str, Any]] = []
     readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases, lookup) for r in readings]
+    answered_by: list[dict[str, Any]] = []
     for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:
             answered_by.append(reading.answeredBy)
-    for reading in readings:
-        record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
-        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
-            if verdict is not None and selected is not None and verdict.id not in selected:
-                continue  # answered earlier, but not part of this selection
-            if verdict is None:
-                problems.append(f"Results contain unknown case id: {token(entry.id)}")
-            elif verdict.id in chosen:
-                problems.append(f"Results contain duplicate case id: {token(entry.id)}")
-            else:
-                chosen[verdict.id] = _with_reads(_with_record(verdict, record), record, require_read, article)
+    chosen = _first_answers(readings, selected, require_read, article, problems)
     failures, budget = {}, {}
     for failure in infra or []:
         case = lookup.get(failure.id.lower())
@@ -445,14 +365,7 @@ def aggregate(
         problems.extend(verdict_problems(verdict))
         problems.extend(read_problems(verdict, require_read))
     # As in the reference, a case without an answer is reported but not counted in the rates.
-    answered = [v for v in verdicts if v.answered]
-    positive = Tally(
-        passed=sum(v.passed for v in answered if v.kind == "positive"),
-        total=sum(v.kind == "positive" for v in answered),
-    )
-    clean = Tally(
-        passed=sum(v.passed for v in answered if v.kind == "clean"), total=sum(v.kind == "clean" for v in answered)
-    )
+    positive, clean = _tally(verdicts, "positive"), _tally(verdicts, "clean")
     recall = positive.passed / positive.total if positive.total else 0.0
     clean_rate = clean.passed / clean.total if clean.total else 0.0
     for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
@@ -478,6 +391,34 @@ def aggregate(
         readEvidence=read_summary(verdicts, require_read),
         notStarted=len(budget) or None,
     )
+
+
+def _first_answers(
+    readings: list[FileReading],
+    selected: set[str] | None,
+    require_read: bool,
+    article: Article | None,
+    problems: list[str],
+) -> dict[str, CaseVerdict]:
+    """Each selected case's verdict from the first answer in file order; unknown and duplicate ids are problems."""
+    chosen: dict[str, CaseVerdict] = {}
+    for reading in readings:
+        record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
+        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
+            if verdict is not None and selected is not None and verdict.id not in selected:
+                continue  # answered earlier, but not part of this selection
+            if verdict is None:
+                problems.append(f"Results contain unknown case id: {token(entry.id)}")
+            elif verdict.id in chosen:
+                problems.append(f"Results contain duplicate case id: {token(entry.id)}")
+            else:
+                chosen[verdict.id] = _with_reads(_with_record(verdict, record), record, require_read, article)
+    return chosen
+
+
+def _tally(verdicts: list[CaseVerdict], kind: str) -> Tally:
+    answered = [v for v in verdicts if v.answered and v.kind == kind]
+    return Tally(passed=sum(v.passed for v in answered), total=len(answered))
 
 
 def passed_line(report: ScoreReport) -> str:

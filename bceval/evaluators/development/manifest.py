@@ -183,8 +183,28 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
             raise DevelopmentError(f"{where}: cases[{case.index}] must be an object")
     loaded = Loaded(root, manifest_path, capabilities_path, manifest, capability_file, cases, None)
     problems = loaded.problems
+    _check_top(loaded, raw_cases, where, cwhere)
 
-    # top level (§4.3)
+    # per case (§4.3)
+    registered: dict[str, Case] = {}
+    seen: set[str] = set()
+    for case in cases:
+        _check_case(root, case, registered, seen, problems, loaded.warnings, where)
+
+    # hashed ids (§6.2 tighten: a collision fails validation)
+    by_model: dict[str, str] = {}
+    for case in cases:
+        first = by_model.setdefault(case.model_id, case.id)
+        if first != case.id:
+            problems.append(f"Fixture ids '{first}' and '{case.id}' hash to the same request id {case.model_id}.")
+
+    _check_capabilities(loaded, registered, cwhere)
+    return loaded
+
+
+def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
+    """The manifest's and the capability file's top-level members (§4.3)."""
+    manifest, capability_file, problems = loaded.manifest, loaded.capability_file, loaded.problems
     version = _required(manifest, "version", where)
     if not (isinstance(version, int) and not isinstance(version, bool) and version == 1):  # §4.1 tighten
         problems.append(f"Unsupported development fixture version: {text(version)}")
@@ -203,7 +223,7 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
         if not (_number(value) and 0 <= value <= 1):  # §4.1 tighten: a JSON number, not a string or a boolean
             problems.append(f"{name} must be between 0 and 1.")
     skill = text(_required(manifest, "skill", where))
-    skill_file = root.joinpath(*skill.split("/")) if skill else root
+    skill_file = loaded.root.joinpath(*skill.split("/")) if skill else loaded.root
     if not skill or not skill_file.is_file():
         problems.append(f"Development skill does not exist: {skill}")
     else:
@@ -214,20 +234,10 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     if not isinstance(raw_cases, list) or not raw_cases:  # §4.1 tighten
         problems.append("cases must be a non-empty array.")
 
-    # per case (§4.3)
-    registered: dict[str, Case] = {}
-    seen: set[str] = set()
-    for case in cases:
-        _check_case(root, case, registered, seen, problems, loaded.warnings, where)
 
-    # hashed ids (§6.2 tighten: a collision fails validation)
-    by_model: dict[str, str] = {}
-    for case in cases:
-        first = by_model.setdefault(case.model_id, case.id)
-        if first != case.id:
-            problems.append(f"Fixture ids '{first}' and '{case.id}' hash to the same request id {case.model_id}.")
-
-    # capabilities (§5.2)
+def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str) -> None:
+    """Each capability (§5.2), the links between cases and capabilities both ways (§5.3), and coverage (§5.4)."""
+    capability_file, problems = loaded.capability_file, loaded.problems
     raw_capabilities = wrap(_required(capability_file, "capabilities", cwhere))
     ids: set[str] = set()
     by_id: dict[str, Any] = {}
@@ -252,7 +262,7 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
                 problems.append(f"{cid}: fixture '{text(fixture_id)}' does not link back to the capability.")
 
     # case -> capability links (§5.3)
-    for case in cases:
+    for case in loaded.cases:
         for cid in case.capabilities:
             if cid not in ids:
                 problems.append(f"{case.id}: unknown capability '{cid}'.")
@@ -265,12 +275,12 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     loaded.capability_count = len(ids)
     loaded.covered = sum(1 for c in raw_capabilities if one_of(member(c, "status"), COVERED))
     coverage = loaded.covered / len(raw_capabilities) if raw_capabilities else 0
+    minimum = loaded.minimum_coverage
     if coverage < minimum:
         problems.append(
             f"Fixture-backed capability coverage {number_text(coverage)} is below minimumFixtureCoverage "
             f"{number_text(minimum)}."
         )
-    return loaded
 
 
 def _loosely_one(value: Any) -> bool:

@@ -5,12 +5,8 @@
                    experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/, view/ (the static viewer)
     PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
                    request-<domain>.json, request-case-*.json, case-*.al, and the marker files
-    BuildDir       intermediate files of the graph (never read by model runners)
     RunDir         one run: run.json, results/, transcripts/, prompts/<sha256>.txt, score.json,
                    scorecard.{json,md,html}
-    GuidancePrepareDir  a guidance preparation: knowledge-index.json and request-case-<hash>.json, nothing else
-    GuidanceRunDir one guidance run (<runs>/<name>/run-NNNN): a RunDir with requests/ (a GuidancePrepareDir)
-                   and evidence/baseline.json
     ExperimentDir  one experiment: report.{json,md,html}, experiment.yaml, variants/<variant>/ (each an OutDir)
 
 Part of the foundation: only plain paths and names (and the cheap result-file listing the graph needs).
@@ -50,28 +46,17 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _listed(directory: Path, patterns: tuple[str, ...]) -> list[list[os.DirEntry[str]]]:
-    """The files of `directory` matching each pattern (as Path.glob matches a name), unsorted: one listing for
-    every pattern, and no stat for a plain file (a run's results are ten thousand files)."""
-    found: list[list[os.DirEntry[str]]] = [[] for _ in patterns]
+def _files(directory: Path) -> list[os.DirEntry[str]]:
+    """The files of `directory` (through symbolic links, as Path.glob), sorted by name; none if it is not there."""
     try:
-        listing = os.scandir(directory)
+        with os.scandir(directory) as entries:
+            return sorted((entry for entry in entries if _is_file(entry)), key=lambda entry: sort_key(entry.name))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return found  # as Path.glob: nothing there
-    compiled = [re.compile(fnmatch.translate(os.path.normcase(pattern))).match for pattern in patterns]
-    matchers = list(zip(compiled, found, strict=True))
-    with listing as entries:
-        for entry in entries:
-            name = os.path.normcase(entry.name)  # fnmatch.fnmatch, with each pattern compiled once
-            matching = [files for match, files in matchers if match(name)]
-            if matching and _is_file(entry):
-                for files in matching:
-                    files.append(entry)
-    return found
+        return []
 
 
-def _sorted(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
-    return sorted(entries, key=lambda entry: sort_key(entry.name))
+def _matching(entries: list[os.DirEntry[str]], pattern: str) -> list[os.DirEntry[str]]:
+    return [entry for entry in entries if fnmatch.fnmatch(entry.name, pattern)]
 
 
 def run_entries(directory: Path) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
@@ -79,8 +64,8 @@ def run_entries(directory: Path) -> tuple[list[os.DirEntry[str]], list[os.DirEnt
     want), from one listing; no result files is [] here."""
     if not directory.is_dir():
         raise BcevalError(f"{directory}: results directory does not exist")
-    cases, others, infra = _listed(directory, (CASE_PATTERN, ANY_PATTERN, INFRA_PATTERN))
-    return _sorted(cases or others), _sorted(infra)
+    files = _files(directory)
+    return _matching(files, CASE_PATTERN) or _matching(files, ANY_PATTERN), _matching(files, INFRA_PATTERN)
 
 
 def result_files(directory: Path) -> list[Path]:
@@ -92,7 +77,7 @@ def result_files(directory: Path) -> list[Path]:
 
 
 def infra_files(directory: Path) -> list[Path]:
-    return [directory / entry.name for entry in _sorted(_listed(directory, (INFRA_PATTERN,))[0])]
+    return [directory / entry.name for entry in _matching(_files(directory), INFRA_PATTERN)]
 
 
 # --- the prepare directory ---------------------------------------------------------------------------------------
@@ -222,10 +207,7 @@ class BuildDir:
 # --- runs --------------------------------------------------------------------------------------------------------
 
 RUN_RECORD = "run.json"
-SCORE_NAME = "score.json"
-RESULTS = "results"
 TRANSCRIPTS = "transcripts"
-PROMPTS = "prompts"
 
 
 @dataclass(frozen=True)
@@ -240,7 +222,7 @@ class RunDir:
 
     @property
     def results(self) -> Path:
-        return self.path / RESULTS
+        return self.path / "results"
 
     @property
     def written_journal(self) -> Path:
@@ -258,19 +240,18 @@ class RunDir:
     @property
     def prompts(self) -> Path:
         """The prompts a live agent was sent, each stored once under its SHA-256 (transcripts name the hash)."""
-        return self.path / PROMPTS
+        return self.path / "prompts"
 
     def prompt(self, sha256: str) -> Path:
         return self.prompts / f"{sha256}.txt"
 
     @property
-    def requests(self) -> Path:
-        """A guidance run's prepared requests."""
+    def requests(self) -> Path:  # a guidance or development run's prepared requests
         return self.path / "requests"
 
     @property
     def score(self) -> Path:
-        return self.path / SCORE_NAME
+        return self.path / "score.json"
 
     def scorecard(self, suffix: str = "json") -> Path:
         return self.path / f"scorecard.{suffix}"
@@ -308,12 +289,10 @@ class GuidanceRunDir(RunDir):
 
     @property
     def prepared(self) -> GuidancePrepareDir:
-        """requests/: the run's own preparation."""
         return GuidancePrepareDir(self.requests)
 
     @property
     def baseline(self) -> Path:
-        """The pre-run evidence baseline."""
         return self.path / "evidence" / "baseline.json"
 
     def result(self, model_id: str) -> Path:
@@ -325,11 +304,6 @@ class GuidanceRunDir(RunDir):
         names = [entry.name for entry in base.iterdir()] if base.is_dir() else []
         numbers = [int(match.group(1)) for name in names if (match := GUIDANCE_RUN.fullmatch(name))]
         return GuidanceRunDir(base / f"run-{max(numbers, default=0) + 1:04d}")
-
-
-# --- experiments -------------------------------------------------------------------------------------------------
-
-EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without it was interrupted
 
 
 # --- development runs ---------------------------------------------------------------------------------------------
@@ -366,6 +340,11 @@ class DevelopmentRunDir(RunDir):
 
     def cases(self) -> list[DevelopmentCaseDir]:
         return [DevelopmentCaseDir(p) for p in sorted((self.path / "development").glob("case-*"))]
+
+
+# --- experiments -------------------------------------------------------------------------------------------------
+
+EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without it was interrupted
 
 
 @dataclass(frozen=True)
@@ -407,15 +386,12 @@ class ExperimentDir:
         return self.path / ".build" / "report-state.json"
 
 
-# --- the answer cache --------------------------------------------------------------------------------------------
+# --- the output folder -------------------------------------------------------------------------------------------
 
 
 def cached_answer(cache: Path, key: str) -> Path:
     """One live answer in the answer cache (`<out>/cache/answers/` unless an experiment shares another)."""
     return cache / f"{key}.json"
-
-
-# --- the output folder -------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

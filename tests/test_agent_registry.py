@@ -121,9 +121,9 @@ def test_looking_up_kinds_loads_no_process_code():
 def test_a_command_answer_is_read_and_cached():
     code = (
         "import sys\n"
-        "from bceval.agents import command\n"
+        "from bceval.agents import review\n"
         "from bceval.evaluators.review.entries import stored_case\n"
-        'read = command._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
+        'read = review._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
         "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
         "assert [stored_case(case.as_record()) for case in read] == read\n"
     )
@@ -142,3 +142,30 @@ def test_one_transcript_format_for_every_run(tmp_path: Path):
     assert list(document) == ["schemaVersion", "run", "answeredBy", "case", "outcome", "usage"]
     assert document["schemaVersion"] == 1 and document["run"] == "run-a" and document["answeredBy"] == answered
     assert text.startswith('{\n  "schemaVersion": 1,\n') and text.endswith("}\n")
+
+
+def test_a_new_kind_is_one_registration_and_answers_a_review_case(tmp_path: Path, monkeypatch):
+    """Adding an agent kind: one factory registered with `agent(...)`; the one factory makes it for a review run."""
+    from bceval.agents import registry
+    from bceval.agents.base import Answer
+    from bceval.agents.registry import AgentBase
+    from bceval.evaluators.review.scoring import ResultEntry
+
+    monkeypatch.setattr(registry, "_KINDS", dict(registry._KINDS))  # the toy kind stays in this test
+
+    class Toy(AgentBase):
+        name = kind = "toy"
+
+        def describe(self):
+            return {"adapter": "toy", "model": "none", "version": "1", "pinned": True}
+
+        def answer(self, question):
+            return Answer([ResultEntry(id=question.model_id, findings=["k/a.md"])])
+
+    agent("toy")(lambda setup: Toy())
+    assert "toy" in agent_names(REVIEW) and not capabilities("toy").live
+    case = ReviewCase(id="x-bad", modelId="case-12345678", domain="x", input="a.bad.al", expected=["k/a.md"])
+    toy = make_agent("toy", ReviewSetup([case], tmp_path, tmp_path))
+    answer = toy.answer(case_input(tmp_path, tmp_path, case))
+    outcome = evaluator("review").score([case], {case.modelId: answer.entries[0].findings})
+    assert [(o.case, o.passed) for o in outcome] == [("x-bad", True)]

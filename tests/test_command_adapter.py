@@ -19,8 +19,9 @@ from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
 from bceval.agents.base import case_input
-from bceval.agents.command import CONTRACT, VIEW_NOTE, CommandAdapter
+from bceval.agents.command import CommandAgent
 from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
+from bceval.agents.review import CONTRACT, VIEW_NOTE, ReviewShape
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase
@@ -243,7 +244,9 @@ def test_a_model_without_its_placeholder_is_a_label_unpinned_with_one_warning(ag
 
 def test_describe_probes_the_version_once_and_falls_back_to_unknown(agent, tmp_path, monkeypatch):
     hidden = {"the output directory": tmp_path / "out"}
-    adapter = CommandAdapter(AgentSettings("fake-agent -p --model {model}", "m1"), tmp_path / "cache", hidden)
+    adapter = CommandAgent(
+        AgentSettings("fake-agent -p --model {model}", "m1"), ReviewShape(tmp_path / "cache", hidden)
+    )
     assert adapter.describe() == {
         "adapter": "command",
         "command": "fake-agent -p --model {model}",
@@ -255,7 +258,7 @@ def test_describe_probes_the_version_once_and_falls_back_to_unknown(agent, tmp_p
     }
     monkeypatch.setenv("FAKE_VERSION", "fail")
     assert adapter.describe()["version"] == "fake-agent 1.2.3"  # probed once per adapter
-    fresh = CommandAdapter(AgentSettings("fake-agent", None, isolation="none"), tmp_path / "cache", hidden)
+    fresh = CommandAgent(AgentSettings("fake-agent", None, isolation="none"), ReviewShape(tmp_path / "cache", hidden))
     assert fresh.describe()["version"] == "unknown" and fresh.describe()["model"] == "unpinned"
     assert fresh.describe()["isolation"] == "none"
 
@@ -266,10 +269,10 @@ def test_adapter_reads_the_environment_it_is_given(agent, tmp_path):
     environ = {"PATH": os.environ["PATH"]}
     settings = AgentSettings("fake-agent")
     with pytest.raises(BcevalError, match="BCEVAL_LIVE=1"):
-        CommandAdapter(settings, tmp_path / "cache", {}, environ=environ)
+        CommandAgent(settings, ReviewShape(tmp_path / "cache", {}), environ=environ)
     with pytest.raises(BcevalError, match="not found on PATH"):
-        CommandAdapter(settings, tmp_path / "cache", {}, environ={"BCEVAL_LIVE": "1", "PATH": str(tmp_path)})
-    adapter = CommandAdapter(settings, tmp_path / "cache", {}, environ={**environ, "BCEVAL_LIVE": "1"})
+        CommandAgent(settings, ReviewShape(tmp_path / "cache", {}), environ={"BCEVAL_LIVE": "1", "PATH": str(tmp_path)})
+    adapter = CommandAgent(settings, ReviewShape(tmp_path / "cache", {}), environ={**environ, "BCEVAL_LIVE": "1"})
     assert adapter.executable == str(agent.bin / "fake-agent")
 
 
@@ -511,10 +514,9 @@ def test_retries_wait_before_each_new_attempt_and_the_transcript_records_it(agen
     ids = prepare(capsys, out)
     slept: list[float] = []
     agent.mode("flaky")  # fails the first time it sees a case
-    adapter = CommandAdapter(
+    adapter = CommandAgent(
         AgentSettings("fake-agent", retries=3, retry_wait=5.0, timeout=10),
-        out / "cache",
-        {"the output directory": out},
+        ReviewShape(out / "cache", {"the output directory": out}),
         sleep=slept.append,  # an injected clock: the test never sleeps
         rng=random.Random(3),
     )
@@ -527,10 +529,9 @@ def test_retries_wait_before_each_new_attempt_and_the_transcript_records_it(agen
 
     slept.clear()
     agent.mode("crash")  # the adapter reads its environment when it is made: make another
-    adapter = CommandAdapter(
+    adapter = CommandAgent(
         AgentSettings("fake-agent", retries=3, retry_wait=5.0, timeout=10),
-        out / "cache",
-        {"the output directory": out},
+        ReviewShape(out / "cache", {"the output directory": out}),
         sleep=slept.append,
         rng=random.Random(3),
     )
@@ -624,7 +625,7 @@ def test_every_part_of_what_decides_an_answer_is_in_its_cache_key(agent, tmp_pat
     plain = AgentSettings("fake-agent --model {model}", "m1")
 
     def key(settings: AgentSettings = plain, view=view, case: CaseInput = case) -> str:
-        adapter = CommandAdapter(replace(settings, sandbox="none", sandbox_allow=()), tmp_path / "cache", {})
+        adapter = CommandAgent(replace(settings, sandbox="none", sandbox_allow=()), ReviewShape(tmp_path / "cache", {}))
         adapter.agent = settings  # what the key reads; bwrap itself is not needed to compute it
         return adapter.cache_key(view, case)
 

@@ -332,6 +332,8 @@ def test_only_a_short_version_like_first_line_is_a_version():
 
 def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, monkeypatch):
     from bceval.agents import process as process_module
+    from bceval.agents.command import CommandAgent
+    from bceval.agents.review import ReviewShape
     from bceval.agents.settings import AgentSettings
 
     marker = tmp_path / "still-running"
@@ -341,7 +343,8 @@ def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, m
     )
     monkeypatch.setattr(process_module, "VERSION_TIMEOUT", 0.5)
     environ = {**os.environ, "BCEVAL_LIVE": "1"}
-    adapter = process_module.LiveAgent(AgentSettings(command=str(agent)), {"the corpus": tmp_path / "c"}, environ)
+    shape = ReviewShape(tmp_path / "cache", {"the corpus": tmp_path / "c"})
+    adapter = CommandAgent(AgentSettings(command=str(agent)), shape, environ)
     started = time.monotonic()
     assert adapter._probe_version() == "unknown"
     assert time.monotonic() - started < 4

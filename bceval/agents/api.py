@@ -1,568 +1,76 @@
-"""bceval's own agent: one chat-completions conversation per case over any OpenAI-compatible endpoint, through the
-official `openai` package (the optional extra `bceval[api]`). Opt-in like every live agent (BCEVAL_LIVE=1).
+"""The `api` kind: bceval's own agent, one chat-completions conversation per attempt over any OpenAI-compatible
+endpoint (bceval.agents.endpoint), for every question shape. Opt-in like every live agent (BCEVAL_LIVE=1).
 
-The model gets a system message (our protocol and the leaf's instructions), a user message (the request and
-the case file) and read-only tools over the case's view and nothing else (bceval.agents.api_tools). Its final
-message is the result object: structured output (`response_format` with the result's JSON Schema) where the
-endpoint takes it, else the command adapter's strict parser. Because bceval runs the tools, it knows which
-files were read completely: the read evidence `{runId, questionSha256, reads: [{path, complete, bytes,
-sha256}]}` goes into the answer's record and transcript.
-
-Retries, backoff, the answer cache and transcripts are the command adapter's (bceval.agents.process and
-.command). HTTP 429 and 503 wait as `Retry-After` says (else the backoff) and are retried inside the attempt;
-every wait is recorded. Requests in flight share one AdaptiveLimit: at most --jobs, halved on a 429, one added
-back after a run of successes. The API key is read from the variable --api-key-env names and never written
-anywhere: every record is scrubbed of it before it is kept.
+The question shape (bceval.agents.registry.Shape) gives the system and user messages, the tools (read-only, or
+with write tools over a workspace copy) and the folders they may reach. The final message is the answer:
+structured output (`response_format`) where the shape has a JSON Schema and the endpoint takes it, else the
+strict parser. Because bceval runs the tools, it knows which files were read completely: the read evidence
+`{runId, questionSha256, reads: [{path, complete, bytes, sha256}]}` goes into the answer's record and
+transcript. Retries and backoff are every live agent's (bceval.agents.process.LiveAgent).
 """
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
-import json
 import os
 import random
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, Tool, ToolBox
-from bceval.agents.base import Answer, CaseInput
-from bceval.agents.command import CommandAdapter, _entries
-from bceval.agents.guidance import GuidanceCaseInput, NoReport
-from bceval.agents.guidance_command import GuidanceCommandAdapter, _answer_of
-from bceval.agents.process import RETRY_WAIT_CAP, _Attempt, backoff
-from bceval.agents.settings import AgentSettings, EndpointSettings
-from bceval.agents.view import View, built_view, sweep_stale_folders
+from bceval.agents.api_tools import TOOLS_VERSION, ToolBox
+from bceval.agents.endpoint import Conversation, Endpoint
+from bceval.agents.process import LiveAgent, _Attempt
+from bceval.agents.registry import Shape
+from bceval.agents.settings import AgentSettings
+from bceval.agents.view import View
 from bceval.errors import BcevalError
-from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.review.scoring import InfraFailure
-from bceval.jsonio import dumps
-from bceval.layout import KNOWLEDGE_INDEX
 from bceval.runs.identity import asking, question
-from bceval.runs.transcript import write_transcript
 from bceval.usage import Usage
 
-PROMPT_VERSION = 1  # of this agent's protocol: with TOOLS_VERSION, part of every cache key
-INSTALL = "the api adapter needs the openai package: pip install 'bceval[api]'"
-RATE_LIMIT_RETRIES = 12  # waits on 429/503 within one attempt before it is an infrastructure failure
-TOOL_CALLS_PER_TURN = 32  # more in one response are answered with an error each
-TRANSCRIPT_TEXT = 20_000  # characters of a model message a transcript keeps
-SCRUBBED = "[api key]"
-SCRUB_MIN = 8  # characters: real keys are far longer
-PROTOCOL = (
-    "You are a code reviewer in an evaluation of Business Central AL review guidance. The user message holds a "
-    "review request (JSON) and the AL file under review. Follow the leaf skill's instructions below. The request's "
-    "candidateArticles are the only findings you may report; their full text is in the files you can read with "
-    "the tools (read_file with the candidate's path). Read an article before you cite it. When you are done, "
-    "answer with one JSON object shaped like the request's resultSchema: the case id from the request and the "
-    "finding ids copied verbatim from candidateArticles[].path (an empty findings array when nothing applies). "
-    "The final message is that JSON object and nothing else.\n\n=== leaf skill instructions ===\n"
-)
-RESULT_SCHEMA = {  # the review result, as response_format's JSON Schema
-    "type": "object",
-    "properties": {
-        "cases": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "findings": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"id": {"type": "string"}},
-                            "required": ["id"],
-                            "additionalProperties": False,
-                        },
-                    },
-                },
-                "required": ["id", "findings"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["cases"],
-    "additionalProperties": False,
-}
+PROMPT_VERSION = 1  # of this agent's review protocol: with TOOLS_VERSION, part of every cache key
 
 
-def load_openai() -> Any:
-    """The openai package, imported when an api agent is first made: it is the optional extra bceval[api]."""
-    try:
-        import openai  # not at the top: the optional extra bceval[api], needed only by an api agent
-    except ImportError:
-        raise BcevalError(INSTALL) from None
-    return openai
+class ApiAgent(LiveAgent):
+    """bceval's own loop over one endpoint, answering the questions of its shape."""
 
-
-# --- concurrency ----------------------------------------------------------------------------------------------
-
-
-class AdaptiveLimit:
-    """How many requests may be in flight: at most `most`; halved on a 429, one added back after `limit`
-    successes in a row (a run of successes as long as the current limit)."""
-
-    def __init__(self, most: int) -> None:
-        self.most = max(1, most)
-        self.limit = self.most
-        self.lowest = self.most
-        self.active = 0
-        self.streak = 0
-        self._cond = threading.Condition()
-
-    def acquire(self) -> float:
-        """Wait for a slot; returns the seconds waited."""
-        started = time.monotonic()
-        with self._cond:
-            while self.active >= self.limit:
-                self._cond.wait()
-            self.active += 1
-        return time.monotonic() - started
-
-    def release(self) -> None:
-        with self._cond:
-            self.active -= 1
-            self._cond.notify_all()
-
-    def rate_limited(self) -> int:
-        with self._cond:
-            self.limit = max(1, self.limit // 2)
-            self.lowest = min(self.lowest, self.limit)
-            self.streak = 0
-            return self.limit
-
-    def succeeded(self) -> None:
-        with self._cond:
-            self.streak += 1
-            if self.limit < self.most and self.streak >= self.limit:
-                self.limit += 1
-                self.streak = 0
-                self._cond.notify_all()
-
-
-def retry_after(headers: Any, now: float | None = None) -> float | None:
-    """Seconds a `Retry-After` (or `retry-after-ms`) header asks for: a number, or an HTTP date; None without one."""
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    try:
-        if millis is not None:
-            return max(0.0, float(millis) / 1000)
-    except ValueError:
-        pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
-
-
-# --- one conversation -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Conversation:
-    """What one attempt's conversation produced: the final text or why there is none, and what it did."""
-
-    text: str | None = None
-    failure: tuple[str, str, str | None] | None = None
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    waits: list[dict[str, Any]] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    cost_known: bool = True
-    served_model: str | None = None
-    structured: bool = False
-    deadline: float = 0.0  # time.monotonic() when the attempt's time is up
-
-
-@dataclass(frozen=True)
-class _Refused:
-    """A response to wait out and resend: 429/503 (with what Retry-After asked), or 400 to structured output."""
-
-    status: int
-    retry_after: float | None
-
-
-def _field(value: Any, key: str) -> Any:
-    """`value[key]` of a JSON object, None for anything else (a response is data: any part may be missing or of
-    the wrong type)."""
-    return value.get(key) if isinstance(value, dict) else None
-
-
-def _tokens(usage: Any) -> tuple[int | None, int | None, int]:
-    if not isinstance(usage, dict):
-        return None, None, 0
-    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens")
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return (
-        prompt if isinstance(prompt, int) else None,
-        completion if isinstance(completion, int) else None,
-        cached if isinstance(cached, int) else 0,
-    )
-
-
-def _reported_cost(usage: Any) -> float | None:
-    """The cost the provider put in the response's usage (OpenRouter's `cost`), if any."""
-    value = _field(usage, "cost")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return float(value)
-
-
-def _clip(text: Any) -> str | None:
-    if not isinstance(text, str):
-        return None
-    return text if len(text) <= TRANSCRIPT_TEXT else text[:TRANSCRIPT_TEXT] + f"[... {len(text)} characters]"
-
-
-_THREAD_CLIENTS = threading.local()  # per thread: (openai module, base URL, key) -> its client (see Endpoint.client)
-
-
-class Endpoint:
-    """One chat-completions endpoint: the client, the model, the sampling settings and the shared limit."""
+    name = kind = "api"
 
     def __init__(
         self,
-        settings: EndpointSettings,
-        model: str,
-        environ: Mapping[str, str],
-        sleep: Callable[[float], None],
-        rng: random.Random,
-        first_wait: float,
+        agent: AgentSettings,
+        shape: Shape,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
     ) -> None:
-        openai = load_openai()
-        key = environ.get(settings.api_key_env)
-        if not key:
-            raise BcevalError(
-                f"the api adapter reads its key from ${settings.api_key_env}, which is not set: set it (any value "
-                "for a local server) or name another variable with --api-key-env"
-            )
-        self.key = key
-        self.openai = openai
-        self.settings = settings
-        self.model = model
-        self.limit = AdaptiveLimit(settings.jobs)
-        self.sleep = sleep
-        self.rng = rng
-        self._rng_lock = threading.Lock()
-        self.first_wait = first_wait
-        self.structured = True  # until the endpoint refuses response_format once
-        self.served_model: str | None = None
-
-    @property
-    def client(self) -> Any:
-        """This thread's openai client for this endpoint and key, made on its first request (a preflight check
-        never pays for its TLS setup). One per thread: a shared client's connection pool is one lock that every
-        request and every response's close takes, and conversations in 16 threads queue on it for longer than they
-        think. Shared by every Endpoint of the same address and key (an experiment's runs each have one), so a
-        thread keeps one connection to a server, not one per run."""
-        clients = getattr(_THREAD_CLIENTS, "clients", None)
-        if clients is None:
-            clients = _THREAD_CLIENTS.clients = {}
-        identity = (self.openai, self.settings.base_url or "", self.key)
-        client = clients.get(identity)
-        if client is None:
-            base_url, query = _split_query(self.settings.base_url)
-            address = urlsplit(base_url or "")  # no base URL: the package's default, neither Azure nor plain HTTP
-            # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
-            azure = (address.hostname or "").endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
-            plain = address.scheme == "http"
-            client = clients[identity] = self.openai.OpenAI(
-                api_key=self.key,
-                base_url=base_url,
-                max_retries=0,
-                default_query=query or None,
-                default_headers={"api-key": self.key} if azure else None,
-                timeout=60.0,
-                http_client=self._plain_http() if plain else None,
-            )
-        return client
-
-    def _plain_http(self) -> Any:
-        """The HTTP client of an endpoint that speaks plain HTTP (a local server): without the TLS trust store that
-        every default client loads (50 ms each, one per thread). It never follows a redirect, so no request can be
-        led to an HTTPS host it would not verify."""
-        return self.openai.DefaultHttpxClient(verify=False, follow_redirects=False)
-
-    def scrub(self, value: Any) -> Any:
-        """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key
-        shorter than SCRUB_MIN is a placeholder for a local server (`local`), not a secret: replacing it would
-        garble ordinary words."""
-        if len(self.key) < SCRUB_MIN:
-            return value
-        if isinstance(value, str):
-            return value.replace(self.key, SCRUBBED) if self.key in value else value
-        if isinstance(value, dict):
-            return {self.scrub(k): self.scrub(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.scrub(item) for item in value]
-        return value
-
-    def _request(self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float) -> Any:
-        options: dict[str, Any] = {"model": self.model, "messages": messages}
-        if tools.tools:
-            options["tools"] = tools.specs()
-        settings = self.settings
-        if settings.temperature is not None:
-            options["temperature"] = settings.temperature
-        if settings.max_output_tokens is not None:
-            options["max_tokens"] = settings.max_output_tokens
-        if settings.seed is not None:
-            options["seed"] = settings.seed
-        if schema is not None and self.structured:
-            options["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "result", "schema": schema, "strict": False},
-            }
-        # The client's own request for an endpoint it does not type (its documented `post`): the body is ours and
-        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn,
-        # and the response comes back as the JSON it is (`cast_to=object`), not as models built field by field.
-        return self.client.post("/chat/completions", body=options, cast_to=object, options={"timeout": timeout})
-
-    def _backoff(self, number: int) -> float:
-        with self._rng_lock:
-            return backoff(number + 1, self.first_wait or 1.0, self.rng)
-
-    def complete(
-        self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, talk: Conversation
-    ) -> Any:
-        """One response, waiting out 429/503 (each wait in `talk.waits`), or why there is none: (kind, detail,
-        subtype). `timeout` is the attempt's, which `talk.deadline` ends."""
-        limited = 0
-        while True:
-            if time.monotonic() >= talk.deadline:
-                return ("timeout", f"no answer within {timeout:g} s", None)
-            queued = self.limit.acquire()
-            if queued > 0.05:
-                talk.waits.append({"turn": len(talk.turns) + 1, "reason": "concurrency", "seconds": round(queued, 3)})
-            try:
-                outcome = self._one(messages, tools, schema, timeout, talk.deadline)
-            finally:
-                self.limit.release()
-            if not isinstance(outcome, _Refused):
-                if not isinstance(outcome, tuple):
-                    self.limit.succeeded()
-                return outcome
-            if outcome.status == 400:  # this endpoint takes no structured output: the strict parser reads it
-                self.structured = False
-                continue
-            limited += 1
-            if limited > RATE_LIMIT_RETRIES:
-                return (
-                    "agent-error",
-                    f"HTTP {outcome.status} {limited} times in a row; gave up waiting",
-                    "rate-limited",
-                )
-            wait = min(
-                RETRY_WAIT_CAP, outcome.retry_after if outcome.retry_after is not None else self._backoff(limited)
-            )
-            concurrency = self.limit.rate_limited() if outcome.status == 429 else self.limit.limit
-            if time.monotonic() + wait > talk.deadline:
-                return (
-                    "timeout",
-                    f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s",
-                    None,
-                )
-            talk.waits.append(
-                {
-                    "turn": len(talk.turns) + 1,
-                    "reason": f"http-{outcome.status}",
-                    "retryAfter": outcome.retry_after,
-                    "seconds": round(wait, 3),
-                    "concurrency": concurrency,
-                }
-            )
-            self.sleep(wait)
-
-    def _one(
-        self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, deadline: float
-    ) -> Any:
-        """One request: the response, a _Refused to wait out (or to resend without structured output), or a
-        failure (kind, detail, subtype)."""
-        openai = self.openai
-        try:
-            return self._request(messages, tools, schema, max(0.05, deadline - time.monotonic()))
-        except openai.APITimeoutError:
-            return ("timeout", f"no answer within {timeout:g} s", None)
-        except openai.APIConnectionError as exc:
-            return ("agent-error", f"cannot reach the endpoint ({type(exc).__name__})", "connection")
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status in (429, 503):
-                return _Refused(status, retry_after(exc.response.headers if exc.response is not None else None))
-            if status == 400 and self.structured and schema is not None and "response_format" in str(exc):
-                return _Refused(400, None)
-            detail = self.scrub(f"the endpoint answered HTTP {status}: {str(exc)[:300]}")
-            return ("agent-error", detail, f"http-{status}")
-        except openai.OpenAIError as exc:
-            return ("invalid-output", f"unreadable response ({type(exc).__name__})", None)
-
-    def converse(
-        self,
-        system: str,
-        user: str,
-        tools: ToolBox,
-        schema: dict[str, Any] | None,
-        timeout: float,
-        prices: Any,
-    ) -> Conversation:
-        """One conversation: turns until a message without tool calls (the answer) or --max-turns."""
-        messages: list[Any] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        talk = Conversation(structured=self.structured and schema is not None, deadline=time.monotonic() + timeout)
-        price = prices.price(self.model) if prices is not None else None
-        for number in range(1, self.settings.max_turns + 1):
-            response = self.complete(messages, tools, schema, timeout, talk)
-            if isinstance(response, tuple):
-                talk.failure = response
-                return talk
-            talk.structured = self.structured and schema is not None
-            choices = _field(response, "choices")
-            choice = choices[0] if isinstance(choices, list) and choices else None
-            message = _field(choice, "message")
-            served = _field(response, "model")
-            if isinstance(served, str) and served:
-                talk.served_model = talk.served_model or served
-                self.served_model = self.served_model or served
-            prompt, completion, cached = _tokens(_field(response, "usage"))
-            cost = _reported_cost(_field(response, "usage"))
-            if cost is None and price is not None and prompt is not None and completion is not None:
-                cost = price.cost(prompt, completion, cached)
-            talk.cost_known = talk.cost_known and cost is not None
-            talk.usage = talk.usage.plus(
-                Usage(
-                    costUsd=cost,
-                    inputTokens=prompt,
-                    outputTokens=completion,
-                    cacheReadTokens=cached if prompt is not None else None,
-                    turns=1,
-                )
-            )
-            turn: dict[str, Any] = {
-                "turn": number,
-                "finishReason": _field(choice, "finish_reason"),
-                "content": _clip(_field(message, "content")),
-                "usage": {"inputTokens": prompt, "outputTokens": completion, "cachedTokens": cached, "costUsd": cost},
-            }
-            talk.turns.append(turn)
-            if not isinstance(message, dict):
-                talk.failure = ("invalid-output", "the response has no message", None)
-                return talk
-            calls = message.get("tool_calls")
-            calls = calls if isinstance(calls, list) else []
-            if not calls:
-                content = message.get("content")
-                talk.text = content if isinstance(content, str) else ""
-                return talk
-            echoed, results = [], []
-            turn["toolCalls"] = []
-            for index, call in enumerate(calls):
-                function = _field(call, "function")
-                name = _field(function, "name")
-                arguments = _field(function, "arguments")
-                call_id = _field(call, "id") or f"call-{number}-{index}"
-                echoed.append(
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {
-                            "name": str(name or ""),
-                            "arguments": arguments if isinstance(arguments, str) else "",
-                        },
-                    }
-                )
-                if index >= TOOL_CALLS_PER_TURN:
-                    text, error = f"error: at most {TOOL_CALLS_PER_TURN} tool calls are answered per turn", True
-                    tools.calls.append({"tool": str(name)[:100], "arguments": "", "ok": False, "error": text[7:]})
-                else:
-                    text, error = tools.call(name, arguments)
-                turn["toolCalls"].append({"tool": str(name)[:100], "error": error})
-                results.append({"role": "tool", "tool_call_id": call_id, "content": text})
-            messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": echoed})
-            messages.extend(results)
-        talk.failure = (
-            "agent-error",
-            f"no final answer within {self.settings.max_turns} turns (--max-turns)",
-            "max-turns",
-        )
-        return talk
-
-
-def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
-    """An Azure-style base URL's query (`?api-version=...`) goes on every request, not into the path."""
-    if not base_url or "?" not in base_url:
-        return base_url, {}
-    parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query))
-
-
-# --- the review question --------------------------------------------------------------------------------------
-
-
-class OwnLoop:
-    """What both question shapes of the `api` kind share: the checks of its settings, the opt-in gate, the
-    endpoint, and the `answeredBy` block. Mixed in before the command kind's class whose retries, cache and
-    records it reuses."""
-
-    agent: AgentSettings
-    endpoint: Endpoint
-    model: str
-    name: str
-
-    def _setup(self, agent: AgentSettings, hidden: Mapping[str, Path]) -> None:
-        """The settings' checks, before anything else (no command line to check: there is none)."""
+        # the settings' checks first (no command line to check: there is none), then the opt-in
         if not agent.model:
             raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
         if agent.endpoint is None:
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
-        self.agent, self.hidden = agent, dict(hidden)
-        self.model, self.pinned = agent.model, True  # the model is in every request
-        self.bwrap = None
-
-    def _ready(
-        self,
-        environ: Mapping[str, str] | None,
-        sleep: Callable[[float], None],
-        rng: random.Random | None,
-        tools: tuple[Tool, ...],
-    ) -> None:
-        """The opt-in gate, the client and what LiveAgent.ask uses (its retries, backoff and usage totals)."""
         environ = dict(os.environ if environ is None else environ)
         if environ.get("BCEVAL_LIVE") != "1":
             raise BcevalError("the api adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
-        assert self.agent.endpoint is not None and self.agent.model
+        super().__init__(agent, shape, sleep, rng)
         self.environ = environ
-        self.sleep, self.rng = sleep, rng or random.Random()
-        self._rng_lock, self._usage_lock = threading.Lock(), threading.Lock()
-        self.usage = Usage()
-        self.tools = tools
-        self.endpoint = Endpoint(self.agent.endpoint, self.agent.model, environ, sleep, self.rng, self.agent.retry_wait)
+        self.model, self.pinned = agent.model, True  # the model is in every request
+        self.tools = shape.tools
+        self.endpoint = Endpoint(agent.endpoint, agent.model, environ, sleep, self.rng, agent.retry_wait)
+
+    def answer(self, question: Any) -> Any:
+        return self.shape.by_endpoint(self, question)
 
     @property
     def model_is_label_only(self) -> bool:
         return False
 
-    def start(self) -> None:
-        """Nothing to probe: the version is the openai package's, the served model comes with the answers."""
-        return None
-
     def describe(self) -> dict[str, Any]:
         assert self.agent.endpoint is not None
-        return {
+        described = {
             "adapter": self.name,
             "model": self.model,
             "servedModel": self.endpoint.served_model,
@@ -572,218 +80,60 @@ class OwnLoop:
             "isolation": "view",
             "sandbox": "none",
         }
+        return self.shape.described(self, described)
 
-
-class ApiReviewAgent(OwnLoop, CommandAdapter):
-    """The review question shape of the `api` kind: the command adapter's retries, cache and records, bceval's
-    own conversation instead of a process."""
-
-    name = "api"
-    kind = "api"
-
-    def __init__(
-        self,
-        agent: AgentSettings,
-        cache_dir: Path,
-        hidden: Mapping[str, Path],
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        tools: tuple[Tool, ...] = READ_TOOLS,
-    ) -> None:
-        self._setup(agent, hidden)
-        self._ready(environ, sleep, rng, tools)
-        self.cache_dir = cache_dir
-
-    def cache_key(self, view: View, case: CaseInput) -> str:
-        """The view, the model, the endpoint and its sampling settings, the epoch, the tools and the protocol."""
+    def cache_key(self, view: View, case: Any) -> str:
+        """A review answer's: the view, the model, the endpoint and its sampling settings, the epoch, the tools and
+        the protocol."""
         asked = replace(asking("api", self.agent, live=True), command=f"api tools={TOOLS_VERSION}")
         return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
 
-    def answer(self, case: CaseInput) -> Answer:
-        view = built_view(case.request_path.parent, case.corpus, case.model_id)
-        key = self.cache_key(view, case)
-        request = json.loads(view.text(view.request_name))
-        candidates = [row["path"] for row in request.get("candidateArticles", [])]
-        base = {
-            "case": case.model_id,
-            "epoch": self.agent.epoch,
-            "model": self.model,
-            "endpoint": self.agent.endpoint.identity() if self.agent.endpoint else None,
-            "tools": [tool.name for tool in self.tools],
-            "toolsVersion": TOOLS_VERSION,
-            "view": {"sha256": view.digest, "files": view.manifest()},
-            "cacheKey": key,
-            "candidates": candidates,
-        }
-        cached = self._cached(key)
-        if cached is not None:
-            entries, usage, stored, payer = cached
-            # As the command adapter: an answer this run paid for itself (a killed run resumed) is its own.
-            mine = bool(self.agent.paid_by) and payer == self.agent.paid_by
-            record = {**base, **{k: v for k, v in stored.items() if k not in base}, "cached": not mine}
-            record["outcome"] = "answered"
-            if not mine and payer:
-                record["paidBy"] = payer
-            return Answer(entries, None, usage, record, not mine, view.digest)
-        user = self.user_message(view)
-        question_sha = hashlib.sha256(user.encode("utf-8")).hexdigest()
-        system = PROTOCOL + str(request.get("leafInstructions", ""))
-
-        def attempt(number: int, waited: float) -> _Attempt:
-            return self._converse(view, system, user, number, waited)
-
-        entries, attempts, usage = self.ask(attempt, lambda text: _entries(self.endpoint.scrub(text)))
-        last = attempts[-1].record
-        record = {
-            **base,
-            "cached": False,
-            "servedModel": self.endpoint.served_model,
-            "attempts": [a.record for a in attempts],
-            "waits": _waits(attempts),
-            "readBy": "bceval",
-            "readEvidence": {"runId": None, "questionSha256": question_sha, "reads": last.get("reads", [])},
-        }
-        record = self.endpoint.scrub(record)
-        if entries is not None:
-            record["outcome"] = "answered"
-            self._store(key, entries, usage, record)
-            return Answer(entries, None, usage, record, False, view.digest)
-        kind, detail, subtype = attempts[-1].failure or ("agent-error", "no answer", None)
-        failure = InfraFailure(id=case.model_id, kind=kind, detail=detail, attempts=len(attempts), subtype=subtype)
-        record["outcome"] = f"failed: {kind}"
-        return Answer(None, failure, usage, record, False, view.digest)
-
-    def user_message(self, view: View) -> str:
-        return (
-            f"=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
-            f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
-        )
-
-    def _converse(self, view: View, system: str, user: str, number: int, waited: float) -> _Attempt:
-        """One attempt: a conversation whose tools read the case's view, held in memory (bceval built it; nothing
-        else is in it, and nothing needs writing to disk)."""
-        box = ToolBox(MemoryFolder({item.path: item.data for item in view.files}), self.tools)
+    def converse(
+        self, system: str, user: str, box: ToolBox, schema: dict[str, Any] | None
+    ) -> tuple[Conversation, Usage, float]:
+        """One conversation: what it produced, what it cost (unknown stays unknown) and its seconds."""
+        assert self.agent.endpoint is not None
         started = time.monotonic()
-        assert self.agent.endpoint is not None
-        talk = self.endpoint.converse(system, user, box, RESULT_SCHEMA, self.agent.timeout, self.agent.endpoint.prices)
-        return attempt_of(talk, box, number, waited, round(time.monotonic() - started, 3))
+        talk = self.endpoint.converse(system, user, box, schema, self.agent.timeout, self.agent.endpoint.prices)
+        wall = round(time.monotonic() - started, 3)
+        usage = talk.usage if talk.cost_known else replace(talk.usage, costUsd=None)
+        return talk, usage.plus(Usage(wallSeconds=wall)), wall
 
+    def attempt(
+        self, system: str, user: str, box: ToolBox, schema: dict[str, Any] | None, number: int, waited: float
+    ) -> _Attempt:
+        """One attempt as `LiveAgent.ask` retries it: a conversation and its record."""
+        talk, usage, wall = self.converse(system, user, box, schema)
+        record: dict[str, Any] = {
+            "attempt": number,
+            "waitedSeconds": round(waited, 3),
+            "wallSeconds": wall,
+            "structuredOutput": talk.structured,
+            "servedModel": talk.served_model,
+            "turns": talk.turns,
+            "waits": talk.waits,
+            "toolCalls": box.calls,
+            "refused": len(box.refusals),
+            "reads": box.reads(),
+            "usage": usage.as_record(),
+        }
+        if talk.failure is not None:
+            record.update(outcome=talk.failure[0], detail=talk.failure[1])
+            return _Attempt(record, failure=talk.failure, usage=usage)
+        record.update(outcome="answered")
+        return _Attempt(record, text=talk.text or "", usage=usage)
 
-def attempt_of(talk: Conversation, box: ToolBox, number: int, waited: float, wall: float) -> _Attempt:
-    """The process runner's attempt record for one conversation (so `LiveAgent.ask` retries it the same way)."""
-    usage = talk.usage if talk.cost_known else replace(talk.usage, costUsd=None)  # unknown stays unknown
-    usage = usage.plus(Usage(wallSeconds=wall))
-    record: dict[str, Any] = {
-        "attempt": number,
-        "waitedSeconds": round(waited, 3),
-        "wallSeconds": wall,
-        "structuredOutput": talk.structured,
-        "servedModel": talk.served_model,
-        "turns": talk.turns,
-        "waits": talk.waits,
-        "toolCalls": box.calls,
-        "refused": len(box.refusals),
-        "reads": box.reads(),
-        "usage": usage.as_record(),
-    }
-    if talk.failure is not None:
-        record.update(outcome=talk.failure[0], detail=talk.failure[1])
-        return _Attempt(record, failure=talk.failure, usage=usage)
-    record.update(outcome="answered")
-    return _Attempt(record, text=talk.text or "", usage=usage)
-
-
-def _waits(attempts: list[_Attempt]) -> dict[str, Any]:
-    """Retries and waits of one answer, for `bceval runs`: attempts after the first, rate-limit waits, seconds."""
-    limited = [wait for a in attempts for wait in a.record.get("waits", []) if wait.get("reason") != "concurrency"]
-    seconds = sum(a.record.get("waitedSeconds", 0) for a in attempts) + sum(w["seconds"] for w in limited)
-    return {"retries": len(attempts) - 1, "rateLimited": len(limited), "waitedSeconds": round(seconds, 3)}
-
-
-# --- the guidance question ------------------------------------------------------------------------------------
-
-GUIDANCE_PROTOCOL = (
-    "You are giving development guidance for Business Central AL work, in an evaluation. The tools read two "
-    "folders: workspace/ is the repository the request is about, and knowledge/ is a read-only copy of the "
-    "knowledge checkout at commit {head} (knowledge/{index} lists every article). You can read, never change. "
-    "Follow the request's protocol and skillInstructions and answer with one JSON object shaped like its "
-    'resultSchema ({{"caseId": ..., "guidanceReport": {{...}}}}). The final message is that JSON object and '
-    "nothing else."
-)
-
-
-class ApiGuidanceAgent(OwnLoop, GuidanceCommandAdapter):
-    """The guidance question shape of the `api` kind: the same conversation, its tools over the case's workspace
-    and the run's knowledge view (the command adapter's, made once per run), read-only both."""
-
-    name = "api"
-    kind = "api"
-
-    def __init__(
-        self,
-        agent: AgentSettings,
-        manifest: GuidanceManifest,
-        run_dir: Path,
-        hidden: dict[str, Path],
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        tools: tuple[Tool, ...] = READ_TOOLS,
-    ) -> None:
-        self._setup(agent, {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden})
-        self._ready(environ, sleep, rng, tools)
-        sweep_stale_folders()
-        self.manifest, self.run_dir = manifest, run_dir
-        self._evidence: dict[str, dict[str, Any]] = {}  # per case: what the tools returned (read_evidence)
-        self._view: Path | None = None
-        self._head: str | None = None
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "isolation": "knowledge view"}
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        return dict(self._evidence)
-
-    def answer(self, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
-        view = self.view()
-        request = case.request()
-        request["knowledgeRoot"] = "knowledge"  # paths the tools take: never the checkout itself
-        request["knowledgeIndex"] = f"knowledge/{KNOWLEDGE_INDEX}"
-        user = f"=== request {case.request_path.name} ===\n{dumps(request)}"
-        system = GUIDANCE_PROTOCOL.format(head=self._head, index=KNOWLEDGE_INDEX)
-        question_sha = hashlib.sha256(user.encode("utf-8")).hexdigest()
-        assert self.agent.endpoint is not None
-        prices = self.agent.endpoint.prices
-
-        def attempt(number: int, waited: float) -> _Attempt:
-            box = ToolBox({"workspace": case.workspace, "knowledge": view}, self.tools)
-            started = time.monotonic()
-            talk = self.endpoint.converse(system, user, box, None, self.agent.timeout, prices)
-            return attempt_of(talk, box, number, waited, round(time.monotonic() - started, 3))
-
-        answer, attempts, usage = self.ask(attempt, lambda text: _answer_of(self.endpoint.scrub(text), case.case_id))
-        outcome = "answered" if answer is not None else f"failed: {(attempts[-1].failure or ('no-answer',))[0]}"
-        record = {
-            "case": case.case_id,
-            "workspace": str(case.workspace),
-            "model": self.model,
-            "servedModel": self.endpoint.served_model,
-            "tools": [tool.name for tool in self.tools],
-            "toolsVersion": TOOLS_VERSION,
+    def attempts_record(self, attempts: list[_Attempt], user: str, run_id: str | None) -> dict[str, Any]:
+        """The attempts of one answer as its record keeps them, with bceval's read evidence of the last one."""
+        limited = [w for a in attempts for w in a.record.get("waits", []) if w.get("reason") != "concurrency"]
+        seconds = sum(a.record.get("waitedSeconds", 0) for a in attempts) + sum(w["seconds"] for w in limited)
+        return {
             "attempts": [a.record for a in attempts],
-            "waits": _waits(attempts),
+            "waits": {"retries": len(attempts) - 1, "rateLimited": len(limited), "waitedSeconds": round(seconds, 3)},
             "readBy": "bceval",
             "readEvidence": {
-                "runId": self.run_dir.name,
-                "questionSha256": question_sha,
+                "runId": run_id,
+                "questionSha256": hashlib.sha256(user.encode("utf-8")).hexdigest(),
                 "reads": attempts[-1].record.get("reads", []),
             },
-            "outcome": outcome,
         }
-        record = self.endpoint.scrub(record)
-        self._evidence[case.case_id] = {"readBy": record["readBy"], "readEvidence": record["readEvidence"]}
-        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, usage)
-        if answer is not None:
-            return answer
-        return NoReport(attempts[-1].failure[0] if attempts[-1].failure else "no-answer")

@@ -6,7 +6,7 @@ may read, and the environment a process-based adapter passes on. Manifest expect
 it. The answer is the result document (`{caseId, guidanceReport}`) or a NoReport.
 
 The `oracle` agent (oracle.py) reports exactly what each case expects (the evaluator's known-good
-report), so every case must pass scoring. The live `command` agent (guidance_command.py) runs an agent
+report), so every case must pass scoring. The live `command` agent (bceval.evaluators.guidance.asking) runs an agent
 once per case with `workspace` as its working directory and the prompt (the report contract and the
 request) on stdin.
 """

@@ -1,10 +1,13 @@
 """The kinds of agent bceval has, each registered once with what it can do. A factory imports its agent only
-when one is made, so asking what a kind can do never loads the process runner."""
+when one is made, so asking what a kind can do never loads the process runner. Adding a kind is one module and
+one `agent(...)` registration."""
 
 from __future__ import annotations
 
-from bceval.agents.registry import Agent, GuidanceSetup, ReviewSetup, Setup, agent
-from bceval.evaluators.base import GUIDANCE, REVIEW
+from bceval.agents.registry import Agent, ReviewSetup, Setup, Shape, agent
+from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
+
+LIVE_QUESTIONS = (REVIEW, GUIDANCE, DEVELOPMENT)
 
 
 @agent("baseline")
@@ -20,31 +23,32 @@ def oracle(setup: Setup) -> Agent:
     """The known-good control: the evaluator's own answers, so every case must pass."""
     from bceval.agents.oracle import OracleAgent
 
-    return OracleAgent(setup.cases if isinstance(setup, ReviewSetup) else setup.manifest)
+    return OracleAgent(setup.cases if isinstance(setup, ReviewSetup) else setup.manifest)  # type: ignore[union-attr]
 
 
-@agent("command", live=True, needs_view=True, reports_usage=True, questions=(REVIEW, GUIDANCE))
+def shape_of(setup: Setup) -> Shape:
+    """How a live agent is asked the setup's questions: the evaluator's shape, else the review one."""
+    if not isinstance(setup, ReviewSetup):
+        assert setup.shape is not None, "a guidance or development setup of a live agent names its shape"
+        return setup.shape
+    from bceval.agents.review import ReviewShape
+
+    return ReviewShape(setup.cache_dir, setup.hidden)
+
+
+@agent("command", live=True, needs_view=True, reports_usage=True, questions=LIVE_QUESTIONS)
 def command(setup: Setup) -> Agent:
-    """A live agent behind any command line; one process runner (bceval.agents.process) for both questions."""
+    """A live agent behind any command line, one process per attempt, for every question shape."""
+    from bceval.agents.command import CommandAgent
+
     assert setup.agent is not None  # make_agent refuses a live kind without its settings
-    if isinstance(setup, GuidanceSetup):
-        from bceval.agents.guidance_command import GuidanceCommandAdapter
-
-        return GuidanceCommandAdapter(setup.agent, setup.manifest, setup.run_dir, dict(setup.hidden))
-    from bceval.agents.command import CommandAdapter
-
-    return CommandAdapter(setup.agent, setup.cache_dir, setup.hidden)
+    return CommandAgent(setup.agent, shape_of(setup))
 
 
-@agent("api", live=True, needs_view=True, reports_usage=True, questions=(REVIEW, GUIDANCE), endpoint=True)
+@agent("api", live=True, needs_view=True, reports_usage=True, questions=LIVE_QUESTIONS, endpoint=True)
 def api(setup: Setup) -> Agent:
-    """bceval's own agent over a chat-completions endpoint, its read-only tools confined to the case's view (or,
-    for guidance, to the workspace and the knowledge view)."""
+    """bceval's own agent over a chat-completions endpoint, its tools confined to what the question shape names."""
+    from bceval.agents.api import ApiAgent
+
     assert setup.agent is not None  # make_agent refuses a live kind without its settings
-    if isinstance(setup, GuidanceSetup):
-        from bceval.agents.api import ApiGuidanceAgent
-
-        return ApiGuidanceAgent(setup.agent, setup.manifest, setup.run_dir, dict(setup.hidden))
-    from bceval.agents.api import ApiReviewAgent
-
-    return ApiReviewAgent(setup.agent, setup.cache_dir, setup.hidden)
+    return ApiAgent(setup.agent, shape_of(setup))

@@ -1,10 +1,6 @@
-"""What every live agent shares, review or guidance: the opt-in gate, the command line and its placeholders,
-the optional bwrap sandbox, one process per attempt (timeout, output cap, Claude Code envelopes, a transcript
-record), retries with backoff, and the command's version.
-
-The command line may hold `{model}` (the pinned model), `{request}` (the request file's path; stdin is then
-empty) and `{workdir}` (the folder it runs in); otherwise the prompt goes to stdin. A model is recorded as
-pinned only when it reached the command through `{model}`.
+"""What the live kinds share: retries with backoff and their cost (LiveAgent), reading an answer object out of
+model output, and the command kind's processes: one process per attempt (timeout, output cap, Claude Code
+envelopes, a transcript record), the command's version, and the checks that its executable can start.
 """
 
 from __future__ import annotations
@@ -13,7 +9,6 @@ import os
 import random
 import re
 import select
-import shlex
 import shutil
 import stat
 import subprocess
@@ -28,7 +23,7 @@ from typing import Any
 from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
 from bceval.agents.registry import AgentBase
-from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
+from bceval.agents.settings import PLACEHOLDER, AgentSettings
 from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
@@ -99,145 +94,34 @@ class Unreadable:
 
 
 class LiveAgent(AgentBase):
-    """One agent command line, checked and ready to run; subclasses say what to ask and how to read it (the
-    two question shapes of the one `command` kind)."""
-
-    kind = "command"
+    """What both live kinds share: the question shape they answer through (bceval.agents.registry.Shape), retries
+    with backoff, and what their answers cost (answers run in parallel threads)."""
 
     def __init__(
         self,
         agent: AgentSettings,
-        hidden: Mapping[str, Path],
-        environ: Mapping[str, str] | None = None,
+        shape: Any,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
-        in_case_view: bool = True,  # the review shape: it runs in the case's agent view, so bwrap needs it
     ) -> None:
-        environ = dict(os.environ if environ is None else environ)
-        if environ.get("BCEVAL_LIVE") != "1":
-            raise BcevalError("the command adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
-        check_command(agent.command, agent.model)
-        try:
-            self.argv = shlex.split(agent.command, posix=os.name == "posix")
-        except ValueError as exc:
-            raise BcevalError(f"--command: cannot split '{agent.command}': {exc}") from None
-        if not self.argv:
-            raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
-        # the agent's working folder is its case view (or workspace) unless it runs where bceval runs
-        elsewhere = not in_case_view or agent.isolation == "view"
-        self.executable = resolve_command(self.argv[0], environ, elsewhere)
-        self.named_files = named_files(self.argv[1:], elsewhere)
         self.agent = agent
-        self.hidden = dict(hidden)
-        self.in_case_view = in_case_view
-        self.bwrap: str | None = None
-        if agent.sandbox == "bwrap":
-            from bceval.agents.sandbox import require_bwrap, sandbox_argv
-
-            if in_case_view and agent.isolation != "view":
-                raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
-            self.bwrap = require_bwrap(environ)
-            # the sandbox's own checks (allowed paths exist, nothing hidden is exposed) before any case runs
-            sandbox_argv(
-                self.bwrap,
-                [self.executable],
-                workdir=Path(tempfile.gettempdir()),
-                read_only=[],
-                allow=list(agent.sandbox_allow),
-                hidden=self.hidden,
-                environ=environ,
-                named=self.named_files,
-                network=agent.sandbox_network,
-            )
-        self.model = agent.model or UNPINNED_MODEL
-        self.pinned = pinned(agent.command, agent.model)
-        self.environ = environ
+        self.shape = shape
+        self.hidden = dict(shape.hidden)
         self.sleep = sleep
         self.rng = rng or random.Random()
         self._rng_lock = threading.Lock()
-        self._version: str | None = None
-        self._version_lock = threading.Lock()
-        self._version_probe: threading.Thread | None = None
         self.usage = Usage()
         self.last_usage: Usage | None = None  # the latest answer's: a guidance run's budget counts case by case
         self._usage_lock = threading.Lock()
 
-    def start(self) -> None:
-        """The version probe, started before the first answer so none waits for it."""
-        self.start_version_probe()
+    def in_cache(self, question: Any) -> bool:
+        return self.shape.in_cache(self, question)
 
-    def start_version_probe(self) -> None:
-        """Ask the command for its version in the background, so no answer waits for it."""
-        with self._version_lock:
-            if self._version_probe is None:
-                self._version_probe = threading.Thread(target=self._set_version, daemon=True)
-                self._version_probe.start()
+    def close(self) -> None:
+        self.shape.close()
 
-    def _set_version(self) -> None:
-        self._version = self._probe_version()
-
-    @property
-    def model_is_label_only(self) -> bool:
-        return bool(self.agent.model) and not self.pinned
-
-    @property
-    def reads_request_file(self) -> bool:
-        """The command names the request file through {request}, so stdin stays empty."""
-        return "request" in placeholders(self.agent.command)
-
-    def describe(self) -> dict[str, Any]:
-        self.start_version_probe()
-        assert self._version_probe is not None
-        self._version_probe.join()
-        return {
-            "adapter": self.name,
-            "command": self.agent.command,
-            "model": self.model,
-            "version": self._version,
-            "pinned": self.pinned,
-            "isolation": self.agent.isolation,
-            "sandbox": self.agent.sandbox,
-        }
-
-    def _probe_version(self) -> str:
-        """`<command> --version`, asked as the agent is asked: in a folder of its own that holds nothing, with the
-        agent's environment and sandbox, stdin empty, within VERSION_TIMEOUT. Only a short first line that reads
-        like a version is kept: a wrapper that answers `--version` with a model call gives "unknown"."""
-        from bceval.agents.view import release, scrubbed_environment, temp_folder
-
-        try:
-            folder = temp_folder("probe")
-        except (OSError, BcevalError):
-            return "unknown"
-        try:
-            isolated = not self.in_case_view or self.agent.isolation == "view"
-            env = scrubbed_environment(self.environ, list(self.hidden.values()), folder) if isolated else self.environ
-            workdir = folder if isolated else Path.cwd()
-            argv = self.sandboxed([self.executable, "--version"], workdir, [folder], dict(env))
-            with tempfile.TemporaryFile() as out:
-                try:
-                    process = live.start(
-                        argv,
-                        cwd=workdir,
-                        env=dict(env),
-                        stdout=out,
-                        stderr=subprocess.DEVNULL,
-                        stdin=subprocess.DEVNULL,
-                    )
-                except (OSError, BcevalError):
-                    return "unknown"
-                try:
-                    process.wait(timeout=VERSION_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    pass
-                finally:
-                    live.end(process)
-                    live.forget(process)
-                out.seek(0)
-                head = out.read(4096)
-            return version_line(head) if process.returncode == 0 else "unknown"
-        finally:
-            release(folder)
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return self.shape.read_evidence()
 
     def _wait_before(self, number: int) -> float:
         with self._rng_lock:
@@ -245,13 +129,6 @@ class LiveAgent(AgentBase):
         if wait:
             self.sleep(wait)
         return wait
-
-    @staticmethod
-    def _usage(attempts: list[_Attempt]) -> Usage:
-        total = Usage()
-        for attempt in attempts:
-            total = total.plus(attempt.usage)
-        return total
 
     def ask(
         self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
@@ -274,116 +151,125 @@ class LiveAgent(AgentBase):
         return self._spent(None, attempts)
 
     def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt], Usage]:
-        """What the attempts cost, added to the agent's total (answers run in parallel threads)."""
-        spent = self._usage(attempts)
+        """What the attempts cost, added to the agent's total."""
+        spent = Usage()
+        for attempt in attempts:
+            spent = spent.plus(attempt.usage)
         with self._usage_lock:
             self.usage = self.usage.plus(spent)
             self.last_usage = spent
         return answer, attempts, spent
 
-    def _command_line(self, request_path: Path, workdir: Path) -> list[str]:
-        values = {"model": self.agent.model or "", "request": str(request_path), "workdir": str(workdir)}
-        return [self.executable] + [
-            PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.argv[1:]
-        ]
 
-    def sandboxed(self, argv: list[str], workdir: Path, read_only: list[Path], env: dict[str, str]) -> list[str]:
-        """The command line under bwrap when the sandbox is on: only `read_only`, the files the command line
-        names (read-only) and grants besides the system."""
-        if self.bwrap is None:
-            return argv
-        from bceval.agents.sandbox import sandbox_argv
-
-        return sandbox_argv(
-            self.bwrap,
-            argv,
-            workdir=workdir,
-            read_only=read_only,
-            allow=list(self.agent.sandbox_allow),
-            hidden=self.hidden,
-            environ=env,
-            named=self.named_files,
-            network=self.agent.sandbox_network,
-        )
-
-    def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        started = time.monotonic()
-        scratch = view_parent()  # in memory where it can be: three files for every attempt
-        with (  # unbuffered: each is written or read once, whole
-            tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
-            tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
-            tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
-        ):
-            # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
-            # it cannot block on it.
-            write_all(given.fileno(), prompt)
-            given.seek(0)
-            try:
-                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
-            except OSError as exc:
-                record.update(outcome="spawn-error", detail=f"cannot start {self.argv[0]}: {exc.strerror or exc}")
-                record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
-                return _Attempt(record, failure=("spawn-error", record["detail"], None))
-            try:
-                stopped = self._supervise(process, out, err, started)
-            finally:
-                live.end(process)  # the case is over: nothing the agent started outlives it
-                live.forget(process)
-            wall = time.monotonic() - started
-            # the sizes first: a read of "up to the cap" sets aside the whole cap (32 MiB) for a 100-byte answer
-            out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
-            raw = _read_start(out, min(out_size, MAX_JSON_BYTES) + 1)
-            raw_err = _read_start(err, min(err_size, TRANSCRIPT_CAP))
-        record.update(
-            exitCode=process.returncode,
-            wallSeconds=round(wall, 3),
-            stdout=_kept(raw, out_size),
-            stdoutBytes=out_size,
-            stderr=_kept(raw_err, err_size),
-            stderrBytes=err_size,
-        )
-        usage = Usage(wallSeconds=round(wall, 3))
-        if stopped is not None:
-            record.update(outcome=stopped[0], detail=stopped[1])
-            return _Attempt(record, failure=(stopped[0], stopped[1], None), usage=usage)
+def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
+    """`<command> --version` (`argv`, sandboxed as the agent is), in `workdir`, stdin empty, within VERSION_TIMEOUT.
+    Only a short first line that reads like a version is kept: a wrapper that answers `--version` with a model
+    call gives "unknown"."""
+    with tempfile.TemporaryFile() as out:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            record.update(outcome="invalid-output", detail="output is not UTF-8")
-            return _Attempt(record, failure=("invalid-output", "output is not UTF-8", None), usage=usage)
-        output = read_agent_output(text)
-        spent, priced_as = priced(output.usage, self.agent.prices, (output.model, self.agent.model))
-        usage = usage.plus(spent)
-        record.update(format=output.format, usage=spent.as_record())
-        if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
-            record.update(costFrom="prices", pricedModel=priced_as)
-        if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
-            record.update(agentTrace=list(output.trace))
-        if output.failure is not None:  # an agent's own error report says more than its exit code
-            record.update(outcome=output.failure[0], detail=output.failure[1])
-            return _Attempt(record, failure=output.failure, usage=usage)
-        if process.returncode != 0:
-            detail = f"exit code {process.returncode} after {wall:.1f} s"
-            record.update(outcome="crash", detail=detail)
-            return _Attempt(record, failure=("crash", detail, None), usage=usage)
-        record.update(outcome="answered")
-        return _Attempt(record, text=output.text, usage=usage)
+            process = live.start(
+                argv, cwd=workdir, env=env, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+            )
+        except (OSError, BcevalError):
+            return "unknown"
+        try:
+            process.wait(timeout=VERSION_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            live.end(process)
+            live.forget(process)
+        out.seek(0)
+        head = out.read(4096)
+    return version_line(head) if process.returncode == 0 else "unknown"
 
-    def _supervise(self, process: subprocess.Popen, out: Any, err: Any, started: float) -> Any:
-        """Wait for the agent; kill the process group on timeout or when its output passes the cap.
 
-        Returns (kind, detail) when bceval stopped the process, else None.
-        """
-        for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
-            if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
-                live.end(process)
-                return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
-            if time.monotonic() - started > self.agent.timeout:
-                live.end(process)
-                return "timeout", f"no answer within {self.agent.timeout:g} s"
-        if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
-            return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
-        return None
+def run_attempt(
+    agent: AgentSettings, name: str, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict
+) -> _Attempt:
+    """One process of the agent command `name` (argv as it runs): its output read as an answer's text, or why
+    there is none, and `record` completed as a transcript keeps the attempt."""
+    started = time.monotonic()
+    scratch = view_parent()  # in memory where it can be: three files for every attempt
+    with (  # unbuffered: each is written or read once, whole
+        tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
+        tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
+        tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
+    ):
+        # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
+        # it cannot block on it.
+        write_all(given.fileno(), prompt)
+        given.seek(0)
+        try:
+            process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
+        except OSError as exc:
+            record.update(outcome="spawn-error", detail=f"cannot start {name}: {exc.strerror or exc}")
+            record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
+            return _Attempt(record, failure=("spawn-error", record["detail"], None))
+        try:
+            stopped = _supervise(process, out, err, started, agent.timeout)
+        finally:
+            live.end(process)  # the case is over: nothing the agent started outlives it
+            live.forget(process)
+        wall = time.monotonic() - started
+        # the sizes first: a read of "up to the cap" sets aside the whole cap (32 MiB) for a 100-byte answer
+        out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
+        raw = _read_start(out, min(out_size, MAX_JSON_BYTES) + 1)
+        raw_err = _read_start(err, min(err_size, TRANSCRIPT_CAP))
+    record.update(
+        exitCode=process.returncode,
+        wallSeconds=round(wall, 3),
+        stdout=_kept(raw, out_size),
+        stdoutBytes=out_size,
+        stderr=_kept(raw_err, err_size),
+        stderrBytes=err_size,
+    )
+    usage = Usage(wallSeconds=round(wall, 3))
+    if stopped is not None:
+        record.update(outcome=stopped[0], detail=stopped[1])
+        return _Attempt(record, failure=(stopped[0], stopped[1], None), usage=usage)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        record.update(outcome="invalid-output", detail="output is not UTF-8")
+        return _Attempt(record, failure=("invalid-output", "output is not UTF-8", None), usage=usage)
+    return _read_output(agent, text, process.returncode, wall, record, usage)
+
+
+def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record: dict, usage: Usage) -> _Attempt:
+    """The attempt of a process that ran to its end: its envelope's answer, cost and trace, or its failure."""
+    output = read_agent_output(text)
+    spent, priced_as = priced(output.usage, agent.prices, (output.model, agent.model))
+    usage = usage.plus(spent)
+    record.update(format=output.format, usage=spent.as_record())
+    if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
+        record.update(costFrom="prices", pricedModel=priced_as)
+    if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
+        record.update(agentTrace=list(output.trace))
+    if output.failure is not None:  # an agent's own error report says more than its exit code
+        record.update(outcome=output.failure[0], detail=output.failure[1])
+        return _Attempt(record, failure=output.failure, usage=usage)
+    if code != 0:
+        detail = f"exit code {code} after {wall:.1f} s"
+        record.update(outcome="crash", detail=detail)
+        return _Attempt(record, failure=("crash", detail, None), usage=usage)
+    record.update(outcome="answered")
+    return _Attempt(record, text=output.text, usage=usage)
+
+
+def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
+    """Wait for the agent; kill the process group on timeout or when its output passes the cap. Returns (kind,
+    detail) when bceval stopped the process, else None."""
+    for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
+        if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
+            live.end(process)
+            return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
+        if time.monotonic() - started > timeout:
+            live.end(process)
+            return "timeout", f"no answer within {timeout:g} s"
+    if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
+        return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
+    return None
 
 
 def _read_start(file: Any, size: int) -> bytes:

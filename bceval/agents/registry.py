@@ -7,8 +7,10 @@ package), whose factories import their implementation only when one is made: loo
 the process runner.
 
 An agent answers one shape of question (see bceval.evaluators.registry): a review question (CaseInput ->
-Answer) or a guidance question (GuidanceCaseInput -> result document or NoReport). It is made from a setup
-of the same shape: ReviewSetup or GuidanceSetup.
+Answer), a guidance question (GuidanceCaseInput -> result document or NoReport) or a development request. It is
+made from a setup of the same shape: ReviewSetup, GuidanceSetup or DevelopmentSetup. The live kinds (`command`,
+`api`) are one class each: what a question of each shape asks of them is its Shape, the question object the
+evaluator's side supplies (the review shape is bceval.agents.review's).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
-from bceval.evaluators.base import GUIDANCE, REVIEW
+from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
 from bceval.evaluators.guidance import GuidanceError
 from bceval.usage import Usage
 
@@ -77,6 +79,29 @@ class Agent(Protocol):
         ...
 
 
+class Shape(Protocol):
+    """A question shape as the live kinds answer it: the prompts, the folder the agent works in (a read-only view
+    or a writable workspace copy), its tools, how its answer is found, parsed and validated, and what is recorded.
+    `by_process` answers through a command agent's process, `by_endpoint` through the api agent's conversation."""
+
+    hidden: Mapping[str, Path]  # what the agent must never reach, by what it is
+    in_case_view: bool  # a command agent runs in the case's view unless --isolation none (else in a folder of its own)
+    checks_command: bool  # the command line is checked when the agent is made (and the live opt-in asked)
+    tools: tuple[Any, ...]  # the api agent's tools (bceval.agents.api_tools): read-only, or with write tools
+
+    def by_process(self, agent: Any, question: Any) -> Any: ...
+
+    def by_endpoint(self, agent: Any, question: Any) -> Any: ...
+
+    def in_cache(self, agent: Any, question: Any) -> bool: ...
+
+    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]: ...
+
+
 class AgentBase:
     """What every kind does unless it says otherwise: nothing to start or close, no cost kept."""
 
@@ -111,7 +136,7 @@ class ReviewSetup:
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"unknown adapter '{name}'; choose one of: {', '.join(agent_names(REVIEW))}")
 
-    def missing_command(self) -> BcevalError:
+    def missing_command(self, name: str) -> BcevalError:
         return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
@@ -124,15 +149,33 @@ class GuidanceSetup:
     run_dir: Path
     hidden: Mapping[str, Path] = field(default_factory=dict)
     agent: AgentSettings | None = None
+    shape: Shape | None = None  # how a live agent is asked (the guidance evaluator's)
 
     def unknown(self, name: str) -> BcevalError:
         return GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(agent_names(GUIDANCE))})")
 
-    def missing_command(self) -> BcevalError:
+    def missing_command(self, name: str) -> BcevalError:
         return GuidanceError("the command adapter needs --command (the agent command line)")
 
 
-Setup = ReviewSetup | GuidanceSetup
+@dataclass(frozen=True)
+class DevelopmentSetup:
+    """What an agent answering development requests is made from: the development evaluator's shape."""
+
+    question: ClassVar[str] = DEVELOPMENT
+    shape: Shape
+    agent: AgentSettings | None = None
+
+    def unknown(self, name: str) -> BcevalError:
+        return BcevalError(f"--adapter {name}: development runs take the command or the api adapter")
+
+    def missing_command(self, name: str) -> BcevalError:
+        if name == "api":
+            return BcevalError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
+        return BcevalError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
+
+
+Setup = ReviewSetup | GuidanceSetup | DevelopmentSetup
 
 
 @dataclass(frozen=True)
@@ -183,5 +226,5 @@ def make_agent(name: str, setup: Setup) -> Agent:
     if kind is None or setup.question not in kind.capabilities.questions:
         raise setup.unknown(name)
     if kind.capabilities.live and setup.agent is None:
-        raise setup.missing_command()
+        raise setup.missing_command(name)
     return kind.make(setup)

@@ -3,7 +3,7 @@
 The exact bytes the agent reads go to stdout (the prompt on its standard input, or, for a command that names
 `{request}` and for the agents that are no live model, the request file it reads); the view's file list, and
 the prompt's SHA-256 as a transcript records it, go to stderr. The view and the prompt come from the same code
-the agent answers with (bceval.agents.view.build_view, bceval.agents.command.review_prompt).
+the agent answers with (bceval.agents.view.build_view, bceval.agents.review.review_prompt).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
 
 def print_prompt(settings: Settings, wanted: str) -> int:
     from bceval.agents.base import case_input
-    from bceval.agents.command import review_prompt
+    from bceval.agents.review import review_prompt
     from bceval.agents.settings import placeholders
     from bceval.agents.view import build_view
     from bceval.steps.prepare import derive

@@ -26,8 +26,11 @@ from typing import Any
 
 from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
+from bceval.agents.registry import Agent, DevelopmentSetup, make_agent
+from bceval.agents.sandbox import require_bwrap
+from bceval.agents.settings import AgentSettings
 from bceval.corpus.index import knowledge_index_text
-from bceval.errors import EXIT_FAILED
+from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development.arms import (
     CHECKPOINTS,
@@ -36,6 +39,7 @@ from bceval.evaluators.development.arms import (
     development_sources,
     names_knowledge,
 )
+from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
 from bceval.evaluators.development.checks import (
     Check,
     ChecksConfig,
@@ -50,14 +54,13 @@ from bceval.evaluators.development.evidence import ERROR, FAIL, PASS, GateResult
 from bceval.evaluators.development.findings import findings_report_errors
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, gating_count, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
 from bceval.evaluators.development.steps import console, validated
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, case_request_name, result_name
-from bceval.runs.transcript import write_transcript
-from bceval.usage import Usage
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
 REVIEW_PROTOCOL = (
@@ -188,22 +191,13 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     config.workspaces.update(dict(opts.workspaces))
     require_configured(loaded, config)  # before any agent runs (§11.6)
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
-    api = None
-    if opts.adapter == "api":  # the opt-in, the model and the key are checked before any copy is made
-        from bceval.agents.development_api import DevelopmentApiAgent
-
-        if opts.agent is None:
-            raise DevelopmentError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
-        api = DevelopmentApiAgent(opts.agent)
-    elif opts.adapter != "command":
-        raise DevelopmentError(f"--adapter {opts.adapter}: development runs take the command or the api adapter")
-    elif not opts.command:
-        raise DevelopmentError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-    bwrap = None
+    shape = DevelopmentShape(opts, loaded)
+    try:  # the opt-in, the model and the key are checked before any copy is made
+        agent = make_agent(opts.adapter, DevelopmentSetup(shape, _agent_settings(opts)))
+    except BcevalError as exc:  # an experiment names the arm of its run's errors
+        raise DevelopmentError(str(exc)) from None
     if opts.sandbox == "bwrap":
-        from bceval.agents.sandbox import require_bwrap
-
-        bwrap = require_bwrap()
+        shape.bwrap = require_bwrap()
     if opts.out.resolve().is_relative_to(loaded.root.resolve()):  # its own writes would look like the agent's
         raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
     if opts.out.exists() and (not opts.out.is_dir() or any(opts.out.iterdir())):
@@ -218,7 +212,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         before = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
         source_digests = {c: tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
         for case in loaded.cases:
-            runs.append(_run_case(loaded, opts, config, case, sources[case.id], requests, view, scratch, bwrap, api))
+            runs.append(_run_case(loaded, opts, config, case, sources[case.id], requests, view, scratch, agent))
         after = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
         outside = sorted(c for c, d in source_digests.items() if tree_digest(Path(sources[c])) != d)
     finally:
@@ -237,123 +231,16 @@ def validated_for_run(opts: RunOptions) -> Loaded | None:
     return validated(Options("run", opts.root, opts.manifest, opts.capabilities))
 
 
-def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes:
-    """The request, then where the workspace is and (in arms with guidance) the knowledge checkout."""
-    lines = [request_text, f"Your working directory is the fixture repository: {workspace}"]
-    if knowledge is not None:
-        lines.append(f"The knowledge checkout (read-only) is: {knowledge}")
-    return ("\n".join(lines) + "\n").encode("utf-8")
-
-
-@dataclass
-class Asked:
-    """What the agent of one case gave back: its answer (the JSON object) or why there is none."""
-
-    answer: dict[str, Any] | None
-    infrastructure: str | None  # the agent crashed or timed out before it answered (§11.10)
-    reads: list[dict[str, Any]] | None = None  # bceval's read evidence (api adapter only: tool events)
-    refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
-
-
-def _ask_command(
-    opts: RunOptions,
-    loaded: Loaded,
-    case: Case,
-    folder: Path,
-    request_text: str,
-    workspace: Path,
-    knowledge: Path | None,
-    bwrap: str | None,
-) -> Asked:
-    """The agent command line, run in the copy (under bwrap only the copy is writable)."""
-    values = {
-        "workspace": str(workspace),
-        "case": case.id,
-        "case_id": case.model_id,
-        "knowledge": str(knowledge) if knowledge is not None else "",
-        "request": str(DevelopmentCaseDir(folder).request),
-        "model": opts.model or "",
-        "artifacts": str(folder),
-        "python": sys.executable,
-        "checks_dir": str(opts.checks.resolve().parent),
-    }
-    argv = expand(tuple(shlex.split(opts.command or "")), values)
-    if bwrap is not None:
-        from bceval.agents.sandbox import sandbox_argv
-
-        argv = sandbox_argv(
-            bwrap,
-            argv,
-            workdir=workspace,
-            read_only=[knowledge] if knowledge is not None else [],
-            allow=[workspace, *opts.sandbox_allow],
-            hidden={"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()},
-            environ=proc.clean_environment(),
-        )
-    finished = proc.run_command(
-        argv, workspace, opts.timeout, proc.clean_environment(), _prompt(request_text, workspace, knowledge)
+def _agent_settings(opts: RunOptions) -> AgentSettings | None:
+    """The run's agent settings: the api adapter's own, or the command line's (None without one)."""
+    if opts.adapter == "api":
+        return opts.agent
+    if opts.adapter != "command" or not opts.command:
+        return None
+    allow = opts.sandbox_allow if opts.sandbox == "bwrap" else ()
+    return AgentSettings(
+        opts.command, opts.model, sandbox=opts.sandbox, sandbox_allow=allow, epoch=opts.epoch, timeout=opts.timeout
     )
-    agent = DevelopmentCaseDir(folder).agent
-    write_atomic(agent / "stdout.txt", finished.stdout)
-    write_atomic(agent / "stderr.txt", finished.stderr)
-    answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
-    infra = None
-    if finished.timed_out and answer is None:
-        infra = f"the agent timed out after {opts.timeout:g} s before it answered"
-    elif finished.missing or (finished.exit_code not in (0, None) and answer is None):
-        infra = f"the agent process failed (exit {finished.exit_code}) before it answered"
-    envelope = {
-        "argv": argv,
-        "exitCode": finished.exit_code,
-        "seconds": round(finished.seconds, 3),
-        "timedOut": finished.timed_out,
-        "model": opts.model,
-        "epoch": opts.epoch,
-        "stdoutSha256": _sha256(finished.stdout),
-        "infrastructure": infra,
-    }
-    write_atomic(agent / "envelope.json", dumps(envelope))
-    answered_by = {"adapter": "command", "model": opts.model, "pinned": "{model}" in (opts.command or "")}
-    record = {"case": case.model_id, "manifestId": case.id, "epoch": opts.epoch, **envelope}
-    record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
-    write_transcript(
-        opts.out, case.model_id, opts.out.name, answered_by, record, Usage(wallSeconds=envelope["seconds"])
-    )
-    return Asked(answer, infra)
-
-
-def _ask_api(
-    api: Any, opts: RunOptions, case: Case, folder: Path, request_text: str, workspace: Path, knowledge: Path | None
-) -> Asked:
-    """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/ only."""
-    work = api.work(request_text, workspace, knowledge, opts.timeout)
-    agent = DevelopmentCaseDir(folder).agent
-    write_atomic(agent / "stdout.txt", work.text or "")
-    write_atomic(agent / "stderr.txt", (work.failure or "") + ("\n" if work.failure else ""))
-    answer = extract_json_object(work.text) if work.text and work.text.strip() else None
-    infra = f"the api conversation ended before an answer ({work.failure})" if work.failure else None
-    envelope = {
-        "adapter": "api",
-        "model": opts.model,
-        "servedModel": work.record.get("servedModel"),
-        "epoch": opts.epoch,
-        "seconds": work.seconds,
-        "turns": len(work.record.get("turns", [])),
-        "toolCalls": len(work.record.get("toolCalls", [])),
-        "refused": work.record.get("refused", 0),
-        "writes": len(work.record.get("writes", [])),
-        "stdoutSha256": _sha256((work.text or "").encode("utf-8")),
-        "infrastructure": infra,
-    }
-    write_atomic(agent / "envelope.json", dumps(envelope))
-    request_bytes = DevelopmentCaseDir(folder).request.read_bytes()
-    from bceval.evaluators.development.readevidence import evidence_record
-
-    evidence = evidence_record(opts.out.name, request_bytes, work.reads)
-    record = {"case": case.model_id, "manifestId": case.id, "epoch": opts.epoch, **work.record}
-    record.update(readBy="bceval", readEvidence=evidence)
-    write_transcript(opts.out, case.model_id, opts.out.name, api.describe(), record, work.usage)
-    return Asked(answer, infra, evidence["reads"], list(work.record.get("refusedOutside", [])))
 
 
 def _run_case(
@@ -365,8 +252,7 @@ def _run_case(
     requests: Path,
     view: Path,
     scratch: Path,
-    bwrap: str | None,
-    api: Any = None,
+    agent: Agent,
 ) -> CaseRun:
     folder = DevelopmentRunDir(opts.out).case(case.model_id).path
     DevelopmentCaseDir(folder).agent.mkdir(parents=True)
@@ -383,10 +269,7 @@ def _run_case(
 
     # the agent, in its copy
     knowledge = view if names_knowledge(opts.guidance) else None
-    if api is not None:
-        asked = _ask_api(api, opts, case, folder, request_text, workspace, knowledge)
-    else:
-        asked = _ask_command(opts, loaded, case, folder, request_text, workspace, knowledge, bwrap)
+    asked = agent.answer(DevelopmentQuestion(case, folder, request_text, workspace, knowledge))
     answer, agent_infra = asked.answer, asked.infrastructure
 
     # capture before any gate
@@ -427,8 +310,6 @@ def _run_case(
         run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
     read_record = None
     if asked.reads is not None:  # the adapter exposes tool events: §11.8's read-evidence check applies
-        from bceval.evaluators.development.readevidence import read_problems
-
         read_record = {"runId": opts.out.name, "reads": asked.reads}
         if report is not MISSING:
             run.problems += read_problems(case, report, read_record, loaded.root)
@@ -446,8 +327,6 @@ def _run_case(
         recall, precision = knowledge_measures(case, report)
         run.measures = {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
         if read_record is not None:  # the api agent: what bceval saw it read replaces the claim
-            from bceval.evaluators.development.readevidence import read_measures
-
             read_recall, read_precision = read_measures(case, report, read_record, loaded.root)
             run.measures = {
                 "knowledgeRecall": read_recall,
@@ -502,8 +381,6 @@ def _read_evidence(opts: RunOptions, folder: Path, asked: Asked) -> dict[str, An
     """The §13 record of the case (api adapter), or None where the adapter exposes no tool events."""
     if asked.reads is None:
         return None
-    from bceval.evaluators.development.readevidence import evidence_record
-
     record = evidence_record(opts.out.name, DevelopmentCaseDir(folder).request.read_bytes(), [])
     return {**record, "reads": asked.reads}
 

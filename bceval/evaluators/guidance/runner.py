@@ -31,6 +31,7 @@ from bceval.agents.registry import Agent, GuidanceSetup, agent_names, capabiliti
 from bceval.config import agent_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.asking import GuidanceShape
 from bceval.evaluators.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
@@ -183,7 +184,9 @@ def run_from_files(
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
-    chosen = make_agent(adapter, GuidanceSetup(manifest, Path(directory).absolute(), hidden, agent))
+    run_dir = Path(directory).absolute()
+    shape = GuidanceShape(manifest, run_dir, hidden)  # how a live agent is asked
+    chosen = make_agent(adapter, GuidanceSetup(manifest, run_dir, hidden, agent, shape))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )

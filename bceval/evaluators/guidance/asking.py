@@ -1,11 +1,12 @@
-"""The live guidance agent: one process per case, in the case's workspace, reading a knowledge view.
+"""The guidance question as the live kinds are asked it: one agent per case, in the case's workspace, reading a
+knowledge view.
 
 The agent's working directory is the workspace the case binds; the knowledge it may read is a view of the
 checkout that holds only the layers' `skills/` and `knowledge/` folders and the knowledge index (never
 `evaluation/`, where the expected outcomes live), made once per run, read-only where the filesystem allows
 and removed afterwards. The request it gets names the view, not the checkout. Under `--sandbox bwrap` the
 workspace and the view are mounted read-only, so a write fails at the source; the before/after evidence
-still runs. Envelopes, retries, transcripts and cost are the review agent's (bceval.agents.process).
+still runs. The api agent's read-only tools reach the workspace as `workspace/` and the view as `knowledge/`.
 
 Nothing the agent prints reaches the console: its output goes to the transcript, and a missing report is
 reported in bceval's words only.
@@ -14,12 +15,13 @@ reported in bceval's words only.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
-from bceval.agents.process import LiveAgent, Unreadable, extract_json_object
-from bceval.agents.settings import AgentSettings
+from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.evaluators.guidance.evidence import run_git
@@ -37,6 +39,14 @@ CONTRACT = (
     "checkout at commit {head}; its knowledgeIndex lists every article. Follow the request's protocol and "
     'skillInstructions and answer with one JSON object shaped like its resultSchema ({{"caseId": ..., '
     '"guidanceReport": {{...}}}}). Print the JSON object and nothing else.'
+)
+PROTOCOL = (  # the api agent's system message
+    "You are giving development guidance for Business Central AL work, in an evaluation. The tools read two "
+    "folders: workspace/ is the repository the request is about, and knowledge/ is a read-only copy of the "
+    "knowledge checkout at commit {head} (knowledge/{index} lists every article). You can read, never change. "
+    "Follow the request's protocol and skillInstructions and answer with one JSON object shaped like its "
+    'resultSchema ({{"caseId": ..., "guidanceReport": {{...}}}}). The final message is that JSON object and '
+    "nothing else."
 )
 
 
@@ -56,41 +66,43 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
     return view
 
 
-def remove_view(view: Path) -> None:
-    release(view)
+class GuidanceShape:
+    """The guidance question shape of the live kinds: GuidanceCaseInput -> result document or NoReport."""
 
+    in_case_view = False
+    checks_command = True
+    tools = READ_TOOLS
 
-class GuidanceCommandAdapter(LiveAgent):
-    """The guidance question shape of the `command` kind."""
-
-    name = "command"
-
-    def __init__(
-        self, agent: AgentSettings, manifest: GuidanceManifest, run_dir: Path, hidden: dict[str, Path]
-    ) -> None:
-        hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
-        super().__init__(agent, hidden, in_case_view=False)
-        sweep_stale_folders()  # what killed runs left in the temp dir
+    def __init__(self, manifest: GuidanceManifest, run_dir: Path, hidden: Mapping[str, Path]) -> None:
+        self.hidden = {"the knowledge checkout": manifest.root, "the run directory": run_dir, **hidden}
         self.manifest = manifest
         self.run_dir = run_dir
         self._view: Path | None = None
         self._head: str | None = None
+        self._evidence: dict[str, dict[str, Any]] = {}  # per case: what the api agent's tools returned
 
     def view(self) -> Path:
         if self._view is None:
+            sweep_stale_folders()  # what killed runs left in the temp dir
             self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
             self._view = build_knowledge_view(self.manifest.root, GuidanceRunDir(self.run_dir).prepared.knowledge_index)
         return self._view
 
     def close(self) -> None:
         if self._view is not None:
-            remove_view(self._view)
+            release(self._view)
         self._view = None
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "isolation": "knowledge view"}
+    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
+        return {**described, "isolation": "knowledge view"}
 
-    def answer(self, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
+    def in_cache(self, agent: Any, question: Any) -> bool:
+        return False
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return dict(self._evidence)
+
+    def by_process(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
         request = case.request()
         request["knowledgeRoot"] = str(view)  # the view, never the checkout with its expectations
@@ -99,38 +111,69 @@ class GuidanceCommandAdapter(LiveAgent):
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
         # the runner's environment, already without git-redirecting variables (guidance_run.git_safe_environment)
         env = scrubbed_environment(case.environment, list(self.hidden.values()), case.workspace)
-        stdin = b"" if self.reads_request_file else prompt.encode("utf-8")
+        stdin = b"" if agent.reads_request_file else prompt.encode("utf-8")
         scratch = temp_folder("request")  # {request}: a copy outside every root
         try:
             request_file = scratch / case.request_path.name
             request_file.write_text(text, encoding="utf-8")
 
             def attempt(number: int, waited: float) -> Any:
-                argv = self._command_line(request_file, case.workspace)
-                argv = self.sandboxed(argv, case.workspace, [case.workspace, view, scratch], env)
+                argv = agent.command_line(request_file, case.workspace)
+                argv = agent.sandboxed(argv, case.workspace, [case.workspace, view, scratch], env)
                 record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
-                return self._run(argv, case.workspace, env, stdin, record)
+                return agent.run(argv, case.workspace, env, stdin, record)
 
-            answer, attempts, usage = self.ask(attempt, lambda output: _answer_of(output, case.case_id))
+            answer, attempts, usage = agent.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
             release(scratch)
-        sent = "" if self.reads_request_file else prompt
-        if answer is not None:
-            self._finish(case, attempts, usage, "answered", sent)
-            return answer
-        kind = attempts[-1].failure[0] if attempts[-1].failure else "no-answer"
-        self._finish(case, attempts, usage, f"failed: {kind}", sent)
-        return NoReport(kind)
-
-    def _finish(self, case: GuidanceCaseInput, attempts: list[Any], usage: Usage, outcome: str, prompt: str) -> None:
+        sent = "" if agent.reads_request_file else prompt
         record = {
             "case": case.case_id,
             "workspace": str(case.workspace),
-            "promptSha256": write_prompt(self.run_dir, prompt) if prompt else None,
+            "promptSha256": write_prompt(self.run_dir, sent) if sent else None,
             "attempts": [attempt.record for attempt in attempts],
-            "outcome": outcome,
+            "outcome": _outcome(answer, attempts),
         }
-        write_transcript(self.run_dir, case.case_id, self.run_dir.name, self.describe(), record, usage)
+        return self._finish(agent, case, answer, attempts, usage, record)
+
+    def by_endpoint(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
+        view = self.view()
+        request = case.request()
+        request["knowledgeRoot"] = "knowledge"  # paths the tools take: never the checkout itself
+        request["knowledgeIndex"] = f"knowledge/{KNOWLEDGE_INDEX}"
+        user = f"=== request {case.request_path.name} ===\n{dumps(request)}"
+        system = PROTOCOL.format(head=self._head, index=KNOWLEDGE_INDEX)
+
+        def attempt(number: int, waited: float) -> _Attempt:
+            box = ToolBox({"workspace": case.workspace, "knowledge": view}, agent.tools)
+            return agent.attempt(system, user, box, None, number, waited)
+
+        answer, attempts, usage = agent.ask(attempt, lambda text: _answer_of(agent.endpoint.scrub(text), case.case_id))
+        record = {
+            "case": case.case_id,
+            "workspace": str(case.workspace),
+            "model": agent.model,
+            "servedModel": agent.endpoint.served_model,
+            "tools": [tool.name for tool in agent.tools],
+            "toolsVersion": TOOLS_VERSION,
+            **agent.attempts_record(attempts, user, self.run_dir.name),
+            "outcome": _outcome(answer, attempts),
+        }
+        record = agent.endpoint.scrub(record)
+        self._evidence[case.case_id] = {"readBy": record["readBy"], "readEvidence": record["readEvidence"]}
+        return self._finish(agent, case, answer, attempts, usage, record)
+
+    def _finish(
+        self, agent: Any, case: GuidanceCaseInput, answer: Any, attempts: list[_Attempt], usage: Usage, record: dict
+    ) -> dict[str, Any] | NoReport:
+        write_transcript(self.run_dir, case.case_id, self.run_dir.name, agent.describe(), record, usage)
+        if answer is not None:
+            return answer
+        return NoReport(attempts[-1].failure[0] if attempts[-1].failure else "no-answer")
+
+
+def _outcome(answer: Any, attempts: list[_Attempt]) -> str:
+    return "answered" if answer is not None else f"failed: {(attempts[-1].failure or ('no-answer',))[0]}"
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:

@@ -1,0 +1,457 @@
+"""One chat-completions endpoint as the api agent talks to it, through the official `openai` package (the optional
+extra `bceval[api]`): a conversation of turns, each answering the model's tool calls, until a message without
+any (the answer) or --max-turns.
+
+HTTP 429 and 503 wait as `Retry-After` says (else the backoff) and are retried inside the attempt; every wait
+is recorded. Requests in flight share one AdaptiveLimit: at most --jobs, halved on a 429, one added back after a
+run of successes. The API key is read from the variable --api-key-env names and never written anywhere: every
+record is scrubbed of it before it is kept.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from bceval.agents.api_tools import ToolBox
+from bceval.agents.process import RETRY_WAIT_CAP, backoff
+from bceval.agents.settings import EndpointSettings
+from bceval.errors import BcevalError
+from bceval.usage import Usage
+
+INSTALL = "the api adapter needs the openai package: pip install 'bceval[api]'"
+RATE_LIMIT_RETRIES = 12  # waits on 429/503 within one attempt before it is an infrastructure failure
+TOOL_CALLS_PER_TURN = 32  # more in one response are answered with an error each
+TRANSCRIPT_TEXT = 20_000  # characters of a model message a transcript keeps
+SCRUBBED = "[api key]"
+SCRUB_MIN = 8  # characters: real keys are far longer
+
+
+def load_openai() -> Any:
+    """The openai package, imported when an api agent is first made: it is the optional extra bceval[api]."""
+    try:
+        import openai  # not at the top: the optional extra bceval[api], needed only by an api agent
+    except ImportError:
+        raise BcevalError(INSTALL) from None
+    return openai
+
+
+# --- concurrency ----------------------------------------------------------------------------------------------
+
+
+class AdaptiveLimit:
+    """How many requests may be in flight: at most `most`; halved on a 429, one added back after `limit`
+    successes in a row (a run of successes as long as the current limit)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = max(1, most)
+        self.limit = self.most
+        self.lowest = self.most
+        self.active = 0
+        self.streak = 0
+        self._cond = threading.Condition()
+
+    def acquire(self) -> float:
+        """Wait for a slot; returns the seconds waited."""
+        started = time.monotonic()
+        with self._cond:
+            while self.active >= self.limit:
+                self._cond.wait()
+            self.active += 1
+        return time.monotonic() - started
+
+    def release(self) -> None:
+        with self._cond:
+            self.active -= 1
+            self._cond.notify_all()
+
+    def rate_limited(self) -> int:
+        with self._cond:
+            self.limit = max(1, self.limit // 2)
+            self.lowest = min(self.lowest, self.limit)
+            self.streak = 0
+            return self.limit
+
+    def succeeded(self) -> None:
+        with self._cond:
+            self.streak += 1
+            if self.limit < self.most and self.streak >= self.limit:
+                self.limit += 1
+                self.streak = 0
+                self._cond.notify_all()
+
+
+def retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds a `Retry-After` (or `retry-after-ms`) header asks for: a number, or an HTTP date; None without one."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    try:
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
+
+
+# --- one conversation -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Conversation:
+    """What one attempt's conversation produced: the final text or why there is none, and what it did."""
+
+    text: str | None = None
+    failure: tuple[str, str, str | None] | None = None
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    waits: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_known: bool = True
+    served_model: str | None = None
+    structured: bool = False
+    deadline: float = 0.0  # time.monotonic() when the attempt's time is up
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A response to wait out and resend: 429/503 (with what Retry-After asked), or 400 to structured output."""
+
+    status: int
+    retry_after: float | None
+
+
+def _field(value: Any, key: str) -> Any:
+    """`value[key]` of a JSON object, None for anything else (a response is data: any part may be missing or of
+    the wrong type)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _tokens(usage: Any) -> tuple[int | None, int | None, int]:
+    if not isinstance(usage, dict):
+        return None, None, 0
+    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens")
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return (
+        prompt if isinstance(prompt, int) else None,
+        completion if isinstance(completion, int) else None,
+        cached if isinstance(cached, int) else 0,
+    )
+
+
+def _reported_cost(usage: Any) -> float | None:
+    """The cost the provider put in the response's usage (OpenRouter's `cost`), if any."""
+    value = _field(usage, "cost")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _clip(text: Any) -> str | None:
+    if not isinstance(text, str):
+        return None
+    return text if len(text) <= TRANSCRIPT_TEXT else text[:TRANSCRIPT_TEXT] + f"[... {len(text)} characters]"
+
+
+_THREAD_CLIENTS = threading.local()  # per thread: (openai module, base URL, key) -> its client (see Endpoint.client)
+
+
+class Endpoint:
+    """One chat-completions endpoint: the client, the model, the sampling settings and the shared limit."""
+
+    def __init__(
+        self,
+        settings: EndpointSettings,
+        model: str,
+        environ: Mapping[str, str],
+        sleep: Callable[[float], None],
+        rng: random.Random,
+        first_wait: float,
+    ) -> None:
+        openai = load_openai()
+        key = environ.get(settings.api_key_env)
+        if not key:
+            raise BcevalError(
+                f"the api adapter reads its key from ${settings.api_key_env}, which is not set: set it (any value "
+                "for a local server) or name another variable with --api-key-env"
+            )
+        self.key = key
+        self.openai = openai
+        self.settings = settings
+        self.model = model
+        self.limit = AdaptiveLimit(settings.jobs)
+        self.sleep = sleep
+        self.rng = rng
+        self._rng_lock = threading.Lock()
+        self.first_wait = first_wait
+        self.structured = True  # until the endpoint refuses response_format once
+        self.served_model: str | None = None
+
+    @property
+    def client(self) -> Any:
+        """This thread's openai client for this endpoint and key, made on its first request (a preflight check
+        never pays for its TLS setup). One per thread: a shared client's connection pool is one lock that every
+        request and every response's close takes, and conversations in 16 threads queue on it for longer than they
+        think. Shared by every Endpoint of the same address and key (an experiment's runs each have one), so a
+        thread keeps one connection to a server, not one per run."""
+        clients = getattr(_THREAD_CLIENTS, "clients", None)
+        if clients is None:
+            clients = _THREAD_CLIENTS.clients = {}
+        identity = (self.openai, self.settings.base_url or "", self.key)
+        client = clients.get(identity)
+        if client is None:
+            base_url, query = _split_query(self.settings.base_url)
+            address = urlsplit(base_url or "")  # no base URL: the package's default, neither Azure nor plain HTTP
+            # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
+            azure = (address.hostname or "").endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
+            plain = address.scheme == "http"
+            client = clients[identity] = self.openai.OpenAI(
+                api_key=self.key,
+                base_url=base_url,
+                max_retries=0,
+                default_query=query or None,
+                default_headers={"api-key": self.key} if azure else None,
+                timeout=60.0,
+                http_client=self._plain_http() if plain else None,
+            )
+        return client
+
+    def _plain_http(self) -> Any:
+        """The HTTP client of an endpoint that speaks plain HTTP (a local server): without the TLS trust store that
+        every default client loads (50 ms each, one per thread). It never follows a redirect, so no request can be
+        led to an HTTPS host it would not verify."""
+        return self.openai.DefaultHttpxClient(verify=False, follow_redirects=False)
+
+    def scrub(self, value: Any) -> Any:
+        """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key
+        shorter than SCRUB_MIN is a placeholder for a local server (`local`), not a secret: replacing it would
+        garble ordinary words."""
+        if len(self.key) < SCRUB_MIN:
+            return value
+        if isinstance(value, str):
+            return value.replace(self.key, SCRUBBED) if self.key in value else value
+        if isinstance(value, dict):
+            return {self.scrub(k): self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub(item) for item in value]
+        return value
+
+    def _request(self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float) -> Any:
+        options: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools.tools:
+            options["tools"] = tools.specs()
+        settings = self.settings
+        if settings.temperature is not None:
+            options["temperature"] = settings.temperature
+        if settings.max_output_tokens is not None:
+            options["max_tokens"] = settings.max_output_tokens
+        if settings.seed is not None:
+            options["seed"] = settings.seed
+        if schema is not None and self.structured:
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "result", "schema": schema, "strict": False},
+            }
+        # The client's own request for an endpoint it does not type (its documented `post`): the body is ours and
+        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn,
+        # and the response comes back as the JSON it is (`cast_to=object`), not as models built field by field.
+        return self.client.post("/chat/completions", body=options, cast_to=object, options={"timeout": timeout})
+
+    def _backoff(self, number: int) -> float:
+        with self._rng_lock:
+            return backoff(number + 1, self.first_wait or 1.0, self.rng)
+
+    def complete(
+        self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, talk: Conversation
+    ) -> Any:
+        """One response, waiting out 429/503 (each wait in `talk.waits`), or why there is none: (kind, detail,
+        subtype). `timeout` is the attempt's, which `talk.deadline` ends."""
+        limited = 0
+        while True:
+            if time.monotonic() >= talk.deadline:
+                return ("timeout", f"no answer within {timeout:g} s", None)
+            queued = self.limit.acquire()
+            if queued > 0.05:
+                talk.waits.append({"turn": len(talk.turns) + 1, "reason": "concurrency", "seconds": round(queued, 3)})
+            try:
+                outcome = self._one(messages, tools, schema, timeout, talk.deadline)
+            finally:
+                self.limit.release()
+            if not isinstance(outcome, _Refused):
+                if not isinstance(outcome, tuple):
+                    self.limit.succeeded()
+                return outcome
+            if outcome.status == 400:  # this endpoint takes no structured output: the strict parser reads it
+                self.structured = False
+                continue
+            limited += 1
+            if limited > RATE_LIMIT_RETRIES:
+                return (
+                    "agent-error",
+                    f"HTTP {outcome.status} {limited} times in a row; gave up waiting",
+                    "rate-limited",
+                )
+            wait = min(
+                RETRY_WAIT_CAP, outcome.retry_after if outcome.retry_after is not None else self._backoff(limited)
+            )
+            concurrency = self.limit.rate_limited() if outcome.status == 429 else self.limit.limit
+            if time.monotonic() + wait > talk.deadline:
+                return (
+                    "timeout",
+                    f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s",
+                    None,
+                )
+            talk.waits.append(
+                {
+                    "turn": len(talk.turns) + 1,
+                    "reason": f"http-{outcome.status}",
+                    "retryAfter": outcome.retry_after,
+                    "seconds": round(wait, 3),
+                    "concurrency": concurrency,
+                }
+            )
+            self.sleep(wait)
+
+    def _one(
+        self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, deadline: float
+    ) -> Any:
+        """One request: the response, a _Refused to wait out (or to resend without structured output), or a
+        failure (kind, detail, subtype)."""
+        openai = self.openai
+        try:
+            return self._request(messages, tools, schema, max(0.05, deadline - time.monotonic()))
+        except openai.APITimeoutError:
+            return ("timeout", f"no answer within {timeout:g} s", None)
+        except openai.APIConnectionError as exc:
+            return ("agent-error", f"cannot reach the endpoint ({type(exc).__name__})", "connection")
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status in (429, 503):
+                return _Refused(status, retry_after(exc.response.headers if exc.response is not None else None))
+            if status == 400 and self.structured and schema is not None and "response_format" in str(exc):
+                return _Refused(400, None)
+            detail = self.scrub(f"the endpoint answered HTTP {status}: {str(exc)[:300]}")
+            return ("agent-error", detail, f"http-{status}")
+        except openai.OpenAIError as exc:
+            return ("invalid-output", f"unreadable response ({type(exc).__name__})", None)
+
+    def converse(
+        self,
+        system: str,
+        user: str,
+        tools: ToolBox,
+        schema: dict[str, Any] | None,
+        timeout: float,
+        prices: Any,
+    ) -> Conversation:
+        """One conversation: turns until a message without tool calls (the answer) or --max-turns."""
+        messages: list[Any] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        talk = Conversation(structured=self.structured and schema is not None, deadline=time.monotonic() + timeout)
+        price = prices.price(self.model) if prices is not None else None
+        for number in range(1, self.settings.max_turns + 1):
+            response = self.complete(messages, tools, schema, timeout, talk)
+            if isinstance(response, tuple):
+                talk.failure = response
+                return talk
+            talk.structured = self.structured and schema is not None
+            message, turn = self._turn(response, number, price, talk)
+            if not isinstance(message, dict):
+                talk.failure = ("invalid-output", "the response has no message", None)
+                return talk
+            calls = message.get("tool_calls")
+            calls = calls if isinstance(calls, list) else []
+            if not calls:
+                content = message.get("content")
+                talk.text = content if isinstance(content, str) else ""
+                return talk
+            messages.extend(_answer_calls(message, calls, number, tools, turn))
+        talk.failure = (
+            "agent-error",
+            f"no final answer within {self.settings.max_turns} turns (--max-turns)",
+            "max-turns",
+        )
+        return talk
+
+    def _turn(self, response: Any, number: int, price: Any, talk: Conversation) -> tuple[Any, dict[str, Any]]:
+        """The response's message, and its turn as the transcript keeps it (its tokens and cost added to `talk`)."""
+        choices = _field(response, "choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = _field(choice, "message")
+        served = _field(response, "model")
+        if isinstance(served, str) and served:
+            talk.served_model = talk.served_model or served
+            self.served_model = self.served_model or served
+        prompt, completion, cached = _tokens(_field(response, "usage"))
+        cost = _reported_cost(_field(response, "usage"))
+        if cost is None and price is not None and prompt is not None and completion is not None:
+            cost = price.cost(prompt, completion, cached)
+        talk.cost_known = talk.cost_known and cost is not None
+        talk.usage = talk.usage.plus(
+            Usage(
+                costUsd=cost,
+                inputTokens=prompt,
+                outputTokens=completion,
+                cacheReadTokens=cached if prompt is not None else None,
+                turns=1,
+            )
+        )
+        turn: dict[str, Any] = {
+            "turn": number,
+            "finishReason": _field(choice, "finish_reason"),
+            "content": _clip(_field(message, "content")),
+            "usage": {"inputTokens": prompt, "outputTokens": completion, "cachedTokens": cached, "costUsd": cost},
+        }
+        talk.turns.append(turn)
+        return message, turn
+
+
+def _answer_calls(
+    message: dict[str, Any], calls: list[Any], number: int, tools: ToolBox, turn: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The messages that answer one response's tool calls: the assistant's, echoed, then one result per call."""
+    echoed, results = [], []
+    turn["toolCalls"] = []
+    for index, call in enumerate(calls):
+        function = _field(call, "function")
+        name = _field(function, "name")
+        arguments = _field(function, "arguments")
+        call_id = _field(call, "id") or f"call-{number}-{index}"
+        echoed.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": str(name or ""), "arguments": arguments if isinstance(arguments, str) else ""},
+            }
+        )
+        if index >= TOOL_CALLS_PER_TURN:
+            text, error = f"error: at most {TOOL_CALLS_PER_TURN} tool calls are answered per turn", True
+            tools.calls.append({"tool": str(name)[:100], "arguments": "", "ok": False, "error": text[7:]})
+        else:
+            text, error = tools.call(name, arguments)
+        turn["toolCalls"].append({"tool": str(name)[:100], "error": error})
+        results.append({"role": "tool", "tool_call_id": call_id, "content": text})
+    return [{"role": "assistant", "content": message.get("content"), "tool_calls": echoed}, *results]
+
+
+def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
+    """An Azure-style base URL's query (`?api-version=...`) goes on every request, not into the path."""
+    if not base_url or "?" not in base_url:
+        return base_url, {}
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query))

@@ -1,0 +1,230 @@
+"""The development request as the live kinds are asked it (spec §11.2, §11.8): the agent works in a fresh
+writable copy of the case's starting repository and (in arms with guidance) may read the knowledge view.
+
+A command agent is the command line with its placeholders expanded, run once in the copy with a clean
+environment (under bwrap only the copy is writable), the request on stdin. The api agent gets the read-only tools
+over `workspace/` (and `knowledge/`) plus the write tools over `workspace/` only (bceval.agents.write_tools);
+because bceval runs the tools, its read evidence comes from its own tool results, never from the model: knowledge
+recall and precision of this agent count only articles it read in full (readevidence).
+
+One attempt per case and no retries: a retried agent would start on a copy the first one already changed. An
+agent that ends without an answer (timeout, crash, endpoint error, --max-turns) is an infrastructure error of the
+case (§11.10); an answer that is not JSON is the model's failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bceval.agents import development as proc
+from bceval.agents.api_tools import TOOLS_VERSION
+from bceval.agents.process import extract_json_object
+from bceval.agents.sandbox import sandbox_argv
+from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
+from bceval.evaluators.development.checks import expand
+from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.readevidence import evidence_record
+from bceval.jsonio import dumps, write_atomic
+from bceval.layout import DevelopmentCaseDir
+from bceval.runs.transcript import write_transcript
+from bceval.usage import Usage
+
+PROMPT_VERSION = 1  # of the api agent's system message
+SYSTEM = (
+    "You are a Business Central AL developer in an evaluation, working only through tools. 'workspace/' is the "
+    "fixture repository you change: write_file and edit_file work there and nowhere else. {knowledge}Make the "
+    "change the request asks for with the tools, keep it in the working tree, and answer with nothing but the "
+    "implementationReport JSON object in the shape of the request's resultSchema. List as knowledge only articles "
+    "you read in full and that shaped the change."
+)
+SYSTEM_KNOWLEDGE = (
+    "'knowledge/' is a read-only copy of the BCQuality knowledge checkout; knowledge/knowledge-index.json lists its "
+    "articles, and the request's knowledge paths are relative to knowledge/. "
+)
+
+
+@dataclass(frozen=True)
+class DevelopmentQuestion:
+    """One case's request as its agent gets it, and where it works."""
+
+    case: Case
+    folder: Path  # the case's folder in the run (request.json, agent/, ...)
+    request_text: str
+    workspace: Path  # the fresh writable copy
+    knowledge: Path | None  # the knowledge view, in arms with guidance
+
+
+@dataclass
+class Asked:
+    """What the agent of one case gave back: its answer (the JSON object) or why there is none."""
+
+    answer: dict[str, Any] | None
+    infrastructure: str | None  # the agent crashed or timed out before it answered (§11.10)
+    reads: list[dict[str, Any]] | None = None  # bceval's read evidence (api adapter only: tool events)
+    refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes:
+    """The request, then where the workspace is and (in arms with guidance) the knowledge checkout."""
+    lines = [request_text, f"Your working directory is the fixture repository: {workspace}"]
+    if knowledge is not None:
+        lines.append(f"The knowledge checkout (read-only) is: {knowledge}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+class DevelopmentShape:
+    """The development question shape of the live kinds: DevelopmentQuestion -> Asked."""
+
+    in_case_view = False
+    checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
+    tools = READ_WRITE_TOOLS
+
+    def __init__(self, opts: Any, loaded: Loaded) -> None:
+        """`opts`: the run's RunOptions (its run directory, the checks file, the sandbox grants)."""
+        self.opts = opts
+        self.hidden = {"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()}
+        self.bwrap: str | None = None  # the run sets it under --sandbox bwrap
+
+    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
+        endpoint = agent.agent.endpoint
+        if endpoint is None:
+            return described
+        kept = {key: value for key, value in described.items() if key not in ("isolation", "sandbox")}
+        tools = [tool.name for tool in self.tools]
+        identity = {"endpoint": endpoint.identity(), "tools": tools, "toolsVersion": TOOLS_VERSION}
+        return {**kept, **identity, "promptVersion": PROMPT_VERSION}
+
+    def in_cache(self, agent: Any, question: Any) -> bool:
+        return False
+
+    def close(self) -> None:
+        return None
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return {}
+
+    def by_process(self, agent: Any, q: DevelopmentQuestion) -> Asked:
+        """The agent command line, run in the copy (under bwrap only the copy is writable)."""
+        settings, opts = agent.agent, self.opts
+        values = {
+            "workspace": str(q.workspace),
+            "case": q.case.id,
+            "case_id": q.case.model_id,
+            "knowledge": str(q.knowledge) if q.knowledge is not None else "",
+            "request": str(DevelopmentCaseDir(q.folder).request),
+            "model": settings.model or "",
+            "artifacts": str(q.folder),
+            "python": sys.executable,
+            "checks_dir": str(opts.checks.resolve().parent),
+        }
+        argv = expand(tuple(shlex.split(settings.command)), values)
+        if self.bwrap is not None:
+            argv = sandbox_argv(
+                self.bwrap,
+                argv,
+                workdir=q.workspace,
+                read_only=[q.knowledge] if q.knowledge is not None else [],
+                allow=[q.workspace, *opts.sandbox_allow],
+                hidden=self.hidden,
+                environ=proc.clean_environment(),
+            )
+        stdin = _prompt(q.request_text, q.workspace, q.knowledge)
+        finished = proc.run_command(argv, q.workspace, settings.timeout, proc.clean_environment(), stdin)
+        folder = DevelopmentCaseDir(q.folder).agent
+        write_atomic(folder / "stdout.txt", finished.stdout)
+        write_atomic(folder / "stderr.txt", finished.stderr)
+        answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
+        infra = None
+        if finished.timed_out and answer is None:
+            infra = f"the agent timed out after {settings.timeout:g} s before it answered"
+        elif finished.missing or (finished.exit_code not in (0, None) and answer is None):
+            infra = f"the agent process failed (exit {finished.exit_code}) before it answered"
+        envelope = {
+            "argv": argv,
+            "exitCode": finished.exit_code,
+            "seconds": round(finished.seconds, 3),
+            "timedOut": finished.timed_out,
+            "model": settings.model,
+            "epoch": settings.epoch,
+            "stdoutSha256": _sha256(finished.stdout),
+            "infrastructure": infra,
+        }
+        write_atomic(folder / "envelope.json", dumps(envelope))
+        answered_by = {"adapter": "command", "model": settings.model, "pinned": "{model}" in settings.command}
+        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": settings.epoch, **envelope}
+        record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
+        usage = Usage(wallSeconds=envelope["seconds"])
+        write_transcript(opts.out, q.case.model_id, opts.out.name, answered_by, record, usage)
+        return Asked(answer, infra)
+
+    def by_endpoint(self, agent: Any, q: DevelopmentQuestion) -> Asked:
+        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
+        box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
+        system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")
+        user = f"=== request ===\n{q.request_text}"
+        talk, usage, seconds = agent.converse(system, user, box, None)
+        scrub = agent.endpoint.scrub
+        failure = scrub(f"{talk.failure[0]}: {talk.failure[1]}") if talk.failure else None
+        work = {
+            "outcome": "answered" if failure is None else f"failed: {talk.failure[0] if talk.failure else ''}",
+            "detail": talk.failure[1] if talk.failure else None,
+            "servedModel": talk.served_model,
+            "systemSha256": _sha256(system.encode("utf-8")),
+            "userSha256": _sha256(user.encode("utf-8")),
+            "turns": talk.turns,
+            "waits": talk.waits,
+            "toolCalls": box.calls,
+            "refused": len(box.refusals),
+            "writes": box.writes,
+            "refusedOutside": box.outside,
+            "reads": box.reads(),
+            "wallSeconds": seconds,
+        }
+        text = scrub(talk.text) if talk.text is not None else None
+        return self._answered(agent, q, text, failure, scrub(work), box.reads(), usage)
+
+    def _answered(
+        self,
+        agent: Any,
+        q: DevelopmentQuestion,
+        text: str | None,
+        failure: str | None,
+        work: dict[str, Any],
+        reads: list[dict[str, Any]],
+        usage: Usage,
+    ) -> Asked:
+        """The api agent's conversation kept in the case's folder and transcript, with bceval's read evidence."""
+        opts = self.opts
+        folder = DevelopmentCaseDir(q.folder).agent
+        write_atomic(folder / "stdout.txt", text or "")
+        write_atomic(folder / "stderr.txt", (failure or "") + ("\n" if failure else ""))
+        answer = extract_json_object(text) if text and text.strip() else None
+        infra = f"the api conversation ended before an answer ({failure})" if failure else None
+        envelope = {
+            "adapter": "api",
+            "model": opts.model,
+            "servedModel": work.get("servedModel"),
+            "epoch": opts.epoch,
+            "seconds": work["wallSeconds"],
+            "turns": len(work.get("turns", [])),
+            "toolCalls": len(work.get("toolCalls", [])),
+            "refused": work.get("refused", 0),
+            "writes": len(work.get("writes", [])),
+            "stdoutSha256": _sha256((text or "").encode("utf-8")),
+            "infrastructure": infra,
+        }
+        write_atomic(folder / "envelope.json", dumps(envelope))
+        evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
+        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
+        record.update(readBy="bceval", readEvidence=evidence)
+        write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
+        return Asked(answer, infra, evidence["reads"], list(work.get("refusedOutside", [])))

@@ -4,10 +4,10 @@ one `agent(...)` registration."""
 
 from __future__ import annotations
 
-from bceval.agents.registry import Agent, ReviewSetup, Setup, Shape, agent
+from bceval.agents.registry import ANY_SHAPE, Agent, ReviewSetup, Setup, Shape, agent
 from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
 
-LIVE_QUESTIONS = (REVIEW, GUIDANCE, DEVELOPMENT)
+LIVE_QUESTIONS = (REVIEW, GUIDANCE, DEVELOPMENT, ANY_SHAPE)
 
 
 @agent("baseline")

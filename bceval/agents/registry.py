@@ -175,7 +175,24 @@ class DevelopmentSetup:
         return BcevalError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
 
 
-Setup = ReviewSetup | GuidanceSetup | DevelopmentSetup
+@dataclass(frozen=True)
+class ShapedSetup:
+    """What a live agent answering a plugin evaluator's questions is made from: the shape names the question,
+    the evaluator supplies how it is asked (a kind registered with ANY_SHAPE answers it)."""
+
+    question: str
+    shape: Shape
+    agent: AgentSettings | None = None
+
+    def unknown(self, name: str) -> BcevalError:
+        return BcevalError(f"--adapter {name}: a {self.question} question is answered by a live kind (command)")
+
+    def missing_command(self, name: str) -> BcevalError:
+        return BcevalError(REVIEW_NEEDS_COMMAND)
+
+
+Setup = ReviewSetup | GuidanceSetup | DevelopmentSetup | ShapedSetup
+ANY_SHAPE = "*"  # in a kind's questions: it answers any question whose setup brings its own Shape
 
 
 @dataclass(frozen=True)
@@ -223,7 +240,9 @@ def capabilities(name: str) -> Capabilities:
 def make_agent(name: str, setup: Setup) -> Agent:
     """The one factory: an agent of kind `name` for the setup's question shape."""
     kind = _KINDS.get(name)
-    if kind is None or setup.question not in kind.capabilities.questions:
+    questions = kind.capabilities.questions if kind is not None else ()
+    shaped = ANY_SHAPE in questions and isinstance(setup, ShapedSetup)
+    if kind is None or not (setup.question in questions or shaped):
         raise setup.unknown(name)
     if kind.capabilities.live and setup.agent is None:
         raise setup.missing_command(name)

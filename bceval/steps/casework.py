@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bceval.agents import live
-from bceval.agents.process import LiveAgent
-from bceval.agents.settings import AgentSettings
+from bceval.agents.registry import Agent, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
@@ -112,30 +111,53 @@ def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, st
         return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP))
 
 
-class FolderAgent(LiveAgent):
-    """The `command` kind for a question answered by changing a folder: it runs in that folder, prompt on stdin."""
+@dataclass(frozen=True)
+class FolderQuestion:
+    folder: Path  # a fresh copy of the case's question folder: the agent runs and writes here
+    prompt: str
 
-    name = "command"
 
-    def __init__(self, agent: AgentSettings, hidden: Mapping[str, Path]) -> None:
-        if agent.sandbox != "none":
+class FolderShape:
+    """How the `command` kind answers a casework question (bceval.agents.registry.Shape): it runs in the case's
+    folder with the prompt on stdin, and its answer is what it leaves there."""
+
+    in_case_view = False
+    checks_command = True
+    tools: tuple[Any, ...] = ()
+
+    def __init__(self, hidden: Mapping[str, Path]) -> None:
+        self.hidden = hidden
+
+    def by_process(self, agent: Any, q: FolderQuestion) -> tuple[str | None, dict[str, Any]]:
+        """Why it gave no answer (None when it did) and its transcript record."""
+        if agent.agent.sandbox != "none":
             raise BcevalError("--sandbox: a casework agent writes its folder, which the sandbox keeps read-only")
-        super().__init__(agent, hidden, in_case_view=False)
-
-    def work(self, folder: Path, prompt: str) -> tuple[str | None, dict[str, Any]]:
-        """Run the agent in `folder`: why it gave no answer (None when it did) and its transcript record."""
-        env = scrubbed_environment(self.environ, list(self.hidden.values()), folder)
+        env = scrubbed_environment(agent.environ, list(self.hidden.values()), q.folder)
+        stdin = b"" if agent.reads_request_file else q.prompt.encode("utf-8")
 
         def attempt(number: int, waited: float) -> Any:
-            argv = self._command_line(folder / QUESTION, folder)
-            record = {"attempt": number, "waitedSeconds": round(waited, 3), "argv": argv}
-            return self._run(argv, folder, env, b"" if self.reads_request_file else prompt.encode("utf-8"), record)
+            argv = agent.command_line(q.folder / QUESTION, q.folder)
+            return agent.run(argv, q.folder, env, stdin, {"attempt": number, "waitedSeconds": round(waited, 3)})
 
-        done, attempts, usage = self.ask(attempt, lambda output: output)
+        done, attempts, usage = agent.ask(attempt, lambda output: output)
         last = attempts[-1].failure
         failure = None if done is not None else f"{last[0]}: {last[1]}" if last else "no answer"
-        record = {"attempts": [a.record for a in attempts], "outcome": failure or "answered", "usage": usage}
-        return failure, record
+        return failure, {"attempts": [a.record for a in attempts], "outcome": failure or "answered", "usage": usage}
+
+    def by_endpoint(self, agent: Any, q: FolderQuestion) -> Any:
+        raise BcevalError("a casework question is answered by the command or the oracle adapter, not api")
+
+    def in_cache(self, agent: Any, question: Any) -> bool:
+        return False  # every casework answer is a new one (answers are not shared)
+
+    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
+        return described
+
+    def close(self) -> None:
+        return None
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return {}
 
 
 def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:
@@ -268,7 +290,9 @@ class CaseEvaluator:
             raise BcevalError(f"--adapter {adapter}: a {self.name} run answers with {' or '.join(AGENTS)}")
         hidden = {"the corpus": Path(settings.corpus), "bceval's output": Path(settings.out)}
         hidden.update({f"bceval's output ({n})": Path(p) for n, p in enumerate(settings.hide, 1)})
-        agent = FolderAgent(agent_settings(settings), hidden) if adapter == "command" else None
+        agent = None
+        if adapter == "command":
+            agent = make_agent("command", ShapedSetup(self.question, FolderShape(hidden), agent_settings(settings)))
         failures: dict[str, str | None] = {}
         for case in self.cases(loaded):
             work = run_dir / "work" / case.id
@@ -281,13 +305,13 @@ class CaseEvaluator:
         described = agent.describe() if agent is not None else {"adapter": adapter}
         write_atomic(run_dir / ANSWERS, dumps({"evaluator": self.name, "agent": described, "failures": failures}))
 
-    def _ask(self, agent: FolderAgent, question: Path, work: Path, run_dir: Path, case: Any) -> str | None:
+    def _ask(self, agent: Agent, question: Path, work: Path, run_dir: Path, case: Any) -> str | None:
         scratch = temp_folder("case")  # outside OUT: the agent sees its question and nothing of any other run
         try:
             folder = scratch / "work"
             _copy(question, folder)
             prompt = parse_json(read_regular_bytes(question / QUESTION), str(question / QUESTION))["prompt"]
-            failure, record = agent.work(folder, prompt)
+            failure, record = agent.answer(FolderQuestion(folder, prompt))
             _copy(folder, work)
         finally:
             release(scratch)

@@ -102,6 +102,22 @@ class Shape(Protocol):
     def read_evidence(self) -> dict[str, dict[str, Any]]: ...
 
 
+class ShapeBase:
+    """What a Shape does unless it says otherwise: nothing cached, nothing to add, close or report."""
+
+    def in_cache(self, agent: Any, question: Any) -> bool:
+        return False
+
+    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
+        return described
+
+    def close(self) -> None:
+        return None
+
+    def read_evidence(self) -> dict[str, dict[str, Any]]:
+        return {}
+
+
 class AgentBase:
     """What every kind does unless it says otherwise: nothing to start or close, no cost kept."""
 

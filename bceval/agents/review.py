@@ -20,6 +20,7 @@ from typing import Any
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, ToolBox
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
+from bceval.agents.registry import ShapeBase
 from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
 from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
@@ -83,7 +84,7 @@ def user_message(view: View) -> str:
     )
 
 
-class ReviewShape:
+class ReviewShape(ShapeBase):
     """The review question shape of the live kinds: CaseInput -> Answer."""
 
     in_case_view = True
@@ -94,15 +95,6 @@ class ReviewShape:
         self.cache_dir = cache_dir
         self.hidden = dict(hidden)
         self._scrubbed_environ: dict[str, str] | None = None
-
-    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
-        return described
-
-    def close(self) -> None:
-        return None
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        return {}
 
     def in_cache(self, agent: Any, case: CaseInput) -> bool:
         view = built_view(case.request_path.parent, case.corpus, case.model_id)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bceval.agents import live
-from bceval.agents.registry import Agent, ShapedSetup, make_agent
+from bceval.agents.registry import Agent, ShapeBase, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
@@ -117,7 +117,7 @@ class FolderQuestion:
     prompt: str
 
 
-class FolderShape:
+class FolderShape(ShapeBase):
     """How the `command` kind answers a casework question (bceval.agents.registry.Shape): it runs in the case's
     folder with the prompt on stdin, and its answer is what it leaves there."""
 
@@ -147,17 +147,6 @@ class FolderShape:
     def by_endpoint(self, agent: Any, q: FolderQuestion) -> Any:
         raise BcevalError("a casework question is answered by the command or the oracle adapter, not api")
 
-    def in_cache(self, agent: Any, question: Any) -> bool:
-        return False  # every casework answer is a new one (answers are not shared)
-
-    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
-        return described
-
-    def close(self) -> None:
-        return None
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        return {}
 
 
 def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:

@@ -11,16 +11,14 @@ review runs and experiments).
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from bceval.cli.parser import settings_flags
 from bceval.config import DEMO_CORPUS, load_settings
-from bceval.errors import EXIT_FAILED, BcevalError
+from bceval.errors import BcevalError
 from bceval.evaluators.development.cli import API_SETTINGS, run
 from bceval.evaluators.development.runner import DEMO_AGENT
-from bceval.jsonio import read_regular_text
 from bceval.layout import GuidanceRunDir, OutDir
+from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
 
 FLAGS = ("root", "manifest", "capabilities", "out", "results", "workspace_map", "checks", "adapter", "guidance")
@@ -42,7 +40,7 @@ def development_verb(verb: str, args: argparse.Namespace) -> int:
             given.command = DEMO_AGENT  # as `doit development`: the demo's scripted agent, when no command is given
         return run(given)
     if verb == "score":
-        return _score(out.development_runs)
+        return print_newest_verdict(out.development_runs, "Development run", "development")
     raise BcevalError(
         f"bceval {verb} --evaluator development: the scorecard page holds review runs and experiments; a "
         "development run's verdict is in its run.json (bceval score --evaluator development; bceval view shows it)"
@@ -59,22 +57,3 @@ def _namespace(
     values["development_fail_on_overclaim"] = False
     values.update({name: getattr(args, name, None) for name in _SHARED})
     return argparse.Namespace(**values)
-
-
-def _score(runs: Path) -> int:
-    """The newest run's verdict, from its run.json (a runner-mode run is scored where it ran)."""
-    found = sorted(runs.glob("run-*")) if runs.is_dir() else []
-    if not found:
-        raise BcevalError(f"{runs}: no development run yet; run bceval answer --evaluator development first")
-    record = GuidanceRunDir(found[-1]).record
-    try:
-        problems = json.loads(read_regular_text(record, "utf-8"))["problems"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise BcevalError(f"{record}: not a readable run record") from None
-    if problems:
-        print(f"Development run FAILED with {len(problems)} problem(s): {found[-1]}")
-        for problem in problems:
-            print(f"  {problem}")
-        return EXIT_FAILED
-    print(f"Development run PASSED: {found[-1]}")
-    return 0

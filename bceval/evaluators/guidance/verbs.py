@@ -12,14 +12,13 @@ and experiments).
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from bceval.agents.registry import agent_names, capabilities
 from bceval.cli.parser import settings_flags
 from bceval.config import Settings, agent_settings, environment_values, load_settings
-from bceval.errors import EXIT_FAILED, BcevalError
+from bceval.errors import BcevalError
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.demo import demo_is_intact, demo_runs
 from bceval.evaluators.guidance.steps import (
@@ -30,8 +29,8 @@ from bceval.evaluators.guidance.steps import (
     prepare_guidance,
     run_target,
 )
-from bceval.jsonio import read_regular_text
-from bceval.layout import GuidanceRunDir, OutDir
+from bceval.layout import OutDir
+from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
 
 
@@ -47,7 +46,7 @@ def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
     if verb == "answer":
         return _answer(kind, settings, manifest, args.adapter or "oracle")
     if verb == "score":
-        return _score(kind, settings)
+        return print_newest_verdict(OutDir(settings.out).guidance_runs / kind, "Development guidance run", kind)
     raise BcevalError(
         f"bceval {verb} --evaluator {kind}: the scorecard page holds review runs and experiments; "
         f"a {kind} run's verdict is in its run.json (bceval score --evaluator {kind}; bceval view shows it)"
@@ -81,24 +80,4 @@ def _answer(kind: str, settings: Settings, manifest: Path, adapter: str) -> int:
     demo = str(OutDir(settings.out).guidance_demo.absolute())
     limit = settings.max_cost if live else None
     run_target(RunSettings(adapter, runs, demo, (target,), uses_demo, agent=agent, max_cost=limit), target)
-    return 0
-
-
-def _score(kind: str, settings: Settings) -> int:
-    """The newest run's verdict, from its run.json (a guidance run is scored where it ran)."""
-    folder = OutDir(settings.out).guidance_runs / kind
-    runs = sorted(folder.glob("run-*")) if folder.is_dir() else []
-    if not runs:
-        raise BcevalError(f"{folder}: no {kind} run yet; run bceval answer --evaluator {kind} first")
-    record = GuidanceRunDir(runs[-1]).record
-    try:
-        problems = json.loads(read_regular_text(record, "utf-8"))["problems"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise BcevalError(f"{record}: not a readable run record") from None
-    if problems:
-        print(f"Development guidance run FAILED with {len(problems)} problem(s): {runs[-1]}")
-        for problem in problems:
-            print(f"  {problem}")
-        return EXIT_FAILED
-    print(f"Development guidance run PASSED: {runs[-1]}")
     return 0

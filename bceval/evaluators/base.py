@@ -48,6 +48,7 @@ class Traits:
     needs_checkout: bool = False  # reads its corpus as a git checkout (a ref's export keeps its git state)
     prepares_in_run: bool = False  # each run prepares its own requests: no shared prepare variant
     shares_answers: bool = True  # an identical question asked by two arms gets one answer
+    needs_leaves: bool = False  # its corpus must hold review leaves (checked when an arm names a folder)
 
 
 @dataclass(frozen=True)

@@ -118,64 +118,10 @@ def resolve(
     positions: Positions | Mapping[tuple[Any, ...], str] | None = None,
 ) -> Plan:
     """Each arm's effective settings over `defaults` and bceval's settings; refs resolved to commits."""
-    base = source.parent if source is not None else Path.cwd()
-    defaults = experiment.defaults
-    arms: list[ArmPlan] = []
     variants: dict[tuple[Any, ...], str] = {}
-    for index, arm in enumerate(experiment.arms):
-        values = {
-            name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
-            for name in ARM_FIELDS
-        }
-        for name in OPTIONAL_ARM_FIELDS:
-            value = getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
-            if value is not None:
-                values[name] = value
-        defined_in = "arms" if arm.corpus is not None else "defaults"
-        corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
-        if not corpus.is_dir():
-            location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
-            raise BcevalError(f"{_where(source, positions, location)}: {corpus} is not a folder")
-        review = (values["evaluator"] or REVIEW) == REVIEW  # guidance arms read a knowledge checkout, not leaves
-        if review and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
-            location = (defined_in, index, "corpus") if defined_in == "arms" else ("defaults", "corpus")
-            raise BcevalError(f"{_where(source, positions, location)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
-        repository, subdir, commit = None, "", None
-        read_from = corpus
-        if values["ref"]:
-            location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
-            repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
-            read_from = OutDir(settings.out).corpus_export(commit, subdir)
-        name = values["evaluator"] or REVIEW
-        traits = evaluator(name).traits
-        # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
-        manifest = (read_from / values["manifest"]) if values["manifest"] else None
-        if manifest is None and traits.default_manifest is not None:
-            manifest = read_from / traits.default_manifest
-        workspace_map = None
-        if traits.needs_workspaces:
-            if not values["workspaceMap"]:
-                location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
-                raise BcevalError(f"{_where(source, positions, location)}: a guidance arm needs a workspaceMap")
-            workspace_map = (base / values["workspaceMap"]).resolve()
-        elif values["workspaceMap"]:  # optional where the evaluator has another source (development's checks file)
-            workspace_map = (base / values["workspaceMap"]).resolve()
-        key = (str(read_from), str(manifest), name, str(workspace_map))
-        arms.append(
-            ArmPlan(
-                name=arm.name,
-                control=index == 0,
-                fields={**values, "corpus": str(corpus)},
-                corpus=read_from,
-                repository=repository,
-                subdir=subdir,
-                commit=commit,
-                manifest=manifest,
-                variant=_variant_name(arm.name, key, variants),
-                evaluator=name,
-                workspace_map=workspace_map,
-            )
-        )
+    arms = [
+        _arm_plan(experiment, index, settings, source, positions, variants) for index in range(len(experiment.arms))
+    ]
     for name in dict.fromkeys(arm.evaluator for arm in arms):  # each evaluator's own rules for a set of arms
         refusal = evaluator(name).check_arms(arms, settings)
         if refusal is not None:
@@ -192,6 +138,63 @@ def resolve(
             raise BcevalError(f"{where}: arm '{arm_plan.name}': {exc}") from None
     return replace(
         plan, differing=differing_fields(plan), warnings=matching_warnings(plan, settings.adapter, settings.no_share)
+    )
+
+
+def _arm_plan(
+    experiment: ExperimentFile,
+    index: int,
+    settings: Settings,
+    source: Path | None,
+    positions: Positions | Mapping[tuple[Any, ...], str] | None,
+    variants: dict[tuple[Any, ...], str],
+) -> ArmPlan:
+    """One arm: its fields over the defaults, the corpus it reads (a ref's export), its manifest and workspaces."""
+    base = source.parent if source is not None else Path.cwd()
+    arm, defaults = experiment.arms[index], experiment.defaults
+    values = {
+        name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name) for name in ARM_FIELDS
+    }
+    for name in OPTIONAL_ARM_FIELDS:
+        value = getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
+        if value is not None:
+            values[name] = value
+    name = values["evaluator"] or REVIEW
+    traits = evaluator(name).traits
+    corpus_at = ("arms", index, "corpus") if arm.corpus is not None else ("defaults", "corpus")
+    corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
+    if not corpus.is_dir():
+        raise BcevalError(f"{_where(source, positions, corpus_at)}: {corpus} is not a folder")
+    if traits.needs_leaves and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
+        raise BcevalError(f"{_where(source, positions, corpus_at)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
+    repository, subdir, commit = None, "", None
+    read_from = corpus
+    if values["ref"]:
+        location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
+        repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
+        read_from = OutDir(settings.out).corpus_export(commit, subdir)
+    # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
+    manifest = (read_from / values["manifest"]) if values["manifest"] else None
+    if manifest is None and traits.default_manifest is not None:
+        manifest = read_from / traits.default_manifest
+    if traits.needs_workspaces and not values["workspaceMap"]:
+        location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
+        raise BcevalError(f"{_where(source, positions, location)}: a {name} arm needs a workspaceMap")
+    # optional where the evaluator has another source of workspaces (development's checks file)
+    workspace_map = (base / values["workspaceMap"]).resolve() if values["workspaceMap"] else None
+    key = (str(read_from), str(manifest), name, str(workspace_map))
+    return ArmPlan(
+        name=arm.name,
+        control=index == 0,
+        fields={**values, "corpus": str(corpus)},
+        corpus=read_from,
+        repository=repository,
+        subdir=subdir,
+        commit=commit,
+        manifest=manifest,
+        variant=_variant_name(arm.name, key, variants),
+        evaluator=name,
+        workspace_map=workspace_map,
     )
 
 

@@ -24,7 +24,8 @@ class ReviewEvaluator:
     name: str = REVIEW
     description: str = "AI code review of AL samples, guided by review leaves and knowledge articles"
     question: str = REVIEW
-    traits: Traits = Traits()  # one answer per case, by bceval's --adapter, shared between arms asking the same
+    # one answer per case, by bceval's --adapter, shared between arms asking the same; its corpus holds leaves
+    traits: Traits = Traits(needs_leaves=True)
 
     def load(self, root: Path, manifest: Path | None) -> Derivation:
         """The corpus's cases under the manifest (the conventions alone without one), with every problem."""

@@ -9,12 +9,14 @@ runner's and the same in every arm (also in arms that consult nothing), so it is
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 from bceval.evaluators.base import DEVELOPMENT
-from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError
+from bceval.evaluators.development import CHECKS_RELATIVE, PINNED, DevelopmentError
 from bceval.evaluators.development.checks import read_checks, starting_repositories
+from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.manifest import load, read_skill
 
 GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
@@ -98,9 +100,6 @@ def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
 def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None, checkout: str) -> dict[str, Any]:
     """What an arm of a development experiment holds constant: each starting repository's content digest (a
     pinned repository by its commit), the gate configuration's digest, the model and the knowledge checkout."""
-    from bceval.evaluators.development.checks import PINNED
-    from bceval.evaluators.development.digest import tree_digest
-
     starting = {}
     for case, source in sorted(sources.items()):
         pinned = PINNED.match(source)
@@ -136,3 +135,15 @@ def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
     if refusal is None:
         return None
     return next(i for i, arm in enumerate(arms) if refusal.startswith(f"arm '{arm.name}' ")), refusal
+
+
+def development_inputs(arm: Any) -> dict[str, Any]:
+    """What a development arm's epoch reads besides its fields: the manifest, the gate configuration and the
+    starting repositories' content; a change to any runs the epoch again (unreadable input: the run reports)."""
+    try:
+        _, config, sources = development_sources(arm)
+        identity = arm_identity(sources, config.digest(), arm.fields["model"], str(arm.corpus))
+    except (DevelopmentError, OSError):
+        return {"development": "unreadable"}
+    manifest = arm.manifest.read_bytes() if arm.manifest and arm.manifest.is_file() else b""
+    return {"manifest": hashlib.sha256(manifest).hexdigest(), **identity}

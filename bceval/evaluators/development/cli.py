@@ -7,11 +7,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bceval.cli.parser import add_command, options_later
+from bceval.cli.parser import add_command, options_later, settings_flags
+from bceval.config import DEMO_CORPUS, find_corpus, load_settings
 from bceval.evaluators.base import Command
+from bceval.evaluators.development.config import development_pyproject
 from bceval.evaluators.development.evidence_cli import run_validator
+from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
+from bceval.evaluators.development.steps import Options, run_mode
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
+RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -32,8 +37,6 @@ def _path(value: str | None) -> Path | None:
 
 
 def root_of(args: argparse.Namespace) -> Path:
-    from bceval.config import DEMO_CORPUS, find_corpus
-
     if args.development_root:
         return Path(args.development_root)
     return find_corpus(Path.cwd().resolve()) or DEMO_CORPUS
@@ -44,8 +47,6 @@ PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks"
 
 def with_pyproject(args: argparse.Namespace) -> dict:
     """[tool.bceval.development] fills every flag that was not given (a flag wins); returns what it read."""
-    from bceval.evaluators.development.config import development_pyproject
-
     project = development_pyproject(Path.cwd())
     for key in PYPROJECT_FLAGS:
         if getattr(args, f"development_{key}") is None and key in project:
@@ -59,22 +60,10 @@ def run(args: argparse.Namespace) -> int:
     project = with_pyproject(args)
     mode = args.development_mode
     if mode == "run":
-        from bceval.cli.parser import settings_flags
-        from bceval.config import load_settings
-        from bceval.evaluators.development.runner import RunOptions, run_development
-
-        names = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
-        settings = load_settings(**settings_flags(args, names))
-        agent = None
-        if args.development_adapter == "api":  # bceval's own agent: its endpoint settings, no command line
-            from dataclasses import replace
-
-            from bceval.config import agent_settings
-
-            agent = agent_settings(replace(settings, adapter="api"))
+        settings = load_settings(**settings_flags(args, RUN_SETTINGS))
+        # the api adapter is bceval's own agent: its endpoint settings, no command line
+        agent = api_settings(settings) if args.development_adapter == "api" else None
         return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
-    from bceval.evaluators.development.steps import Options, run_mode
-
     return run_mode(
         Options(
             mode,

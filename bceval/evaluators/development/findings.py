@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonschema import Draft7Validator
+
 _KEBAB = "^[a-z0-9]+(-[a-z0-9]+)*$"
 _NO_BACKSLASH = r"^[^\\]+$"
 _COUNT = {"type": "integer", "minimum": 0}
@@ -116,8 +118,6 @@ SCHEMA: dict[str, Any] = {
 
 def findings_report_errors(answer: Any) -> list[str]:
     """Why `answer` is not a findings-report (each error with where it is), or [] when it is one."""
-    from jsonschema import Draft7Validator
-
     errors = sorted(
         Draft7Validator(SCHEMA).iter_errors(answer), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
     )

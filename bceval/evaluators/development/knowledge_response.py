@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from jsonschema import Draft7Validator
+
 LAYERS = ("microsoft", "community", "custom")
 _SHA1 = "^[0-9a-f]{40}$"
 
@@ -90,8 +92,6 @@ SCHEMA: dict[str, Any] = {
 
 
 def _schema_errors(response: Any) -> list[str]:
-    from jsonschema import Draft7Validator
-
     found = Draft7Validator(SCHEMA).iter_errors(response)
     ordered = sorted(found, key=lambda error: ([str(p) for p in error.absolute_path], error.message))
     return [f"Schema: {error.message}" for error in ordered]

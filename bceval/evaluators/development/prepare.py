@@ -12,6 +12,7 @@ from typing import Any
 
 from bceval.evaluators.development import MARKER, DevelopmentError
 from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.models import DevelopmentRequest
 from bceval.evaluators.development.values import MISSING, blank, member, text, wrap
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, case_request_name
@@ -137,8 +138,6 @@ def _context(loaded: Loaded, case: Case, context: Any, name: str) -> Any:
 def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
     """File name -> text of everything prepare writes besides the marker, computed before anything is written."""
     files = {KNOWLEDGE_INDEX: index_text}
-    from bceval.evaluators.development.models import DevelopmentRequest  # pydantic: only when requests are written
-
     for case in loaded.cases:
         document = request_document(loaded, case)
         DevelopmentRequest.model_validate(document)  # the shape schemas/development-request.schema.json publishes

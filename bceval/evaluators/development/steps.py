@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bceval.agents.development import probe_workspace
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED
 from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
@@ -76,8 +77,6 @@ def run_mode(opts: Options) -> int:
     if opts.out is not None and opts.mode in ("prepare", "score"):
         write_prepared(loaded, opts.out, knowledge_index_text(loaded.root, UnreadableKnowledge))
     if opts.mode == "score":
-        from bceval.agents.development import probe_workspace
-
         scores = score_results(loaded, opts.results, probe_workspace)  # type: ignore[arg-type]
         for lint in (lint for score in scores for lint in score.lints):
             print(f"bceval: warning: {console(lint)}", file=sys.stderr)

@@ -11,6 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bceval.jsonio import dumps, write_atomic
+from bceval.steps.experiment_report import completed_run
+
 SEVERITIES = ("blocker", "major", "minor", "info")
 
 
@@ -104,3 +107,15 @@ def render_markdown(experiment: str, arms: list[dict[str, Any]]) -> str:
             f"{_cell(arm['readKnowledgePrecision'])} | {arm['agentSeconds']:.1f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def write_summary(plan: Any) -> None:
+    """development-summary.json and .md in the experiment's folder, from every arm's finished runs so far."""
+    arms = []
+    for arm in plan.arms:
+        runs = [completed_run(plan.run_folders(arm.name, e)) for e in range(1, plan.experiment.epochs + 1)]
+        arms.append(arm_summary(arm.name, arm.fields["guidance"] or "plan", [r for r in runs if r is not None]))
+    plan.folder.path.mkdir(parents=True, exist_ok=True)
+    summary = {"experiment": plan.experiment.name, "arms": arms}
+    write_atomic(plan.folder.development_summary("json"), dumps(summary))
+    write_atomic(plan.folder.development_summary("md"), render_markdown(plan.experiment.name, arms))

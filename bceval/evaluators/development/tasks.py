@@ -22,10 +22,15 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.config import DEMO_CORPUS, Settings, environment_values
-from bceval.evaluators.development import CAPABILITIES_RELATIVE, MANIFEST_RELATIVE
+from bceval.errors import EvaluationFailed
+from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECKS_RELATIVE, MANIFEST_RELATIVE
 from bceval.evaluators.development.config import development_pyproject
+from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
+from bceval.evaluators.development.steps import Options, run_mode
 from bceval.graph.doitlib import action
-from bceval.layout import OutDir
+from bceval.layout import GuidanceRunDir, OutDir
+
+DEMO_AGENT = "{python} {checks_dir}/development-demo/agent.py good"  # the demo's scripted control (known-good patch)
 
 
 def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
@@ -73,14 +78,33 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     return {"task_development_prepare": task_development_prepare, "task_development": task_development}
 
 
-# The runner's steps load only when a development task runs: every doit command builds this module's tasks.
-def prepare_task(*args: Any) -> Any:
-    from bceval.evaluators.development.runner import prepare_task as prepare
+def prepare_task(root: str, manifest: str | None, out: str) -> None:
+    """`doit development_prepare`: validate, then prepare into out (a marked directory is rewritten)."""
+    if run_mode(Options("prepare", Path(root), Path(manifest) if manifest else None, None, Path(out))) != 0:
+        raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
 
-    return prepare(*args)
 
-
-def run_task(*args: Any) -> Any:
-    from bceval.evaluators.development.runner import run_task as run
-
-    return run(*args)
+def run_task(
+    root: str,
+    runs: str,
+    checks: str | None,
+    command: str | None,
+    adapter: str,
+    paths: tuple[str | None, str | None, str | None] = (None, None, None),
+) -> None:
+    """`doit development`: one run into a new run-NNNN; a failing run fails the task (its lines are printed)."""
+    root_path = Path(root)
+    manifest, capabilities, workspace_map = (Path(p) if p else None for p in paths)
+    opts = RunOptions(
+        root=root_path,
+        out=GuidanceRunDir.next_in(Path(runs)).path,
+        workspace_map=workspace_map,
+        manifest=manifest,
+        capabilities=capabilities,
+        checks=Path(checks) if checks else root_path / CHECKS_RELATIVE,
+        adapter=adapter,
+        command=command or DEMO_AGENT,
+        agent=api_settings(None) if adapter == "api" else None,
+    )
+    if run_development(opts) != 0:
+        raise EvaluationFailed(f"Development run FAILED: see {opts.out}", verdict=False)

@@ -15,14 +15,13 @@ import argparse
 from bceval.cli.parser import settings_flags
 from bceval.config import DEMO_CORPUS, load_settings
 from bceval.errors import BcevalError
-from bceval.evaluators.development.cli import API_SETTINGS, run
-from bceval.evaluators.development.runner import DEMO_AGENT
+from bceval.evaluators.development.cli import RUN_SETTINGS, run
+from bceval.evaluators.development.tasks import DEMO_AGENT
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
 
 FLAGS = ("root", "manifest", "capabilities", "out", "results", "workspace_map", "checks", "adapter", "guidance")
-_SHARED = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 
 
 def development_verb(verb: str, args: argparse.Namespace) -> int:
@@ -55,5 +54,5 @@ def _namespace(
     values.update(development_mode=mode, development_root=root, development_out=out, development_adapter=adapter)
     values["development_manifest"] = str(args.manifest) if args.manifest else None
     values["development_fail_on_overclaim"] = False
-    values.update({name: getattr(args, name, None) for name in _SHARED})
+    values.update({name: getattr(args, name, None) for name in RUN_SETTINGS})
     return argparse.Namespace(**values)

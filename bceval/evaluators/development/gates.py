@@ -1,0 +1,208 @@
+"""The runner-owned gates of a case (spec §11.5): compile, tests and bceval's own review, run in a disposable copy
+of the agent's workspace, each logged under the case's checks/ folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from bceval.agents import development as proc
+from bceval.agents.process import extract_json_object
+from bceval.evaluators.development import CHECK_IDS
+from bceval.evaluators.development.checks import Check, expand
+from bceval.evaluators.development.evidence import GateResult
+from bceval.evaluators.development.findings import findings_report_errors
+from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.report import gating_count
+from bceval.jsonio import dumps, write_atomic
+from bceval.layout import DevelopmentCaseDir
+
+SEVERITIES = ("blocker", "major", "minor", "info")
+REVIEW_PROTOCOL = (
+    "Review the changed Business Central AL file with the quality skill named in skill, using the knowledge "
+    "checkout you are given. Answer with nothing but a findings-report JSON object (skill, outcome, summary, "
+    "findings, suppressed)."
+)
+
+
+def run_gates(
+    case: Case,
+    checks: dict[str, Check],
+    workspace: Path,
+    work: Path,
+    folder: Path,
+    captured: proc.Capture,
+    view: Path,
+    loaded: Loaded,
+    checks_file: Path,
+) -> list[GateResult]:
+    gate_copy = proc.disposable_copy(workspace, work / "gates")
+    # the spec's placeholders, plus bceval's {python} (this interpreter) and {checks_dir} (the checks file's folder)
+    values = {
+        "workspace": str(gate_copy),
+        "case": case.id,
+        "case_id": case.model_id,
+        "artifacts": str(folder.resolve()),
+        "python": sys.executable,
+        "checks_dir": str(checks_file.resolve().parent),
+    }
+    results: list[GateResult] = []
+    compile_failed = False
+    for check_id in CHECK_IDS:
+        check = checks.get(check_id)
+        if check is None:
+            if check_id in [c.lower() for c in case.checks]:  # require_configured makes this unreachable
+                results.append(GateResult(check_id, "", "not-run", "no check configured", infrastructure=True))
+            continue
+        argv = expand(check.argv, values)
+        log = DevelopmentCaseDir(folder).check_log(check_id)
+        log_path = str(log.relative_to(folder))
+        if check.unavailable:
+            write_atomic(log, "toolchain: unavailable (declared in the checks file)\n")
+            details = "not-run: the toolchain is declared unavailable"
+            results.append(GateResult(check_id, shlex.join(argv), "not-run", details, None, 0.0, log_path, True))
+        elif check_id == "tests" and compile_failed:
+            write_atomic(log, "not run: compile failed\n")
+            results.append(
+                GateResult(check_id, shlex.join(argv), "not-run", "not-run: compile failed", None, 0.0, log_path)
+            )
+        elif check_id == "review":
+            results.append(_review_gate(check, argv, gate_copy, captured, folder, view, loaded))
+        else:
+            results.append(_command_gate(check, argv, gate_copy, log, log_path))
+            compile_failed = compile_failed or (check_id == "compile" and results[-1].status != "passed")
+    return results
+
+
+def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log_path: str) -> GateResult:
+    finished = proc.run_command(argv, gate_copy, check.timeout_s, _gate_env(check))
+    output = finished.stdout + finished.stderr
+    write_atomic(log, output)
+    where = f"log {log_path} sha256 {hashlib.sha256(output).hexdigest()[:12]}"
+    status, infra = "failed", False
+    if finished.missing:
+        status, details, infra = "not-run", f"not-run: the command could not start (exit {finished.exit_code})", True
+    elif finished.timed_out:
+        details = f"timed out after {check.timeout_s:g} s; {where}"
+    else:
+        status = "passed" if finished.exit_code in check.pass_codes else "failed"
+        details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {_last_line(output)}"
+    return GateResult(
+        check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
+    )
+
+
+def _gate_env(check: Check) -> dict[str, str]:
+    return proc.clean_environment(dict(check.env))
+
+
+def _last_line(log: bytes) -> str:
+    lines = [line.strip() for line in log.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def _review_gate(
+    check: Check,
+    argv: list[str],
+    gate_copy: Path,
+    captured: proc.Capture,
+    folder: Path,
+    view: Path,
+    loaded: Loaded,
+) -> GateResult:
+    """bceval's own review: one fresh question per changed AL file, asked of the configured review agent with
+    the same knowledge checkout in every arm; the answers merge into one findings-report."""
+    skill = _quality_skill(loaded)
+    answers: list[dict[str, Any]] = []
+    log_lines: list[str] = []
+    outcome = "completed"
+    infra = False
+    al_files = [p for p in sorted(captured.paths) if p.lower().endswith(".al") and (gate_copy / p).is_file()]
+    for path in al_files:
+        question = {
+            "protocol": REVIEW_PROTOCOL,
+            "skill": skill,
+            "file-path": path,
+            "content": (gate_copy / path).read_text(encoding="utf-8", errors="replace"),
+            "knowledge": str(view),
+        }
+        finished = proc.run_command(
+            argv, gate_copy, check.timeout_s, _gate_env(check), json.dumps(question).encode("utf-8")
+        )
+        timed_out = ", timed out" if finished.timed_out else ""
+        log_lines.append(f"{path}: exit {finished.exit_code}, {finished.seconds:.1f} s{timed_out}")
+        answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if not finished.missing else None
+        # a reviewer that did not start, timed out, or answered no findings-report gave no review: the gate did not
+        # run (infrastructure), which is never a pass and never the change's failure
+        if answer is None:
+            infra = True
+            log_lines.append(f"{path}: no findings-report JSON object in the reviewer's answer")
+            continue
+        invalid = findings_report_errors(answer)
+        if invalid:
+            infra = True
+            log_lines.append(f"{path}: the answer is not a findings-report: {invalid[0]}")
+            answers.append({"path": path, "answer": answer, "invalid": invalid})
+            continue
+        answers.append({"path": path, "answer": answer})
+        broken = _broken_references(answer, view)
+        if broken:  # the reference-integrity gate: a cited article must exist in the pinned checkout
+            log_lines.append(f"{path}: cites {len(broken)} article(s) absent from the knowledge checkout")
+            outcome = "failed"
+        if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
+            outcome = "partial" if outcome == "completed" else outcome
+    merged = _merged(outcome, len(al_files), [a["answer"] for a in answers if "invalid" not in a])
+    write_atomic(DevelopmentCaseDir(folder).checks / "review.json", dumps({"merged": merged, "answers": answers}))
+    write_atomic(DevelopmentCaseDir(folder).checks / "review.log", "\n".join(log_lines) + "\n")
+    if infra:
+        details = "not-run: the reviewer gave no valid findings-report for every changed AL file; log checks/review.log"
+        return GateResult("review", skill, "not-run", details, None, 0.0, "checks/review.json", True)
+    gating = gating_count(merged)
+    status = "passed" if outcome == "completed" and gating == 0 else "failed"
+    details = (
+        f"{len(al_files)} changed AL file(s) reviewed, outcome {outcome}, {gating} gating finding(s); "
+        f"log checks/review.log"
+    )
+    return GateResult("review", skill, status, details, None, 0.0, "checks/review.json")
+
+
+def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[str, Any]:
+    """The valid answers as one findings-report."""
+    findings = [f for answer in valid for f in (answer.get("findings") or []) if isinstance(f, dict)]
+    counts = {s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s) for s in SEVERITIES}
+    return {
+        "skill": {"id": "al-code-review", "version": 1},
+        "outcome": outcome,
+        "summary": {"counts": counts, "coverage": {"worklist-size": worklist, "items-evaluated": len(valid)}},
+        "findings": findings,
+        "suppressed": [],
+    }
+
+
+def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
+    """Cited paths of a review answer's findings that are not files of the knowledge checkout."""
+    broken = []
+    for item in answer.get("findings") or []:
+        for reference in (item.get("references") or []) if isinstance(item, dict) else []:
+            path = reference.get("path") if isinstance(reference, dict) else reference
+            segments = str(path).split("/")
+            if not isinstance(path, str) or any(s in ("", ".", "..") for s in segments) or "\\" in path:
+                broken.append(str(path))
+            elif not view.joinpath(*segments).is_file():
+                broken.append(path)
+    return broken
+
+
+def _quality_skill(loaded: Loaded) -> str:
+    found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
+    return found.group(1) if found else "microsoft/skills/review/al-code-review.md"
+
+
+def read_review(folder: Path) -> dict[str, Any] | None:
+    path = DevelopmentCaseDir(folder).checks / "review.json"
+    return json.loads(path.read_text(encoding="utf-8"))["merged"] if path.is_file() else None

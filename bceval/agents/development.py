@@ -194,9 +194,3 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
-
-
-def disposable_copy(workspace: Path, target: Path) -> Path:
-    """The post-agent workspace copied for the gates, so build outputs never reach the retained workspace."""
-    shutil.copytree(workspace, target, symlinks=True)
-    return target

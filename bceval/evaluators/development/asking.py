@@ -69,10 +69,6 @@ class Asked:
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes:
     """The request, then where the workspace is and (in arms with guidance) the knowledge checkout."""
     lines = [request_text, f"Your working directory is the fixture repository: {workspace}"]
@@ -155,7 +151,7 @@ class DevelopmentShape:
             "timedOut": finished.timed_out,
             "model": settings.model,
             "epoch": settings.epoch,
-            "stdoutSha256": _sha256(finished.stdout),
+            "stdoutSha256": hashlib.sha256(finished.stdout).hexdigest(),
             "infrastructure": infra,
         }
         write_atomic(folder / "envelope.json", dumps(envelope))
@@ -167,43 +163,33 @@ class DevelopmentShape:
         return Asked(answer, infra)
 
     def by_endpoint(self, agent: Any, q: DevelopmentQuestion) -> Asked:
-        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
+        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/. It
+        is kept in the case's folder and transcript, with bceval's read evidence."""
+        opts = self.opts
         box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
         system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")
         user = f"=== request ===\n{q.request_text}"
         talk, usage, seconds = agent.converse(system, user, box, None)
         scrub = agent.endpoint.scrub
         failure = scrub(f"{talk.failure[0]}: {talk.failure[1]}") if talk.failure else None
+        reads = box.reads()
         work = {
             "outcome": "answered" if failure is None else f"failed: {talk.failure[0] if talk.failure else ''}",
             "detail": talk.failure[1] if talk.failure else None,
             "servedModel": talk.served_model,
-            "systemSha256": _sha256(system.encode("utf-8")),
-            "userSha256": _sha256(user.encode("utf-8")),
+            "systemSha256": hashlib.sha256(system.encode("utf-8")).hexdigest(),
+            "userSha256": hashlib.sha256(user.encode("utf-8")).hexdigest(),
             "turns": talk.turns,
             "waits": talk.waits,
             "toolCalls": box.calls,
             "refused": len(box.refusals),
             "writes": box.writes,
             "refusedOutside": box.outside,
-            "reads": box.reads(),
+            "reads": reads,
             "wallSeconds": seconds,
         }
+        work = scrub(work)
         text = scrub(talk.text) if talk.text is not None else None
-        return self._answered(agent, q, text, failure, scrub(work), box.reads(), usage)
-
-    def _answered(
-        self,
-        agent: Any,
-        q: DevelopmentQuestion,
-        text: str | None,
-        failure: str | None,
-        work: dict[str, Any],
-        reads: list[dict[str, Any]],
-        usage: Usage,
-    ) -> Asked:
-        """The api agent's conversation kept in the case's folder and transcript, with bceval's read evidence."""
-        opts = self.opts
         folder = DevelopmentCaseDir(q.folder).agent
         write_atomic(folder / "stdout.txt", text or "")
         write_atomic(folder / "stderr.txt", (failure or "") + ("\n" if failure else ""))
@@ -212,14 +198,14 @@ class DevelopmentShape:
         envelope = {
             "adapter": "api",
             "model": opts.model,
-            "servedModel": work.get("servedModel"),
+            "servedModel": work["servedModel"],
             "epoch": opts.epoch,
             "seconds": work["wallSeconds"],
-            "turns": len(work.get("turns", [])),
-            "toolCalls": len(work.get("toolCalls", [])),
-            "refused": work.get("refused", 0),
-            "writes": len(work.get("writes", [])),
-            "stdoutSha256": _sha256((text or "").encode("utf-8")),
+            "turns": len(work["turns"]),
+            "toolCalls": len(work["toolCalls"]),
+            "refused": work["refused"],
+            "writes": len(work["writes"]),
+            "stdoutSha256": hashlib.sha256((text or "").encode("utf-8")).hexdigest(),
             "infrastructure": infra,
         }
         write_atomic(folder / "envelope.json", dumps(envelope))
@@ -227,4 +213,4 @@ class DevelopmentShape:
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
-        return Asked(answer, infra, evidence["reads"], list(work.get("refusedOutside", [])))
+        return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))

@@ -1,22 +1,42 @@
-"""`bceval development`: validate (default) | prepare | score, the upstream evaluator's phases (spec §2), and
-`run`, bceval as the runner (spec §11). The flags come from the options table; the package's steps module
-checks them, runs the mode and prints."""
+"""The development evaluator's commands.
+
+`bceval development`: validate (default) | prepare | score, the upstream evaluator's phases (spec §2), and `run`,
+bceval as the runner (spec §11); the flags come from the options table, [tool.bceval.development] fills the rest.
+
+The uniform verbs `bceval prepare|answer|score|publish|view --evaluator development` stand for those modes: prepare
+writes the requests into OUT/development/; answer is a whole runner-mode run into a new
+OUT/development-runs/run-NNNN; score prints the verdict of the newest run again; view writes the site of every run;
+publish refuses (the scorecard page holds review runs and experiments).
+
+`bceval evidence`: spec §13's validator on files. It prints one JSON line `{"valid": bool, "errors": [...]}` and
+exits 0 when valid, 1 when invalid, 2 when a file cannot be read or is not strict JSON (that one line names it).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 from bceval.cli.parser import add_command, options_later, settings_flags
 from bceval.config import DEMO_CORPUS, find_corpus, load_settings
+from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.development.config import development_pyproject
-from bceval.evaluators.development.evidence_cli import run_validator
+from bceval.evaluators.development.knowledge_response import validate_response
 from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
 from bceval.evaluators.development.steps import Options, run_mode
+from bceval.evaluators.development.tasks import DEMO_AGENT
+from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
+from bceval.layout import GuidanceRunDir, OutDir
+from bceval.steps.run_verdict import print_newest_verdict
+from bceval.steps.view import report_view
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
+PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,9 +60,6 @@ def root_of(args: argparse.Namespace) -> Path:
     if args.development_root:
         return Path(args.development_root)
     return find_corpus(Path.cwd().resolve()) or DEMO_CORPUS
-
-
-PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
 
 
 def with_pyproject(args: argparse.Namespace) -> dict:
@@ -74,6 +91,71 @@ def run(args: argparse.Namespace) -> int:
             _path(args.development_results),
         )
     )
+
+
+def development_verb(verb: str, args: argparse.Namespace) -> int:
+    if verb == "view":  # the site shows every evaluator's runs
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+    settings = load_settings(**settings_flags(args))
+    out = OutDir(settings.out)
+    if verb == "prepare":
+        return run(_namespace(args, "prepare", str(settings.corpus), str(out.development)))
+    if verb == "answer":
+        directory = GuidanceRunDir.next_in(out.development_runs).path
+        given = _namespace(args, "run", str(settings.corpus), str(directory), adapter=args.adapter)
+        if not settings.command and settings.corpus.resolve() == DEMO_CORPUS.resolve():
+            given.command = DEMO_AGENT  # as `doit development`: the demo's scripted agent, when no command is given
+        return run(given)
+    if verb == "score":
+        return print_newest_verdict(out.development_runs, "Development run", "development")
+    raise BcevalError(
+        f"bceval {verb} --evaluator development: the scorecard page holds review runs and experiments; a "
+        "development run's verdict is in its run.json (bceval score --evaluator development; bceval view shows it)"
+    )
+
+
+def _namespace(
+    args: argparse.Namespace, mode: str, root: str, out: str, adapter: str | None = None
+) -> argparse.Namespace:
+    """The `bceval development MODE` flags these uniform flags stand for (the rest as if not given)."""
+    values = {f"development_{flag}": None for flag in (*PYPROJECT_FLAGS, "results")}
+    values.update(development_mode=mode, development_root=root, development_out=out, development_adapter=adapter)
+    values["development_manifest"] = str(args.manifest) if args.manifest else None
+    values["development_fail_on_overclaim"] = False
+    values.update({name: getattr(args, name, None) for name in RUN_SETTINGS})
+    return argparse.Namespace(**values)
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return read_regular_bytes(path)
+    except OSError as exc:
+        raise BcevalError(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+
+
+def run_validator(args: argparse.Namespace, out: Any = None) -> int:
+    """`bceval evidence`."""
+    out = out or sys.stdout
+    try:
+        if not args.kr_response:
+            raise BcevalError("evidence needs RESPONSE, the al-knowledge answer (JSON)")
+        response = parse_json(_read(Path(args.kr_response), "RESPONSE"), str(args.kr_response))
+        question = decode_utf8(_read(Path(args.kr_question_file), "--question-file"), str(args.kr_question_file))
+        evidence = None
+        if args.kr_read_evidence:
+            evidence = parse_json(_read(Path(args.kr_read_evidence), "--read-evidence"), str(args.kr_read_evidence))
+        root = Path(args.kr_root or ".")
+        if not root.is_dir():
+            raise BcevalError(f"--root {root} is not a folder")
+    except BcevalError as exc:
+        print(json.dumps({"valid": False, "errors": [str(exc)]}), file=out)
+        return 2
+    layers = [layer.strip() for layer in args.kr_enabled_layers.split(",") if layer.strip()]
+    errors = validate_response(
+        response, question=question, root=root, run_id=args.kr_run_id, evidence=evidence, enabled_layers=layers
+    )
+    print(json.dumps({"valid": not errors, "errors": errors}), file=out)
+    return 1 if errors else 0
 
 
 DEVELOPMENT_COMMAND = Command("development", add_parser, run)

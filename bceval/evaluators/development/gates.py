@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,8 @@ def run_gates(
     loaded: Loaded,
     checks_file: Path,
 ) -> list[GateResult]:
-    gate_copy = proc.disposable_copy(workspace, work / "gates")
+    gate_copy = work / "gates"  # so build outputs never reach the workspace that is kept
+    shutil.copytree(workspace, gate_copy, symlinks=True)
     # the spec's placeholders, plus bceval's {python} (this interpreter) and {checks_dir} (the checks file's folder)
     values = {
         "workspace": str(gate_copy),

@@ -26,14 +26,13 @@ from bceval.evaluators.base import (
 )
 from bceval.evaluators.development import MANIFEST_RELATIVE
 from bceval.evaluators.development.arms import check_arms, development_inputs
-from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND
+from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import Probe, knowledge_measures, parse_result, score_results
 from bceval.evaluators.development.runner import development_unit
 from bceval.evaluators.development.tasks import development_tasks
 from bceval.evaluators.development.values import member, same
-from bceval.evaluators.development.verbs import development_verb
 from bceval.layout import DevelopmentRunDir, result_name
 
 DEVELOPMENT_TRAITS = Traits(

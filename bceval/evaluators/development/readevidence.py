@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.evaluators.development.manifest import Case
+from bceval.evaluators.development.report import knowledge_ratios
 from bceval.evaluators.development.values import MISSING, member, text, wrap
 
 KNOWLEDGE_PREFIX = "knowledge/"
@@ -88,9 +89,4 @@ def read_measures(case: Case, report: Any, record: dict[str, Any], root: Path) -
     """(recall, precision) of the report's knowledge, counting only entries backed by a complete read."""
     proven = complete_reads(record, root)
     used = [lowered for _, lowered in _claimed(report)]
-    backed = [path for path in used if path in proven]
-    required = [path.lower() for path in case.required]
-    accepted = set(required) | {path.lower() for path in case.optional}
-    recall = sum(1 for path in required if path in backed) / len(required) if required else 1.0
-    precision = sum(1 for path in backed if path in accepted) / len(used) if used else 0.0
-    return recall, precision
+    return knowledge_ratios(case, used, [path for path in used if path in proven])

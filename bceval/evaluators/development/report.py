@@ -166,13 +166,9 @@ def _knowledge(loaded: Loaded, case: Case, report: Any, out: list[str]) -> None:
             out.append(f"{cid}: knowledge entry has a missing or invalid path '{path}'.")
         if blank(member(entry, "used-for")):
             out.append(f"{cid}: knowledge entry '{path}' has no used-for explanation.")
-    used_lower = [u.lower() for u in used]
-    required = case.required
-    recall = sum(1 for r in required if r.lower() in used_lower) / len(required) if required else 1.0
+    recall, precision = knowledge_measures(case, report)
     if recall < float(loaded.recall_minimum):
         out.append(f"{cid}: knowledge recall {number_text(recall)} is below {number_text(loaded.recall_minimum)}.")
-    accepted = {p.lower() for p in required + case.optional}
-    precision = sum(1 for u in used_lower if u in accepted) / len(used) if used else 0
     if precision < float(loaded.precision_minimum):
         out.append(
             f"{cid}: knowledge precision {number_text(precision)} is below {number_text(loaded.precision_minimum)}."
@@ -184,10 +180,16 @@ def knowledge_measures(case: Case, report: Any) -> tuple[float, float]:
     used = [
         text(member(e, "path")).lower() for e in wrap(member(report, "knowledge")) if member(e, "path") is not MISSING
     ]
+    return knowledge_ratios(case, used, used)
+
+
+def knowledge_ratios(case: Case, used: list[str], counted: list[str]) -> tuple[float, float]:
+    """Recall: the share of required articles among `counted`; precision: the share of `used` (every entry) that
+    is counted and accepted (required or optional). Paths are lower-cased, as membership compares them."""
     required = [r.lower() for r in case.required]
-    recall = sum(1 for r in required if r in used) / len(required) if required else 1.0
     accepted = set(required) | {p.lower() for p in case.optional}
-    return recall, (sum(1 for u in used if u in accepted) / len(used) if used else 0.0)
+    recall = sum(1 for r in required if r in counted) / len(required) if required else 1.0
+    return recall, (sum(1 for u in counted if u in accepted) / len(used) if used else 0.0)
 
 
 def _validation(case: Case, entries: list[Any], out: list[str]) -> None:

@@ -17,7 +17,7 @@ from bceval.errors import EXIT_FAILED
 from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development.manifest import Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
-from bceval.evaluators.development.report import CaseScore, score_results
+from bceval.evaluators.development.report import score_results
 
 VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
@@ -54,13 +54,6 @@ def validated(opts: Options) -> Loaded | None:
     return loaded
 
 
-def scoring_line(scores: list[CaseScore]) -> tuple[str, int]:
-    problems = [p for score in scores for p in score.problems]
-    if problems:
-        return problem_block(SCORING_FAILED, problems), EXIT_FAILED
-    return f"Development fixture scoring PASSED: {len(scores)} case(s).", 0
-
-
 def run_mode(opts: Options) -> int:
     if opts.mode == "prepare" and opts.out is None:
         raise DevelopmentError("prepare needs --out DIR, the prepare directory")
@@ -80,8 +73,11 @@ def run_mode(opts: Options) -> int:
         scores = score_results(loaded, opts.results, probe_workspace)  # type: ignore[arg-type]
         for lint in (lint for score in scores for lint in score.lints):
             print(f"bceval: warning: {console(lint)}", file=sys.stderr)
-        line, code = scoring_line(scores)
-        print(line)
-        return code
+        problems = [p for score in scores for p in score.problems]
+        if problems:
+            print(problem_block(SCORING_FAILED, problems))
+            return EXIT_FAILED
+        print(f"Development fixture scoring PASSED: {len(scores)} case(s).")
+        return 0
     print(loaded.passed_line())
     return 0

@@ -5,11 +5,8 @@
 `<out>/development-runs/run-NNNN`: by default the demo corpus with its scripted control agent (the known-good
 patch) and its stand-in gates; with BCEVAL_DEVELOPMENT_ROOT it runs that checkout with BCEVAL_COMMAND.
 
-Settings the shared Settings model does not carry come from the environment (bceval.config.options):
-BCEVAL_DEVELOPMENT_ROOT, BCEVAL_DEVELOPMENT_MANIFEST, BCEVAL_DEVELOPMENT_CAPABILITIES, BCEVAL_DEVELOPMENT_OUT
-(the preparation), BCEVAL_DEVELOPMENT_WORKSPACE_MAP, BCEVAL_DEVELOPMENT_CHECKS and BCEVAL_DEVELOPMENT_ADAPTER.
-Where a variable is unset, [tool.bceval.development] in pyproject.toml gives the value (its root, manifest,
-capabilities, workspace_map, checks file and adapter; inline checks are for `bceval development run`).
+Their settings beyond the shared Settings are the BCEVAL_DEVELOPMENT_* variables of bceval.config.options, else
+[tool.bceval.development] in pyproject.toml (inline checks are for `bceval development run` only).
 """
 
 from __future__ import annotations

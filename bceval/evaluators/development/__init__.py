@@ -3,8 +3,8 @@
 
 Pure core: values (PowerShell's casts and number text), manifest (validation and coverage, §3–§5), prepare
 (requests, §6), report (the raw-tree scorer, §9), checks (gate configuration, §11.6), evidence (runner entries
-against the agent's claims, §11.7–§11.8) and verdict (§11.10). Processes (git, gate commands) live in
-bceval.agents.development; printing lives in bceval.evaluators.development.steps.
+against the agent's claims and the verdict, §11.7–§11.10). The runner (runner, gates, asking) and the commands
+(cli, tasks, steps) print and start processes; git and the gate commands run in bceval.agents.development.
 """
 
 from __future__ import annotations

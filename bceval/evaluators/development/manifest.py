@@ -185,11 +185,9 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     problems = loaded.problems
     _check_top(loaded, raw_cases, where, cwhere)
 
-    # per case (§4.3)
-    registered: dict[str, Case] = {}
-    seen: set[str] = set()
+    registered: dict[str, Case] = {}  # by lower-cased id
     for case in cases:
-        _check_case(root, case, registered, seen, problems, loaded.warnings, where)
+        _check_case(loaded, case, registered, where)
 
     # hashed ids (§6.2 tighten: a collision fails validation)
     by_model: dict[str, str] = {}
@@ -300,24 +298,16 @@ def read_skill(path: Path) -> str:
         raise DevelopmentError(f"development skill {path} cannot be read as UTF-8") from None
 
 
-def _check_case(
-    root: Path,
-    case: Case,
-    registered: dict[str, Case],
-    seen: set[str],
-    problems: list[str],
-    warnings: list[str],
-    where: str,
-) -> None:
-    cid = case.id
+def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: str) -> None:
+    """One case (§4.3)."""
+    problems, cid = loaded.problems, case.id
     cw = f"{where}: case '{cid}'"
     _required(case.raw, "capabilities", cw)
     if not KEBAB.match(cid):
         problems.append(f"Fixture id must be kebab-case: '{cid}'.")
-    elif cid.lower() in seen:
+    elif cid.lower() in registered:
         problems.append(f"Duplicate fixture id: {cid}")
     else:
-        seen.add(cid.lower())
         registered[cid.lower()] = case
     request = case.request
     if request is MISSING or request is None:
@@ -341,7 +331,7 @@ def _check_case(
     if len({p.lower() for p in paths}) != len(paths):
         problems.append(f"{cid}: requiredKnowledge and optionalKnowledge contain duplicates.")
     for path in paths:
-        problem = article_path_problem(root, path)
+        problem = article_path_problem(loaded.root, path)
         if problem == "invalid":
             problems.append(f"{cid}: invalid knowledge path: {path}")
         elif problem == "missing":
@@ -353,4 +343,4 @@ def _check_case(
     if len(set(lowered)) != len(lowered):  # §10.9 tighten
         problems.append(f"{cid}: requiredChecks contains duplicate check ids.")
     if not lowered:
-        warnings.append(f"{cid}: requiredChecks is empty, so no check is required.")
+        loaded.warnings.append(f"{cid}: requiredChecks is empty, so no check is required.")

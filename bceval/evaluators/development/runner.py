@@ -412,36 +412,31 @@ def _finish(
         for r in runs
         if not r.gates_passed
     ]
-    write_atomic(
-        DevelopmentRunDir(opts.out).record,
-        _checked(
-            DevelopmentRun,
+    record = {
+        "evaluator": "development",
+        "guidance": opts.guidance,
+        "checkpoints": list(CHECKPOINTS),
+        "adapter": opts.adapter,
+        "model": opts.model,
+        "epoch": opts.epoch,
+        "checksDigest": config.digest(),
+        "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
+        "verdict": "PASS" if passed else "FAIL",
+        "problems": run_problems + gate_problems,
+        "counts": counts,
+        "overclaims": sum(r.overclaims for r in runs),
+        "cases": [
             {
-                "evaluator": "development",
-                "guidance": opts.guidance,
-                "checkpoints": list(CHECKPOINTS),
-                "adapter": opts.adapter,
-                "model": opts.model,
-                "epoch": opts.epoch,
-                "checksDigest": config.digest(),
-                "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
-                "verdict": "PASS" if passed else "FAIL",
-                "problems": run_problems + gate_problems,
-                "counts": counts,
-                "overclaims": sum(r.overclaims for r in runs),
-                "cases": [
-                    {
-                        "case": r.case.id,
-                        "caseId": r.case.model_id,
-                        "verdict": r.verdict,
-                        "gatesPassed": r.gates_passed,
-                        "overclaims": r.overclaims,
-                    }
-                    for r in runs
-                ],
-            },
-        ),
-    )
+                "case": r.case.id,
+                "caseId": r.case.model_id,
+                "verdict": r.verdict,
+                "gatesPassed": r.gates_passed,
+                "overclaims": r.overclaims,
+            }
+            for r in runs
+        ],
+    }
+    write_atomic(DevelopmentRunDir(opts.out).record, _checked(DevelopmentRun, record))
     out = stream or sys.stdout
     for r in runs:
         print(f"{r.verdict.upper()} {r.case.id}" + (f" ({len(r.problems)} problem(s))" if r.problems else ""), file=out)
@@ -451,10 +446,9 @@ def _finish(
             print(f"  * {console(line)}", file=out)
     for line in run_problems:
         print(f"  - {console(line)}", file=out)
-    verdict_word = "PASSED" if passed else "FAILED"
     print(
-        f"Development run {verdict_word}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} "
-        f"error(s) (infrastructure); {sum(r.overclaims for r in runs)} overclaim(s). Run: {opts.out}",
+        f"Development run {'PASSED' if passed else 'FAILED'}: {counts[PASS]} passed, {counts[FAIL]} failed, "
+        f"{counts[ERROR]} error(s) (infrastructure); {record['overclaims']} overclaim(s). Run: {opts.out}",
         file=out,
     )
     out.flush()

@@ -29,7 +29,7 @@ from bceval.agents import development as proc
 from bceval.agents.registry import Agent, DevelopmentSetup, make_agent
 from bceval.agents.sandbox import require_bwrap
 from bceval.agents.settings import AgentSettings
-from bceval.config import agent_settings, load_settings
+from bceval.config import Settings, agent_settings, load_settings
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
@@ -92,13 +92,17 @@ class RunOptions:
     fail_on_overclaim: bool = False
     guidance: str = "plan"
     sandbox_allow: tuple[Path, ...] = ()
-    agent: Any = None  # the api adapter's AgentSettings (its endpoint); None for the command adapter
+    agent: AgentSettings | None = None  # the api adapter's (its endpoint); None for the command adapter
     inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
     workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
     def from_args(
-        args: argparse.Namespace, root: Path, settings: Any, agent: Any = None, project: dict[str, Any] | None = None
+        args: argparse.Namespace,
+        root: Path,
+        settings: Settings,
+        agent: AgentSettings | None = None,
+        project: dict[str, Any] | None = None,
     ) -> RunOptions:
         """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox), with the api
         adapter's AgentSettings when it is the adapter, and what [tool.bceval.development] adds (`project`)."""
@@ -135,7 +139,7 @@ class RunOptions:
         )
 
 
-def api_settings(settings: Any) -> AgentSettings:
+def api_settings(settings: Settings | None) -> AgentSettings:
     """The api adapter's AgentSettings from Settings (None: BCEVAL_* and [tool.bceval], as doit reads them)."""
     return agent_settings(replace(settings if settings is not None else load_settings(), adapter="api"))
 

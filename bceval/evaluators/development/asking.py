@@ -24,6 +24,7 @@ from typing import Any
 from bceval.agents import development as proc
 from bceval.agents.api_tools import TOOLS_VERSION
 from bceval.agents.process import extract_json_object
+from bceval.agents.registry import ShapeBase
 from bceval.agents.sandbox import sandbox_argv
 from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
 from bceval.evaluators.development.checks import expand
@@ -77,7 +78,7 @@ def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-class DevelopmentShape:
+class DevelopmentShape(ShapeBase):
     """The development question shape of the live kinds: DevelopmentQuestion -> Asked."""
 
     in_case_view = False
@@ -98,15 +99,6 @@ class DevelopmentShape:
         tools = [tool.name for tool in self.tools]
         identity = {"endpoint": endpoint.identity(), "tools": tools, "toolsVersion": TOOLS_VERSION}
         return {**kept, **identity, "promptVersion": PROMPT_VERSION}
-
-    def in_cache(self, agent: Any, question: Any) -> bool:
-        return False
-
-    def close(self) -> None:
-        return None
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        return {}
 
     def by_process(self, agent: Any, q: DevelopmentQuestion) -> Asked:
         """The agent command line, run in the copy (under bwrap only the copy is writable)."""

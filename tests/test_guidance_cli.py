@@ -23,8 +23,7 @@ from guidance_util import (
 )
 
 from bceval.evaluators.guidance import cli as guidance_cli
-from bceval.evaluators.guidance import manifest as guidance_manifest
-from bceval.evaluators.guidance import scoring
+from bceval.evaluators.guidance import modes, scoring
 
 
 @pytest.fixture
@@ -40,7 +39,7 @@ def test_foreign_exceptions_become_one_fixed_line(plain, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError(f"{SENTINEL} from a library")
 
-    monkeypatch.setattr(guidance_manifest, "load_manifest", explode)  # the CLI imports it when it runs
+    monkeypatch.setattr(modes, "load_manifest", explode)
     result = cli("validate", "--root", root, "--manifest", manifest_path)  # cli() asserts the sentinel stays out
     assert_fails(result, "could not be read safely")
     assert result.err.count("\n") == 1

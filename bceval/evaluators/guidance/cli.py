@@ -8,16 +8,26 @@ The flags come from the options table; bceval.evaluators.guidance.modes checks t
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval.agents.registry import capabilities
-from bceval.cli.parser import options_later, settings_flags
+from bceval.cli.parser import Parser, options_later, settings_flags
+from bceval.config import (
+    CORPUS_SHAPE,
+    DEMO_CORPUS,
+    DEMO_NAME,
+    GUIDANCE_MANIFEST_RELATIVE,
+    NOT_FOUND,
+    load_settings,
+)
+from bceval.config import agent_settings as from_settings
+from bceval.config.commands import GUIDANCE_MODES
 from bceval.evaluators.base import Command
 from bceval.evaluators.guidance import GuidanceError
-
-if TYPE_CHECKING:
-    from bceval.evaluators.guidance.modes import Options
+from bceval.evaluators.guidance.modes import Options, run_mode
+from bceval.steps.ci import write_guidance_junit
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -36,9 +46,6 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def mode_help(argv: list[str]) -> str | None:
     """`bceval guidance MODE --help`: that mode's own description and options (None: not such a call)."""
-    from bceval.cli.parser import Parser
-    from bceval.config.commands import GUIDANCE_MODES
-
     if argv[:1] != ["guidance"] or not {"-h", "--help"} & set(argv):
         return None
     mode = next((arg for arg in argv[1:] if arg in GUIDANCE_MODES), None)
@@ -53,11 +60,6 @@ def mode_help(argv: list[str]) -> str | None:
 def agent_settings(args: argparse.Namespace) -> tuple[Any, float | None]:
     """The live agent's settings and the run's --max-cost: these flags, else BCEVAL_* and [tool.bceval], as the
     review commands read them."""
-    from dataclasses import replace
-
-    from bceval.config import agent_settings as from_settings
-    from bceval.config import load_settings
-
     settings = load_settings(**settings_flags(args))
     if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
         return from_settings(replace(settings, adapter=args.guidance_adapter)), settings.max_cost
@@ -74,9 +76,6 @@ def options_from(args: argparse.Namespace) -> Options:
     mode = args.guidance_mode
     if mode == "demo-workspaces" and args.guidance_manifest:
         raise GuidanceError("one mode per call: demo-workspaces does not take --manifest (it uses both demo manifests)")
-    from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE
-    from bceval.evaluators.guidance.modes import Options
-
     if args.guidance_root == DEMO_NAME:
         root, source = DEMO_CORPUS, "--root demo: bceval's demo corpus"
     elif args.guidance_root:
@@ -84,8 +83,6 @@ def options_from(args: argparse.Namespace) -> Options:
     elif mode == "demo-workspaces":
         root, source = DEMO_CORPUS, "the demo corpus"
     else:  # as the review commands do: [tool.bceval], or the corpus you stand in; the demo only when asked for
-        from bceval.config import NOT_FOUND, load_settings
-
         settings = load_settings(corpus=None, out=None)
         if settings.corpus_source == NOT_FOUND:
             raise GuidanceError(
@@ -113,13 +110,9 @@ def options_from(args: argparse.Namespace) -> Options:
 
 def run(args: argparse.Namespace) -> int:
     """Execute `bceval guidance` (bceval.evaluators.guidance.modes prints and gives the exit code)."""
-    from bceval.evaluators.guidance.modes import run_mode
-
     mode = getattr(args, "guidance_mode", "validate")
     code = run_mode(mode, lambda: options_from(args))
     if mode == "run" and getattr(args, "junit", None) and args.guidance_out:
-        from bceval.steps.ci import write_guidance_junit
-
         write_guidance_junit(Path(args.guidance_out), Path(args.junit))
     return code
 

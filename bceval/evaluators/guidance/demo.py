@@ -23,6 +23,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.manifest import load_manifest
@@ -60,8 +61,6 @@ def demo_runs(directory: Path) -> list[DemoRun]:
 
 
 def _epoch() -> int:
-    from bceval.clock import source_date_epoch  # pydantic-heavy module: only when a demo is built
-
     try:
         moment = source_date_epoch()
     except BcevalError as exc:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import git
+
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.evaluators.guidance.paths import check_entry, create_exclusive, is_within, safe_path, scan_links
@@ -78,8 +80,6 @@ def _scrubbed_environ() -> Iterator[None]:
 
 def run_git(root: Path, *args: str, raw: bool = False) -> Any:
     """One read-only git query in `root`; stdout without trailing CR/LF (bytes untouched when raw)."""
-    import git  # GitPython probes the git binary on import: only the evidence modes pay for it
-
     command = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-C", str(root), *args]
     try:
         with _scrubbed_environ():

@@ -15,6 +15,13 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.demo import create_demo, workspace_count
+from bceval.evaluators.guidance.evidence import capture, load_baseline, protected_roots
+from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
+from bceval.evaluators.guidance.paths import check_separation
+from bceval.evaluators.guidance.prepare import prepare
+from bceval.evaluators.guidance.runner import print_reads, run_from_files
+from bceval.evaluators.guidance.scoring import score
 
 TITLES = {
     "validate": "fixture validation",
@@ -87,13 +94,6 @@ def check_arguments(opts: Options) -> None:
 
 def execute(opts: Options) -> str:
     """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
-    # Imported here so that building bceval's argument parser stays cheap for every other command.
-    from bceval.evaluators.guidance.evidence import capture, load_baseline, protected_roots
-    from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
-    from bceval.evaluators.guidance.paths import check_separation
-    from bceval.evaluators.guidance.prepare import prepare
-    from bceval.evaluators.guidance.scoring import score
-
     check_arguments(opts)
     if opts.mode == "demo-workspaces":
         return _demo_workspaces(opts)
@@ -130,8 +130,6 @@ def execute(opts: Options) -> str:
 
 
 def _demo_workspaces(opts: Options) -> str:
-    from bceval.evaluators.guidance.demo import create_demo, workspace_count
-
     runs = create_demo(opts.root, opts.out)
     lines = [
         f"Development guidance demo workspaces created: {workspace_count(runs)} workspace(s) in {runs[0].root.parent}",
@@ -148,8 +146,6 @@ def _demo_workspaces(opts: Options) -> str:
 
 
 def _run(opts: Options) -> str:
-    from bceval.evaluators.guidance.runner import print_reads, run_from_files
-
     assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
     manifest, outcome = run_from_files(
         opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, max_cost=opts.max_cost

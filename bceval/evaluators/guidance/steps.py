@@ -13,6 +13,13 @@ from typing import Any, TypeVar
 
 from bceval.errors import EvaluationFailed
 from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.demo import refresh_demo, workspace_count
+from bceval.evaluators.guidance.evidence import protected_roots
+from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
+from bceval.evaluators.guidance.paths import check_separation
+from bceval.evaluators.guidance.prepare import refresh
+from bceval.evaluators.guidance.runner import print_reads, run_from_files
+from bceval.layout import GuidanceRunDir
 
 T = TypeVar("T")
 
@@ -61,10 +68,6 @@ def guarded(title: str, work: Callable[[], T]) -> T:
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
-    from bceval.evaluators.guidance.evidence import protected_roots  # only when the task runs
-    from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
-    from bceval.evaluators.guidance.paths import check_separation
-    from bceval.evaluators.guidance.prepare import refresh
 
     def work() -> tuple[int, Path]:
         manifest = load_manifest(cfg.root, cfg.manifest)
@@ -85,8 +88,6 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
 
 def make_demo(corpus: str, directory: str) -> None:
     """(Re)build the demo directory; one line on stderr."""
-    from bceval.evaluators.guidance.demo import refresh_demo, workspace_count
-
     title = "Development guidance demo workspaces"
     runs = guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))
     print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
@@ -94,9 +95,6 @@ def make_demo(corpus: str, directory: str) -> None:
 
 def run_target(cfg: RunSettings, target: RunTarget) -> None:
     """One whole evaluation of one manifest into a new run directory; the verdict on stdout."""
-    from bceval.evaluators.guidance.runner import print_reads, run_from_files
-    from bceval.layout import GuidanceRunDir
-
     title = "Development guidance run"
     if cfg.problem:
         raise EvaluationFailed(f"{title} FAILED: {cfg.problem}", verdict=False)

@@ -24,7 +24,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +34,12 @@ from doit.tools import config_changed
 from bceval import __version__
 from bceval.agents.registry import capabilities
 from bceval.clock import generated_at
-from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, environment_values
+from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, agent_settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import MANIFESTS
+from bceval.evaluators.guidance.demo import MARKER, demo_is_intact, demo_runs
 from bceval.evaluators.guidance.steps import (
     GuidanceSettings,
     RunSettings,
@@ -95,16 +96,10 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
 
 
 def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
-    from bceval.evaluators.guidance.demo import demo_runs
-
     given = environment_values("guidance", environ)
     adapter = given["adapter"]
     agent = None
     if capabilities(adapter).live and (settings.command or capabilities(adapter).endpoint):
-        from dataclasses import replace
-
-        from bceval.config import agent_settings
-
         agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
     runs = str(OutDir(settings.out).guidance_runs.absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
@@ -163,8 +158,6 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
     @create_after()  # made only when a guidance run asks for it: its inputs are the corpus's every file
     def task_guidance_demo() -> dict[str, Any]:
         """Build the demo knowledge checkout, workspaces and maps (kept while intact)."""
-        from bceval.evaluators.guidance.demo import MARKER, demo_is_intact
-
         cfg = run_settings(settings)
         demo = Path(cfg.demo)
         epoch = os.environ.get("SOURCE_DATE_EPOCH", "")

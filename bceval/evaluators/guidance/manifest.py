@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,6 @@ class GuidanceCase:
     requires_unresolved: bool
     expected_kind: str = ""
     expected_unknown: tuple[str, ...] = ()
-    requires_material_unresolved: bool = False
     expected_omitted: tuple[str, ...] = ()
     consumed: tuple[dict[str, str], ...] = ()
 
@@ -100,10 +99,6 @@ class GuidanceManifest:
     minimum_recall: float
     minimum_precision: float
     cases: tuple[GuidanceCase, ...]
-    referenced: tuple[Path, ...] = field(default=())  # skill and every resolved article, for the graph
-
-    def case(self, case_id: str) -> GuidanceCase:
-        return next(case for case in self.cases if case.id == case_id)
 
 
 def _threshold(value: Any) -> float:
@@ -135,12 +130,12 @@ def _check_plan_input(value: Any, label: str) -> None:
         raise GuidanceError(f"{label} must be a non-empty string or a JSON object with a request")
 
 
-def _resolve_all(root: Path, paths: list[str], label: str, referenced: list[Path]) -> None:
+def _resolve_all(root: Path, paths: list[str], label: str) -> None:
     for path in paths:
-        referenced.append(resolve_reference(root, path, f"{label} entry", mode="knowledge"))
+        resolve_reference(root, path, f"{label} entry", mode="knowledge")
 
 
-def _plan_case(root: Path, raw: Any, label: str, referenced: list[Path]) -> GuidanceCase:
+def _plan_case(root: Path, raw: Any, label: str) -> GuidanceCase:
     case = require_object(raw, label, PLAN_FIELDS)
     case_id = _case_id(case["id"], label)
     label = f"Manifest case '{case_id}'"
@@ -163,7 +158,7 @@ def _plan_case(root: Path, raw: Any, label: str, referenced: list[Path]) -> Guid
         )
     if outcome in EMPTY_OUTCOMES and (required or optional):
         raise GuidanceError(f"{label}: expectedOutcome {outcome} requires empty required and optional knowledge")
-    _resolve_all(root, required + optional, f"{label}.requiredKnowledge/optionalKnowledge", referenced)
+    _resolve_all(root, required + optional, f"{label}.requiredKnowledge/optionalKnowledge")
     return GuidanceCase(
         id=case_id,
         hashed=model_id(case_id),
@@ -174,7 +169,6 @@ def _plan_case(root: Path, raw: Any, label: str, referenced: list[Path]) -> Guid
         requires_unresolved=requires_unresolved,
         expected_kind=kind,
         expected_unknown=tuple(unknown),
-        requires_material_unresolved=material,
     )
 
 
@@ -204,7 +198,7 @@ def _check_consumed(value: Any, label: str) -> list[dict[str, str]]:
     return entries
 
 
-def _implementation_case(root: Path, raw: Any, label: str, referenced: list[Path]) -> GuidanceCase:
+def _implementation_case(root: Path, raw: Any, label: str) -> GuidanceCase:
     case = require_object(raw, label, IMPLEMENTATION_FIELDS)
     case_id = _case_id(case["id"], label)
     label = f"Manifest case '{case_id}'"
@@ -225,7 +219,7 @@ def _implementation_case(root: Path, raw: Any, label: str, referenced: list[Path
     if outcome == "not-applicable" and is_text(diff) and decision:
         raise GuidanceError(f"{label}: a not-applicable case must lack its implementation-diff or decision-context")
     union = list(dict.fromkeys(required + optional + omitted))
-    _resolve_all(root, union, f"{label}.requiredKnowledge/optionalKnowledge/expectedOmitted", referenced)
+    _resolve_all(root, union, f"{label}.requiredKnowledge/optionalKnowledge/expectedOmitted")
     return GuidanceCase(
         id=case_id,
         hashed=model_id(case_id),
@@ -251,14 +245,13 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
     skill = document["skill"]
     kind = IMPLEMENTATION if skill == IMPLEMENTATION_SKILL_PATH else PLAN
     raw_cases = require_array(document["cases"], "Manifest cases", non_empty=True)
-    referenced: list[Path] = [skill_file]
     cases: list[GuidanceCase] = []
     ids: set[str] = set()
     hashed: set[str] = set()
     for index, raw in enumerate(raw_cases):
         label = f"Manifest cases[{index}]"
         build = _implementation_case if kind == IMPLEMENTATION else _plan_case
-        case = build(root, raw, label, referenced)
+        case = build(root, raw, label)
         if case.id in ids or case.hashed in hashed:
             raise GuidanceError(f"Manifest case '{case.id}': Duplicate fixture or model case identity")
         ids.add(case.id)
@@ -274,7 +267,6 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
         minimum_recall=minimum_recall,
         minimum_precision=minimum_precision,
         cases=tuple(cases),
-        referenced=tuple(dict.fromkeys(referenced)),
     )
 
 

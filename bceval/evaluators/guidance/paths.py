@@ -42,18 +42,13 @@ def check_entry(st: os.stat_result, label: str) -> None:
         raise GuidanceError(f"{label}: only regular files and directories are supported")
 
 
-def normalise(path: Path | str) -> Path:
-    """Absolute, `..` collapsed, trailing separators trimmed; links are not resolved."""
-    return Path(os.path.abspath(os.fspath(path)))
-
-
 def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_ok: bool = False) -> Path:
     """Normalise `path` and check every component from the filesystem root (§5.1).
 
     kind: "file" or "dir" to require that type when the path exists; missing_ok allows a path
     whose tail does not exist yet (its existing ancestors are still checked).
     """
-    absolute = normalise(path)
+    absolute = Path(os.path.abspath(path))  # `..` collapsed lexically; links are not resolved
     parts = absolute.parts
     for name in parts[1:]:
         if name.endswith((".", " ")):

@@ -215,8 +215,6 @@ def check_plan_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckou
     _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
     if any(dimension not in context["unknown"] for dimension in case.expected_unknown):
         raise GuidanceError("context.unknown: an expected unknown dimension was silently resolved")
-    if case.requires_material_unresolved and outcome != "partial":  # unreachable after the equality check
-        raise GuidanceError("a materially unresolved fixture requires outcome partial")
     used = _check_knowledge(knowledge, checkout)
     _check_considerations(considerations)
     _check_suppressed(suppressed, used, checkout)

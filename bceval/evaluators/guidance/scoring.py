@@ -33,7 +33,6 @@ UNSAFE = "the result could not be read safely"
 
 @dataclass
 class ScoreOutcome:
-    case_count: int
     problems: list[str] = field(default_factory=list)
     reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (guidance.reads)
 
@@ -89,7 +88,7 @@ def score_case(
 def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> ScoreOutcome:
     """Score every case in manifest order; a failure of the knowledge snapshot itself aborts the run."""
     results = safe_path(results_dir, "Results directory", missing_ok=True)
-    outcome = ScoreOutcome(case_count=len(manifest.cases))
+    outcome = ScoreOutcome()
     fresh_root = snapshot(manifest.root, target=False, label=KNOWLEDGE_LABEL)
     if _round_trip(fresh_root) != baseline.root_snapshot:
         outcome.problems.append("Knowledge checkout identity/content changed since the baseline was captured")

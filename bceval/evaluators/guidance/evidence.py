@@ -26,7 +26,7 @@ import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.guidance.paths import check_entry, create_exclusive, is_within, safe_path, scan_links
+from bceval.evaluators.guidance.paths import create_exclusive, is_within, safe_path, scan_links, walk
 from bceval.evaluators.guidance.strictjson import parse_strict, require_object, require_string
 from bceval.jsonio import MAX_JSON_BYTES, dumps, open_regular, read_regular_bytes
 
@@ -113,32 +113,14 @@ def _identity(st: os.stat_result) -> dict[str, int]:
 
 def _walk(root: Path, label: str) -> list[dict[str, Any]]:
     """Every entry below root, hidden ones and `.git` included; empty directories are entries too."""
-    entries: list[dict[str, Any]] = []
-    pending: list[tuple[Path, str]] = [(root, "")]
-    while pending:
-        folder, prefix = pending.pop()
-        try:
-            children = list(os.scandir(folder))
-        except OSError:
-            raise GuidanceError(f"{label} could not be read safely") from None
-        for child in children:
-            rel = f"{prefix}{child.name}"
-            st = child.stat(follow_symlinks=False)
-            check_entry(st, label)
-            record: dict[str, Any] = {"path": rel}
-            if stat.S_ISDIR(st.st_mode):
-                record["kind"] = "directory"
-                record.update(_identity(st))
-                pending.append((Path(child.path), f"{rel}/"))
-            else:
-                record["kind"] = "file"
-                record.update(_identity(st))
-                record.update(
-                    {"length": st.st_size, "lastWriteNs": st.st_mtime_ns, "sha256": file_sha256(Path(child.path))}
-                )
-            entries.append(record)
-    entries.sort(key=lambda record: record["path"])
-    return entries
+    entries = []
+    for rel, path, st in walk(root, label):
+        if stat.S_ISDIR(st.st_mode):
+            entries.append({"path": rel, "kind": "directory", **_identity(st)})
+        else:
+            content = {"length": st.st_size, "lastWriteNs": st.st_mtime_ns, "sha256": file_sha256(Path(path))}
+            entries.append({"path": rel, "kind": "file", **_identity(st), **content})
+    return sorted(entries, key=lambda record: record["path"])
 
 
 def _standalone(label: str) -> GuidanceError:

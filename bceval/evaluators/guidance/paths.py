@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bceval.evaluators.guidance import GuidanceError
@@ -80,12 +80,12 @@ def is_within(path: Path, parent: Path) -> bool:
     return p == q or p.startswith(q.rstrip(os.sep) + os.sep)
 
 
-def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> None:
-    """Refuse any link, hard link or special file below a directory (recursive, hidden entries too; folders in
-    `skip` are not looked into)."""
-    pending = [directory]
+def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(relative path, path, lstat) of every entry below a directory, hidden ones too, each checked: any link, hard
+    link or special file is refused. Folders in `skip` are not looked into."""
+    pending = [(directory, "")]
     while pending:
-        folder = pending.pop()
+        folder, prefix = pending.pop()
         if folder in skip:
             continue
         try:
@@ -96,7 +96,14 @@ def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset())
             st = entry.stat(follow_symlinks=False)
             check_entry(st, label)
             if stat.S_ISDIR(st.st_mode):
-                pending.append(Path(entry.path))
+                pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
+            yield f"{prefix}{entry.name}", entry.path, st
+
+
+def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> None:
+    """Refuse any link, hard link or special file below a directory."""
+    for _ in walk(directory, label, skip):
+        pass
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:

@@ -1,11 +1,5 @@
-"""Plan-guidance and implementation-guidance evaluators with runner-owned read-only evidence.
-
-Modules: strictjson (strict reader, field validators), paths (safe paths, reference resolver,
-root separation), manifest (both manifest kinds, workspace map), prepare (request files),
-evidence (git snapshots, baseline capture and gate), report_models and report (the report models and
-their checks), scoring (metrics and the per-case flow), demo (the demo workspaces). The evaluators that use
-them are registered in bceval.evaluators; the command, the graph and the runner are steps.
-"""
+"""The plan-guidance and implementation-guidance evaluators (spec/guidance.md), with runner-owned read-only
+evidence; registered by bceval.evaluators.guidance.plugin."""
 
 from __future__ import annotations
 

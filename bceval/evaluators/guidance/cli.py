@@ -1,9 +1,5 @@
-"""`bceval guidance`: validate (default) | prepare | capture | score, one mode per call (spec §0),
-plus bceval's runner: `run` (prepare, capture, answer with an adapter, score with the held digest)
-and `demo-workspaces` (a demo knowledge checkout, workspaces and maps from the demo corpus).
-
-The flags come from the options table; bceval.evaluators.guidance.modes checks them, runs the mode and prints.
-"""
+"""`bceval guidance MODE`: validate (default) | prepare | capture | score, one mode per call (spec §0), plus `run`
+and `demo-workspaces`. The flags come from the options table; bceval.evaluators.guidance.modes runs the mode."""
 
 from __future__ import annotations
 
@@ -31,7 +27,6 @@ from bceval.steps.ci import write_guidance_junit
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the `guidance` subcommand to the top-level subparsers."""
     parser = commands.add_parser(
         "guidance",
         help="plan- and implementation-guidance evaluators with read-only evidence",
@@ -109,7 +104,6 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute `bceval guidance` (bceval.evaluators.guidance.modes prints and gives the exit code)."""
     mode = getattr(args, "guidance_mode", "validate")
     code = run_mode(mode, lambda: options_from(args))
     if mode == "run" and getattr(args, "junit", None) and args.guidance_out:

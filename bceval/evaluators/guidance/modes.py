@@ -1,8 +1,6 @@
 """`bceval guidance`, once its arguments are read: the argument gate of spec §0, one mode per call, and the one
-line it prints (a PASSED/captured line on stdout, or the failure on stderr), with the exit code.
-
-Only bceval's own messages are printed: a GuidanceError's text, or one fixed line for anything
-else, so no file, JSON or model text can reach the console. Every failure exits 1.
+line it prints (a PASSED/captured line on stdout, or the failure on stderr). Only bceval's own messages are
+printed, so no file, JSON or model text can reach the console. Every failure exits 1.
 """
 
 from __future__ import annotations
@@ -13,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bceval.errors import BcevalError
+from bceval.config.commands import GUIDANCE_MODES
+from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.demo import create_demo, workspace_count
 from bceval.evaluators.guidance.evidence import capture, load_baseline, protected_roots
@@ -32,7 +31,6 @@ TITLES = {
     "demo-workspaces": "demo workspaces",
 }
 UNSAFE = "the input could not be read safely"
-EXIT_FAILED = 1
 
 
 @dataclass(frozen=True)
@@ -77,18 +75,10 @@ def check_arguments(opts: Options) -> None:
             raise GuidanceError("run requires --out RUN (a new run directory)")
         if not opts.adapter:
             raise GuidanceError("run requires --adapter NAME (oracle)")
-    allowed = {
-        "validate": {"workspace_map"},
-        "prepare": {"out", "workspace_map"},
-        "capture": {"workspace_map", "baseline"},
-        "score": {"baseline", "baseline_sha256", "results"},
-        "run": {"out", "workspace_map", "adapter"},
-        "demo-workspaces": {"out"},
-    }[opts.mode]
     names = ("out", "workspace_map", "baseline", "baseline_sha256", "results", "adapter")
-    given = {name for name in names if getattr(opts, name)}
-    if given - allowed:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(given - allowed))
+    refused = {name for name in names if getattr(opts, name)} - set(GUIDANCE_MODES[opts.mode][1])
+    if refused:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(refused))
         raise GuidanceError(f"one mode per call: {opts.mode} does not take {flags}")
 
 
@@ -163,17 +153,15 @@ class ScoringFailed(Exception):
 
 
 def run_mode(mode: str, read_options: Callable[[], Options]) -> int:
-    """Read the options (which may fail like any mode), run the mode; prints one PASSED/captured line or the
-    failure, returns the exit code."""
+    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
     title = TITLES.get(mode, "run")
     try:
         options = read_options()
         print(options.context_line(), file=sys.stderr)
         line = execute(options)
     except ScoringFailed as exc:
-        lines = [f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"]
-        lines += [f"  - {problem}" for problem in exc.problems]
-        print("\n".join(lines), file=sys.stderr)
+        header = f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"
+        print("\n".join([header, *(f"  - {problem}" for problem in exc.problems)]), file=sys.stderr)
         return EXIT_FAILED
     except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
         print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)

@@ -133,7 +133,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
-def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tuple[str, Path | None]]) -> None:
+def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tuple[str, Path | str | None]]) -> None:
     """Protected roots are pairwise distinct and not nested; artifacts lie outside all of them (§5.5)."""
     for index, (_, first) in enumerate(protected):
         for _, second in protected[index + 1 :]:

@@ -12,11 +12,10 @@ from typing import Any
 from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
 from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND
-from bceval.evaluators.guidance.evidence import Baseline
 from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
-from bceval.evaluators.guidance.scoring import case_measures, score
+from bceval.evaluators.guidance.scoring import case_measures
 from bceval.evaluators.guidance.tasks import guidance_tasks
 from bceval.evaluators.guidance.verbs import guidance_verb
 
@@ -167,10 +166,6 @@ class GuidanceEvaluator:
         """The result document of the known-good report, pinned to `head` of the knowledge it cites."""
         build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
         return {"caseId": case.hashed, "guidanceReport": build(case, knowledge_root, head)}
-
-    def score(self, manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> list[CaseOutcome]:
-        """Per case, the problems scoring found for it; a changed knowledge checkout fails every case."""
-        return self.outcomes(manifest, score(manifest, baseline, results_dir).problems)
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)

@@ -76,9 +76,7 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
             (f"Workspace map path {cfg.workspace_map}", cfg.workspace_map),
             (f"Prepare directory {cfg.out}", cfg.out),
         ]
-        check_separation(
-            protected_roots(manifest, workspaces), [(label, Path(p) if p else None) for label, p in artifacts]
-        )
+        check_separation(protected_roots(manifest, workspaces), artifacts)
         return len(manifest.cases), refresh(manifest, workspaces, Path(cfg.out))
 
     title = "Development guidance preparation"

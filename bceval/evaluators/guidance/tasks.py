@@ -1,21 +1,13 @@
 """The guidance doit tasks.
 
-`guidance_prepare` validates the guidance manifest, then writes its requests. `guidance` runs whole
-evaluations: per manifest one `guidance:<name>` task that prepares, captures, answers through an
-adapter and scores, in one action (the baseline digest lives only in that process's memory), into a
-new `<out>/guidance-runs/<name>/run-NNNN` directory every time. Without a configured workspace map it
-runs both demo manifests against `guidance_demo`, which builds the demo knowledge checkout,
-workspaces and maps in `<out>/guidance-demo` and keeps them while they are intact.
+`guidance_prepare` validates the guidance manifest, then writes its requests. `guidance:<name>` runs one manifest
+end to end (prepare, capture, answer, score) in one action, since the baseline digest lives only in that process's
+memory, into a new `<out>/guidance-runs/<name>/run-NNNN`. Without BCEVAL_GUIDANCE_WORKSPACE_MAP it runs the corpus's
+own manifests against `guidance_demo`, which builds the demo checkout, workspaces and maps in `<out>/guidance-demo`.
+The other BCEVAL_GUIDANCE_* settings are in the options table.
 
-Settings the shared Settings model does not carry come from the environment:
-BCEVAL_GUIDANCE_ROOT (knowledge checkout, default: the corpus setting), BCEVAL_GUIDANCE_MANIFEST
-(default: <root>/evaluation/development-guidance-fixtures.json), BCEVAL_GUIDANCE_OUT (default:
-<out>/guidance), BCEVAL_GUIDANCE_WORKSPACE_MAP (optional; set, `guidance` runs that manifest
-instead of the demo) and BCEVAL_GUIDANCE_ADAPTER (default: oracle).
-
-The generators only walk directories and read the small manifest leniently to name inputs and
-outputs; actions do the real validation, so a broken input fails its task with its own message
-instead of breaking every doit command.
+The generators only walk directories and read the small manifest leniently to name inputs and outputs; actions do
+the real validation, so a broken input fails its task with its own message instead of breaking every doit command.
 """
 
 from __future__ import annotations
@@ -74,19 +66,18 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     root = Path(cfg.root)
     if not os.path.isfile(cfg.manifest):
         return [], []  # nothing to depend on; the action says in one line that the manifest is missing
-    files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
-    ids: list[str] = []
     try:
         document = json.loads(read_regular_text(Path(cfg.manifest), "utf-8-sig"))
-        cases = document.get("cases", []) if isinstance(document, dict) else []
-        named = [document.get("skill")] if isinstance(document, dict) else []
-        for case in cases if isinstance(cases, list) else []:
-            if isinstance(case, dict):
-                ids += [case["id"]] if isinstance(case.get("id"), str) else []
-                named += [p for key in REFERENCE_KEYS if isinstance(case.get(key), list) for p in case[key]]
-        files += [str(root / rel) for rel in named if isinstance(rel, str) and ".." not in rel]
-    except (OSError, ValueError, AttributeError):
-        pass
+    except (OSError, ValueError):
+        document = None
+    document = document if isinstance(document, dict) else {}
+    cases = document.get("cases")
+    cases = [case for case in cases if isinstance(case, dict)] if isinstance(cases, list) else []
+    ids = [case["id"] for case in cases if isinstance(case.get("id"), str)]
+    named = [document.get("skill")]
+    named += [path for case in cases for key in REFERENCE_KEYS if isinstance(case.get(key), list) for path in case[key]]
+    files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
+    files += [str(root / rel) for rel in named if isinstance(rel, str) and ".." not in rel]
     files = [f for f in files if os.path.isfile(f)]
     try:  # the index covers every article of the checkout, not only the referenced ones
         files += [os.path.join(root, rel) for rel in knowledge_markdown(scan_corpus(root))]

@@ -1,12 +1,10 @@
-"""The uniform verbs for the plan and implementation evaluators: `bceval prepare|answer|score|publish
---evaluator plan|implementation`, with the review commands' flags (--corpus, --manifest, --out, --adapter, the
-live agent's flags).
+"""The uniform verbs for the plan and implementation evaluators: `bceval prepare|answer|score|publish|view
+--evaluator plan|implementation`, with the review commands' flags.
 
 prepare writes the requests into OUT/guidance/<kind>/; answer runs the whole evaluation (prepare, capture, answer,
 score, in one process: the baseline digest lives only there) into a new OUT/guidance-runs/<kind>/run-NNNN, against
-the workspaces of BCEVAL_GUIDANCE_WORKSPACE_MAP, else the corpus's own demo workspaces; score prints the verdict of
-the newest run again; view writes the site of every run; publish refuses (the scorecard page holds review runs
-and experiments).
+the workspaces of BCEVAL_GUIDANCE_WORKSPACE_MAP, else the corpus's own demo workspaces; score prints the newest
+run's verdict again; publish refuses (the scorecard page holds review runs and experiments).
 """
 
 from __future__ import annotations

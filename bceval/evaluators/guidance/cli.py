@@ -10,14 +10,7 @@ from typing import Any
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import Parser, options_later, settings_flags
-from bceval.config import (
-    CORPUS_SHAPE,
-    DEMO_CORPUS,
-    DEMO_NAME,
-    GUIDANCE_MANIFEST_RELATIVE,
-    NOT_FOUND,
-    load_settings,
-)
+from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE, NOT_FOUND, load_settings
 from bceval.config import agent_settings as from_settings
 from bceval.config.commands import GUIDANCE_MODES
 from bceval.evaluators.base import Command

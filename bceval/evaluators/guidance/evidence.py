@@ -45,12 +45,7 @@ REDIRECTING_GIT_VARIABLES = (
     "GIT_CONFIG_PARAMETERS",
     "GIT_NAMESPACE",
 )
-_HARDENED = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": "",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-}
+_HARDENED = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 _METADATA_NAMES = (
     "HEAD",
     "commondir",
@@ -83,12 +78,7 @@ def run_git(root: Path, *args: str, raw: bool = False) -> Any:
     command = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-C", str(root), *args]
     try:
         with _scrubbed_environ():
-            output = git.Git().execute(
-                command,
-                env=_HARDENED,
-                stdout_as_string=not raw,
-                strip_newline_in_stdout=False,
-            )
+            output = git.Git().execute(command, env=_HARDENED, stdout_as_string=not raw, strip_newline_in_stdout=False)
     except (git.GitCommandError, OSError, ValueError):
         raise GuidanceError(GIT_UNREADABLE) from None
     return output if raw else output.rstrip("\r\n")

@@ -119,15 +119,11 @@ def _standalone(label: str) -> GuidanceError:
 
 def _git_dirs(root: Path, target: bool, label: str) -> tuple[Path, Path]:
     """Resolve git storage: (gitDir, commonDir). Targets must keep both in root/.git."""
-    dot_git = root / ".git"
-    try:
-        dot_git = safe_path(dot_git, f"{label} .git")
-    except GuidanceError as exc:
-        if target and "does not exist" in str(exc):
-            raise _standalone(label) from None
-        if "does not exist" in str(exc):  # e.g. a corpus folder inside some other repository
-            raise GuidanceError(f"{label} must be the root of a git worktree (it has no .git)") from None
-        raise
+    if not os.path.lexists(root / ".git"):
+        if target:
+            raise _standalone(label)
+        raise GuidanceError(f"{label} must be the root of a git worktree (it has no .git)")  # e.g. a corpus folder
+    dot_git = safe_path(root / ".git", f"{label} .git")
     if dot_git.is_dir():
         git_dir = dot_git
     elif target:
@@ -283,7 +279,7 @@ def load_baseline(path: Path, digest: str, manifest: GuidanceManifest) -> Baseli
         ("version", "kind", "root", "manifestPath", "manifestSha256", "workspaces", "rootSnapshot"),
     )
     version = document["version"]
-    if isinstance(version, bool) or version != 1 or not isinstance(version, int) or document["kind"] != BASELINE_KIND:
+    if type(version) is not int or version != 1 or document["kind"] != BASELINE_KIND:
         raise GuidanceError("Unsupported runner baseline kind or version")
     recorded_sha = document["manifestSha256"]
     if (

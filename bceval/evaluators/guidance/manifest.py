@@ -237,7 +237,7 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
     """Validate manifest bytes against the knowledge checkout `root` (both already safe-checked)."""
     document = require_object(parse_strict(data, "Manifest"), "Manifest", TOP_LEVEL)
     version = document["version"]
-    if isinstance(version, bool) or not isinstance(version, int) or version != 1:
+    if type(version) is not int or version != 1:
         raise GuidanceError("Manifest version must be the integer 1")
     minimum_recall = _threshold(document["minimumKnowledgeRecall"])
     minimum_precision = _threshold(document["minimumKnowledgePrecision"])

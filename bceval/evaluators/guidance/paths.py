@@ -76,8 +76,7 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
 
 def is_within(path: Path, parent: Path) -> bool:
     """Lexical containment (ordinal on POSIX), no realpath: equal counts as inside."""
-    p, q = str(path), str(parent)
-    return p == q or p.startswith(q.rstrip(os.sep) + os.sep)
+    return path.is_relative_to(parent)
 
 
 def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> Iterator[tuple[str, str, os.stat_result]]:

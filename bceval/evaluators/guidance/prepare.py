@@ -42,65 +42,69 @@ def protocol(kind: str) -> str:
     return _PROTOCOL.format(what="plan", context="supplied development plan")
 
 
-def _report_template(kind: str) -> dict[str, Any]:
-    """The illustrative resultSchema of §2.4; placeholders are prose, not values to copy."""
-    implementation = kind == IMPLEMENTATION
-    summary: dict[str, Any] = {"request": "the intended change, in one sentence"}
-    if implementation:
-        summary.update(
-            {
-                "phase": "the current phase from decision-context",
-                "decision": "the current decision from decision-context",
-                "decision-key": "the decision-key from decision-context",
-                "evidence-fingerprint": "the evidence-fingerprint from decision-context",
-                "candidates": 0,
-                "selected": 0,
-                "omitted-consumed": 0,
-            }
-        )
-    else:
-        summary.update({"kind": "feature | bug | refactor | upgrade | maintenance", "candidates": 0, "selected": 0})
-    context: dict[str, Any] = {
-        "bc-version": "28",
-        "technologies": ["al"],
-        "countries": ["w1"],
-        "application-area": ["all"],
-        "unknown": [],
+_ARTICLE = "<layer>/knowledge/<domain>/<article>.md"
+_CONTEXT = {"bc-version": "28", "technologies": ["al"], "countries": ["w1"], "application-area": ["all"], "unknown": []}
+_KNOWLEDGE = {
+    "path": _ARTICLE,
+    "sha": "optional: the full commit id of the knowledge checkout HEAD",
+    "used-for": "the concrete decision or affected surface this article constrains",
+    "constraints": ["a short normative constraint taken from the article"],
+    "sample-paths": [],
+}
+_CONSIDERATION = {"id": "kebab-case-id", "reason": "why evidence is needed", "evidence": "the evidence to obtain"}
+_OUTCOME = {"outcome": OUTCOME_TEXT, "outcome-reason": "required for partial and failed: what is missing or went wrong"}
+_REQUEST = "the intended change, in one sentence"
+
+
+def _plan_template() -> dict[str, Any]:
+    """The illustrative resultSchema of §2.4 for a plan; placeholders are prose, not values to copy."""
+    return {
+        "skill": {"id": PLAN_SKILL_ID, "version": 1},
+        **_OUTCOME,
+        "summary": {
+            "request": _REQUEST,
+            "kind": "feature | bug | refactor | upgrade | maintenance",
+            "candidates": 0,
+            "selected": 0,
+        },
+        "context": _CONTEXT,
+        "knowledge": [_KNOWLEDGE],
+        "validation-considerations": [_CONSIDERATION],
+        "suppressed": [{"reference": {"path": _ARTICLE}, "reason": "layer-precedence | configuration"}],
+        "unresolved": ["each unknown dimension or material gap, named"],
     }
-    if implementation:
-        context.update(
-            {
-                "affected-files": ["from decision-context"],
-                "affected-symbols": ["from decision-context"],
-                "changed-tokens": ["from decision-context"],
-            }
-        )
-    knowledge = {
-        "path": "<layer>/knowledge/<domain>/<article>.md",
-        "sha": "optional: the full commit id of the knowledge checkout HEAD",
-        "used-for": "the concrete decision or affected surface this article constrains",
-        "constraints": ["a short normative constraint taken from the article"],
-        "sample-paths": [],
-    }
-    report: dict[str, Any] = {
-        "skill": {"id": IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID, "version": 1},
-        "outcome": OUTCOME_TEXT,
-        "outcome-reason": "required for partial and failed: what is missing or went wrong",
-        "summary": summary,
-    }
-    if implementation:
-        report["pins"] = {
+
+
+def _implementation_template() -> dict[str, Any]:
+    """The illustrative resultSchema of §2.4 for an implementation step."""
+    from_decision = ["from decision-context"]
+    return {
+        "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
+        **_OUTCOME,
+        "summary": {
+            "request": _REQUEST,
+            "phase": "the current phase from decision-context",
+            "decision": "the current decision from decision-context",
+            "decision-key": "the decision-key from decision-context",
+            "evidence-fingerprint": "the evidence-fingerprint from decision-context",
+            "candidates": 0,
+            "selected": 0,
+            "omitted-consumed": 0,
+        },
+        "pins": {
             "knowledge-checkout": "unpinned, or the full commit id of the knowledge checkout HEAD",
             "development-plan": "development-plan-pin from decision-context",
             "implementation-evidence": "implementation-evidence-pin from decision-context",
-        }
-    report["context"] = context
-    report["knowledge"] = [knowledge]
-    report["validation-considerations"] = [
-        {"id": "kebab-case-id", "reason": "why evidence is needed", "evidence": "the evidence to obtain"}
-    ]
-    if implementation:
-        report["deduplication"] = {
+        },
+        "context": {
+            **_CONTEXT,
+            "affected-files": from_decision,
+            "affected-symbols": from_decision,
+            "changed-tokens": from_decision,
+        },
+        "knowledge": [_KNOWLEDGE],
+        "validation-considerations": [_CONSIDERATION],
+        "deduplication": {
             "strategy": "omit-exact-consumed-match",
             "omitted": [
                 {
@@ -110,18 +114,10 @@ def _report_template(kind: str) -> dict[str, Any]:
                     "prior-decision": "the consumed prior decision",
                 }
             ],
-        }
-        report["suppressed"] = []
-        report["unresolved"] = []
-    else:
-        report["suppressed"] = [
-            {
-                "reference": {"path": "<layer>/knowledge/<domain>/<article>.md"},
-                "reason": "layer-precedence | configuration",
-            }
-        ]
-        report["unresolved"] = ["each unknown dimension or material gap, named"]
-    return report
+        },
+        "suppressed": [],
+        "unresolved": [],
+    }
 
 
 def goal_of(plan: Any) -> str:
@@ -135,7 +131,9 @@ def request_document(
     """One request, members in the reference's order; nothing that reveals the expected answer."""
     raw = case.raw
     context = raw["context"]
-    inputs = IMPLEMENTATION_INPUTS if manifest.kind == IMPLEMENTATION else PLAN_INPUTS
+    implementation = manifest.kind == IMPLEMENTATION
+    inputs = IMPLEMENTATION_INPUTS if implementation else PLAN_INPUTS
+    template = _implementation_template if implementation else _plan_template
     document: dict[str, Any] = {
         "protocol": protocol(manifest.kind),
         "caseId": case.hashed,
@@ -152,9 +150,9 @@ def request_document(
             "application-area": context["application-area"],
         },
         "development-plan": raw["development-plan"],
-        "resultSchema": {"caseId": case.hashed, "guidanceReport": _report_template(manifest.kind)},
+        "resultSchema": {"caseId": case.hashed, "guidanceReport": template()},
     }
-    if manifest.kind == IMPLEMENTATION:
+    if implementation:
         for name in IMPLEMENTATION_PASSTHROUGH:  # verbatim: "" and {} stay empty
             document[name] = raw[name]
     if repository is not None:

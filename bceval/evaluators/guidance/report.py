@@ -82,7 +82,7 @@ def _check_skill(value: Any, expected: str) -> None:
     skill = require_object(value, "skill", ("id", "version"))
     identity = require_string(skill["id"], "skill.id")  # implementation mode too (spec §7.21: stricter)
     version = skill["version"]
-    if identity != expected or isinstance(version, bool) or not isinstance(version, int) or version != 1:
+    if identity != expected or type(version) is not int or version != 1:
         raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
 
 

@@ -95,8 +95,7 @@ def require_array(value: Any, label: str, *, strings: bool = False, non_empty: b
 
 
 def require_int(value: Any, label: str) -> int:
-    # bool is a subclass of int in Python; JSON true is never an integer, and 1.0 is a float.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if type(value) is not int or value < 0:  # JSON true is not an integer, nor is 1.0
         raise GuidanceError(f"{label} must be a non-negative integer")
     return value
 

@@ -43,11 +43,8 @@ def check_entry(st: os.stat_result, label: str) -> None:
 
 
 def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_ok: bool = False) -> Path:
-    """Normalise `path` and check every component from the filesystem root (§5.1).
-
-    kind: "file" or "dir" to require that type when the path exists; missing_ok allows a path
-    whose tail does not exist yet (its existing ancestors are still checked).
-    """
+    """Normalise `path` and check every component from the filesystem root (§5.1). kind: "file" or "dir" to
+    require that type; missing_ok allows a tail that does not exist yet (its existing ancestors are checked)."""
     absolute = Path(os.path.abspath(path))  # `..` collapsed lexically; links are not resolved
     parts = absolute.parts
     for name in parts[1:]:
@@ -106,11 +103,8 @@ def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset())
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:
-    """Create a new file whole or not at all, never replacing one; False when `path` already exists.
-
-    The bytes go to a temporary sibling first and are then hard-linked into place, which fails
-    instead of overwriting; the temporary name is always removed again.
-    """
+    """Create a new file whole or not at all, never replacing one; False when `path` already exists. The bytes go
+    to a temporary sibling, then are hard-linked into place, which fails instead of overwriting."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
@@ -148,9 +142,6 @@ def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tupl
             raise GuidanceError(f"{label} must be outside target workspaces and the knowledge checkout")
 
 
-# --- reference paths (§1.3) ------------------------------------------------------------------
-
-
 def is_normative_article(data: bytes) -> bool:
     """Front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading."""
     try:
@@ -171,11 +162,8 @@ def _check_shape(value: object, label: str) -> str:
 
 
 def resolve_reference(root: Path, value: object, label: str, *, mode: str = "generic", article: str = "") -> Path:
-    """Resolve a reference against the knowledge checkout `root` (already safe-checked).
-
-    mode "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of
-    `article`). Returns the absolute file path.
-    """
+    """The absolute file a reference (§1.3) names in the knowledge checkout `root` (already safe-checked). mode:
+    "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of `article`)."""
     rel = _check_shape(value, label)
     if mode == "knowledge" and not _KNOWLEDGE.fullmatch(rel):
         raise GuidanceError(f"{label} must point to layered knowledge articles (<layer>/knowledge/<domain>/*.md)")

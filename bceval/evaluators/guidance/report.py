@@ -56,11 +56,8 @@ class KnowledgeCheckout:
         return run_git(self.root, "cat-file", "blob", f"HEAD:{rel}", raw=True)
 
 
-# --- envelope (§3.1) -------------------------------------------------------------------------
-
-
 def check_envelope(document: Any, case: GuidanceCase, bound: Path) -> Any:
-    """caseId must be the case's hashed id; a legacy workspaceRoot must equal the runner's binding."""
+    """§3.1: caseId must be the case's hashed id; a legacy workspaceRoot must equal the runner's binding."""
     result = require_object(document, "result", ("caseId", "guidanceReport"))
     if require_string(result["caseId"], "result caseId") != case.hashed:
         raise GuidanceError("result caseId mismatch: it must be the request's caseId")
@@ -73,9 +70,6 @@ def check_envelope(document: Any, case: GuidanceCase, bound: Path) -> Any:
         if not agrees:
             raise GuidanceError("result workspaceRoot must agree with the runner binding (it never overrides it)")
     return result["guidanceReport"]
-
-
-# --- shared pieces ---------------------------------------------------------------------------
 
 
 def _check_skill(value: Any, expected: str) -> None:
@@ -194,11 +188,8 @@ def _check_suppressed(entries: list[Any], used: list[str], checkout: KnowledgeCh
         paths.append(path)
 
 
-# --- plan report (§3.3) ----------------------------------------------------------------------
-
-
 def check_plan_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
-    """Every plan-report rule in order; returns the cited knowledge paths (`used`)."""
+    """Every plan-report rule (§3.3) in order; returns the cited knowledge paths (`used`)."""
     report = require_object(value, "guidanceReport", PLAN_REPORT_FIELDS)
     _check_skill(report["skill"], PLAN_SKILL_ID)
     outcome = _check_outcome(report, case)
@@ -220,8 +211,6 @@ def check_plan_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckou
     _check_suppressed(suppressed, used, checkout)
     return used
 
-
-# --- implementation report (§3.4) ------------------------------------------------------------
 
 _SUMMARY_TEXT = ("request", "phase", "decision", "decision-key", "evidence-fingerprint")
 _SUMMARY_COUNTS = ("candidates", "selected", "omitted-consumed")
@@ -265,7 +254,7 @@ def _check_omitted(
 
 
 def check_implementation_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
-    """Every implementation-report rule in order; returns the cited knowledge paths (`used`)."""
+    """Every implementation-report rule (§3.4) in order; returns the cited knowledge paths (`used`)."""
     report = require_object(value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS)
     _check_skill(report["skill"], IMPLEMENTATION_SKILL_ID)
     outcome = _check_outcome(report, case)

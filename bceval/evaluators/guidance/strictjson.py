@@ -61,9 +61,6 @@ def read_strict(path: Path, label: str) -> Any:
     return parse_strict(data, label)
 
 
-# --- field validators: labels appear first in every message ---------------------------------
-
-
 def require_object(value: Any, label: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise GuidanceError(f"{label} must be a JSON object")

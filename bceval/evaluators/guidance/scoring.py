@@ -41,21 +41,19 @@ class ScoreOutcome:
         return not self.problems
 
 
-def knowledge_metrics(
-    required: tuple[str, ...], optional: tuple[str, ...], used: list[str]
-) -> tuple[Fraction, Fraction]:
+def knowledge_metrics(case: GuidanceCase, used: list[str]) -> tuple[Fraction, Fraction]:
     """Recall over the required set and precision over the accepted set (case-sensitive membership)."""
-    cited = set(used)
-    recall = Fraction(len(set(required) & cited), len(required)) if required else Fraction(1)
+    cited, required = set(used), set(case.required)
+    recall = Fraction(len(required & cited), len(required)) if required else Fraction(1)
     if cited:
-        precision = Fraction(len(cited & (set(required) | set(optional))), len(cited))
+        precision = Fraction(len(cited & (required | set(case.optional))), len(cited))
     else:
         precision = Fraction(1) if not required else Fraction(0)
     return recall, precision
 
 
 def _check_metrics(manifest: GuidanceManifest, case: GuidanceCase, used: list[str]) -> None:
-    recall, precision = knowledge_metrics(case.required, case.optional, used)
+    recall, precision = knowledge_metrics(case, used)
     if recall < Fraction(manifest.minimum_recall):
         raise GuidanceError(
             f"knowledge recall is below the manifest minimum ({float(recall):.3f} < {manifest.minimum_recall:g})"
@@ -116,9 +114,7 @@ def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, Ca
             document = json.loads(read_regular_text((results_dir / result_name(case.hashed)), "utf-8"))
             report = document["guidanceReport"]
             cited = [entry["path"] for entry in report.get("knowledge") or [] if isinstance(entry, dict)]
-            recall, precision = knowledge_metrics(
-                case.required, case.optional, [p for p in cited if isinstance(p, str)]
-            )
+            recall, precision = knowledge_metrics(case, [p for p in cited if isinstance(p, str)])
             agrees = report.get("outcome") == case.expected_outcome
             measures[case.id] = CaseMeasures(agrees, float(recall), float(precision))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -23,7 +23,7 @@ from guidance_util import (
 )
 
 from bceval.evaluators.guidance import cli as guidance_cli
-from bceval.evaluators.guidance import modes, scoring
+from bceval.evaluators.guidance import scoring
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_foreign_exceptions_become_one_fixed_line(plain, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError(f"{SENTINEL} from a library")
 
-    monkeypatch.setattr(modes, "load_manifest", explode)
+    monkeypatch.setattr(guidance_cli, "load_manifest", explode)
     result = cli("validate", "--root", root, "--manifest", manifest_path)  # cli() asserts the sentinel stays out
     assert_fails(result, "could not be read safely")
     assert result.err.count("\n") == 1

@@ -53,7 +53,7 @@ class RunSettings:
     source: str = ""  # the corpus the demo is built from: bceval's demo corpus, or the corpus's own manifests
     nothing: str | None = None  # the corpus has no guidance manifest: the run task says so, and evaluates none
     agent: Any = None  # the live agent's settings (bceval.agents.settings.AgentSettings) for adapter "command"
-    max_cost: float | None = None  # a live agent's budget per run (BCEVAL_MAX_COST): see guidance_run.run_guidance
+    max_cost: float | None = None  # a live agent's budget per run (BCEVAL_MAX_COST): see runner.run_guidance
 
 
 def guarded(title: str, work: Callable[[], T]) -> T:

@@ -16,6 +16,7 @@ from bceval.evaluators.review.health.tasks import health_tasks
 from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import read_manifest
 from bceval.evaluators.review.requests import domain_files
+from bceval.evaluators.review.scoring import ResultEntry, judge, verdict_problems
 from bceval.jsonio import read_json_bytes
 
 
@@ -50,16 +51,10 @@ class ReviewEvaluator:
 
     def oracle_answer(self, case: ReviewCase) -> list[Any]:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
-        from bceval.evaluators.review.scoring import (
-            ResultEntry,  # the scoring models (pydantic) load when scoring starts
-        )
-
         return [ResultEntry(id=case.modelId, findings=list(case.expected))]
 
     def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
         """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
-        from bceval.evaluators.review.scoring import judge, verdict_problems
-
         outcomes = []
         for case in cases:
             verdict = judge(case, findings.get(case.modelId))

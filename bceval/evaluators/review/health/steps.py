@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from bceval.agents.view import build_view
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase, derive_cases
+from bceval.evaluators.review.health.model import Finding
+from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
 from bceval.jsonio import dumps, load_own_json, write_atomic
@@ -16,8 +19,6 @@ from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
-    from bceval.evaluators.review.health.report import build_report, render_markdown
-
     recorded = load_own_json(cases_file(settings))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
     listing = scan_corpus(settings.corpus)
@@ -43,8 +44,6 @@ def write_health(settings: Settings, groups: list[str]) -> None:
 
 def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
     """The leaf and candidate articles of a case's agent view (its request and case file tell nothing)."""
-    from bceval.agents.view import build_view
-
     view = build_view(settings.prepare_dir, settings.corpus, model_id)
     return {
         f.path: f.data.decode("utf-8-sig", "replace")
@@ -57,9 +56,6 @@ def write_health_despite_failures(settings: Settings) -> None:
     """Health of a corpus that fails validation or preparation: everything that can be read, computed in
     memory (no graph state is trusted), plus one error finding per validation problem and unreadable file,
     so `bceval health` can explain why the corpus fails."""
-    from bceval.evaluators.review.health.model import Finding
-    from bceval.evaluators.review.health.report import build_report, render_markdown
-
     findings: list[Finding] = []
 
     def unreadable(rel: str, problem: BcevalError) -> None:

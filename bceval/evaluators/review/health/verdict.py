@@ -10,7 +10,11 @@ from bceval.cli.parser import add_command, settings_flags
 from bceval.config import HealthOptions, Settings, check_inputs, check_leaves, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
+from bceval.evaluators.review.health.model import HealthReport
+from bceval.evaluators.review.health.report import coverage_lines, summary_line
+from bceval.evaluators.review.health.steps import write_health_despite_failures
 from bceval.graph.run import run_graph
+from bceval.jsonio import load_own_json
 from bceval.layout import OutDir
 
 
@@ -22,10 +26,6 @@ def check_health_inputs(settings: HealthOptions) -> None:
 
 def print_health(settings: Settings) -> Any:
     """Print the report's errors and warnings and its summary line; returns the report."""
-    from bceval.evaluators.review.health.model import HealthReport
-    from bceval.evaluators.review.health.report import coverage_lines, summary_line
-    from bceval.jsonio import load_own_json
-
     report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))
     for finding in report.findings:
         if finding.severity != "info":
@@ -38,10 +38,7 @@ def print_health(settings: Settings) -> Any:
 def report_health(settings: Settings, code: int, strict: bool) -> int:
     """`bceval health` after its graph ran (`code` is the graph's exit code): the report on the console, always,
     and the exit code."""
-
     if code:  # validation or preparation failed (it said why); report what can be read anyway
-        from bceval.evaluators.review.health.steps import write_health_despite_failures
-
         print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
         write_health_despite_failures(settings)
     report = print_health(settings)

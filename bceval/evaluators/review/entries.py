@@ -1,38 +1,35 @@
-"""The cases of one result document as plain values, without the result models (pydantic).
-
-Every live answer is read with this: loading the models costs about 0.2 s of one core, and on the answering side
-nothing needs them. `review.scoring` reads result files with the same rules and turns what it finds into
-its models.
-"""
+"""The cases of one result document: what every live answer and every result file holds, read by the same rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from bceval.models import StrictModel
 from bceval.ordering import sort_key
 
 
-@dataclass(frozen=True)
-class AnsweredCase:
-    """One case an answer gave: its id and its finding ids, normalized (see finding_ids)."""
+class ResultEntry(StrictModel):
+    """One case answer as read from a result file, findings already normalized."""
 
     id: str
     findings: list[str]
 
     def as_record(self) -> dict[str, Any]:
-        """The case as an answer cache entry keeps it (what the result model's dump gives)."""
-        return {"id": self.id, "findings": list(self.findings)}
+        """The case as an answer cache entry keeps it."""
+        return self.model_dump()
 
 
-def answered_cases(document: Any, name: str, problems: list[str]) -> list[AnsweredCase] | None:
+AnsweredCase = ResultEntry  # the answering side's name for it
+
+
+def answered_cases(document: Any, name: str, problems: list[str]) -> list[ResultEntry] | None:
     """The cases of a parsed result document; every defect is a line added to `problems` (a case with one is
     left out), and a document with no `cases` at all gives None."""
     if not isinstance(document, dict) or "cases" not in document:
         problems.append(f"{name}: result must contain a 'cases' array.")
         return None
     cases = document["cases"] if isinstance(document["cases"], list) else [document["cases"]]
-    found: list[AnsweredCase] = []
+    found: list[ResultEntry] = []
     for number, case in enumerate(cases):
         where = f"{name}: cases[{number}]"
         if not isinstance(case, dict):
@@ -47,7 +44,7 @@ def answered_cases(document: Any, name: str, problems: list[str]) -> list[Answer
             continue
         findings = finding_ids(case["findings"], where, problems)
         if findings is not None:
-            found.append(AnsweredCase(str(raw_id), findings))
+            found.append(ResultEntry(id=str(raw_id), findings=findings))
     return found
 
 
@@ -77,12 +74,7 @@ def _is_scalar_id(value: Any) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
-def stored_case(value: Any) -> AnsweredCase:
-    """A case as an answer cache entry holds it (see AnsweredCase.as_record): exactly a string `id` and a list of
-    string `findings`; anything else raises ValueError (the entry is not ours: the case is answered again)."""
-    if type(value) is not dict or value.keys() != {"id", "findings"}:
-        raise ValueError("not a cached case")
-    case_id, findings = value["id"], value["findings"]
-    if type(case_id) is not str or type(findings) is not list or any(type(f) is not str for f in findings):
-        raise ValueError("not a cached case")
-    return AnsweredCase(case_id, list(findings))
+def stored_case(value: Any) -> ResultEntry:
+    """A case as an answer cache entry holds it (see ResultEntry.as_record); anything else raises ValueError (the
+    entry is not ours: the case is answered again)."""
+    return ResultEntry.model_validate(value, strict=True)

@@ -15,20 +15,13 @@ from pydantic import Field, ValidationError, model_serializer
 from bceval.errors import BcevalError
 from bceval.escape import console, finding_id, token
 from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.entries import answered_cases
+from bceval.evaluators.review.entries import ResultEntry, answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
 from bceval.evaluators.review.reads import Article, CaseReads, ReadSummary, case_reads
 from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
 from bceval.models import StrictModel
 
 SCORE_SCHEMA_VERSION = 1
-
-
-class ResultEntry(StrictModel):
-    """One case answer as read from a result file, findings already normalized."""
-
-    id: str
-    findings: list[str]
 
 
 class DropUnset(StrictModel):
@@ -145,7 +138,7 @@ def read_result_document(data: bytes, name: str) -> FileReading:
         reading.answeredBy = document["answeredBy"]
     if isinstance(document.get("record"), dict):
         reading.record = document["record"]
-    reading.entries = [ResultEntry(id=case.id, findings=case.findings) for case in answered]
+    reading.entries = answered
     return reading
 
 

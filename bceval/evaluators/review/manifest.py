@@ -7,23 +7,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from bceval.evaluators.review import manifest_schema as schema
 from bceval.jsonio import parse_json
 
 MANIFEST_VERSION = 2
 SELECTION = "first-paired-al-article"
 THRESHOLDS = ("minimumExpectedRecall", "minimumCleanRate")
 THRESHOLD_LABELS = {"minimumExpectedRecall": "Expected-finding recall", "minimumCleanRate": "Clean-control rate"}
-# The members the manifest and an override may have; manifest_schema.py describes them for the JSON
-# schema (kept apart so validating a manifest never loads pydantic), and a test keeps the two in step.
-MANIFEST_MEMBERS = (
-    "$schema",
-    "version",
-    "selection",
-    "minimumExpectedRecall",
-    "minimumCleanRate",
-    "overrides",
-    "coverageWaivers",
-)
+# The members the manifest, an override and a waiver may have: the schema model's fields
+MANIFEST_MEMBERS = tuple(field.alias or name for name, field in schema.ReviewManifest.model_fields.items())
+OVERRIDE_MEMBERS = tuple(schema.DomainOverride.model_fields)
+WAIVER_MEMBERS = tuple(schema.CoverageWaiver.model_fields)
 STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with the strict thresholds
     "$schema": "./review-fixtures.schema.json",
     "version": MANIFEST_VERSION,
@@ -33,8 +27,6 @@ STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with th
     "overrides": {},
     "coverageWaivers": [],
 }
-OVERRIDE_MEMBERS = ("article", "context", "additionalArticles", "articles")
-WAIVER_MEMBERS = ("path", "reason")
 # The manifest dialects (review-dialects.md): the layered reference's `additionalArticles`, the forks' `articles`,
 # neither (both harnesses derive the same cases) or both (refused).
 PLAIN, LAYERED, FORK, MIXED = "plain", "additionalArticles", "articles", "mixed"

@@ -1,7 +1,6 @@
 """The review fixture manifest as a pydantic model: the source of schemas/review-manifest.schema.json.
 
-Validation itself lives in manifest.py, which lists every problem at once; this model only describes
-the shape for the schema (a test checks that both name the same members).
+Validation itself lives in manifest.py, which lists every problem at once and takes its member names from here.
 """
 
 from __future__ import annotations

@@ -53,16 +53,7 @@ class Derivation:
     paired: dict[str, list[PairedArticle]] = field(default_factory=dict)
 
     def cases_of(self, domain: str) -> list[ReviewCase]:
-        """The cases of one domain, in order. Asked for every domain, so the cases are grouped by domain once (and
-        again whenever the list of cases was replaced or grew): scanning every case per domain was quadratic."""
-        key = (id(self.cases), len(self.cases))
-        grouped = self.__dict__.get("_by_domain")
-        if grouped is None or grouped[0] != key:
-            index: dict[str, list[ReviewCase]] = {}
-            for case in self.cases:
-                index.setdefault(case.domain, []).append(case)
-            grouped = self.__dict__["_by_domain"] = (key, index)
-        return list(grouped[1].get(domain, ()))
+        return [case for case in self.cases if case.domain == domain]
 
 
 def _strip_md(value: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from bceval.agents.view import build_view
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
@@ -9,7 +11,7 @@ from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase, derive_cases
-from bceval.evaluators.review.health.model import Finding
+from bceval.evaluators.review.health.model import Finding, HealthReport
 from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
@@ -21,25 +23,20 @@ from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_
 def write_health(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    listing = scan_corpus(settings.corpus)
-    changed = None
-    if settings.changed_paths is not None:
-        changed = read_text(settings.changed_paths).splitlines()
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
     report = build_report(
         settings.corpus.name,
-        listing,
+        scan_corpus(settings.corpus),
         [Leaf(**leaf) for leaf in recorded["leaves"]],  # validation already derived them
         read_rows(settings, groups),
         cases,
         {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},
         {case.modelId: read_text(PrepareDir(settings.prepare_dir).case_file(case.modelId)) for case in cases},
         margin=settings.health_margin,
-        changed=changed,
+        changed=_changed(settings),
         views={case.modelId: view_texts(settings, case.modelId) for case in cases},
     )
-    write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
-    write_atomic(OutDir(settings.out).health("md"), render_markdown(report))
+    _write(settings, report)
 
 
 def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
@@ -57,10 +54,6 @@ def write_health_despite_failures(settings: Settings) -> None:
     memory (no graph state is trusted), plus one error finding per validation problem and unreadable file,
     so `bceval health` can explain why the corpus fails."""
     findings: list[Finding] = []
-
-    def unreadable(rel: str, problem: BcevalError) -> None:
-        findings.append(Finding(kind="unreadable-file", severity="error", path=rel, message=str(problem)))
-
     listing = scan_corpus(settings.corpus)  # without a listing there is nothing to report on
     try:
         derivation, _, _ = derive(settings, listing)
@@ -68,37 +61,42 @@ def write_health_despite_failures(settings: Settings) -> None:
         findings.append(Finding(kind="validation", severity="error", message=str(exc)))
         derivation = derive_cases(listing, by_convention())
     findings += [Finding(kind="validation", severity="error", message=problem) for problem in derivation.problems]
-    rows = []
-    for rel in knowledge_markdown(listing):
+
+    def readable(rel: str) -> str | None:
         try:
-            rows.append(index_row(rel, read_text(settings.corpus / rel)))
+            return read_text(settings.corpus / rel)
         except BcevalError as exc:
-            unreadable(rel, exc)
+            findings.append(Finding(kind="unreadable-file", severity="error", path=rel, message=str(exc)))
+            return None
+
+    articles = {rel: readable(rel) for rel in knowledge_markdown(listing)}
+    rows = [index_row(rel, text) for rel, text in articles.items() if text is not None]
     samples = [rel for group in sample_groups(listing).values() for rel in group]
     for rel in [leaf.path for leaf in derivation.leaves] + samples:
-        try:
-            read_text(settings.corpus / rel)
-        except BcevalError as exc:
-            unreadable(rel, exc)
+        readable(rel)
     texts = {}
     for case in derivation.cases:
-        try:
+        with suppress(BcevalError):  # an unreadable sample is reported already
             texts[case.modelId] = neutral_file_text(read_text(settings.corpus / case.input))
-        except BcevalError:
-            pass  # already reported as an unreadable sample
-    cases = [case for case in derivation.cases if case.modelId in texts]
-    changed = read_text(settings.changed_paths).splitlines() if settings.changed_paths is not None else None
     report = build_report(
         settings.corpus.name,
         listing,
         derivation.leaves,
         rows,
-        cases,
+        [case for case in derivation.cases if case.modelId in texts],
         candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves]),
         texts,
         margin=settings.health_margin,
-        changed=changed,
+        changed=_changed(settings),
         extra=findings,
     )
+    _write(settings, report)
+
+
+def _changed(settings: Settings) -> list[str] | None:
+    return None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines()
+
+
+def _write(settings: Settings, report: HealthReport) -> None:
     write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
     write_atomic(OutDir(settings.out).health("md"), render_markdown(report))

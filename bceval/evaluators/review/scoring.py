@@ -248,14 +248,12 @@ def judge_reading(
 
 
 def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
-    """A verdict with the usage, transcript and cache flag its answer record carries."""
+    """A verdict with the usage, transcript and cache flags its answer record carries."""
     if not isinstance(record, dict):
         return verdict
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
-    transcript = record.get("transcript") if isinstance(record.get("transcript"), str) else None
-    cached = record.get("cached") if isinstance(record.get("cached"), bool) else None
-    shared = record.get("sharedFrom") if isinstance(record.get("sharedFrom"), str) else None
-    return verdict.model_copy(update={"usage": usage, "transcript": transcript, "cached": cached, "sharedFrom": shared})
+    kinds = {"usage": dict, "transcript": str, "cached": bool, "sharedFrom": str}
+    update = {key: record[key] if isinstance(record.get(key), kind) else None for key, kind in kinds.items()}
+    return verdict.model_copy(update=update)
 
 
 def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
@@ -263,20 +261,16 @@ def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
     reads = verdict.reads
     if not require_read or reads is None or not verdict.answered:
         return []
+    if reads.source == "bceval":
+        return [f"{verdict.id}: cited {path} without reading it" for path in reads.citedWithoutCompleteRead]
+    if not reads.cited:
+        return []
     if reads.source == "agent-trace":
-        if not reads.cited:
-            return []
         return [
             f"{verdict.id}: --require-read needs bceval's own read evidence, and this answer has only its agent's "
             "trace of the reads it asked for, which is no proof"
         ]
-    if reads.source == "unknown":
-        if not reads.cited:
-            return []
-        return [
-            f"{verdict.id}: --require-read needs read evidence, and this answer has none (its agent records no reads)"
-        ]
-    return [f"{verdict.id}: cited {path} without reading it" for path in reads.citedWithoutCompleteRead]
+    return [f"{verdict.id}: --require-read needs read evidence, and this answer has none (its agent records no reads)"]
 
 
 def read_summary(verdicts: list[CaseVerdict], require_read: bool) -> ReadSummary | None:
@@ -414,21 +408,22 @@ def _tally(verdicts: list[CaseVerdict], kind: str) -> Tally:
     return Tally(passed=sum(v.passed for v in answered), total=len(answered))
 
 
-def passed_line(report: ScoreReport) -> str:
+def _rates(report: ScoreReport) -> str:
     return (
-        f"Review evaluation PASSED: recall={format_rate(report.recall)} "
-        f"({report.positive.passed}/{report.positive.total}), clean-rate={format_rate(report.cleanRate)} "
-        f"({report.clean.passed}/{report.clean.total})."
+        f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total}), "
+        f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total})"
     )
+
+
+def passed_line(report: ScoreReport) -> str:
+    return f"Review evaluation PASSED: {_rates(report)}."
 
 
 def failed_header(report: ScoreReport) -> str:
     if report.partial:
         return (
             f"Review evaluation PARTIAL: {report.selectedCases} of {report.totalCases} case(s) selected, "
-            f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total}), "
-            f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total}); "
-            f"a partial run is not a gate result for the corpus"
+            f"{_rates(report)}; a partial run is not a gate result for the corpus"
             + (f", and it has {len(report.problems)} problem(s):" if report.problems else ".")
         )
     return f"Review evaluation FAILED with {len(report.problems)} problem(s):"

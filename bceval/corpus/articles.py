@@ -26,8 +26,6 @@ def _utf16_len(text: str) -> int:
 
 
 def _utf16_prefix(text: str, units: int) -> str:
-    if len(text) == _utf16_len(text):  # no surrogate pairs: units are characters
-        return text[:units]
     taken = 0
     for index, ch in enumerate(text):
         taken += 2 if ord(ch) > 0xFFFF else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -62,17 +63,11 @@ def candidates_by_domain(rows: list[dict[str, Any]], domains: list[str]) -> dict
 
 def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) -> dict[str, list[str]]:
     """Per leaf domain, the article paths whose row domain matches it ignoring case, one per file name
-    (the highest layer wins, then the first path), sorted by path.
-
-    `domain_of` gives (path, row domain) in index order (`index_order`), so nothing is sorted here
-    unless one domain draws on several layers.
-    """
-    by_domain: dict[str, dict[str, list[str]]] = {}
+    (the highest layer wins, then the first path), sorted by path. `domain_of` gives (path, row domain) in
+    index order (`index_order`)."""
+    by_domain: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for path, domain in domain_of:
-        layers = by_domain.get(domain.lower())
-        if layers is None:
-            layers = by_domain[domain.lower()] = {layer: [] for layer in LAYERS}
-        layers[layer_of(path)].append(path)
+        by_domain[domain.lower()][layer_of(path)].append(path)
     result = {}
     for domain in domains:
         layers = by_domain.get(domain.lower(), {})
@@ -80,8 +75,7 @@ def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) ->
         for layer in reversed(LAYERS):  # the highest layer first, each in path order
             for path in layers.get(layer, ()):
                 winners.setdefault(_file_name(path), path)
-        drawn_on = sum(1 for paths in layers.values() if paths)
-        result[domain] = list(winners.values()) if drawn_on <= 1 else sorted_texts(winners.values())
+        result[domain] = sorted_texts(winners.values())
     return result
 
 

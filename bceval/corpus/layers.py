@@ -43,7 +43,6 @@ class Listing:
     @cached_property
     def digest(self) -> str:
         """sha256 of the listing: any added, removed or renamed file changes it."""
-        # One update per folder rather than one string per file: this runs on every doit invocation.
         digest = hashlib.sha256()
         for folder, names in self.sorted_names.items():
             joined = "\0".join(names)
@@ -101,9 +100,6 @@ def _walk(
             continue  # hidden files never take part, as in the reference's listings
         if not name.isascii() and not utf8_encodable(name):  # undecodable bytes list as surrogates
             raise BcevalError(f"{root / rel / name}: file name is not valid UTF-8; rename it")
-        if entry.is_file(follow_symlinks=False):  # the common case first: one check per plain file
-            names.append(name)
-            continue
         try:
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
@@ -142,15 +138,6 @@ class Leaf:
     path: str  # relative, forward slashes
 
 
-def _domain_of_leaf(name: str) -> str:
-    base = name[: -len(".md")]
-    if base.lower().startswith("al-"):
-        base = base[3:]
-    if base.lower().endswith("-review"):
-        base = base[: -len("-review")]
-    return base
-
-
 def _is_leaf_name(name: str) -> bool:
     return (
         name.startswith("al-")
@@ -167,7 +154,7 @@ def discover_leaves(listing: Listing) -> list[Leaf]:
         folder = f"{layer}/skills/review"
         for name in sorted(listing.names_in(folder), key=sort_key):
             if _is_leaf_name(name):
-                domain = _domain_of_leaf(name)
+                domain = name[len("al-") : -len("-review.md")]
                 winners[domain.lower()] = Leaf(domain, layer, f"{folder}/{name}")
     return sorted(winners.values(), key=lambda leaf: sort_key(leaf.domain))
 

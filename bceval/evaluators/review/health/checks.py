@@ -32,46 +32,33 @@ def _knowledge_folders(listing: Listing) -> dict[str, dict[str, frozenset[str]]]
 
 def _pairing_findings(layer: str, domain: str, names: frozenset[str]) -> list[Finding]:
     findings = []
-    folder = f"{layer}/knowledge/{domain}"
     for name in sorted(names, key=sort_key):
-        if name.endswith(".md"):
-            slug = name[:-3]
-            good, bad = f"{slug}.good.al" in names, f"{slug}.bad.al" in names
-            if good != bad:
-                have = ".good.al" if good else ".bad.al"
-                findings.append(
-                    Finding(
-                        kind="unpaired-article",
-                        severity="warning",
-                        path=f"{folder}/{name}",
-                        message=f"{folder}/{name} has only {have}, so no case can use it",
-                    )
-                )
-            continue
-        odd = _ODD_SAMPLE.match(name)
-        if odd is None:
-            continue
-        slug, kind, ext = odd["slug"], odd["kind"].lower(), odd["ext"]
-        if ext != "al":
-            findings.append(
-                Finding(
-                    kind="sample-extension",
-                    severity="warning",
-                    path=f"{folder}/{name}",
-                    message=f"{folder}/{name} is a {kind} sample with extension .{ext}; only "
-                    f".{kind}.al pairs with an article",
-                )
-            )
-        elif f"{slug}.md" not in names:
-            findings.append(
-                Finding(
-                    kind="orphan-sample",
-                    severity="warning",
-                    path=f"{folder}/{name}",
-                    message=f"{folder}/{name} has no {slug}.md beside it",
-                )
-            )
+        path = f"{layer}/knowledge/{domain}/{name}"
+        problem = _pairing_problem(path, name, names)
+        if problem is not None:
+            findings.append(Finding(kind=problem[0], severity="warning", path=path, message=problem[1]))
     return findings
+
+
+def _pairing_problem(path: str, name: str, names: frozenset[str]) -> tuple[str, str] | None:
+    """(kind, message) when the file `name` of a knowledge folder pairs with nothing."""
+    if name.endswith(".md"):
+        slug = name[:-3]
+        good, bad = f"{slug}.good.al" in names, f"{slug}.bad.al" in names
+        if good == bad:
+            return None
+        return "unpaired-article", f"{path} has only {'.good.al' if good else '.bad.al'}, so no case can use it"
+    odd = _ODD_SAMPLE.match(name)
+    if odd is None:
+        return None
+    slug, kind, ext = odd["slug"], odd["kind"].lower(), odd["ext"]
+    if ext != "al":
+        return "sample-extension", (
+            f"{path} is a {kind} sample with extension .{ext}; only .{kind}.al pairs with an article"
+        )
+    if f"{slug}.md" not in names:
+        return "orphan-sample", f"{path} has no {slug}.md beside it"
+    return None
 
 
 def _duplicate_slug_findings(domain: str, layers: dict[str, frozenset[str]]) -> list[Finding]:
@@ -91,26 +78,12 @@ def _duplicate_slug_findings(domain: str, layers: dict[str, frozenset[str]]) -> 
         lower_paired = any(
             f"{slug}.good.al" in layers[o] and f"{slug}.bad.al" in layers[o] for o in owners if o != winner
         )
-        path = f"{winner}/knowledge/{domain}/{slug}.md"
+        severity, message = "info", f"{slug}.md is in {', '.join(owners)}; the {winner} copy wins"
         if not paired and lower_paired:
-            findings.append(
-                Finding(
-                    kind="duplicate-slug",
-                    severity="warning",
-                    path=path,
-                    message=f"{slug}.md is in {', '.join(owners)}; the {winner} copy wins the index "
-                    "but has no sample pair, so a case on the lower, paired copy fails the gate",
-                )
-            )
-        else:
-            findings.append(
-                Finding(
-                    kind="duplicate-slug",
-                    severity="info",
-                    path=path,
-                    message=f"{slug}.md is in {', '.join(owners)}; the {winner} copy wins",
-                )
-            )
+            severity = "warning"
+            message += " the index but has no sample pair, so a case on the lower, paired copy fails the gate"
+        path = f"{winner}/knowledge/{domain}/{slug}.md"
+        findings.append(Finding(kind="duplicate-slug", severity=severity, path=path, message=message))
     return findings
 
 
@@ -126,24 +99,15 @@ def coverage_checks(
         leaf = leaf_by_domain.get(domain.lower())
         paired = [a.md_path for a in paired_articles(listing, domain)]
         if leaf is None and any(n.endswith(".md") for names in folders.get(domain, {}).values() for n in names):
+            message = f"knowledge domain '{domain}' has no al-{domain}-review leaf, so no case ever uses its articles"
             findings.append(
                 Finding(
-                    kind="knowledge-without-leaf",
-                    severity="warning",
-                    path=f"*/knowledge/{domain}",
-                    message=f"knowledge domain '{domain}' has no al-{domain}-review leaf, so no case "
-                    "ever uses its articles",
+                    kind="knowledge-without-leaf", severity="warning", path=f"*/knowledge/{domain}", message=message
                 )
             )
         if leaf is not None and not paired:
-            findings.append(
-                Finding(
-                    kind="leaf-without-knowledge",
-                    severity="error",
-                    path=leaf.path,
-                    message=f"{leaf.path} has no paired article in any layer",
-                )
-            )
+            message = f"{leaf.path} has no paired article in any layer"
+            findings.append(Finding(kind="leaf-without-knowledge", severity="error", path=leaf.path, message=message))
         for layer, names in sorted(folders.get(domain, {}).items(), key=lambda item: LAYER_RANK[item[0]]):
             findings.extend(_pairing_findings(layer, domain, names))
         findings.extend(_duplicate_slug_findings(domain, folders.get(domain, {})))
@@ -159,24 +123,14 @@ def coverage_checks(
     for row in rows:
         folder_parts = row["path"].split("/")
         if not row["parsed"]:
-            findings.append(
-                Finding(
-                    kind="unparsed-article",
-                    severity="error",
-                    path=row["path"],
-                    message=f"{row['path']} has no readable frontmatter (index row parsed: false)",
-                )
-            )
+            message = f"{row['path']} has no readable frontmatter (index row parsed: false)"
+            findings.append(Finding(kind="unparsed-article", severity="error", path=row["path"], message=message))
         elif len(folder_parts) >= 4 and row["domain"].lower() != folder_parts[2].lower():  # matching ignores case
-            findings.append(
-                Finding(
-                    kind="domain-mismatch",
-                    severity="error",
-                    path=row["path"],
-                    message=f"{row['path']} says domain '{row['domain']}' but sits in folder "
-                    f"'{folder_parts[2]}', so it is a candidate of the wrong leaf",
-                )
+            message = (
+                f"{row['path']} says domain '{row['domain']}' but sits in folder '{folder_parts[2]}', so it is a "
+                "candidate of the wrong leaf"
             )
+            findings.append(Finding(kind="domain-mismatch", severity="error", path=row["path"], message=message))
     total_paired = sum(d.paired for d in domains)
     return Coverage(paired=total_paired, exercised=sum(d.exercised for d in domains), domains=domains), findings
 
@@ -199,16 +153,11 @@ def changed_path_checks(changed: Iterable[str], listing: Listing, cases: list[Re
             continue
         seen.add(md)
         if md.lower() not in exercised:
-            findings.append(
-                Finding(
-                    kind="unexercised-change",
-                    severity="error",
-                    path=md,
-                    message=f"{line} changed, but no case exercises {md}; add it to the domain's "
-                    "articles or additionalArticles, whichever dialect the manifest uses (or select it), so the "
-                    "evaluation covers it",
-                )
+            message = (
+                f"{line} changed, but no case exercises {md}; add it to the domain's articles or additionalArticles, "
+                "whichever dialect the manifest uses (or select it), so the evaluation covers it"
             )
+            findings.append(Finding(kind="unexercised-change", severity="error", path=md, message=message))
     return findings
 
 
@@ -252,25 +201,18 @@ def margin_checks(
             )
         )
         if position < RANK_LIMIT and margin < threshold:
+            message = (
+                f"{case.id}: {article} ranks {position + 1}/{RANK_LIMIT} with score {score:g}, only {margin:g} above "
+                f"the first excluded candidate ({excluded:g}); a small edit to any article can push it out"
+            )
             findings.append(
-                Finding(
-                    kind="ranking-margin",
-                    severity="warning",
-                    case=case.id,
-                    path=article,
-                    message=f"{case.id}: {article} ranks {position + 1}/{RANK_LIMIT} with score "
-                    f"{score:g}, only {margin:g} above the first excluded candidate ({excluded:g}); "
-                    "a small edit to any article can push it out",
-                )
+                Finding(kind="ranking-margin", severity="warning", case=case.id, path=article, message=message)
             )
     for domain in unranked_domains:
         count = len(candidates.get(domain, []))
-        findings.append(
-            Finding(
-                kind="ranking-not-run",
-                severity="info",
-                message=f"{domain}: {count} candidate(s), no more than {RANK_LIMIT}, so ranking does "
-                "not run and the gate cannot fail",
-            )
+        message = (
+            f"{domain}: {count} candidate(s), no more than {RANK_LIMIT}, so ranking does not run and the gate "
+            "cannot fail"
         )
+        findings.append(Finding(kind="ranking-not-run", severity="info", message=message))
     return margins, findings

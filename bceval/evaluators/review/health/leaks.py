@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from itertools import pairwise
 from typing import Any
 
 from bceval.evaluators.review.cases import ReviewCase
@@ -51,9 +52,7 @@ def _label_hits(code: str) -> list[str]:
     hits = []
     for token in _IDENTIFIER_OR_STRING.findall(code):
         parts = _parts(token)
-        if any(a == "anti" and b == "pattern" for a, b in zip(parts, parts[1:], strict=False)):
-            hits.append(token)
-        elif LABEL_PARTS.intersection(parts):
+        if ("anti", "pattern") in pairwise(parts) or LABEL_PARTS.intersection(parts):
             hits.append(token)
     return hits
 
@@ -70,15 +69,9 @@ def _case_leaks(case: ReviewCase, text: str, telling: set[str]) -> list[Finding]
     word_lines: dict[str, list[int]] = {}
 
     def found(kind: str, number: int, message: str) -> None:
+        message = f"{case.id} line {number}: {message}"
         findings.append(
-            Finding(
-                kind=kind,
-                severity="warning",
-                case=case.id,
-                path=file_name,
-                line=number,
-                message=f"{case.id} line {number}: {message}",
-            )
+            Finding(kind=kind, severity="warning", case=case.id, path=file_name, line=number, message=message)
         )
 
     for number, line in enumerate(text.splitlines(), start=1):
@@ -119,14 +112,9 @@ def leak_checks(
     for article, pair in sorted(by_article.items()):
         positive, clean = pair.get("positive"), pair.get("clean")
         if positive and clean and case_texts[positive.modelId] == case_texts[clean.modelId]:
+            message = f"{positive.id} and {clean.id} see identical code, so no reviewer can tell them apart"
             findings.append(
-                Finding(
-                    kind="identical-pair",
-                    severity="error",
-                    case=positive.id,
-                    path=article,
-                    message=f"{positive.id} and {clean.id} see identical code, so no reviewer can tell them apart",
-                )
+                Finding(kind="identical-pair", severity="error", case=positive.id, path=article, message=message)
             )
     return findings
 
@@ -160,14 +148,11 @@ def reachable_answer_checks(
         for path, text in sorted(views.get(case.modelId, {}).items()):
             other = code_lines(text)
             if any(tuple(other[i : i + REACHABLE_RUN]) in runs for i in range(len(other) - REACHABLE_RUN + 1)):
+                message = (
+                    f"{path} holds {REACHABLE_RUN} or more consecutive lines of {case.id}'s code, so an agent can find "
+                    "the case in its own view"
+                )
                 findings.append(
-                    Finding(
-                        kind="reachable-answer",
-                        severity="error",
-                        case=case.id,
-                        path=path,
-                        message=f"{path} holds {REACHABLE_RUN} or more consecutive lines of {case.id}'s code, so an "
-                        "agent can find the case in its own view",
-                    )
+                    Finding(kind="reachable-answer", severity="error", case=case.id, path=path, message=message)
                 )
     return findings

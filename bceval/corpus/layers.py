@@ -43,11 +43,8 @@ class Listing:
     @cached_property
     def digest(self) -> str:
         """sha256 of the listing: any added, removed or renamed file changes it."""
-        digest = hashlib.sha256()
-        for folder, names in self.sorted_names.items():
-            joined = "\0".join(names)
-            digest.update(f"\n{folder}\0{joined}".encode())
-        return digest.hexdigest()
+        text = "".join(f"\n{folder}\0" + "\0".join(names) for folder, names in self.sorted_names.items())
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def names_in(self, folder: str) -> frozenset[str]:
         return self.by_dir.get(folder, frozenset())

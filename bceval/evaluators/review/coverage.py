@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from bceval.evaluators.review.cases import Derivation
@@ -15,17 +14,6 @@ _CHANGED_LINE = re.compile(
     r"^(?P<layer>microsoft|community|custom)/knowledge/(?P<domain>[^/]+)/(?P<slug>.+?)(?:\.good\.al|\.bad\.al|\.md)$"
 )
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-@dataclass(frozen=True)
-class DomainCoverage:
-    domain: str
-    paired: int
-    selected: int
-
-    @property
-    def coverage(self) -> int | float:
-        return ratio(self.selected, self.paired)
 
 
 def ratio(selected: int, paired: int) -> int | float:
@@ -42,34 +30,29 @@ def selected_paths(derivation: Derivation) -> set[str]:
     return {path for case in derivation.cases for path in case.expected}
 
 
-def domain_coverage(derivation: Derivation) -> list[DomainCoverage]:
-    """Every leaf domain in leaf order, with its effective paired articles and how many of them a case selects."""
-    chosen = selected_paths(derivation)
-    return [
-        DomainCoverage(leaf.domain, len(paired), sum(article.md_path in chosen for article in paired))
-        for leaf in derivation.leaves
-        for paired in [derivation.paired.get(leaf.domain, [])]
-    ]
-
-
 def coverage_document(derivation: Derivation) -> dict[str, Any]:
-    """The coverage report, members in the spec's order; every count an integer."""
-    domains = domain_coverage(derivation)
-    paired = sum(domain.paired for domain in domains)
-    selected = sum(domain.selected for domain in domains)
-    return {
-        "pairedArticles": paired,
-        "selectedArticles": selected,
-        "coverage": ratio(selected, paired),
-        "domains": [
+    """The coverage report, members in the spec's order; every count an integer. Its domains are the leaf domains
+    in leaf order, with their effective paired articles and how many of them a case selects."""
+    chosen = selected_paths(derivation)
+    domains = []
+    for leaf in derivation.leaves:
+        paired = derivation.paired.get(leaf.domain, [])
+        selected = sum(article.md_path in chosen for article in paired)
+        domains.append(
             {
-                "domain": domain.domain,
-                "pairedArticles": domain.paired,
-                "selectedArticles": domain.selected,
-                "coverage": domain.coverage,
+                "domain": leaf.domain,
+                "pairedArticles": len(paired),
+                "selectedArticles": selected,
+                "coverage": ratio(selected, len(paired)),
             }
-            for domain in domains
-        ],
+        )
+    paired_total = sum(domain["pairedArticles"] for domain in domains)
+    selected_total = sum(domain["selectedArticles"] for domain in domains)
+    return {
+        "pairedArticles": paired_total,
+        "selectedArticles": selected_total,
+        "coverage": ratio(selected_total, paired_total),
+        "domains": domains,
     }
 
 
@@ -79,8 +62,7 @@ def changed_articles(text: str) -> list[str]:
     exactly `<layer>/knowledge/<domain>/<slug>(.md|.good.al|.bad.al)`."""
     found: dict[str, None] = {}
     for raw in _LINE_BREAK.split(text):
-        line = raw.strip().replace("\\", "/")
-        line = line[2:] if line.startswith("./") else line
+        line = raw.strip().replace("\\", "/").removeprefix("./")
         match = _CHANGED_LINE.match(line)
         if match:
             found.setdefault(f"{match['layer']}/knowledge/{match['domain']}/{match['slug']}.md")

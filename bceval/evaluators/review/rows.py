@@ -20,12 +20,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from bceval.corpus.layers import LAYER_RANK, index_order, layer_of
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_bytes
 
 FORMAT = 2  # part of the rows tasks' configuration: a new layout rebuilds every rows file
-HEADER_KEYS = {"digest", "count", "bytes", "first", "last", "domains"}
+_LAYER_PATH = f"^({'|'.join(LAYER_RANK)})(/|$)"  # the first and last paths start with a layer
 
 
 def _compact(value: Any) -> bytes:
@@ -88,30 +90,27 @@ def damaged(path: Path) -> BcevalError:
     return BcevalError(f"{path}: out of date or damaged; run prepare with --force")
 
 
-def _valid_header(header: Any) -> bool:
-    def whole(value: Any, least: int) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= least
+class _Header(BaseModel):
+    """A rows file's first line, as encode_group writes it."""
 
-    return (
-        isinstance(header, dict)
-        and set(header) == HEADER_KEYS
-        and all(isinstance(header[key], str) for key in ("digest", "first", "last"))
-        and whole(header["count"], 1)
-        and whole(header["bytes"], 0)
-        and isinstance(header["domains"], list)
-        and all(isinstance(domain, str) for domain in header["domains"])
-        and header["first"].partition("/")[0] in LAYER_RANK
-        and header["last"].partition("/")[0] in LAYER_RANK
-    )
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    digest: str
+    count: int = Field(ge=1)
+    bytes: int = Field(ge=0)
+    first: str = Field(pattern=_LAYER_PATH)
+    last: str = Field(pattern=_LAYER_PATH)
+    domains: list[str]
 
 
 def read_group(path: Path) -> GroupRows:
     try:
         parts = read_regular_bytes(path).split(b"\n", 2)
         header = json.loads(parts[0])
-    except (OSError, ValueError, IndexError):
+        _Header.model_validate(header)
+    except (OSError, ValueError):
         raise damaged(path) from None
-    if len(parts) != 3 or not _valid_header(header):
+    if len(parts) != 3:
         raise damaged(path)
     blob = parts[2]
     # compact JSON has no raw line breaks: one "\n", at the end, and the recorded size

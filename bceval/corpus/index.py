@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,18 +29,10 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
 
 
 def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
-    """knowledge-index.json (compact, UTF-8) from `count` rows already encoded compactly, in index order,
-    given as chunks that join with "," (single rows or runs of rows).
-
-    Equal to encoding `build_index(rows, timestamp)` in one go; assembling it from encoded rows lets
-    an incremental run skip decoding and re-encoding every row of a large corpus.
-    """
-    header = {**build_index([], timestamp), "articleCount": count}
-    empty = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    pieces = [empty[: -len(b"]}")]]
-    for number, chunk in enumerate(chunks):
-        pieces += [b",", chunk] if number else [chunk]
-    return b"".join([*pieces, b"]}\n"])  # one copy of a document that can be tens of megabytes
+    """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from `count` rows already
+    encoded compactly in index order, as chunks that join with "," (single rows or runs of rows)."""
+    empty = dumps_compact({**build_index([], timestamp), "articleCount": count}).encode("utf-8")
+    return b"".join([empty[: -len(b"]}\n")], b",".join(chunks), b"]}\n"])
 
 
 def _file_name(path: str) -> str:

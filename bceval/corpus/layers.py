@@ -1,8 +1,5 @@
-"""The corpus listing and everything derived from file names alone: layers, leaves, paired articles.
-
-All functions here are pure over a `Listing`, so the doit graph can plan tasks from one cheap
-directory walk and the validation action can re-derive the same answer from a fresh walk.
-"""
+"""The corpus listing and everything derived from file names alone (pure over a `Listing`): layers, leaves,
+paired articles."""
 
 from __future__ import annotations
 

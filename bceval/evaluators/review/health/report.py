@@ -74,10 +74,6 @@ def coverage_lines(report: HealthReport) -> list[str]:
     return lines
 
 
-def _finding_line(finding: Finding) -> str:
-    return f"- **{finding.kind}** ({finding.severity}): {finding.message}"
-
-
 def render_markdown(report: HealthReport) -> str:
     lines = [
         f"# Corpus health: {report.corpus}",
@@ -111,5 +107,5 @@ def render_markdown(report: HealthReport) -> str:
     for severity, title in (("error", "Errors"), ("warning", "Warnings"), ("info", "Notes")):
         chosen = [f for f in report.findings if f.severity == severity]
         if chosen:
-            lines += ["", f"## {title}", ""] + [_finding_line(f) for f in chosen]
+            lines += ["", f"## {title}", ""] + [f"- **{f.kind}** ({f.severity}): {f.message}" for f in chosen]
     return "\n".join(lines) + "\n"

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from bceval.cli.parser import add_command, settings_flags
-from bceval.config import HealthOptions, Settings, check_inputs, check_leaves, load_settings
+from bceval.config import Settings, check_inputs, check_leaves, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.review.health.model import HealthReport
@@ -16,12 +16,6 @@ from bceval.evaluators.review.health.steps import write_health_despite_failures
 from bceval.graph.run import run_graph
 from bceval.jsonio import load_own_json
 from bceval.layout import OutDir
-
-
-def check_health_inputs(settings: HealthOptions) -> None:
-    """The changed-paths file must exist before the graph runs."""
-    if settings.changed_paths is not None and not settings.changed_paths.is_file():
-        raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
 
 
 def print_health(settings: Settings) -> Any:
@@ -52,7 +46,8 @@ def run_health(args: argparse.Namespace) -> int:
     settings = load_settings(**settings_flags(args))
     check_inputs(settings)
     check_leaves(settings)
-    check_health_inputs(settings)
+    if settings.changed_paths is not None and not settings.changed_paths.is_file():  # before the graph runs
+        raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))
     return report_health(settings, code, args.strict)
 

@@ -86,11 +86,11 @@ def _percent(value: int | float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def coverage_markdown(document: dict[str, Any], title: str = "Review fixture coverage") -> str:
+def coverage_markdown(document: dict[str, Any]) -> str:
     """The coverage report as a Markdown table (a job summary, a pull-request comment). Domain names come from
     the corpus's file names: escaped for Markdown."""
     lines = [
-        f"## {title}",
+        "## Review fixture coverage",
         "",
         f"{document['selectedArticles']} of {document['pairedArticles']} paired articles are selected by a case "
         f"({_percent(document['coverage'])}).",

@@ -41,11 +41,11 @@ def score_candidates(articles: list[dict[str, Any]], case_text: str) -> list[tup
     return scored
 
 
-def rank_candidates(articles: list[dict[str, Any]], case_text: str, limit: int = RANK_LIMIT) -> list[dict[str, Any]]:
-    """The `limit` best rows for a case; no scoring at all when there are no more than `limit`."""
-    if len(articles) <= limit:
+def rank_candidates(articles: list[dict[str, Any]], case_text: str) -> list[dict[str, Any]]:
+    """The RANK_LIMIT best rows for a case; no scoring at all when there are no more than that."""
+    if len(articles) <= RANK_LIMIT:
         return list(articles)
-    return [row for _, row in score_candidates(articles, case_text)[:limit]]
+    return [row for _, row in score_candidates(articles, case_text)[:RANK_LIMIT]]
 
 
 def expected_article(case_input: str) -> str:

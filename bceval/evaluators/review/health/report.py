@@ -10,8 +10,6 @@ from bceval.evaluators.review.health.checks import changed_path_checks, coverage
 from bceval.evaluators.review.health.leaks import leak_checks, reachable_answer_checks
 from bceval.evaluators.review.health.model import SEVERITY_ORDER, Finding, HealthReport
 
-DEFAULT_MARGIN = 1.0
-
 
 def build_report(
     corpus_name: str,
@@ -21,7 +19,7 @@ def build_report(
     cases: list[ReviewCase],
     candidates: dict[str, list[dict[str, Any]]],
     case_texts: dict[str, str],
-    margin: float = DEFAULT_MARGIN,
+    margin: float,
     changed: list[str] | None = None,
     extra: list[Finding] | None = None,
     views: dict[str, dict[str, str]] | None = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bceval.corpus.layers import (
@@ -22,7 +22,7 @@ from bceval.evaluators.review.manifest import CheckedManifest, DomainOverride
 
 @dataclass(frozen=True)
 class ReviewCase:
-    """One evaluation case. A plain dataclass: every prepare plans the graph from these, cheaply."""
+    """One evaluation case."""
 
     id: str  # the manifest case id, e.g. performance-bad; never shown to the model
     modelId: str  # "case-" plus 8 hex digits of sha256(id); the only id the model sees
@@ -37,10 +37,9 @@ class ReviewCase:
         return cls(**record)
 
     def as_record(self) -> dict[str, Any]:
-        record = {"id": self.id, "modelId": self.modelId, "domain": self.domain, "input": self.input}
-        record["expected"] = list(self.expected)
-        if self.context is not None:
-            record["context"] = self.context
+        record = asdict(self)
+        if self.context is None:
+            del record["context"]
         return record
 
 
@@ -54,10 +53,6 @@ class Derivation:
 
     def cases_of(self, domain: str) -> list[ReviewCase]:
         return [case for case in self.cases if case.domain == domain]
-
-
-def _strip_md(value: str) -> str:
-    return value[: -len(".md")] if value.endswith(".md") else value
 
 
 def _lookup(paired: list[PairedArticle], slug: str) -> PairedArticle | None:
@@ -96,7 +91,7 @@ def _slug_hint(entry: str) -> str:
     entry is a slug (a path is never looked up, as in the reference)."""
     if "/" not in entry and "\\" not in entry:
         return ""
-    slug = _strip_md(entry.replace("\\", "/").rsplit("/", 1)[-1])
+    slug = entry.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md")
     return f" (an entry names an article by its slug alone, such as '{slug}', not by its path)"
 
 
@@ -118,7 +113,7 @@ def _fork_cases(
         if not isinstance(name, str) or not name.strip():
             problems.append(f"{domain}: override article names must be non-empty strings")
             continue
-        slug = _strip_md(name)
+        slug = name.removesuffix(".md")
         if slug.lower() in seen:  # before the lookup, as the fork does
             problems.append(f"{domain}: override contains duplicate article: {slug}.md")
             continue
@@ -144,7 +139,7 @@ def _domain_cases(
     if override is not None and override.articles is not None:
         return _fork_cases(listing, domain, paired, override, problems)
     if override is not None and override.article is not None:
-        slug = _strip_md(override.article)
+        slug = override.article.removesuffix(".md")
         primary = _lookup(paired, slug)
         if primary is None:
             problems.append(_missing_reason(listing, domain, slug, "override article"))
@@ -155,7 +150,7 @@ def _domain_cases(
     cases = _case_pair(domain, primary, "", context)
     seen = {primary.slug.lower()}
     for entry in (override.additionalArticles or []) if override is not None else []:
-        slug = _strip_md(entry)
+        slug = entry.removesuffix(".md")
         article = _lookup(paired, slug)
         if article is None:
             problems.append(_missing_reason(listing, domain, slug, "additionalArticles entry") + _slug_hint(entry))

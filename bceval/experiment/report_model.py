@@ -372,7 +372,7 @@ def build_report(
     }
     spent = None
     if budget is not None:
-        reached = round(budget[1], 9) >= budget[0]  # as bceval.steps.answer.reached compares them
+        reached = round(budget[1], 9) >= budget[0]  # as bceval.steps.budget.reached compares them
         not_started = sum(arm.notStarted for arm in arms)
         spent = BudgetReport(maxCost=budget[0], knownCost=budget[1], reached=reached, notStarted=not_started)
     return ExperimentReport(

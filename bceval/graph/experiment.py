@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,8 @@ from bceval.layout import EXPORT_DONE, OutDir, RunDir
 from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.selection import shard_cases
 from bceval.steps import experiment as steps
-from bceval.steps.answer import Progress, RunAnswers
-from bceval.steps.experiment_report import selected_cases, variant_cases
+from bceval.steps.answer import Progress, RunAnswers, answer_case, write_run_record
+from bceval.steps.experiment_report import completed_run, selected_cases, variant_cases
 from bceval.steps.units import Unit, missing_results
 
 
@@ -94,15 +95,8 @@ def _identity(asked: Asking) -> dict[str, Any]:
 
 def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
     """One item of each iterator in turn, until every one is exhausted (a shorter one drops out)."""
-    live = list(iterators)
-    while live:
-        still = []
-        for items in live:
-            item = next(items, _DONE)
-            if item is not _DONE:
-                still.append(items)
-                yield item
-        live = still
+    for items in zip_longest(*iterators, fillvalue=_DONE):
+        yield from (item for item in items if item is not _DONE)
 
 
 _DONE = object()
@@ -196,7 +190,7 @@ class ExperimentGraph:
             ids = [case.id for case in self.chosen()[arm.name]]
             yield {
                 "name": f"{arm.name}/e{run.epoch}",
-                "actions": [action(steps.write_run_record, run, ids)],
+                "actions": [action(write_run_record, run, ids, True)],  # the arm's file defines its run
                 "uptodate": [
                     config_changed({"ids": ids, **_identity(run.asked)}),
                     RunDir(run.run_dir).record.is_file,
@@ -259,7 +253,7 @@ class ExperimentGraph:
             name = f"{arm.name}/e{run.epoch}/{case.modelId}"
             owner = owners.setdefault(key(digest, where, expected), name)
             note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
-            answer = functools.partial(steps.answer_unit, answers, case, note)
+            answer = functools.partial(answer_case, answers, case, note)
             yield Unit(name, answer, owner if owner != name else None), [name, identity, digest, expected, note]
         digests.save()
 
@@ -273,7 +267,7 @@ class ExperimentGraph:
             if arm.evaluated_by.traits.unit != RUN:
                 continue
             fields = {"bceval": __version__, **{k: str(v) for k, v in arm.fields.items()}}
-            fields["inputs"] = steps.unit_inputs(arm)
+            fields["inputs"] = arm.evaluated_by.unit_inputs(arm)
             for epoch in self.epochs():
                 folder = plan.run_folders(arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
@@ -283,7 +277,7 @@ class ExperimentGraph:
                     "task_dep": [f"run_unit:{previous}"] if previous else [],
                     "uptodate": [
                         config_changed(fields),
-                        lambda folder=folder: steps.completed_run(folder) is not None,
+                        lambda folder=folder: completed_run(folder) is not None,
                     ],
                 }
                 previous = name

@@ -10,22 +10,35 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bceval.agents.base import Answer, case_input, result_document
 from bceval.agents.registry import Agent, ReviewSetup, make_agent
+from bceval.agents.settings import pinned
+from bceval.agents.view import check_view_folder
 from bceval.config import Settings, agent_settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
 from bceval.evaluators.review.cases import ReviewCase
-from bceval.jsonio import dumps, dumps_compact, parse_json, read_regular_bytes, write_atomic
+from bceval.evaluators.review.scoring import InfraFailure
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_name, result_name, run_entries
-from bceval.runs.selection import shard_cases
+from bceval.runs.record import (
+    WRITTEN,
+    RunFacts,
+    fold_written,
+    new_record,
+    note_written,
+    read_record,
+    selection_of,
+    sha256_of,
+    write_record,
+)
+from bceval.runs.selection import failed_case_ids, select_cases, shard_cases
 from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.steps.budget import Budget, budget_warning, known_cost
 from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
-
-if TYPE_CHECKING:
-    from bceval.agents.base import Answer
 
 
 def hidden_paths(settings: Settings) -> dict[str, Path]:
@@ -39,7 +52,6 @@ def hidden_paths(settings: Settings) -> dict[str, Path]:
 
 
 def review_agent(settings: Settings, cases: list[ReviewCase]) -> Agent:
-    """The run's agent (bceval.agents.registry.make_agent), answering review questions."""
     agent = agent_settings(settings) if settings.live else None
     setup = ReviewSetup(cases, settings.corpus, settings.cache_dir, hidden_paths(settings), agent)
     return make_agent(settings.adapter, setup)
@@ -48,9 +60,6 @@ def review_agent(settings: Settings, cases: list[ReviewCase]) -> Agent:
 def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase] | None:
     """The cases to answer: those `--case`, `-k` and `--failed-from` select; with none of them, the cases
     the run already covers (a partial run stays partial until more cases are selected); None for all."""
-    from bceval.runs.record import selection_of
-    from bceval.runs.selection import failed_case_ids, select_cases
-
     failed = failed_case_ids(settings.failed_from, settings.out) if settings.failed_from else None
     chosen = select_cases(cases, settings.cases, settings.patterns, failed)
     if chosen is None:
@@ -69,8 +78,6 @@ def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. `listing`:
     the corpus's, when the caller scanned it already; the cases are the recorded ones while nothing they come
     from changed (planned_cases, as the graph plans them), else derived."""
-    from bceval.runs.record import new_record, read_record
-
     warnings = []
     listing = listing or scan_corpus(settings.corpus)
     derivation = planned_cases(settings, listing) or derive(settings, listing)[0]
@@ -79,8 +86,6 @@ def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     if settings.live:
         adapter = review_agent(settings, derivation.cases)
         if settings.isolation == "view":
-            from bceval.agents.view import check_view_folder
-
             check_view_folder()
         unenforceable = budget_warning(settings)
         if unenforceable:
@@ -93,29 +98,9 @@ def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     return warnings
 
 
-def budget_warning(settings: Settings) -> str | None:
-    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
-    if settings.max_cost is None:
-        return None
-    return unpriced_warning(f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model])
-
-
-def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
-    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models` (every
-    live agent's answers are then counted only where their endpoint or agent reports what they cost)."""
-    missing = [model for model in dict.fromkeys(models) if prices is None or prices.price(model) is None]
-    if not missing:
-        return None
-    named = ", ".join(f"'{model}'" if model else "the agent's own model (no --model)" for model in missing)
-    where = (
-        f"the price table ({prices.source}) has no price for {named}"
-        if prices is not None
-        else "no price table was given (--prices or [tool.bceval.prices])"
-    )
-    return (
-        f"bceval: warning: {budget} cannot be enforced before answers report a cost: {where}; "
-        "it applies only to answers whose endpoint or agent reports what they cost"
-    )
+def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
+    for warning in preflight(settings, listing):
+        print(warning, file=sys.stderr)
 
 
 def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
@@ -123,8 +108,6 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    from bceval.runs.record import WRITTEN, fold_written, new_record, note_written, read_record, sha256_of, write_record
-
     cases = recorded_cases(settings)
     fold_written(settings.run_dir)  # what an interrupted answering noted: the record starts from all of it
     existing = read_record(settings.run_dir)
@@ -147,11 +130,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
         note_written(settings.run_dir, dict.fromkeys(removed))
 
 
-def run_facts(settings: Settings) -> Any:
-    """What the run's record says about it (bceval.runs.record.RunFacts)."""
-    from bceval.agents.settings import pinned
-    from bceval.runs.record import RunFacts
-
+def run_facts(settings: Settings) -> RunFacts:
     own_loop = settings.endpoint is not None  # bceval's own agent puts the model in every request
     return RunFacts(
         name=settings.run_name,
@@ -164,24 +143,16 @@ def run_facts(settings: Settings) -> Any:
     )
 
 
-def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
-    """Check an answer command before anything is written (see preflight) and print its warnings."""
-    for warning in preflight(settings, listing):
-        print(warning, file=sys.stderr)
-
-
-def answer_case(run_answers: Callable[[], Any], case: ReviewCase) -> None:
-    """One answer through the run's `RunAnswers`, made on first use."""
+def answer_case(run_answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None = None) -> None:
+    """One answer through the run's `RunAnswers`, made on first use; `note` adds to its answer record."""
     answers = run_answers()
     require_complete(answers.settings)
-    answers.answer(case)
+    answers.answer(case, note)
 
 
 def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     """One line: how the run stands, and how much of it this invocation answered; exit 1 when the run has no
     answer at all because every case it asked failed."""
-    from bceval.runs.record import fold_written
-
     answers = run_answers()
     fold_written(settings.run_dir)  # the answering is over: run.json now vouches for every file it wrote
     results, failures = _results_and_failures(settings.results_dir)
@@ -214,8 +185,7 @@ def _is_budget_record(path: Path) -> bool:
 
 
 def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
-    """The result files and the infrastructure failures of a results folder (none when it is not there), from
-    one listing of it."""
+    """The result files and the infrastructure failures of a results folder (none when it is not there)."""
     try:
         found, failed = run_entries(results)
     except BcevalError:  # no results folder (run_entries looks): nothing answered yet
@@ -281,15 +251,12 @@ class RunAnswers:
         self.cases = cases
         self._adapter: Agent | None = None
         self._lock = threading.Lock()
-        self.done = 0
-        self.failed = 0
-        self.cached = 0
+        self.done = self.failed = self.cached = self.not_started = 0
         self.progress = progress or Progress()
         self.where = where
-        self.not_started = 0
         self.budget = budget
-        if budget is None and settings.max_cost is not None:
-            self.budget = RunBudget(settings.max_cost, settings.results_dir)
+        if budget is None and settings.max_cost is not None:  # what its earlier answers cost counts too
+            self.budget = Budget(settings.max_cost, recorded_cost(settings.results_dir))
         if not settings.live:
             self.budget = None  # a free agent costs nothing: no budget ever stops it
 
@@ -307,8 +274,6 @@ class RunAnswers:
         settings = self.settings
         adapter = self.adapter()
         self.progress.start()
-        from bceval.agents.base import case_input
-
         question = case_input(settings.prepare_dir, settings.corpus, case)
         paid = self.budget is not None and not adapter.in_cache(question)
         if paid and self.budget.reached():
@@ -323,8 +288,6 @@ class RunAnswers:
         record = {**self.record(case, outcome, described), **(note or {})}
         written = write_outcome(settings.results_dir, case.modelId, outcome, described, record)
         if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
-            from bceval.runs.record import note_written
-
             note_written(settings.run_dir, written)
         with self._lock:
             self.done += 1
@@ -345,8 +308,6 @@ class RunAnswers:
 
     def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
         """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
-        from bceval.evaluators.review.scoring import InfraFailure
-
         assert self.budget is not None
         detail = f"not started: {self.budget.describe()}"
         failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
@@ -356,8 +317,6 @@ class RunAnswers:
         write_atomic(results / infra_name(case.modelId), data)
         (results / result_name(case.modelId)).unlink(missing_ok=True)
         if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
-            from bceval.runs.record import note_written, sha256_of
-
             note_written(settings.run_dir, {infra_name(case.modelId): sha256_of(data), result_name(case.modelId): None})
         with self._lock:
             self.not_started += 1
@@ -389,115 +348,6 @@ class RunAnswers:
         }
 
 
-def reached(spent: float, limit: float) -> bool:
-    """Whether a known cost has reached its budget; sums of float prices are compared to the nano-dollar, so eight
-    answers at 0.0125 do reach 0.1."""
-    return round(spent, 9) >= limit
-
-
-class Budget:
-    """A known cost against its limit; `spent` is what is known to have been spent. An answer whose cost is unknown
-    adds nothing: the budget then cannot be enforced for it (said once)."""
-
-    what = "the run's known cost"
-    limit_name = "--max-cost"
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.spent = 0.0
-        self.unknown = 0
-        self._lock = threading.Lock()
-
-    def reached(self) -> bool:
-        with self._lock:
-            return reached(self.spent, self.limit)
-
-    def describe(self) -> str:
-        with self._lock:
-            return f"{self.what} {self.spent:.4f} USD reached {self.limit_name} {self.limit:g}"
-
-    def spend(self, cost: float | None, unit: str) -> None:
-        with self._lock:
-            if cost is None:
-                self.unknown += 1
-                if self.unknown == 1:
-                    print(
-                        "bceval: warning: an answer reported no cost and the price table has none for its model: "
-                        f"{self.limit_name} cannot be enforced for such answers",
-                        file=sys.stderr,
-                    )
-            else:
-                self._add(cost, unit)
-
-    def _add(self, cost: float, unit: str) -> None:
-        self.spent += cost
-
-
-class RunBudget(Budget):
-    """The run's --max-cost: what its earlier answers cost (their records) plus what this invocation spends."""
-
-    def __init__(self, limit: float, results_dir: Path) -> None:
-        super().__init__(limit)
-        self.spent = recorded_cost(results_dir)
-
-
-class LedgerBudget(Budget):
-    """An experiment's maxCost over every arm and epoch: its known cost is the sum of its cost ledger, one JSON line
-    per paid answer (`{"unit", "costUsd"}`), read again before every case and added to after every answer, so
-    reruns (and other processes answering the same experiment) see what was spent."""
-
-    what = "the experiment's known cost"
-    limit_name = "maxCost"
-
-    def __init__(self, limit: float, ledger: Path) -> None:
-        super().__init__(limit)
-        self.ledger = ledger
-        self._read = 0  # bytes of the ledger already added up
-
-    def reached(self) -> bool:
-        return reached(self.known(), self.limit)
-
-    def known(self) -> float:
-        """The experiment's known cost, as its ledger has it now."""
-        with self._lock:
-            self._catch_up()
-            return self.spent
-
-    def _add(self, cost: float, unit: str) -> None:
-        line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
-        self.ledger.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
-            handle.write(line)
-        self._catch_up()
-
-    def _catch_up(self) -> None:
-        """Add the ledger's complete lines not yet counted; a line that is not a known cost counts nothing."""
-        try:
-            with open(self.ledger, "rb") as handle:
-                handle.seek(self._read)
-                data = handle.read()
-        except FileNotFoundError:
-            return
-        complete = data[: data.rfind(b"\n") + 1]
-        self._read += len(complete)
-        for raw in complete.splitlines():
-            try:
-                entry = parse_json(raw, str(self.ledger))
-            except BcevalError:
-                continue
-            cost = entry.get("costUsd") if isinstance(entry, dict) else None
-            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-                self.spent += cost
-
-
-def experiment_ledger(plan: Any, settings: Settings) -> LedgerBudget | None:
-    """The experiment's maxCost (its file's, else --max-cost) over its cost ledger; None without one."""
-    from bceval.experiment.plan import experiment_budget
-
-    limit = experiment_budget(plan, settings)
-    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)
-
-
 def recorded_cost(results_dir: Path) -> float:
     """The known cost of the answers a run already has and paid for (results and failures written by bceval answer;
     an answer from another run's cache cost this one nothing)."""
@@ -516,7 +366,7 @@ def recorded_cost(results_dir: Path) -> float:
             continue  # another run paid for it
         usage = record.get("usage") if isinstance(record, dict) else None
         cost = usage.get("costUsd") if isinstance(usage, dict) else None
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        if known_cost(cost):
             total += cost
     return total
 
@@ -548,9 +398,6 @@ def write_outcome(
 ) -> dict[str, str | None]:
     """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored.
     Returns what changed: file name -> the SHA-256 of the bytes written, or None for the file removed."""
-    from bceval.agents.base import result_document  # pydantic's models: only when a case is answered
-    from bceval.runs.record import sha256_of
-
     result_path, infra_path = directory / result_name(model_id), directory / infra_name(model_id)
     if outcome.failure is not None:
         failure = outcome.failure.model_copy(update={"answeredBy": described, "record": record})
@@ -579,10 +426,7 @@ def _written_by_bceval(path: Path) -> bool:
 
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
     """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
-    their names.
-
-    Only files named exactly like ours and carrying our `answeredBy` block go; anything else stays.
-    """
+    their names. Only files named exactly like ours and carrying our `answeredBy` block go."""
     if not results_dir.is_dir():
         return []
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}

@@ -10,23 +10,32 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+from bceval.clock import created_at
 from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.evaluators.review.cases import ReviewCase
 from bceval.experiment.plan import Plan, arm_settings
-from bceval.jsonio import dumps, read_regular_bytes, write_atomic
+from bceval.experiment.render import (
+    budget_line,
+    experiment_entry,
+    experiment_page,
+    headline,
+    render_html,
+    render_markdown,
+)
+from bceval.experiment.report_model import read_report
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import EXPORT_DONE, OutDir
 from bceval.runs.record import fold_written
-from bceval.steps.experiment_report import completed_run as completed_run
-from bceval.steps.prepare import require_complete
+from bceval.scorecard.publish import publish_entry
+from bceval.steps.budget import LedgerBudget, experiment_ledger, unpriced_warning
+from bceval.steps.experiment_report import keep_report_lines, kept_report_lines, load_report, report_state
 from bceval.steps.units import Unit
 from bceval.steps.units import answer_units as answer_all
+from bceval.vcs import export_commit
 
 
 def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
     """Each commit a ref names, exported once into out/corpora/ (shared by every experiment)."""
-    from bceval.vcs import export_commit
-
     for arm in plan().arms:
         if arm.commit is not None and arm.repository is not None:
             target = OutDir(settings.out).corpus_export(arm.commit, arm.subdir)
@@ -71,18 +80,9 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
             raise EvaluationFailed(f"Experiment {current.experiment.name}: arm '{arm.name}' does not prepare:", lines)
 
 
-def write_run_record(settings: Settings, selected: list[str]) -> None:
-    """run.json of one (arm, epoch) run."""
-    from bceval.steps.answer import write_run_record as write
-
-    write(settings, selected, replace=True)
-
-
-def experiment_spending(plan: Plan, settings: Settings) -> Any:
-    """The experiment's budget over every arm and epoch (bceval.steps.answer.LedgerBudget), or None without one;
-    when a live arm's cost is not known up front (no price for its model), one line says so before any case."""
-    from bceval.steps.answer import experiment_ledger, unpriced_warning
-
+def experiment_spending(plan: Plan, settings: Settings) -> LedgerBudget | None:
+    """The experiment's budget over every arm and epoch, or None without one; when a live arm's cost is not known
+    up front (no price for its model), one line says so before any case."""
     budget = experiment_ledger(plan, settings)
     if budget is None:
         return None
@@ -91,12 +91,6 @@ def experiment_spending(plan: Plan, settings: Settings) -> Any:
     if warning:
         print(warning, file=sys.stderr)
     return budget
-
-
-def answer_unit(answers: Callable[[], Any], case: ReviewCase, note: dict[str, Any] | None) -> None:
-    run = answers()
-    require_complete(run.settings)
-    run.answer(case, note)
 
 
 def answer_units(units: list[Unit], jobs: int, run_dirs: list[Path]) -> None:
@@ -114,17 +108,12 @@ def write_report(
     """report.json, .md and .html of the experiment; its verdict lines on stdout. `reuse` (a run's report): when
     the report there was made from exactly these inputs (steps.experiment_report.report_state) and is as it was
     written, only its lines are printed again (it would come out the same but for its creation time)."""
-    from bceval.steps.experiment_report import keep_report_lines, kept_report_lines, load_report, report_state
-
     current = plan()
     chosen = selected()
     folder = current.folder
     state, judged = report_state(current, settings, chosen)
     kept = kept_report_lines(folder, state) if reuse and state is not None else None
     if kept is None:
-        from bceval.clock import created_at
-        from bceval.experiment.render import budget_line, headline, render_html, render_markdown
-
         report = load_report(current, settings, chosen, created_at(), judged)
         write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
         write_atomic(folder.report("md"), render_markdown(report))
@@ -142,11 +131,6 @@ def write_report(
 
 
 def publish_report(plan: Plan, page: Any) -> None:
-    from bceval.experiment.render import experiment_entry, experiment_page
-    from bceval.experiment.report_model import read_report
-    from bceval.jsonio import parse_json
-    from bceval.scorecard.publish import publish_entry
-
     path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
@@ -161,8 +145,3 @@ def run_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch:
     current = plan()
     arm = current.arm(arm_name)
     arm.evaluated_by.run_unit(current, arm, arm_settings(current, arm, settings, epoch), epoch, settings)
-
-
-def unit_inputs(arm: Any) -> dict[str, Any]:
-    """What an arm's whole-run unit reads besides its fields (its evaluator says): a change runs the epoch again."""
-    return arm.evaluated_by.unit_inputs(arm)

@@ -34,7 +34,7 @@ from bceval.experiment.report_model import (
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
 from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.runs.selection import select_cases
-from bceval.steps.answer import experiment_ledger
+from bceval.steps.budget import experiment_ledger
 from bceval.steps.prepare import cases_file
 from bceval.steps.scoring import corpus_article
 

@@ -51,7 +51,7 @@ from bceval.evaluators.registry import evaluator
 from bceval.jsonio import dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
-from bceval.steps.answer import experiment_ledger
+from bceval.steps.budget import experiment_ledger
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -202,11 +202,11 @@ def print_reads(outcome: ScoreOutcome) -> None:
 
 
 def _budget(adapter: Agent, max_cost: float | None) -> Any:
-    """The run's --max-cost as a budget (bceval.steps.answer.Budget), said unenforceable up front in one line when
+    """The run's --max-cost as a budget (bceval.steps.budget.Budget), said unenforceable up front in one line when
     no price is known for the agent's model; None without one, or for an agent that costs nothing."""
     if max_cost is None or not capabilities(adapter.kind).live:
         return None
-    from bceval.steps.answer import Budget, unpriced_warning
+    from bceval.steps.budget import Budget, unpriced_warning
 
     agent = getattr(adapter, "agent", None)
     warning = unpriced_warning(

@@ -1,0 +1,142 @@
+"""Budgets: a run's --max-cost and an experiment's maxCost against what answers are known to have cost."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from bceval.config import Settings
+from bceval.errors import BcevalError
+from bceval.jsonio import dumps_compact, parse_json
+
+
+def budget_warning(settings: Settings) -> str | None:
+    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
+    if settings.max_cost is None:
+        return None
+    return unpriced_warning(f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model])
+
+
+def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
+    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models` (every
+    live agent's answers are then counted only where their endpoint or agent reports what they cost)."""
+    missing = [model for model in dict.fromkeys(models) if prices is None or prices.price(model) is None]
+    if not missing:
+        return None
+    named = ", ".join(f"'{model}'" if model else "the agent's own model (no --model)" for model in missing)
+    where = (
+        f"the price table ({prices.source}) has no price for {named}"
+        if prices is not None
+        else "no price table was given (--prices or [tool.bceval.prices])"
+    )
+    return (
+        f"bceval: warning: {budget} cannot be enforced before answers report a cost: {where}; "
+        "it applies only to answers whose endpoint or agent reports what they cost"
+    )
+
+
+def reached(spent: float, limit: float) -> bool:
+    """Whether a known cost has reached its budget; sums of float prices are compared to the nano-dollar, so eight
+    answers at 0.0125 do reach 0.1."""
+    return round(spent, 9) >= limit
+
+
+class Budget:
+    """A known cost against its limit; `spent` is what is known to have been spent (a run's --max-cost starts from
+    what its earlier answers cost). An answer whose cost is unknown adds nothing: the budget then cannot be
+    enforced for it (said once)."""
+
+    what = "the run's known cost"
+    limit_name = "--max-cost"
+
+    def __init__(self, limit: float, spent: float = 0.0) -> None:
+        self.limit = limit
+        self.spent = spent
+        self.unknown = 0
+        self._lock = threading.Lock()
+
+    def reached(self) -> bool:
+        with self._lock:
+            return reached(self.spent, self.limit)
+
+    def describe(self) -> str:
+        with self._lock:
+            return f"{self.what} {self.spent:.4f} USD reached {self.limit_name} {self.limit:g}"
+
+    def spend(self, cost: float | None, unit: str) -> None:
+        with self._lock:
+            if cost is None:
+                self.unknown += 1
+                if self.unknown == 1:
+                    print(
+                        "bceval: warning: an answer reported no cost and the price table has none for its model: "
+                        f"{self.limit_name} cannot be enforced for such answers",
+                        file=sys.stderr,
+                    )
+            else:
+                self._add(cost, unit)
+
+    def _add(self, cost: float, unit: str) -> None:
+        self.spent += cost
+
+
+class LedgerBudget(Budget):
+    """An experiment's maxCost over every arm and epoch: its known cost is the sum of its cost ledger, one JSON line
+    per paid answer (`{"unit", "costUsd"}`), read again before every case and added to after every answer, so
+    reruns (and other processes answering the same experiment) see what was spent."""
+
+    what = "the experiment's known cost"
+    limit_name = "maxCost"
+
+    def __init__(self, limit: float, ledger: Path) -> None:
+        super().__init__(limit)
+        self.ledger = ledger
+        self._read = 0  # bytes of the ledger already added up
+
+    def reached(self) -> bool:
+        return reached(self.known(), self.limit)
+
+    def known(self) -> float:
+        with self._lock:
+            self._catch_up()
+            return self.spent
+
+    def _add(self, cost: float, unit: str) -> None:
+        line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
+        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
+            handle.write(line)
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Add the ledger's complete lines not yet counted; a line that is not a known cost counts nothing."""
+        try:
+            with open(self.ledger, "rb") as handle:
+                handle.seek(self._read)
+                data = handle.read()
+        except FileNotFoundError:
+            return
+        complete = data[: data.rfind(b"\n") + 1]
+        self._read += len(complete)
+        for raw in complete.splitlines():
+            try:
+                entry = parse_json(raw, str(self.ledger))
+            except BcevalError:
+                continue
+            cost = entry.get("costUsd") if isinstance(entry, dict) else None
+            if known_cost(cost):
+                self.spent += cost
+
+
+def known_cost(cost: Any) -> bool:
+    return isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
+
+
+def experiment_ledger(plan: Any, settings: Settings) -> LedgerBudget | None:
+    """The experiment's maxCost (its file's, else --max-cost) over its cost ledger; None without one."""
+    from bceval.experiment.plan import experiment_budget  # not at the top: it reads the evaluator registry
+
+    limit = experiment_budget(plan, settings)
+    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)

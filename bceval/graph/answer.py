@@ -21,7 +21,7 @@ from bceval.agents.registry import capabilities
 from bceval.agents.view import ViewDigests
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase
-from bceval.graph.doitlib import action, once
+from bceval.graph.doitlib import action, always, once
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, RunDir
 from bceval.steps import answer as answering
@@ -91,10 +91,6 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     def task_answered() -> dict:
         """One line on how the run stands (always runs; it is cheap)."""
-        return {
-            "actions": [action(answering.report_answers, settings, run_answers)],
-            "task_dep": ["answer"],
-            "uptodate": [False],
-        }
+        return always(action(answering.report_answers, settings, run_answers), "answer")
 
     return {"task_run_record": task_run_record, "task_answer": task_answer, "task_answered": task_answered}

@@ -78,6 +78,11 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
     return run
 
 
+def always(run: Callable[[], BaseFail | None], *after: str) -> dict[str, Any]:
+    """A task of one action that runs every time (a report: it is cheap), after the tasks `after`."""
+    return {"actions": [run], "task_dep": list(after), "uptodate": [False]}
+
+
 # Tasks that write the user's own page: after one ran, "nothing was rebuilt" would read as "nothing happened".
 PUBLISH_TASKS = frozenset({"publish"})
 

@@ -36,7 +36,7 @@ from bceval.evaluators.base import CASE, RUN
 from bceval.experiment.model import load_experiment
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings, resolve
 from bceval.graph.answer import view_digest
-from bceval.graph.doitlib import action, once
+from bceval.graph.doitlib import action, always, once
 from bceval.layout import EXPORT_DONE, OutDir, RunDir
 from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.selection import shard_cases
@@ -178,11 +178,7 @@ class ExperimentGraph:
 
     def prepare_task(self) -> dict:
         """Prepare each variant (its own incremental `bceval prepare`, run in this process)."""
-        return {
-            "actions": [action(steps.prepare_variants, self.settings, self.plan, self.prepare)],
-            "task_dep": ["experiment_export"],
-            "uptodate": [False],
-        }
+        return always(action(steps.prepare_variants, self.settings, self.plan, self.prepare), "experiment_export")
 
     def run_tasks(self) -> Iterator[dict]:
         """run.json of each (arm, epoch)."""
@@ -284,8 +280,5 @@ class ExperimentGraph:
 
     def report_task(self) -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        return {
-            "actions": [action(steps.write_report, self.settings, self.plan, self.selected, True)],
-            "task_dep": ["unit", "experiment_run", "run_unit"],
-            "uptodate": [False],
-        }
+        report = action(steps.write_report, self.settings, self.plan, self.selected, True)
+        return always(report, "unit", "experiment_run", "run_unit")

@@ -22,7 +22,7 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.evaluators.review.prepdir import claim
 from bceval.evaluators.review.rows import FORMAT as ROWS_FORMAT
-from bceval.graph.doitlib import action
+from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, PrepareDir
 from bceval.steps import prepare as steps
@@ -68,11 +68,7 @@ class PrepareStage:
 
     def task_validate(self) -> dict:
         """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
-        return {
-            "actions": [action(steps.report_validation, self.settings, self.inputs.loose_samples)],
-            "task_dep": ["cases", "rows"],
-            "uptodate": [False],
-        }
+        return always(action(steps.report_validation, self.settings, self.inputs.loose_samples), "cases", "rows")
 
     def task_prepare_dir(self) -> dict:
         """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""

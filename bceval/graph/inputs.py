@@ -19,7 +19,6 @@ from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import Derivation, ReviewCase
 from bceval.steps import answer as answering
 from bceval.steps import prepare as steps
-from bceval.steps.prepare import file_signature  # noqa: F401 - graph.loader (and so dodo.py) names it here
 
 
 class GraphInputs:

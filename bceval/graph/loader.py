@@ -7,7 +7,6 @@ manifest; articles, samples and leaves are read inside actions.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,12 @@ from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import all_tasks
 from bceval.graph.answer import answer_tasks
+from bceval.graph.bench import bench_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
-from bceval.graph.inputs import GraphInputs, file_signature  # noqa: F401 - `from bceval.dodo import *` has it
+from bceval.graph.inputs import GraphInputs
 from bceval.graph.prepare import prepare_tasks
+from bceval.graph.score import score_tasks
+from bceval.graph.view import view_tasks
 from bceval.steps.output import open_output
 
 
@@ -58,15 +60,14 @@ def build_namespace(
     inputs = inputs or GraphInputs(settings)
     wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
     made: dict[str, Any] = {}
-    # each stage's module is imported when its tasks are made: `bceval answer` loads neither scoring nor guidance
     stages: dict[str, Callable[[], dict[str, Any]]] = {
         "prepare": lambda: prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
-        "score": lambda: _stage("score").score_tasks(inputs),
-        "bench": lambda: _stage("bench").bench_tasks(settings),
+        "score": lambda: score_tasks(inputs),
+        "bench": lambda: bench_tasks(settings),
         "evaluators": lambda: all_tasks(inputs),  # each evaluator's own (health, guidance, development, ...)
-        "experiment": lambda: _stage("experiment").experiment_tasks(settings, prepare_variant),
-        "view": lambda: _stage("view").view_tasks(settings),
+        "experiment": lambda: _experiment_tasks(settings),
+        "view": lambda: view_tasks(settings),
     }
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
@@ -77,9 +78,12 @@ def build_namespace(
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
 
 
-def _stage(name: str) -> Any:
-    """The module of one stage's task generators (bceval.graph.<name>)."""
-    return importlib.import_module(f"bceval.graph.{name}")
+def _experiment_tasks(settings: Settings) -> dict[str, Any]:
+    # not at the top: bceval.experiment reads the evaluator registry on import, and bceval.cli.main imports this
+    # module before it can report a broken plugin in one line
+    from bceval.graph.experiment import experiment_tasks
+
+    return experiment_tasks(settings, prepare_variant)
 
 
 def prepare_variant(variant: Settings) -> int:

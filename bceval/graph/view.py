@@ -11,11 +11,10 @@ from bceval.config import Settings
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
 from bceval.steps.view import build_view
+from bceval.viewer.collect import input_files
 
 
 def inputs_digest(settings: Settings) -> str:
-    from bceval.viewer.collect import input_files
-
     digest = hashlib.sha256()
     for path in input_files(settings.out):
         try:

@@ -1,7 +1,6 @@
 """Prepare-stage actions: validation, knowledge rows, the index, per-domain requests, pruning.
 
 Intermediate files live in `<out>/.build/review/`; only the prepare directory is for model runners.
-Preparing never loads pydantic (scoring, adapters, scorecards and health do, in their own modules).
 """
 
 from __future__ import annotations
@@ -355,11 +354,6 @@ def write_review_request(settings: Settings) -> None:
     write_atomic(PrepareDir(settings.prepare_dir).review_request, review_request(recorded_cases(settings)))
 
 
-def expected_files(domains: list[str], model_ids: list[str]) -> set[str]:
-    """The exact file set of a finished prepare directory (besides the marker)."""
-    return PrepareDir.expected_names(domains, model_ids)
-
-
 def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:
     """Intermediate files of vanished folders and domains."""
     keep = {rows_file(settings, group) for group in groups}
@@ -378,14 +372,14 @@ def nothing_to_prune(settings: Settings, groups: list[str], domains: list[str], 
     A failed run can leave files of cases or domains that a later edit takes away again, with every
     input back as it was at the last success; the prepare task checks the directories themselves.
     """
-    expected = expected_files(domains, model_ids)
+    expected = PrepareDir.expected_names(domains, model_ids)
     return not strays(settings.prepare_dir, expected) and not build_strays(settings, groups, domains)
 
 
 def finish_prepare(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
-    prune(settings.prepare_dir, expected_files(domains, [case["modelId"] for case in recorded["cases"]]))
+    prune(settings.prepare_dir, PrepareDir.expected_names(domains, [case["modelId"] for case in recorded["cases"]]))
     incomplete_marker(settings).unlink(missing_ok=True)
     for path in build_strays(settings, groups, domains):
         path.unlink()
@@ -417,52 +411,27 @@ def write_coverage(settings: Settings) -> None:
 # --- file signatures: what the rows tasks' up-to-date checks compare --------------------------------------------
 
 
-def file_signature(root: str, rels: list[str]) -> str:
-    """Digest of each file's name, size and modification time: any edit, addition or removal changes it."""
-    digest = hashlib.sha256(f"{len(rels)}\0{chr(0).join(rels)}\0".encode())  # how many names, then each
-    values = array.array("q")
-    for rel in rels:
-        values.extend(_stat_state(f"{root}/{rel}") or _UNREADABLE)
-    digest.update(values.tobytes())
-    return digest.hexdigest()
-
-
-_IN_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 _UNREADABLE = (-1, -1)  # the (size, mtime) of a listed file that cannot be stat'ed (no size is negative)
 
 # folder -> the (size, modification time) of each of its listed files, in name order (Listing.sorted_names), as
-# 64-bit numbers: what a prepare's inputs digest and the knowledge groups' signatures hash, with no per-file work
+# 64-bit numbers: what the knowledge groups' signatures hash
 States = dict[str, bytes]
 
 
 def listed_states(root: str, listing: Listing) -> States:
-    """Every listed file's (size, modification time), by folder: one stat each, inside its folder opened once
-    where the system can, written straight into the folder's numbers (the only per-file cost of a no-op
-    prepare)."""
+    """Every listed file's (size, modification time), by folder: one stat each."""
     return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in listing.sorted_names.items()}
 
 
 def _folder_states(path: str, names: list[str]) -> bytes:
-    handle = None
-    if _IN_FOLDER:
-        try:
-            handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            pass  # missing, or not readable: its files by their paths
     values = array.array("q")
-    add = values.append
-    try:
-        for name in names:
-            try:
-                info = os.stat(f"{path}/{name}") if handle is None else os.stat(name, dir_fd=handle)
-            except OSError:
-                values.extend(_UNREADABLE)
-                continue
-            add(info.st_size)
-            add(info.st_mtime_ns)
-    finally:
-        if handle is not None:
-            os.close(handle)
+    for name in names:
+        try:
+            info = os.stat(f"{path}/{name}")
+        except OSError:
+            values.extend(_UNREADABLE)
+            continue
+        values.extend((info.st_size, info.st_mtime_ns))
     return values.tobytes()
 
 
@@ -480,11 +449,3 @@ def group_signatures(listing: Listing, states: States, groups: Mapping[str, list
             digest.update(states[folder])
         signatures[group] = digest.hexdigest()
     return signatures
-
-
-def _stat_state(path: str) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns

@@ -7,47 +7,46 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bceval.cli.parser import options_later, settings_flags
+import yaml
+
+from bceval.cli.parser import add_options, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
+from bceval.experiment.model import experiment_document, load_experiment
+from bceval.experiment.plan import ab_experiment, resolve
+from bceval.graph.run import run_graph
+from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
+from bceval.steps.ci import experiment_outputs
+from bceval.steps.experiment import publish_report, write_report
+from bceval.steps.experiment_report import plan_experiment, selected_cases
 
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
+
+
+MODES = {  # mode: (its one line in `experiment --help`, its description where that is not the line itself)
+    "run": (
+        "answer every (arm, epoch, case) still missing, then report",
+        "Answer every (arm, epoch, case) still missing, then write the report.",
+    ),
+    "report": ("write the report from the answers there are (e.g. merged shards)", None),
+    "publish": ("add the experiment's report to the committed page", None),
+    "plan": (
+        "how many cases and epochs find a given difference (a seeded simulation)",
+        "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
+        "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
+    ),
+    "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None),
+}
 
 
 def add_parser(commands: Any, command: Any) -> None:
     """The `experiment` subcommand and its modes."""
     experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
-    for mode, text, description in (
-        (
-            "run",
-            "answer every (arm, epoch, case) still missing, then report",
-            "Answer every (arm, epoch, case) still missing, then write the report.",
-        ),
-        (
-            "report",
-            "write the report from the answers there are (e.g. merged shards)",
-            "Write the report from the answers there are (e.g. merged shards).",
-        ),
-        (
-            "publish",
-            "add the experiment's report to the committed page",
-            "Add the experiment's report to the committed page.",
-        ),
-        (
-            "plan",
-            "how many cases and epochs find a given difference (a seeded simulation)",
-            "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
-            "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
-        ),
-        (
-            "ab",
-            "two arms without a file: the corpus at --base against the corpus at --head",
-            "Two arms without a file: the corpus at --base against the corpus at --head.",
-        ),
-    ):
-        options_later(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
+    for mode, (text, description) in MODES.items():
+        description = description or text[0].upper() + text[1:] + "."
+        add_options(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
 
 
 def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
@@ -58,9 +57,6 @@ def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
 
 
 def _plan(settings: Settings) -> Any:
-    from bceval.experiment.model import load_experiment
-    from bceval.experiment.plan import resolve
-
     assert settings.experiment is not None
     experiment, positions = load_experiment(settings.experiment)
     return resolve(experiment, settings, settings.experiment, positions)
@@ -69,8 +65,6 @@ def _plan(settings: Settings) -> Any:
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
     """The experiment `experiment ab` runs, and where its file goes (written once it resolves, so report and
     publish can name it like any other)."""
-    from bceval.experiment.plan import ab_experiment
-
     if args.epochs < 1:
         raise BcevalError("--epochs must be at least 1")
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
@@ -89,8 +83,6 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
 
 
 def _ab_document(experiment: Any) -> dict[str, Any]:
-    from bceval.experiment.model import experiment_document
-
     document = experiment_document(experiment)
     return {"name": experiment.name, "epochs": experiment.epochs, **document}
 
@@ -98,8 +90,6 @@ def _ab_document(experiment: Any) -> dict[str, Any]:
 def _check_ab_file(experiment: Any, path: Path) -> None:
     """An `ab` experiment of these refs that exists already must have been run with these settings: its runs and
     report would otherwise mix two agents (as runs refuse other agent settings)."""
-    import yaml
-
     if not path.is_file():
         return
     try:
@@ -127,22 +117,14 @@ def _check_ab_file(experiment: Any, path: Path) -> None:
 
 
 def _write_ab_file(experiment: Any, path: Path) -> None:
-    import yaml
-
-    from bceval.jsonio import write_atomic
-
     document = _ab_document(experiment)
     write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False))
 
 
 def run(args: argparse.Namespace) -> int:
     """One experiment command; BcevalError from here is one line in bceval.cli.main."""
-    from bceval.graph.run import run_graph
-
     mode = args.experiment_mode
     if mode == "ab":
-        from bceval.experiment.plan import resolve
-
         base = load_settings(**settings_flags(args, ("corpus", "out", "manifest")))
         experiment, file = _ab_experiment(args, base)
         settings = _settings(args, file)
@@ -156,13 +138,9 @@ def run(args: argparse.Namespace) -> int:
         plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
     verbose = getattr(args, "verbose", False)
     if mode == "plan":
-        from bceval.steps.experiment_report import plan_experiment
-
         plan_experiment(plan, args.effect, args.power)
         return 0
     if mode == "publish":
-        from bceval.steps.experiment import publish_report
-
         page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
         publish_report(plan, page)
         return 0
@@ -170,9 +148,6 @@ def run(args: argparse.Namespace) -> int:
         code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
         if code:
             return code
-        from bceval.steps.experiment import write_report
-        from bceval.steps.experiment_report import selected_cases
-
         chosen = selected_cases(plan, settings)
         write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
         return _ci_outputs(args, plan, 0, summary=True)
@@ -180,7 +155,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ci_outputs(args: argparse.Namespace, plan: Any, code: int, summary: bool) -> int:
-    from bceval.steps.ci import experiment_outputs
-
     junit = getattr(args, "junit", None)
     return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)

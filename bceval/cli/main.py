@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from bceval import __version__
-from bceval.cli import experiment as experiment_cli
-from bceval.cli.parser import Parser, add_command, options_later, settings_flags
+from bceval.agents import live
+from bceval.bench import print_bench
+from bceval.cli.parser import Parser, add_command, add_options, settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
+from bceval.corpus.layers import scan_corpus
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
 from bceval.graph.run import run_graph
+from bceval.steps.answer import warn_preflight
+from bceval.steps.ci import score_outputs
+from bceval.steps.init import report_init
+from bceval.steps.prepare import check_coverage_target, gate_changes
+from bceval.steps.prompt import print_prompt
+from bceval.steps.runs import print_comparison, print_runs, recorded_run
+from bceval.steps.view import report_view
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,8 +52,10 @@ def _parser() -> argparse.ArgumentParser:
         add_command(commands, name, text)
     for _, evaluator_command in all_commands():
         evaluator_command.add(commands)
-    experiment_cli.add_parser(commands, command)
-    options_later(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
+    from bceval.cli import experiment  # not at the top: it reads the evaluator registry (main reports its errors)
+
+    experiment.add_parser(commands, command)
+    add_options(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
     return parser
 
 
@@ -67,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:  # atomic writes leave no partial file; the next run sweeps any temporary one
-        if "bceval.agents.live" in sys.modules:  # agents run in sessions of their own: stop them
-            sys.modules["bceval.agents.live"].stop_all()
+        live.stop_all()  # agents run in sessions of their own: stop them
         print("bceval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
@@ -76,8 +87,6 @@ def main(argv: list[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     """Run one subcommand; BcevalError from here becomes one line on stderr in `main`."""
     if args.subcommand == "bench":
-        from bceval.bench import print_bench
-
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
         return print_bench(
             args.bench_sizes,
@@ -90,30 +99,22 @@ def dispatch(args: argparse.Namespace) -> int:
             args.bench_view,
         )
     if args.subcommand == "compare":
-        from bceval.steps.runs import print_comparison
-
         out = load_settings(out=args.out).out
         return print_comparison(args.old, args.new, out, args.allow_different_inputs, args.fail_on_regression)
     if args.subcommand == "experiment":
-        return experiment_cli.run(args)
-    if args.subcommand == "view":
-        from bceval.steps.view import report_view
+        from bceval.cli import experiment  # not at the top: see _parser
 
+        return experiment.run(args)
+    if args.subcommand == "view":
         return report_view(load_settings(out=args.out).out, args.serve, args.port)
     if args.subcommand == "evaluators":
         return print_evaluators()
     if args.subcommand == "runs":
-        from bceval.steps.runs import print_runs
-
         return print_runs(load_settings(out=args.out).out)
     settings = load_settings(**settings_flags(args))
     if args.subcommand in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
-        from bceval.steps.runs import recorded_run
-
         settings = recorded_run(settings, args.adapter)
     if args.subcommand == "init":
-        from bceval.steps.init import report_init
-
         return report_init(settings, args.doit)
     check_inputs(settings)
     check_leaves(settings)
@@ -121,30 +122,19 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.subcommand in ("score", "publish"):
         check_results(settings)
     if args.subcommand in ("validate", "prepare"):
-        from bceval.steps.prepare import check_coverage_target, gate_changes
-
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
         check_coverage_target(settings.coverage_report)
     if args.subcommand == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
     if args.subcommand == "prompt":
-        from contextlib import redirect_stdout
-
-        from bceval.steps.prompt import print_prompt
-
         with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
             code = run_graph(settings, ["prepare"], verbose=verbose)
         return code or print_prompt(settings, args.case)
     if args.subcommand == "answer":
-        from bceval.corpus.layers import scan_corpus
-        from bceval.steps.answer import warn_preflight
-
         listing = scan_corpus(settings.corpus)  # once: the checks and the graph read the same listing
         warn_preflight(settings, listing)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose, listing=listing)
     if args.subcommand == "score":
-        from bceval.steps.ci import score_outputs
-
         code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
         return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [args.subcommand], verbose=verbose)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any, NoReturn
 
+from bceval.config import SOURCES
 from bceval.config.commands import COMMANDS
 from bceval.config.options import OPTIONS
 
@@ -18,40 +18,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
     def format_help(self) -> str:
-        self._fill()
         text = super().format_help()
         if not self.description:
             return text
         return self.description + "\n\n" + text.replace(self.description + "\n\n", "", 1)
 
-    def later(self, fill: Callable[[Parser], None]) -> Parser:
-        """Give this (sub)command its flags once it is used, not when the parser is built: a command line names
-        one command of twenty, and adding every command's flags was most of building the parser."""
-        self.__dict__.setdefault("_fills", []).append(fill)
-        return self
-
-    def _fill(self) -> None:
-        for fill in self.__dict__.pop("_fills", ()):
-            fill(self)
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        self._fill()  # a subcommand is parsed through this, by the parser above it
-        return super().parse_known_args(args, namespace)
-
-    def format_usage(self) -> str:
-        self._fill()
-        return super().format_usage()
-
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
-
-
-def options_later(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    """add_options(parser, command) once `parser` is used (see Parser.later); at once for another parser."""
-    if isinstance(parser, Parser):
-        return parser.later(lambda filled: add_options(filled, command))
-    add_options(parser, command)
-    return parser
 
 
 def add_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -98,8 +71,6 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any]:
     """The settings among the parsed arguments (all of them, or only `names`), for load_settings."""
-    from bceval.config import SOURCES
-
     wanted = SOURCES if names is None else names
     return {key: value for key, value in vars(args).items() if key in SOURCES and key in wanted}
 
@@ -107,5 +78,5 @@ def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any
 def add_command(commands: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose --help starts with its one-line description, with its options from the table."""
     parser = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
-    options_later(parser, name)
+    add_options(parser, name)
     return parser

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bceval.cli.parser import add_command, options_later, settings_flags
+from bceval.cli.parser import add_command, add_options, settings_flags
 from bceval.config import DEMO_CORPUS, find_corpus, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
@@ -48,7 +48,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "reports (--results), or run every case in a fresh copy of its starting repository with runner-owned "
         "gates (run --workspace-map MAP --out RUN). Exit 0 when the mode passes, 1 when it fails, 2 on bad input.",
     )
-    options_later(parser, "development")
+    add_options(parser, "development")
     return parser
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.registry import capabilities
-from bceval.cli.parser import Parser, options_later, settings_flags
+from bceval.cli.parser import Parser, add_options, settings_flags
 from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE, NOT_FOUND, load_settings
 from bceval.config import agent_settings as from_settings
 from bceval.config.commands import GUIDANCE_MODES
@@ -189,7 +189,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "results against it, run all of it with an answer adapter (run), or create the demo workspaces "
         "(demo-workspaces). Exit 0 when the mode passes, 1 otherwise.",
     )
-    options_later(parser, "guidance")
+    add_options(parser, "guidance")
     return parser
 
 
@@ -202,7 +202,7 @@ def mode_help(argv: list[str]) -> str | None:
         return None
     text = GUIDANCE_MODES[mode][0]
     parser = Parser(prog=f"bceval guidance {mode}", description=text[0].upper() + text[1:] + ".")
-    options_later(parser, f"guidance {mode}")
+    add_options(parser, f"guidance {mode}")
     return parser.format_help()
 
 

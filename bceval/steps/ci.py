@@ -6,16 +6,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval.config import Settings, environment_values
 from bceval.errors import BcevalError
 from bceval.jsonio import write_atomic
 from bceval.layout import ExperimentDir, RunDir
-
-if TYPE_CHECKING:  # the JUnit writer and the viewer's readers load only for a JUnit report (xml pulls in urllib)
-    from bceval.scorecard.junit import TestCase
-    from bceval.viewer.collect import CaseRow, GuidanceCaseRow, GuidanceRun
+from bceval.scorecard.junit import TestCase, outcome_of, render
+from bceval.viewer.collect import (
+    CaseRow,
+    GuidanceCaseRow,
+    GuidanceRun,
+    ReviewRun,
+    read_experiment,
+    read_guidance_run,
+    read_review_run,
+)
 
 
 def _write(path: Path, text: str) -> None:
@@ -32,8 +38,6 @@ def _seconds(usage: dict[str, Any]) -> float | None:
 
 
 def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
-    from bceval.scorecard.junit import TestCase, outcome_of
-
     outcome = outcome_of(row.passed, row.infra is not None)
     message = "" if outcome == "passed" else row.reason
     detail = f"{row.id} ({row.model_id}, {row.domain}, {row.kind}): {message}" if message else ""
@@ -53,8 +57,6 @@ def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | 
 
 
 def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:
-    from bceval.scorecard.junit import TestCase, outcome_of
-
     infra = _guidance_failed_to_answer(run, row)
     outcome = outcome_of(row.passed, infra is not None)
     message = infra or "; ".join(row.problems)
@@ -63,9 +65,6 @@ def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix
 
 def write_run_junit(run_dir: Path, out: Path, path: Path) -> None:
     """One test case per case of a scored review run."""
-    from bceval.scorecard.junit import render
-    from bceval.viewer.collect import read_review_run
-
     if not RunDir(run_dir).score.is_file():
         raise BcevalError(f"--junit {path}: the run {run_dir.name} has no score.json, so there is nothing to report")
     run = read_review_run(run_dir, out, "")
@@ -77,9 +76,6 @@ def write_run_junit(run_dir: Path, out: Path, path: Path) -> None:
 
 def write_guidance_junit(run_dir: Path, path: Path) -> None:
     """One test case per manifest case of a guidance run; a run that did not finish is one error."""
-    from bceval.scorecard.junit import TestCase, render
-    from bceval.viewer.collect import read_guidance_run
-
     if not RunDir(run_dir).record.is_file():
         case = TestCase("guidance run", "bceval.guidance", "error", "the run did not finish: it has no run.json")
         _write(path, render(f"bceval guidance run {run_dir.name}", [case]))
@@ -91,9 +87,6 @@ def write_guidance_junit(run_dir: Path, path: Path) -> None:
 
 def write_experiment_junit(directory: Path, path: Path) -> None:
     """One test case per (arm, epoch, case) of an experiment's report; a cell with no answer yet is skipped."""
-    from bceval.scorecard.junit import TestCase, render
-    from bceval.viewer.collect import GuidanceRun, ReviewRun, read_experiment
-
     experiment = read_experiment(directory, "")
     if experiment is None:
         raise BcevalError(f"--junit {path}: {ExperimentDir(directory).report()} is missing or unreadable")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bceval.config import MANIFEST_RELATIVE, NOT_FOUND, Settings
 from bceval.errors import BcevalError
+from bceval.evaluators.review.manifest import STARTER_MANIFEST
 from bceval.jsonio import dumps, read_regular_text
 
 SCHEMA_NAME = "review-fixtures.schema.json"
@@ -56,8 +57,7 @@ def _add_pyproject_table(path: Path, done: list[str]) -> None:
 def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     """Write the starter manifest (and its schema) into the corpus; with `with_doit` also `dodo.py` and
     `[tool.bceval]`. Returns one line per file saying what happened."""
-    from bceval.evaluators.review.manifest import STARTER_MANIFEST
-    from bceval.schemas import schema_of
+    from bceval.schemas import schema_of  # not at the top: it reads the evaluator registry (main reports its errors)
 
     if settings.corpus_source == NOT_FOUND:
         raise BcevalError(

@@ -388,7 +388,13 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
 
 
 def recorded_cases(settings: Settings) -> list[ReviewCase]:
-    return [ReviewCase.from_record(case) for case in load_own_json(cases_file(settings))["cases"]]
+    return recorded_plan(settings)[0]
+
+
+def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
+    """The cases and thresholds the last validation recorded."""
+    recorded = load_own_json(cases_file(settings))
+    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
 
 
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from bceval.config import Settings
+from bceval.scorecard.model import read_scorecard
+from bceval.scorecard.publish import publish
 
 
 def publish_page(settings: Settings) -> None:
-    from bceval.scorecard.model import read_scorecard
-    from bceval.scorecard.publish import publish
-
     assert settings.page is not None
     card = read_scorecard(settings.scorecard_json)
     changed = publish(settings.page, card)

@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
-from bceval.layout import OutDir
+from bceval.layout import OutDir, RunDir
+from bceval.runs.record import list_runs, read_record, render_runs
+from bceval.scorecard.compare import compare, render_comparison
+from bceval.scorecard.model import read_scorecard
 
 
 def print_runs(out: Path) -> int:
-    """The table of the runs in `out` on stdout."""
-    from bceval.runs.record import list_runs, render_runs
-
     sys.stdout.write(render_runs(list_runs(out), out))
     return 0
 
 
 def run_names(out: Path) -> list[str]:
     """The runs there are in `out` (folders of out/runs/ with a run record), by name."""
-    from bceval.layout import RunDir
-
     runs = OutDir(out).runs
     if not runs.is_dir():
         return []
@@ -39,10 +38,6 @@ def no_such_run(name: str, out: Path, flag: str = "--run") -> BcevalError:
 def recorded_run(settings: Any, adapter_flag: str | None) -> Any:
     """The settings of a run named with --run, as it was answered (its record's adapter, command, model,
     isolation, sandbox and epoch): scoring needs no agent flag. A name that is no run is refused."""
-    from dataclasses import replace
-
-    from bceval.runs.record import read_record
-
     if settings.run is None or settings.results is not None or settings.results_path is not None:
         return settings
     record = read_record(settings.run_dir)
@@ -54,16 +49,17 @@ def recorded_run(settings: Any, adapter_flag: str | None) -> Any:
             f"--adapter {adapter_flag}: run '{settings.run}' was answered with the {adapter} adapter; "
             "leave --adapter out to score it as it was answered"
         )
+
+    def recorded(name: str, kind: type) -> Any:
+        value = record.get(name)
+        return value if isinstance(value, kind) else getattr(settings, name)
+
     sandbox_allow = record.get("sandboxAllow") or []
     return replace(
         settings,
-        adapter=adapter if isinstance(adapter, str) else settings.adapter,
-        command=record.get("command") if isinstance(record.get("command"), str) else settings.command,
-        model=record.get("model") if isinstance(record.get("model"), str) else settings.model,
-        isolation=record.get("isolation") if isinstance(record.get("isolation"), str) else settings.isolation,
-        sandbox=record.get("sandbox") if isinstance(record.get("sandbox"), str) else settings.sandbox,
+        **{name: recorded(name, str) for name in ("adapter", "command", "model", "isolation", "sandbox")},
         sandbox_allow=tuple(Path(p) for p in sandbox_allow if isinstance(p, str)) or settings.sandbox_allow,
-        epoch=record.get("epoch") if isinstance(record.get("epoch"), int) else settings.epoch,
+        epoch=recorded("epoch", int),
     )
 
 
@@ -86,9 +82,6 @@ def print_comparison(
     old_name: str, new_name: str, out: Path, allow_different_inputs: bool, fail_on_regression: bool
 ) -> int:
     """The comparison as markdown on stdout; 1 when asked to fail on a regression and a case regressed."""
-    from bceval.scorecard.compare import compare, render_comparison
-    from bceval.scorecard.model import read_scorecard
-
     old, new = read_scorecard(scorecard_path(old_name, out)), read_scorecard(scorecard_path(new_name, out))
     result = compare(old, new, allow_different_inputs=allow_different_inputs)
     sys.stdout.write(render_comparison(old, new, result))

@@ -7,13 +7,26 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+from bceval.clock import created_at
 from bceval.config import Settings
 from bceval.errors import BcevalError, EvaluationFailed
-from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.scoring import (
+    FileReading,
+    ScoreReport,
+    aggregate,
+    failed_header,
+    failure_notes,
+    judge_reading,
+    passed_line,
+    read_infra_file,
+    read_result_file,
+)
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import BuildDir, RunDir, infra_files, result_files
 from bceval.runs.record import selection_of, tampered
-from bceval.steps.prepare import cases_file, recorded_cases, require_complete
+from bceval.scorecard.model import build_scorecard
+from bceval.scorecard.render import render_html, render_markdown
+from bceval.steps.prepare import recorded_cases, recorded_plan, require_complete
 
 
 def score_dir(settings: Settings) -> Path:
@@ -30,15 +43,11 @@ def reading_file(settings: Settings, result: Path) -> Path:
 def judge_result_file(settings: Settings, result: Path) -> None:
     """One result file -> its entries, each judged against its case (a per-case verdict when the
     directory holds one result-case-*.json per case, the preferred profile)."""
-    from bceval.evaluators.review.scoring import judge_reading, read_result_file
-
     reading = judge_reading(read_result_file(result), recorded_cases(settings))
     write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
 
 
 def write_score(settings: Settings) -> None:
-    from bceval.evaluators.review.scoring import FileReading, aggregate, read_infra_file
-
     require_complete(settings)
     infra = infra_files(settings.results_dir)
     try:
@@ -54,13 +63,12 @@ def write_score(settings: Settings) -> None:
         problems = tampered(settings.run_dir, results + infra)
         if problems:
             raise BcevalError("\n".join(problems))
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
+    cases, thresholds = recorded_plan(settings)
     readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
     failures = [read_infra_file(path) for path in infra]
     selected = selection_of(settings.run_dir) if settings.results is None else None
     article = corpus_article(settings.corpus)
-    report = aggregate(cases, readings, recorded["thresholds"], failures, selected, settings.require_read, article)
+    report = aggregate(cases, readings, thresholds, failures, selected, settings.require_read, article)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 
@@ -84,8 +92,6 @@ def corpus_article(corpus: Path) -> Callable[[str], tuple[int, str] | None]:
 
 def score_single_file(settings: Settings) -> None:
     """--results-path: one combined document; unreadable is an input error, as in the reference."""
-    from bceval.evaluators.review.scoring import aggregate, judge_reading, read_result_file
-
     require_complete(settings)
     path = settings.results_path
     assert path is not None
@@ -94,16 +100,13 @@ def score_single_file(settings: Settings) -> None:
     reading = read_result_file(path)
     if reading.problems and not reading.entries:
         raise BcevalError(reading.problems[0])
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    report = aggregate(cases, [judge_reading(reading, cases)], recorded["thresholds"])
+    cases, thresholds = recorded_plan(settings)
+    report = aggregate(cases, [judge_reading(reading, cases)], thresholds)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 
 def report_score(settings: Settings, gate: bool = True) -> None:
     """Print the verdict; with `gate`, a failed evaluation fails the task (exit 1)."""
-    from bceval.evaluators.review.scoring import ScoreReport, failed_header, failure_notes, passed_line
-
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
     if report.passed:
         print(passed_line(report))
@@ -115,11 +118,6 @@ def report_score(settings: Settings, gate: bool = True) -> None:
 
 
 def write_scorecard(settings: Settings) -> None:
-    from bceval.clock import created_at
-    from bceval.evaluators.review.scoring import ScoreReport
-    from bceval.scorecard.model import build_scorecard
-    from bceval.scorecard.render import render_html, render_markdown
-
     report = ScoreReport.model_validate(load_own_json(settings.score_file))
     card = build_scorecard(
         report,

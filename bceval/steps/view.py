@@ -3,18 +3,19 @@ index is; `--serve` serves the site on 127.0.0.1 only, until Ctrl-C."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import sys
 from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
+from bceval.viewer.site import build_site
 
 
 def build_view(out: Path) -> Path:
     """Write out/view/ from the runs, experiments and guidance runs in `out`; the progress line goes to stderr."""
-    from bceval.viewer.site import build_site
-
     if not out.is_dir():
         raise BcevalError(f"{out}: output directory does not exist; run bceval score, an experiment or a guidance run")
     built = build_site(out, OutDir(out).view)
@@ -37,8 +38,6 @@ def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
 def site_server(folder: Path, port: int) -> Any:
     """A static file server of `folder` on the loopback interface only: the site holds model output and corpus
     text, which is nobody else's business on the network."""
-    import functools
-    import http.server
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name

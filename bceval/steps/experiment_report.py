@@ -4,12 +4,10 @@ and transcripts on disk; the report itself is `bceval.experiment.report_model`'s
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import posixpath
-import stat
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -32,34 +30,20 @@ from bceval.experiment.report_model import (
     earlier_looks,
 )
 from bceval.jsonio import load_own_json, read_regular_text, write_atomic
-from bceval.layout import BuildDir, RunDir, run_entries
+from bceval.layout import RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
-from bceval.steps.prepare import cases_file
+from bceval.steps.prepare import cases_file, recorded_plan
 from bceval.steps.scoring import corpus_article
 
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
     task generators run for `doit list` too, before any variant is)."""
-    path = cases_file(settings)
     try:
-        info = path.stat()
+        return recorded_plan(settings)
     except OSError:
         return [], {}
-    if not stat.S_ISREG(info.st_mode):
-        return [], {}
-    cases, thresholds = _recorded_cases(str(path), info.st_size, info.st_mtime_ns, info.st_ino)
-    return list(cases), dict(thresholds)
-
-
-@functools.lru_cache(maxsize=8)
-def _recorded_cases(path: str, *version: int) -> tuple[tuple[ReviewCase, ...], dict[str, float]]:
-    """One variant's cases file, read once while it stays the same file (`version`: its size, modification time
-    and inode; a prepare replaces it through a rename): every arm sharing the variant, and the report and the
-    graph of one command, ask for it again."""
-    recorded = json.loads(read_regular_text(Path(path), "utf-8"))
-    return tuple(ReviewCase.from_record(case) for case in recorded["cases"]), recorded["thresholds"]
 
 
 def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]]:
@@ -96,24 +80,22 @@ class EpochVerdict:
 
 def epoch_verdicts(
     settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], judged: JudgedOn | None = None
-) -> dict[str, Any]:
+) -> dict[str, EpochVerdict | None]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
-    there is no result yet.
-
-    The verdicts are kept under the variant's build folder with what they were judged from (`judged_on`): a
-    report of runs whose files are as they were reads none of them again (judging ten thousand result files was
-    most of a report's time). `judged`: judged_on of these settings and cases, when the caller has it already."""
+    there is no result yet. `judged`: judged_on of these settings and cases, when the caller has it already."""
     judged = judged or judged_on(settings, cases, thresholds)
-    kept = BuildDir(settings.build_dir).epoch_verdicts(settings.results_dir)
-    try:
-        saved = load_own_json(kept)
-    except (OSError, ValueError):
-        saved = None
-    if isinstance(saved, dict) and saved.get("state") == judged.state:
-        return {key: EpochVerdict(*value) if value is not None else None for key, value in saved["verdicts"].items()}
-    verdicts = _judge_epoch(settings, cases, thresholds, judged.files, judged.infra)
-    write_atomic(kept, json.dumps({"state": judged.state, "verdicts": verdicts}, separators=(",", ":")))
-    return {key: EpochVerdict(*value) if value is not None else None for key, value in verdicts.items()}
+    failures = [read_infra_file(path) for path in judged.infra]
+    lookup = case_lookup(cases)  # once per epoch, not once per result file
+    readings = [judge_reading(read_result_file(path), cases, lookup) for path in judged.files]
+    article = corpus_article(settings.corpus)
+    report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
+    kept = [f.name for f in fields(EpochVerdict)]
+    return {
+        v.id: EpochVerdict(*[getattr(v, name) for name in kept])
+        if (v.answered or v.infrastructureFailure or v.notAnswered)
+        else None
+        for v in report.cases
+    }
 
 
 @dataclass(frozen=True)
@@ -122,17 +104,8 @@ class JudgedOn:
     modification time and inode go into `state`, with the cases and thresholds)."""
 
     state: str
-    directory: Path
-    result_names: list[str]
-    infra_names: list[str]
-
-    @property
-    def files(self) -> list[Path]:
-        return [self.directory / name for name in self.result_names]
-
-    @property
-    def infra(self) -> list[Path]:
-        return [self.directory / name for name in self.infra_names]
+    files: list[Path]
+    infra: list[Path]
 
 
 def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> JudgedOn:
@@ -149,30 +122,15 @@ def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str,
         thresholds,
         settings.require_read,
         str(settings.corpus) if settings.require_read else None,
-        "notAnswered",  # verdicts kept since they carry why a case was not answered
+        "notAnswered",  # a mark of this state's version
     ]
     state = hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
-    return JudgedOn(state, directory, [e.name for e in files], [e.name for e in infra])
+    return JudgedOn(state, [directory / e.name for e in files], [directory / e.name for e in infra])
 
 
 def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:
     info = entry.stat()  # through a symbolic link, either way
     return [entry.name, info.st_size, info.st_mtime_ns, info.st_ino]
-
-
-def _judge_epoch(
-    settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], files: list[Path], infra: list[Path]
-) -> dict[str, list[Any] | None]:
-    failures = [read_infra_file(path) for path in infra]
-    lookup = case_lookup(cases)  # once per epoch, not once per result file
-    readings = [judge_reading(read_result_file(path), cases, lookup) for path in files]
-    article = corpus_article(settings.corpus)
-    report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
-    kept = [f.name for f in fields(EpochVerdict)]
-    return {
-        v.id: [getattr(v, name) for name in kept] if (v.answered or v.infrastructureFailure or v.notAnswered) else None
-        for v in report.cases
-    }
 
 
 def _wanted(cases: list[ReviewCase], wanted_ids: list[str]) -> list[ReviewCase]:

@@ -1,11 +1,5 @@
-"""The answer stage's tasks: the run's record and one answer per selected case.
-
-run_record           out/runs/<run>/run.json: the run's agent settings and the cases it covers
-answer               every selected case's answer, `--jobs` at a time, through the answer cache: up to date while
-                     every selected case has a result and nothing an answer depends on changed (one task: see
-                     bceval.steps.units)
-answered             one line on how the run stands (always runs; it is cheap)
-"""
+"""The answer stage's tasks: the run's record, one answer per selected case (all in one task: see
+bceval.steps.units) and one line on how the run stands."""
 
 from __future__ import annotations
 

@@ -83,10 +83,8 @@ def always(run: Callable[[], BaseFail | None], *after: str) -> dict[str, Any]:
     return {"actions": [run], "task_dep": list(after), "uptodate": [False]}
 
 
-# Tasks that write the user's own page: after one ran, "nothing was rebuilt" would read as "nothing happened".
-PUBLISH_TASKS = frozenset({"publish"})
-
-# Tasks that report rather than build: they run every time, so they do not make a run "not up to date".
+# Tasks that report rather than build: they run every time, so they do not make a run "not up to date". `publish`
+# is not one: it writes the user's page, and after it "nothing was rebuilt" would read as "nothing happened".
 REPORT_TASKS = frozenset(
     {
         "validate",
@@ -94,7 +92,6 @@ REPORT_TASKS = frozenset(
         "scorecard",
         "score",
         "summary",
-        "publish",
         "bench",
         "answered",
         "experiment_prepare",
@@ -170,7 +167,7 @@ class BcevalReporter(ConsoleReporter):
 
     def execute_task(self, task: Any) -> None:
         base = task.name.split(":", 1)[0]
-        if task.actions and (base not in REPORT_TASKS or base in PUBLISH_TASKS):
+        if task.actions and base not in REPORT_TASKS:
             self._worked = True
         if task.actions and (task.verbosity or 0) >= 2:
             sys.stderr.write(f".  {task.title()}\n")

@@ -1,17 +1,9 @@
-"""The experiment's part of the build graph (`doit experiment`, `bceval experiment run`).
-
-    experiment_export   each commit a ref names, exported once
-    experiment_prepare  `bceval prepare` of each variant (arms reading the same corpus and manifest share one)
-    experiment_run      run.json of each (arm, epoch)
-    unit                every (arm, epoch, case) answer, `--jobs` at a time, through the answer cache (one task:
-                        see bceval.steps.units); an answer another arm already asked (identical view and
-                        settings) is shared
-    run_unit       one whole run per (arm, epoch) of an evaluator whose unit is a run
-    experiment_report   report.{json,md,html}; the verdict lines on stdout
+"""The experiment's part of the build graph (`doit experiment`, `bceval experiment run`): export the commits refs
+name, prepare each variant, record each (arm, epoch) run, answer every (arm, epoch, case) in one task (see
+bceval.steps.units; an answer another arm already asked is shared) or each whole run, then report.
 
 Every creator but `experiment` is delayed: doit calls it only when an experiment task is asked for, so other
-commands never read the experiment file. They read the small experiment file and, once the variants are
-prepared, their recorded cases and view inputs.
+commands never read the experiment file.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ from bceval.config import Settings, check_inputs
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import Derivation, ReviewCase
-from bceval.steps import answer as answering
+from bceval.runs.selection import shard_cases
 from bceval.steps import prepare as steps
+from bceval.steps.answer import selected_cases
 
 
 class GraphInputs:
@@ -29,7 +30,6 @@ class GraphInputs:
         if listing is not None:  # scanned by the caller (after the same input checks)
             self.__dict__["_listed"] = listing
         self.prep = settings.prepare_dir
-        self.corpus_dir = str(settings.corpus)
         # what every prepare task's output depends on besides its own inputs
         self.basics: dict[str, Any] = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
 
@@ -45,7 +45,7 @@ class GraphInputs:
     def listing(self) -> Listing:
         listed = self._listed
         if isinstance(listed, BcevalError):
-            raise _invalid(listed)
+            raise InvalidTask(str(listed))
         return listed
 
     @cached_property
@@ -72,15 +72,11 @@ class GraphInputs:
         return [rels for rels in loose if rels]
 
     @cached_property
-    def file_states(self) -> steps.States:
-        """Every listed file's size and modification time: one stat per file, the only per-file cost of a no-op."""
-        return steps.listed_states(self.corpus_dir, self.listing)
-
-    @cached_property
     def signatures(self) -> dict[str, str]:
         """A stat signature per knowledge group: of every listed file in its folders (steps.group_signatures)."""
-        folders = self.group_folders
-        return steps.group_signatures(self.listing, self.file_states, {group: folders[group] for group in self.groups})
+        folders = {group: self.group_folders[group] for group in self.groups}
+        states = steps.listed_states(str(self.settings.corpus), self.listing)
+        return steps.group_signatures(self.listing, states, folders)
 
     @cached_property
     def domains(self) -> list[str]:
@@ -98,12 +94,7 @@ class GraphInputs:
         if derivation is None:
             return None, []
         try:
-            return answering.selected_cases(self.settings, derivation.cases), answering.cases_to_answer(
-                self.settings, derivation.cases
-            )
+            selected = selected_cases(self.settings, derivation.cases)
+            return selected, shard_cases(selected or derivation.cases, self.settings.shard)
         except BcevalError as exc:
-            raise _invalid(exc) from None
-
-
-def _invalid(exc: BcevalError) -> Exception:
-    return InvalidTask(str(exc))
+            raise InvalidTask(str(exc)) from None

@@ -1,15 +1,5 @@
-"""The prepare stage's tasks: validate the manifest and corpus, then write the neutral request directory.
-
-cases           the derived cases (out/.build/review/cases.json and one file per leaf domain)
-validate        the verdict of the checks (always runs; it is cheap)
-coverage        the coverage report of the cases (out/coverage.json and .md; always runs)
-prepare_dir     the prepare directory's marker
-rows:<group>    knowledge-index rows, one task per knowledge folder
-index           knowledge-index.json and each domain's candidate rows
-domain:<d>      a leaf domain's index-, request- and request-case- files and its neutral case files
-review_request  review-request.json
-prepare         the whole directory, pruned of what no case or domain needs any more
-"""
+"""The prepare stage's tasks: validate the manifest and corpus, then write the neutral request directory
+(out/review/ by default) from the intermediate files in out/.build/review/."""
 
 from __future__ import annotations
 
@@ -36,8 +26,6 @@ def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
 
 class PrepareStage:
-    """The prepare stage's task creators over one graph's inputs."""
-
     def __init__(self, inputs: GraphInputs) -> None:
         self.inputs = inputs
         self.settings, self.prep, self.basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics

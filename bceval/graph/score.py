@@ -1,12 +1,5 @@
-"""The scoring stage's tasks: judge the results, aggregate, record and report.
-
-verdict:<file>  one result file read and judged (one task per file)
-score_json      out/runs/<run>/score.json: metrics, thresholds, every case
-scorecard       out/runs/<run>/scorecard.{json,md,html}, the record of the scored run (always runs: git state)
-score           the verdict on stdout; exit 1 when the gate fails (always runs)
-publish         the scored run added to the committed page (always runs)
-summary         the verdict of `score`, but a failed gate does not fail the run (always runs)
-"""
+"""The scoring stage's tasks: judge each result file, aggregate into score.json, record the scorecard and report
+the verdict."""
 
 from __future__ import annotations
 

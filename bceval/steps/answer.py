@@ -1,6 +1,5 @@
 """Answer-stage actions: the run record, one answer per selected case (the run's agent, a result or an
-infrastructure record, a transcript for live agents and one progress line), and the run's summary line. The
-graph runs one answer per case (in parallel for `--jobs N`)."""
+infrastructure record, a transcript for live agents and one progress line), and the run's summary line."""
 
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ from bceval.runs.record import (
     sha256_of,
     write_record,
 )
-from bceval.runs.selection import failed_case_ids, select_cases, shard_cases
+from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.budget import Budget, budget_warning, known_cost
 from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
@@ -68,16 +67,10 @@ def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCa
     return None if chosen is not None and len(chosen) == len(cases) else chosen
 
 
-def cases_to_answer(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCase]:
-    """The selected cases of this machine's shard."""
-    return shard_cases(selected_cases(settings, cases) or cases, settings.shard)
-
-
 def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
-    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. `listing`:
-    the corpus's, when the caller scanned it already; the cases are the recorded ones while nothing they come
-    from changed (planned_cases, as the graph plans them), else derived."""
+    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. The cases
+    are planned as the graph plans them (planned_cases)."""
     warnings = []
     listing = listing or scan_corpus(settings.corpus)
     derivation = planned_cases(settings, listing) or derive(settings, listing)[0]
@@ -268,9 +261,9 @@ class RunAnswers:
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
-        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the run's known
-        cost has reached its budget, a case the answer cache does not hold is not started: it is recorded as not
-        answered (budget). An answer from the cache costs nothing, so it is never stopped nor charged again."""
+        """Answer one case; `note` adds to its answer record (an experiment's `sharedFrom`). Once the known cost
+        has reached the budget, a case the answer cache does not hold is not started (see skip); an answer from
+        the cache costs nothing, so it is never stopped nor charged again."""
         settings = self.settings
         adapter = self.adapter()
         self.progress.start()
@@ -374,8 +367,7 @@ def recorded_cost(results_dir: Path) -> float:
 def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
     articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
-    labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents: their records stay as they
-    were."""
+    labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents."""
     if transcript and transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
         return {key: transcript[key] for key in ("readBy", "agentTrace", "candidates") if key in transcript}
     if not transcript or "readEvidence" not in transcript:

@@ -20,8 +20,7 @@ def budget_warning(settings: Settings) -> str | None:
 
 
 def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
-    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models` (every
-    live agent's answers are then counted only where their endpoint or agent reports what they cost)."""
+    """The one line saying a budget cannot be enforced up front, when the price table lacks one of `models`."""
     missing = [model for model in dict.fromkeys(models) if prices is None or prices.price(model) is None]
     if not missing:
         return None

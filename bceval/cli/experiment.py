@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from bceval.cli.parser import add_options, settings_flags
+from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.experiment.model import experiment_document, load_experiment
@@ -40,13 +40,14 @@ MODES = {  # mode: (its one line in `experiment --help`, its description where t
 }
 
 
-def add_parser(commands: Any, command: Any) -> None:
+def add_parser(commands: Any) -> None:
     """The `experiment` subcommand and its modes."""
-    experiment = command("experiment", "run matched arms over repeated epochs and compare them case by case")
+    text = "run matched arms over repeated epochs and compare them case by case"
+    experiment = commands.add_parser("experiment", help=text, description=sentence(text))
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
     for mode, (text, description) in MODES.items():
-        description = description or text[0].upper() + text[1:] + "."
-        add_options(modes.add_parser(mode, help=text, description=description), f"experiment {mode}")
+        parser = modes.add_parser(mode, help=text, description=description or sentence(text))
+        add_options(parser, f"experiment {mode}")
 
 
 def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:

@@ -11,7 +11,7 @@ from pathlib import Path
 from bceval import __version__
 from bceval.agents import live
 from bceval.bench import print_bench
-from bceval.cli.parser import Parser, add_command, add_options, settings_flags
+from bceval.cli.parser import Parser, add_command, settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
@@ -31,11 +31,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="bceval", description="Evaluate BCQuality-style AL review guidance.")
     parser.add_argument("--version", action="version", version=f"bceval {__version__}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
-
-    def command(name: str, text: str) -> argparse.ArgumentParser:
-        """A subcommand whose --help starts with its one-line description."""
-        return commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
-
     for name, text in (
         ("validate", "check the manifest and corpus conventions"),
         ("prepare", "validate, then write neutral model requests"),
@@ -54,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         evaluator_command.add(commands)
     from bceval.cli import experiment  # not at the top: it reads the evaluator registry (main reports its errors)
 
-    experiment.add_parser(commands, command)
-    add_options(command("compare", "compare two runs or scorecards case by case (markdown on stdout)"), "compare")
+    experiment.add_parser(commands)
+    add_command(commands, "compare", "compare two runs or scorecards case by case (markdown on stdout)")
     return parser
 
 

@@ -77,6 +77,11 @@ def settings_flags(args: argparse.Namespace, names: Any = None) -> dict[str, Any
 
 def add_command(commands: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose --help starts with its one-line description, with its options from the table."""
-    parser = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    parser = commands.add_parser(name, help=text, description=sentence(text))
     add_options(parser, name)
     return parser
+
+
+def sentence(text: str) -> str:
+    """A one-line help text as the sentence that opens the command's --help."""
+    return text[0].upper() + text[1:] + "."

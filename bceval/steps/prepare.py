@@ -42,10 +42,6 @@ FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
 
 
-def build_dir(settings: Settings) -> Path:
-    return BuildDir(settings.build_dir).review
-
-
 def cases_file(settings: Settings) -> Path:
     return BuildDir(settings.build_dir).cases
 
@@ -236,19 +232,14 @@ def index_state_file(settings: Settings) -> Path:
     return BuildDir(settings.build_dir).index_state
 
 
-def write_rows(settings: Settings, group: str, rels: list[str], samples: list[str] = ()) -> None:
-    """The rows file of one knowledge group (see bceval.evaluators.review.rows), rows in path order; the group's
-    samples are only read, to prove they are UTF-8."""
-    for rel in samples:
+def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
+    """The rows file of one knowledge group given by its folders (see bceval.evaluators.review.rows), rows in path
+    order; the group's samples are only read, to prove they are UTF-8."""
+    for rel in group_files(listing, folders, ".al"):
         read_text(settings.corpus / rel)
-    ordered = sorted_texts(rels)  # one layer, so path order is index order
+    ordered = sorted_texts(group_files(listing, folders, ".md"))  # one layer, so path order is index order
     rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
     write_atomic(rows_file(settings, group), encode_group(rows))
-
-
-def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
-    """write_rows of a group given by its folders (group_folders): its articles and samples found when it runs."""
-    write_rows(settings, group, group_files(listing, folders, ".md"), group_files(listing, folders, ".al"))
 
 
 def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
@@ -361,7 +352,7 @@ def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> l
     return [
         path
         for folder in BuildDir.FOLDERS
-        for path in sorted((build_dir(settings) / folder).glob("*.json"))
+        for path in sorted((BuildDir(settings.build_dir).review / folder).glob("*.json"))
         if path not in keep
     ]
 

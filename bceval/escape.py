@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from html import escape as _html_escape
 
 ID_CUT = 60  # characters of an id that is no candidate path kept in a report
 # What a candidate article's path looks like (repo-relative, forward slashes, a Markdown file).
@@ -50,9 +51,7 @@ def markdown_code(text: str) -> str:
 
 def html(text: str) -> str:
     """Text for HTML: markup escaped (quotes included) and controls shown as escapes."""
-    from html import escape  # here: the module and its entity table only where a page is written
-
-    return escape(console(text))
+    return _html_escape(console(text))
 
 
 def quoted(text: str, limit: int = ID_CUT) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bceval.errors import BcevalError
 from bceval.usage import Usage
 
@@ -86,8 +88,6 @@ def price_table(data: Any, source: str) -> PriceTable:
 
 def read_price_file(path: Path) -> PriceTable:
     """A YAML price file: either the table itself or a mapping with one key `prices` holding it."""
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -4,7 +4,10 @@ corpus at a commit exported once, read-only."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
 from pathlib import Path
 
 from bceval.errors import BcevalError
@@ -15,8 +18,6 @@ GIT = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c
 def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str]) -> None:
     """`git init` + one commit of everything in `folder`, with no user, system or environment configuration and
     a fixed author and date, so the content alone decides the commit."""
-    import subprocess  # here, not at the top: every command imports this module for git_root
-
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
@@ -58,14 +59,11 @@ def export_commit(
     `as_checkout` also commits the export as a git work tree of its own (a guidance arm reads its corpus as a
     knowledge checkout, which must be the root of one).
     """
-    import shutil
-    import tempfile
-
     if (target / done).is_file():
         if as_checkout and not (target / ".git").exists():
             _commit_export(target, commit)
         return False
-    import git
+    import git  # here, not at the top: GitPython fails to import where no git executable is installed
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))

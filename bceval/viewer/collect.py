@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.layout import GUIDANCE_RUN, INFRA_PATTERN, OutDir, RunDir
+from bceval.evaluators.guidance.manifest import load_manifest
+from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.scoring import aggregate, read_infra_file, read_result_file
+from bceval.layout import GUIDANCE_RUN, INFRA_PATTERN, ExperimentDir, OutDir, RunDir
 from bceval.ordering import sort_key
 from bceval.viewer.html import safe_name
 
@@ -192,9 +195,6 @@ def _row(case: dict[str, Any]) -> CaseRow:
 
 def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
-    from bceval.evaluators.review.cases import ReviewCase
-    from bceval.evaluators.review.scoring import aggregate, read_infra_file, read_result_file
-
     recorded = read_json(OutDir(out).build.cases)
     if not isinstance(recorded, dict):
         return []
@@ -264,8 +264,6 @@ def workspace_changes(snapshot: dict[str, Any]) -> list[str]:
 
 
 def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> GuidanceRun:
-    from bceval.evaluators.guidance.manifest import load_manifest
-
     run = RunDir(run_dir)
     record = read_json(run.record) or {}
     problems = [str(p) for p in record.get("problems") or []]
@@ -314,8 +312,6 @@ def _guidance_run_dirs(base: Path) -> list[Path]:
 
 
 def read_experiment(directory: Path, key: str) -> Experiment | None:
-    from bceval.layout import ExperimentDir
-
     where = ExperimentDir(directory)
     report = read_json(where.report())
     if not isinstance(report, dict):

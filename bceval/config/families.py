@@ -4,96 +4,67 @@ of their doit tasks. Part of the options table (`bceval.config.options`)."""
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from bceval.config.option import Option
 
+
+def _flagged(prefix: str, part: str, name: str, kind: str = "text", *, env: bool = False, **rest: Any) -> Option:
+    """The option `<prefix>_<name>` of `part`, given as `--<name>` (dashes for underscores) and, with `env`, as the
+    variable BCEVAL_<PART>_<NAME>."""
+    variable = f"BCEVAL_{part}_{name}".upper() if env else None
+    return Option(f"{prefix}_{name}", (f"--{name.replace('_', '-')}",), variable, kind, part, **rest)
+
+
 # bench: the flags of `bceval bench`, the variables of `doit bench`
+_bench = partial(_flagged, "bench", "bench", env=True, parser_default=True)
 BENCH: tuple[Option, ...] = (
-    Option(
-        "bench_sizes",
-        ("--sizes",),
-        "BCEVAL_BENCH_SIZES",
-        part="bench",
-        default="250,2500,25000",
-        metavar="SIZES",
-        help="article counts, comma-separated",
-        parser_default=True,
+    _bench("sizes", default="250,2500,25000", metavar="SIZES", help="article counts, comma-separated"),
+    _bench("repeat", "int", default=3, metavar="REPEAT", help="runs per measurement (the median is reported)"),
+    _bench(
+        "out", "path", env=False, default="out/bench.json", metavar="FILE", help="JSON report (default out/bench.json)"
     ),
-    Option(
-        "bench_repeat",
-        ("--repeat",),
-        "BCEVAL_BENCH_REPEAT",
-        "int",
-        "bench",
-        3,
-        metavar="REPEAT",
-        help="runs per measurement (the median is reported)",
-        parser_default=True,
-    ),
-    Option(
-        "bench_out",
-        ("--out",),
-        kind="path",
-        part="bench",
-        default="out/bench.json",
-        metavar="FILE",
-        help="JSON report (default out/bench.json)",
-        parser_default=True,
-    ),
-    Option(
-        "bench_corpus",
-        ("--corpus",),
-        kind="path",
-        part="bench",
+    _bench(
+        "corpus",
+        "path",
+        env=False,
+        parser_default=False,
         metavar="PATH",
         help="measure a private copy of this corpus instead of --sizes",
     ),
-    Option(
-        "bench_live",
-        ("--live",),
-        "BCEVAL_BENCH_LIVE",
-        part="bench",
+    _bench(
+        "live",
         default="256,16,0.2+1024,32,0.2",
         metavar="A,J,S",
         help="live throughput: A answers at --jobs J, S seconds each, beside a plain launcher's floor; several "
         "joined by '+' (default 256,16,0.2+1024,32,0.2; 'none' skips it)",
-        parser_default=True,
     ),
-    Option(
-        "bench_experiment",
-        ("--experiment",),
-        "BCEVAL_BENCH_EXPERIMENT",
-        part="bench",
+    _bench(
+        "experiment",
         default="none",
         metavar="A,E,C,J,S",
         help="experiment overhead: A arms x E epochs x C cases at --jobs J, S s each, beside the floor "
         "(e.g. 4,5,512,32,0.2)",
-        parser_default=True,
     ),
-    Option(
-        "bench_api",
-        ("--api",),
-        "BCEVAL_BENCH_API",
-        part="bench",
+    _bench(
+        "api",
         default="256,16,0.2",
         metavar="A,J,L",
         help="api agent throughput: A answers at --jobs J against a local endpoint answering after L s, two tool "
         "calls each (default 256,16,0.2; 'none' skips it)",
-        parser_default=True,
     ),
-    Option(
-        "bench_view",
-        ("--view",),
-        "BCEVAL_BENCH_VIEW",
-        part="bench",
+    _bench(
+        "view",
         default="4,5,500",
         metavar="A,E,C",
         help="viewer: build and load time of A arms x E epochs x C cases (default 4,5,500; 'none' skips it)",
-        parser_default=True,
     ),
 )
 
 
 # guidance: the flags of `bceval guidance`, the variables of `doit guidance_prepare` and `doit guidance`
+_guidance = partial(_flagged, "guidance", "guidance")
 GUIDANCE: tuple[Option, ...] = (
     Option(
         "guidance_mode",
@@ -105,70 +76,40 @@ GUIDANCE: tuple[Option, ...] = (
         help="validate (default), prepare, capture, score, run or demo-workspaces",
         parser_default=True,
     ),
-    Option(
-        "guidance_root",
-        ("--root",),
-        "BCEVAL_GUIDANCE_ROOT",
+    _guidance(
+        "root",
         "path",
-        "guidance",
+        env=True,
         metavar="DIR",
         help="knowledge checkout, or demo for bceval's demo corpus (default: the corpus found here)",
     ),
-    Option(
-        "guidance_manifest",
-        ("--manifest",),
-        "BCEVAL_GUIDANCE_MANIFEST",
+    _guidance(
+        "manifest",
         "path",
-        "guidance",
+        env=True,
         metavar="FILE",
         help="default: <root>/evaluation/development-guidance-fixtures.json",
     ),
-    Option(
-        "guidance_out",
-        ("--out",),
-        "BCEVAL_GUIDANCE_OUT",
+    _guidance(
+        "out",
         "path",
-        "guidance",
+        env=True,
         metavar="DIR",
         help="prepare, demo-workspaces: a new or empty directory; run: a new run directory",
     ),
-    Option(
-        "guidance_workspace_map",
-        ("--workspace-map",),
-        "BCEVAL_GUIDANCE_WORKSPACE_MAP",
+    _guidance(
+        "workspace_map",
         "path",
-        "guidance",
+        env=True,
         metavar="MAP",
         help="prepare, capture, run: JSON object of manifest id -> absolute target repository",
     ),
-    Option(
-        "guidance_baseline",
-        ("--baseline",),
-        kind="path",
-        part="guidance",
-        metavar="FILE",
-        help="capture: file to create; score: the captured baseline",
-    ),
-    Option(
-        "guidance_baseline_sha256",
-        ("--baseline-sha256",),
-        part="guidance",
-        metavar="HEX",
-        help="score: the digest capture printed, kept by the runner",
-    ),
-    Option(
-        "guidance_results",
-        ("--results",),
-        kind="path",
-        part="guidance",
-        metavar="DIR",
-        help="score: directory of result-case-<hash>.json files",
-    ),
-    Option(
-        "guidance_adapter",
-        ("--adapter",),
-        "BCEVAL_GUIDANCE_ADAPTER",
-        part="guidance",
+    _guidance("baseline", "path", metavar="FILE", help="capture: file to create; score: the captured baseline"),
+    _guidance("baseline_sha256", metavar="HEX", help="score: the digest capture printed, kept by the runner"),
+    _guidance("results", "path", metavar="DIR", help="score: directory of result-case-<hash>.json files"),
+    _guidance(
+        "adapter",
+        env=True,
         default="oracle",
         metavar="NAME",
         help="run: who answers each case (oracle, command or api)",
@@ -177,6 +118,7 @@ GUIDANCE: tuple[Option, ...] = (
 
 
 # development: the flags of `bceval development`, the variables of `doit development*`
+_development = partial(_flagged, "development", "development", pyproject=True)
 DEVELOPMENT: tuple[Option, ...] = (
     Option(
         "development_mode",
@@ -188,100 +130,62 @@ DEVELOPMENT: tuple[Option, ...] = (
         help="validate (default), prepare, score or run",
         parser_default=True,
     ),
-    Option(
-        "development_root",
-        ("--root",),
-        "BCEVAL_DEVELOPMENT_ROOT",
+    _development(
+        "root",
         "path",
-        "development",
+        env=True,
         metavar="DIR",
         help="knowledge checkout (default: the corpus found here, else the demo corpus)",
-        pyproject=True,
     ),
-    Option(
-        "development_manifest",
-        ("--manifest",),
-        "BCEVAL_DEVELOPMENT_MANIFEST",
-        "path",
-        "development",
-        metavar="FILE",
-        help="default: <root>/evaluation/development-fixtures.json",
-        pyproject=True,
+    _development(
+        "manifest", "path", env=True, metavar="FILE", help="default: <root>/evaluation/development-fixtures.json"
     ),
-    Option(
-        "development_capabilities",
-        ("--capabilities",),
-        "BCEVAL_DEVELOPMENT_CAPABILITIES",
-        "path",
-        "development",
-        metavar="FILE",
-        help="default: <root>/coverage/development-capabilities.json",
-        pyproject=True,
+    _development(
+        "capabilities", "path", env=True, metavar="FILE", help="default: <root>/coverage/development-capabilities.json"
     ),
-    Option(
-        "development_out",
-        ("--out",),
-        "BCEVAL_DEVELOPMENT_OUT",
+    _development(
+        "out",
         "path",
-        "development",
+        env=True,
+        pyproject=False,
         metavar="DIR",
         help="prepare: a new, empty or marked directory; run: a new run directory",
     ),
-    Option(
-        "development_results",
-        ("--results",),
-        kind="path",
-        part="development",
-        metavar="DIR",
-        help="score: directory of result-case-<hash>.json files",
+    _development(
+        "results", "path", pyproject=False, metavar="DIR", help="score: directory of result-case-<hash>.json files"
     ),
-    Option(
-        "development_workspace_map",
-        ("--workspace-map",),
-        "BCEVAL_DEVELOPMENT_WORKSPACE_MAP",
+    _development(
+        "workspace_map",
         "path",
-        "development",
+        env=True,
         metavar="MAP",
         help="run: JSON object of manifest id -> starting repository (folder, or repository@commit)",
-        pyproject=True,
     ),
-    Option(
-        "development_checks",
-        ("--checks",),
-        "BCEVAL_DEVELOPMENT_CHECKS",
+    _development(
+        "checks",
         "path",
-        "development",
+        env=True,
         metavar="FILE",
         help="run: the gate configuration (default: <root>/evaluation/development-checks.yaml)",
-        pyproject=True,
     ),
-    Option(
-        "development_adapter",
-        ("--adapter",),
-        "BCEVAL_DEVELOPMENT_ADAPTER",
-        part="development",
+    _development(
+        "adapter",
+        env=True,
         default="command",
         metavar="NAME",
         help="run: who works in each copy: command (default) or api (bceval's own agent, live, opt-in)",
-        pyproject=True,
     ),
-    Option(
-        "development_guidance",
-        ("--guidance",),
-        part="development",
+    _development(
+        "guidance",
         default="plan",
         metavar="ARM",
         choices=("none", "plan", "implementation", "both"),
         help="run: the guidance the agent gets: none, plan (default: the skill as shipped), implementation, both",
-        pyproject=True,
     ),
-    Option(
-        "development_fail_on_overclaim",
-        ("--fail-on-overclaim",),
-        kind="switch",
-        part="development",
+    _development(
+        "fail_on_overclaim",
+        "switch",
         help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
-        pyproject=True,
     ),
     # [tool.bceval.development] only (no flag): the starting repositories, and the checks' other keys when
     # `checks` is an inline table instead of a file (bceval.evaluators.development.config reads them)
@@ -310,32 +214,27 @@ DEVELOPMENT: tuple[Option, ...] = (
 
 
 # evidence: the flags of `bceval evidence` (spec development.md §13)
+_knowledge = partial(_flagged, "kr", "knowledge")
 KNOWLEDGE: tuple[Option, ...] = (
     Option(
         "kr_response", kind="positional", part="knowledge", metavar="RESPONSE", help="the al-knowledge answer (JSON)"
     ),
-    Option("kr_root", ("--root",), kind="path", part="knowledge", metavar="DIR", help="the corpus (default: .)"),
-    Option(
-        "kr_question_file",
-        ("--question-file",),
-        kind="path",
-        part="knowledge",
+    _knowledge("root", "path", metavar="DIR", help="the corpus (default: .)"),
+    _knowledge(
+        "question_file",
+        "path",
         metavar="FILE",
         help="the exact bound question, UTF-8 (a BOM is dropped, nothing is trimmed)",
     ),
-    Option(
-        "kr_read_evidence",
-        ("--read-evidence",),
-        kind="path",
-        part="knowledge",
+    _knowledge(
+        "read_evidence",
+        "path",
         metavar="FILE",
         help="read evidence the consumer collected from its own tool results; needed for cited answers",
     ),
-    Option("kr_run_id", ("--run-id",), part="knowledge", metavar="ID", help="the current run, given by the consumer"),
-    Option(
-        "kr_enabled_layers",
-        ("--enabled-layers",),
-        part="knowledge",
+    _knowledge("run_id", metavar="ID", help="the current run, given by the consumer"),
+    _knowledge(
+        "enabled_layers",
         default="microsoft,community,custom",
         metavar="LIST",
         help="comma-separated layers (default: microsoft,community,custom; '' disables every layer)",

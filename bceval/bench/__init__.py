@@ -12,31 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bceval.bench.corpora import SEED, generate_corpus, generate_live_corpus
+from bceval.bench.corpora import generate_corpus as generate_corpus
 from bceval.bench.live import measure_api, measure_experiment, measure_live
-from bceval.bench.measure import MEASUREMENTS, measure, measured_environment, warm_bytecode
+from bceval.bench.measure import measure, measured_environment, warm_bytecode
 from bceval.bench.table import render_table
 from bceval.bench.viewer import measure_view
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
-
-__all__ = [
-    "MEASUREMENTS",
-    "SEED",
-    "bench_action",
-    "bench_command",
-    "generate_corpus",
-    "generate_live_corpus",
-    "measure",
-    "measure_experiment",
-    "measure_live",
-    "measured_environment",
-    "parse_live",
-    "parse_numbers",
-    "print_bench",
-    "render_table",
-    "run_bench",
-]
 
 
 def parse_numbers(text: str, flag: str, count: int) -> Any:

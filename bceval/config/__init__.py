@@ -296,13 +296,7 @@ def _pyproject_values(cwd: Path) -> dict[str, Any]:
 
 def looks_like_corpus(folder: Path) -> bool:
     """A folder holding a layer with review leaves or a knowledge folder."""
-    for layer in LAYERS:
-        if (folder / layer / "knowledge").is_dir():
-            return True
-        review = folder / layer / "skills" / "review"
-        if review.is_dir() and any(review.glob("al-*-review.md")):
-            return True
-    return False
+    return has_leaves(folder) or any((folder / layer / "knowledge").is_dir() for layer in LAYERS)
 
 
 def find_corpus(cwd: Path) -> Path | None:
@@ -386,13 +380,12 @@ def has_leaves(corpus: Path) -> bool:
 def check_inputs(settings: Settings) -> None:
     """Fail early, in one line, when the corpus or manifest cannot be used at all. An experiment's arms name
     their own corpora (each variant is checked when it is prepared), so its own settings need none."""
-    if settings.experiment is not None and settings.corpus_source == NOT_FOUND:
-        pass
-    elif settings.corpus_source == NOT_FOUND:
-        raise BcevalError(
-            f"no corpus in {settings.corpus} or its parents up to the git root: {CORPUS_SHAPE}; "
-            "give --corpus PATH, or --corpus demo for bceval's demo corpus"
-        )
+    if settings.corpus_source == NOT_FOUND:
+        if settings.experiment is None:
+            raise BcevalError(
+                f"no corpus in {settings.corpus} or its parents up to the git root: {CORPUS_SHAPE}; "
+                "give --corpus PATH, or --corpus demo for bceval's demo corpus"
+            )
     elif not settings.corpus.exists():
         raise BcevalError(f"{settings.corpus}: corpus directory does not exist")
     elif not settings.corpus.is_dir():
@@ -446,8 +439,8 @@ def agent_settings(settings: Settings) -> AgentSettings:
         retries=settings.retries,
         retry_wait=settings.retry_wait,
         cache_salt=settings.cache_salt,
-        sandbox_network=getattr(settings, "sandbox_network", None) or "share",
-        paid_by=str(getattr(settings, "run_dir", "") or ""),
+        sandbox_network=settings.sandbox_network,
+        paid_by=str(settings.run_dir),
         endpoint=endpoint,
         prices=settings.prices,
     )

@@ -243,22 +243,7 @@ def build_scorecard(
 ) -> Scorecard:
     """`run` is the run's name and epoch."""
     commit, dirty = git_state(corpus, ignore=out)
-    rows = [
-        CaseRow(
-            id=v.id,
-            modelId=v.modelId,
-            domain=v.domain,
-            kind=v.kind,
-            passed=v.passed,
-            missing=v.missing,
-            unexpected=v.unexpected,
-            infrastructureFailure=v.infrastructureFailure,
-            usage=v.usage,
-            transcript=v.transcript,
-            cached=v.cached,
-        )
-        for v in report.cases
-    ]
+    rows = [CaseRow(**{name: getattr(v, name) for name in CaseRow.model_fields}) for v in report.cases]
     corpus_info = CorpusInfo(
         name=corpus.name,
         commit=commit,

@@ -1,10 +1,6 @@
 """What the viewer shows, read from an output folder: every review run (top-level and experiment arms'), every
-guidance run and every experiment, as plain dataclasses. Reading only: nothing here writes, prints or starts a
-process. Files that cannot be read are shown as such, never guessed.
-
-A review run's case verdicts come from its score.json; an experiment arm's run has none, so its results are
-judged here with the scorer itself (bceval.evaluators.review.scoring) against the cases its prepare variant recorded.
-"""
+guidance run and every experiment, as plain dataclasses. Reading only; files that cannot be read are shown as
+such, never guessed. An experiment arm's run has no score.json: its results are judged here with the scorer."""
 
 from __future__ import annotations
 
@@ -277,7 +273,8 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
     for case in cases:
         document = read_json(run.results / f"result-{case.hashed}.json")
         report = document.get("guidanceReport") if isinstance(document, dict) else None
-        cited = [e.get("path") for e in (report or {}).get("knowledge") or [] if isinstance(e, dict)]
+        report = report if isinstance(report, dict) else {}
+        cited = [e.get("path") for e in report.get("knowledge") or [] if isinstance(e, dict)]
         mine = [p for p in problems if p.startswith(f"{case.id}: ")]
         space = workspaces.get(case.id) if isinstance(workspaces.get(case.id), dict) else {}
         changed = any("workspace" in p and "changed" in p for p in mine)
@@ -289,7 +286,7 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
                 passed=not mine if record else None,
                 problems=mine,
                 expected_outcome=case.expected_outcome,
-                reported_outcome=(report or {}).get("outcome") if isinstance(report, dict) else None,
+                reported_outcome=report.get("outcome"),
                 required=list(case.required),
                 optional=list(case.optional),
                 reported=[str(p) for p in cited if p is not None],
@@ -363,16 +360,11 @@ def input_files(out: Path) -> list[Path]:
     """Every file the site is built from (a cheap walk: the graph's up-to-date check lists their sizes and times)."""
     layout = OutDir(out)
     found: list[Path] = []
-    roots = [layout.runs, layout.guidance_runs, layout.experiments]
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for folder, dirs, files in os.walk(root):
-            here = Path(folder)
+    for root in (layout.runs, layout.guidance_runs, layout.experiments):
+        for folder, dirs, files in os.walk(root):  # nothing when it is not there
             # the prepare variants' corpora copies and doit state are not the viewer's input; their requests are
             dirs[:] = [d for d in dirs if d not in (".git", "cache", "corpora")]
-            found += [here / name for name in files if not name.startswith(".")]
-    for extra in (layout.prepare.path,):
-        if extra.is_dir():
-            found += [p for p in extra.iterdir() if p.is_file() and not p.name.startswith(".")]
+            found += [Path(folder, name) for name in files if not name.startswith(".")]
+    if layout.prepare.path.is_dir():
+        found += [p for p in layout.prepare.path.iterdir() if p.is_file() and not p.name.startswith(".")]
     return sorted(found)

@@ -46,12 +46,10 @@ def badge(passed: bool | None, infra: bool = False) -> str:
     return '<span class="badge pass">pass</span>' if passed else '<span class="badge fail">fail</span>'
 
 
-def number(value: Any, digits: int = 3) -> str:
+def number(value: Any) -> str:
     if value is None:
         return "unknown"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return esc(value)
+    return f"{value:.3f}" if isinstance(value, float) else esc(value)
 
 
 def cost(value: Any) -> str:
@@ -62,8 +60,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", 
     """A table whose cells are markup already (escape data with `esc` first); `row_attrs[i]` adds attributes."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
     body = []
-    for number_, row in enumerate(rows):
-        attrs = row_attrs[number_] if row_attrs else ""
+    for index, row in enumerate(rows):
+        attrs = row_attrs[index] if row_attrs else ""
         body.append(f"<tr{attrs}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
     klass = f' class="{esc(cls)}"' if cls else ""
     return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -132,10 +130,8 @@ SCRIPT = """
 """
 
 
-def filters(text: bool = True, failed: bool = False, infra: bool = False) -> str:
-    parts = []
-    if text:
-        parts.append('<label>Filter <input id="filter-text" type="search" placeholder="text"></label>')
+def filters(failed: bool = False, infra: bool = False) -> str:
+    parts = ['<label>Filter <input id="filter-text" type="search" placeholder="text"></label>']
     if failed:
         parts.append('<label><input id="filter-failed" type="checkbox"> failed only</label>')
     if infra:

@@ -18,11 +18,15 @@ def case_href(run_key: str, model_id: str) -> str:
     return f"{run_key}/cases/{safe_name(model_id)}.html"
 
 
+def short_rate(passed: int, total: int) -> str:
+    return f"{passed / total:.3f} ({passed}/{total})" if total else "-"
+
+
 def rate_text(passed: int, total: int) -> str:
     if not total:
         return "-"
     low, high = wilson_interval(passed, total)
-    return f"{passed / total:.3f} ({passed}/{total}), Wilson 95% {low:.2f}–{high:.2f}"
+    return f"{short_rate(passed, total)}, Wilson 95% {low:.2f}–{high:.2f}"
 
 
 def ratio(passed: int, total: int) -> float | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from bceval.viewer.collect import Experiment, GuidanceRun, ReviewRun, Site
 from bceval.viewer.html import cost, esc, filters, link, page, row_data, safe_name, table
+from bceval.viewer.pages.common import short_rate
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Entry:
 
 
 def _run_entry(run: ReviewRun) -> Entry:
-    score = f"recall {_short(*run.rate('positive'))}, clean rate {_short(*run.rate('clean'))}"
+    score = f"recall {short_rate(*run.rate('positive'))}, clean rate {short_rate(*run.rate('clean'))}"
     return Entry(
         "run", run.name, f"{run.key}/index.html", run.adapter, run.model, run.verdict, score, cost(run.cost), run.date
     )
@@ -65,7 +66,7 @@ def _guidance_entry(run: GuidanceRun) -> Entry:
         str(run.record.get("adapter", "-")),
         str(model or "-"),
         verdict,
-        f"outcome agreement {_short(agreed, len(run.cases))}",
+        f"outcome agreement {short_rate(agreed, len(run.cases))}",
         cost(usage.get("costUsd")),
         "",
     )
@@ -102,7 +103,3 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
         items = "".join(f"<li>{link(href, f'{a} → {b}')}</li>" for a, b, href in compares)
         body += f'<h2>Compare runs</h2><ul class="compares">{items}</ul>'
     return page("Runs, experiments and guidance runs", body, "")
-
-
-def _short(passed: int, total: int) -> str:
-    return f"{passed / total:.3f} ({passed}/{total})" if total else "-"

@@ -46,18 +46,3 @@ class Usage:
 
 _NAMES = tuple(item.name for item in fields(Usage))
 
-
-class UsageTotal:
-    """Usage.plus over many records (a report adds up every answer's)."""
-
-    def __init__(self) -> None:
-        self._total = Usage()
-
-    def add(self, record: dict[str, Any]) -> bool:
-        """Add one usage record (as Usage.from_record reads it); whether it knows its cost."""
-        usage = Usage.from_record(record)
-        self._total = self._total.plus(usage)
-        return usage.costUsd is not None
-
-    def total(self) -> Usage:
-        return self._total

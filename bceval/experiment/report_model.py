@@ -18,7 +18,7 @@ from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
-from bceval.usage import UsageTotal
+from bceval.usage import Usage
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -189,19 +189,20 @@ class ArmTally:
 
     per_case: dict[str, list[bool | None]]
     counts: dict[str, int]
-    total: UsageTotal = field(default_factory=UsageTotal)
+    total: Usage = field(default_factory=Usage)
     cost_known: int = 0  # answers whose agent reported a cost
     guidance: GuidanceMeasures | None = None
 
     def add_usage(self, record: Any) -> None:
         """One answer's usage record (None or not a record: nothing is known of it)."""
         if isinstance(record, dict) and record:
-            self.cost_known += self.total.add(record)
+            usage = Usage.from_record(record)
+            self.total = self.total.plus(usage)
+            self.cost_known += usage.costUsd is not None
 
     def arm_usage(self) -> ArmUsage:
         kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
-        usage = self.total.total()
-        return ArmUsage(costKnown=self.cost_known, **{name: getattr(usage, name) for name in kept})
+        return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.total, name) for name in kept})
 
 
 COUNTS = ("answered", "shared", "fromCache", "infra", "missing", "notStarted")

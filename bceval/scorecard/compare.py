@@ -25,6 +25,23 @@ class Comparison:
         return mcnemar_exact(len(self.regressed), len(self.fixed))
 
 
+def pair(old: dict[str, bool], new: dict[str, bool]) -> Comparison:
+    """What became of each case between two runs (case id -> passed), in the new run's order; no domains."""
+    result = Comparison(only_old=[case_id for case_id in old if case_id not in new])
+    for case_id, passed in new.items():
+        if case_id not in old:
+            result.only_new.append(case_id)
+        elif old[case_id] and passed:
+            result.still_passing.append(case_id)
+        elif old[case_id]:
+            result.regressed.append(case_id)
+        elif passed:
+            result.fixed.append(case_id)
+        else:
+            result.still_failing.append(case_id)
+    return result
+
+
 def compare(old: Scorecard, new: Scorecard, allow_different_inputs: bool = False) -> Comparison:
     if old.corpus.requestSetSha256 != new.corpus.requestSetSha256 and not allow_different_inputs:
         raise BcevalError(
@@ -32,22 +49,7 @@ def compare(old: Scorecard, new: Scorecard, allow_different_inputs: bool = False
             f"({old.corpus.requestSetSha256[:12]} vs {new.corpus.requestSetSha256[:12]}), so a paired comparison "
             "would mislead; pass --allow-different-inputs to compare the cases they share"
         )
-    result = Comparison()
-    old_rows = {row.id: row for row in old.cases}
-    new_rows = {row.id: row for row in new.cases}
-    for case_id, row in new_rows.items():
-        before = old_rows.get(case_id)
-        if before is None:
-            result.only_new.append(case_id)
-        elif before.passed and row.passed:
-            result.still_passing.append(case_id)
-        elif before.passed:
-            result.regressed.append(case_id)
-        elif row.passed:
-            result.fixed.append(case_id)
-        else:
-            result.still_failing.append(case_id)
-    result.only_old = [case_id for case_id in old_rows if case_id not in new_rows]
+    result = pair({row.id: row.passed for row in old.cases}, {row.id: row.passed for row in new.cases})
     old_domains = {d.domain: d for d in old.domains}
     new_domains = {d.domain: d for d in new.domains}
     for domain in sorted(set(old_domains) | set(new_domains), key=lambda d: (d.lower(), d)):

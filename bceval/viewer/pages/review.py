@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.layout import OutDir, RunDir
-from bceval.scorecard.stats import mcnemar_exact
+from bceval.scorecard.compare import pair
 from bceval.viewer import svg
 from bceval.viewer.collect import CaseRow, ReviewRun, read_json
 from bceval.viewer.html import (
@@ -218,16 +218,13 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     root = up(key)
     before = {c.id: c for c in old.cases}
     after = {c.id: c for c in new.cases}
-    groups: dict[str, list[str]] = {"regressed": [], "fixed": [], "still failing": [], "still passing": []}
-    for case_id, row in after.items():
-        if case_id not in before:
-            continue
-        was, now = before[case_id].passed is True, row.passed is True
-        group = "still passing" if was and now else "regressed" if was else "fixed" if now else "still failing"
-        groups[group].append(case_id)
-    only_old = [c for c in before if c not in after]
-    only_new = [c for c in after if c not in before]
-    p = mcnemar_exact(len(groups["regressed"]), len(groups["fixed"]))
+    paired = pair({i: c.passed is True for i, c in before.items()}, {i: c.passed is True for i, c in after.items()})
+    groups = {
+        "regressed": paired.regressed,
+        "fixed": paired.fixed,
+        "still failing": paired.still_failing,
+        "still passing": paired.still_passing,
+    }
     body = definition(
         [
             ("Old", link(f"{root}/{old.key}/index.html", old.name)),
@@ -237,14 +234,14 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
             (
                 "Exact McNemar p",
                 esc(
-                    f"{p:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
+                    f"{paired.p_value:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
                     "discordant cases; one sample per case cannot tell agent noise from a change)"
                 ),
             ),
         ]
     )
-    if only_old or only_new:
-        body += f"<p>Cases in one run only: {esc(', '.join(only_old + only_new))}</p>"
+    if paired.only_old or paired.only_new:
+        body += f"<p>Cases in one run only: {esc(', '.join(paired.only_old + paired.only_new))}</p>"
     domains = sorted({c.domain for c in old.cases} | {c.domain for c in new.cases})
 
     def domain_rate(run: ReviewRun, domain: str) -> float | None:

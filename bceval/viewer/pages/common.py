@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 from bceval.scorecard.stats import wilson_interval
-from bceval.viewer.html import safe_name
+from bceval.viewer.html import esc, link, safe_name
 
 
 def up(key: str) -> str:
@@ -16,6 +17,21 @@ def up(key: str) -> str:
 
 def case_href(run_key: str, model_id: str) -> str:
     return f"{run_key}/cases/{safe_name(model_id)}.html"
+
+
+def experiment_crumbs(root: str, experiment: str | None) -> list[tuple[str, str]]:
+    """The way back to the experiment a run belongs to (none for a run of its own)."""
+    return [(f"{root}/experiments/{safe_name(experiment)}/index.html", experiment)] if experiment else []
+
+
+def problem_list(problems: list[str] | None) -> str:
+    return "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>" if problems else ""
+
+
+def compare_links(root: str, compares: Sequence[tuple[str, str, str]], heading: str) -> str:
+    """(old, new, href) pairs under `heading`, as links relative to the root."""
+    items = "".join(f"<li>{link(f'{root}/{href}', f'{a} → {b}')}</li>" for a, b, href in compares)
+    return f"<h2>{heading}</h2><ul>{items}</ul>" if compares else ""
 
 
 def short_rate(passed: int, total: int) -> str:

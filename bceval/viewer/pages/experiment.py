@@ -8,7 +8,7 @@ from typing import Any
 from bceval.viewer import markdown, svg
 from bceval.viewer.collect import Experiment
 from bceval.viewer.html import esc, filters, link, page, row_data, safe_name, table
-from bceval.viewer.pages.common import case_href, ratio, up
+from bceval.viewer.pages.common import case_href, compare_links, ratio, up
 
 CASES_PER_PAGE = 100  # an experiment's case grid is split into pages of this many cases
 FLAKY_LISTED = 50  # flaky (arm, case) pairs listed with their cells at the top of the experiment page
@@ -118,12 +118,7 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
         more = len(flaky) - FLAKY_LISTED
         rest = f"<p>{more} more, each marked flaky in the grid below.</p>" if more > 0 else ""
         body += f"<h2>Flaky cases ({len(flaky)})</h2><ul>" + "".join(items) + "</ul>" + rest
-    if compares:
-        body += (
-            "<h2>Arms side by side</h2><ul>"
-            + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares)
-            + "</ul>"
-        )
+    body += compare_links(root, compares, "Arms side by side")
     runs = sorted(experiment.runs.items())
     if runs:
         body += (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bceval.layout import RunDir
 from bceval.viewer.collect import GuidanceCaseRow, GuidanceRun, read_json
 from bceval.viewer.html import badge, cost, definition, esc, filters, link, page, row_data, safe_name, table
-from bceval.viewer.pages.common import up
+from bceval.viewer.pages.common import experiment_crumbs, problem_list, up
 from bceval.viewer.pages.transcript import conversation, json_value
 
 
@@ -22,9 +22,7 @@ def guidance_page(run: GuidanceRun) -> str:
             ("Cost", esc(cost(usage.get("costUsd")))),
         ]
     )
-    problems = record.get("problems") or []
-    if problems:
-        body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
+    body += problem_list(record.get("problems"))
     rows, attrs = [], []
     for case in run.cases:
         rows.append(
@@ -57,8 +55,7 @@ def guidance_page(run: GuidanceRun) -> str:
             attrs,
         )
     )
-    crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
-    return page(f"Guidance run {run.name}", body, root, crumbs)
+    return page(f"Guidance run {run.name}", body, root, experiment_crumbs(root, run.experiment))
 
 
 def _evidence(case: GuidanceCaseRow) -> str:

@@ -28,7 +28,16 @@ from bceval.viewer.html import (
     safe_name,
     table,
 )
-from bceval.viewer.pages.common import cached_text, case_href, rate_text, ratio, up
+from bceval.viewer.pages.common import (
+    cached_text,
+    case_href,
+    compare_links,
+    experiment_crumbs,
+    problem_list,
+    rate_text,
+    ratio,
+    up,
+)
 from bceval.viewer.pages.transcript import conversation
 
 
@@ -46,53 +55,30 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
     ]
     if card:
         corpus = card.get("corpus") or {}
-        thresholds = card.get("thresholds") or {}
+        dirty = " (dirty)" if corpus.get("dirty") else ""
+        limits = card.get("thresholds") or {}
+        recall, clean = limits.get("minimumExpectedRecall"), limits.get("minimumCleanRate")
         facts += [
-            (
-                "Corpus",
-                esc(f"{corpus.get('name')} at {corpus.get('commit')}" + (" (dirty)" if corpus.get("dirty") else "")),
-            ),
+            ("Corpus", esc(f"{corpus.get('name')} at {corpus.get('commit')}{dirty}")),
             ("Request set", f"<code>{esc(corpus.get('requestSetSha256'))}</code>"),
-            (
-                "Thresholds",
-                esc(
-                    f"recall ≥ {thresholds.get('minimumExpectedRecall')}, clean rate ≥ "
-                    f"{thresholds.get('minimumCleanRate')}"
-                ),
-            ),
+            ("Thresholds", esc(f"recall ≥ {recall}, clean rate ≥ {clean}")),
             ("Created", esc(card.get("createdAt"))),
         ]
-    if run.experiment:
-        facts.append(
-            (
-                "Experiment",
-                link(
-                    f"{root}/experiments/{safe_name(run.experiment)}/index.html",
-                    f"{run.experiment}: arm {run.arm}, epoch {run.epoch}",
-                ),
-            )
-        )
-    body = definition(facts)
-    problems = card.get("problems") or []
-    if problems:
-        body += "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>"
-    body += "<h2>Cases</h2>" + filters(failed=True, infra=True) + _case_table(run, "")
-    if compares:
-        body += (
-            "<h2>Compare</h2><ul>"
-            + "".join(f"<li>{link(f'{root}/{h}', f'{a} → {b}')}</li>" for a, b, h in compares)
-            + "</ul>"
-        )
-    crumbs = [(f"{root}/experiments/{safe_name(run.experiment)}/index.html", run.experiment)] if run.experiment else []
+    crumbs = experiment_crumbs(root, run.experiment)
+    if crumbs:
+        facts.append(("Experiment", link(crumbs[0][0], f"{run.experiment}: arm {run.arm}, epoch {run.epoch}")))
+    body = definition(facts) + problem_list(card.get("problems"))
+    body += "<h2>Cases</h2>" + filters(failed=True, infra=True) + _case_table(run)
+    body += compare_links(root, compares, "Compare")
     return page(f"Run {run.name}", body, root, crumbs)
 
 
-def _case_table(run: ReviewRun, prefix: str) -> str:
+def _case_table(run: ReviewRun) -> str:
     rows, attrs = [], []
     for case in run.cases:
         rows.append(
             [
-                link(f"{prefix}cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
                 esc(case.domain),
                 esc(case.kind),
                 badge(case.passed, case.infra is not None),

@@ -9,14 +9,13 @@
                    scorecard.{json,md,html}
     ExperimentDir  one experiment: report.{json,md,html}, experiment.yaml, variants/<variant>/ (each an OutDir)
 
-Part of the foundation: only plain paths and names (and the cheap result-file listing the graph needs).
+Part of the foundation: only plain paths and names (and the result-file listing the graph needs).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,29 +38,20 @@ def infra_name(model_id: str) -> str:
     return f"infra-{model_id}.json"
 
 
-def _is_file(entry: os.DirEntry[str]) -> bool:
+def _files(directory: Path) -> list[Path]:
+    """The files of `directory` (through symbolic links), sorted by name; none if it is not there."""
     try:
-        return entry.is_file()  # as Path.is_file: through a symbolic link
-    except OSError:
-        return False
-
-
-def _files(directory: Path) -> list[os.DirEntry[str]]:
-    """The files of `directory` (through symbolic links, as Path.glob), sorted by name; none if it is not there."""
-    try:
-        with os.scandir(directory) as entries:
-            return sorted((entry for entry in entries if _is_file(entry)), key=lambda entry: sort_key(entry.name))
+        return sorted((path for path in directory.iterdir() if path.is_file()), key=lambda path: sort_key(path.name))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
 
 
-def _matching(entries: list[os.DirEntry[str]], pattern: str) -> list[os.DirEntry[str]]:
-    return [entry for entry in entries if fnmatch.fnmatch(entry.name, pattern)]
+def _matching(files: list[Path], pattern: str) -> list[Path]:
+    return [path for path in files if fnmatch.fnmatch(path.name, pattern)]
 
 
-def run_entries(directory: Path) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
-    """(result_files, infra_files) of a run's results folder, as directory entries (whose stat() a caller may
-    want), from one listing; no result files is [] here."""
+def run_entries(directory: Path) -> tuple[list[Path], list[Path]]:
+    """(result_files, infra_files) of a run's results folder, from one listing; no result files is [] here."""
     if not directory.is_dir():
         raise BcevalError(f"{directory}: results directory does not exist")
     files = _files(directory)
@@ -73,11 +63,11 @@ def result_files(directory: Path) -> list[Path]:
     found = run_entries(directory)[0]
     if not found:
         raise BcevalError(f"{directory}: no result files ({CASE_PATTERN} or {ANY_PATTERN})")
-    return [directory / entry.name for entry in found]
+    return found
 
 
 def infra_files(directory: Path) -> list[Path]:
-    return [directory / entry.name for entry in _matching(_files(directory), INFRA_PATTERN)]
+    return _matching(_files(directory), INFRA_PATTERN)
 
 
 # --- the prepare directory ---------------------------------------------------------------------------------------

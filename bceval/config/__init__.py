@@ -7,7 +7,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -181,8 +180,7 @@ PARTS: dict[str, type] = {
 
 @dataclass(frozen=True)
 class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
-    """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default).
-    A plain dataclass: the CLI builds one on every run, so it stays cheap."""
+    """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default)."""
 
     def __post_init__(self) -> None:
         for name in (*(option.name for option in CHOICES), *RANGES):
@@ -194,22 +192,20 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
             )
 
-    # The paths and names below are pure functions of the frozen fields, asked for on every answer: worked out
-    # once (a cached_property writes the instance's __dict__, which a frozen dataclass allows).
-    @cached_property
+    @property
     def prepare_dir(self) -> Path:
         return OutDir(self.out).prepare.path
 
-    @cached_property
+    @property
     def build_dir(self) -> Path:
         """Intermediate files of the graph; never read by model runners."""
         return OutDir(self.out).build.path
 
-    @cached_property
+    @property
     def doit_db(self) -> Path:
         return OutDir(self.out).doit_db
 
-    @cached_property
+    @property
     def run_name(self) -> str:
         """--run, else the adapter (plus the model for a live agent, plus the epoch after the first);
         results scored from elsewhere are the run "external"."""
@@ -222,16 +218,16 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
             name += "-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-.")[:80] or "model")
         return name + (f"-e{self.epoch}" if self.epoch > 1 else "")
 
-    @cached_property
+    @property
     def run_dir(self) -> Path:
         """Everything of one run: results/, transcripts/, run.json, score.json, scorecard.*"""
         return OutDir(self.out).run(self.run_name).path
 
-    @cached_property
+    @property
     def results_dir(self) -> Path:
         return self.results or RunDir(self.run_dir).results
 
-    @cached_property
+    @property
     def transcripts_dir(self) -> Path:
         return RunDir(self.run_dir).transcripts
 
@@ -243,7 +239,7 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         """
         return self.results is None and self.results_path is None and not self.live
 
-    @cached_property
+    @property
     def live(self) -> bool:
         """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
         return capabilities(self.adapter).live

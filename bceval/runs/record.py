@@ -46,12 +46,16 @@ class RunFacts:
     manifest: str | None
 
 
-def read_record(run_dir: Path) -> dict[str, Any] | None:
+def _read_object(path: Path) -> dict[str, Any] | None:
     try:
-        record = json.loads(read_regular_text(RunDir(run_dir).record, "utf-8"))
+        value = json.loads(read_regular_text(path, "utf-8"))
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def read_record(run_dir: Path) -> dict[str, Any] | None:
+    return _read_object(RunDir(run_dir).record)
 
 
 def sha256_of(data: bytes) -> str:
@@ -242,12 +246,10 @@ def list_runs(out: Path) -> list[dict[str, Any]]:
     """One row per run folder: its record and, once scored, its scorecard's numbers."""
     rows = []
     for run_dir in sorted(OutDir(out).runs.glob("*/"), key=lambda path: path.name.lower()):
-        record = read_record(run_dir) or {}
-        try:
-            card = json.loads(read_regular_text(RunDir(run_dir).scorecard(), "utf-8"))
-        except (OSError, ValueError):
-            card = None
-        rows.append({"name": run_dir.name, "record": record, "scorecard": card, "waits": run_waits(run_dir)})
+        card = _read_object(RunDir(run_dir).scorecard())
+        rows.append(
+            {"name": run_dir.name, "record": read_record(run_dir) or {}, "scorecard": card, "waits": run_waits(run_dir)}
+        )
     return rows
 
 
@@ -258,11 +260,7 @@ def run_waits(run_dir: Path) -> dict[str, float] | None:
     found = False
     results = RunDir(run_dir).results
     for path in sorted(results.glob("*-case-*.json")) if results.is_dir() else []:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        record = document.get("record") if isinstance(document, dict) else None
+        record = (_read_object(path) or {}).get("record")
         waits = record.get("waits") if isinstance(record, dict) else None
         if not isinstance(waits, dict):
             continue

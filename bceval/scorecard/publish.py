@@ -6,6 +6,7 @@ maintainer's. A page whose markers are missing, repeated or out of order is refu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,23 +98,13 @@ def _split(page: str, where: Path, markers: tuple[str, ...]) -> list[str]:
         positions.append(page.index(marker))
     if positions != sorted(positions):
         raise BcevalError(f"{where}: bceval's markers are out of order; fix the page by hand (nothing was changed)")
-    pieces = []
-    start = 0
-    for marker, position in zip(markers, positions, strict=True):
-        pieces.append(page[start:position])
-        start = position + len(marker)
-    pieces.append(page[start:])
-    return pieces
+    return re.split("|".join(re.escape(marker) for marker in markers), page)
 
 
 def _history_rows(section: str, header_start: str) -> list[str]:
-    rows = []
-    for line in section.splitlines():
-        stripped = line.strip()
-        if not stripped.startswith("|") or stripped.startswith(header_start) or set(stripped) <= set("|-: "):
-            continue
-        rows.append(stripped)
-    return rows
+    """The table rows of the history section, without its header and rule."""
+    lines = (line.strip() for line in section.splitlines())
+    return [row for row in lines if row.startswith("|") and not row.startswith(header_start) and set(row) - set("|-: ")]
 
 
 def update_entry(page: str | None, entry: Entry, form: PageFormat, where: Path) -> str:

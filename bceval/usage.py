@@ -45,4 +45,3 @@ class Usage:
 
 
 _NAMES = tuple(item.name for item in fields(Usage))
-

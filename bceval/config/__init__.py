@@ -310,11 +310,7 @@ def find_corpus(cwd: Path) -> Path | None:
     return None
 
 
-def load_settings(
-    cwd: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    **flags: Any,
-) -> Settings:
+def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
     """Resolve every setting; `flags` are command-line values (None means not given)."""
     cwd = Path.cwd() if cwd is None else cwd
     environ = os.environ if environ is None else environ

@@ -128,11 +128,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "evaluator", "serve", "port"),
     "evaluators": (),
     "health": _CORPUS
-    + _uses(
-        "strict",
-        "health_margin",
-        Use("changed_paths", "changed files, one per line (e.g. from a PR diff)"),
-    ),
+    + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
     "bench": _uses(
         "bench_sizes",
         "bench_repeat",

@@ -178,12 +178,7 @@ def tool_info() -> ToolInfo:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             packages[name] = "missing"
-    return ToolInfo(
-        bceval=__version__,
-        python=platform.python_version(),
-        platform=sys.platform,
-        packages=packages,
-    )
+    return ToolInfo(bceval=__version__, python=platform.python_version(), platform=sys.platform, packages=packages)
 
 
 def adapter_info(report: ScoreReport) -> AdapterInfo:

@@ -67,6 +67,12 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", 
     return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def bullets(items: Iterable[str], cls: str = "") -> str:
+    """A list of markup items."""
+    klass = f' class="{esc(cls)}"' if cls else ""
+    return f"<ul{klass}>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+
+
 def definition(items: Iterable[tuple[str, str]]) -> str:
     """A definition list of (label, markup)."""
     return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"

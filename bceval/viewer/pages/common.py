@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bceval.scorecard.stats import wilson_interval
-from bceval.viewer.html import esc, link, safe_name
+from bceval.viewer.html import bullets, esc, link, safe_name
 
 
 def up(key: str) -> str:
@@ -25,13 +25,13 @@ def experiment_crumbs(root: str, experiment: str | None) -> list[tuple[str, str]
 
 
 def problem_list(problems: list[str] | None) -> str:
-    return "<h2>Problems</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul>" if problems else ""
+    return "<h2>Problems</h2>" + bullets(map(esc, problems)) if problems else ""
 
 
 def compare_links(root: str, compares: Sequence[tuple[str, str, str]], heading: str) -> str:
     """(old, new, href) pairs under `heading`, as links relative to the root."""
-    items = "".join(f"<li>{link(f'{root}/{href}', f'{a} → {b}')}</li>" for a, b, href in compares)
-    return f"<h2>{heading}</h2><ul>{items}</ul>" if compares else ""
+    items = (link(f"{root}/{href}", f"{a} → {b}") for a, b, href in compares)
+    return f"<h2>{heading}</h2>" + bullets(items) if compares else ""
 
 
 def short_rate(passed: int, total: int) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from bceval.viewer import markdown, svg
 from bceval.viewer.collect import Experiment
-from bceval.viewer.html import esc, filters, link, page, row_data, safe_name, table
+from bceval.viewer.html import bullets, esc, filters, link, page, row_data, safe_name, table
 from bceval.viewer.pages.common import case_href, compare_links, ratio, up
 
 CASES_PER_PAGE = 100  # an experiment's case grid is split into pages of this many cases
@@ -102,7 +102,7 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
         f"{(c.get('result') or {}).get('explanation', '')}"
         for c in report.get("comparisons") or []
     ]
-    body = '<ul class="verdicts">' + "".join(f"<li>{esc(line)}</li>" for line in lines_) + "</ul>"
+    body = bullets(map(esc, lines_), "verdicts")
     body += experiment_plots(report)
     flaky = sorted(_flaky(report), key=lambda pair: (pair[0], str(pair[1])))
     if flaky:
@@ -121,13 +121,8 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
     body += compare_links(root, compares, "Arms side by side")
     runs = sorted(experiment.runs.items())
     if runs:
-        body += (
-            "<h2>Runs</h2><ul>"
-            + "".join(
-                f"<li>{link(f'{root}/{run.key}/index.html', f'{arm} epoch {epoch}')}</li>" for (arm, epoch), run in runs
-            )
-            + "</ul>"
-        )
+        items = (link(f"{root}/{run.key}/index.html", f"{arm} epoch {epoch}") for (arm, epoch), run in runs)
+        body += "<h2>Runs</h2>" + bullets(items)
     body += "<h2>Report</h2>" + (
         markdown.render(experiment.markdown) if experiment.markdown else '<p class="muted">report.md is missing.</p>'
     )

@@ -62,11 +62,7 @@ def _evidence(case: GuidanceCaseRow) -> str:
     changed = [p for p in case.problems if "changed since the baseline" in p]
     if changed:
         where = f"workspace {case.workspace}" if case.workspace else "the knowledge checkout"
-        files = (
-            "; ".join(case.changes)
-            if case.changes
-            else "which file is not known (the workspace is gone or its change was undone)"
-        )
+        files = "; ".join(case.changes) or "which file is not known (the workspace is gone or its change was undone)"
         return f"{where} changed: {files}"
     return "untouched" if case.passed is not None else "not scored"
 

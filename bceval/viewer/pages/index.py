@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bceval.viewer.collect import Experiment, GuidanceRun, ReviewRun, Site
-from bceval.viewer.html import cost, esc, filters, link, page, row_data, safe_name, table
+from bceval.viewer.html import bullets, cost, esc, filters, link, page, row_data, safe_name, table
 from bceval.viewer.pages.common import short_rate
 
 
@@ -100,6 +100,5 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
             "guidance run.</p>"
         )
     if compares:
-        items = "".join(f"<li>{link(href, f'{a} → {b}')}</li>" for a, b, href in compares)
-        body += f'<h2>Compare runs</h2><ul class="compares">{items}</ul>'
+        body += "<h2>Compare runs</h2>" + bullets((link(href, f"{a} → {b}") for a, b, href in compares), "compares")
     return page("Runs, experiments and guidance runs", body, "")

@@ -19,9 +19,21 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.ordering import sort_key
+
+
+class _Below:
+    """A path a fixed way below a folder's own, declared once: `results = _Below("results")` is `<path>/results`."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, folder: Any, owner: Any = None) -> Path:
+        return folder.path.joinpath(*self.parts)
+
 
 # --- result files ------------------------------------------------------------------------------------------------
 
@@ -104,28 +116,16 @@ def case_file_name(model_id: str) -> str:
 @dataclass(frozen=True)
 class PrepareDir:
     path: Path
+    marker = _Below(MARKER_NAME)
+    incomplete = _Below(INCOMPLETE_NAME)
+    knowledge_index = _Below(KNOWLEDGE_INDEX)
+    review_request = _Below(REVIEW_REQUEST)
 
     @staticmethod
     def owns(name: str) -> bool:
         """Whether a file of this name is one a review preparation writes (any letter case)."""
         lowered = name.lower()
         return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
-
-    @property
-    def marker(self) -> Path:
-        return self.path / MARKER_NAME
-
-    @property
-    def incomplete(self) -> Path:
-        return self.path / INCOMPLETE_NAME
-
-    @property
-    def knowledge_index(self) -> Path:
-        return self.path / KNOWLEDGE_INDEX
-
-    @property
-    def review_request(self) -> Path:
-        return self.path / REVIEW_REQUEST
 
     def domain_index(self, domain: str) -> Path:
         return self.path / domain_index_name(domain)
@@ -159,14 +159,10 @@ class BuildDir:
 
     path: Path
     FOLDERS = ("rows", "cases", "domains")  # the review folders whose files are pruned when their group vanishes
-
-    @property
-    def review(self) -> Path:
-        return self.path / "review"
-
-    @property
-    def cases(self) -> Path:
-        return self.review / "cases.json"
+    review = _Below("review")
+    cases = _Below("review", "cases.json")
+    index_state = _Below("review", "index-state.json")
+    view_digests = _Below("view-digests.json")  # every agent view's digest, with what each was made of
 
     def domain_cases(self, domain: str) -> Path:
         return self.review / "cases" / f"{domain}.json"
@@ -177,21 +173,12 @@ class BuildDir:
     def rows(self, group: str) -> Path:
         return self.review / "rows" / (group.replace("/", "__") + ".json")
 
-    @property
-    def index_state(self) -> Path:
-        return self.review / "index-state.json"
-
     def reading(self, key: str) -> Path:
         return self.path / "score" / key
 
     def epoch_verdicts(self, results: Path) -> Path:
         """An experiment report's verdicts of one run's results folder, with what they were judged from."""
         return self.path / "epochs" / (hashlib.sha256(str(results).encode("utf-8")).hexdigest()[:16] + ".json")
-
-    @property
-    def view_digests(self) -> Path:
-        """The digest of every agent view of the prepared cases, with the signatures of what each was made of."""
-        return self.path / "view-digests.json"
 
 
 # --- runs --------------------------------------------------------------------------------------------------------
@@ -205,43 +192,20 @@ class RunDir:
     """One run (a review run under `runs/<run>/`, or a guidance run directory): nothing else writes here."""
 
     path: Path
-
-    @property
-    def record(self) -> Path:
-        return self.path / RUN_RECORD
-
-    @property
-    def results(self) -> Path:
-        return self.path / "results"
-
-    @property
-    def written_journal(self) -> Path:
-        """What bceval wrote into results/ since run.json last took it in (one line per file; see
-        bceval.runs.record.note_written); folded into run.json when the answering ends."""
-        return self.path / ".written.log"
-
-    @property
-    def transcripts(self) -> Path:
-        return self.path / TRANSCRIPTS
+    record = _Below(RUN_RECORD)
+    results = _Below("results")
+    # what bceval wrote into results/ since run.json last took it in, one line per file (runs.record.note_written)
+    written_journal = _Below(".written.log")
+    transcripts = _Below(TRANSCRIPTS)
+    prompts = _Below("prompts")  # the prompts a live agent was sent, each once, named by its SHA-256
+    requests = _Below("requests")  # a guidance or development run's prepared requests
+    score = _Below("score.json")
 
     def transcript(self, name: str) -> Path:
         return self.transcripts / f"{name}.json"
 
-    @property
-    def prompts(self) -> Path:
-        """The prompts a live agent was sent, each stored once under its SHA-256 (transcripts name the hash)."""
-        return self.path / "prompts"
-
     def prompt(self, sha256: str) -> Path:
         return self.prompts / f"{sha256}.txt"
-
-    @property
-    def requests(self) -> Path:  # a guidance or development run's prepared requests
-        return self.path / "requests"
-
-    @property
-    def score(self) -> Path:
-        return self.path / "score.json"
 
     def scorecard(self, suffix: str = "json") -> Path:
         return self.path / f"scorecard.{suffix}"
@@ -256,10 +220,7 @@ class GuidancePrepareDir:
     request per case, nothing else."""
 
     path: Path
-
-    @property
-    def knowledge_index(self) -> Path:
-        return self.path / KNOWLEDGE_INDEX
+    knowledge_index = _Below(KNOWLEDGE_INDEX)
 
     def case_request(self, model_id: str) -> Path:
         return self.path / case_request_name(model_id)
@@ -277,13 +238,11 @@ GUIDANCE_RUN = re.compile(r"run-(\d+)")  # a guidance run directory: run-0001, r
 class GuidanceRunDir(RunDir):
     """One guidance run: run.json (its verdict), requests/, evidence/baseline.json, results/, transcripts/."""
 
+    baseline = _Below("evidence", "baseline.json")
+
     @property
     def prepared(self) -> GuidancePrepareDir:
         return GuidancePrepareDir(self.requests)
-
-    @property
-    def baseline(self) -> Path:
-        return self.path / "evidence" / "baseline.json"
 
     def result(self, model_id: str) -> Path:
         return self.results / result_name(model_id)
@@ -305,16 +264,16 @@ class DevelopmentCaseDir:
 
     path: Path
 
-    request = property(lambda self: self.path / "request.json")
-    base = property(lambda self: self.path / "base.json")
-    agent = property(lambda self: self.path / "agent")
-    result = property(lambda self: self.path / "result.json")
-    patch = property(lambda self: self.path / "diff.patch")
-    changed_paths = property(lambda self: self.path / "changed-paths.json")
-    checks = property(lambda self: self.path / "checks")
-    evidence = property(lambda self: self.path / "evidence.json")
-    verdict = property(lambda self: self.path / "verdict.json")
-    workspace = property(lambda self: self.path / "workspace")  # kept when the case did not pass
+    request = _Below("request.json")
+    base = _Below("base.json")
+    agent = _Below("agent")
+    result = _Below("result.json")
+    patch = _Below("diff.patch")
+    changed_paths = _Below("changed-paths.json")
+    checks = _Below("checks")
+    evidence = _Below("evidence.json")
+    verdict = _Below("verdict.json")
+    workspace = _Below("workspace")  # kept when the case did not pass
 
     def check_log(self, check_id: str) -> Path:
         return self.checks / f"{check_id}.log"
@@ -340,6 +299,11 @@ EXPORT_DONE = ".bceval-export"  # written last into a corpus export: one without
 @dataclass(frozen=True)
 class ExperimentDir:
     path: Path
+    file = _Below("experiment.yaml")  # the experiment file `experiment ab` writes
+    # what the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it
+    cost_ledger = _Below("cost-ledger.jsonl")
+    # what the report was last made from and the lines it printed: a rerun with nothing new reprints them
+    report_state = _Below(".build", "report-state.json")
 
     def report(self, suffix: str = "json") -> Path:
         return self.path / f"report.{suffix}"
@@ -347,11 +311,6 @@ class ExperimentDir:
     def development_summary(self, suffix: str = "json") -> Path:
         """A development experiment's secondary outcomes per arm (bceval.evaluators.development.summary)."""
         return self.path / f"development-summary.{suffix}"
-
-    @property
-    def file(self) -> Path:
-        """The experiment file `experiment ab` writes."""
-        return self.path / "experiment.yaml"
 
     def variant(self, name: str) -> OutDir:
         """A prepare variant: an output folder of its own, shared by the arms reading the same corpus and manifest."""
@@ -365,16 +324,6 @@ class ExperimentDir:
         """Beside a guidance arm's epoch runs: the note that the experiment's budget stopped it before it started."""
         return self.guidance_runs(variant, arm, epoch) / "not-started-budget.json"
 
-    @property
-    def cost_ledger(self) -> Path:
-        """What the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it."""
-        return self.path / "cost-ledger.jsonl"
-
-    @property
-    def report_state(self) -> Path:
-        """What the report was last made from and the lines it printed: a rerun with nothing new reprints them."""
-        return self.path / ".build" / "report-state.json"
-
 
 # --- the output folder -------------------------------------------------------------------------------------------
 
@@ -387,6 +336,19 @@ def cached_answer(cache: Path, key: str) -> Path:
 @dataclass(frozen=True)
 class OutDir:
     path: Path
+    doit_db = _Below(".bceval.doit.db")
+    lock = _Below(".bceval.lock")  # held while a graph runs on this folder
+    runs = _Below("runs")
+    answer_cache = _Below("cache", "answers")
+    bench_report = _Below("bench.json")  # `doit bench`'s report
+    # the default guidance preparation (a GuidancePrepareDir); an experiment variant's guidance runs
+    guidance = _Below("guidance")
+    guidance_runs = _Below("guidance-runs")  # `doit guidance`'s runs: guidance-runs/<manifest>/run-NNNN
+    guidance_demo = _Below("guidance-demo")  # the demo checkout, workspaces and maps of `doit guidance`
+    experiments = _Below("experiments")
+    development = _Below("development")  # `doit development_prepare`'s development preparation
+    development_runs = _Below("development-runs")  # `doit development`'s runs: development-runs/run-NNNN
+    view = _Below("view")  # `bceval view`'s static site
 
     @property
     def prepare(self) -> PrepareDir:
@@ -396,25 +358,11 @@ class OutDir:
     def build(self) -> BuildDir:
         return BuildDir(self.path / ".build")
 
-    @property
-    def doit_db(self) -> Path:
-        return self.path / ".bceval.doit.db"
-
-    @property
-    def lock(self) -> Path:
-        """Held while a graph runs on this folder."""
-        return self.path / ".bceval.lock"
-
-    @property
-    def runs(self) -> Path:
-        return self.path / "runs"
-
     def run(self, name: str) -> RunDir:
         return RunDir(self.runs / name)
 
-    @property
-    def answer_cache(self) -> Path:
-        return self.path / "cache" / "answers"
+    def experiment(self, name: str) -> ExperimentDir:
+        return ExperimentDir(self.experiments / name)
 
     def health(self, suffix: str = "json") -> Path:
         return self.path / f"health.{suffix}"
@@ -422,48 +370,6 @@ class OutDir:
     def coverage(self, suffix: str = "json") -> Path:
         """`doit coverage`'s report (JSON) and its table (md)."""
         return self.path / f"coverage.{suffix}"
-
-    @property
-    def bench_report(self) -> Path:
-        """`doit bench`'s JSON report."""
-        return self.path / "bench.json"
-
-    @property
-    def guidance(self) -> Path:
-        """The default guidance preparation (a GuidancePrepareDir); an experiment variant's guidance runs."""
-        return self.path / "guidance"
-
-    @property
-    def guidance_runs(self) -> Path:
-        """`doit guidance`'s run directories: guidance-runs/<manifest>/run-NNNN (each a GuidanceRunDir)."""
-        return self.path / "guidance-runs"
-
-    @property
-    def guidance_demo(self) -> Path:
-        """The demo knowledge checkout, workspaces and maps `doit guidance` runs without a workspace map."""
-        return self.path / "guidance-demo"
-
-    @property
-    def experiments(self) -> Path:
-        return self.path / "experiments"
-
-    @property
-    def development(self) -> Path:
-        """`doit development_prepare`'s development preparation (marker, index, request-case-*.json)."""
-        return self.path / "development"
-
-    @property
-    def development_runs(self) -> Path:
-        """`doit development`'s run directories: development-runs/run-NNNN."""
-        return self.path / "development-runs"
-
-    def experiment(self, name: str) -> ExperimentDir:
-        return ExperimentDir(self.experiments / name)
-
-    @property
-    def view(self) -> Path:
-        """`bceval view`'s static site (index.html and one page per run, case, comparison and experiment)."""
-        return self.path / "view"
 
     @property
     def own_folders(self) -> tuple[Path, ...]:

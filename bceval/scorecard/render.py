@@ -6,7 +6,7 @@ import re
 
 from bceval.escape import html as escape
 from bceval.escape import html_id, markdown, markdown_cell, markdown_code, markdown_id
-from bceval.scorecard.model import Scorecard
+from bceval.scorecard.model import Rate, Scorecard
 
 BAR_WIDTH = 10
 
@@ -20,7 +20,7 @@ def text_bar(passed: int, total: int) -> str:
     return "█" * filled + "░" * (BAR_WIDTH - filled)
 
 
-def _rate_text(label: str, rate) -> str:  # noqa: ANN001 - Rate
+def _rate_text(label: str, rate: Rate) -> str:
     low, high = rate.wilson95
     return f"{label}: {rate.value:.4g} ({rate.passed}/{rate.total}), 95% CI {low:.3f}–{high:.3f}"
 
@@ -90,12 +90,6 @@ def _reads_text(card: Scorecard) -> str | None:
     )
 
 
-def _missing_unexpected(row) -> tuple[str, str]:  # noqa: ANN001 - CaseRow
-    return ", ".join(markdown_id(p) for p in row.missing) or "–", ", ".join(
-        markdown_id(p) for p in row.unexpected
-    ) or "–"
-
-
 def render_markdown(card: Scorecard, heading: str = "##") -> str:
     lines = [
         f"{heading} {card.verdict.upper()}: {markdown_cell(card.adapter.name)} on {markdown_cell(card.corpus.name)}",
@@ -127,7 +121,8 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
     if failing:
         lines += ["", f"{heading}# Failing cases", "", "| Case | Kind | Missing | Unexpected |", "|---|---|---|---|"]
         for row in failing:
-            missing, unexpected = _missing_unexpected(row)
+            missing = ", ".join(map(markdown_id, row.missing)) or "–"
+            unexpected = ", ".join(map(markdown_id, row.unexpected)) or "–"
             lines.append(f"| {markdown_cell(row.id)} | {row.kind} | {missing} | {unexpected} |")
     infra = [row for row in card.cases if row.infrastructureFailure is not None]
     if infra:
@@ -197,8 +192,8 @@ def render_html(card: Scorecard) -> str:
         "<th>Cost</th><th>Transcript</th></tr>"
     )
     for row in card.cases:
-        missing = "<br>".join(html_id(p) for p in row.missing) or "–"
-        unexpected = "<br>".join(html_id(p) for p in row.unexpected) or "–"
+        missing = "<br>".join(map(html_id, row.missing)) or "–"
+        unexpected = "<br>".join(map(html_id, row.unexpected)) or "–"
         verdict = "passed" if row.passed else ("infrastructure failure" if row.infrastructureFailure else "failed")
         cost = (row.usage or {}).get("costUsd")
         link = f'<a href="{e(row.transcript)}">{e(row.modelId)}</a>' if row.transcript else "–"

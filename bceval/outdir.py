@@ -82,12 +82,9 @@ def _alive(pid: int) -> bool:
 
 
 def repair_doit_state(db: Path) -> bool:
-    """Drop doit's state file when it is not valid JSON (doit writes it in place at exit: a killed run or a
-    full disk leaves it half written, and doit would stop with a traceback on it).
-
-    Losing it only makes the next run redo its work; the atomic writes keep every output byte-identical.
-    Returns True when the file was dropped.
-    """
+    """Drop doit's state file when it is not valid JSON (doit writes it in place at exit: a killed run or a full
+    disk leaves it half written, and doit would stop with a traceback on it); True when it was dropped. Losing it
+    only makes the next run redo its work; the atomic writes keep every output byte-identical."""
     try:
         with open_regular(db) as handle:
             json.loads(handle.read())
@@ -105,11 +102,8 @@ def repair_doit_state(db: Path) -> bool:
 
 
 class OutputLock:
-    """An exclusive lock on the output directory for the length of one graph run.
-
-    Two runs writing one directory would corrupt doit's state and each other's files; the second one is
-    refused in one line instead. The lock dies with the process, so a killed run never leaves it behind.
-    """
+    """An exclusive lock on the output directory for one graph run: two runs writing one directory would corrupt
+    doit's state and each other's files. It dies with the process, so a killed run never leaves it behind."""
 
     def __init__(self, out: Path) -> None:
         self.out = out

@@ -54,11 +54,8 @@ def export_commit(
 ) -> bool:
     """Write the files of `subdir` at `commit` into `target` (read-only: nothing is checked out or fetched); False
     when it was already there. The file `done` is written last and names the source commit: an export without it
-    was interrupted and is made again.
-
-    `as_checkout` also commits the export as a git work tree of its own (a guidance arm reads its corpus as a
-    knowledge checkout, which must be the root of one).
-    """
+    was interrupted and is made again. `as_checkout` also commits the export as a git work tree of its own (a
+    guidance arm reads its corpus as a knowledge checkout, which must be the root of one)."""
     if (target / done).is_file():
         if as_checkout and not (target / ".git").exists():
             _commit_export(target, commit)

@@ -106,12 +106,8 @@ def settle() -> None:
 
 
 def measured_environment() -> dict[str, str]:
-    """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on.
-
-    A normal installation runs bceval from cached bytecode. Where PYTHONDONTWRITEBYTECODE is set (some
-    containers and CI images), an editable install would instead recompile bceval's own modules in
-    every process, a constant ~0.02 s that says nothing about how bceval scales.
-    """
+    """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on (as in a
+    normal installation; with PYTHONDONTWRITEBYTECODE every process would recompile bceval, ~0.02 s each)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
     # BCEVAL runs `python -P`: a folder named bceval in the current directory must not stand in for this package
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_PACKAGE_HOME), env.get("PYTHONPATH"))))

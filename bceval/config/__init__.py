@@ -233,10 +233,7 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
 
     @property
     def answers_in_graph(self) -> bool:
-        """Whether scoring answers first: only the free adapters, and only into their own directory.
-
-        The live `command` adapter spends money, so it answers only when asked (`bceval answer`).
-        """
+        """Whether scoring answers first: only a free (not live) adapter, and only into its own directory."""
         return self.results is None and self.results_path is None and not self.live
 
     @property

@@ -159,11 +159,9 @@ def tampered(run_dir: Path, files: list[Path]) -> list[str]:
 def new_record(
     run: RunFacts, selected: list[str] | None, existing: dict[str, Any] | None, total: int | None = None
 ) -> dict[str, Any]:
-    """The record after answering `selected` (manifest ids; None for every case) into the run.
-
-    Selections add up: rerunning the failed cases into a run keeps the others, and a run that once
-    covered every case still does. A run answered with other agent settings is refused, not mixed.
-    """
+    """The record after answering `selected` (manifest ids; None for every case) into the run. Selections add
+    up: rerunning the failed cases into a run keeps the others, and a run that once covered every case still does.
+    A run answered with other agent settings is refused, not mixed."""
     mine = run.asked.fields()
     if existing is not None:
         keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())

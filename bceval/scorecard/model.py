@@ -146,10 +146,8 @@ def request_set_sha256(prepare_dir: Path) -> str:
 
 
 def git_state(path: Path, ignore: Path | None = None) -> tuple[str, bool | None]:
-    """HEAD commit and dirty flag of the checkout holding `path`; read-only (no optional locks).
-
-    `ignore` (bceval's own output directory) does not count as a change when it lies in the checkout.
-    """
+    """HEAD commit and dirty flag of the checkout holding `path`; read-only (no optional locks). `ignore` (bceval's
+    own output directory) does not count as a change when it lies in the checkout."""
     try:
         import git  # here, not at the top: GitPython fails to import where no git executable is installed
 

@@ -68,16 +68,14 @@ def _names(folder: Path) -> list[str]:
 
 def _alive(pid: int) -> bool:
     """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
-    if pid == os.getpid():
-        return True
-    if os.name != "posix":  # pragma: no cover - Windows: no harmless way to ask
+    if pid == os.getpid() or os.name != "posix":  # Windows: no harmless way to ask
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, OverflowError):
-        return True
+        pass  # someone else's process, or no pid at all: left alone
     return True
 
 

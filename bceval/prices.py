@@ -45,9 +45,6 @@ class PriceTable:
     def price(self, model: str | None) -> Price | None:
         return dict(self.prices).get(model or "")
 
-    def models(self) -> list[str]:
-        return [name for name, _ in self.prices]
-
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
@@ -73,16 +70,12 @@ def price_table(data: Any, source: str) -> PriceTable:
             if needed not in entry:
                 raise BcevalError(f"{where} has no '{needed}' price")
         cached = entry.get("cached-input")
-        prices.append(
-            (
-                model,
-                Price(
-                    _number(entry["input"], f"{where}.input"),
-                    _number(entry["output"], f"{where}.output"),
-                    _number(cached, f"{where}.cached-input") if cached is not None else None,
-                ),
-            )
+        price = Price(
+            _number(entry["input"], f"{where}.input"),
+            _number(entry["output"], f"{where}.output"),
+            _number(cached, f"{where}.cached-input") if cached is not None else None,
         )
+        prices.append((model, price))
     return PriceTable(source, tuple(sorted(prices)))
 
 

@@ -46,7 +46,7 @@ def _rate(passed: int, total: int, interval: bool = True) -> dict[str, Any]:
 def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int = 11) -> None:
     """Write the experiment `bench-view` into `out` (its report, variant, prepared cases and every answer)."""
     rng = random.Random(seed)
-    where = ExperimentDir(OutDir(out).experiment("bench-view").path)
+    where = OutDir(out).experiment("bench-view")
     variant = where.variant("v")
     records = [_case(n) for n in range(cases)]
     _write_prepared(variant, records)
@@ -55,7 +55,7 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
     for arm_number, arm in enumerate(names):
         skill = 0.4 + 0.15 * arm_number
         for epoch in range(1, epochs + 1):
-            run = RunDir(variant.run(f"{arm}-e{epoch}").path)
+            run = variant.run(f"{arm}-e{epoch}")
             for folder in (run.results, run.transcripts, run.prompts):
                 folder.mkdir(parents=True, exist_ok=True)
             (run.prompts / ("0" * 64 + ".txt")).write_text(PROMPT, encoding="utf-8")

@@ -284,18 +284,10 @@ def build_scorecard(
 def _domain_totals(report: ScoreReport) -> list[DomainTotals]:
     domains: dict[str, DomainTotals] = {}
     for verdict in report.cases:
-        totals = domains.setdefault(
-            verdict.domain,
-            DomainTotals(
-                domain=verdict.domain,
-                positivePassed=0,
-                positiveTotal=0,
-                cleanPassed=0,
-                cleanTotal=0,
-                unanswered=0,
-                infrastructureFailures=0,
-            ),
-        )
+        if verdict.domain not in domains:
+            counts = {name: 0 for name in DomainTotals.model_fields if name != "domain"}
+            domains[verdict.domain] = DomainTotals(domain=verdict.domain, **counts)
+        totals = domains[verdict.domain]
         totals.infrastructureFailures += verdict.infrastructureFailure is not None
         if not verdict.answered:
             totals.unanswered += 1  # like the rates: reported, not counted

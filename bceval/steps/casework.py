@@ -148,7 +148,6 @@ class FolderShape(ShapeBase):
         raise BcevalError("a casework question is answered by the command or the oracle adapter, not api")
 
 
-
 def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:
     for name, data in files.items():
         parts = Path(name).parts

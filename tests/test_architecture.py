@@ -14,7 +14,7 @@ CORE = ("corpus", "evaluators", "scorecard", "runs", "experiment", "viewer")
 # An evaluator package's edge: its CLI verbs, task generators and the steps and runners they call may print, exit
 # and start processes, as the frame's cli, graph and steps do; the rest of the package is its core.
 EVALUATOR_EDGE = {
-    *("plugin", "cli", "verbs", "tasks", "steps", "modes", "runner"),
+    *("plugin", "cli", "verbs", "tasks", "steps", "runner"),
     *("evidence_cli", "verdict", "demo", "config"),
 }
 

@@ -238,7 +238,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
 
 
 # `bceval guidance MODE --help`: each mode's one-line description and the options it takes (a subset of
-# "guidance"'s, in the same order; steps.guidance_modes.check_arguments refuses the others).
+# "guidance"'s, in the same order; the guidance CLI's check_arguments refuses the others).
 GUIDANCE_MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "validate": ("check a guidance manifest against its knowledge checkout", ("root", "manifest", "workspace_map")),
     "prepare": (

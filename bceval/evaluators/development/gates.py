@@ -57,9 +57,7 @@ def run_gates(
     compile_failed = False
     for check_id in CHECK_IDS:
         check = checks.get(check_id)
-        if check is None:
-            if check_id in [c.lower() for c in case.checks]:  # require_configured makes this unreachable
-                results.append(GateResult(check_id, "", "not-run", "no check configured", infrastructure=True))
+        if check is None:  # not required: require_configured refused a required check without one
             continue
         argv = expand(check.argv, values)
         log = DevelopmentCaseDir(folder).check_log(check_id)
@@ -82,7 +80,7 @@ def run_gates(
 
 
 def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log_path: str) -> GateResult:
-    finished = proc.run_command(argv, gate_copy, check.timeout_s, _gate_env(check))
+    finished = proc.run_command(argv, gate_copy, check.timeout_s, proc.clean_environment(dict(check.env)))
     output = finished.stdout + finished.stderr
     write_atomic(log, output)
     where = f"log {log_path} sha256 {hashlib.sha256(output).hexdigest()[:12]}"
@@ -97,10 +95,6 @@ def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log
     return GateResult(
         check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
     )
-
-
-def _gate_env(check: Check) -> dict[str, str]:
-    return proc.clean_environment(dict(check.env))
 
 
 def _last_line(log: bytes) -> str:
@@ -124,6 +118,7 @@ def _review_gate(
     log_lines: list[str] = []
     outcome = "completed"
     infra = False
+    env = proc.clean_environment(dict(check.env))
     al_files = [p for p in sorted(captured.paths) if p.lower().endswith(".al") and (gate_copy / p).is_file()]
     for path in al_files:
         question = {
@@ -133,9 +128,7 @@ def _review_gate(
             "content": (gate_copy / path).read_text(encoding="utf-8", errors="replace"),
             "knowledge": str(view),
         }
-        finished = proc.run_command(
-            argv, gate_copy, check.timeout_s, _gate_env(check), json.dumps(question).encode("utf-8")
-        )
+        finished = proc.run_command(argv, gate_copy, check.timeout_s, env, json.dumps(question).encode("utf-8"))
         timed_out = ", timed out" if finished.timed_out else ""
         log_lines.append(f"{path}: exit {finished.exit_code}, {finished.seconds:.1f} s{timed_out}")
         answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if not finished.missing else None

@@ -6,13 +6,13 @@ strict mode, a file that is missing or does not parse), bceval raises Developmen
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bceval.errors import BcevalError
+from bceval.evaluators.base import model_id
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECK_IDS, MANIFEST_RELATIVE, DevelopmentError
 from bceval.evaluators.development.values import (
     MISSING,
@@ -35,11 +35,6 @@ COVERED = ("fixture", "validated")
 # §10.1 tighten: kebab-case is checked case-sensitively (ids are lower-case by contract)
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 ROUND_LIMIT = re.compile(r"^quality-round-limit:[ \t]*([0-9]+)[ \t\r]*$", re.MULTILINE)
-
-
-def model_id(case_id: str) -> str:
-    """`case-` + the first 8 hex digits of SHA-256 over the UTF-8 bytes of the manifest id (§6.2)."""
-    return "case-" + hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8]
 
 
 @dataclass(frozen=True)

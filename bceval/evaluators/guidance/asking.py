@@ -22,6 +22,7 @@ from typing import Any
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
+from bceval.agents.registry import ShapeBase
 from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.evaluators.guidance.evidence import run_git
@@ -66,7 +67,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
     return view
 
 
-class GuidanceShape:
+class GuidanceShape(ShapeBase):
     """The guidance question shape of the live kinds: GuidanceCaseInput -> result document or NoReport."""
 
     in_case_view = False
@@ -95,9 +96,6 @@ class GuidanceShape:
 
     def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]:
         return {**described, "isolation": "knowledge view"}
-
-    def in_cache(self, agent: Any, question: Any) -> bool:
-        return False
 
     def read_evidence(self) -> dict[str, dict[str, Any]]:
         return dict(self._evidence)

@@ -130,48 +130,6 @@ def _check_plan_input(value: Any, label: str) -> None:
         raise GuidanceError(f"{label} must be a non-empty string or a JSON object with a request")
 
 
-def _resolve_all(root: Path, paths: list[str], label: str) -> None:
-    for path in paths:
-        resolve_reference(root, path, f"{label} entry", mode="knowledge")
-
-
-def _plan_case(root: Path, raw: Any, label: str) -> GuidanceCase:
-    case = require_object(raw, label, PLAN_FIELDS)
-    case_id = _case_id(case["id"], label)
-    label = f"Manifest case '{case_id}'"
-    kind = _enum(case["expectedKind"], KINDS, f"{label}.expectedKind")
-    outcome = _enum(case["expectedOutcome"], OUTCOMES, f"{label}.expectedOutcome")
-    _check_plan_input(case["development-plan"], f"{label}.development-plan")
-    check_context(case["context"], f"{label}.context")
-    required = require_array(case["requiredKnowledge"], f"{label}.requiredKnowledge", strings=True)
-    optional = require_array(case["optionalKnowledge"], f"{label}.optionalKnowledge", strings=True)
-    if len({path.lower() for path in required + optional}) != len(required) + len(optional):
-        raise GuidanceError(f"{label}: requiredKnowledge and optionalKnowledge contain duplicate paths")
-    unknown = require_array(case["expectedUnknown"], f"{label}.expectedUnknown", strings=True)
-    if any(item not in DIMENSIONS for item in unknown):
-        raise GuidanceError(f"{label}.expectedUnknown entry must name a valid dimension")
-    requires_unresolved = require_bool(case["requiresUnresolved"], f"{label}.requiresUnresolved")
-    material = require_bool(case["requiresMaterialUnresolved"], f"{label}.requiresMaterialUnresolved")
-    if material and (outcome != "partial" or not requires_unresolved):
-        raise GuidanceError(
-            f"{label}: requiresMaterialUnresolved needs expectedOutcome partial and requiresUnresolved true"
-        )
-    if outcome in EMPTY_OUTCOMES and (required or optional):
-        raise GuidanceError(f"{label}: expectedOutcome {outcome} requires empty required and optional knowledge")
-    _resolve_all(root, required + optional, f"{label}.requiredKnowledge/optionalKnowledge")
-    return GuidanceCase(
-        id=case_id,
-        hashed=model_id(case_id),
-        raw=case,
-        expected_outcome=outcome,
-        required=tuple(required),
-        optional=tuple(optional),
-        requires_unresolved=requires_unresolved,
-        expected_kind=kind,
-        expected_unknown=tuple(unknown),
-    )
-
-
 def _check_decision_context(value: Any, label: str) -> dict[str, Any]:
     context = require_object(value, label)
     if not context:
@@ -198,28 +156,45 @@ def _check_consumed(value: Any, label: str) -> list[dict[str, str]]:
     return entries
 
 
-def _implementation_case(root: Path, raw: Any, label: str) -> GuidanceCase:
-    case = require_object(raw, label, IMPLEMENTATION_FIELDS)
+def _case(root: Path, raw: Any, label: str, implementation: bool) -> GuidanceCase:
+    """One case of a plan or an implementation manifest, its rules checked in the reference's order."""
+    case = require_object(raw, label, IMPLEMENTATION_FIELDS if implementation else PLAN_FIELDS)
     case_id = _case_id(case["id"], label)
     label = f"Manifest case '{case_id}'"
+    kind = "" if implementation else _enum(case["expectedKind"], KINDS, f"{label}.expectedKind")
     outcome = _enum(case["expectedOutcome"], OUTCOMES, f"{label}.expectedOutcome")
     _check_plan_input(case["development-plan"], f"{label}.development-plan")
-    diff = case["implementation-diff"]
-    if not isinstance(diff, str):
-        raise GuidanceError(f"{label}.implementation-diff must be a JSON string (it may be empty)")
-    decision = _check_decision_context(case["decision-context"], f"{label}.decision-context")
-    consumed = _check_consumed(case["consumed-guidance"], f"{label}.consumed-guidance")
+    consumed: list[dict[str, str]] = []
+    if implementation:
+        diff = case["implementation-diff"]
+        if not isinstance(diff, str):
+            raise GuidanceError(f"{label}.implementation-diff must be a JSON string (it may be empty)")
+        decision = _check_decision_context(case["decision-context"], f"{label}.decision-context")
+        consumed = _check_consumed(case["consumed-guidance"], f"{label}.consumed-guidance")
     check_context(case["context"], f"{label}.context")
     required = require_array(case["requiredKnowledge"], f"{label}.requiredKnowledge", strings=True)
     optional = require_array(case["optionalKnowledge"], f"{label}.optionalKnowledge", strings=True)
-    omitted = require_array(case["expectedOmitted"], f"{label}.expectedOmitted", strings=True)
+    duplicates = len({path.lower() for path in required + optional}) != len(required) + len(optional)
+    if not implementation and duplicates:
+        raise GuidanceError(f"{label}: requiredKnowledge and optionalKnowledge contain duplicate paths")
+    listed = "expectedOmitted" if implementation else "expectedUnknown"
+    expected = require_array(case[listed], f"{label}.{listed}", strings=True)
+    if not implementation and any(item not in DIMENSIONS for item in expected):
+        raise GuidanceError(f"{label}.expectedUnknown entry must name a valid dimension")
     requires_unresolved = require_bool(case["requiresUnresolved"], f"{label}.requiresUnresolved")
+    if not implementation:
+        material = require_bool(case["requiresMaterialUnresolved"], f"{label}.requiresMaterialUnresolved")
+        if material and (outcome != "partial" or not requires_unresolved):
+            raise GuidanceError(
+                f"{label}: requiresMaterialUnresolved needs expectedOutcome partial and requiresUnresolved true"
+            )
     if outcome in EMPTY_OUTCOMES and (required or optional):
         raise GuidanceError(f"{label}: expectedOutcome {outcome} requires empty required and optional knowledge")
-    if outcome == "not-applicable" and is_text(diff) and decision:
+    if implementation and outcome == "not-applicable" and is_text(diff) and decision:
         raise GuidanceError(f"{label}: a not-applicable case must lack its implementation-diff or decision-context")
-    union = list(dict.fromkeys(required + optional + omitted))
-    _resolve_all(root, union, f"{label}.requiredKnowledge/optionalKnowledge/expectedOmitted")
+    references = "requiredKnowledge/optionalKnowledge" + ("/expectedOmitted" if implementation else "")
+    for path in dict.fromkeys(required + optional + (expected if implementation else [])):
+        resolve_reference(root, path, f"{label}.{references} entry", mode="knowledge")
     return GuidanceCase(
         id=case_id,
         hashed=model_id(case_id),
@@ -228,7 +203,9 @@ def _implementation_case(root: Path, raw: Any, label: str) -> GuidanceCase:
         required=tuple(required),
         optional=tuple(optional),
         requires_unresolved=requires_unresolved,
-        expected_omitted=tuple(omitted),
+        expected_kind=kind,
+        expected_unknown=() if implementation else tuple(expected),
+        expected_omitted=tuple(expected) if implementation else (),
         consumed=tuple(consumed),
     )
 
@@ -249,9 +226,7 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
     ids: set[str] = set()
     hashed: set[str] = set()
     for index, raw in enumerate(raw_cases):
-        label = f"Manifest cases[{index}]"
-        build = _implementation_case if kind == IMPLEMENTATION else _plan_case
-        case = build(root, raw, label)
+        case = _case(root, raw, f"Manifest cases[{index}]", kind == IMPLEMENTATION)
         if case.id in ids or case.hashed in hashed:
             raise GuidanceError(f"Manifest case '{case.id}': Duplicate fixture or model case identity")
         ids.add(case.id)

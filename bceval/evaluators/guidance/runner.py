@@ -45,13 +45,13 @@ from bceval.evaluators.guidance.evidence import (
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation, create_exclusive, safe_path
-from bceval.evaluators.guidance.reads import guidance_reads
+from bceval.evaluators.guidance.reads import guidance_reads, reads_line
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
 from bceval.evaluators.registry import evaluator
 from bceval.jsonio import dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
-from bceval.steps.budget import experiment_ledger
+from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -196,8 +196,6 @@ def run_from_files(
 def print_reads(outcome: ScoreOutcome) -> None:
     """The one Reads line of a run whose agent's tools bceval ran (as a review scorecard says what was read)."""
     if outcome.reads is not None:
-        from bceval.evaluators.guidance.reads import reads_line
-
         print(reads_line(outcome.reads), file=sys.stderr)
 
 
@@ -206,8 +204,6 @@ def _budget(adapter: Agent, max_cost: float | None) -> Any:
     no price is known for the agent's model; None without one, or for an agent that costs nothing."""
     if max_cost is None or not capabilities(adapter.kind).live:
         return None
-    from bceval.steps.budget import Budget, unpriced_warning
-
     agent = getattr(adapter, "agent", None)
     warning = unpriced_warning(
         f"--max-cost {max_cost:g}", getattr(agent, "prices", None), [getattr(agent, "model", None)]

@@ -32,29 +32,16 @@ NEUTRAL_PROMPT = (
 )
 
 
-def uses_plan(guidance: str) -> bool:
-    return guidance in ("plan", "both")
-
-
-def uses_implementation(guidance: str) -> bool:
-    return guidance in ("implementation", "both")
-
-
-def names_knowledge(guidance: str) -> bool:
-    """Whether the agent is told where the knowledge checkout is (not in the baseline)."""
-    return guidance != "none"
-
-
 def arm_request(document: dict[str, Any], guidance: str, root: Path) -> dict[str, Any]:
     """A prepared request as the agent of this arm receives it (members keep their order; the implementation
     guidance, when the arm has it, follows the development skill)."""
     if guidance not in GUIDANCE_ARMS:
         raise DevelopmentError(f"--guidance {guidance}: one of {', '.join(GUIDANCE_ARMS)}")
     changed = dict(document)
-    if not uses_plan(guidance):
+    if guidance not in ("plan", "both"):
         changed["skill"] = NEUTRAL_SKILL
         changed["skillInstructions"] = NEUTRAL_PROMPT
-    if uses_implementation(guidance):
+    if guidance in ("implementation", "both"):
         skill = root / IMPLEMENTATION_SKILL
         if not skill.is_file():
             raise DevelopmentError(f"--guidance {guidance}: the implementation-guidance skill {skill} does not exist")

@@ -33,7 +33,7 @@ from bceval.config import Settings, agent_settings, load_settings
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
-from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, names_knowledge
+from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
@@ -268,7 +268,7 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     workspace = work / "repo"
     base = proc.fresh_copy(source, workspace)
     write_atomic(files.base, _checked(DevelopmentBase, base.record()))
-    knowledge = shared.view if names_knowledge(opts.guidance) else None
+    knowledge = shared.view if opts.guidance != "none" else None  # the baseline names no checkout
     asked = shared.agent.answer(DevelopmentQuestion(case, run.folder, request_text, workspace, knowledge))
     captured = proc.capture(workspace, base.commit, work / "capture")  # before any gate
     write_atomic(files.patch, captured.patch)

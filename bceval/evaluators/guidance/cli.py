@@ -17,7 +17,7 @@ from bceval.cli.parser import Parser, add_options, settings_flags
 from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE, NOT_FOUND, load_settings
 from bceval.config import agent_settings as from_settings
 from bceval.config.commands import GUIDANCE_MODES
-from bceval.errors import EXIT_FAILED, BcevalError
+from bceval.errors import EXIT_FAILED, BcevalError, EvaluationFailed
 from bceval.evaluators.base import Command
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.demo import create_demo, workspace_count
@@ -90,7 +90,7 @@ def check_arguments(opts: Options) -> None:
 
 
 def execute(opts: Options) -> str:
-    """Run one mode; returns the success line or raises (GuidanceError, ScoringFailed)."""
+    """Run one mode; returns the success line or raises (GuidanceError, EvaluationFailed)."""
     check_arguments(opts)
     if opts.mode == "demo-workspaces":
         return _demo_workspaces(opts)
@@ -121,7 +121,7 @@ def execute(opts: Options) -> str:
     if opts.mode == "score":
         outcome = score(manifest, baseline, opts.results)
         if not outcome.passed:
-            raise ScoringFailed(outcome.problems)
+            raise _failed(opts.mode, outcome.problems)
         return f"Development guidance scoring PASSED: {count} case(s)"
     return f"Development guidance fixture validation PASSED: {count} case(s)"
 
@@ -149,14 +149,12 @@ def _run(opts: Options) -> str:
     )
     print_reads(outcome)
     if not outcome.passed:
-        raise ScoringFailed(outcome.problems)
+        raise _failed(opts.mode, outcome.problems)
     return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
 
 
-class ScoringFailed(Exception):
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(f"{len(problems)} problem(s)")
-        self.problems = problems
+def _failed(mode: str, problems: list[str]) -> EvaluationFailed:
+    return EvaluationFailed(f"Development guidance {TITLES[mode]} FAILED with {len(problems)} problem(s):", problems)
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> int:
@@ -166,9 +164,8 @@ def run_mode(mode: str, args: argparse.Namespace) -> int:
         options = options_from(args)
         print(options.context_line(), file=sys.stderr)
         line = execute(options)
-    except ScoringFailed as exc:
-        header = f"Development guidance {title} FAILED with {len(exc.problems)} problem(s):"
-        print("\n".join([header, *(f"  - {problem}" for problem in exc.problems)]), file=sys.stderr)
+    except EvaluationFailed as exc:
+        print(exc.render(), file=sys.stderr)
         return EXIT_FAILED
     except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
         print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)

@@ -27,7 +27,7 @@ from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.manifest import load_manifest
-from bceval.evaluators.guidance.paths import create_exclusive, is_within, safe_path, scan_links
+from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links
 from bceval.jsonio import dumps, read_regular_text
 from bceval.vcs import commit_folder
 
@@ -60,14 +60,6 @@ def demo_runs(directory: Path) -> list[DemoRun]:
     return [DemoRun(kind, knowledge, knowledge / rel, directory / map_name(kind)) for kind, rel in MANIFESTS.items()]
 
 
-def _epoch() -> int:
-    try:
-        moment = source_date_epoch()
-    except BcevalError as exc:
-        raise GuidanceError(str(exc)) from None
-    return int(moment.timestamp()) if moment else DEFAULT_EPOCH
-
-
 def _committed_copy(
     source: Path, destination: Path, epoch: int, message: str, skip: frozenset[Path] = frozenset()
 ) -> None:
@@ -84,23 +76,18 @@ def _committed_copy(
         raise GuidanceError(f"Demo repository {destination} could not be created with git") from None
 
 
-def _check_empty(directory: Path) -> Path:
-    checked = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
-    if os.path.lexists(checked) and (not checked.is_dir() or any(checked.iterdir())):
-        raise GuidanceError(f"Demo directory {checked} must be new or empty")
-    return checked
-
-
 def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
     """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
     guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
     inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy."""
-    out = _check_empty(directory)
+    out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
+    if os.path.lexists(out) and (not out.is_dir() or any(out.iterdir())):
+        raise GuidanceError(f"Demo directory {out} must be new or empty")
     source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
     # A corpus of one's own holds its git folder and, usually, bceval's output folder (where the demo goes):
     # neither is part of the knowledge checkout.
     skip = frozenset({source / ".git"})
-    if is_within(out, source):
+    if out.is_relative_to(source):
         inside = out.relative_to(source).parts
         if not (inside and in_output):  # only bceval's own output folder may sit inside the corpus
             raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
@@ -115,7 +102,11 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
         cases[run.kind] = [case.id for case in manifest.cases]
         for case_id in cases[run.kind]:
             safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
-    epoch = _epoch()
+    try:
+        moment = source_date_epoch()
+    except BcevalError as exc:
+        raise GuidanceError(str(exc)) from None
+    epoch = int(moment.timestamp()) if moment else DEFAULT_EPOCH
     out.mkdir(parents=True, exist_ok=True)
     _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)
     for run in runs:
@@ -155,14 +146,10 @@ def demo_is_intact(directory: Path) -> bool:
     return True
 
 
-def _only_ours(directory: Path) -> bool:
-    names = {KNOWLEDGE, WORKSPACES, MARKER, *(map_name(kind) for kind in MANIFESTS)}
-    return all(entry.name in names for entry in directory.iterdir())
-
-
 def refresh_demo(corpus: Path, directory: Path) -> list[DemoRun]:
     """The graph's variant: replace an earlier (possibly half-built) demo; anything foreign is refused."""
     out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
-    if os.path.lexists(out) and out.is_dir() and _only_ours(out):
+    ours = {KNOWLEDGE, WORKSPACES, MARKER, *(map_name(kind) for kind in MANIFESTS)}
+    if os.path.lexists(out) and out.is_dir() and all(entry.name in ours for entry in out.iterdir()):
         shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
     return create_demo(corpus, out, in_output=True)

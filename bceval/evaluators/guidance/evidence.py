@@ -26,7 +26,7 @@ import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.guidance.paths import create_exclusive, is_within, safe_path, scan_links, walk
+from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links, walk
 from bceval.evaluators.guidance.strictjson import parse_strict, require_object, require_string
 from bceval.jsonio import MAX_JSON_BYTES, dumps, open_regular, read_regular_bytes
 
@@ -160,7 +160,7 @@ def _git_metadata(root: Path, storages: list[Path], label: str) -> dict[str, str
             if not os.path.lexists(path):
                 continue
             if path.is_dir():
-                if not is_within(path, root):  # inside root the content walk already covers it
+                if not path.is_relative_to(root):  # inside root the content walk already covers it
                     scan_links(path, f"{label} git metadata")
                 continue
             data = read_regular_bytes(path)

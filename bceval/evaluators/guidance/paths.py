@@ -71,11 +71,6 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
     return absolute
 
 
-def is_within(path: Path, parent: Path) -> bool:
-    """Lexical containment (ordinal on POSIX), no realpath: equal counts as inside."""
-    return path.is_relative_to(parent)
-
-
 def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> Iterator[tuple[str, str, os.stat_result]]:
     """(relative path, path, lstat) of every entry below a directory, hidden ones too, each checked: any link, hard
     link or special file is refused. Folders in `skip` are not looked into."""
@@ -130,7 +125,7 @@ def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tupl
     """Protected roots are pairwise distinct and not nested; artifacts lie outside all of them (§5.5)."""
     for index, (_, first) in enumerate(protected):
         for _, second in protected[index + 1 :]:
-            if is_within(first, second) or is_within(second, first):
+            if first.is_relative_to(second) or second.is_relative_to(first):  # lexical: no realpath
                 raise GuidanceError(
                     "The knowledge checkout and every target workspace must be distinct, non-overlapping roots"
                 )
@@ -138,7 +133,7 @@ def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tupl
         if artifact is None:
             continue
         checked = safe_path(artifact, label, missing_ok=True)
-        if any(is_within(checked, root) for _, root in protected):
+        if any(checked.is_relative_to(root) for _, root in protected):
             raise GuidanceError(f"{label} must be outside target workspaces and the knowledge checkout")
 
 
@@ -187,7 +182,7 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
             raise links_problem(label)
         if name not in names:  # a case-insensitive filesystem found it under another spelling
             raise GuidanceError(f"{label}: path casing must match the knowledge checkout exactly")
-    if st is None or not stat.S_ISREG(st.st_mode) or not is_within(current, root):
+    if st is None or not stat.S_ISREG(st.st_mode) or not current.is_relative_to(root):
         raise missing
     if mode == "knowledge":
         try:

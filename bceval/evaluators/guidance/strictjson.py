@@ -101,10 +101,6 @@ def require_bool(value: Any, label: str) -> bool:
     return value
 
 
-def is_unknown(value: str) -> bool:
-    return value.lower() == "unknown"
-
-
 def check_context(value: Any, label: str, extra_lists: tuple[str, ...] = ()) -> dict[str, Any]:
     """The applicability context of a manifest case or a report (§1.2)."""
     context = require_object(value, label, ("bc-version", *CONTEXT_LISTS, *extra_lists))
@@ -120,11 +116,11 @@ def check_context(value: Any, label: str, extra_lists: tuple[str, ...] = ()) -> 
         if item not in DIMENSIONS:
             raise GuidanceError(f"{label}.unknown entry must name a valid dimension; it has an invalid dimension")
     missing = []
-    if is_unknown(bc_version) and "bc-version" not in unknown:
+    if bc_version.lower() == "unknown" and "bc-version" not in unknown:
         missing.append("bc-version")
     for name in DIMENSIONS[1:]:
         items = context[name]
-        if (not items or any(is_unknown(item) for item in items)) and name not in unknown:
+        if (not items or any(item.lower() == "unknown" for item in items)) and name not in unknown:
             missing.append(name)
     if missing:
         raise GuidanceError(

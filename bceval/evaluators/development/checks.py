@@ -18,8 +18,6 @@ from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError
 from bceval.evaluators.development.manifest import Loaded
 from bceval.jsonio import dumps_compact
 
-PLACEHOLDERS = ("{workspace}", "{case}", "{case_id}", "{artifacts}")
-
 
 @dataclass(frozen=True)
 class Check:

@@ -20,30 +20,30 @@ _COUNT = {"type": "integer", "minimum": 0}
 _LINE = {"type": "integer", "minimum": 1}
 
 
-def _closed(required: list[str], properties: dict[str, Any], **more: Any) -> dict[str, Any]:
+def closed(required: list[str], properties: dict[str, Any], **more: Any) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": required, "properties": properties, **more}
 
 
-_SKILL = _closed(["id", "version"], {"id": {"type": "string", "pattern": _KEBAB}, "version": _LINE})
-_REFERENCE = _closed(
+_SKILL = closed(["id", "version"], {"id": {"type": "string", "pattern": _KEBAB}, "version": _LINE})
+_REFERENCE = closed(
     ["path"],
     {
         "path": {"type": "string", "minLength": 1, "pattern": _NO_BACKSLASH},
         "sha": {"type": "string", "pattern": "^[0-9a-fA-F]{40}$"},
     },
 )
-_FINDING = _closed(
+_FINDING = closed(
     ["id", "severity", "message", "references", "confidence"],
     {
         "id": {"type": "string", "minLength": 1},
         "severity": {"enum": ["blocker", "major", "minor", "info"]},
         "message": {"type": "string", "minLength": 1},
-        "location": _closed(
+        "location": closed(
             ["file", "line"],
             {
                 "file": {"type": "string", "minLength": 1, "pattern": _NO_BACKSLASH},
                 "line": _LINE,
-                "range": _closed(["start-line", "end-line"], {"start-line": _LINE, "end-line": _LINE}),
+                "range": closed(["start-line", "end-line"], {"start-line": _LINE, "end-line": _LINE}),
             },
         ),
         "references": {"type": "array", "items": _REFERENCE},
@@ -68,20 +68,20 @@ _FINDING = _closed(
 SCHEMA: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "findings report (the quality skill's answer)",
-    **_closed(
+    **closed(
         ["skill", "outcome", "summary", "findings", "suppressed"],
         {
             "skill": _SKILL,
             "outcome": {"enum": ["completed", "not-applicable", "no-knowledge", "partial", "failed"]},
             "outcome-reason": {"type": "string", "minLength": 1},
-            "summary": _closed(
+            "summary": closed(
                 ["counts", "coverage"],
                 {
-                    "counts": _closed(
+                    "counts": closed(
                         ["blocker", "major", "minor", "info"],
                         {"blocker": _COUNT, "major": _COUNT, "minor": _COUNT, "info": _COUNT},
                     ),
-                    "coverage": _closed(
+                    "coverage": closed(
                         ["worklist-size", "items-evaluated"], {"worklist-size": _COUNT, "items-evaluated": _COUNT}
                     ),
                 },
@@ -89,7 +89,7 @@ SCHEMA: dict[str, Any] = {
             "findings": {"type": "array", "items": _FINDING},
             "suppressed": {
                 "type": "array",
-                "items": _closed(
+                "items": closed(
                     ["reference", "reason"],
                     {"reference": _REFERENCE, "reason": {"enum": ["layer-precedence", "configuration"]}},
                 ),
@@ -97,7 +97,7 @@ SCHEMA: dict[str, Any] = {
             "sub-results": {"type": "array", "items": {"$ref": "#"}},
             "skipped-sub-skills": {
                 "type": "array",
-                "items": _closed(
+                "items": closed(
                     ["skill", "reason"], {"skill": _SKILL, "reason": {"enum": ["configuration", "not-applicable"]}}
                 ),
             },

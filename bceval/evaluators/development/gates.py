@@ -167,7 +167,6 @@ def _review_gate(
 
 
 def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[str, Any]:
-    """The valid answers as one findings-report."""
     findings = [f for answer in valid for f in (answer.get("findings") or []) if isinstance(f, dict)]
     counts = {s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s) for s in SEVERITIES}
     return {

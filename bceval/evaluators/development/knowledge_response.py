@@ -18,6 +18,8 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
+from bceval.evaluators.development.findings import closed
+
 LAYERS = ("microsoft", "community", "custom")
 _SHA1 = "^[0-9a-f]{40}$"
 
@@ -25,55 +27,48 @@ _SHA1 = "^[0-9a-f]{40}$"
 SCHEMA: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "al-knowledge response",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["skill", "outcome", "question", "answer", "references", "suppressed"],
-    "properties": {
-        "skill": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["id", "version"],
-            "properties": {"id": {"const": "al-knowledge"}, "version": {"type": "integer", "minimum": 1}},
-        },
-        "outcome": {"enum": ["completed", "no-knowledge", "partial", "failed"]},
-        "outcome-reason": {"type": "string", "minLength": 1},
-        "question": {"type": "string", "minLength": 1},
-        "answer": {"type": "string"},
-        "references": {
-            "type": "array",
-            "uniqueItems": True,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["path", "applicability", "unknown"],
-                "properties": {
-                    "path": {"type": "string", "pattern": r"^(microsoft|community|custom)/knowledge/.+\.md$"},
-                    "sha": {"type": "string", "pattern": _SHA1},
-                    "applicability": {"enum": ["applicable", "conditional"]},
-                    "unknown": {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1}},
-                },
-                "allOf": [
+    **closed(
+        ["skill", "outcome", "question", "answer", "references", "suppressed"],
+        {
+            "skill": closed(
+                ["id", "version"], {"id": {"const": "al-knowledge"}, "version": {"type": "integer", "minimum": 1}}
+            ),
+            "outcome": {"enum": ["completed", "no-knowledge", "partial", "failed"]},
+            "outcome-reason": {"type": "string", "minLength": 1},
+            "question": {"type": "string", "minLength": 1},
+            "answer": {"type": "string"},
+            "references": {
+                "type": "array",
+                "uniqueItems": True,
+                "items": closed(
+                    ["path", "applicability", "unknown"],
                     {
-                        "if": {"properties": {"applicability": {"const": "applicable"}}},
-                        "then": {"properties": {"unknown": {"maxItems": 0}}},
-                        "else": {"properties": {"unknown": {"minItems": 1}}},
-                    }
-                ],
+                        "path": {"type": "string", "pattern": r"^(microsoft|community|custom)/knowledge/.+\.md$"},
+                        "sha": {"type": "string", "pattern": _SHA1},
+                        "applicability": {"enum": ["applicable", "conditional"]},
+                        "unknown": {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1}},
+                    },
+                    allOf=[
+                        {
+                            "if": {"properties": {"applicability": {"const": "applicable"}}},
+                            "then": {"properties": {"unknown": {"maxItems": 0}}},
+                            "else": {"properties": {"unknown": {"minItems": 1}}},
+                        }
+                    ],
+                ),
+            },
+            "suppressed": {
+                "type": "array",
+                "items": closed(
+                    ["path", "reason"],
+                    {
+                        "path": {"type": "string", "minLength": 1},
+                        "reason": {"enum": ["layer-precedence", "configuration"]},
+                    },
+                ),
             },
         },
-        "suppressed": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["path", "reason"],
-                "properties": {
-                    "path": {"type": "string", "minLength": 1},
-                    "reason": {"enum": ["layer-precedence", "configuration"]},
-                },
-            },
-        },
-    },
+    ),
     "allOf": [
         {
             "if": {"properties": {"outcome": {"enum": ["partial", "failed"]}}, "required": ["outcome"]},

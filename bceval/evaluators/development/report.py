@@ -313,5 +313,4 @@ def score_case(loaded: Loaded, case: Case, results: Path, probe: Probe) -> CaseS
 
 
 def score_results(loaded: Loaded, results: Path, probe: Probe) -> list[CaseScore]:
-    """Every case in manifest order (report mode)."""
     return [score_case(loaded, case, results, probe) for case in loaded.cases]

@@ -131,8 +131,6 @@ def _files_below(root: Path) -> list[str]:
 
 
 def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]]:
-    """Task creators to merge into the bceval doit namespace."""
-
     def task_guidance_prepare() -> dict[str, Any]:
         """Validate the guidance manifest and write its requests (BCEVAL_GUIDANCE_* settings)."""
         cfg = guidance_settings(settings)

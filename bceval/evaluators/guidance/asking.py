@@ -107,7 +107,7 @@ class GuidanceShape(ShapeBase):
         request["knowledgeIndex"] = str(view / KNOWLEDGE_INDEX)
         text = dumps(request)
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
-        # the runner's environment, already without git-redirecting variables (guidance_run.git_safe_environment)
+        # the runner's environment, already without git-redirecting variables (runner.run_guidance)
         env = scrubbed_environment(case.environment, list(self.hidden.values()), case.workspace)
         stdin = b"" if agent.reads_request_file else prompt.encode("utf-8")
         scratch = temp_folder("request")  # {request}: a copy outside every root

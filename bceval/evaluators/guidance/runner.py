@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +62,6 @@ def check_new_run(directory: Path | str) -> Path:
     if os.path.lexists(run):
         raise _exists(run)
     return run
-
-
-def git_safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment an agent gets: the runner's, minus variables that would point git at another
-    repository (the agent's git must see its own workspace, never the checkout)."""
-    environ = os.environ if environ is None else environ
-    return {key: value for key, value in environ.items() if key not in REDIRECTING_GIT_VARIABLES}
 
 
 def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
@@ -116,7 +108,8 @@ def run_guidance(
     run_dir = GuidanceRunDir(run)
     evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
     digest, _ = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
-    environment = git_safe_environment()
+    # the agent's environment: the runner's without the variables that would point its git at another repository
+    environment = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}
     budget = _budget(adapter, max_cost)
     try:
         for number, case in enumerate(manifest.cases):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,8 @@ from bceval.layout import GuidancePrepareDir, OutDir
 REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
 
 
-def guidance_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> GuidanceSettings:
-    given = environment_values("guidance", environ)  # BCEVAL_GUIDANCE_*, as the options table declares them
+def guidance_settings(settings: Settings) -> GuidanceSettings:
+    given = environment_values("guidance")  # BCEVAL_GUIDANCE_*, as the options table declares them
     root = Path(given["root"] or settings.corpus).absolute()
     manifest = given["manifest"] or root / GUIDANCE_MANIFEST_RELATIVE
     out = given["out"] or OutDir(settings.out).guidance
@@ -86,8 +86,8 @@ def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
     return sorted(set(files)), ids
 
 
-def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> RunSettings:
-    given = environment_values("guidance", environ)
+def run_settings(settings: Settings) -> RunSettings:
+    given = environment_values("guidance")
     adapter = given["adapter"]
     agent = None
     if capabilities(adapter).live and (settings.command or capabilities(adapter).endpoint):
@@ -98,7 +98,7 @@ def run_settings(settings: Settings, environ: Mapping[str, str] | None = None) -
     limit = settings.max_cost if agent is not None else None
     run_settings_of = functools.partial(RunSettings, adapter, runs, str(demo), agent=agent, max_cost=limit)
     if given["workspace_map"]:
-        cfg = guidance_settings(settings, environ)
+        cfg = guidance_settings(settings)
         target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
         return run_settings_of((target,), uses_demo=False)
     problem = None

@@ -79,8 +79,12 @@ def _committed_copy(
 def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
     """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
     guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
-    inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy."""
+    inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy, and an earlier
+    (possibly half-built) demo there is replaced; anything foreign is refused."""
     out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
+    ours = {KNOWLEDGE, WORKSPACES, MARKER, *(map_name(kind) for kind in MANIFESTS)}
+    if in_output and os.path.lexists(out) and out.is_dir() and all(entry.name in ours for entry in out.iterdir()):
+        shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
     if os.path.lexists(out) and (not out.is_dir() or any(out.iterdir())):
         raise GuidanceError(f"Demo directory {out} must be new or empty")
     source = safe_path(corpus, f"Demo corpus {corpus}", kind="dir")
@@ -144,12 +148,3 @@ def demo_is_intact(directory: Path) -> bool:
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return False
     return True
-
-
-def refresh_demo(corpus: Path, directory: Path) -> list[DemoRun]:
-    """The graph's variant: replace an earlier (possibly half-built) demo; anything foreign is refused."""
-    out = safe_path(directory, f"Demo directory {directory}", missing_ok=True)
-    ours = {KNOWLEDGE, WORKSPACES, MARKER, *(map_name(kind) for kind in MANIFESTS)}
-    if os.path.lexists(out) and out.is_dir() and all(entry.name in ours for entry in out.iterdir()):
-        shutil.rmtree(out)  # only names an earlier demo wrote: ours to replace
-    return create_demo(corpus, out, in_output=True)

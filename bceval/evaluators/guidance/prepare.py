@@ -181,36 +181,24 @@ def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | Non
     return files
 
 
-def prepare(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
-    """Write the prepare directory; it must be new or empty (hidden entries count) and nothing is
-    ever overwritten."""
+def prepare(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path, replace: bool = False) -> Path:
+    """Write the prepare directory; it must be new or empty (hidden entries count) and nothing is ever
+    overwritten. `replace` (the graph's): it may hold only files an earlier preparation wrote; they are rewritten
+    atomically and requests of vanished cases are removed. Anything else is refused."""
     directory = safe_path(out, "Prepare directory", missing_ok=True)
     if os.path.lexists(directory):
-        if not directory.is_dir() or any(directory.iterdir()):
+        if not directory.is_dir() or (not replace and any(directory.iterdir())):
             raise GuidanceError("Prepare directory must be new or empty")
-    files = prepared_files(manifest, workspaces, directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        if not create_exclusive(directory / name, text.encode("utf-8")):
-            raise GuidanceError("Prepare directory must be new or empty: a request file appeared during preparation")
-    return directory
-
-
-def refresh(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
-    """The graph's variant: the directory may hold only files an earlier preparation wrote; they are
-    rewritten atomically and requests of vanished cases are removed. Anything else is refused."""
-    directory = safe_path(out, "Prepare directory", missing_ok=True)
-    if os.path.lexists(directory):
-        if not directory.is_dir():
-            raise GuidanceError("Prepare directory must be new or empty")
-        foreign = [p for p in directory.iterdir() if not GuidancePrepareDir.owns(p.name)]
-        if foreign:
+        if replace and any(not GuidancePrepareDir.owns(p.name) for p in directory.iterdir()):
             raise GuidanceError("Prepare directory must be new or empty (or hold only an earlier preparation)")
     files = prepared_files(manifest, workspaces, directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        write_atomic(directory / name, text)
-    for stale in sorted(directory.iterdir()):
+        if replace:
+            write_atomic(directory / name, text)
+        elif not create_exclusive(directory / name, text.encode("utf-8")):
+            raise GuidanceError("Prepare directory must be new or empty: a request file appeared during preparation")
+    for stale in sorted(directory.iterdir()) if replace else ():
         if stale.name not in files and stale.is_file() and not stale.is_symlink():
             stale.unlink()  # a request of a case the manifest no longer has; we wrote it
     return directory

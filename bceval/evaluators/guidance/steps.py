@@ -13,11 +13,11 @@ from typing import Any, TypeVar
 
 from bceval.errors import EvaluationFailed
 from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.guidance.demo import refresh_demo, workspace_count
+from bceval.evaluators.guidance.demo import create_demo, workspace_count
 from bceval.evaluators.guidance.evidence import protected_roots
 from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation
-from bceval.evaluators.guidance.prepare import refresh
+from bceval.evaluators.guidance.prepare import prepare
 from bceval.evaluators.guidance.runner import print_reads, run_from_files
 from bceval.layout import GuidanceRunDir
 
@@ -77,7 +77,7 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
             (f"Prepare directory {cfg.out}", cfg.out),
         ]
         check_separation(protected_roots(manifest, workspaces), artifacts)
-        return len(manifest.cases), refresh(manifest, workspaces, Path(cfg.out))
+        return len(manifest.cases), prepare(manifest, workspaces, Path(cfg.out), replace=True)
 
     title = "Development guidance preparation"
     count, directory = guarded(title, work)
@@ -87,7 +87,7 @@ def prepare_guidance(cfg: GuidanceSettings) -> None:
 def make_demo(corpus: str, directory: str) -> None:
     """(Re)build the demo directory; one line on stderr."""
     title = "Development guidance demo workspaces"
-    runs = guarded(title, lambda: refresh_demo(Path(corpus), Path(directory)))
+    runs = guarded(title, lambda: create_demo(Path(corpus), Path(directory), in_output=True))
     print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
 
 

@@ -70,14 +70,6 @@ class Asked:
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
-def _prompt(request_text: str, workspace: Path, knowledge: Path | None) -> bytes:
-    """The request, then where the workspace is and (in arms with guidance) the knowledge checkout."""
-    lines = [request_text, f"Your working directory is the fixture repository: {workspace}"]
-    if knowledge is not None:
-        lines.append(f"The knowledge checkout (read-only) is: {knowledge}")
-    return ("\n".join(lines) + "\n").encode("utf-8")
-
-
 class DevelopmentShape(ShapeBase):
     """The development question shape of the live kinds: DevelopmentQuestion -> Asked."""
 
@@ -125,7 +117,10 @@ class DevelopmentShape(ShapeBase):
                 hidden=self.hidden,
                 environ=proc.clean_environment(),
             )
-        stdin = _prompt(q.request_text, q.workspace, q.knowledge)
+        lines = [q.request_text, f"Your working directory is the fixture repository: {q.workspace}"]
+        if q.knowledge is not None:  # in arms with guidance
+            lines.append(f"The knowledge checkout (read-only) is: {q.knowledge}")
+        stdin = ("\n".join(lines) + "\n").encode("utf-8")
         finished = proc.run_command(argv, q.workspace, settings.timeout, proc.clean_environment(), stdin)
         folder = DevelopmentCaseDir(q.folder).agent
         write_atomic(folder / "stdout.txt", finished.stdout)

@@ -123,13 +123,6 @@ def run_settings(settings: Settings) -> RunSettings:
     return run_settings_of(targets, uses_demo=True, problem=problem, source=str(source))
 
 
-def _files_below(root: Path) -> list[str]:
-    found: list[str] = []
-    for folder, _, names in os.walk(root):
-        found += [os.path.join(folder, name) for name in names]
-    return sorted(found)
-
-
 def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]]:
     def task_guidance_prepare() -> dict[str, Any]:
         """Validate the guidance manifest and write its requests (BCEVAL_GUIDANCE_* settings)."""
@@ -153,7 +146,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
         source = Path(cfg.source or settings.corpus)  # the corpus whose own manifests and workspaces are evaluated
         return {
             "actions": [action(make_demo, str(source), str(demo))],
-            "file_dep": _files_below(source),
+            "file_dep": sorted(os.path.join(folder, name) for folder, _, names in os.walk(source) for name in names),
             "targets": [str(demo / MARKER)] + [t.workspace_map for t in cfg.targets if cfg.uses_demo],
             # Rebuilt when the corpus or the commit date changes, or when a repository went missing.
             "uptodate": [

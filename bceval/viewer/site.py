@@ -53,7 +53,6 @@ class _Writer:
 
 def build_site(out: Path, dest: Path) -> Built:
     """Write the site of `out` into `dest`; pages nothing renders now go."""
-    pages.forget_files()
     site = collect(out)
     write = _Writer(dest)
     run_compares: dict[str, list[tuple[str, str, str]]] = {}

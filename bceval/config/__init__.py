@@ -228,10 +228,6 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return self.results or RunDir(self.run_dir).results
 
     @property
-    def transcripts_dir(self) -> Path:
-        return RunDir(self.run_dir).transcripts
-
-    @property
     def answers_in_graph(self) -> bool:
         """Whether scoring answers first: only a free (not live) adapter, and only into its own directory."""
         return self.results is None and self.results_path is None and not self.live

@@ -50,4 +50,3 @@ def site_server(folder: Path, port: int) -> Any:
         return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
         raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
-

@@ -3,7 +3,6 @@ while a graph runs, and swept of what a killed run left behind."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -79,22 +78,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# The first bytes of every SQLite database file (an empty file is one too: SQLite makes it a new database).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
 def repair_doit_state(db: Path) -> bool:
-    """Drop doit's state file when it is not valid JSON (doit writes it in place at exit: a killed run or a full
-    disk leaves it half written, and doit would stop with a traceback on it); True when it was dropped. Losing it
-    only makes the next run redo its work; the atomic writes keep every output byte-identical."""
+    """Drop doit's state file when it is not an SQLite database (the JSON state of an older bceval, or a damaged
+    file: doit would stop with a traceback on it); True when it was dropped. Losing it only makes the next run redo
+    its work; the atomic writes keep every output byte-identical."""
     try:
         with open_regular(db) as handle:
-            json.loads(handle.read())
-        return False
+            head = handle.read(len(SQLITE_HEADER))
     except FileNotFoundError:
         return False
     except (IsADirectoryError, NotRegularFile):
         raise BcevalError(f"{db}: doit's state file is not a regular file; remove it") from None
     except OSError as exc:
         raise BcevalError(f"{db}: cannot read doit's state file ({exc.strerror}); remove it") from None
-    except ValueError:
-        pass
+    if head in (b"", SQLITE_HEADER):
+        return False
     db.unlink(missing_ok=True)
     return True
 

@@ -466,7 +466,7 @@ def broken_state(tmp: Path) -> Outcome:
     assert run_bceval(flags, tmp).code == 0
     (tmp / "out" / ".bceval.doit.db").write_text('{"validate": {}}}', encoding="utf-8")
     ran = run_bceval(flags, tmp)
-    outcome = passed(ran, "Review fixture validation PASSED", "was not valid JSON")
+    outcome = passed(ran, "Review fixture validation PASSED", "was not doit's state database")
     return outcome if "killed run" not in ran.stderr else Outcome(False, "it blamed a killed run")
 
 

@@ -10,6 +10,7 @@ from doit.doit_cmd import DoitMain
 from bceval.config import Settings
 from bceval.graph.doitlib import BcevalReporter
 from bceval.graph.loader import build_namespace
+from bceval.steps.output import open_output
 
 
 class RecordingReporter(BcevalReporter):
@@ -26,6 +27,7 @@ def settings_for(corpus: Path, out: Path) -> Settings:
 
 def run_graph(settings: Settings, *args: str) -> tuple[int, list[str]]:
     """Run doit on the graph; returns the exit code and the names of the tasks that executed."""
+    open_output(settings)  # as bceval's own run_graph: doit's state database goes in the output folder
     namespace = build_namespace(settings)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": RecordingReporter}
     RecordingReporter.executed = []

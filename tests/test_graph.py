@@ -350,31 +350,23 @@ def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_pat
     assert not (tmp_path / "from-the-folder.db").exists() and not (tmp_path / "from-pyproject.db").exists()
 
 
-def test_doits_state_is_saved_whole_or_not_at_all_in_one_line(tmp_path, monkeypatch, capsys):
-    import errno
+def test_doits_state_is_one_sqlite_database_and_nothing_is_left_beside_it(tmp_path):
+    import sqlite3
 
     from bceval.graph import doitlib
+    from bceval.outdir import SQLITE_HEADER
 
     state = tmp_path / "state.db"
     done = tmp_path / "done"
     namespace = {
-        "DOIT_CONFIG": {"backend": "json", "dep_file": str(state), "verbosity": 0},
+        "DOIT_CONFIG": {"backend": "sqlite3", "dep_file": str(state), "verbosity": 0},
         "task_one": lambda: {"actions": [lambda: done.write_text("x") and None], "targets": [str(done)]},
     }
     assert doitlib.run_namespace(namespace, ["run"]) == 0
-    saved = state.read_bytes()
-    assert b'"one"' in saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
-
-    def full(path, content):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(doitlib, "write_atomic", full)
-    done.unlink()
-    capsys.readouterr()
-    assert doitlib.run_namespace(namespace, ["run"]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err == [f"bceval: {state}: doit's state was not saved (No space left on device); the next run redoes it"]
-    assert state.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
+    assert state.read_bytes().startswith(SQLITE_HEADER)  # saved in one transaction: whole or not at all
+    with sqlite3.connect(state) as db:
+        assert [row[0] for row in db.execute("select task_id from doit")] == ["one"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["done", "state.db"]
 
 
 def test_an_answer_after_a_prepare_runs_none_of_the_prepare_stage_until_an_input_changes(graph_corpus, tmp_path):

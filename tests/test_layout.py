@@ -90,11 +90,7 @@ def test_settings_paths_are_the_layouts(tmp_path):
         out.doit_db,
     )
     run = out.run("oracle")
-    assert (settings.run_dir, settings.results_dir, settings.transcripts_dir) == (
-        run.path,
-        run.results,
-        run.transcripts,
-    )
+    assert (settings.run_dir, settings.results_dir) == (run.path, run.results)
     assert (settings.score_file, settings.scorecard_json, settings.cache_dir) == (
         run.score,
         run.scorecard(),

@@ -369,16 +369,18 @@ def dead_pid() -> int:
     return int(done.stdout)
 
 
-def test_a_half_written_doit_state_file_is_rebuilt_with_one_line(small_corpus, tmp_path, capsys):
+def test_a_doit_state_file_that_is_not_a_database_is_rebuilt_with_one_line(small_corpus, tmp_path, capsys):
+    from bceval.outdir import SQLITE_HEADER
+
     out = tmp_path / "out"
     assert main(["prepare", "--corpus", str(small_corpus.root), "--out", str(out)]) == 0
     state = out / ".bceval.doit.db"
-    state.write_text(state.read_text()[: len(state.read_text()) // 2])  # killed while doit saved it
+    state.write_text('{"prepare": {"_values_:": {}')  # an older bceval's JSON state, half written
     capsys.readouterr()
     code, out_text, err = run(capsys, "prepare", "--corpus", str(small_corpus.root), "--out", str(out))
-    assert code == 0 and "was not valid JSON (a run was killed or the disk was full); rebuilding" in err
+    assert code == 0 and "was not doit's state database (an older bceval's or damaged); rebuilding" in err
     assert "Traceback" not in err
-    assert json.loads(state.read_text())  # whole again
+    assert state.read_bytes().startswith(SQLITE_HEADER)  # whole again
 
 
 def test_a_second_run_on_the_same_output_folder_is_refused_while_the_first_holds_it(small_corpus, tmp_path, capsys):

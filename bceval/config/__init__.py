@@ -6,7 +6,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -228,10 +228,6 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         return self.results or RunDir(self.run_dir).results
 
     @property
-    def transcripts_dir(self) -> Path:
-        return RunDir(self.run_dir).transcripts
-
-    @property
     def answers_in_graph(self) -> bool:
         """Whether scoring answers first: only a free (not live) adapter, and only into its own directory."""
         return self.results is None and self.results_path is None and not self.live
@@ -252,16 +248,7 @@ class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection,
         """The endpoint of an agent kind that talks to one itself (the `api` kind); None for the others."""
         if not capabilities(self.adapter).endpoint:
             return None
-        return EndpointSettings(
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            temperature=self.temperature,
-            max_turns=self.max_turns,
-            max_output_tokens=self.max_output_tokens,
-            seed=self.seed,
-            jobs=self.jobs,
-            prices=self.prices,
-        )
+        return _same_named(EndpointSettings, self)
 
     @property
     def score_file(self) -> Path:
@@ -417,19 +404,11 @@ def agent_settings(settings: Settings) -> AgentSettings:
     endpoint = settings.endpoint
     if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
-    return AgentSettings(
-        command=settings.command or "",
-        model=settings.model,
-        isolation=settings.isolation,
-        sandbox=settings.sandbox,
-        sandbox_allow=settings.sandbox_allow,
-        epoch=settings.epoch,
-        timeout=settings.timeout,
-        retries=settings.retries,
-        retry_wait=settings.retry_wait,
-        cache_salt=settings.cache_salt,
-        sandbox_network=settings.sandbox_network,
-        paid_by=str(settings.run_dir),
-        endpoint=endpoint,
-        prices=settings.prices,
+    return _same_named(
+        AgentSettings, settings, command=settings.command or "", paid_by=str(settings.run_dir), endpoint=endpoint
     )
+
+
+def _same_named(part: Any, settings: Settings, **given: Any) -> Any:
+    """A dataclass of an agent's settings, each field from the setting of its name unless `given`."""
+    return part(**{f.name: getattr(settings, f.name) for f in fields(part) if f.name not in given}, **given)

@@ -1,54 +1,22 @@
-"""The doit glue shared by the graph: one-line failures, a quiet reporter, action wrapping, the state backend."""
+"""The doit glue shared by the graph: one-line failures, a quiet reporter, action wrapping."""
 
 from __future__ import annotations
 
 import functools
-import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from doit.cmd_base import ModuleTaskLoader
-from doit.dependency import JsonDB
 from doit.doit_cmd import DoitMain
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from bceval.config import NOTHING_REBUILT
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
-from bceval.jsonio import read_regular_bytes, temp_prefix, write_atomic
 from bceval.outdir import OutputLock, sweep_temp_files
-
-
-class StateFile(JsonDB):
-    """doit's JSON state, saved as bceval saves every file: doit writes it to a temporary file beside the state,
-    which then replaces the state (unless the bytes are the same), so a killed run or a full disk never leaves it
-    half written; a state that cannot be saved is one line (the next run redoes the work), not a traceback after
-    the work is done."""
-
-    desc = "doit's json backend, saved through a temporary file and a rename"
-
-    def dump(self) -> None:
-        state = self.name
-        try:
-            handle, self.name = tempfile.mkstemp(prefix=temp_prefix(), dir=os.path.dirname(state) or ".")
-            os.close(handle)
-            super().dump()  # doit writes the whole state to self.name, the temporary file
-            write_atomic(Path(state), read_regular_bytes(self.name))
-        except OSError as exc:
-            sys.stderr.write(f"bceval: {state}: doit's state was not saved ({exc.strerror}); the next run redoes it\n")
-        finally:
-            if self.name != state:
-                Path(self.name).unlink(missing_ok=True)
-                self.name = state
-
-
-# doit's plugin table of backends: bceval's graphs save their "json" state with StateFile (the `doit` command, which
-# loads the same DOIT_CONFIG from a dodo.py, keeps doit's own json backend).
-BACKENDS = {"BACKEND": {"json": f"{__name__}:StateFile"}}
 
 
 class InputError(TaskError):
@@ -118,17 +86,18 @@ def uncaptured(creator: Callable[[], Any]) -> Callable[[], Any]:
     """A task creator whose tasks write straight to stdout/stderr (verdicts belong on stdout, and doit's
     capture swaps sys.stdout, which is not safe when tasks run in threads).
 
-    doit orders task creators by the line they are defined on; the creators of the graph live in one module
-    per stage, so every wrapper reports this one line instead and the namespace's order is the order."""
+    doit orders task creators by the line they are defined on (inspect.getsourcelines); every wrapper is this
+    one function, not functools.wraps of the creator (doit would follow __wrapped__ to the creator's module), so
+    all share a line and the namespace's order is the order."""
 
-    @functools.wraps(creator)
     def create() -> Any:
         made = creator()
         if isinstance(made, dict):
             return {**made, "io": {"capture": False}}
         return ({**task, "io": {"capture": False}} for task in made)
 
-    del create.__wrapped__  # type: ignore[attr-defined]
+    create.__doc__ = creator.__doc__  # doit's description of the task (`doit list`)
+    vars(create).update(vars(creator))  # doit's marks on the creator, e.g. create_after's
     return create
 
 
@@ -205,5 +174,5 @@ def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
     """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
     becomes bceval's usage exit (2). bceval's graph is exactly the namespace it built: no doit.cfg or [tool.doit]
     of the working folder configures it."""
-    code = DoitMain(ModuleTaskLoader(namespace), config_filenames=(), extra_config=BACKENDS).run(args)
+    code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
     return EXIT_USAGE if code == 3 else code

@@ -59,10 +59,10 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
 def _delayed(method: Callable[[], Any], after: dict[str, str] | None = None) -> Callable[[], Any]:
     """A task creator doit calls only when one of its tasks is asked for (after `after`'s tasks ran)."""
 
-    @functools.wraps(method)
     def creator() -> Any:
         return method()
 
+    creator.__doc__ = method.__doc__  # doit's description of the task (`doit list`)
     return create_after(**(after or {}))(creator)
 
 

@@ -31,7 +31,7 @@ def doit_config(settings: Settings) -> dict[str, Any]:
     reporter = type("Reporter", (BcevalReporter,), {"context": context_line(settings), "out": settings.out})
     return {
         "dep_file": str(settings.doit_db),
-        "backend": "json",
+        "backend": "sqlite3",  # saved in one transaction: a killed run or a full disk leaves the last whole state
         "default_tasks": ["prepare", "answered", "summary"] if settings.answers_in_graph else ["prepare", "summary"],
         "reporter": reporter,
         "verbosity": 1,

@@ -15,6 +15,6 @@ def open_output(settings: Settings) -> None:
     ensure_output_dir(settings.out)
     if repair_doit_state(settings.doit_db):
         print(
-            f"bceval: {settings.doit_db} was not valid JSON (a run was killed or the disk was full); rebuilding",
+            f"bceval: {settings.doit_db} was not doit's state database (an older bceval's or damaged); rebuilding",
             file=sys.stderr,
         )

@@ -31,7 +31,9 @@ def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
     index = build_view(out)
     print(index)
     if serve:
-        serve_site(index.parent, port)
+        with site_server(index.parent, port) as server:
+            print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
+            server.serve_forever()
     return 0
 
 
@@ -48,9 +50,3 @@ def site_server(folder: Path, port: int) -> Any:
         return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
         raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
-
-
-def serve_site(folder: Path, port: int) -> None:
-    with site_server(folder, port) as server:
-        print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
-        server.serve_forever()

@@ -12,21 +12,13 @@ script), relative links, no network: it opens from `file://`, from a CI artifact
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bceval import __version__
-from bceval.jsonio import dumps, write_atomic
-from bceval.layout import OutDir
+from bceval.jsonio import write_atomic
 from bceval.viewer import pages
 from bceval.viewer.collect import GuidanceRun, ReviewRun, collect
 from bceval.viewer.html import safe_name
-
-STATE = ".bceval-view.json"  # per run: the signature of what its case pages were rendered from
-PAGES_VERSION = 1  # part of every signature: a change to the pages' markup renders every page again
 
 ALL_PAIRS_UP_TO = 8  # with at most this many runs every pair gets a compare page; beyond, each run and the next
 
@@ -52,55 +44,15 @@ class _Writer:
         self.dest = dest
         self.names: set[Path] = set()
         self.written = 0
-        try:
-            self.before: dict[str, str] = json.loads((dest / STATE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.before = {}
-        self.after: dict[str, str] = {}
 
     def __call__(self, relative: str, text: str) -> None:
         path = self.dest / relative
         self.names.add(path)
-        self.written += write_atomic(path, text)
-
-    def unchanged(self, key: str, signature: str, relatives: list[str]) -> bool:
-        """Whether pages rendered from `signature` are all still there (then they are kept, not rendered)."""
-        self.after[key] = signature
-        paths = [self.dest / relative for relative in relatives]
-        if self.before.get(key) != signature or not all(path.is_file() for path in paths):
-            return False
-        self.names.update(paths)
-        return True
-
-    def save(self) -> None:
-        write_atomic(self.dest / STATE, dumps(dict(sorted(self.after.items()))))
-
-
-def _stat(path: Path) -> str:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return f"{path}:-"
-    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
-
-
-def signature(run: ReviewRun | GuidanceRun) -> str:
-    """What a run's case pages are made of: every file of the run, and the requests and case files its cases
-    name (a review run's prepare folder), by size and time; bceval's version and the pages' version."""
-    parts = [__version__, str(PAGES_VERSION)]
-    for folder, _, files in sorted(os.walk(run.directory)):
-        parts += [_stat(Path(folder) / name) for name in sorted(files)]
-    if isinstance(run, ReviewRun):
-        prepare = OutDir(run.out).prepare
-        for case in run.cases:
-            parts += [_stat(prepare.case_request(case.model_id)), _stat(prepare.case_file(case.model_id))]
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+        self.written += write_atomic(path, text)  # byte-identical pages are left alone
 
 
 def build_site(out: Path, dest: Path) -> Built:
-    """Write the site of `out` into `dest`. A run whose files (and prepared requests) are unchanged since the last
-    build keeps its case pages as they are; everything else is rendered, and pages nothing renders go."""
-    pages.forget_files()
+    """Write the site of `out` into `dest`; pages nothing renders now go."""
     site = collect(out)
     write = _Writer(dest)
     run_compares: dict[str, list[tuple[str, str, str]]] = {}
@@ -141,26 +93,19 @@ def build_site(out: Path, dest: Path) -> Built:
         _write_guidance(write, run)
     write("index.html", pages.index_page(site, all_compares))
     removed = _prune(dest, write.names)
-    write.save()
     return Built(dest / "index.html", len(write.names), write.written, removed)
 
 
 def _write_run(write: _Writer, run: ReviewRun, compares: list[tuple[str, str, str]]) -> None:
     write(f"{run.key}/index.html", pages.run_page(run, compares))
-    hrefs = [pages.case_href(run.key, case.model_id) for case in run.cases]
-    if write.unchanged(run.key, signature(run), hrefs):
-        return
-    for case, href in zip(run.cases, hrefs, strict=True):
-        write(href, pages.case_page(run, case))
+    for case in run.cases:
+        write(pages.case_href(run.key, case.model_id), pages.case_page(run, case))
 
 
 def _write_guidance(write: _Writer, run: GuidanceRun) -> None:
     write(f"{run.key}/index.html", pages.guidance_page(run))
-    hrefs = [f"{run.key}/cases/{safe_name(case.model_id)}.html" for case in run.cases]
-    if write.unchanged(run.key, signature(run), hrefs):
-        return
-    for case, href in zip(run.cases, hrefs, strict=True):
-        write(href, pages.guidance_case_page(run, case))
+    for case in run.cases:
+        write(f"{run.key}/cases/{safe_name(case.model_id)}.html", pages.guidance_case_page(run, case))
 
 
 def _prune(dest: Path, keep: set[Path]) -> int:

@@ -5,7 +5,6 @@ Every page is given `root`, the relative path back to the site's root, so links 
 
 from __future__ import annotations
 
-from bceval.viewer.pages import common, review
 from bceval.viewer.pages.common import case_href
 from bceval.viewer.pages.experiment import CASES_PER_PAGE, experiment_cases_page, experiment_page
 from bceval.viewer.pages.guidance import guidance_case_page, guidance_page
@@ -21,15 +20,8 @@ __all__ = [
     "conversation",
     "experiment_cases_page",
     "experiment_page",
-    "forget_files",
     "guidance_case_page",
     "guidance_page",
     "index_page",
     "run_page",
 ]
-
-
-def forget_files() -> None:
-    """Drop what was read and rendered from files: a new build reads them afresh."""
-    for cached in (common.cached_text, review.cached_request, review.asked, review.numbered_file):
-        cached.cache_clear()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 
 from bceval.scorecard.stats import wilson_interval
@@ -49,8 +48,7 @@ def ratio(passed: int, total: int) -> float | None:
     return passed / total if total else None
 
 
-@lru_cache(maxsize=4096)
-def cached_text(path: Path) -> str | None:
+def text_or_none(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,13 @@ from bceval.viewer.html import (
     table,
 )
 from bceval.viewer.pages.common import (
-    cached_text,
     case_href,
     compare_links,
     experiment_crumbs,
     problem_list,
     rate_text,
     ratio,
+    text_or_none,
     up,
 )
 from bceval.viewer.pages.transcript import conversation
@@ -93,24 +92,12 @@ def _case_table(run: ReviewRun) -> str:
 # --- case --------------------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
-def cached_request(path: Path) -> Any:
-    text = cached_text(path)
+def _request(path: Path) -> Any:
+    text = text_or_none(path)
     try:
         return json.loads(text) if text is not None else None
     except ValueError:
         return None
-
-
-@lru_cache(maxsize=1024)
-def asked(path: Path) -> str:
-    """The request section of a request file (experiment arms and epochs share one request: rendered once)."""
-    return _request_section(cached_request(path))
-
-
-@lru_cache(maxsize=1024)
-def numbered_file(path: Path) -> str:
-    return numbered(cached_text(path) or "")
 
 
 def _request_section(request: Any) -> str:
@@ -163,7 +150,7 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     prepare = OutDir(run.out).prepare
     run_dir = RunDir(run.directory)
     transcript = read_json(run.directory / case.transcript) if case.transcript else None
-    code = cached_text(prepare.case_file(case.model_id))
+    code = text_or_none(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
     body = definition(
@@ -185,9 +172,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
         else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
     )
     body += '<h2 id="asked">What the agent was asked</h2>'
-    body += asked(prepare.case_request(case.model_id))
+    body += _request_section(_request(prepare.case_request(case.model_id)))
     gone = '<p class="muted">The case file is gone.</p>'
-    body += "<h3>The case code</h3>" + (numbered_file(prepare.case_file(case.model_id)) if code is not None else gone)
+    body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
     usage = case.usage

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.folders import remove
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_bytes
 
@@ -298,9 +299,6 @@ def _exited(process: subprocess.Popen) -> bool:
         return False
 
 
-kill = end  # the name the timeout path used
-
-
 # --- folders ---------------------------------------------------------------------------------------------------
 
 
@@ -314,18 +312,6 @@ def new_folder(kind: str, parent: Path | None = None) -> Path:
     return root
 
 
-def track_view(root: Path) -> None:
-    with _lock:
-        if _state["stopping"]:
-            stopping = True
-        else:
-            stopping = False
-            _views.add(root)
-    if stopping:
-        _remove(root)
-        raise Interrupted("interrupted: no new agent or view is started")
-
-
 def forget_view(root: Path) -> bool:
     """True when the view was still tracked (so the caller removes it, not `stop_all`)."""
     with _lock:
@@ -336,8 +322,6 @@ def forget_view(root: Path) -> bool:
 
 
 def _remove(root: Path) -> None:
-    from bceval.agents.folders import remove
-
     for _ in range(5):  # a worker may still be writing into it: try again until it is gone
         try:
             remove(root)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.agents.folders import note_layout, own_tree, owned_in, remove, tracks_owned_files  # noqa: F401 (own_tree, remove: the view API)
+from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree: the view API)
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
@@ -241,7 +241,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     one open, write and close."""
     root = _new_folder(parent)
     base = str(root)
-    owned = owned_in(root) if tracks_owned_files() else None  # what `remove` may chmod back: the files written here
+    owned = owned_in(root)  # what `remove` may chmod back: the files written here
     made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
@@ -253,13 +253,11 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                     made[folder] = None
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
-                if owned is not None:
-                    info = os.fstat(handle)
-                    owned.add((info.st_dev, info.st_ino))
+                info = os.fstat(handle)
+                owned.add((info.st_dev, info.st_ino))
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
-        note_layout(root, made, [item.path for item in view.files])  # all of it written: what release removes
         for folder in reversed(made):  # innermost first, the view itself last
             os.chmod(os.path.join(base, folder), READ_ONLY_DIR)
         os.chmod(base, READ_ONLY_DIR)

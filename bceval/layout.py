@@ -162,7 +162,6 @@ class BuildDir:
     review = _Below("review")
     cases = _Below("review", "cases.json")
     index_state = _Below("review", "index-state.json")
-    view_digests = _Below("view-digests.json")  # every agent view's digest, with what each was made of
 
     def domain_cases(self, domain: str) -> Path:
         return self.review / "cases" / f"{domain}.json"

@@ -114,37 +114,6 @@ def test_the_digest_covers_every_byte_and_path(tmp_path):
     assert changed == [article.relative_to(corpus).as_posix()]
 
 
-def test_views_share_a_corpus_file_read_once_until_it_changes(tmp_path, monkeypatch):
-    """The views of many cases hold the same articles: built_view reads each corpus file once while its
-    signature (size, inode, mtime, ctime) stays the same, and an edited one again, in every view that holds it."""
-    from bceval.agents import view as views
-
-    out = tmp_path / "out"
-    corpus = copy_corpus(DEMO_CORPUS, tmp_path / "corpus")
-    assert main(["prepare", "--corpus", str(corpus), "--out", str(out)]) == 0
-    ids = sorted(p.stem.removeprefix("request-") for p in (out / "review").glob("request-case-*.json"))
-    reads: list[str] = []
-    real = views._read
-    monkeypatch.setattr(views, "_read", lambda path: reads.append(Path(path).as_posix()) or real(path))
-    monkeypatch.setattr(views, "_built", {})
-    monkeypatch.setattr(views, "_read_files", {})
-    first = {model_id: views.built_view(out / "review", corpus, model_id) for model_id in ids}
-    held = [f"{corpus.as_posix()}/{f.path}" for view in first.values() for f in view.files[2:]]
-    assert len(held) > len(set(held))  # the demo's cases share articles
-    assert sorted(r for r in reads if not r.endswith(".al")) == sorted(set(held))  # each read once
-    for model_id in ids:  # the same bytes as a view built from scratch
-        assert first[model_id].manifest() == build_view(out / "review", corpus, model_id).manifest()
-    shared = max(set(held), key=held.count)
-    Path(shared).write_text(Path(shared).read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
-    reads.clear()
-    again = {model_id: views.built_view(out / "review", corpus, model_id) for model_id in ids}
-    changed = [m for m in ids if again[m].digest != first[m].digest]
-    assert len(changed) == held.count(shared) > 1  # every view that holds it, and only those
-    assert [r for r in reads if not r.endswith((".al", ".json"))] == [shared]  # read once more, for all of them
-    now = Path(shared).read_bytes()
-    assert all(now == next(f.data for f in again[m].files if shared.endswith(f.path)) for m in changed)
-
-
 def test_the_agent_environment_names_neither_corpus_nor_output(tmp_path):
     corpus, out = tmp_path / "corpus", tmp_path / "out"
     environ = {

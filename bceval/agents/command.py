@@ -54,7 +54,6 @@ class CommandAgent(LiveAgent):
         self._version: str | None = None
         self._version_lock = threading.Lock()
         self._version_probe: threading.Thread | None = None
-        self._asked: tuple[AgentSettings, Any] | None = None  # (the settings it was made from, how it asks)
         if shape.checks_command:
             self._check(agent)
 
@@ -143,9 +142,8 @@ class CommandAgent(LiveAgent):
     def cache_key(self, view: View, case: Any) -> str:
         """What a review answer depends on. Under --isolation none the agent can read the whole corpus and prepare
         folder, not just the view, so where they are is part of the key: another corpus is another question."""
-        if self._asked is None or self._asked[0] is not self.agent:  # the same for every case: made once
-            self._asked = (self.agent, replace(asking("command", self.agent, live=True), model=self.model))
-        key = question(self._asked[1], view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
+        asked = replace(asking("command", self.agent, live=True), model=self.model)
+        key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
         if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
             key = hashlib.sha256(f"{key}|network={self.agent.sandbox_network}".encode()).hexdigest()
         return key

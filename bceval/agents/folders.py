@@ -7,13 +7,10 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Iterable
 from pathlib import Path
 
 _owned: dict[Path, set[tuple[int, int]]] = {}  # per folder: the (device, inode) of every file bceval wrote into it
 _owned_lock = threading.Lock()
-# per folder bceval filled: its folders (parents first) and files, relative, "/"-separated (see note_layout)
-_layouts: dict[Path, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def owned_in(root: Path) -> set[tuple[int, int]]:
@@ -32,19 +29,6 @@ def own_tree(root: Path) -> None:
                 owned.add((info.st_dev, info.st_ino))
 
 
-def tracks_owned_files() -> bool:
-    """Whether `remove` would look at which files bceval wrote (owned_in): only its careful walk does, where it
-    cannot remove through descriptors, so elsewhere a writer need not note them."""
-    return not _BY_DESCRIPTORS
-
-
-def note_layout(root: Path, folders: Iterable[str], files: Iterable[str]) -> None:
-    """What bceval put into the folder `root` (`folders` parents first): `remove` then removes exactly that, each
-    name once, and lists folders only when the tree is not what it wrote (an agent added, replaced or removed)."""
-    with _owned_lock:
-        _layouts[root] = (tuple(folders), tuple(files))
-
-
 def remove(root: Path) -> None:
     """Remove a view, read-only parts included (and anything an agent managed to add).
 
@@ -56,10 +40,7 @@ def remove(root: Path) -> None:
     """
     with _owned_lock:
         owned = _owned.pop(root, set())
-        layout = _layouts.pop(root, None)
     if _BY_DESCRIPTORS:
-        if layout is not None and _remove_layout(root, *layout):
-            return
         try:
             _remove_by_descriptors(root)
             return
@@ -94,43 +75,13 @@ _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOF
 def _remove_by_descriptors(root: Path) -> None:
     """POSIX: remove `root` folder by folder through descriptors. Each folder is opened without following a link,
     made writable (its own mode only) and emptied; its entries are unlinked where they are, a link as a link.
-    Removing a file needs only its folder writable, so no file's mode changes at all. A view is removed after
-    every answer, and this is a third of the system calls of a walk, a chmod of every file and shutil.rmtree."""
+    Removing a file needs only its folder writable, so no file's mode changes at all."""
     top = os.open(root, _FOLDER_FLAGS)
     try:
         _empty(top)
     finally:
         os.close(top)
     os.rmdir(root)
-
-
-def _remove_layout(root: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
-    """POSIX: remove `root` as bceval filled it (note_layout), through descriptors as _remove_by_descriptors does,
-    without listing a folder: each folder opened without following a link and made writable, each file unlinked
-    where it is (a link as a link), the folders removed innermost first. False as soon as the tree differs (an
-    entry gone, a file made a folder, a folder made a link, anything added): what is left is the caller's to
-    remove the general way."""
-    opened: dict[str, int] = {}
-    try:
-        opened[""] = os.open(root, _FOLDER_FLAGS)
-        os.fchmod(opened[""], stat.S_IRWXU)
-        for folder in folders:
-            parent, _, name = folder.rpartition("/")
-            opened[folder] = os.open(name, _FOLDER_FLAGS, dir_fd=opened[parent])
-            os.fchmod(opened[folder], stat.S_IRWXU)
-        for path in files:
-            parent, _, name = path.rpartition("/")
-            os.unlink(name, dir_fd=opened[parent])
-        for folder in reversed(folders):
-            parent, _, name = folder.rpartition("/")
-            os.rmdir(name, dir_fd=opened[parent])
-        os.rmdir(root)
-    except OSError:
-        return False
-    finally:
-        for handle in opened.values():
-            os.close(handle)
-    return True
 
 
 def _empty(folder: int) -> None:

@@ -21,20 +21,6 @@ from typing import Any
 
 from bceval.jsonio import read_regular_text
 
-NO_REPORT_KINDS = (
-    "no-answer",
-    "not-an-object",
-    "not-json",
-    "adapter-error",
-    # a live agent's last failed attempt, in bceval's words
-    "timeout",
-    "crash",
-    "invalid-output",
-    "spawn-error",
-    "too-large",
-    "agent-error",
-)
-
 
 @dataclass(frozen=True)
 class GuidanceCaseInput:
@@ -52,7 +38,7 @@ class GuidanceCaseInput:
 
 @dataclass(frozen=True)
 class NoReport:
-    """The adapter has no report for the case. `kind` is one of NO_REPORT_KINDS: bceval's words,
-    safe to print, never the agent's output."""
+    """The adapter has no report for the case. `kind` is bceval's word for why (no-answer, not-json, timeout, crash,
+    invalid-output, ...), safe to print, never the agent's output."""
 
     kind: str = "no-answer"

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.folders import remove
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_bytes
 
@@ -233,13 +234,12 @@ def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]
     return {pid for pid in found if pid in table and pid != me and table[pid][2] != "Z"}
 
 
-def _reap_orphans(table: dict[int, tuple[int, int, str]] | None = None) -> None:
-    """Collect the exit status of orphans bceval adopted (zombies that no Popen waits for), as `table` (_table's,
-    read just now) or a table read here shows them: bceval's own children are in every table."""
+def _reap_orphans() -> None:
+    """Collect the exit status of orphans bceval adopted (zombies that no Popen waits for)."""
     me, my_session = os.getpid(), os.getsid(0)
     with _lock:
         agents = {process.pid for process in _running}
-    for pid, (parent, session, state) in (_table(frozenset(agents)) if table is None else table).items():
+    for pid, (parent, session, state) in _table(frozenset(agents)).items():
         if parent == me and state == "Z" and session != my_session and pid not in agents:
             try:
                 os.waitpid(pid, os.WNOHANG)
@@ -265,40 +265,23 @@ def end(process: subprocess.Popen) -> None:
                 _quiet.wait()
             _sweeping += 1
             others = frozenset(p.pid for p in _running if p is not process)
-        # An agent that has exited (the common case) is a zombie with no children: whatever it left running is
-        # bceval's now (the subreaper's), so the table need not read the agent itself.
-        roots = () if _exited(process) else (process.pid,)
         try:
-            table: dict[int, tuple[int, int, str]] | None = None
             for _ in range(KILL_ROUNDS):
-                table = _table(others, roots)
-                tree = _agent_tree(process.pid, table)
+                tree = _agent_tree(process.pid, _table(others, (process.pid,)))
                 if not tree:
                     break
-                table = None  # processes were killed: what the table says of them is out of date
                 for pid in tree:
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
                 time.sleep(0.01)
-            _reap_orphans(table)  # nothing was left to kill (the common case): the table just read says it all
+            _reap_orphans()
         finally:
             with _lock:
                 _sweeping -= 1
                 _quiet.notify_all()
     process.wait()
-
-
-def _exited(process: subprocess.Popen) -> bool:
-    """Whether the agent has exited, without reaping it (its pid is not free for reuse until `end` waits)."""
-    try:
-        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except (OSError, AttributeError):  # reaped already, or a system without waitid
-        return False
-
-
-kill = end  # the name the timeout path used
 
 
 # --- folders ---------------------------------------------------------------------------------------------------
@@ -314,18 +297,6 @@ def new_folder(kind: str, parent: Path | None = None) -> Path:
     return root
 
 
-def track_view(root: Path) -> None:
-    with _lock:
-        if _state["stopping"]:
-            stopping = True
-        else:
-            stopping = False
-            _views.add(root)
-    if stopping:
-        _remove(root)
-        raise Interrupted("interrupted: no new agent or view is started")
-
-
 def forget_view(root: Path) -> bool:
     """True when the view was still tracked (so the caller removes it, not `stop_all`)."""
     with _lock:
@@ -336,8 +307,6 @@ def forget_view(root: Path) -> bool:
 
 
 def _remove(root: Path) -> None:
-    from bceval.agents.folders import remove
-
     for _ in range(5):  # a worker may still be writing into it: try again until it is gone
         try:
             remove(root)

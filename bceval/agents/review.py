@@ -21,7 +21,7 @@ from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, Too
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import ShapeBase
-from bceval.agents.view import View, built_view, materialize, release, scrubbed_environment
+from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
 from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
 from bceval.evaluators.review.scoring import InfraFailure
@@ -97,13 +97,13 @@ class ReviewShape(ShapeBase):
         self._scrubbed_environ: dict[str, str] | None = None
 
     def in_cache(self, agent: Any, case: CaseInput) -> bool:
-        view = built_view(case.request_path.parent, case.corpus, case.model_id)
+        view = build_view(case.request_path.parent, case.corpus, case.model_id)
         return self._cached(agent.cache_key(view, case)) is not None
 
     # --- a command agent ---------------------------------------------------------------------------------------
 
     def by_process(self, agent: Any, case: CaseInput) -> Answer:
-        view = built_view(case.request_path.parent, case.corpus, case.model_id)
+        view = build_view(case.request_path.parent, case.corpus, case.model_id)
         key = agent.cache_key(view, case)
         settings = agent.agent
         base = {
@@ -165,7 +165,7 @@ class ReviewShape(ShapeBase):
     # --- the api agent -----------------------------------------------------------------------------------------
 
     def by_endpoint(self, agent: Any, case: CaseInput) -> Answer:
-        view = built_view(case.request_path.parent, case.corpus, case.model_id)
+        view = build_view(case.request_path.parent, case.corpus, case.model_id)
         key = agent.cache_key(view, case)
         request = json.loads(view.text(view.request_name))
         base = {

@@ -15,7 +15,6 @@ import os
 import posixpath
 import re
 import tempfile
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,12 +22,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.folders import note_layout, own_tree, owned_in, remove, tracks_owned_files  # noqa: F401 (own_tree, remove: the view API)
+from bceval.agents import live
+from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree: the view API)
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
 
-VIEW_PREFIX = "bceval-view-"
 STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
 _TEMP_NAME = re.compile(r"bceval-(?:view|knowledge|request|probe)-(\d+)-")
 READ_ONLY_FILE = 0o444
@@ -40,7 +39,7 @@ class ViewFile:
     path: str  # relative to the view, forward slashes
     data: bytes
 
-    @cached_property  # a corpus file is shared by the views of many cases (see _corpus_file): hashed once
+    @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
@@ -52,23 +51,16 @@ class View:
     case_name: str  # the neutral case file, beside it
 
     def manifest(self) -> list[dict[str, Any]]:
-        """What the view holds: every path with its size and SHA-256, in path order (a fresh copy each time)."""
-        return [dict(entry) for entry in self._manifest]
+        """What the view holds: every path with its size and SHA-256, in path order."""
+        ordered = sorted(self.files, key=lambda f: f.path)
+        return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in ordered]
 
-    @cached_property  # asked for by the digest and the record: hash the files once
-    def _manifest(self) -> list[dict[str, Any]]:
-        return [{"path": f.path, "sha256": f.sha256, "size": len(f.data)} for f in sorted(self.files, key=_by_path)]
-
-    @cached_property  # asked for by the cache key, the record and the answer: hash the files once
+    @cached_property  # asked for by the cache key, the record and the answer
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self._manifest, sort_keys=True).encode("utf-8")).hexdigest()
+        return hashlib.sha256(json.dumps(self.manifest(), sort_keys=True).encode("utf-8")).hexdigest()
 
     def text(self, path: str) -> str:
         return next(f.data for f in self.files if f.path == path).decode("utf-8")
-
-
-def _by_path(item: ViewFile) -> str:
-    return item.path
 
 
 def _safe_relative(path: str, where: str) -> str:
@@ -81,187 +73,47 @@ def _safe_relative(path: str, where: str) -> str:
 
 def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
     """The request of one case and the files its view is made of (the graph depends on exactly these)."""
-    request, files = _view_sources(str(prepare_dir), str(corpus), model_id)
-    return request, [Path(path) for path in files]
-
-
-def _view_sources(prepare_dir: str, corpus: str, model_id: str) -> tuple[dict[str, Any], list[str]]:
-    """view_inputs with the paths as strings: made for every answer, and a Path costs more than the join."""
-    request_path = _under(prepare_dir, case_request_name(model_id))
+    request_path = prepare_dir / case_request_name(model_id)
     try:
         request = json.loads(read_regular_text(request_path, "utf-8"))
     except (OSError, ValueError) as exc:
         raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
-    files = [request_path, _under(prepare_dir, case_file_name(model_id)), _under(corpus, request["skill"])]
-    files += [_under(corpus, row["path"]) for row in request["candidateArticles"]]
+    files = [request_path, prepare_dir / case_file_name(model_id), corpus / request["skill"]]
+    files += [corpus / row["path"] for row in request["candidateArticles"]]
     return request, files
-
-
-def _under(folder: str, rel: str) -> str:
-    """str(Path(folder) / rel), without making the Path where the join is plain (POSIX, a normalised `rel`)."""
-    if os.sep == "/" and rel and rel[0] != "/" and posixpath.normpath(rel) == rel and folder not in ("", "/"):
-        return folder + "/" + rel
-    return str(Path(folder) / rel)
 
 
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """The view of one case, in memory (nothing is written until `materialize`)."""
-    return _view_of(prepare_dir, corpus, model_id, view_inputs(prepare_dir, corpus, model_id)[0])
-
-
-def _view_of(
-    prepare_dir: Path | str,
-    corpus: Path | str,
-    model_id: str,
-    request: dict[str, Any],
-    signatures: Mapping[str, Signature] | None = None,
-) -> View:
-    """The view; `signatures`: of its corpus files, taken before they are read (a file whose signature is known
-    is read once for every view that holds it while the signature stays the same)."""
-    prepare_dir, corpus = str(prepare_dir), str(corpus)
+    request = view_inputs(prepare_dir, corpus, model_id)[0]
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
-    where = _under(prepare_dir, request_name)
+    where = str(prepare_dir / request_name)
     # The domain index is not in the view (the candidates are), so the request does not point at it.
     rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
     files = [
         ViewFile(request_name, dumps(rewritten).encode("utf-8")),
-        ViewFile(case_name, _read(_under(prepare_dir, case_name))),
+        ViewFile(case_name, _read(prepare_dir / case_name)),
     ]
     for rel in [request["skill"], *(row["path"] for row in request["candidateArticles"])]:
-        files.append(_corpus_file(_safe_relative(rel, where), _under(corpus, rel), signatures or {}))
+        files.append(ViewFile(_safe_relative(rel, where), _read(corpus / rel)))
     names = [f.path.lower() for f in files]
     if len(set(names)) != len(names):
         raise BcevalError(f"{where}: two files of the view would share a path")
     return View(tuple(files), request_name, case_name)
 
 
-Signature = tuple[int, ...]  # (size, inode, mtime, ctime) of a file, () when it cannot be stat'ed
-_read_files: dict[tuple[str, str, Signature], ViewFile] = {}
-READ_FILES_KEPT = 8192  # corpus files kept (their text, a few MB at most)
-
-
-def _corpus_file(rel: str, path: str, signatures: Mapping[str, Signature]) -> ViewFile:
-    """The view file `rel` read from `path`, or the one read before while the file's signature is the same."""
-    signature = signatures.get(path, ())
-    if not signature:
-        return ViewFile(rel, _read(path))
-    key = (path, rel, signature)
-    with _built_lock:
-        known = _read_files.get(key)
-    if known is None:
-        known = ViewFile(rel, _read(path))
-        with _built_lock:
-            if len(_read_files) >= READ_FILES_KEPT:
-                _read_files.clear()
-            _read_files[key] = known
-    return known
-
-
-_built: dict[tuple[str, str, str], tuple[View, tuple[tuple[str, Signature], ...]]] = {}
-_built_lock = threading.Lock()
-BUILT_VIEWS_KEPT = 2048  # views kept (a few MB); an experiment asks each once per arm and epoch, case by case
-
-
-# The view this thread has just built for the graph's digest (ViewDigests.digest): the worker that took a unit
-# answers it next, so its answer uses the very view the unit's digest was taken from instead of checking every
-# file's signature again a moment later.
-_digested_here = threading.local()
-
-
-def _view_key(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[str, str, str]:
-    return str(prepare_dir), str(corpus), model_id
-
-
-def built_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
-    """`build_view`, remembered while every file it was made of is unchanged (same size, inode, mtime and ctime):
-    an experiment asks the same view for every arm and epoch, and the graph asked for its digest before."""
-    digested = getattr(_digested_here, "view", None)
-    if digested is not None:
-        _digested_here.view = None  # used once: a later answer of the same case checks the files again
-        if digested[0] == _view_key(prepare_dir, corpus, model_id):
-            return digested[1]
-    return _built_with_sources(prepare_dir, corpus, model_id)[0]
-
-
-def _built_with_sources(
-    prepare_dir: Path, corpus: Path, model_id: str
-) -> tuple[View, tuple[tuple[str, tuple[int, ...]], ...]]:
-    """`built_view` and the signature of every file the view was made of, taken before they were read."""
-    key = _view_key(prepare_dir, corpus, model_id)
-    with _built_lock:
-        known = _built.get(key)
-    if known is not None and all(_signature(path) == signature for path, signature in known[1]):
-        return known
-    # Every signature is taken before its file is read, so a change made meanwhile shows at the next check.
-    request_path = _under(key[0], case_request_name(model_id))
-    request_signature = _signature(request_path)
-    request, sources = _view_sources(key[0], key[1], model_id)
-    before = ((request_path, request_signature),) + tuple((path, _signature(path)) for path in sources[1:])
-    view = _view_of(key[0], key[1], model_id, request, dict(before[2:]))  # the corpus files' signatures
-    with _built_lock:
-        if len(_built) >= BUILT_VIEWS_KEPT:
-            _built.clear()
-        _built[key] = (view, before)
-    return view, before
-
-
 class ViewDigests:
-    """The digest of every view of one prepared corpus, kept on disk beside its build with the signature (size,
-    inode, mtime, ctime) of every file each view was made of: a later command that finds them unchanged stats
-    them instead of reading and hashing them (an experiment's graph needs every case's digest on every command).
-    A file whose signature differs, or a view not seen before, is built again (as `built_view` builds it)."""
+    """The digest of every view of one prepared corpus, each built once per process: every arm and epoch of an
+    experiment asks for the same views."""
 
-    def __init__(self, prepare_dir: Path, corpus: Path, kept: Path) -> None:
-        self.prepare_dir, self.corpus, self.kept = prepare_dir, corpus, kept
-        self._lock = threading.Lock()
-        self._changed = False
-        try:
-            saved = json.loads(read_regular_text(kept, "utf-8"))
-        except (OSError, ValueError):
-            saved = None
-        same = isinstance(saved, dict) and saved.get("prepared") == [str(prepare_dir), str(corpus)]
-        self._known: dict[str, Any] = saved["views"] if same and isinstance(saved.get("views"), dict) else {}
-        self._checked: dict[str, str] = {}  # checked in this process: every arm and epoch asks for the same views
+    def __init__(self, prepare_dir: Path, corpus: Path) -> None:
+        self.prepare_dir, self.corpus = prepare_dir, corpus
+        self._known: dict[str, str] = {}
 
     def digest(self, model_id: str) -> str:
-        _digested_here.view = None
-        checked = self._checked.get(model_id)
-        if checked is not None:
-            return checked
-        known = self._known.get(model_id)
-        if isinstance(known, dict) and all(_signature(path) == tuple(sig) for path, sig in known["sources"]):
-            self._checked[model_id] = known["digest"]
-            return known["digest"]
-        view, before = _built_with_sources(self.prepare_dir, self.corpus, model_id)
-        digest = view.digest
-        _digested_here.view = (_view_key(self.prepare_dir, self.corpus, model_id), view)
-        with self._lock:
-            self._known[model_id] = {"sources": [[path, list(sig)] for path, sig in before], "digest": digest}
-            self._checked[model_id] = digest
-            self._changed = True
-        return digest
-
-    def save(self) -> None:
-        """Keep what was learnt (nothing to write when every digest was known)."""
-        from bceval.jsonio import write_atomic
-
-        with self._lock:
-            if not self._changed:
-                return
-            document = {"prepared": [str(self.prepare_dir), str(self.corpus)], "views": self._known}
-            self._changed = False
-        try:
-            write_atomic(self.kept, json.dumps(document, separators=(",", ":")))
-        except OSError:
-            pass  # only a shortcut: the next command computes them again
-
-
-def _signature(path: str) -> Signature:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return ()
-    return (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        if model_id not in self._known:
+            self._known[model_id] = build_view(self.prepare_dir, self.corpus, model_id).digest
+        return self._known[model_id]
 
 
 def _read(path: Path | str) -> bytes:
@@ -274,15 +126,11 @@ def _read(path: Path | str) -> bytes:
 def temp_folder(kind: str, parent: Path | None = None) -> Path:
     """A new folder under the system temp dir, named for its kind and this process so a later run can tell
     what a killed one left behind; an interrupt removes it (bceval.agents.live)."""
-    from bceval.agents import live
-
     return live.new_folder(kind, parent)
 
 
 def release(root: Path) -> None:
     """Remove a folder made by `temp_folder` (unless an interrupt is removing it already)."""
-    from bceval.agents import live
-
     if live.forget_view(root):
         remove(root)
 
@@ -393,7 +241,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     one open, write and close."""
     root = _new_folder(parent)
     base = str(root)
-    owned = owned_in(root) if tracks_owned_files() else None  # what `remove` may chmod back: the files written here
+    owned = owned_in(root)  # what `remove` may chmod back: the files written here
     made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
@@ -405,13 +253,11 @@ def materialize(view: View, parent: Path | None = None) -> Path:
                     made[folder] = None
             handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
             try:
-                if owned is not None:
-                    info = os.fstat(handle)
-                    owned.add((info.st_dev, info.st_ino))
+                info = os.fstat(handle)
+                owned.add((info.st_dev, info.st_ino))
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
-        note_layout(root, made, [item.path for item in view.files])  # all of it written: what release removes
         for folder in reversed(made):  # innermost first, the view itself last
             os.chmod(os.path.join(base, folder), READ_ONLY_DIR)
         os.chmod(base, READ_ONLY_DIR)

@@ -56,17 +56,20 @@ def bench_command(
     corpus: Path | None,
     live_text: str,
     experiment_text: str,
-    experiment_flag: str = "--experiment",
     api_text: str = "none",
-    api_flag: str = "--api",
     view_text: str = "none",
-    view_flag: str = "--view",
-) -> str:
-    """`bceval bench` and `doit bench`: check the arguments, measure, and return the table to print."""
-    experiment, live = parse_numbers(experiment_text, experiment_flag, 5), parse_live(live_text)
-    api = parse_numbers(api_text, api_flag, 3)
+    from_environment: bool = False,
+) -> int:
+    """`bceval bench` and `doit bench`: check the arguments (named as flags, or as BCEVAL_BENCH_* variables),
+    measure, and print the table."""
+
+    def flag(name: str) -> str:
+        return f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}"
+
+    experiment, live = parse_numbers(experiment_text, flag("experiment"), 5), parse_live(live_text)
+    api = parse_numbers(api_text, flag("api"), 3)
     if api is not None and (api[0] < 2 or api[1] < 1 or api[2] < 0):
-        raise BcevalError(f"{api_flag} needs ANSWERS,JOBS,LATENCY with at least 2 answers and 1 job")
+        raise BcevalError(f"{flag('api')} needs ANSWERS,JOBS,LATENCY with at least 2 answers and 1 job")
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
     except ValueError:
@@ -79,10 +82,10 @@ def bench_command(
         raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
-    view = parse_view(view_text, view_flag)
-    return render_table(
-        run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
-    )
+    view = parse_view(view_text, flag("view"))
+    report = run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
+    sys.stdout.write(render_table(report))
+    return 0
 
 
 def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
@@ -98,25 +101,6 @@ def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
     return arms, epochs, cases
 
 
-def print_bench(
-    sizes_text: str,
-    repeat: int,
-    out: Path,
-    corpus: Path | None,
-    live_text: str,
-    experiment_text: str,
-    api_text: str = "none",
-    view_text: str = "none",
-) -> int:
-    """`bceval bench`: measure, and print the table."""
-    sys.stdout.write(
-        bench_command(
-            sizes_text, repeat, out, corpus, live_text, experiment_text, api_text=api_text, view_text=view_text
-        )
-    )
-    return 0
-
-
 def bench_action(values: Mapping[str, Any], out: Path) -> None:
     """The `doit bench` action: `values` are BCEVAL_BENCH_* (bceval.config.environment_values("bench")); the table
     goes to stdout, as `bceval bench` prints it."""
@@ -124,21 +108,8 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         repeat = int(values["repeat"])
     except ValueError:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
-    sys.stdout.write(
-        bench_command(
-            values["sizes"],
-            repeat,
-            out,
-            None,
-            values["live"],
-            values["experiment"],
-            "BCEVAL_BENCH_EXPERIMENT",
-            values.get("api", "none"),
-            "BCEVAL_BENCH_API",
-            values["view"],
-            "BCEVAL_BENCH_VIEW",
-        )
-    )
+    sizes, live, experiment, api, view = (values[k] for k in ("sizes", "live", "experiment", "api", "view"))
+    bench_command(sizes, repeat, out, None, live, experiment, api, view, from_environment=True)
 
 
 def run_bench(

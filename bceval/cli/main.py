@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bceval import __version__
 from bceval.agents import live
-from bceval.bench import print_bench
+from bceval.bench import bench_command
 from bceval.cli.parser import Parser, add_command, settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
@@ -83,7 +83,7 @@ def dispatch(args: argparse.Namespace) -> int:
     """Run one subcommand; BcevalError from here becomes one line on stderr in `main`."""
     if args.subcommand == "bench":
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
-        return print_bench(
+        return bench_command(
             args.bench_sizes,
             args.bench_repeat,
             Path(args.bench_out),

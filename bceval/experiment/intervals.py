@@ -23,33 +23,21 @@ def seeded_rng(seed: int, stream: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-@functools.lru_cache(maxsize=6)
-def _draws(seed: int, stream: str, n: int, resamples: int) -> tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]:
+def _draws(seed: int, stream: str, n: int, resamples: int) -> list[Callable[[Sequence[int]], tuple[int, ...]]]:
     """The case indices of every resample of n cases drawn with replacement, as getters that pick them out of any
-    list of per-case values in C. Statistics of the same n cases and stream share the draws (every arm's recall
-    resamples the same positive cases), which are made once."""
+    list of per-case values."""
     rng = seeded_rng(seed, stream)
     if n == 1:
-        return tuple(lambda values: (values[0],) for _ in range(resamples))
+        return [lambda values: (values[0],)] * resamples
     draw = _uniform_indices(n) if n <= _WORD else lambda rng: rng.choices(range(n), k=n)
-    return tuple(operator.itemgetter(*draw(rng)) for _ in range(resamples))
+    return [operator.itemgetter(*draw(rng)) for _ in range(resamples)]
 
 
 def resample_sums(seed: int, stream: str, values: Sequence[int], resamples: int) -> Sequence[int]:
-    """Each resample's sum of the per-case integers `values` (the draws of _draws). Values that are a multiple
-    of values summed before are not summed again: the sums are those of the values over their greatest common
-    divisor, times it (exact integers; a comparison of all cases resamples each kind as its per-kind comparison
-    does, with every difference scaled by one common factor)."""
-    divisor = math.gcd(*values)
-    if divisor == 0:  # every value is 0
+    """Each resample's sum of the per-case integers `values` (exact integers)."""
+    if not values:
         return [0] * resamples
-    base = _sums_of(seed, stream, tuple(value // divisor for value in values), resamples)
-    return base if divisor == 1 else [divisor * total for total in base]
-
-
-@functools.lru_cache(maxsize=32)
-def _sums_of(seed: int, stream: str, values: tuple[int, ...], resamples: int) -> tuple[int, ...]:
-    return tuple(sum(pick(values)) for pick in _draws(seed, stream, len(values), resamples))
+    return [sum(pick(values)) for pick in _draws(seed, stream, len(values), resamples)]
 
 
 _WORD = 1 << 16

@@ -17,7 +17,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.graph.doitlib import action, always, once
 from bceval.graph.inputs import GraphInputs
-from bceval.layout import OutDir, RunDir
+from bceval.layout import RunDir
 from bceval.steps import answer as answering
 from bceval.steps.units import Unit, answer_units, missing_results
 
@@ -63,11 +63,10 @@ def answer_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         is unchanged."""
         _, chosen = inputs.selection
         knows_answers = capabilities(settings.adapter).knows_answers
-        digests = ViewDigests(inputs.prep, settings.corpus, OutDir(settings.out).build.view_digests)
+        digests = ViewDigests(inputs.prep, settings.corpus)
         asked = [
             [case.modelId, view_digest(digests, case), case.expected if knows_answers else None] for case in chosen
         ]
-        digests.save()
         units = [Unit(case.modelId, functools.partial(answering.answer_case, run_answers, case)) for case in chosen]
 
         def answer_all() -> None:

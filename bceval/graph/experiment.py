@@ -143,9 +143,8 @@ class ExperimentGraph:
 
     @once
     def view_digests(self, variant_out: str, corpus: str) -> ViewDigests:
-        """Every view's digest of one prepared variant (kept beside its build: see ViewDigests)."""
-        out = OutDir(Path(variant_out))
-        return ViewDigests(out.prepare.path, Path(corpus), out.build.view_digests)
+        """Every view's digest of one prepared variant."""
+        return ViewDigests(OutDir(Path(variant_out)).prepare.path, Path(corpus))
 
     def epochs(self) -> range:
         return range(1, self.plan().experiment.epochs + 1)
@@ -243,7 +242,6 @@ class ExperimentGraph:
             note = {"sharedFrom": owner.split("/", 1)[0]} if owner != name else None
             answer = functools.partial(answer_case, answers, case, note)
             yield Unit(name, answer, owner if owner != name else None), [name, identity, digest, expected, note]
-        digests.save()
 
     def run_unit_tasks(self) -> Iterator[dict]:
         """One whole run per (arm, epoch) of an evaluator whose unit is a run, one after another (they read

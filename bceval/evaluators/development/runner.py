@@ -25,7 +25,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bceval.agents import development as proc
 from bceval.agents.registry import Agent, DevelopmentSetup, make_agent
 from bceval.agents.sandbox import require_bwrap
 from bceval.agents.settings import AgentSettings
@@ -33,6 +32,7 @@ from bceval.config import Settings, agent_settings, load_settings
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
+from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, names_knowledge
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
 from bceval.evaluators.development.checks import (

@@ -44,11 +44,11 @@ from bceval.evaluators.guidance.evidence import (
     workspace_label,
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
-from bceval.evaluators.guidance.paths import check_separation, create_exclusive, safe_path
+from bceval.evaluators.guidance.paths import check_separation, safe_path
 from bceval.evaluators.guidance.reads import guidance_reads
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
 from bceval.evaluators.registry import evaluator
-from bceval.jsonio import dumps, read_regular_text, write_atomic
+from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
 from bceval.steps.budget import experiment_ledger

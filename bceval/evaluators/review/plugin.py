@@ -8,15 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from bceval.agents.base import Answer, CaseInput
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
+from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.health.tasks import health_tasks
 from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import read_manifest
+from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.requests import domain_files
-from bceval.evaluators.review.scoring import ResultEntry, judge, verdict_problems
+from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, verdict_problems
 from bceval.jsonio import read_json_bytes
 
 
@@ -53,6 +59,10 @@ class ReviewEvaluator:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
         return [ResultEntry(id=case.modelId, findings=list(case.expected))]
 
+    def oracle_reply(self, cases: list[ReviewCase], question: CaseInput) -> Answer:
+        """The oracle agent's answer to a review question of the run whose cases are `cases`."""
+        return Answer(self.oracle_answer(next(case for case in cases if case.modelId == question.model_id)))
+
     def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
         """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
         outcomes = []
@@ -73,6 +83,16 @@ class ReviewEvaluator:
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return health_tasks(inputs)
+
+    def schemas(self) -> dict[str, type[BaseModel]]:
+        return {
+            "review-manifest": ReviewManifest,
+            "review-request": ReviewRequest,
+            "leaf-request": LeafRequest,
+            "review-result": ResultDocument,
+            "score": ScoreReport,
+            "health": HealthReport,
+        }
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         """The review evaluator is the frame's own pipeline (bceval.cli.main runs its verbs)."""

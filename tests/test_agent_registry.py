@@ -12,17 +12,11 @@ import pytest
 from conftest import REPO
 
 from bceval.agents.base import case_input
-from bceval.agents.registry import (
-    GuidanceSetup,
-    ReviewSetup,
-    agent,
-    agent_names,
-    capabilities,
-    make_agent,
-)
+from bceval.agents.registry import ReviewSetup, agent, agent_names, capabilities, make_agent
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, GUIDANCE, REVIEW, RUN
 from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator, evaluator_names
 from bceval.evaluators.review.cases import ReviewCase
 

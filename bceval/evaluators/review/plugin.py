@@ -14,16 +14,27 @@ from bceval.agents.base import Answer, CaseInput
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
 from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.health.tasks import health_tasks
 from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
-from bceval.evaluators.review.manifest import read_manifest
+from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.requests import domain_files
-from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, verdict_problems
+from bceval.evaluators.review.scoring import (
+    ResultEntry,
+    ScoreReport,
+    aggregate,
+    judge,
+    read_infra_file,
+    read_result_file,
+    verdict_problems,
+)
 from bceval.jsonio import read_json_bytes
+from bceval.layout import INFRA_PATTERN
+from bceval.ordering import sort_key
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,14 @@ class ReviewEvaluator:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
         return [ResultEntry(id=case.modelId, findings=list(case.expected))]
 
+    def starter_manifest(self) -> dict[str, Any]:
+        """The manifest `bceval init` writes into a corpus of one's own."""
+        return STARTER_MANIFEST
+
+    def baseline_agent(self, corpus: Path) -> BaselineAdapter:
+        """The `baseline` agent kind: a lexical reviewer with no model, the floor any real model has to beat."""
+        return BaselineAdapter(corpus)
+
     def oracle_reply(self, cases: list[ReviewCase], question: CaseInput) -> Answer:
         """The oracle agent's answer to a review question of the run whose cases are `cases`."""
         return Answer(self.oracle_answer(next(case for case in cases if case.modelId == question.model_id)))
@@ -73,6 +92,16 @@ class ReviewEvaluator:
 
     def outcomes(self, loaded: Derivation, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)
+
+    def judged(self, recorded: dict[str, Any], results: Path) -> list[dict[str, Any]]:
+        """The verdicts of the answered cases of a run without a score.json (an experiment arm's), judged from its
+        results as scoring does; `recorded`: the prepared cases.json."""
+        cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
+        files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
+        infra = [read_infra_file(p) for p in sorted(results.glob(INFRA_PATTERN))] if results.is_dir() else []
+        readings = [read_result_file(path) for path in files]  # aggregate judges them, with one case lookup
+        report = aggregate(cases, readings, recorded.get("thresholds", {}), infra)
+        return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
 
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""

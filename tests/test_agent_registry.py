@@ -115,7 +115,7 @@ def test_looking_up_kinds_loads_no_process_code():
 def test_a_command_answer_is_read_and_cached():
     code = (
         "import sys\n"
-        "from bceval.agents import review\n"
+        "from bceval.evaluators.review import question as review\n"
         "from bceval.evaluators.review.entries import stored_case\n"
         'read = review._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
         "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"

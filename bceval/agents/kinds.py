@@ -30,9 +30,7 @@ def shape_of(setup: Setup) -> Shape:
     if not isinstance(setup, ReviewSetup):
         assert setup.shape is not None, "a guidance or development setup of a live agent names its shape"
         return setup.shape
-    from bceval.agents.review import ReviewShape
-
-    return ReviewShape(setup.cache_dir, setup.hidden)
+    return evaluator(DEFAULT).question_shape(setup.cache_dir, setup.hidden)
 
 
 @agent("command", live=True, needs_view=True, reports_usage=True, questions=LIVE_QUESTIONS)

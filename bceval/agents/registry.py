@@ -10,7 +10,7 @@ An agent answers one shape of question (see bceval.evaluators.registry): a revie
 Answer), a guidance question (GuidanceCaseInput -> result document or NoReport) or a development request. It is
 made from a setup of the same shape: ReviewSetup, or the evaluator's own (its package's GuidanceSetup or
 DevelopmentSetup). The live kinds (`command`, `api`) are one class each: what a question of each shape asks of
-them is its Shape, the question object the evaluator's side supplies (the review shape is bceval.agents.review's).
+them is its Shape, the question object the evaluator's side supplies (the review one: its plugin's question_shape).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
+from bceval.agents.view import View
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
@@ -22,6 +23,7 @@ from bceval.evaluators.review.health.tasks import health_tasks
 from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
+from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.requests import domain_files
 from bceval.evaluators.review.scoring import (
     ResultEntry,
@@ -73,6 +75,14 @@ class ReviewEvaluator:
     def starter_manifest(self) -> dict[str, Any]:
         """The manifest `bceval init` writes into a corpus of one's own."""
         return STARTER_MANIFEST
+
+    def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
+        """How the live kinds are asked a review question (bceval.agents.registry.Shape)."""
+        return ReviewShape(cache_dir, hidden)
+
+    def prompt(self, view: View, isolated: bool) -> str:
+        """The prompt a live agent gets on its standard input for a case's view (`bceval prompt` shows it)."""
+        return review_prompt(view, isolated)
 
     def baseline_agent(self, corpus: Path) -> BaselineAdapter:
         """The `baseline` agent kind: a lexical reviewer with no model, the floor any real model has to beat."""

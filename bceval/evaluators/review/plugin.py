@@ -24,14 +24,13 @@ from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
+from bceval.evaluators.review.reads import Article
 from bceval.evaluators.review.requests import domain_files
 from bceval.evaluators.review.scoring import (
     ResultEntry,
     ScoreReport,
-    aggregate,
     judge,
-    read_infra_file,
-    read_result_file,
+    score_files,
     verdict_problems,
 )
 from bceval.jsonio import read_json_bytes
@@ -108,10 +107,21 @@ class ReviewEvaluator:
         results as scoring does; `recorded`: the prepared cases.json."""
         cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
         files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
-        infra = [read_infra_file(p) for p in sorted(results.glob(INFRA_PATTERN))] if results.is_dir() else []
-        readings = [read_result_file(path) for path in files]  # aggregate judges them, with one case lookup
-        report = aggregate(cases, readings, recorded.get("thresholds", {}), infra)
+        infra = sorted(results.glob(INFRA_PATTERN)) if results.is_dir() else []
+        report = score_files(cases, recorded.get("thresholds", {}), files, infra)
         return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
+
+    def score_files(
+        self,
+        cases: list[ReviewCase],
+        thresholds: dict[str, float],
+        results: list[Path],
+        infra: list[Path],
+        require_read: bool = False,
+        article: Article | None = None,
+    ) -> ScoreReport:
+        """The score of a run's result and infra files, judged as the score stage judges them."""
+        return score_files(cases, thresholds, results, infra, require_read, article)
 
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""

@@ -17,7 +17,9 @@ What the frame asks of an evaluator:
   what such a run reads besides the arm's fields (`unit_inputs`).
 
 bceval's own evaluators also name the models of their JSON Schema files (`schemas()`: file stem -> pydantic
-model; bceval.schemas writes them into the top-level schemas/).
+model; bceval.schemas writes them into the top-level schemas/); those the oracle agent answers for give its reply
+(`oracle_reply(expected, question)`). The default evaluator (review) is the frame's own pipeline: the frame asks it
+for its question shape, prompt, baseline agent, starter manifest and for judging a run's files.
 """
 
 from __future__ import annotations

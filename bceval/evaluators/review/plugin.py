@@ -24,15 +24,8 @@ from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
-from bceval.evaluators.review.reads import Article
 from bceval.evaluators.review.requests import domain_files
-from bceval.evaluators.review.scoring import (
-    ResultEntry,
-    ScoreReport,
-    judge,
-    score_files,
-    verdict_problems,
-)
+from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
 from bceval.jsonio import read_json_bytes
 from bceval.layout import INFRA_PATTERN
 from bceval.ordering import sort_key
@@ -111,17 +104,7 @@ class ReviewEvaluator:
         report = score_files(cases, recorded.get("thresholds", {}), files, infra)
         return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
 
-    def score_files(
-        self,
-        cases: list[ReviewCase],
-        thresholds: dict[str, float],
-        results: list[Path],
-        infra: list[Path],
-        require_read: bool = False,
-        article: Article | None = None,
-    ) -> ScoreReport:
-        """The score of a run's result and infra files, judged as the score stage judges them."""
-        return score_files(cases, thresholds, results, infra, require_read, article)
+    score_files = staticmethod(score_files)  # a run's result and infra files, judged as the score stage does
 
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""

@@ -195,23 +195,14 @@ class AgentKind:
 _KINDS: dict[str, AgentKind] = {}
 
 
-def agent(
-    name: str,
-    *,
-    live: bool = False,
-    needs_view: bool = False,
-    reports_usage: bool = False,
-    knows_answers: bool = False,
-    questions: tuple[str, ...] = (REVIEW,),
-    endpoint: bool = False,
-) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
-    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do."""
+def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
+    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do (`can`: the fields
+    of Capabilities)."""
 
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:
             raise ValueError(f"agent kind '{name}' is registered twice")
-        can = Capabilities(live, needs_view, reports_usage, knows_answers, questions, endpoint)
-        _KINDS[name] = AgentKind(name, can, make)
+        _KINDS[name] = AgentKind(name, Capabilities(**can), make)
         return make
 
     return register

@@ -221,6 +221,30 @@ def write_atomic(path: Path, content: str | bytes) -> bool:
     return True
 
 
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create a new file whole or not at all, never replacing one; False when `path` already exists. The bytes go
+    to a temporary sibling, then are hard-linked into place, which fails instead of overwriting."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:  # a filesystem without hard links: exclusive create, then write
+            try:
+                out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(out, "wb") as handle:
+                handle.write(data)
+    finally:
+        os.unlink(tmp)
+    return True
+
+
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 

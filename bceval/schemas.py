@@ -8,20 +8,7 @@ from pydantic import BaseModel
 
 from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
-from bceval.evaluators.development.models import (
-    DevelopmentBase,
-    DevelopmentChecks,
-    DevelopmentEvidence,
-    DevelopmentRequest,
-    DevelopmentResult,
-    DevelopmentRun,
-    DevelopmentVerdict,
-)
-from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
-from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
-from bceval.evaluators.review.health.model import HealthReport
-from bceval.evaluators.review.manifest_schema import ReviewManifest
-from bceval.evaluators.review.scoring import ScoreReport
+from bceval.evaluators.registry import BUILT_IN, evaluator, registered
 from bceval.experiment.model import ExperimentFile
 from bceval.experiment.report_model import ExperimentReport
 from bceval.jsonio import dumps, write_atomic
@@ -30,28 +17,17 @@ from bceval.scorecard.model import Scorecard
 SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
+# the frame's own artifacts, then each built-in evaluator's (a plugin's schemas are its own business)
 MODELS: dict[str, type[BaseModel]] = {
-    "review-manifest": ReviewManifest,
     "knowledge-index": KnowledgeIndex,
     "domain-index": DomainIndex,
-    "review-request": ReviewRequest,
-    "leaf-request": LeafRequest,
-    "review-result": ResultDocument,
-    "score": ScoreReport,
     "scorecard": Scorecard,
-    "health": HealthReport,
-    "guidance-plan-report": PlanGuidanceReport,
-    "guidance-implementation-report": ImplementationGuidanceReport,
     "experiment": ExperimentFile,
     "experiment-report": ExperimentReport,
-    "development-request": DevelopmentRequest,
-    "development-result": DevelopmentResult,
-    "development-base": DevelopmentBase,
-    "development-evidence": DevelopmentEvidence,
-    "development-verdict": DevelopmentVerdict,
-    "development-run": DevelopmentRun,
-    "development-checks": DevelopmentChecks,
 }
+for _own in registered():
+    if _own.origin == BUILT_IN:
+        MODELS.update(evaluator(_own.name).schemas())
 
 
 def schema_of(name: str) -> dict:

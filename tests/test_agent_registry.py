@@ -12,17 +12,11 @@ import pytest
 from conftest import REPO
 
 from bceval.agents.base import case_input
-from bceval.agents.registry import (
-    GuidanceSetup,
-    ReviewSetup,
-    agent,
-    agent_names,
-    capabilities,
-    make_agent,
-)
+from bceval.agents.registry import ReviewSetup, agent, agent_names, capabilities, make_agent
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, GUIDANCE, REVIEW, RUN
 from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator, evaluator_names
 from bceval.evaluators.review.cases import ReviewCase
 
@@ -121,7 +115,7 @@ def test_looking_up_kinds_loads_no_process_code():
 def test_a_command_answer_is_read_and_cached():
     code = (
         "import sys\n"
-        "from bceval.agents import review\n"
+        "from bceval.evaluators.review import question as review\n"
         "from bceval.evaluators.review.entries import stored_case\n"
         'read = review._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
         "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"

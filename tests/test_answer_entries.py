@@ -8,8 +8,8 @@ import json
 import pytest
 
 from bceval.agents.process import Unreadable
-from bceval.agents.review import _entries
 from bceval.evaluators.review.entries import answered_cases, stored_case
+from bceval.evaluators.review.question import _entries
 from bceval.evaluators.review.scoring import ResultEntry, read_result_document
 from bceval.jsonio import parse_json
 

@@ -15,7 +15,7 @@ CORE = ("corpus", "evaluators", "scorecard", "runs", "experiment", "viewer")
 # and start processes, as the frame's cli, graph and steps do; the rest of the package is its core.
 EVALUATOR_EDGE = {
     *("plugin", "cli", "verbs", "tasks", "steps", "runner"),
-    *("evidence_cli", "verdict", "demo", "config"),
+    *("evidence_cli", "verdict", "demo", "config", "processes"),
 }
 
 

@@ -21,10 +21,10 @@ from conftest import DEMO_CORPUS
 from bceval.agents.base import case_input
 from bceval.agents.command import CommandAgent
 from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
-from bceval.agents.review import CONTRACT, VIEW_NOTE, ReviewShape
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.question import CONTRACT, VIEW_NOTE, ReviewShape
 from bceval.evaluators.review.scoring import read_infra_file
 from bceval.runs.selection import parse_shard, shard_cases
 from bceval.steps.answer import prune_vanished

@@ -405,7 +405,7 @@ def test_a_controlled_passing_result_per_case_passes(corpus, loaded, tmp_path, c
 
 
 def _problems(loaded, corpus, tmp_path, edit_report=None, edit_wrapper=None, edit_ws=None) -> list[str]:
-    from bceval.agents.development import probe_workspace
+    from bceval.evaluators.development.processes import probe_workspace
 
     raw = _case(read(corpus / MANIFEST))
     case = next(c for c in loaded.cases if c.id == S)
@@ -695,7 +695,7 @@ def test_workspace_rules(loaded, corpus, tmp_path):
 
 
 def test_missing_and_unparsable_result_files(loaded, corpus, tmp_path):
-    from bceval.agents.development import probe_workspace
+    from bceval.evaluators.development.processes import probe_workspace
 
     (tmp_path / f"result-{MODEL_IDS[S]}.json").write_text('{"caseId": "x", "secret": ', encoding="utf-8")
     scores = {s.case: s.problems for s in score_results(loaded, tmp_path, probe_workspace)}
@@ -715,7 +715,7 @@ def test_report_text_reaches_the_console_escaped(loaded, corpus, tmp_path, capsy
 
 
 def test_counts_that_disagree_with_the_findings_are_a_lint_not_a_failure(loaded, corpus, tmp_path):
-    from bceval.agents.development import probe_workspace
+    from bceval.evaluators.development.processes import probe_workspace
 
     raw = _case(read(corpus / MANIFEST))
     case = next(c for c in loaded.cases if c.id == S)

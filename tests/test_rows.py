@@ -1,4 +1,4 @@
-"""Rows files and the knowledge index assembled from them (bceval.evaluators.review.rows)."""
+"""Rows files and the knowledge index assembled from them (bceval.corpus.rows)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from bceval.clock import generated_at
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import build_index
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.corpus.rows import changed_domains, encode_group, index_chunks, index_state, read_group
 from bceval.errors import BcevalError
-from bceval.evaluators.review.rows import changed_domains, encode_group, index_chunks, index_state, read_group
 from bceval.steps import prepare as steps
 
 

@@ -16,13 +16,13 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.scoring import (
-    InfraFailure,
     aggregate,
     format_rate,
     judge_reading,
     read_result_document,
 )
 from bceval.layout import result_files
+from bceval.models import InfraFailure
 
 THRESHOLDS = {"minimumExpectedRecall": 1.0, "minimumCleanRate": 1.0}
 

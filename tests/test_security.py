@@ -322,8 +322,8 @@ def test_only_a_short_version_like_first_line_is_a_version():
 def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, monkeypatch):
     from bceval.agents import process as process_module
     from bceval.agents.command import CommandAgent
-    from bceval.agents.review import ReviewShape
     from bceval.agents.settings import AgentSettings
+    from bceval.evaluators.review.question import ReviewShape
 
     marker = tmp_path / "still-running"
     agent = script(

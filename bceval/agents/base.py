@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bceval.evaluators.review.cases import ReviewCase
 from bceval.jsonio import dumps, read_regular_text
 from bceval.layout import PrepareDir
+from bceval.models import InfraFailure
 from bceval.usage import Usage
 
-if TYPE_CHECKING:  # annotations only: the result models (pydantic) load when the first answer is read
-    from bceval.evaluators.review.scoring import InfraFailure, ResultEntry
+if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator's types through its plugin
+    from bceval.evaluators.review.cases import ReviewCase
+    from bceval.evaluators.review.scoring import ResultEntry
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bceval.agents.registry import ANY_SHAPE, Agent, ReviewSetup, Setup, Shape, agent
 from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
+from bceval.evaluators.registry import DEFAULT, evaluator
 
 LIVE_QUESTIONS = (REVIEW, GUIDANCE, DEVELOPMENT, ANY_SHAPE)
 
@@ -13,9 +14,7 @@ LIVE_QUESTIONS = (REVIEW, GUIDANCE, DEVELOPMENT, ANY_SHAPE)
 @agent("baseline")
 def baseline(setup: ReviewSetup) -> Agent:
     """A deterministic lexical reviewer with no model: the floor any real model has to beat."""
-    from bceval.agents.baseline import BaselineAdapter
-
-    return BaselineAdapter(setup.corpus)
+    return evaluator(DEFAULT).baseline_agent(setup.corpus)  # the review evaluator's own reviewer
 
 
 @agent("oracle", knows_answers=True, questions=(REVIEW, GUIDANCE))
@@ -31,9 +30,7 @@ def shape_of(setup: Setup) -> Shape:
     if not isinstance(setup, ReviewSetup):
         assert setup.shape is not None, "a guidance or development setup of a live agent names its shape"
         return setup.shape
-    from bceval.agents.review import ReviewShape
-
-    return ReviewShape(setup.cache_dir, setup.hidden)
+    return evaluator(DEFAULT).question_shape(setup.cache_dir, setup.hidden)
 
 
 @agent("command", live=True, needs_view=True, reports_usage=True, questions=LIVE_QUESTIONS)

@@ -8,9 +8,9 @@ the process runner.
 
 An agent answers one shape of question (see bceval.evaluators.registry): a review question (CaseInput ->
 Answer), a guidance question (GuidanceCaseInput -> result document or NoReport) or a development request. It is
-made from a setup of the same shape: ReviewSetup, GuidanceSetup or DevelopmentSetup. The live kinds (`command`,
-`api`) are one class each: what a question of each shape asks of them is its Shape, the question object the
-evaluator's side supplies (the review shape is bceval.agents.review's).
+made from a setup of the same shape: ReviewSetup, or the evaluator's own (its package's GuidanceSetup or
+DevelopmentSetup). The live kinds (`command`, `api`) are one class each: what a question of each shape asks of
+them is its Shape, the question object the evaluator's side supplies (the review one: its plugin's question_shape).
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
-from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
-from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.base import REVIEW
 from bceval.usage import Usage
 
 if TYPE_CHECKING:  # annotations only: every command imports this registry (through config)
-    from bceval.evaluators.guidance.manifest import GuidanceManifest
     from bceval.evaluators.review.cases import ReviewCase
 
 REVIEW_NEEDS_COMMAND = "the command adapter needs --command (or BCEVAL_COMMAND), e.g. --command 'claude -p'"
@@ -157,41 +155,6 @@ class ReviewSetup:
 
 
 @dataclass(frozen=True)
-class GuidanceSetup:
-    """What an agent answering guidance questions is made from."""
-
-    question: ClassVar[str] = GUIDANCE
-    manifest: GuidanceManifest
-    run_dir: Path
-    hidden: Mapping[str, Path] = field(default_factory=dict)
-    agent: AgentSettings | None = None
-    shape: Shape | None = None  # how a live agent is asked (the guidance evaluator's)
-
-    def unknown(self, name: str) -> BcevalError:
-        return GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(agent_names(GUIDANCE))})")
-
-    def missing_command(self, name: str) -> BcevalError:
-        return GuidanceError("the command adapter needs --command (the agent command line)")
-
-
-@dataclass(frozen=True)
-class DevelopmentSetup:
-    """What an agent answering development requests is made from: the development evaluator's shape."""
-
-    question: ClassVar[str] = DEVELOPMENT
-    shape: Shape
-    agent: AgentSettings | None = None
-
-    def unknown(self, name: str) -> BcevalError:
-        return BcevalError(f"--adapter {name}: development runs take the command or the api adapter")
-
-    def missing_command(self, name: str) -> BcevalError:
-        if name == "api":
-            return BcevalError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
-        return BcevalError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-
-
-@dataclass(frozen=True)
 class ShapedSetup:
     """What a live agent answering a plugin evaluator's questions is made from: the shape names the question,
     the evaluator supplies how it is asked (a kind registered with ANY_SHAPE answers it)."""
@@ -207,7 +170,18 @@ class ShapedSetup:
         return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
-Setup = ReviewSetup | GuidanceSetup | DevelopmentSetup | ShapedSetup
+class Setup(Protocol):
+    """What an agent is made from: the shape of question it answers (an evaluator's setup, e.g.
+    bceval.evaluators.guidance.setup's, brings its own Shape), a live kind's settings, and the errors to give."""
+
+    question: str
+    agent: AgentSettings | None
+
+    def unknown(self, name: str) -> BcevalError: ...
+
+    def missing_command(self, name: str) -> BcevalError: ...
+
+
 ANY_SHAPE = "*"  # in a kind's questions: it answers any question whose setup brings its own Shape
 
 
@@ -221,23 +195,14 @@ class AgentKind:
 _KINDS: dict[str, AgentKind] = {}
 
 
-def agent(
-    name: str,
-    *,
-    live: bool = False,
-    needs_view: bool = False,
-    reports_usage: bool = False,
-    knows_answers: bool = False,
-    questions: tuple[str, ...] = (REVIEW,),
-    endpoint: bool = False,
-) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
-    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do."""
+def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
+    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do (`can`: the fields
+    of Capabilities)."""
 
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:
             raise ValueError(f"agent kind '{name}' is registered twice")
-        can = Capabilities(live, needs_view, reports_usage, knows_answers, questions, endpoint)
-        _KINDS[name] = AgentKind(name, can, make)
+        _KINDS[name] = AgentKind(name, Capabilities(**can), make)
         return make
 
     return register

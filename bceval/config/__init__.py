@@ -19,11 +19,8 @@ from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as environment_values
 from bceval.config.values import bceval_table as bceval_table
 from bceval.config.values import convert
-from bceval.corpus.layers import LAYERS
+from bceval.corpus.layers import CORPUS_SHAPE, LAYERS
 from bceval.errors import BcevalError
-from bceval.evaluators.guidance import MANIFESTS as GUIDANCE_MANIFESTS
-from bceval.evaluators.guidance import PLAN
-from bceval.evaluators.review.cases import CORPUS_SHAPE
 from bceval.layout import OutDir, RunDir, result_files
 from bceval.prices import PriceTable
 from bceval.runs.identity import Asking, asking
@@ -33,7 +30,6 @@ from bceval.vcs import git_root
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
-GUIDANCE_MANIFEST_RELATIVE = Path(GUIDANCE_MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
 ARM_CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # what an experiment arm may give
 DEMO_NAME = "demo"  # `--corpus demo`: the demo corpus (a folder named demo is `./demo`)

@@ -18,6 +18,9 @@ from bceval.ordering import sort_key, sorted_texts
 LAYERS = ("microsoft", "community", "custom")
 LAYER_RANK = {name: rank for rank, name in enumerate(LAYERS, start=1)}
 SUPER_SKILL = "al-code-review.md"
+CORPUS_SHAPE = (
+    "a corpus has review leaves <layer>/skills/review/al-<domain>-review.md (layers: " + ", ".join(LAYERS) + ")"
+)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ What the frame asks of an evaluator:
   graph (`tasks`), how it runs the uniform verbs (`verb`: `bceval prepare|answer|score|publish|view --evaluator
   NAME`), and, for an evaluator whose unit of work is a whole run, how an experiment runs one (`run_unit`) and
   what such a run reads besides the arm's fields (`unit_inputs`).
+
+bceval's own evaluators also name the models of their JSON Schema files (`schemas()`: file stem -> pydantic
+model; bceval.schemas writes them into the top-level schemas/); those the oracle agent answers for give its reply
+(`oracle_reply(expected, question)`). The default evaluator (review) is the frame's own pipeline: the frame asks it
+for its question shape, prompt, baseline agent, starter manifest and for judging a run's files.
 """
 
 from __future__ import annotations

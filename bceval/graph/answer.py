@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doit import create_after
 from doit.tools import config_changed
@@ -14,12 +14,14 @@ from bceval import __version__
 from bceval.agents.registry import capabilities
 from bceval.agents.view import ViewDigests
 from bceval.errors import BcevalError
-from bceval.evaluators.review.cases import ReviewCase
 from bceval.graph.doitlib import action, always, once
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import RunDir
 from bceval.steps import answer as answering
 from bceval.steps.units import Unit, answer_units, missing_results
+
+if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
+    from bceval.evaluators.review.cases import ReviewCase
 
 
 def view_digest(digests: ViewDigests, case: ReviewCase) -> str:

@@ -10,8 +10,8 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.clock import generated_at
-from bceval.evaluators.review.prepdir import claim
-from bceval.evaluators.review.rows import FORMAT as ROWS_FORMAT
+from bceval.corpus.prepdir import claim
+from bceval.corpus.rows import FORMAT as ROWS_FORMAT
 from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import OutDir, PrepareDir

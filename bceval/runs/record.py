@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
-from bceval.evaluators.guidance.paths import create_exclusive
-from bceval.jsonio import append_text, dumps, read_regular_bytes, read_regular_text, write_atomic
+from bceval.jsonio import append_text, create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 

@@ -9,15 +9,17 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
 from bceval import __version__
 from bceval.errors import BcevalError
-from bceval.evaluators.review.scoring import DropUnset, ReadSummary, ScoreReport
 from bceval.jsonio import parse_json, read_regular_bytes
-from bceval.models import StrictModel
+from bceval.models import DropUnset, ReadSummary, StrictModel
+
+if TYPE_CHECKING:  # annotations only: a review run's score report
+    from bceval.evaluators.review.scoring import ScoreReport
 from bceval.scorecard.stats import wilson_interval
 from bceval.usage import Usage
 

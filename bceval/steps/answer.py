@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bceval.agents.base import Answer, case_input, result_document
 from bceval.agents.registry import Agent, ReviewSetup, make_agent
@@ -19,10 +19,9 @@ from bceval.config import Settings, agent_settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
-from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.scoring import InfraFailure
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_name, result_name, run_entries
+from bceval.models import InfraFailure
 from bceval.runs.record import (
     WRITTEN,
     RunFacts,
@@ -38,6 +37,9 @@ from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.budget import Budget, budget_warning, known_cost
 from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
+
+if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
+    from bceval.evaluators.review.cases import ReviewCase
 
 
 def hidden_paths(settings: Settings) -> dict[str, Path]:

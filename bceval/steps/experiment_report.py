@@ -10,14 +10,13 @@ import os
 import posixpath
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bceval import __version__
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
-from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.scoring import aggregate, case_lookup, judge_reading, read_infra_file, read_result_file
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment import power as simulation
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings, experiment_budget
 from bceval.experiment.power import BaseRate, power_table, reachable, smallest
@@ -35,6 +34,9 @@ from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
 from bceval.steps.prepare import cases_file, recorded_plan
 from bceval.steps.scoring import corpus_article
+
+if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
+    from bceval.evaluators.review.cases import ReviewCase
 
 
 def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
@@ -84,11 +86,10 @@ def epoch_verdicts(
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
     there is no result yet. `judged`: judged_on of these settings and cases, when the caller has it already."""
     judged = judged or judged_on(settings, cases, thresholds)
-    failures = [read_infra_file(path) for path in judged.infra]
-    lookup = case_lookup(cases)  # once per epoch, not once per result file
-    readings = [judge_reading(read_result_file(path), cases, lookup) for path in judged.files]
     article = corpus_article(settings.corpus)
-    report = aggregate(cases, readings, thresholds, failures, None, settings.require_read, article)
+    report = evaluator(DEFAULT).score_files(
+        cases, thresholds, judged.files, judged.infra, settings.require_read, article
+    )
     kept = [f.name for f in fields(EpochVerdict)]
     return {
         v.id: EpochVerdict(*[getattr(v, name) for name in kept])

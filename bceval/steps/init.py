@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bceval.config import MANIFEST_RELATIVE, NOT_FOUND, Settings
 from bceval.errors import BcevalError
-from bceval.evaluators.review.manifest import STARTER_MANIFEST
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.jsonio import dumps, read_regular_text
 
 SCHEMA_NAME = "review-fixtures.schema.json"
@@ -68,7 +68,7 @@ def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     manifest = root / MANIFEST_RELATIVE
     done: list[str] = []
     _create(manifest.parent / SCHEMA_NAME, dumps(schema_of("review-manifest")), done)
-    _create(manifest, dumps(STARTER_MANIFEST), done)
+    _create(manifest, dumps(evaluator(DEFAULT).starter_manifest()), done)
     if with_doit:
         _create(root / "dodo.py", DODO_TEXT, done)
         _add_pyproject_table(root / "pyproject.toml", done)

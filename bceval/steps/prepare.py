@@ -19,13 +19,8 @@ from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
-from bceval.errors import BcevalError, EvaluationFailed
-from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
-from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
-from bceval.evaluators.review.prepdir import prune, strays
-from bceval.evaluators.review.requests import domain_files, review_request
-from bceval.evaluators.review.rows import (
+from bceval.corpus.prepdir import prune, strays
+from bceval.corpus.rows import (
     GroupRows,
     changed_domains,
     encode_group,
@@ -34,6 +29,11 @@ from bceval.evaluators.review.rows import (
     read_group,
     row_count,
 )
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
+from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
+from bceval.evaluators.review.requests import domain_files, review_request
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, OutDir, PrepareDir
 from bceval.vcs import changed_since
@@ -233,7 +233,7 @@ def index_state_file(settings: Settings) -> Path:
 
 
 def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
-    """The rows file of one knowledge group given by its folders (see bceval.evaluators.review.rows), rows in path
+    """The rows file of one knowledge group given by its folders (see bceval.corpus.rows), rows in path
     order; the group's samples are only read, to prove they are UTF-8."""
     for rel in group_files(listing, folders, ".al"):
         read_text(settings.corpus / rel)

@@ -3,17 +3,21 @@
 The exact bytes the agent reads go to stdout (the prompt on its standard input, or, for a command that names
 `{request}` and for the agents that are no live model, the request file it reads); the view's file list, and
 the prompt's SHA-256 as a transcript records it, go to stderr. The view and the prompt come from the same code
-the agent answers with (bceval.agents.view.build_view, bceval.agents.review.review_prompt).
+the agent answers with (bceval.agents.view.build_view, the review evaluator's prompt).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
+from typing import TYPE_CHECKING
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.registry import DEFAULT, evaluator
+
+if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
+    from bceval.evaluators.review.cases import ReviewCase
 
 
 def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
@@ -26,7 +30,6 @@ def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
 
 def print_prompt(settings: Settings, wanted: str) -> int:
     from bceval.agents.base import case_input
-    from bceval.agents.review import review_prompt
     from bceval.agents.settings import placeholders
     from bceval.agents.view import build_view
     from bceval.steps.prepare import derive
@@ -46,7 +49,7 @@ def print_prompt(settings: Settings, wanted: str) -> int:
     for item in files:
         err.write(f"  {item['path']}  {item['size']} bytes  sha256 {item['sha256'][:16]}\n")
     if settings.live and settings.command and "request" not in placeholders(settings.command):
-        text = review_prompt(view, isolated)
+        text = evaluator(DEFAULT).prompt(view, isolated)
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         err.write(f"bceval: the prompt on the agent's standard input ({len(data)} bytes, promptSha256 {digest}):\n")

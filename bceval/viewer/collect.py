@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.guidance.manifest import load_manifest
-from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.scoring import aggregate, read_infra_file, read_result_file
-from bceval.layout import GUIDANCE_RUN, INFRA_PATTERN, ExperimentDir, OutDir, RunDir
+from bceval.evaluators.base import GUIDANCE
+from bceval.evaluators.registry import DEFAULT, evaluator, usable
+from bceval.layout import GUIDANCE_RUN, ExperimentDir, OutDir, RunDir
 from bceval.ordering import sort_key
 from bceval.viewer.html import safe_name
 
@@ -192,15 +191,7 @@ def _row(case: dict[str, Any]) -> CaseRow:
 def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
     recorded = read_json(OutDir(out).build.cases)
-    if not isinstance(recorded, dict):
-        return []
-    cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
-    results = RunDir(run_dir).results
-    files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
-    infra = [read_infra_file(p) for p in sorted(results.glob(INFRA_PATTERN))] if results.is_dir() else []
-    readings = [read_result_file(path) for path in files]  # aggregate judges them, with one case lookup
-    report = aggregate(cases, readings, recorded.get("thresholds", {}), infra)
-    return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
+    return evaluator(DEFAULT).judged(recorded, RunDir(run_dir).results) if isinstance(recorded, dict) else []
 
 
 def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewRun:
@@ -266,7 +257,8 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
     baseline = read_json(run_dir / "evidence" / "baseline.json") or {}
     workspaces = baseline.get("workspaces") if isinstance(baseline.get("workspaces"), dict) else {}
     try:
-        cases = list(load_manifest(record["root"], record["manifest"]).cases)
+        loader = next(found for found in usable() if found.question == GUIDANCE)  # a plan or implementation one
+        cases = loader.cases(loader.load(record["root"], record["manifest"]))
     except Exception:  # noqa: BLE001 - a moved checkout: the run is shown from its own files
         cases = []
     rows = []

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.agents import development as proc
 from bceval.agents.api_tools import TOOLS_VERSION
 from bceval.agents.process import extract_json_object
 from bceval.agents.registry import ShapeBase
 from bceval.agents.sandbox import sandbox_argv
 from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
+from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import expand
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.readevidence import evidence_record

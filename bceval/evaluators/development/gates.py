@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bceval.agents import development as proc
 from bceval.agents.process import extract_json_object
 from bceval.evaluators.development import CHECK_IDS
+from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import Check, expand
 from bceval.evaluators.development.evidence import GateResult
 from bceval.evaluators.development.findings import findings_report_errors

@@ -2,8 +2,8 @@
 run (bceval's runner copies every case's starting repository, runs the agent and the gates), it needs starting
 repositories, and no two arms share an answer (each works in its own fresh copy).
 
-Scoring in report mode takes a workspace probe (bceval.agents.development.probe_workspace runs git), so this
-adapter stays free of processes; runner mode's verdicts come from the run's problems.
+Scoring in report mode takes a workspace probe (processes.probe_workspace runs git), so this adapter stays free
+of processes; runner mode's verdicts come from the run's problems.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from bceval.evaluators.base import (
     DEVELOPMENT,
@@ -28,6 +30,15 @@ from bceval.evaluators.development import MANIFEST_RELATIVE
 from bceval.evaluators.development.arms import check_arms, development_inputs
 from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
+from bceval.evaluators.development.models import (
+    DevelopmentBase,
+    DevelopmentChecks,
+    DevelopmentEvidence,
+    DevelopmentRequest,
+    DevelopmentResult,
+    DevelopmentRun,
+    DevelopmentVerdict,
+)
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import Probe, knowledge_measures, parse_result, score_results
 from bceval.evaluators.development.runner import development_unit
@@ -139,6 +150,17 @@ class DevelopmentEvaluator:
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return development_tasks(inputs.settings)
+
+    def schemas(self) -> dict[str, type[BaseModel]]:
+        return {
+            "development-request": DevelopmentRequest,
+            "development-result": DevelopmentResult,
+            "development-base": DevelopmentBase,
+            "development-evidence": DevelopmentEvidence,
+            "development-verdict": DevelopmentVerdict,
+            "development-run": DevelopmentRun,
+            "development-checks": DevelopmentChecks,
+        }
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         return development_verb(verb, args)

@@ -25,14 +25,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bceval.agents import development as proc
-from bceval.agents.registry import Agent, DevelopmentSetup, make_agent
+from bceval.agents.registry import Agent, make_agent
 from bceval.agents.sandbox import require_bwrap
 from bceval.agents.settings import AgentSettings
 from bceval.config import Settings, agent_settings, load_settings
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
+from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
 from bceval.evaluators.development.checks import (
@@ -66,6 +66,7 @@ from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
+from bceval.evaluators.development.setup import DevelopmentSetup
 from bceval.evaluators.development.steps import Options, console, validated
 from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text

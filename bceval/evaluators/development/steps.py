@@ -11,12 +11,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bceval.agents.development import probe_workspace
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED
 from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development.manifest import Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.processes import probe_workspace
 from bceval.evaluators.development.report import score_results
 
 VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"

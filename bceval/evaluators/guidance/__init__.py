@@ -3,6 +3,8 @@ evidence; registered by bceval.evaluators.guidance.plugin."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bceval.errors import EXIT_FAILED, BcevalError
 
 PLAN_SKILL_ID = "al-development-plan"
@@ -16,6 +18,7 @@ MANIFESTS = {
     PLAN: "evaluation/development-guidance-fixtures.json",
     IMPLEMENTATION: "evaluation/implementation-guidance-fixtures.json",
 }
+DEFAULT_MANIFEST = Path(MANIFESTS[PLAN])  # a plan manifest unless told otherwise
 
 
 class GuidanceError(BcevalError):

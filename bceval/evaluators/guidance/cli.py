@@ -14,12 +14,12 @@ from typing import Any
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import Parser, add_options, settings_flags
-from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, GUIDANCE_MANIFEST_RELATIVE, NOT_FOUND, load_settings
+from bceval.config import CORPUS_SHAPE, DEMO_CORPUS, DEMO_NAME, NOT_FOUND, load_settings
 from bceval.config import agent_settings as from_settings
 from bceval.config.commands import GUIDANCE_MODES
 from bceval.errors import EXIT_FAILED, BcevalError, EvaluationFailed
 from bceval.evaluators.base import Command
-from bceval.evaluators.guidance import GuidanceError
+from bceval.evaluators.guidance import DEFAULT_MANIFEST, GuidanceError
 from bceval.evaluators.guidance.demo import create_demo, workspace_count
 from bceval.evaluators.guidance.evidence import capture, load_baseline, protected_roots
 from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
@@ -242,7 +242,7 @@ def options_from(args: argparse.Namespace) -> Options:
         source=source,
         mode=mode,
         root=root,
-        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / GUIDANCE_MANIFEST_RELATIVE,
+        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
         out=_path(args.guidance_out),
         workspace_map=_path(args.guidance_workspace_map),
         baseline=_path(args.guidance_baseline),

@@ -27,8 +27,8 @@ from bceval.clock import source_date_epoch
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.manifest import load_manifest
-from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links
-from bceval.jsonio import dumps, read_regular_text
+from bceval.evaluators.guidance.paths import safe_path, scan_links
+from bceval.jsonio import create_exclusive, dumps, read_regular_text
 from bceval.vcs import commit_folder
 
 DEMO_KIND = "bceval-guidance-demo"

@@ -10,12 +10,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bceval.evaluators.guidance import GuidanceError
-from bceval.jsonio import read_regular_bytes, temp_prefix
+from bceval.jsonio import read_regular_bytes
 
 LINKS = "Links, junctions, reparse points and hard links are not supported"
 _SHAPE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_.-]+)+")
@@ -95,30 +94,6 @@ def scan_links(directory: Path, label: str, skip: frozenset[Path] = frozenset())
     """Refuse any link, hard link or special file below a directory."""
     for _ in walk(directory, label, skip):
         pass
-
-
-def create_exclusive(path: Path, data: bytes) -> bool:
-    """Create a new file whole or not at all, never replacing one; False when `path` already exists. The bytes go
-    to a temporary sibling, then are hard-linked into place, which fails instead of overwriting."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        except OSError:  # a filesystem without hard links: exclusive create, then write
-            try:
-                out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(out, "wb") as handle:
-                handle.write(data)
-    finally:
-        os.unlink(tmp)
-    return True
 
 
 def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tuple[str, Path | str | None]]) -> None:

@@ -9,11 +9,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
 from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND
+from bceval.evaluators.guidance.evidence import run_git
 from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, GuidanceManifest, load_manifest
 from bceval.evaluators.guidance.prepare import goal_of, prepare
+from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
 from bceval.evaluators.guidance.scoring import case_measures
 from bceval.evaluators.guidance.tasks import guidance_tasks
@@ -167,6 +172,15 @@ class GuidanceEvaluator:
         build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
         return {"caseId": case.hashed, "guidanceReport": build(case, knowledge_root, head)}
 
+    def oracle_reply(self, manifest: GuidanceManifest, question: GuidanceCaseInput) -> dict[str, Any] | NoReport:
+        """The oracle agent's answer to a guidance question: the known-good report of its case, if it has one."""
+        expected = next((case for case in manifest.cases if case.hashed == question.case_id), None)
+        if expected is None:
+            return NoReport()
+        # Pinned to the view's HEAD like a careful agent; a read-only git query.
+        head = run_git(question.knowledge, "rev-parse", "--verify", "HEAD")
+        return self.oracle_answer(expected, question.knowledge, head)
+
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)
 
@@ -180,6 +194,11 @@ class GuidanceEvaluator:
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return guidance_tasks(inputs.settings)
+
+    def schemas(self) -> dict[str, type[BaseModel]]:
+        if self.name == IMPLEMENTATION:
+            return {"guidance-implementation-report": ImplementationGuidanceReport}
+        return {"guidance-plan-report": PlanGuidanceReport}
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         return guidance_verb(self.name, verb, args)

@@ -14,8 +14,8 @@ from bceval.corpus.index import knowledge_index_text
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
-from bceval.evaluators.guidance.paths import create_exclusive, safe_path, scan_links
-from bceval.jsonio import decode_utf8, dumps, read_regular_bytes, write_atomic
+from bceval.evaluators.guidance.paths import safe_path, scan_links
+from bceval.jsonio import create_exclusive, decode_utf8, dumps, read_regular_bytes, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
 PLAN_INPUTS = ["development-plan", "repository"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
-from bceval.agents.registry import Agent, GuidanceSetup, agent_names, capabilities, make_agent
+from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import GuidanceError
@@ -43,11 +43,12 @@ from bceval.evaluators.guidance.evidence import (
     workspace_label,
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
-from bceval.evaluators.guidance.paths import check_separation, create_exclusive, safe_path
+from bceval.evaluators.guidance.paths import check_separation, safe_path
 from bceval.evaluators.guidance.reads import guidance_reads, reads_line
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
+from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator
-from bceval.jsonio import dumps, read_regular_text, write_atomic
+from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
 from bceval.runs.record import guidance_record, write_record
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning

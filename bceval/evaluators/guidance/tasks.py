@@ -26,11 +26,11 @@ from doit.tools import config_changed
 from bceval import __version__
 from bceval.agents.registry import capabilities
 from bceval.clock import generated_at
-from bceval.config import GUIDANCE_MANIFEST_RELATIVE, Settings, agent_settings, environment_values
+from bceval.config import Settings, agent_settings, environment_values
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
-from bceval.evaluators.guidance import MANIFESTS
+from bceval.evaluators.guidance import DEFAULT_MANIFEST, MANIFESTS
 from bceval.evaluators.guidance.demo import MARKER, demo_is_intact, demo_runs
 from bceval.evaluators.guidance.steps import (
     GuidanceSettings,
@@ -50,7 +50,7 @@ REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
 def guidance_settings(settings: Settings) -> GuidanceSettings:
     given = environment_values("guidance")  # BCEVAL_GUIDANCE_*, as the options table declares them
     root = Path(given["root"] or settings.corpus).absolute()
-    manifest = given["manifest"] or root / GUIDANCE_MANIFEST_RELATIVE
+    manifest = given["manifest"] or root / DEFAULT_MANIFEST
     out = given["out"] or OutDir(settings.out).guidance
     workspace_map = given["workspace_map"]
     return GuidanceSettings(

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bceval.corpus.layers import (
-    LAYERS,
+    CORPUS_SHAPE,
     Leaf,
     Listing,
     PairedArticle,
@@ -185,11 +185,6 @@ def _case_problems(listing: Listing, cases: list[ReviewCase], leaves: list[Leaf]
             if not listing.has_file(path):
                 problems.append(f"{case.id}: referenced article does not exist: {path}")
     return problems
-
-
-CORPUS_SHAPE = (
-    "a corpus has review leaves <layer>/skills/review/al-<domain>-review.md (layers: " + ", ".join(LAYERS) + ")"
-)
 
 
 def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:

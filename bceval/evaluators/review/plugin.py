@@ -8,16 +8,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from bceval.agents.base import Answer, CaseInput
+from bceval.agents.view import View
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
+from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
+from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.health.tasks import health_tasks
 from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
-from bceval.evaluators.review.manifest import read_manifest
+from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
+from bceval.evaluators.review.manifest_schema import ReviewManifest
+from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.requests import domain_files
-from bceval.evaluators.review.scoring import ResultEntry, judge, verdict_problems
+from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
 from bceval.jsonio import read_json_bytes
+from bceval.layout import INFRA_PATTERN
+from bceval.ordering import sort_key
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,26 @@ class ReviewEvaluator:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
         return [ResultEntry(id=case.modelId, findings=list(case.expected))]
 
+    def starter_manifest(self) -> dict[str, Any]:
+        """The manifest `bceval init` writes into a corpus of one's own."""
+        return STARTER_MANIFEST
+
+    def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
+        """How the live kinds are asked a review question (bceval.agents.registry.Shape)."""
+        return ReviewShape(cache_dir, hidden)
+
+    def prompt(self, view: View, isolated: bool) -> str:
+        """The prompt a live agent gets on its standard input for a case's view (`bceval prompt` shows it)."""
+        return review_prompt(view, isolated)
+
+    def baseline_agent(self, corpus: Path) -> BaselineAdapter:
+        """The `baseline` agent kind: a lexical reviewer with no model, the floor any real model has to beat."""
+        return BaselineAdapter(corpus)
+
+    def oracle_reply(self, cases: list[ReviewCase], question: CaseInput) -> Answer:
+        """The oracle agent's answer to a review question of the run whose cases are `cases`."""
+        return Answer(self.oracle_answer(next(case for case in cases if case.modelId == question.model_id)))
+
     def score(self, cases: list[ReviewCase], findings: Mapping[str, list[str] | None]) -> list[CaseOutcome]:
         """Each case through the strict gate; `findings` by model id (None or absent: unanswered)."""
         outcomes = []
@@ -64,6 +95,17 @@ class ReviewEvaluator:
     def outcomes(self, loaded: Derivation, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)
 
+    def judged(self, recorded: dict[str, Any], results: Path) -> list[dict[str, Any]]:
+        """The verdicts of the answered cases of a run without a score.json (an experiment arm's), judged from its
+        results as scoring does; `recorded`: the prepared cases.json."""
+        cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
+        files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
+        infra = sorted(results.glob(INFRA_PATTERN)) if results.is_dir() else []
+        report = score_files(cases, recorded.get("thresholds", {}), files, infra)
+        return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
+
+    score_files = staticmethod(score_files)  # a run's result and infra files, judged as the score stage does
+
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""
         return None
@@ -73,6 +115,16 @@ class ReviewEvaluator:
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return health_tasks(inputs)
+
+    def schemas(self) -> dict[str, type[BaseModel]]:
+        return {
+            "review-manifest": ReviewManifest,
+            "review-request": ReviewRequest,
+            "leaf-request": LeafRequest,
+            "review-result": ResultDocument,
+            "score": ScoreReport,
+            "health": HealthReport,
+        }
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         """The review evaluator is the frame's own pipeline (bceval.cli.main runs its verbs)."""

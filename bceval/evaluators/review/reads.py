@@ -6,26 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field
-
-from bceval.models import CaseReads, StrictModel
+from bceval.models import CaseReads
 from bceval.ordering import sort_key
 
 Article = Callable[[str], tuple[int, str] | None]  # a corpus path -> (its size, its SHA-256), None when absent
-
-
-class ReadSummary(StrictModel):
-    """The run's read evidence: how many citations a complete read backs, and how much was opened."""
-
-    requireRead: bool = Field(description="True when an unbacked citation failed its case (--require-read).")
-    casesWithEvidence: int = Field(ge=0, description="Answered cases whose reads bceval recorded itself.")
-    casesWithoutEvidence: int = Field(ge=0, description="Answered cases whose reads are unknown.")
-    citations: int = Field(ge=0, description="Findings given in the cases with evidence.")
-    citationsBacked: int = Field(ge=0, description="Of those, findings backed by a complete, matching read.")
-    backedShare: float | None = Field(description="citationsBacked / citations; null without citations.")
-    meanOpened: float | None = Field(description="Candidate articles opened per case with evidence.")
-    candidatesOpened: int = Field(ge=0, description="Candidate articles opened, over the cases with evidence.")
-    candidates: int = Field(ge=0, description="Candidate articles offered, over the cases with evidence.")
 
 
 def case_reads(findings: list[str], record: dict[str, Any] | None, article: Article | None) -> CaseReads:

@@ -10,33 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, model_serializer
+from pydantic import Field, ValidationError
 
 from bceval.errors import BcevalError
 from bceval.escape import console, finding_id, token
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.entries import ResultEntry, answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
-from bceval.evaluators.review.reads import Article, CaseReads, ReadSummary, case_reads
+from bceval.evaluators.review.reads import Article, CaseReads, case_reads
 from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
-from bceval.models import StrictModel
+from bceval.models import DropUnset, InfraFailure, ReadSummary, StrictModel
 
 SCORE_SCHEMA_VERSION = 1
-
-
-class DropUnset(StrictModel):
-    """A model whose OPTIONAL fields are left out of its dump when unset, so records of runs that have none (every
-    run but the api agent's) keep their exact bytes."""
-
-    OPTIONAL: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: Any) -> Any:
-        data = handler(self)
-        for key in self.OPTIONAL:
-            if isinstance(data, dict) and data.get(key) is None:
-                data.pop(key, None)
-        return data
 
 
 class CaseVerdict(DropUnset):
@@ -77,18 +62,6 @@ class FileReading(StrictModel):
     verdicts: list[CaseVerdict | None] = Field(
         default_factory=list, description="One per entry once judged; None for an id no case has."
     )
-
-
-class InfraFailure(StrictModel):
-    """A case the answering side could not answer (timeout, crash, unparseable output)."""
-
-    id: str
-    kind: Literal["timeout", "crash", "invalid-output", "spawn-error", "too-large", "agent-error", "budget"]
-    detail: str
-    attempts: int = Field(ge=0, description="Attempts made (0: never started, a budget stopped the run first).")
-    subtype: str | None = Field(default=None, description="The agent's own error subtype (agent-error only).")
-    answeredBy: dict[str, Any] | None = None
-    record: dict[str, Any] | None = Field(default=None, description="Epoch, view digest, usage and transcript.")
 
 
 class Tally(StrictModel):
@@ -443,3 +416,18 @@ def failure_notes(report: ScoreReport) -> list[str]:
             "--max-cost to answer only those"
         )
     return notes
+
+
+def score_files(
+    cases: list[ReviewCase],
+    thresholds: dict[str, float],
+    results: list[Path],
+    infra: list[Path],
+    require_read: bool = False,
+    article: Article | None = None,
+) -> ScoreReport:
+    """The score of a run's result and infra files, judged as the score stage judges them (an experiment's epoch, a
+    run without a score.json)."""
+    failures = [read_infra_file(path) for path in infra]
+    readings = [read_result_file(path) for path in results]  # aggregate judges them, with one case lookup
+    return aggregate(cases, readings, thresholds, failures, None, require_read, article)

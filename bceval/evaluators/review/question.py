@@ -24,9 +24,9 @@ from bceval.agents.registry import ShapeBase
 from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
 from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
-from bceval.evaluators.review.scoring import InfraFailure
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
+from bceval.models import InfraFailure
 from bceval.usage import Usage
 
 CONTRACT = (

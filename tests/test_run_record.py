@@ -1,18 +1,17 @@
-"""run.json in its two kinds, from one home (bceval.runs.record): a review run's record (identity, selection)
-and a guidance run's verdict, written by one writer."""
+"""run.json, one versioned record from one home (bceval.runs.record): an answered run's record (identity,
+selection) and an evaluator's verdict record, written by one writer."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from bceval.errors import BcevalError
 from bceval.layout import RUN_RECORD as RECORD_NAME
 from bceval.runs.identity import Asking
-from bceval.runs.record import RunFacts, guidance_record, new_record, write_record
+from bceval.runs.record import RUN_RECORD_VERSION, RunFacts, new_record, run_record, write_record
 
 
 def facts(tmp_path: Path, **asked: object) -> RunFacts:
@@ -58,23 +57,13 @@ def test_a_live_model_without_the_placeholder_is_only_a_label(tmp_path):
     assert (record["pinned"], record["modelIsLabelOnly"]) == (False, True)
 
 
-def test_a_guidance_record_keeps_its_members_and_is_written_exclusively(tmp_path):
-    manifest = SimpleNamespace(root=tmp_path / "k", path=tmp_path / "k/m.json", sha256="AB", cases=(1, 2))
-    outcome = SimpleNamespace(passed=False, problems=["one"])
-    plain = guidance_record(manifest, outcome, "oracle")  # type: ignore[arg-type]
-    assert list(plain) == [
-        "kind",
-        "version",
-        "adapter",
-        "root",
-        "manifest",
-        "manifestSha256",
-        "cases",
-        "passed",
-        "problems",
-    ]
+def test_every_run_record_carries_one_version_and_a_verdict_is_written_exclusively(tmp_path):
+    # the guidance evaluator's members and their order are pinned by the golden run.json bytes
+    plain = run_record("bceval-guidance-run", {"adapter": "oracle", "cases": 2, "passed": False, "problems": ["one"]})
+    assert list(plain) == ["kind", "version", "adapter", "cases", "passed", "problems"]
     assert (plain["kind"], plain["version"], plain["cases"]) == ("bceval-guidance-run", 1, 2)
-    live = guidance_record(manifest, outcome, "command", agent={"pinned": False}, usage={"costUsd": None})  # type: ignore[arg-type]
+    assert new_record(facts(tmp_path), None, None)["schemaVersion"] == RUN_RECORD_VERSION == 1
+    live = run_record("bceval-guidance-run", {"adapter": "command", "agent": {"pinned": False}, "usage": {}})
     assert list(live)[:5] == ["kind", "version", "adapter", "agent", "usage"]
 
     run = tmp_path / "run"

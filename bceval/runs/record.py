@@ -1,9 +1,6 @@
-"""`run.json`, the record of a run, in its two kinds: a review run's `out/runs/<run>/run.json` (how it
-answers, its fixed agent settings, and which cases it covers) and a guidance run's `<run>/run.json` (its
-verdict); and `bceval runs`, the list of the runs in an output directory. One writer for both kinds.
-
-The callers pass plain values: the run's identity (bceval.runs.identity), whether its model is pinned, where
-its corpus and manifest are.
+"""`run.json`, the one versioned record of a run whatever evaluator made it, its one writer and reader; and
+`bceval runs`, the list of the runs in an output directory. docs/decisions.md says how the one record maps onto
+the members earlier releases wrote.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
@@ -21,20 +18,14 @@ from bceval.jsonio import append_text, create_exclusive, dumps, read_regular_byt
 from bceval.layout import OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 
-if TYPE_CHECKING:
-    from bceval.evaluators.guidance.manifest import GuidanceManifest
-    from bceval.evaluators.guidance.scoring import ScoreOutcome
-
-RECORD_SCHEMA_VERSION = 1
+RUN_RECORD_VERSION = 1  # the version of every run.json, whichever evaluator wrote it
 WRITTEN = "resultsSha256"  # run.json's member: the SHA-256 of every result and infra file bceval wrote there
 _written_lock = threading.Lock()  # answers of one run are written by parallel threads
-GUIDANCE_RUN_KIND = "bceval-guidance-run"
-GUIDANCE_RUN_VERSION = 1
 
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What a review run's record says about the run besides the cases it covers."""
+    """What an answered run's record says about the run besides the cases it covers."""
 
     name: str
     directory: Path
@@ -181,7 +172,7 @@ def new_record(
     live = run.asked.live
     carried = {WRITTEN: existing[WRITTEN]} if existing is not None and isinstance(existing.get(WRITTEN), dict) else {}
     return {
-        "schemaVersion": RECORD_SCHEMA_VERSION,
+        "schemaVersion": RUN_RECORD_VERSION,  # an answered run names its version so (docs/decisions.md)
         "name": run.name,
         **mine,
         "pinned": run.pinned,
@@ -194,38 +185,15 @@ def new_record(
     }
 
 
-def guidance_record(
-    manifest: GuidanceManifest,
-    outcome: ScoreOutcome,
-    adapter: str,
-    agent: dict[str, Any] | None = None,
-    usage: dict[str, Any] | None = None,
-    evidence: dict[str, Any] | None = None,
-    reads: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A guidance run's record: its adapter (a live agent's settings and usage), its manifest and verdict, and where
-    bceval ran the agent's tools, per case its read evidence and what it shows (opened, cited, cited without a
-    complete read: `reads`)."""
-    return {
-        "kind": GUIDANCE_RUN_KIND,
-        "version": GUIDANCE_RUN_VERSION,
-        "adapter": adapter,
-        **({"agent": agent} if agent is not None else {}),
-        **({"usage": usage} if usage is not None else {}),
-        "root": str(manifest.root),
-        "manifest": str(manifest.path),
-        "manifestSha256": manifest.sha256,
-        "cases": len(manifest.cases),
-        "passed": outcome.passed,
-        "problems": outcome.problems,
-        **({"readEvidence": evidence} if evidence else {}),
-        **({"reads": reads} if reads is not None else {}),
-    }
+def run_record(kind: str, members: dict[str, Any]) -> dict[str, Any]:
+    """An evaluator's run record: its kind of run (`bceval-<evaluator>-run`), the record's version, then the
+    members the evaluator supplies."""
+    return {"kind": kind, "version": RUN_RECORD_VERSION, **members}
 
 
 def write_record(run_dir: Path, record: dict[str, Any], exclusive: bool = False) -> bool:
-    """Write `record` as the run's run.json. A review run's record is replaced atomically (True when its bytes
-    changed); `exclusive` (a guidance run's: its evidence is fresh) creates it or returns False when one exists."""
+    """Write `record` as the run's run.json, replaced atomically (True when its bytes changed); `exclusive` (a
+    verdict that is never replaced) creates it or returns False when one exists."""
     path = RunDir(run_dir).record
     if exclusive:
         return create_exclusive(path, dumps(record).encode("utf-8"))

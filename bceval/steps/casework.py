@@ -43,7 +43,7 @@ from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Tr
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
-from bceval.runs.record import write_record
+from bceval.runs.record import run_record, write_record
 from bceval.runs.transcript import write_prompt, write_transcript
 
 QUESTION = "question.json"
@@ -320,8 +320,8 @@ class CaseEvaluator:
         write_atomic(run_dir / "scorecard.md", scorecard(score))
         problems = [f"{s.id}: {s.stage}: {p}" for s in scores for p in s.problems or ["failed"] if not s.passed]
         verdicts = [{"case": s.id, "verdict": "error" if s.stage == "answer" else _word(s.passed)} for s in scores]
-        record = {"kind": "bceval-casework-run", "version": 1, "evaluator": self.name, "adapter": adapter}
-        write_record(run_dir, {**record, "passed": score.passed, "problems": problems, "cases": verdicts})
+        record = {"evaluator": self.name, "adapter": adapter, "passed": score.passed, "problems": problems}
+        write_record(run_dir, run_record("bceval-casework-run", {**record, "cases": verdicts}))
         passed = sum(s.passed for s in scores)
         print(f"{self.name} run {run}: {passed} of {len(scores)} case(s) passed; scorecard: {run_dir / 'scorecard.md'}")
         return 0 if score.passed else 1

@@ -160,6 +160,8 @@ class CaseLine(StrictModel):
 class DevelopmentRun(StrictModel):
     """run.json of a development run."""
 
+    kind: Literal["bceval-development-run"]
+    version: Literal[1]
     evaluator: Literal["development"]
     guidance: Literal["none", "plan", "implementation", "both"]
     checkpoints: list[str]

@@ -72,6 +72,7 @@ from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, GuidanceRunDir, case_request_name, result_name
+from bceval.runs.record import run_record, write_record
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
 
@@ -417,7 +418,7 @@ def _finish(
         for r in runs
         if not r.gates_passed
     ]
-    record = {
+    members = {
         "evaluator": "development",
         "guidance": opts.guidance,
         "checkpoints": list(CHECKPOINTS),
@@ -441,7 +442,9 @@ def _finish(
             for r in runs
         ],
     }
-    write_atomic(DevelopmentRunDir(opts.out).record, _checked(DevelopmentRun, record))
+    record = run_record("bceval-development-run", members)
+    DevelopmentRun.model_validate(record)  # bceval's own output has the shape its published schema says
+    write_record(opts.out, record)
     out = stream or sys.stdout
     for r in runs:
         print(f"{r.verdict.upper()} {r.case.id}" + (f" ({len(r.problems)} problem(s))" if r.problems else ""), file=out)

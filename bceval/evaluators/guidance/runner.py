@@ -50,7 +50,7 @@ from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator
 from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
-from bceval.runs.record import guidance_record, write_record
+from bceval.runs.record import read_record, run_record, write_record
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 
 
@@ -145,16 +145,21 @@ def run_guidance(
     if evidence:
         outcome.reads = guidance_reads(manifest, run_dir.results, evidence)
     can = capabilities(adapter.kind)
-    record = guidance_record(
-        manifest,
-        outcome,
-        adapter.name,
-        agent=adapter.describe() if can.live else None,
-        usage=adapter.usage.as_record() if can.reports_usage else None,
-        evidence={case.id: evidence[case.hashed] for case in manifest.cases if case.hashed in evidence} or None,
-        reads=outcome.reads,
-    )
-    write_record(run_dir.path, record, exclusive=True)
+    per_case = {case.id: evidence[case.hashed] for case in manifest.cases if case.hashed in evidence}
+    record = {
+        "adapter": adapter.name,
+        **({"agent": adapter.describe()} if can.live else {}),
+        **({"usage": adapter.usage.as_record()} if can.reports_usage else {}),
+        "root": str(manifest.root),
+        "manifest": str(manifest.path),
+        "manifestSha256": manifest.sha256,
+        "cases": len(manifest.cases),
+        "passed": outcome.passed,
+        "problems": outcome.problems,
+        **({"readEvidence": per_case} if per_case else {}),
+        **({"reads": outcome.reads} if outcome.reads is not None else {}),
+    }
+    write_record(run_dir.path, run_record("bceval-guidance-run", record), exclusive=True)
     return outcome
 
 
@@ -239,10 +244,7 @@ def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -
 
 def _run_cost(directory: Any) -> float | None:
     """What a finished guidance run's answers are known to have cost (its run.json), else None."""
-    try:
-        usage = json.loads(read_regular_text(GuidanceRunDir(directory).record, "utf-8")).get("usage") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
+    usage = (read_record(directory) or {}).get("usage") or {}
     cost = usage.get("costUsd") if isinstance(usage, dict) else None
     return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
 

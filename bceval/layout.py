@@ -1,16 +1,5 @@
-"""The output folder's layout as objects: every file name bceval writes under `out/` is spelled here, once.
-
-    OutDir         <out>/: review/ (PrepareDir), .build/ (BuildDir), runs/<run>/ (RunDir), cache/answers/,
-                   health.{json,md}, bench.json, guidance/ (GuidancePrepareDir), guidance-runs/, guidance-demo/,
-                   experiments/<name>/ (ExperimentDir), corpora/<commit>[-<hash>]/, view/ (the static viewer)
-    PrepareDir     the neutral requests: knowledge-index.json, review-request.json, index-<domain>.json,
-                   request-<domain>.json, request-case-*.json, case-*.al, and the marker files
-    RunDir         one run: run.json, results/, transcripts/, prompts/<sha256>.txt, score.json,
-                   scorecard.{json,md,html}
-    ExperimentDir  one experiment: report.{json,md,html}, experiment.yaml, variants/<variant>/ (each an OutDir)
-
-Part of the foundation: only plain paths and names (and the result-file listing the graph needs).
-"""
+"""The output folder's layout as objects: every file name bceval writes under `out/` is spelled here, once
+(docs/ shows the tree). Part of the foundation: only plain paths and names, and the result-file listing."""
 
 from __future__ import annotations
 

@@ -305,7 +305,7 @@ def test_the_site_is_served_on_the_loopback_interface_only(viewer_out):
 def test_a_transcript_of_another_agent_kind_is_shown_field_by_field(tmp_path):
     """An api agent's transcript (turns, tool calls, tool result sizes and hashes, read evidence) renders without
     the viewer knowing its names, every value escaped."""
-    from bceval.viewer.pages import conversation
+    from bceval.viewer.pages.transcript import conversation
 
     transcript = {
         "schemaVersion": 1,
@@ -330,7 +330,7 @@ def test_a_transcript_of_another_agent_kind_is_shown_field_by_field(tmp_path):
 
 def test_a_large_experiment_grid_is_split_into_pages(tmp_path):
     from bceval.bench.viewer import generate_site_input
-    from bceval.viewer.pages import CASES_PER_PAGE
+    from bceval.viewer.pages.experiment import CASES_PER_PAGE
 
     out = tmp_path / "out"
     generate_site_input(out, 2, 1, CASES_PER_PAGE + 10)

@@ -13,22 +13,24 @@ from typing import Any
 
 from bceval.evaluators.base import GUIDANCE
 from bceval.evaluators.registry import DEFAULT, evaluator, usable
+from bceval.jsonio import read_regular_text
 from bceval.layout import GUIDANCE_RUN, ExperimentDir, OutDir, RunDir
 from bceval.ordering import sort_key
 from bceval.viewer.html import safe_name
 
 
-def read_json(path: Path) -> Any:
+def read_text(path: Path) -> str | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_regular_text(path)  # a FIFO among the files is refused, never waited on
+    except (OSError, UnicodeDecodeError):
         return None
 
 
-def read_text(path: Path) -> str | None:
+def read_json(path: Path) -> Any:
+    text = read_text(path)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return json.loads(text) if text is not None else None
+    except ValueError:
         return None
 
 

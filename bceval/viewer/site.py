@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bceval.jsonio import write_atomic
-from bceval.viewer import pages
 from bceval.viewer.collect import GuidanceRun, ReviewRun, collect
 from bceval.viewer.html import safe_name
+from bceval.viewer.pages.common import case_href
+from bceval.viewer.pages.experiment import CASES_PER_PAGE, experiment_cases_page, experiment_page
+from bceval.viewer.pages.guidance import guidance_case_page, guidance_page
+from bceval.viewer.pages.index import index_page
+from bceval.viewer.pages.review import case_page, compare_page, run_page
 
 ALL_PAIRS_UP_TO = 8  # with at most this many runs every pair gets a compare page; beyond, each run and the next
 
@@ -59,7 +63,7 @@ def build_site(out: Path, dest: Path) -> Built:
     all_compares: list[tuple[str, str, str]] = []
     for old, new in _run_pairs(site.runs):
         href = f"compare/{safe_name(old.name)}--{safe_name(new.name)}.html"
-        write(href, pages.compare_page(old, new, "compare", f"Compare {old.name} → {new.name}"))
+        write(href, compare_page(old, new, "compare", f"Compare {old.name} → {new.name}"))
         entry = (old.name, new.name, href)
         all_compares.append(entry)
         run_compares.setdefault(old.key, []).append(entry)
@@ -77,13 +81,13 @@ def build_site(out: Path, dest: Path) -> Built:
                     folder = f"compare/{safe_name(experiment.name)}"
                     href = f"{folder}/{safe_name(arm)}-e{epoch}.html"
                     title = f"Experiment {experiment.name}: {arms[0]} → {arm}, epoch {epoch}"
-                    write(href, pages.compare_page(old, new, folder, title))
+                    write(href, compare_page(old, new, folder, title))
                     compares.append((f"{arms[0]} epoch {epoch}", f"{arm} epoch {epoch}", href))
         cases = experiment.report.get("cases") or []
-        count = max(1, -(-len(cases) // pages.CASES_PER_PAGE))
-        write(f"{key}/index.html", pages.experiment_page(experiment, key, count, compares))
+        count = max(1, -(-len(cases) // CASES_PER_PAGE))
+        write(f"{key}/index.html", experiment_page(experiment, key, count, compares))
         for number in range(2, count + 1):
-            write(f"{key}/cases-{number}.html", pages.experiment_cases_page(experiment, key, number, count))
+            write(f"{key}/cases-{number}.html", experiment_cases_page(experiment, key, number, count))
         for run in experiment.runs.values():
             if isinstance(run, ReviewRun):
                 _write_run(write, run, [])
@@ -91,21 +95,21 @@ def build_site(out: Path, dest: Path) -> Built:
                 _write_guidance(write, run)
     for run in site.guidance:
         _write_guidance(write, run)
-    write("index.html", pages.index_page(site, all_compares))
+    write("index.html", index_page(site, all_compares))
     removed = _prune(dest, write.names)
     return Built(dest / "index.html", len(write.names), write.written, removed)
 
 
 def _write_run(write: _Writer, run: ReviewRun, compares: list[tuple[str, str, str]]) -> None:
-    write(f"{run.key}/index.html", pages.run_page(run, compares))
+    write(f"{run.key}/index.html", run_page(run, compares))
     for case in run.cases:
-        write(pages.case_href(run.key, case.model_id), pages.case_page(run, case))
+        write(case_href(run.key, case.model_id), case_page(run, case))
 
 
 def _write_guidance(write: _Writer, run: GuidanceRun) -> None:
-    write(f"{run.key}/index.html", pages.guidance_page(run))
+    write(f"{run.key}/index.html", guidance_page(run))
     for case in run.cases:
-        write(f"{run.key}/cases/{safe_name(case.model_id)}.html", pages.guidance_case_page(run, case))
+        write(f"{run.key}/cases/{safe_name(case.model_id)}.html", guidance_case_page(run, case))
 
 
 def _prune(dest: Path, keep: set[Path]) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from bceval.scorecard.stats import wilson_interval
 from bceval.viewer.html import bullets, esc, link, safe_name
@@ -46,10 +45,3 @@ def rate_text(passed: int, total: int) -> str:
 
 def ratio(passed: int, total: int) -> float | None:
     return passed / total if total else None
-
-
-def text_or_none(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from bceval.layout import OutDir, RunDir
 from bceval.scorecard.compare import pair
 from bceval.viewer import svg
-from bceval.viewer.collect import CaseRow, ReviewRun, read_json
+from bceval.viewer.collect import CaseRow, ReviewRun, read_json, read_text
 from bceval.viewer.html import (
     badge,
     cost,
@@ -34,7 +32,6 @@ from bceval.viewer.pages.common import (
     problem_list,
     rate_text,
     ratio,
-    text_or_none,
     up,
 )
 from bceval.viewer.pages.transcript import conversation
@@ -92,14 +89,6 @@ def _case_table(run: ReviewRun) -> str:
 # --- case --------------------------------------------------------------------------------------------------------
 
 
-def _request(path: Path) -> Any:
-    text = text_or_none(path)
-    try:
-        return json.loads(text) if text is not None else None
-    except ValueError:
-        return None
-
-
 def _request_section(request: Any) -> str:
     if not isinstance(request, dict):
         return '<p class="muted">The request file is no longer in the prepare folder.</p>'
@@ -150,7 +139,7 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     prepare = OutDir(run.out).prepare
     run_dir = RunDir(run.directory)
     transcript = read_json(run.directory / case.transcript) if case.transcript else None
-    code = text_or_none(prepare.case_file(case.model_id))
+    code = read_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
     body = definition(
@@ -172,7 +161,7 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
         else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
     )
     body += '<h2 id="asked">What the agent was asked</h2>'
-    body += _request_section(_request(prepare.case_request(case.model_id)))
+    body += _request_section(read_json(prepare.case_request(case.model_id)))
     gone = '<p class="muted">The case file is gone.</p>'
     body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)

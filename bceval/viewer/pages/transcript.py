@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from bceval.layout import RunDir
+from bceval.viewer.collect import read_text
 from bceval.viewer.html import definition, details, esc, pre, table
-from bceval.viewer.pages.common import text_or_none
 
 KNOWN_TRANSCRIPT = {"schemaVersion", "run", "answeredBy", "case", "attempts", "usage", "view", "outcome"}
 KNOWN_ATTEMPT = {"stdout", "stderr"}
@@ -96,7 +96,7 @@ def _attempt(attempt: dict[str, Any], transcript: dict[str, Any], prompts: RunDi
     body = definition(facts)
     digest = attempt.get("promptSha256") or transcript.get("promptSha256")
     if isinstance(digest, str):
-        text = text_or_none(prompts.prompt(digest)) if len(digest) == 64 and digest.isalnum() else None
+        text = read_text(prompts.prompt(digest)) if len(digest) == 64 and digest.isalnum() else None
         body += details(
             f"Prompt sent ({digest[:12]})",
             pre(text) if text is not None else '<p class="muted">Prompt text not stored (older run).</p>',

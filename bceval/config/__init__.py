@@ -72,14 +72,10 @@ def setting_problem(name: str, value: Any) -> str | None:
     return None
 
 
-# Settings in parts. Each part is a frozen dataclass of its own, so a function that needs one part can say so in
-# its signature; Settings is all of them at once (flat attribute names, one constructor, dataclasses.replace).
-# The options table names each setting's part.
-
-
 @dataclass(frozen=True)
-class Locations:
-    """Where the inputs are and where output goes."""
+class Settings:
+    """Every setting, resolved (the options table declares each; where the inputs are come first: the only fields
+    without a default)."""
 
     corpus: Path
     manifest: Path | None  # None: no manifest, evaluate by convention with thresholds 1 and 1
@@ -87,12 +83,7 @@ class Locations:
     corpus_source: str = "--corpus"  # how the corpus was chosen, for the line every command prints
     page: Path | None = None  # published scorecard page (default: evaluation/scorecard.md)
     experiment: Path | None = None  # experiment file (doit experiment)
-
-
-@dataclass(frozen=True)
-class AgentOptions:
-    """Who answers, and how: the agent settings every live answer's cache key holds."""
-
+    # who answers, and how: the agent settings every live answer's cache key holds
     adapter: str = _default("adapter")  # one of ADAPTERS
     command: str | None = None
     model: str | None = None
@@ -113,70 +104,28 @@ class AgentOptions:
     seed: int | None = None
     max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
     prices: PriceTable | None = None  # USD per million tokens, by model
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which cases a run answers."""
-
+    # which cases a run answers
     shard: str | None = None
     cases: tuple[str, ...] = _default("cases")  # --case: manifest or model ids
     patterns: tuple[str, ...] = _default("patterns")  # -k: globs over manifest id and domain
     failed_from: str | None = None  # --failed-from: a run name or a scorecard/score file
-
-
-@dataclass(frozen=True)
-class ResultsSource:
-    """Which run the answers go to, or which results to score instead."""
-
+    # which run the answers go to, or which results to score instead
     run: str | None = None  # run name; default: see run_name()
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
     require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
-
-
-@dataclass(frozen=True)
-class HealthOptions:
-    """What `bceval health` weighs."""
-
+    # what `bceval health` weighs
     health_margin: float = _default("health_margin")  # warn when a case ranks this close to the cutoff
     changed_paths: Path | None = None  # changed files, one per line (health)
-
-
-@dataclass(frozen=True)
-class ArmContext:
-    """Set by an experiment for each arm, never by a flag, the environment or pyproject.toml."""
-
+    # set by an experiment for each arm, never by a flag, the environment or pyproject.toml
     no_share: bool = False  # experiments: every arm asks its own agent, even for a question another arm asked
     cache: Path | None = None  # answer cache (default <out>/cache/answers; experiments share the top one)
     cache_salt: str = ""  # part of every live answer's cache key: an experiment arm's name under --no-share
     hide: tuple[Path, ...] = ()  # more paths an agent must not reach (an experiment's own output folder)
-
-
-@dataclass(frozen=True)
-class GateOptions:
-    """What validation reports beyond its problems: the coverage report, and the changed paths it gates."""
-
+    # what validation reports beyond its problems: the coverage report, and the changed paths it gates
     coverage_report: Path | None = None  # where the coverage report goes (JSON)
     gate_paths: Path | None = None  # --changed-paths of validate/prepare: the changed files, one per line
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
-
-
-# the options table's part names (Option.part) -> the part declaring those settings
-PARTS: dict[str, type] = {
-    "locations": Locations,
-    "agent": AgentOptions,
-    "selection": Selection,
-    "results": ResultsSource,
-    "health": HealthOptions,
-    "arm": ArmContext,
-    "gate": GateOptions,
-}
-
-
-@dataclass(frozen=True)
-class Settings(GateOptions, ArmContext, HealthOptions, ResultsSource, Selection, AgentOptions, Locations):
-    """Every setting, resolved: every part at once (Locations' fields first, the only ones without a default)."""
 
     def __post_init__(self) -> None:
         for name in (*(option.name for option in CHOICES), *RANGES):
@@ -371,14 +320,14 @@ def check_inputs(settings: Settings) -> None:
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
 
 
-def check_leaves(settings: Locations) -> None:
+def check_leaves(settings: Settings) -> None:
     """A review command on a folder without any review leaf would evaluate nothing: refuse it up front (the
     validation of the graph says the same for `doit`)."""
     if not has_leaves(settings.corpus):
         raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
 
 
-def check_results(settings: ResultsSource) -> None:
+def check_results(settings: Settings) -> None:
     """Results the user named must exist before any work is done."""
     if settings.results is not None:
         result_files(settings.results)

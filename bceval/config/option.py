@@ -11,7 +11,7 @@ from typing import Any
 # prices (a YAML file, or in pyproject.toml the table itself: bceval.prices), texts (a list: repeatable flag,
 # comma-separated environment), paths (a list: repeatable flag, os.pathsep-separated environment), switch (a flag
 # without a value), positional.
-# part: the part of Settings the option belongs to (bceval.config.Settings), or the command family it serves
+# part: the group of settings the option belongs to (bceval.config.Settings), or the command family it serves
 # when it is no setting (command, bench, guidance).
 
 

@@ -164,10 +164,6 @@ class BuildDir:
     def reading(self, key: str) -> Path:
         return self.path / "score" / key
 
-    def epoch_verdicts(self, results: Path) -> Path:
-        """An experiment report's verdicts of one run's results folder, with what they were judged from."""
-        return self.path / "epochs" / (hashlib.sha256(str(results).encode("utf-8")).hexdigest()[:16] + ".json")
-
 
 # --- runs --------------------------------------------------------------------------------------------------------
 

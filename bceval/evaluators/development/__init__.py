@@ -1,11 +1,4 @@
-"""The development-fixtures evaluator (spec development.md): AL authoring tasks scored from implementation reports
-(report mode, parity with upstream) and from runner-owned evidence (runner mode).
-
-Pure core: values (PowerShell's casts and number text), manifest (validation and coverage, §3–§5), prepare
-(requests, §6), report (the raw-tree scorer, §9), checks (gate configuration, §11.6), evidence (runner entries
-against the agent's claims and the verdict, §11.7–§11.10). The runner (runner, gates, asking) and the commands
-(cli, tasks, steps) print and start processes; git and the gate commands run in bceval.evaluators.development.processes.
-"""
+"""The development-fixtures evaluator (spec development.md): AL authoring tasks scored from reports or run by bceval."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The four arms of spec §12: what the coding agent gets in each, with everything else held constant.
-
-`none` (baseline): the request and a neutral implementation prompt, no BCQuality guidance and no knowledge
-checkout named. `plan` (plan-only): the development skill as shipped, whose guidance-skill plans once before
-editing. `implementation` (implementation-only): the neutral prompt plus the implementation-guidance skill at
-the runner's checkpoints. `both` (combined): the skill and the checkpoints. The checkpoint policy is the
-runner's and the same in every arm (also in arms that consult nothing), so it is recorded in every run.
-"""
+"""The four arms of spec §12 (none, plan, implementation, both): what the coding agent gets in each."""
 
 from __future__ import annotations
 

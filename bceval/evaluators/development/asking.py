@@ -1,16 +1,4 @@
-"""The development request as the live kinds are asked it (spec §11.2, §11.8): the agent works in a fresh
-writable copy of the case's starting repository and (in arms with guidance) may read the knowledge view.
-
-A command agent is the command line with its placeholders expanded, run once in the copy with a clean
-environment (under bwrap only the copy is writable), the request on stdin. The api agent gets the read-only tools
-over `workspace/` (and `knowledge/`) plus the write tools over `workspace/` only (bceval.agents.write_tools);
-because bceval runs the tools, its read evidence comes from its own tool results, never from the model: knowledge
-recall and precision of this agent count only articles it read in full (readevidence).
-
-One attempt per case and no retries: a retried agent would start on a copy the first one already changed. An
-agent that ends without an answer (timeout, crash, endpoint error, --max-turns) is an infrastructure error of the
-case (§11.10); an answer that is not JSON is the model's failure.
-"""
+"""The development request as the live agent kinds are asked it (spec §11.2, §11.8); one attempt, no retries."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The runner's gate configuration (spec §11.6): `evaluation/development-checks.yaml`, its defaults and per-case
-overrides, the starting repositories, and the rule that every required check is configured before any agent runs.
-
-YAML is read with PyYAML's BaseLoader (every scalar a string: no YAML 1.1 surprises); numbers are converted here.
-"""
+"""The runner's gate configuration (spec §11.6); YAML is read with BaseLoader (every scalar a string)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""`[tool.bceval.development]` in pyproject.toml: a project's development-run settings (spec §11.6), the keys the
-options table marks as pyproject options of part development, under their names without `development_`:
-
-    [tool.bceval.development]
-    manifest = "evaluation/development-fixtures.json"
-    checks = "evaluation/development-checks.yaml"   # a checks file, or an inline table of checks:
-    # [tool.bceval.development.checks.compile]  argv = [...], timeout_s = 900
-    [tool.bceval.development.workspaces]
-    my-case = "fixtures/my-app"                      # or "https://host/repo.git@<commit>"
-
-Paths are relative to pyproject.toml's folder. A flag (or, for doit, a BCEVAL_DEVELOPMENT_* variable) wins over
-these; these win over the defaults. Every problem is one line naming the file and the key.
-"""
+"""`[tool.bceval.development]` in pyproject.toml (spec §11.6); paths are relative to pyproject.toml's folder."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Runner mode (spec §11.5–§11.10): the runner's validation entries, the agent's claims compared with them
-(overclaims and underclaims), and the verdict of a case.
-
-The runner's result wins; the agent's entries are kept and every disagreement is a diagnostic. An overclaim is
-the agent saying passed where the runner did not observe it (or fewer gating findings than the runner's review).
-"""
+"""Runner mode (spec §11.5–§11.10): the agent's claims against the runner's gates, and a case's verdict."""
 
 from __future__ import annotations
 

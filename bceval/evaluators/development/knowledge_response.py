@@ -1,13 +1,4 @@
-"""The knowledge-response validator of spec §13, ported: an `al-knowledge` answer checked against the exact
-question it was bound to, the corpus, the enabled layers, and the read evidence its consumer collected from its
-own tool results in this run (never from the answering agent's claims).
-
-It proves identity and complete reads, not comprehension. It never rewrites the response. The checks run in the
-spec's order and each message keeps the spec's wording; schema errors, when there are any, are the only result.
-
-The development runner uses the same record with `requestSha256` (of the request file's bytes) in place of
-`questionSha256` (`hash_member`).
-"""
+"""The knowledge-response validator of spec §13: an `al-knowledge` answer against its bound question."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The manifest and the capability file (spec §3–§5): reading, validation with every upstream message, coverage.
-
-Problems accumulate in the reference's order. Where the reference crashes (a member read without a guard under
-strict mode, a file that is missing or does not parse), bceval raises DevelopmentError: one line, exit 2.
-"""
+"""The manifest and the capability file (spec §3–§5): validation with every upstream message, and coverage."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The development-fixtures evaluator (spec development.md): AL authoring tasks. Its unit of work is a whole
-run (bceval's runner copies every case's starting repository, runs the agent and the gates), it needs starting
-repositories, and no two arms share an answer (each works in its own fresh copy).
-
-Scoring in report mode takes a workspace probe (processes.probe_workspace runs git), so this adapter stays free
-of processes; runner mode's verdicts come from the run's problems.
-"""
+"""The development-fixtures evaluator as a plugin: its unit of work is a whole run."""
 
 from __future__ import annotations
 

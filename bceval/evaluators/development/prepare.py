@@ -1,8 +1,4 @@
-"""Prepare (spec §6): the marker, bceval's knowledge index and one answer-free request per case.
-
-A directory is reused when it carries the marker: its old index, requests and results are deleted, everything
-else is kept. A non-empty directory without the marker is refused.
-"""
+"""Prepare (spec §6): the marker, the knowledge index and one answer-free request per case."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The processes of development runs (spec §11): git for the workspace probe, the fresh copy of a starting
-repository and the post-agent capture; the runner-owned gate commands; the agent command in its copy.
-
-Every git call uses a hardened environment (no user or system configuration, no GIT_* of the caller) and the
-tightened flags of §10.7 (-z, --no-renames, core.quotePath=false).
-"""
+"""The processes of development runs (spec §11): hardened git (§10.7), gate commands, the agent command."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Read evidence in a development run (spec §11.8, §13): what bceval's own tools served the api agent, checked
-against the live knowledge checkout.
-
-The record is `{runId, requestSha256, reads: [{path, complete, bytes, sha256}]}`: the run directory's name, the
-SHA-256 of the request file the agent was given, and one entry per knowledge file it read, its path relative to
-the knowledge root. It comes from bceval's tool results, never from the agent's report.
-
-Knowledge measures from read evidence: an entry of the report's `knowledge` counts only when bceval saw the agent
-read that article completely, with the live file's bytes. Recall is the share of required articles that are
-claimed *and* read; precision is the share of claimed entries that are read and accepted (required or optional),
-so a claimed article the agent never opened counts against both.
-"""
+"""Read evidence in a development run (spec §11.8, §13): what bceval's tools served the api agent."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Scoring implementation reports (spec §9) on the raw JSON tree: one message per rule that fails, in the
-reference's order, with its early stops (§10.16: no strict model of the report, which would change the messages).
-
-The workspace is observed through a probe the caller passes (bceval.evaluators.development.processes runs git), so this
-module stays pure. Runner mode (§11.7–§11.8) passes the runner's own validation entries, review and captured
-changes; the upstream messages are then evaluated on those.
-"""
+"""Scoring implementation reports (spec §9) on the raw JSON tree, in the reference's order (§10.16)."""
 
 from __future__ import annotations
 

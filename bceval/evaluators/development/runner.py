@@ -1,14 +1,4 @@
-"""`bceval development run` (spec §11): every case in a fresh writable copy of its starting repository, the agent
-working in the copy, the diff captured against the base commit, the runner-owned gates, the agent's claims
-compared with them, and everything kept under the run directory.
-
-Layout of a run (RUN = --out):
-  RUN/run.json                       the run: settings digest, knowledge checkout comparison, per-case verdicts
-  RUN/requests/                      the prepared requests (marker, knowledge-index.json, request-case-*.json)
-  RUN/development/<model id>/        request.json, base.json, agent/ (envelope, stdout, stderr), result.json,
-                                     diff.patch, changed-paths.json, checks/<id>.log, checks/review.json,
-                                     evidence.json, verdict.json, workspace/ (kept when the case did not pass)
-"""
+"""`bceval development run` (spec §11): each case in a fresh copy, the agent, the captured diff, runner-owned gates."""
 
 from __future__ import annotations
 

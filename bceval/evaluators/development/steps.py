@@ -1,9 +1,4 @@
-"""`bceval development validate | prepare | score`: the lines of spec §2 and their exit codes.
-
-Validation problems and scoring failures are printed as the reference prints them (a FAILED header, then
-`  - <problem>` lines, exit 1); PASSED lines exit 0. Warnings (bceval's own) go to stderr. Bad input is a
-DevelopmentError: the CLI prints its one line and exits 2.
-"""
+"""`bceval development validate | prepare | score`: the lines of spec §2 and their exit codes."""
 
 from __future__ import annotations
 

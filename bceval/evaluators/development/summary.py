@@ -1,9 +1,4 @@
-"""The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch: gates passed
-(the primary outcome, whose paired statistics are in the experiment's report), findings of the independent review
-by severity, the overclaim rate, knowledge recall and precision as the reports claim them and (the api agent) as
-bceval saw them read, infrastructure errors and the agent's time. Read from the runs' own files; rendered as JSON
-and Markdown.
-"""
+"""The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch."""
 
 from __future__ import annotations
 

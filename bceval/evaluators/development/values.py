@@ -1,7 +1,4 @@
-"""How the reference reads values (spec §3.3): list wrapping, string and number casts, blank, and number text.
-
-The reference is PowerShell; these functions reproduce its casts where they change a result or a message.
-"""
+"""How the reference (PowerShell) reads values (spec §3.3): list wrapping, casts, blank and number text."""
 
 from __future__ import annotations
 

@@ -59,14 +59,11 @@ class Asked:
 
 
 class DevelopmentShape(ShapeBase):
-    """The development question shape of the live kinds: DevelopmentQuestion -> Asked."""
-
     in_case_view = False
     checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
     tools = READ_WRITE_TOOLS
 
     def __init__(self, opts: Any, loaded: Loaded) -> None:
-        """`opts`: the run's RunOptions (its run directory, the checks file, the sandbox grants)."""
         self.opts = opts
         self.hidden = {"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()}
         self.bwrap: str | None = None  # the run sets it under --sandbox bwrap
@@ -138,8 +135,7 @@ class DevelopmentShape(ShapeBase):
         return Asked(answer, infra)
 
     def by_endpoint(self, agent: Any, q: DevelopmentQuestion) -> Asked:
-        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/. It
-        is kept in the case's folder and transcript, with bceval's read evidence."""
+        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
         opts = self.opts
         box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
         system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")

@@ -118,8 +118,7 @@ def read_checks(path: Path) -> ChecksConfig:
 
 
 def _text_scalars(value: Any) -> Any:
-    """A TOML value as BaseLoader YAML gives it: numbers as text (booleans stay, and are refused where text is
-    wanted)."""
+    """A TOML value as BaseLoader YAML gives it: numbers as text."""
     if isinstance(value, dict):
         return {key: _text_scalars(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -130,8 +129,7 @@ def _text_scalars(value: Any) -> Any:
 
 
 def checks_from_table(table: dict[str, Any], pyproject: Path) -> ChecksConfig:
-    """Inline checks from [tool.bceval.development] (checks = {compile = {...}, ...}, toolchain, cases), with the
-    checks file's rules and messages; relative paths in them are relative to pyproject.toml's folder."""
+    """Inline checks from [tool.bceval.development], with the checks file's rules and messages."""
     document = {"version": "1", **_text_scalars(table)}
     return _config(document, f"{pyproject}: [tool.bceval.development]", pyproject)
 
@@ -195,8 +193,7 @@ def expand(argv: tuple[str, ...], values: dict[str, str]) -> list[str]:
 def starting_repositories(
     loaded: Loaded, config: ChecksConfig, checks_file: Path, workspace_map: Path | None
 ) -> dict[str, str]:
-    """Manifest id -> starting repository: the map's, else the checks file's; relative folders are relative to
-    the file that names them. Every case needs one, before any agent runs."""
+    """Manifest id -> starting repository (the map's, else the checks file's), relative to its file."""
     sources: dict[str, str] = {}
     base = checks_file.parent
     for case, source in config.workspaces.items():

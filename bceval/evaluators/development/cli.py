@@ -122,7 +122,6 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def run_validator(args: argparse.Namespace, out: Any = None) -> int:
-    """`bceval evidence`."""
     out = out or sys.stdout
     try:
         if not args.kr_response:

@@ -8,19 +8,15 @@ import os
 from pathlib import Path
 
 
-def _files(folder: Path, skip: tuple[str, ...]) -> list[str]:
+def tree_digest(folder: Path) -> str:
     found = []
     for current, dirs, files in os.walk(folder):
         rel = Path(current).relative_to(folder)
-        dirs[:] = [d for d in dirs if not (rel == Path(".") and d in skip)]
+        dirs[:] = [d for d in dirs if not (rel == Path(".") and d == ".git")]
         found += [(rel / name).as_posix() for name in files]
         found += [(rel / d).as_posix() for d in dirs if (Path(current) / d).is_symlink()]
-    return found
-
-
-def tree_digest(folder: Path, skip: tuple[str, ...] = (".git",)) -> str:
     digest = hashlib.sha256()
-    for path in sorted(_files(folder, skip)):
+    for path in sorted(found):
         full = folder.joinpath(*path.split("/"))
         data = os.readlink(full).encode() if full.is_symlink() else full.read_bytes()
         digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())

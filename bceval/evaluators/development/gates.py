@@ -111,8 +111,7 @@ def _review_gate(
     view: Path,
     loaded: Loaded,
 ) -> GateResult:
-    """bceval's own review: one fresh question per changed AL file, asked of the configured review agent with
-    the same knowledge checkout in every arm; the answers merge into one findings-report."""
+    """bceval's own review: one fresh question per changed AL file, merged into one findings-report."""
     skill = _quality_skill(loaded)
     answers: list[dict[str, Any]] = []
     log_lines: list[str] = []

@@ -129,9 +129,7 @@ def validate_response(
     hash_member: str = "questionSha256",
     bound: bytes | None = None,
 ) -> list[str]:
-    """Every problem of `response`, in the spec's order; [] when it is valid. `question` is the exact bound
-    input; the evidence's hash is of `bound` when given (the development runner's request bytes), else of the
-    question's UTF-8."""
+    """Every problem of `response`, in the spec's order; the evidence's hash is of `bound` when given."""
     errors = _schema_errors(response)
     if errors:
         return errors

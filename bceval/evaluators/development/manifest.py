@@ -140,8 +140,7 @@ def _number(value: Any) -> bool:
 
 
 def article_path_problem(root: Path, path: str) -> str | None:
-    """ "invalid" (a backslash, not `.md`, or not a plain relative path inside the root: §10.3 tighten),
-    "missing" (not a file under the root), or None."""
+    """ "invalid" (not a plain relative `.md` path inside the root: §10.3 tighten), "missing", or None."""
     segments = path.split("/")
     if "\\" in path or not path.endswith(".md") or path.startswith("/") or any(s in ("", ".", "..") for s in segments):
         return "invalid"
@@ -192,7 +191,6 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
 
 
 def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
-    """The manifest's and the capability file's top-level members (§4.3)."""
     manifest, capability_file, problems = loaded.manifest, loaded.capability_file, loaded.problems
     version = _required(manifest, "version", where)
     if not (isinstance(version, int) and not isinstance(version, bool) and version == 1):  # §4.1 tighten
@@ -290,7 +288,6 @@ def read_skill(path: Path) -> str:
 
 
 def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: str) -> None:
-    """One case (§4.3)."""
     problems, cid = loaded.problems, case.id
     cw = f"{where}: case '{cid}'"
     _required(case.raw, "capabilities", cw)

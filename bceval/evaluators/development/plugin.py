@@ -52,9 +52,7 @@ DEVELOPMENT_TRAITS = Traits(
 
 
 def oracle_report(case: Case, changed: list[str]) -> dict[str, Any]:
-    """The known-good implementation report of a case whose workspace shows `changed`: every required article,
-    every required check passed, a clean review and one clean round. It passes report mode by construction;
-    in runner mode the runner's own gates decide, whatever it claims."""
+    """The known-good implementation report of a case whose workspace shows `changed`."""
     return {
         "skill": {"id": "al-development", "version": 1},
         "outcome": "completed",
@@ -114,17 +112,13 @@ class DevelopmentEvaluator:
         }
 
     def score(self, loaded: Loaded, results_dir: Path, probe: Probe) -> list[CaseOutcome]:
-        """Report mode: per case, the upstream failures of its result file."""
         return [CaseOutcome(s.case, s.passed, tuple(s.problems)) for s in score_results(loaded, results_dir, probe)]
 
     def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)
 
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
-        """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
-        fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
-        and precision of its knowledge: from bceval's read evidence where the runner has it (the api agent), else as
-        the report claims it."""
+        """Per case id: whether the report completed, and its knowledge recall and precision (read, else claimed)."""
         if results_dir is None:
             return {}
         found: dict[str, Any] = {}

@@ -91,8 +91,7 @@ def _optional_text(request: Any, name: str) -> str | None:
 
 
 def request_document(loaded: Loaded, case: Case) -> dict[str, Any]:
-    """One request, members in the order of §6.3; nothing the agent must not see (expected kind, required
-    knowledge and checks, capabilities, the root)."""
+    """One request, members in the order of §6.3, without what the agent must not see."""
     request = case.request
     description, plan = _optional_text(request, "description"), _optional_text(request, "plan")
     # §10.2 tighten: a blank description with a plan states the goal by its plan
@@ -142,8 +141,7 @@ def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
 
 
 def claim_directory(directory: Path) -> None:
-    """Refuse a non-empty directory without the marker (a file counts as one); empty a marked one of what an
-    earlier prepare wrote (and earlier results); create a missing one."""
+    """Refuse a non-empty unmarked directory; empty a marked one of what prepare owns; create it."""
     if directory.exists() or directory.is_symlink():
         if not directory.is_dir() or directory.is_symlink():
             raise _not_ours(directory)

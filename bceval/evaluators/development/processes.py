@@ -13,20 +13,12 @@ from pathlib import Path
 from bceval.evaluators.development import DevelopmentError
 from bceval.evaluators.development.checks import PINNED
 from bceval.evaluators.development.digest import tree_digest
+from bceval.evaluators.development.models import DevelopmentBase
 from bceval.evaluators.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
 from bceval.vcs import commit_folder
 
-GIT = [
-    "git",
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "core.autocrlf=false",
-    "-c",
-    "commit.gpgsign=false",
-    "-c",
-    "init.defaultBranch=main",
-]
+GIT_CONFIG = ("core.quotePath=false", "core.autocrlf=false", "commit.gpgsign=false", "init.defaultBranch=main")
+GIT = ["git", *(arg for setting in GIT_CONFIG for arg in ("-c", setting))]
 BASE_EPOCH = 946684800  # the commit of a copied folder depends on its content alone
 KILL_GRACE = 2.0
 
@@ -60,23 +52,8 @@ def probe_workspace(workspace: Path) -> WorkspaceChanges:
     return WorkspaceChanges(OK, tuple(_z(diff.stdout) + _z(others.stdout)))
 
 
-# --- starting repositories -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Base:
-    source: str
-    commit: str
-    tree: str
-    digest: str
-
-    def record(self) -> dict[str, str]:
-        return {"source": self.source, "baseCommit": self.commit, "treeId": self.tree, "digest": self.digest}
-
-
-def fresh_copy(source: str, target: Path) -> Base:
-    """A fresh, writable, standalone repository at `target` (no alternates, no hard links) from a folder
-    (copied, then committed once with a fixed author and date) or a git repository pinned to a commit."""
+def fresh_copy(source: str, target: Path) -> DevelopmentBase:
+    """A fresh, writable, standalone repository from a folder (committed once) or a pinned repository."""
     pinned = PINNED.match(source)
     if pinned:
         repository, commit = pinned["repo"], pinned["commit"]
@@ -98,7 +75,7 @@ def fresh_copy(source: str, target: Path) -> Base:
         raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")
     head = git(["rev-parse", "HEAD"], target).stdout.decode().strip()
     tree = git(["rev-parse", "HEAD^{tree}"], target).stdout.decode().strip()
-    return Base(source, head, tree, tree_digest(target))
+    return DevelopmentBase(source=source, baseCommit=head, treeId=tree, digest=tree_digest(target))
 
 
 @dataclass(frozen=True)
@@ -110,10 +87,8 @@ class Capture:
 
 
 def capture(workspace: Path, base_commit: str, scratch: Path) -> Capture:
-    """The agent's whole change against the base commit (§11.5.1): a throwaway index outside the workspace,
-    seeded from the base tree, then the whole working tree staged into it. Tracked edits, deletions, untracked
-    files that are not ignored, and anything the agent committed are all in it; the workspace's own index is
-    never touched."""
+    """The agent's whole change against the base commit (§11.5.1), staged into a throwaway index so the
+    workspace's own index is never touched; commits and untracked (not ignored) files are included."""
     scratch.mkdir(parents=True, exist_ok=True)
     index = {"GIT_INDEX_FILE": str(scratch / "capture.index")}
     for args in (["read-tree", base_commit], ["add", "-A", "--", "."]):
@@ -128,9 +103,6 @@ def capture(workspace: Path, base_commit: str, scratch: Path) -> Capture:
     refs = git(["for-each-ref", "--format=%(refname) %(objectname)"], workspace).stdout.decode()
     (scratch / "capture.index").unlink(missing_ok=True)
     return Capture(tuple(_z(names.stdout)), patch.stdout, head, refs)
-
-
-# --- commands: gates and the agent -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,7 @@ def _live(root: Path, path: str) -> bytes | None:
 
 
 def complete_reads(record: dict[str, Any], root: Path) -> set[str]:
-    """Paths (lower-cased, as knowledge membership compares them) with a complete read of the live file: complete
-    is true, and the byte count and SHA-256 are the live article's."""
+    """Lower-cased paths with a complete read whose byte count and SHA-256 are the live file's."""
     proven = set()
     for read in record.get("reads") or []:
         path = read.get("path")

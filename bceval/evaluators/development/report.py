@@ -178,8 +178,7 @@ def knowledge_measures(case: Case, report: Any) -> tuple[float, float]:
 
 
 def knowledge_ratios(case: Case, used: list[str], counted: list[str]) -> tuple[float, float]:
-    """Recall: the share of required articles among `counted`; precision: the share of `used` (every entry) that
-    is counted and accepted (required or optional). Paths are lower-cased, as membership compares them."""
+    """(recall over `counted`, precision of `used`), paths lower-cased."""
     required = [r.lower() for r in case.required]
     accepted = set(required) | {p.lower() for p in case.optional}
     recall = sum(1 for r in required if r in counted) / len(required) if required else 1.0

@@ -46,7 +46,6 @@ from bceval.evaluators.development.evidence import (
 from bceval.evaluators.development.gates import read_review, run_gates
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.models import (
-    DevelopmentBase,
     DevelopmentEvidence,
     DevelopmentResult,
     DevelopmentRun,
@@ -95,8 +94,6 @@ class RunOptions:
         agent: AgentSettings | None = None,
         project: dict[str, Any] | None = None,
     ) -> RunOptions:
-        """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox), with the api
-        adapter's AgentSettings when it is the adapter, and what [tool.bceval.development] adds (`project`)."""
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
         project = project or {}
@@ -180,8 +177,6 @@ class CaseRun:
 
 @dataclass(frozen=True)
 class _Shared:
-    """What every case of a run shares."""
-
     opts: RunOptions
     loaded: Loaded
     config: ChecksConfig
@@ -258,13 +253,13 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     work.mkdir()
     workspace = work / "repo"
     base = proc.fresh_copy(source, workspace)
-    write_atomic(files.base, _checked(DevelopmentBase, base.record()))
+    write_atomic(files.base, dumps(base.model_dump()))
     knowledge = shared.view if opts.guidance != "none" else None  # the baseline names no checkout
     asked = shared.agent.answer(DevelopmentQuestion(case, run.folder, request_text, workspace, knowledge))
-    captured = proc.capture(workspace, base.commit, work / "capture")  # before any gate
+    captured = proc.capture(workspace, base.baseCommit, work / "capture")  # before any gate
     write_atomic(files.patch, captured.patch)
     write_atomic(files.changed_paths, dumps(sorted(captured.paths)))
-    if captured.head != base.commit:
+    if captured.head != base.baseCommit:
         run.diagnostics.append(
             f"{case.id}: the agent committed (HEAD moved from the base commit); its commits are "
             "included in the captured diff."
@@ -353,7 +348,6 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
 def _write_case(
     run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison, out: Path
 ) -> None:
-    """evidence.json and verdict.json of the case."""
     files = DevelopmentCaseDir(run.folder)
     read_evidence = None
     if asked.reads is not None:  # the §13 record of the case (api adapter)
@@ -451,8 +445,7 @@ def _finish(
 
 
 def development_unit(plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-    """One whole development run of an arm's epoch into a new run-NNNN of its run folder; a failing run is an
-    outcome the report counts, only bad input fails the task."""
+    """One development run of an arm's epoch; a failing run is an outcome, only bad input fails."""
     directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
     opts = RunOptions(
         root=arm.corpus,

@@ -29,8 +29,7 @@ class Options:
 
 
 def console(line: str) -> str:
-    """A line for the terminal: text from a manifest or a model's report may hold control characters (an ANSI
-    escape, a carriage return that hides the rest of a line); they are shown escaped, never interpreted."""
+    """A line for the terminal: control characters (ANSI escapes, carriage returns) are shown escaped."""
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
 
 

@@ -35,8 +35,7 @@ def number_text(value: float | int | bool) -> str:
 
 
 def text(value: Any) -> str:
-    """PowerShell's [string] cast: null and missing are '', booleans True/False, numbers their digits, a list its
-    items joined by spaces."""
+    """PowerShell's [string] cast: null and missing are '', a list its items joined by spaces."""
     if value is MISSING or value is None:
         return ""
     if isinstance(value, str):

@@ -14,6 +14,11 @@ CHECK_IDS = ("compile", "tests", "review")
 PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 
+def plain_path(path: str) -> bool:
+    """A canonical relative path: forward slashes, no empty, `.` or `..` segment."""
+    return "\\" not in path and all(s not in ("", ".", "..") for s in path.split("/"))
+
+
 class DevelopmentError(BcevalError):
     """Bad input for the development evaluator (upstream crashes here): one line, exit 2."""
 

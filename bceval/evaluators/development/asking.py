@@ -58,6 +58,13 @@ class Asked:
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
+def _keep(q: DevelopmentQuestion, stdout: str | bytes, stderr: str | bytes, envelope: dict[str, Any]) -> None:
+    folder = DevelopmentCaseDir(q.folder).agent
+    write_atomic(folder / "stdout.txt", stdout)
+    write_atomic(folder / "stderr.txt", stderr)
+    write_atomic(folder / "envelope.json", dumps(envelope))
+
+
 class DevelopmentShape(ShapeBase):
     in_case_view = False
     checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
@@ -107,9 +114,6 @@ class DevelopmentShape(ShapeBase):
             lines.append(f"The knowledge checkout (read-only) is: {q.knowledge}")
         stdin = ("\n".join(lines) + "\n").encode("utf-8")
         finished = proc.run_command(argv, q.workspace, settings.timeout, proc.clean_environment(), stdin)
-        folder = DevelopmentCaseDir(q.folder).agent
-        write_atomic(folder / "stdout.txt", finished.stdout)
-        write_atomic(folder / "stderr.txt", finished.stderr)
         answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
         infra = None
         if finished.timed_out and answer is None:
@@ -126,7 +130,7 @@ class DevelopmentShape(ShapeBase):
             "stdoutSha256": hashlib.sha256(finished.stdout).hexdigest(),
             "infrastructure": infra,
         }
-        write_atomic(folder / "envelope.json", dumps(envelope))
+        _keep(q, finished.stdout, finished.stderr, envelope)
         answered_by = {"adapter": "command", "model": settings.model, "pinned": "{model}" in settings.command}
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": settings.epoch, **envelope}
         record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
@@ -161,9 +165,6 @@ class DevelopmentShape(ShapeBase):
         }
         work = scrub(work)
         text = scrub(talk.text) if talk.text is not None else None
-        folder = DevelopmentCaseDir(q.folder).agent
-        write_atomic(folder / "stdout.txt", text or "")
-        write_atomic(folder / "stderr.txt", (failure or "") + ("\n" if failure else ""))
         answer = extract_json_object(text) if text and text.strip() else None
         infra = f"the api conversation ended before an answer ({failure})" if failure else None
         envelope = {
@@ -179,7 +180,7 @@ class DevelopmentShape(ShapeBase):
             "stdoutSha256": hashlib.sha256((text or "").encode("utf-8")).hexdigest(),
             "infrastructure": infra,
         }
-        write_atomic(folder / "envelope.json", dumps(envelope))
+        _keep(q, text or "", (failure or "") + ("\n" if failure else ""), envelope)
         evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)

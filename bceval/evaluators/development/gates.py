@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.process import extract_json_object
-from bceval.evaluators.development import CHECK_IDS
+from bceval.evaluators.development import CHECK_IDS, plain_path
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import Check, expand
 from bceval.evaluators.development.evidence import GateResult
@@ -183,10 +183,9 @@ def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
     for item in answer.get("findings") or []:
         for reference in (item.get("references") or []) if isinstance(item, dict) else []:
             path = reference.get("path") if isinstance(reference, dict) else reference
-            segments = str(path).split("/")
-            if not isinstance(path, str) or any(s in ("", ".", "..") for s in segments) or "\\" in path:
+            if not isinstance(path, str) or not plain_path(path):
                 broken.append(str(path))
-            elif not view.joinpath(*segments).is_file():
+            elif not view.joinpath(*path.split("/")).is_file():
                 broken.append(path)
     return broken
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft7Validator
 
+from bceval.evaluators.development import plain_path
 from bceval.evaluators.development.findings import closed
 
 LAYERS = ("microsoft", "community", "custom")
@@ -83,10 +84,6 @@ def _schema_errors(response: Any) -> list[str]:
     return [f"Schema: {error.message}" for error in ordered]
 
 
-def _noncanonical(path: str) -> bool:
-    return "\\" in path or any(part in ("", ".", "..") for part in path.split("/"))
-
-
 def _inside(root: Path, path: str) -> Path | None:
     """The file a corpus path names, or None when it resolves outside the root."""
     file = (root / path).resolve()
@@ -143,7 +140,7 @@ def validate_response(
     for entry, is_reference in [(r, True) for r in references] + [(s, False) for s in suppressed]:
         path = entry["path"]
         file = _inside(root, path)
-        if _noncanonical(path) or file is None:
+        if not plain_path(path) or file is None:
             errors.append(f"Noncanonical corpus path: {path}")
         elif not file.is_file():
             errors.append(f"Corpus path does not exist: {path}")
@@ -154,7 +151,7 @@ def validate_response(
     reads = _reads(evidence, run_id, bound_sha, hash_member, errors)
     for reference in references:
         path = reference["path"]
-        if _noncanonical(path) or PurePosixPath(path).is_absolute():
+        if not plain_path(path):
             errors.append(f"Noncanonical citation path: {path}")
             continue
         file = _inside(root, path)

@@ -9,7 +9,13 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
-from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECK_IDS, MANIFEST_RELATIVE, DevelopmentError
+from bceval.evaluators.development import (
+    CAPABILITIES_RELATIVE,
+    CHECK_IDS,
+    MANIFEST_RELATIVE,
+    DevelopmentError,
+    plain_path,
+)
 from bceval.evaluators.development.values import (
     MISSING,
     as_double,
@@ -89,22 +95,8 @@ class Loaded:
         return _minimum_coverage(self.capability_file)
 
     @property
-    def recall_minimum(self) -> Any:
-        return self.manifest["minimumKnowledgeRecall"]
-
-    @property
-    def precision_minimum(self) -> Any:
-        return self.manifest["minimumKnowledgePrecision"]
-
-    @property
     def review_rounds(self) -> int:
         return as_int(member(self.manifest, "maximumReviewRounds"), f"{self.manifest_path}: maximumReviewRounds")
-
-    def passed_line(self) -> str:
-        return (
-            f"Development fixture validation PASSED: {len(self.cases)} cases; {self.covered} of "
-            f"{self.capability_count} capabilities have fixtures (minimum {number_text(self.minimum_coverage)})."
-        )
 
 
 def read_document(path: Path, label: str) -> dict[str, Any]:
@@ -141,10 +133,9 @@ def _number(value: Any) -> bool:
 
 def article_path_problem(root: Path, path: str) -> str | None:
     """ "invalid" (not a plain relative `.md` path inside the root: §10.3 tighten), "missing", or None."""
-    segments = path.split("/")
-    if "\\" in path or not path.endswith(".md") or path.startswith("/") or any(s in ("", ".", "..") for s in segments):
+    if not plain_path(path) or not path.endswith(".md"):
         return "invalid"
-    target = root.joinpath(*segments)
+    target = root.joinpath(*path.split("/"))
     try:
         inside = target.resolve().is_relative_to(root.resolve())
     except OSError:

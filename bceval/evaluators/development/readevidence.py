@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.development import plain_path
 from bceval.evaluators.development.manifest import Case
 from bceval.evaluators.development.report import knowledge_ratios
 from bceval.evaluators.development.values import MISSING, member, text, wrap
@@ -24,10 +25,9 @@ def evidence_record(run_id: str, request: bytes, tool_reads: list[dict[str, Any]
 
 
 def _live(root: Path, path: str) -> bytes | None:
-    parts = path.split("/")
-    if "\\" in path or any(part in ("", ".", "..") for part in parts):
+    if not plain_path(path):
         return None
-    file = root.joinpath(*parts)
+    file = root.joinpath(*path.split("/"))
     try:
         if not file.resolve().is_relative_to(root.resolve()) or not file.is_file():
             return None

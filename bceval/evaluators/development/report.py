@@ -160,13 +160,10 @@ def _knowledge(loaded: Loaded, case: Case, report: Any, out: list[str]) -> None:
             out.append(f"{cid}: knowledge entry has a missing or invalid path '{path}'.")
         if blank(member(entry, "used-for")):
             out.append(f"{cid}: knowledge entry '{path}' has no used-for explanation.")
-    recall, precision = knowledge_measures(case, report)
-    if recall < float(loaded.recall_minimum):
-        out.append(f"{cid}: knowledge recall {number_text(recall)} is below {number_text(loaded.recall_minimum)}.")
-    if precision < float(loaded.precision_minimum):
-        out.append(
-            f"{cid}: knowledge precision {number_text(precision)} is below {number_text(loaded.precision_minimum)}."
-        )
+    for name, value in zip(("recall", "precision"), knowledge_measures(case, report), strict=True):
+        minimum = loaded.manifest[f"minimumKnowledge{name.title()}"]
+        if value < float(minimum):
+            out.append(f"{cid}: knowledge {name} {number_text(value)} is below {number_text(minimum)}.")
 
 
 def knowledge_measures(case: Case, report: Any) -> tuple[float, float]:

@@ -13,6 +13,7 @@ from bceval.evaluators.development.manifest import Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.processes import probe_workspace
 from bceval.evaluators.development.report import score_results
+from bceval.evaluators.development.values import number_text
 
 VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
@@ -73,5 +74,8 @@ def run_mode(opts: Options) -> int:
             return EXIT_FAILED
         print(f"Development fixture scoring PASSED: {len(scores)} case(s).")
         return 0
-    print(loaded.passed_line())
+    print(
+        f"Development fixture validation PASSED: {len(loaded.cases)} cases; {loaded.covered} of "
+        f"{loaded.capability_count} capabilities have fixtures (minimum {number_text(loaded.minimum_coverage)})."
+    )
     return 0

@@ -9,8 +9,8 @@ from typing import Any
 from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import CHECKS_RELATIVE, PINNED, DevelopmentError
 from bceval.evaluators.development.checks import read_checks, starting_repositories
-from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.manifest import load, read_skill
+from bceval.evaluators.development.processes import tree_digest
 
 GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
 IMPLEMENTATION_SKILL = "microsoft/skills/development/al-implementation-guidance.md"

@@ -7,13 +7,16 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bceval.agents.api_tools import TOOLS_VERSION
 from bceval.agents.process import extract_json_object
-from bceval.agents.registry import ShapeBase
+from bceval.agents.registry import Shape, ShapeBase
 from bceval.agents.sandbox import sandbox_argv
+from bceval.agents.settings import AgentSettings
 from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
+from bceval.errors import BcevalError
+from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import expand
 from bceval.evaluators.development.manifest import Case, Loaded
@@ -186,3 +189,20 @@ class DevelopmentShape(ShapeBase):
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
         return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))
+
+
+@dataclass(frozen=True)
+class DevelopmentSetup:
+    """What an agent answering development requests is made from (make_agent takes it)."""
+
+    question: ClassVar[str] = DEVELOPMENT
+    shape: Shape
+    agent: AgentSettings | None = None
+
+    def unknown(self, name: str) -> BcevalError:
+        return BcevalError(f"--adapter {name}: development runs take the command or the api adapter")
+
+    def missing_command(self, name: str) -> BcevalError:
+        if name == "api":
+            return BcevalError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
+        return BcevalError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")

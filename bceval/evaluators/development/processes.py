@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -10,16 +11,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bceval import vcs
 from bceval.evaluators.development import DevelopmentError
 from bceval.evaluators.development.checks import PINNED
-from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.models import DevelopmentBase
 from bceval.evaluators.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
-from bceval.vcs import commit_folder
 
-GIT_CONFIG = ("core.quotePath=false", "core.autocrlf=false", "commit.gpgsign=false", "init.defaultBranch=main")
-GIT = ["git", *(arg for setting in GIT_CONFIG for arg in ("-c", setting))]
-BASE_EPOCH = 946684800  # the commit of a copied folder depends on its content alone
+GIT = [*vcs.GIT, "-c", "core.quotePath=false"]
 KILL_GRACE = 2.0
 
 
@@ -52,6 +50,22 @@ def probe_workspace(workspace: Path) -> WorkspaceChanges:
     return WorkspaceChanges(OK, tuple(_z(diff.stdout) + _z(others.stdout)))
 
 
+def tree_digest(folder: Path) -> str:
+    """SHA-256 over every file's relative path and content hash (a link by its target), `.git` left out."""
+    found = []
+    for current, dirs, files in os.walk(folder):
+        rel = Path(current).relative_to(folder)
+        dirs[:] = [d for d in dirs if not (rel == Path(".") and d == ".git")]
+        found += [(rel / name).as_posix() for name in files]
+        found += [(rel / d).as_posix() for d in dirs if (Path(current) / d).is_symlink()]
+    digest = hashlib.sha256()
+    for path in sorted(found):
+        full = folder.joinpath(*path.split("/"))
+        data = os.readlink(full).encode() if full.is_symlink() else full.read_bytes()
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
 def fresh_copy(source: str, target: Path) -> DevelopmentBase:
     """A fresh, writable, standalone repository from a folder (committed once) or a pinned repository."""
     pinned = PINNED.match(source)
@@ -70,7 +84,7 @@ def fresh_copy(source: str, target: Path) -> DevelopmentBase:
         if not folder.is_dir() or not (folder / "app.json").is_file():
             raise DevelopmentError(f"starting repository {source} is not a folder with app.json")
         shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        commit_folder(target, "bceval: starting repository", BASE_EPOCH, ("bceval", "bceval@localhost"))
+        vcs.commit_folder(target, "bceval: starting repository", vcs.EXPORT_EPOCH, ("bceval", "bceval@localhost"))
     if _z(git(["status", "--porcelain", "-z", "--untracked-files=all"], target).stdout):
         raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")
     head = git(["rev-parse", "HEAD"], target).stdout.decode().strip()

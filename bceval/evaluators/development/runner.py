@@ -24,7 +24,7 @@ from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
-from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
+from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
     checks_from_table,
@@ -32,7 +32,6 @@ from bceval.evaluators.development.checks import (
     require_configured,
     starting_repositories,
 )
-from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.evidence import (
     ERROR,
     FAIL,
@@ -55,7 +54,6 @@ from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.setup import DevelopmentSetup
 from bceval.evaluators.development.steps import Options, console, validated
 from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
@@ -215,11 +213,11 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     try:
         view = knowledge_view(loaded.root, scratch)
         shared = _Shared(opts, loaded, config, requests, view, scratch, agent)
-        before = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
-        source_digests = {c: tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
+        before = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
+        source_digests = {c: proc.tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
         runs = [_run_case(shared, case, sources[case.id]) for case in loaded.cases]
-        after = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
-        outside = sorted(c for c, d in source_digests.items() if tree_digest(Path(sources[c])) != d)
+        after = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
+        outside = sorted(c for c, d in source_digests.items() if proc.tree_digest(Path(sources[c])) != d)
     finally:
         _writable(scratch)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +19,11 @@ from bceval.jsonio import dumps_compact
 class Check:
     id: str
     kind: str  # "command" (compile, tests) or "review"
-    argv: tuple[str, ...] = ()
-    timeout_s: float = 900.0
-    env: tuple[tuple[str, str], ...] = ()
-    pass_codes: tuple[int, ...] = (0,)
-    unavailable: bool = False  # toolchain: unavailable -> recorded not-run (infrastructure), never passed
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "argv": list(self.argv),
-            "timeout_s": self.timeout_s,
-            "env": dict(self.env),
-            "pass_exit_codes": list(self.pass_codes),
-            "unavailable": self.unavailable,
-        }
+    argv: tuple[str, ...]
+    timeout_s: float
+    env: dict[str, str]  # sorted by name
+    pass_exit_codes: tuple[int, ...]
+    unavailable: bool  # toolchain: unavailable -> recorded not-run (infrastructure), never passed
 
 
 @dataclass
@@ -50,8 +39,8 @@ class ChecksConfig:
     def digest(self) -> str:
         """The configuration's identity: part of the run identity, and equal across the arms of an experiment."""
         described = {
-            "defaults": {k: v.describe() for k, v in sorted(self.defaults.items())},
-            "cases": {c: {k: v.describe() for k, v in sorted(m.items())} for c, m in sorted(self.per_case.items())},
+            "defaults": {k: asdict(v) for k, v in sorted(self.defaults.items())},
+            "cases": {c: {k: asdict(v) for k, v in sorted(m.items())} for c, m in sorted(self.per_case.items())},
         }
         return hashlib.sha256(dumps_compact(described).encode("utf-8")).hexdigest()
 
@@ -92,7 +81,7 @@ def _check(check_id: str, value: Any, where: str, unavailable: bool) -> Check:
         kind,
         tuple(argv),
         _number(value.get("timeout_s", "900"), f"{where}: check '{check_id}' timeout_s"),
-        tuple(sorted(env.items())),
+        dict(sorted(env.items())),
         tuple(int(c) for c in codes),
         unavailable and kind == "command",
     )

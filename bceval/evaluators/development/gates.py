@@ -80,7 +80,7 @@ def run_gates(
 
 
 def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log_path: str) -> GateResult:
-    finished = proc.run_command(argv, gate_copy, check.timeout_s, proc.clean_environment(dict(check.env)))
+    finished = proc.run_command(argv, gate_copy, check.timeout_s, proc.clean_environment(check.env))
     output = finished.stdout + finished.stderr
     write_atomic(log, output)
     where = f"log {log_path} sha256 {hashlib.sha256(output).hexdigest()[:12]}"
@@ -90,7 +90,7 @@ def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log
     elif finished.timed_out:
         details = f"timed out after {check.timeout_s:g} s; {where}"
     else:
-        status = "passed" if finished.exit_code in check.pass_codes else "failed"
+        status = "passed" if finished.exit_code in check.pass_exit_codes else "failed"
         details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {_last_line(output)}"
     return GateResult(
         check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
@@ -117,7 +117,7 @@ def _review_gate(
     log_lines: list[str] = []
     outcome = "completed"
     infra = False
-    env = proc.clean_environment(dict(check.env))
+    env = proc.clean_environment(check.env)
     al_files = [p for p in sorted(captured.paths) if p.lower().endswith(".al") and (gate_copy / p).is_file()]
     for path in al_files:
         question = {

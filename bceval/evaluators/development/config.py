@@ -14,14 +14,6 @@ PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
 
 
-def _keys() -> dict[str, Any]:
-    return {
-        option.name.removeprefix(PREFIX): option
-        for option in OPTIONS.values()
-        if option.part == "development" and option.pyproject
-    }
-
-
 def _repository(value: Any, base: Path, where: str) -> str:
     """A starting repository: a folder (made absolute) or repository@commit (a local repository made absolute)."""
     if not isinstance(value, str) or not value:
@@ -41,7 +33,7 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
         return {}
     if not isinstance(table, dict):
         raise BcevalError(f"{pyproject}: {TABLE} must be a table")
-    keys = _keys()
+    keys = {o.name.removeprefix(PREFIX): o for o in OPTIONS.values() if o.part == "development" and o.pyproject}
     unknown = sorted(set(table) - set(keys))
     if unknown:
         raise BcevalError(f"{pyproject}: {TABLE} has unknown key '{unknown[0]}' (known: {', '.join(sorted(keys))})")

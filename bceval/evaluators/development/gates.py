@@ -19,11 +19,10 @@ from bceval.evaluators.development.checks import Check, expand
 from bceval.evaluators.development.evidence import GateResult
 from bceval.evaluators.development.findings import findings_report_errors
 from bceval.evaluators.development.manifest import Case, Loaded
-from bceval.evaluators.development.report import gating_count
+from bceval.evaluators.development.report import SEVERITIES, gating_count
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
 
-SEVERITIES = ("blocker", "major", "minor", "info")
 REVIEW_PROTOCOL = (
     "Review the changed Business Central AL file with the quality skill named in skill, using the knowledge "
     "checkout you are given. Answer with nothing but a findings-report JSON object (skill, outcome, summary, "

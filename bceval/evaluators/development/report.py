@@ -28,7 +28,8 @@ REPORT_FIELDS = (
     "remaining",
 )
 REVIEW_FIELDS = ("skill", "outcome", "summary", "findings", "suppressed")
-GATING = ("blocker", "major")
+SEVERITIES = ("blocker", "major", "minor", "info")
+GATING = SEVERITIES[:2]
 ROUND_OUTCOMES = ("clean", "fixing", "stalled", "limit-reached")
 NOT_JSON = "not strict JSON (UTF-8, unique members, no NaN, at most 32 MiB, depth 64)"
 
@@ -254,9 +255,7 @@ def _count_lint(cid: str, review: Any) -> list[str]:
     if not isinstance(counts, dict):
         return []
     findings = wrap(member(review, "findings"))
-    tally = {
-        s: sum(1 for f in findings if same(member(f, "severity"), s)) for s in ("blocker", "major", "minor", "info")
-    }
+    tally = {s: sum(1 for f in findings if same(member(f, "severity"), s)) for s in SEVERITIES}
     if all(text(counts.get(s, 0)) == str(n) for s, n in tally.items()):
         return []
     return [f"{cid}: review summary.counts do not match the severities of its findings (bceval lint, not gating)."]

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.development.report import SEVERITIES
 from bceval.jsonio import dumps, write_atomic
 from bceval.steps.experiment_report import completed_run
 
-SEVERITIES = ("blocker", "major", "minor", "info")
 KNOWLEDGE = ("KnowledgeRecall", "KnowledgePrecision")
 
 

@@ -143,22 +143,16 @@ def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
 def claim_directory(directory: Path) -> None:
     """Refuse a non-empty unmarked directory; empty a marked one of what prepare owns; create it."""
     if directory.exists() or directory.is_symlink():
-        if not directory.is_dir() or directory.is_symlink():
-            raise _not_ours(directory)
-        entries = list(directory.iterdir())
-        if entries and not (directory / MARKER).is_file():
-            raise _not_ours(directory)
+        entries = list(directory.iterdir()) if directory.is_dir() and not directory.is_symlink() else None
+        if entries is None or (entries and not (directory / MARKER).is_file()):
+            raise DevelopmentError(
+                f"PrepareDirectory is not empty and is not a BCQuality development evaluation directory: {directory}"
+            )
         for entry in entries:
             lowered = entry.name.lower()
             if entry.is_file() and not entry.is_symlink() and any(fnmatch.fnmatchcase(lowered, p) for p in OWNED):
                 entry.unlink()
     directory.mkdir(parents=True, exist_ok=True)
-
-
-def _not_ours(directory: Path) -> DevelopmentError:
-    return DevelopmentError(
-        f"PrepareDirectory is not empty and is not a BCQuality development evaluation directory: {directory}"
-    )
 
 
 def write_prepared(loaded: Loaded, directory: Path, index_text: str) -> dict[str, str]:

@@ -141,23 +141,17 @@ def knowledge_view(root: Path, parent: Path) -> Path:
     view = parent / "knowledge"
     shutil.copytree(root, view, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     shutil.rmtree(view / "evaluation", ignore_errors=True)
-    for folder, _dirs, files in os.walk(view):
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(0o444)
-    for folder, _dirs, _ in os.walk(view, topdown=False):
-        Path(folder).chmod(0o555)
+    _chmod_tree(view, 0o444, 0o555)
     return view
 
 
-def _writable(folder: Path) -> None:
-    for current, _dirs, files in os.walk(folder):
-        os.chmod(current, 0o755)
+def _chmod_tree(folder: Path, files_mode: int, folders_mode: int) -> None:
+    for current, _dirs, files in os.walk(folder, topdown=False):
         for name in files:
-            path = os.path.join(current, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o644)
+            path = Path(current) / name
+            if not path.is_symlink():
+                path.chmod(files_mode)
+        Path(current).chmod(folders_mode)
 
 
 @dataclass
@@ -219,7 +213,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         after = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
         outside = sorted(c for c, d in source_digests.items() if proc.tree_digest(Path(sources[c])) != d)
     finally:
-        _writable(scratch)
+        _chmod_tree(scratch, 0o644, 0o755)
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]

@@ -112,7 +112,8 @@ class DevelopmentEvaluator:
         }
 
     def score(self, loaded: Loaded, results_dir: Path, probe: Probe) -> list[CaseOutcome]:
-        return [CaseOutcome(s.case, s.passed, tuple(s.problems)) for s in score_results(loaded, results_dir, probe)]
+        scores = score_results(loaded, results_dir, probe)
+        return [CaseOutcome(s.case, not s.problems, tuple(s.problems)) for s in scores]
 
     def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)

@@ -61,12 +61,7 @@ class RunnerEvidence:
 class CaseScore:
     case: str
     problems: list[str] = field(default_factory=list)
-    report: Any = MISSING  # the parsed implementationReport, when there was one
     lints: list[str] = field(default_factory=list)  # bceval's non-gating remarks (never change the verdict)
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems
 
 
 def parse_result(data: bytes) -> tuple[Any, str | None]:
@@ -115,7 +110,6 @@ def score_wrapper(
     if report is MISSING:
         out.append(f"{cid}: implementationReport is missing.")
         return score
-    score.report = report
     for name in REPORT_FIELDS:
         if member(report, name) is MISSING:
             out.append(f"{cid}: implementation report is missing '{name}'.")

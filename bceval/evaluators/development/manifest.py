@@ -80,7 +80,6 @@ class Loaded:
 
     root: Path
     manifest_path: Path
-    capabilities_path: Path
     manifest: dict[str, Any]
     capability_file: dict[str, Any]
     cases: list[Case]
@@ -162,7 +161,7 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     for case in cases:
         if not isinstance(case.raw, dict):
             raise DevelopmentError(f"{where}: cases[{case.index}] must be an object")
-    loaded = Loaded(root, manifest_path, capabilities_path, manifest, capability_file, cases, None)
+    loaded = Loaded(root, manifest_path, manifest, capability_file, cases, None)
     problems = loaded.problems
     _check_top(loaded, raw_cases, where, cwhere)
 

@@ -158,7 +158,7 @@ class DevelopmentEvaluator:
         return check_arms(arms, settings.model)
 
     def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        development_unit(plan, arm, run, epoch, settings)
+        development_unit(plan, arm, run, epoch)
 
     def unit_inputs(self, arm: Any) -> dict[str, Any]:
         return development_inputs(arm)

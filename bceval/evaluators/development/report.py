@@ -131,7 +131,7 @@ def score_wrapper(
     workspace = member(wrapper, "workspaceRoot")
     if not _changes(cid, report, workspace, probe, runner, out):
         return score
-    _review(loaded, cid, report, runner, out)
+    _review(cid, report, runner, out)
     score.lints += _count_lint(cid, member(report, "review"))
     _rounds(loaded, cid, report, out)
     if wrap(member(report, "remaining")):
@@ -227,7 +227,7 @@ def gating_count(review: Any) -> int:
     return sum(1 for f in wrap(member(review, "findings")) if one_of(member(f, "severity"), GATING))
 
 
-def _review(loaded: Loaded, cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]) -> None:
+def _review(cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]) -> None:
     if member(report, "review") is MISSING:
         out.append(f"{cid}: complete post-implementation review is missing.")
         return

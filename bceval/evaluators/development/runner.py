@@ -436,7 +436,7 @@ def _finish(
     return 0 if passed else EXIT_FAILED
 
 
-def development_unit(plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
+def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
     """One development run of an arm's epoch; a failing run is an outcome, only bad input fails."""
     directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
     opts = RunOptions(

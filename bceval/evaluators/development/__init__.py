@@ -1,11 +1,4 @@
-"""The development-fixtures evaluator (spec development.md): AL authoring tasks scored from implementation reports
-(report mode, parity with upstream) and from runner-owned evidence (runner mode).
-
-Pure core: values (PowerShell's casts and number text), manifest (validation and coverage, §3–§5), prepare
-(requests, §6), report (the raw-tree scorer, §9), checks (gate configuration, §11.6), evidence (runner entries
-against the agent's claims and the verdict, §11.7–§11.10). The runner (runner, gates, asking) and the commands
-(cli, tasks, steps) print and start processes; git and the gate commands run in bceval.evaluators.development.processes.
-"""
+"""The development-fixtures evaluator (spec development.md): AL authoring tasks scored from reports or run by bceval."""
 
 from __future__ import annotations
 
@@ -19,6 +12,11 @@ CHECKS_RELATIVE = "evaluation/development-checks.yaml"
 MARKER = ".bcquality-development-evaluation"
 CHECK_IDS = ("compile", "tests", "review")
 PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
+
+
+def plain_path(path: str) -> bool:
+    """A canonical relative path: forward slashes, no empty, `.` or `..` segment."""
+    return "\\" not in path and all(s not in ("", ".", "..") for s in path.split("/"))
 
 
 class DevelopmentError(BcevalError):

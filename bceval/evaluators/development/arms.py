@@ -1,11 +1,4 @@
-"""The four arms of spec §12: what the coding agent gets in each, with everything else held constant.
-
-`none` (baseline): the request and a neutral implementation prompt, no BCQuality guidance and no knowledge
-checkout named. `plan` (plan-only): the development skill as shipped, whose guidance-skill plans once before
-editing. `implementation` (implementation-only): the neutral prompt plus the implementation-guidance skill at
-the runner's checkpoints. `both` (combined): the skill and the checkpoints. The checkpoint policy is the
-runner's and the same in every arm (also in arms that consult nothing), so it is recorded in every run.
-"""
+"""The four arms of spec §12 (none, plan, implementation, both): what the coding agent gets in each."""
 
 from __future__ import annotations
 
@@ -16,8 +9,8 @@ from typing import Any
 from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import CHECKS_RELATIVE, PINNED, DevelopmentError
 from bceval.evaluators.development.checks import read_checks, starting_repositories
-from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.manifest import load, read_skill
+from bceval.evaluators.development.processes import tree_digest
 
 GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
 IMPLEMENTATION_SKILL = "microsoft/skills/development/al-implementation-guidance.md"
@@ -33,8 +26,7 @@ NEUTRAL_PROMPT = (
 
 
 def arm_request(document: dict[str, Any], guidance: str, root: Path) -> dict[str, Any]:
-    """A prepared request as the agent of this arm receives it (members keep their order; the implementation
-    guidance, when the arm has it, follows the development skill)."""
+    """A prepared request as this arm's agent receives it (implementationGuidance follows skillInstructions)."""
     if guidance not in GUIDANCE_ARMS:
         raise DevelopmentError(f"--guidance {guidance}: one of {', '.join(GUIDANCE_ARMS)}")
     changed = dict(document)
@@ -69,8 +61,7 @@ MATCHED = (
 
 
 def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
-    """The refusal of arms that differ in more than guidance: (arm name, identity) pairs, the first the control.
-    None when they all match the control."""
+    """The refusal of arms that differ from the control (the first pair) in more than guidance, else None."""
     if not identities:
         return None
     control, reference = identities[0]
@@ -85,8 +76,7 @@ def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
 
 
 def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None, checkout: str) -> dict[str, Any]:
-    """What an arm of a development experiment holds constant: each starting repository's content digest (a
-    pinned repository by its commit), the gate configuration's digest, the model and the knowledge checkout."""
+    """What an arm holds constant: starting repositories (digest or pinned commit), checks, model, checkout."""
     starting = {}
     for case, source in sorted(sources.items()):
         pinned = PINNED.match(source)
@@ -107,9 +97,7 @@ def development_checks(arm: Any) -> Path:
 
 
 def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
-    """§12: every arm of a development experiment uses the development evaluator and differs from the control
-    only in its guidance; the first other difference (starting repository, gate configuration, model, checkout)
-    is refused, naming the field: (the arm's index, why), else None."""
+    """§12: the arms differ from the control only in guidance; else (the arm's index, why)."""
     for index, arm in enumerate(arms):
         if arm.evaluator != DEVELOPMENT:
             return index, "every arm of a development experiment uses evaluator development"
@@ -125,8 +113,7 @@ def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
 
 
 def development_inputs(arm: Any) -> dict[str, Any]:
-    """What a development arm's epoch reads besides its fields: the manifest, the gate configuration and the
-    starting repositories' content; a change to any runs the epoch again (unreadable input: the run reports)."""
+    """What an arm's epoch reads besides its fields; a change to any runs the epoch again."""
     try:
         _, config, sources = development_sources(arm)
         identity = arm_identity(sources, config.digest(), arm.fields["model"], str(arm.corpus))

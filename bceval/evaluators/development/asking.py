@@ -1,16 +1,4 @@
-"""The development request as the live kinds are asked it (spec §11.2, §11.8): the agent works in a fresh
-writable copy of the case's starting repository and (in arms with guidance) may read the knowledge view.
-
-A command agent is the command line with its placeholders expanded, run once in the copy with a clean
-environment (under bwrap only the copy is writable), the request on stdin. The api agent gets the read-only tools
-over `workspace/` (and `knowledge/`) plus the write tools over `workspace/` only (bceval.agents.write_tools);
-because bceval runs the tools, its read evidence comes from its own tool results, never from the model: knowledge
-recall and precision of this agent count only articles it read in full (readevidence).
-
-One attempt per case and no retries: a retried agent would start on a copy the first one already changed. An
-agent that ends without an answer (timeout, crash, endpoint error, --max-turns) is an infrastructure error of the
-case (§11.10); an answer that is not JSON is the model's failure.
-"""
+"""The development request as the live agent kinds are asked it (spec §11.2, §11.8); one attempt, no retries."""
 
 from __future__ import annotations
 
@@ -19,13 +7,16 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bceval.agents.api_tools import TOOLS_VERSION
 from bceval.agents.process import extract_json_object
-from bceval.agents.registry import ShapeBase
+from bceval.agents.registry import Shape, ShapeBase
 from bceval.agents.sandbox import sandbox_argv
+from bceval.agents.settings import AgentSettings
 from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
+from bceval.errors import BcevalError
+from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import expand
 from bceval.evaluators.development.manifest import Case, Loaded
@@ -70,15 +61,19 @@ class Asked:
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
-class DevelopmentShape(ShapeBase):
-    """The development question shape of the live kinds: DevelopmentQuestion -> Asked."""
+def _keep(q: DevelopmentQuestion, stdout: str | bytes, stderr: str | bytes, envelope: dict[str, Any]) -> None:
+    folder = DevelopmentCaseDir(q.folder).agent
+    write_atomic(folder / "stdout.txt", stdout)
+    write_atomic(folder / "stderr.txt", stderr)
+    write_atomic(folder / "envelope.json", dumps(envelope))
 
+
+class DevelopmentShape(ShapeBase):
     in_case_view = False
     checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
     tools = READ_WRITE_TOOLS
 
     def __init__(self, opts: Any, loaded: Loaded) -> None:
-        """`opts`: the run's RunOptions (its run directory, the checks file, the sandbox grants)."""
         self.opts = opts
         self.hidden = {"the output directory": opts.out.resolve(), "the corpus": loaded.root.resolve()}
         self.bwrap: str | None = None  # the run sets it under --sandbox bwrap
@@ -122,9 +117,6 @@ class DevelopmentShape(ShapeBase):
             lines.append(f"The knowledge checkout (read-only) is: {q.knowledge}")
         stdin = ("\n".join(lines) + "\n").encode("utf-8")
         finished = proc.run_command(argv, q.workspace, settings.timeout, proc.clean_environment(), stdin)
-        folder = DevelopmentCaseDir(q.folder).agent
-        write_atomic(folder / "stdout.txt", finished.stdout)
-        write_atomic(folder / "stderr.txt", finished.stderr)
         answer = extract_json_object(finished.stdout.decode("utf-8", "replace")) if finished.stdout.strip() else None
         infra = None
         if finished.timed_out and answer is None:
@@ -141,7 +133,7 @@ class DevelopmentShape(ShapeBase):
             "stdoutSha256": hashlib.sha256(finished.stdout).hexdigest(),
             "infrastructure": infra,
         }
-        write_atomic(folder / "envelope.json", dumps(envelope))
+        _keep(q, finished.stdout, finished.stderr, envelope)
         answered_by = {"adapter": "command", "model": settings.model, "pinned": "{model}" in settings.command}
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": settings.epoch, **envelope}
         record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
@@ -150,8 +142,7 @@ class DevelopmentShape(ShapeBase):
         return Asked(answer, infra)
 
     def by_endpoint(self, agent: Any, q: DevelopmentQuestion) -> Asked:
-        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/. It
-        is kept in the case's folder and transcript, with bceval's read evidence."""
+        """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
         opts = self.opts
         box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
         system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")
@@ -177,9 +168,6 @@ class DevelopmentShape(ShapeBase):
         }
         work = scrub(work)
         text = scrub(talk.text) if talk.text is not None else None
-        folder = DevelopmentCaseDir(q.folder).agent
-        write_atomic(folder / "stdout.txt", text or "")
-        write_atomic(folder / "stderr.txt", (failure or "") + ("\n" if failure else ""))
         answer = extract_json_object(text) if text and text.strip() else None
         infra = f"the api conversation ended before an answer ({failure})" if failure else None
         envelope = {
@@ -195,9 +183,26 @@ class DevelopmentShape(ShapeBase):
             "stdoutSha256": hashlib.sha256((text or "").encode("utf-8")).hexdigest(),
             "infrastructure": infra,
         }
-        write_atomic(folder / "envelope.json", dumps(envelope))
+        _keep(q, text or "", (failure or "") + ("\n" if failure else ""), envelope)
         evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
         return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))
+
+
+@dataclass(frozen=True)
+class DevelopmentSetup:
+    """What an agent answering development requests is made from (make_agent takes it)."""
+
+    question: ClassVar[str] = DEVELOPMENT
+    shape: Shape
+    agent: AgentSettings | None = None
+
+    def unknown(self, name: str) -> BcevalError:
+        return BcevalError(f"--adapter {name}: development runs take the command or the api adapter")
+
+    def missing_command(self, name: str) -> BcevalError:
+        if name == "api":
+            return BcevalError("run --adapter api needs its endpoint settings (--model, --base-url, ...)")
+        return BcevalError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")

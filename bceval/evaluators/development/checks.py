@@ -1,14 +1,10 @@
-"""The runner's gate configuration (spec §11.6): `evaluation/development-checks.yaml`, its defaults and per-case
-overrides, the starting repositories, and the rule that every required check is configured before any agent runs.
-
-YAML is read with PyYAML's BaseLoader (every scalar a string: no YAML 1.1 surprises); numbers are converted here.
-"""
+"""The runner's gate configuration (spec §11.6); YAML is read with BaseLoader (every scalar a string)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +19,11 @@ from bceval.jsonio import dumps_compact
 class Check:
     id: str
     kind: str  # "command" (compile, tests) or "review"
-    argv: tuple[str, ...] = ()
-    timeout_s: float = 900.0
-    env: tuple[tuple[str, str], ...] = ()
-    pass_codes: tuple[int, ...] = (0,)
-    unavailable: bool = False  # toolchain: unavailable -> recorded not-run (infrastructure), never passed
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "argv": list(self.argv),
-            "timeout_s": self.timeout_s,
-            "env": dict(self.env),
-            "pass_exit_codes": list(self.pass_codes),
-            "unavailable": self.unavailable,
-        }
+    argv: tuple[str, ...]
+    timeout_s: float
+    env: dict[str, str]  # sorted by name
+    pass_exit_codes: tuple[int, ...]
+    unavailable: bool  # toolchain: unavailable -> recorded not-run (infrastructure), never passed
 
 
 @dataclass
@@ -54,8 +39,8 @@ class ChecksConfig:
     def digest(self) -> str:
         """The configuration's identity: part of the run identity, and equal across the arms of an experiment."""
         described = {
-            "defaults": {k: v.describe() for k, v in sorted(self.defaults.items())},
-            "cases": {c: {k: v.describe() for k, v in sorted(m.items())} for c, m in sorted(self.per_case.items())},
+            "defaults": {k: asdict(v) for k, v in sorted(self.defaults.items())},
+            "cases": {c: {k: asdict(v) for k, v in sorted(m.items())} for c, m in sorted(self.per_case.items())},
         }
         return hashlib.sha256(dumps_compact(described).encode("utf-8")).hexdigest()
 
@@ -96,7 +81,7 @@ def _check(check_id: str, value: Any, where: str, unavailable: bool) -> Check:
         kind,
         tuple(argv),
         _number(value.get("timeout_s", "900"), f"{where}: check '{check_id}' timeout_s"),
-        tuple(sorted(env.items())),
+        dict(sorted(env.items())),
         tuple(int(c) for c in codes),
         unavailable and kind == "command",
     )
@@ -122,8 +107,7 @@ def read_checks(path: Path) -> ChecksConfig:
 
 
 def _text_scalars(value: Any) -> Any:
-    """A TOML value as BaseLoader YAML gives it: numbers as text (booleans stay, and are refused where text is
-    wanted)."""
+    """A TOML value as BaseLoader YAML gives it: numbers as text."""
     if isinstance(value, dict):
         return {key: _text_scalars(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -134,8 +118,7 @@ def _text_scalars(value: Any) -> Any:
 
 
 def checks_from_table(table: dict[str, Any], pyproject: Path) -> ChecksConfig:
-    """Inline checks from [tool.bceval.development] (checks = {compile = {...}, ...}, toolchain, cases), with the
-    checks file's rules and messages; relative paths in them are relative to pyproject.toml's folder."""
+    """Inline checks from [tool.bceval.development], with the checks file's rules and messages."""
     document = {"version": "1", **_text_scalars(table)}
     return _config(document, f"{pyproject}: [tool.bceval.development]", pyproject)
 
@@ -199,8 +182,7 @@ def expand(argv: tuple[str, ...], values: dict[str, str]) -> list[str]:
 def starting_repositories(
     loaded: Loaded, config: ChecksConfig, checks_file: Path, workspace_map: Path | None
 ) -> dict[str, str]:
-    """Manifest id -> starting repository: the map's, else the checks file's; relative folders are relative to
-    the file that names them. Every case needs one, before any agent runs."""
+    """Manifest id -> starting repository (the map's, else the checks file's), relative to its file."""
     sources: dict[str, str] = {}
     base = checks_file.parent
     for case, source in config.workspaces.items():

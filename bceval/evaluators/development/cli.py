@@ -1,16 +1,4 @@
-"""The development evaluator's commands.
-
-`bceval development`: validate (default) | prepare | score, the upstream evaluator's phases (spec §2), and `run`,
-bceval as the runner (spec §11); the flags come from the options table, [tool.bceval.development] fills the rest.
-
-The uniform verbs `bceval prepare|answer|score|publish|view --evaluator development` stand for those modes: prepare
-writes the requests into OUT/development/; answer is a whole runner-mode run into a new
-OUT/development-runs/run-NNNN; score prints the verdict of the newest run again; view writes the site of every run;
-publish refuses (the scorecard page holds review runs and experiments).
-
-`bceval evidence`: spec §13's validator on files. It prints one JSON line `{"valid": bool, "errors": [...]}` and
-exits 0 when valid, 1 when invalid, 2 when a file cannot be read or is not strict JSON (that one line names it).
-"""
+"""The development evaluator's commands: `bceval development` (spec §2, §11) and `bceval evidence` (§13)."""
 
 from __future__ import annotations
 
@@ -134,7 +122,6 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def run_validator(args: argparse.Namespace, out: Any = None) -> int:
-    """`bceval evidence`."""
     out = out or sys.stdout
     try:
         if not args.kr_response:

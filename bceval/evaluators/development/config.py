@@ -1,16 +1,4 @@
-"""`[tool.bceval.development]` in pyproject.toml: a project's development-run settings (spec §11.6), the keys the
-options table marks as pyproject options of part development, under their names without `development_`:
-
-    [tool.bceval.development]
-    manifest = "evaluation/development-fixtures.json"
-    checks = "evaluation/development-checks.yaml"   # a checks file, or an inline table of checks:
-    # [tool.bceval.development.checks.compile]  argv = [...], timeout_s = 900
-    [tool.bceval.development.workspaces]
-    my-case = "fixtures/my-app"                      # or "https://host/repo.git@<commit>"
-
-Paths are relative to pyproject.toml's folder. A flag (or, for doit, a BCEVAL_DEVELOPMENT_* variable) wins over
-these; these win over the defaults. Every problem is one line naming the file and the key.
-"""
+"""`[tool.bceval.development]` in pyproject.toml (spec §11.6); paths are relative to pyproject.toml's folder."""
 
 from __future__ import annotations
 
@@ -24,14 +12,6 @@ from bceval.evaluators.development import PINNED  # not .checks: settings are re
 
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
-
-
-def _keys() -> dict[str, Any]:
-    return {
-        option.name.removeprefix(PREFIX): option
-        for option in OPTIONS.values()
-        if option.part == "development" and option.pyproject
-    }
 
 
 def _repository(value: Any, base: Path, where: str) -> str:
@@ -53,7 +33,7 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
         return {}
     if not isinstance(table, dict):
         raise BcevalError(f"{pyproject}: {TABLE} must be a table")
-    keys = _keys()
+    keys = {o.name.removeprefix(PREFIX): o for o in OPTIONS.values() if o.part == "development" and o.pyproject}
     unknown = sorted(set(table) - set(keys))
     if unknown:
         raise BcevalError(f"{pyproject}: {TABLE} has unknown key '{unknown[0]}' (known: {', '.join(sorted(keys))})")

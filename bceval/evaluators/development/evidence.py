@@ -1,9 +1,4 @@
-"""Runner mode (spec §11.5–§11.10): the runner's validation entries, the agent's claims compared with them
-(overclaims and underclaims), and the verdict of a case.
-
-The runner's result wins; the agent's entries are kept and every disagreement is a diagnostic. An overclaim is
-the agent saying passed where the runner did not observe it (or fewer gating findings than the runner's review).
-"""
+"""Runner mode (spec §11.5–§11.10): the agent's claims against the runner's gates, and a case's verdict."""
 
 from __future__ import annotations
 
@@ -81,8 +76,7 @@ def compare(case: Case, report: Any, gates: list[GateResult], runner_review: dic
 
 
 def gates_passed(gates: list[GateResult]) -> bool:
-    """The primary outcome of §12: compile, tests and the independent review all passed (a check that was not
-    configured or not run is never a pass)."""
+    """The primary outcome of §12: compile, tests and the review all passed (not run is never a pass)."""
     by_id = {g.id: g.status for g in gates}
     return all(by_id.get(check) == "passed" for check in ("compile", "tests", "review"))
 
@@ -94,8 +88,7 @@ def verdict(
     fail_on_overclaim: bool,
     comparison: Comparison,
 ) -> str:
-    """§11.10: error (infrastructure) when the agent crashed or timed out before answering, or a required check
-    could not run for an infrastructure reason; else fail when any rule failed; else pass."""
+    """§11.10: error (infrastructure), else fail when any rule failed, else pass."""
     if agent_infra is not None or any(g.infrastructure for g in gates):
         return ERROR
     if problems or (fail_on_overclaim and comparison.overclaims):

@@ -1,12 +1,4 @@
-"""The findings-report contract the runner's independent review must answer in (spec §7.2, §11.5.4): the quality
-skill's complete report, checked before its findings count. An answer that is not a findings-report is the
-reviewer's failure, so the review gate did not run (infrastructure), never a pass.
-
-The schema is written here from the contract the spec describes (skill, outcome, outcome-reason for partial and
-failed, summary counts and coverage, findings with id, severity, message, references and confidence, suppressed,
-and for super-skills sub-results and skipped-sub-skills). A finding without references is the agent's own: its id
-names it `agent:`, and it is capped at severity minor and confidence medium, so it can never gate.
-"""
+"""The findings-report contract (spec §7.2, §11.5.4) the runner's review must answer in."""
 
 from __future__ import annotations
 

@@ -13,17 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents.process import extract_json_object
-from bceval.evaluators.development import CHECK_IDS
+from bceval.evaluators.development import CHECK_IDS, plain_path
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import Check, expand
 from bceval.evaluators.development.evidence import GateResult
 from bceval.evaluators.development.findings import findings_report_errors
 from bceval.evaluators.development.manifest import Case, Loaded
-from bceval.evaluators.development.report import gating_count
+from bceval.evaluators.development.report import SEVERITIES, gating_count
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
 
-SEVERITIES = ("blocker", "major", "minor", "info")
 REVIEW_PROTOCOL = (
     "Review the changed Business Central AL file with the quality skill named in skill, using the knowledge "
     "checkout you are given. Answer with nothing but a findings-report JSON object (skill, outcome, summary, "
@@ -80,7 +79,7 @@ def run_gates(
 
 
 def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log_path: str) -> GateResult:
-    finished = proc.run_command(argv, gate_copy, check.timeout_s, proc.clean_environment(dict(check.env)))
+    finished = proc.run_command(argv, gate_copy, check.timeout_s, proc.clean_environment(check.env))
     output = finished.stdout + finished.stderr
     write_atomic(log, output)
     where = f"log {log_path} sha256 {hashlib.sha256(output).hexdigest()[:12]}"
@@ -90,7 +89,7 @@ def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log
     elif finished.timed_out:
         details = f"timed out after {check.timeout_s:g} s; {where}"
     else:
-        status = "passed" if finished.exit_code in check.pass_codes else "failed"
+        status = "passed" if finished.exit_code in check.pass_exit_codes else "failed"
         details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {_last_line(output)}"
     return GateResult(
         check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
@@ -111,14 +110,13 @@ def _review_gate(
     view: Path,
     loaded: Loaded,
 ) -> GateResult:
-    """bceval's own review: one fresh question per changed AL file, asked of the configured review agent with
-    the same knowledge checkout in every arm; the answers merge into one findings-report."""
+    """bceval's own review: one fresh question per changed AL file, merged into one findings-report."""
     skill = _quality_skill(loaded)
     answers: list[dict[str, Any]] = []
     log_lines: list[str] = []
     outcome = "completed"
     infra = False
-    env = proc.clean_environment(dict(check.env))
+    env = proc.clean_environment(check.env)
     al_files = [p for p in sorted(captured.paths) if p.lower().endswith(".al") and (gate_copy / p).is_file()]
     for path in al_files:
         question = {
@@ -184,10 +182,9 @@ def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
     for item in answer.get("findings") or []:
         for reference in (item.get("references") or []) if isinstance(item, dict) else []:
             path = reference.get("path") if isinstance(reference, dict) else reference
-            segments = str(path).split("/")
-            if not isinstance(path, str) or any(s in ("", ".", "..") for s in segments) or "\\" in path:
+            if not isinstance(path, str) or not plain_path(path):
                 broken.append(str(path))
-            elif not view.joinpath(*segments).is_file():
+            elif not view.joinpath(*path.split("/")).is_file():
                 broken.append(path)
     return broken
 

@@ -1,23 +1,15 @@
-"""The knowledge-response validator of spec §13, ported: an `al-knowledge` answer checked against the exact
-question it was bound to, the corpus, the enabled layers, and the read evidence its consumer collected from its
-own tool results in this run (never from the answering agent's claims).
-
-It proves identity and complete reads, not comprehension. It never rewrites the response. The checks run in the
-spec's order and each message keeps the spec's wording; schema errors, when there are any, are the only result.
-
-The development runner uses the same record with `requestSha256` (of the request file's bytes) in place of
-`questionSha256` (`hash_member`).
-"""
+"""The knowledge-response validator of spec §13: an `al-knowledge` answer against its bound question."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft7Validator
 
+from bceval.evaluators.development import plain_path
 from bceval.evaluators.development.findings import closed
 
 LAYERS = ("microsoft", "community", "custom")
@@ -92,10 +84,6 @@ def _schema_errors(response: Any) -> list[str]:
     return [f"Schema: {error.message}" for error in ordered]
 
 
-def _noncanonical(path: str) -> bool:
-    return "\\" in path or any(part in ("", ".", "..") for part in path.split("/"))
-
-
 def _inside(root: Path, path: str) -> Path | None:
     """The file a corpus path names, or None when it resolves outside the root."""
     file = (root / path).resolve()
@@ -138,9 +126,7 @@ def validate_response(
     hash_member: str = "questionSha256",
     bound: bytes | None = None,
 ) -> list[str]:
-    """Every problem of `response`, in the spec's order; [] when it is valid. `question` is the exact bound
-    input; the evidence's hash is of `bound` when given (the development runner's request bytes), else of the
-    question's UTF-8."""
+    """Every problem of `response`, in the spec's order; the evidence's hash is of `bound` when given."""
     errors = _schema_errors(response)
     if errors:
         return errors
@@ -154,7 +140,7 @@ def validate_response(
     for entry, is_reference in [(r, True) for r in references] + [(s, False) for s in suppressed]:
         path = entry["path"]
         file = _inside(root, path)
-        if _noncanonical(path) or file is None:
+        if not plain_path(path) or file is None:
             errors.append(f"Noncanonical corpus path: {path}")
         elif not file.is_file():
             errors.append(f"Corpus path does not exist: {path}")
@@ -165,7 +151,7 @@ def validate_response(
     reads = _reads(evidence, run_id, bound_sha, hash_member, errors)
     for reference in references:
         path = reference["path"]
-        if _noncanonical(path) or PurePosixPath(path).is_absolute():
+        if not plain_path(path):
             errors.append(f"Noncanonical citation path: {path}")
             continue
         file = _inside(root, path)

@@ -1,8 +1,4 @@
-"""The manifest and the capability file (spec §3–§5): reading, validation with every upstream message, coverage.
-
-Problems accumulate in the reference's order. Where the reference crashes (a member read without a guard under
-strict mode, a file that is missing or does not parse), bceval raises DevelopmentError: one line, exit 2.
-"""
+"""The manifest and the capability file (spec §3–§5): validation with every upstream message, and coverage."""
 
 from __future__ import annotations
 
@@ -13,7 +9,13 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
-from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECK_IDS, MANIFEST_RELATIVE, DevelopmentError
+from bceval.evaluators.development import (
+    CAPABILITIES_RELATIVE,
+    CHECK_IDS,
+    MANIFEST_RELATIVE,
+    DevelopmentError,
+    plain_path,
+)
 from bceval.evaluators.development.values import (
     MISSING,
     as_double,
@@ -78,7 +80,6 @@ class Loaded:
 
     root: Path
     manifest_path: Path
-    capabilities_path: Path
     manifest: dict[str, Any]
     capability_file: dict[str, Any]
     cases: list[Case]
@@ -93,22 +94,8 @@ class Loaded:
         return _minimum_coverage(self.capability_file)
 
     @property
-    def recall_minimum(self) -> Any:
-        return self.manifest["minimumKnowledgeRecall"]
-
-    @property
-    def precision_minimum(self) -> Any:
-        return self.manifest["minimumKnowledgePrecision"]
-
-    @property
     def review_rounds(self) -> int:
         return as_int(member(self.manifest, "maximumReviewRounds"), f"{self.manifest_path}: maximumReviewRounds")
-
-    def passed_line(self) -> str:
-        return (
-            f"Development fixture validation PASSED: {len(self.cases)} cases; {self.covered} of "
-            f"{self.capability_count} capabilities have fixtures (minimum {number_text(self.minimum_coverage)})."
-        )
 
 
 def read_document(path: Path, label: str) -> dict[str, Any]:
@@ -144,12 +131,10 @@ def _number(value: Any) -> bool:
 
 
 def article_path_problem(root: Path, path: str) -> str | None:
-    """ "invalid" (a backslash, not `.md`, or not a plain relative path inside the root: §10.3 tighten),
-    "missing" (not a file under the root), or None."""
-    segments = path.split("/")
-    if "\\" in path or not path.endswith(".md") or path.startswith("/") or any(s in ("", ".", "..") for s in segments):
+    """ "invalid" (not a plain relative `.md` path inside the root: §10.3 tighten), "missing", or None."""
+    if not plain_path(path) or not path.endswith(".md"):
         return "invalid"
-    target = root.joinpath(*segments)
+    target = root.joinpath(*path.split("/"))
     try:
         inside = target.resolve().is_relative_to(root.resolve())
     except OSError:
@@ -176,7 +161,7 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     for case in cases:
         if not isinstance(case.raw, dict):
             raise DevelopmentError(f"{where}: cases[{case.index}] must be an object")
-    loaded = Loaded(root, manifest_path, capabilities_path, manifest, capability_file, cases, None)
+    loaded = Loaded(root, manifest_path, manifest, capability_file, cases, None)
     problems = loaded.problems
     _check_top(loaded, raw_cases, where, cwhere)
 
@@ -196,7 +181,6 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
 
 
 def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
-    """The manifest's and the capability file's top-level members (§4.3)."""
     manifest, capability_file, problems = loaded.manifest, loaded.capability_file, loaded.problems
     version = _required(manifest, "version", where)
     if not (isinstance(version, int) and not isinstance(version, bool) and version == 1):  # §4.1 tighten
@@ -294,7 +278,6 @@ def read_skill(path: Path) -> str:
 
 
 def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: str) -> None:
-    """One case (§4.3)."""
     problems, cid = loaded.problems, case.id
     cw = f"{where}: case '{cid}'"
     _required(case.raw, "capabilities", cw)

@@ -1,9 +1,4 @@
-"""bceval's own development artifacts as pydantic models (their JSON schemas are generated from these,
-`python -m bceval.schemas`): the request, a run's base, evidence, verdict and run record, and the checks file.
-
-The implementation report itself is scored on its raw tree (spec §10.16); the request's resultSchema template
-and the wrapper's report are therefore plain JSON values here.
-"""
+"""bceval's own development artifacts as pydantic models (their JSON schemas are generated from these)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The development-fixtures evaluator (spec development.md): AL authoring tasks. Its unit of work is a whole
-run (bceval's runner copies every case's starting repository, runs the agent and the gates), it needs starting
-repositories, and no two arms share an answer (each works in its own fresh copy).
-
-Scoring in report mode takes a workspace probe (processes.probe_workspace runs git), so this adapter stays free
-of processes; runner mode's verdicts come from the run's problems.
-"""
+"""The development-fixtures evaluator as a plugin: its unit of work is a whole run."""
 
 from __future__ import annotations
 
@@ -58,9 +52,7 @@ DEVELOPMENT_TRAITS = Traits(
 
 
 def oracle_report(case: Case, changed: list[str]) -> dict[str, Any]:
-    """The known-good implementation report of a case whose workspace shows `changed`: every required article,
-    every required check passed, a clean review and one clean round. It passes report mode by construction;
-    in runner mode the runner's own gates decide, whatever it claims."""
+    """The known-good implementation report of a case whose workspace shows `changed`."""
     return {
         "skill": {"id": "al-development", "version": 1},
         "outcome": "completed",
@@ -120,17 +112,14 @@ class DevelopmentEvaluator:
         }
 
     def score(self, loaded: Loaded, results_dir: Path, probe: Probe) -> list[CaseOutcome]:
-        """Report mode: per case, the upstream failures of its result file."""
-        return [CaseOutcome(s.case, s.passed, tuple(s.problems)) for s in score_results(loaded, results_dir, probe)]
+        scores = score_results(loaded, results_dir, probe)
+        return [CaseOutcome(s.case, not s.problems, tuple(s.problems)) for s in scores]
 
     def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)
 
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
-        """Per case id, what the report says as an experiment counts it: whether its outcome is the one every
-        fixture expects (completed: the upstream report's own verdict, §12's secondary outcome) and the recall
-        and precision of its knowledge: from bceval's read evidence where the runner has it (the api agent), else as
-        the report claims it."""
+        """Per case id: whether the report completed, and its knowledge recall and precision (read, else claimed)."""
         if results_dir is None:
             return {}
         found: dict[str, Any] = {}
@@ -169,7 +158,7 @@ class DevelopmentEvaluator:
         return check_arms(arms, settings.model)
 
     def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        development_unit(plan, arm, run, epoch, settings)
+        development_unit(plan, arm, run, epoch)
 
     def unit_inputs(self, arm: Any) -> dict[str, Any]:
         return development_inputs(arm)

@@ -1,8 +1,4 @@
-"""Prepare (spec §6): the marker, bceval's knowledge index and one answer-free request per case.
-
-A directory is reused when it carries the marker: its old index, requests and results are deleted, everything
-else is kept. A non-empty directory without the marker is refused.
-"""
+"""Prepare (spec §6): the marker, the knowledge index and one answer-free request per case."""
 
 from __future__ import annotations
 
@@ -95,8 +91,7 @@ def _optional_text(request: Any, name: str) -> str | None:
 
 
 def request_document(loaded: Loaded, case: Case) -> dict[str, Any]:
-    """One request, members in the order of §6.3; nothing the agent must not see (expected kind, required
-    knowledge and checks, capabilities, the root)."""
+    """One request, members in the order of §6.3, without what the agent must not see."""
     request = case.request
     description, plan = _optional_text(request, "description"), _optional_text(request, "plan")
     # §10.2 tighten: a blank description with a plan states the goal by its plan
@@ -146,25 +141,18 @@ def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
 
 
 def claim_directory(directory: Path) -> None:
-    """Refuse a non-empty directory without the marker (a file counts as one); empty a marked one of what an
-    earlier prepare wrote (and earlier results); create a missing one."""
+    """Refuse a non-empty unmarked directory; empty a marked one of what prepare owns; create it."""
     if directory.exists() or directory.is_symlink():
-        if not directory.is_dir() or directory.is_symlink():
-            raise _not_ours(directory)
-        entries = list(directory.iterdir())
-        if entries and not (directory / MARKER).is_file():
-            raise _not_ours(directory)
+        entries = list(directory.iterdir()) if directory.is_dir() and not directory.is_symlink() else None
+        if entries is None or (entries and not (directory / MARKER).is_file()):
+            raise DevelopmentError(
+                f"PrepareDirectory is not empty and is not a BCQuality development evaluation directory: {directory}"
+            )
         for entry in entries:
             lowered = entry.name.lower()
             if entry.is_file() and not entry.is_symlink() and any(fnmatch.fnmatchcase(lowered, p) for p in OWNED):
                 entry.unlink()
     directory.mkdir(parents=True, exist_ok=True)
-
-
-def _not_ours(directory: Path) -> DevelopmentError:
-    return DevelopmentError(
-        f"PrepareDirectory is not empty and is not a BCQuality development evaluation directory: {directory}"
-    )
 
 
 def write_prepared(loaded: Loaded, directory: Path, index_text: str) -> dict[str, str]:

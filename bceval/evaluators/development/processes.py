@@ -1,12 +1,8 @@
-"""The processes of development runs (spec §11): git for the workspace probe, the fresh copy of a starting
-repository and the post-agent capture; the runner-owned gate commands; the agent command in its copy.
-
-Every git call uses a hardened environment (no user or system configuration, no GIT_* of the caller) and the
-tightened flags of §10.7 (-z, --no-renames, core.quotePath=false).
-"""
+"""The processes of development runs (spec §11): hardened git (§10.7), gate commands, the agent command."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -15,24 +11,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bceval import vcs
 from bceval.evaluators.development import DevelopmentError
 from bceval.evaluators.development.checks import PINNED
-from bceval.evaluators.development.digest import tree_digest
+from bceval.evaluators.development.models import DevelopmentBase
 from bceval.evaluators.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
-from bceval.vcs import commit_folder
 
-GIT = [
-    "git",
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "core.autocrlf=false",
-    "-c",
-    "commit.gpgsign=false",
-    "-c",
-    "init.defaultBranch=main",
-]
-BASE_EPOCH = 946684800  # the commit of a copied folder depends on its content alone
+GIT = [*vcs.GIT, "-c", "core.quotePath=false"]
 KILL_GRACE = 2.0
 
 
@@ -65,23 +50,24 @@ def probe_workspace(workspace: Path) -> WorkspaceChanges:
     return WorkspaceChanges(OK, tuple(_z(diff.stdout) + _z(others.stdout)))
 
 
-# --- starting repositories -------------------------------------------------------------------------------------
+def tree_digest(folder: Path) -> str:
+    """SHA-256 over every file's relative path and content hash (a link by its target), `.git` left out."""
+    found = []
+    for current, dirs, files in os.walk(folder):
+        rel = Path(current).relative_to(folder)
+        dirs[:] = [d for d in dirs if not (rel == Path(".") and d == ".git")]
+        found += [(rel / name).as_posix() for name in files]
+        found += [(rel / d).as_posix() for d in dirs if (Path(current) / d).is_symlink()]
+    digest = hashlib.sha256()
+    for path in sorted(found):
+        full = folder.joinpath(*path.split("/"))
+        data = os.readlink(full).encode() if full.is_symlink() else full.read_bytes()
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class Base:
-    source: str
-    commit: str
-    tree: str
-    digest: str
-
-    def record(self) -> dict[str, str]:
-        return {"source": self.source, "baseCommit": self.commit, "treeId": self.tree, "digest": self.digest}
-
-
-def fresh_copy(source: str, target: Path) -> Base:
-    """A fresh, writable, standalone repository at `target` (no alternates, no hard links) from a folder
-    (copied, then committed once with a fixed author and date) or a git repository pinned to a commit."""
+def fresh_copy(source: str, target: Path) -> DevelopmentBase:
+    """A fresh, writable, standalone repository from a folder (committed once) or a pinned repository."""
     pinned = PINNED.match(source)
     if pinned:
         repository, commit = pinned["repo"], pinned["commit"]
@@ -98,12 +84,12 @@ def fresh_copy(source: str, target: Path) -> Base:
         if not folder.is_dir() or not (folder / "app.json").is_file():
             raise DevelopmentError(f"starting repository {source} is not a folder with app.json")
         shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        commit_folder(target, "bceval: starting repository", BASE_EPOCH, ("bceval", "bceval@localhost"))
+        vcs.commit_folder(target, "bceval: starting repository", vcs.EXPORT_EPOCH, ("bceval", "bceval@localhost"))
     if _z(git(["status", "--porcelain", "-z", "--untracked-files=all"], target).stdout):
         raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")
     head = git(["rev-parse", "HEAD"], target).stdout.decode().strip()
     tree = git(["rev-parse", "HEAD^{tree}"], target).stdout.decode().strip()
-    return Base(source, head, tree, tree_digest(target))
+    return DevelopmentBase(source=source, baseCommit=head, treeId=tree, digest=tree_digest(target))
 
 
 @dataclass(frozen=True)
@@ -115,10 +101,8 @@ class Capture:
 
 
 def capture(workspace: Path, base_commit: str, scratch: Path) -> Capture:
-    """The agent's whole change against the base commit (§11.5.1): a throwaway index outside the workspace,
-    seeded from the base tree, then the whole working tree staged into it. Tracked edits, deletions, untracked
-    files that are not ignored, and anything the agent committed are all in it; the workspace's own index is
-    never touched."""
+    """The agent's whole change against the base commit (§11.5.1), staged into a throwaway index so the
+    workspace's own index is never touched; commits and untracked (not ignored) files are included."""
     scratch.mkdir(parents=True, exist_ok=True)
     index = {"GIT_INDEX_FILE": str(scratch / "capture.index")}
     for args in (["read-tree", base_commit], ["add", "-A", "--", "."]):
@@ -133,9 +117,6 @@ def capture(workspace: Path, base_commit: str, scratch: Path) -> Capture:
     refs = git(["for-each-ref", "--format=%(refname) %(objectname)"], workspace).stdout.decode()
     (scratch / "capture.index").unlink(missing_ok=True)
     return Capture(tuple(_z(names.stdout)), patch.stdout, head, refs)
-
-
-# --- commands: gates and the agent -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

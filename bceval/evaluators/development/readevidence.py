@@ -1,15 +1,4 @@
-"""Read evidence in a development run (spec §11.8, §13): what bceval's own tools served the api agent, checked
-against the live knowledge checkout.
-
-The record is `{runId, requestSha256, reads: [{path, complete, bytes, sha256}]}`: the run directory's name, the
-SHA-256 of the request file the agent was given, and one entry per knowledge file it read, its path relative to
-the knowledge root. It comes from bceval's tool results, never from the agent's report.
-
-Knowledge measures from read evidence: an entry of the report's `knowledge` counts only when bceval saw the agent
-read that article completely, with the live file's bytes. Recall is the share of required articles that are
-claimed *and* read; precision is the share of claimed entries that are read and accepted (required or optional),
-so a claimed article the agent never opened counts against both.
-"""
+"""Read evidence in a development run (spec §11.8, §13): what bceval's tools served the api agent."""
 
 from __future__ import annotations
 
@@ -17,6 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.development import plain_path
 from bceval.evaluators.development.manifest import Case
 from bceval.evaluators.development.report import knowledge_ratios
 from bceval.evaluators.development.values import MISSING, member, text, wrap
@@ -35,10 +25,9 @@ def evidence_record(run_id: str, request: bytes, tool_reads: list[dict[str, Any]
 
 
 def _live(root: Path, path: str) -> bytes | None:
-    parts = path.split("/")
-    if "\\" in path or any(part in ("", ".", "..") for part in parts):
+    if not plain_path(path):
         return None
-    file = root.joinpath(*parts)
+    file = root.joinpath(*path.split("/"))
     try:
         if not file.resolve().is_relative_to(root.resolve()) or not file.is_file():
             return None
@@ -48,8 +37,7 @@ def _live(root: Path, path: str) -> bytes | None:
 
 
 def complete_reads(record: dict[str, Any], root: Path) -> set[str]:
-    """Paths (lower-cased, as knowledge membership compares them) with a complete read of the live file: complete
-    is true, and the byte count and SHA-256 are the live article's."""
+    """Lower-cased paths with a complete read whose byte count and SHA-256 are the live file's."""
     proven = set()
     for read in record.get("reads") or []:
         path = read.get("path")

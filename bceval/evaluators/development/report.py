@@ -1,10 +1,4 @@
-"""Scoring implementation reports (spec §9) on the raw JSON tree: one message per rule that fails, in the
-reference's order, with its early stops (§10.16: no strict model of the report, which would change the messages).
-
-The workspace is observed through a probe the caller passes (bceval.evaluators.development.processes runs git), so this
-module stays pure. Runner mode (§11.7–§11.8) passes the runner's own validation entries, review and captured
-changes; the upstream messages are then evaluated on those.
-"""
+"""Scoring implementation reports (spec §9) on the raw JSON tree, in the reference's order (§10.16)."""
 
 from __future__ import annotations
 
@@ -34,7 +28,8 @@ REPORT_FIELDS = (
     "remaining",
 )
 REVIEW_FIELDS = ("skill", "outcome", "summary", "findings", "suppressed")
-GATING = ("blocker", "major")
+SEVERITIES = ("blocker", "major", "minor", "info")
+GATING = SEVERITIES[:2]
 ROUND_OUTCOMES = ("clean", "fixing", "stalled", "limit-reached")
 NOT_JSON = "not strict JSON (UTF-8, unique members, no NaN, at most 32 MiB, depth 64)"
 
@@ -66,12 +61,7 @@ class RunnerEvidence:
 class CaseScore:
     case: str
     problems: list[str] = field(default_factory=list)
-    report: Any = MISSING  # the parsed implementationReport, when there was one
     lints: list[str] = field(default_factory=list)  # bceval's non-gating remarks (never change the verdict)
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems
 
 
 def parse_result(data: bytes) -> tuple[Any, str | None]:
@@ -120,7 +110,6 @@ def score_wrapper(
     if report is MISSING:
         out.append(f"{cid}: implementationReport is missing.")
         return score
-    score.report = report
     for name in REPORT_FIELDS:
         if member(report, name) is MISSING:
             out.append(f"{cid}: implementation report is missing '{name}'.")
@@ -142,7 +131,7 @@ def score_wrapper(
     workspace = member(wrapper, "workspaceRoot")
     if not _changes(cid, report, workspace, probe, runner, out):
         return score
-    _review(loaded, cid, report, runner, out)
+    _review(cid, report, runner, out)
     score.lints += _count_lint(cid, member(report, "review"))
     _rounds(loaded, cid, report, out)
     if wrap(member(report, "remaining")):
@@ -166,13 +155,10 @@ def _knowledge(loaded: Loaded, case: Case, report: Any, out: list[str]) -> None:
             out.append(f"{cid}: knowledge entry has a missing or invalid path '{path}'.")
         if blank(member(entry, "used-for")):
             out.append(f"{cid}: knowledge entry '{path}' has no used-for explanation.")
-    recall, precision = knowledge_measures(case, report)
-    if recall < float(loaded.recall_minimum):
-        out.append(f"{cid}: knowledge recall {number_text(recall)} is below {number_text(loaded.recall_minimum)}.")
-    if precision < float(loaded.precision_minimum):
-        out.append(
-            f"{cid}: knowledge precision {number_text(precision)} is below {number_text(loaded.precision_minimum)}."
-        )
+    for name, value in zip(("recall", "precision"), knowledge_measures(case, report), strict=True):
+        minimum = loaded.manifest[f"minimumKnowledge{name.title()}"]
+        if value < float(minimum):
+            out.append(f"{cid}: knowledge {name} {number_text(value)} is below {number_text(minimum)}.")
 
 
 def knowledge_measures(case: Case, report: Any) -> tuple[float, float]:
@@ -184,8 +170,7 @@ def knowledge_measures(case: Case, report: Any) -> tuple[float, float]:
 
 
 def knowledge_ratios(case: Case, used: list[str], counted: list[str]) -> tuple[float, float]:
-    """Recall: the share of required articles among `counted`; precision: the share of `used` (every entry) that
-    is counted and accepted (required or optional). Paths are lower-cased, as membership compares them."""
+    """(recall over `counted`, precision of `used`), paths lower-cased."""
     required = [r.lower() for r in case.required]
     accepted = set(required) | {p.lower() for p in case.optional}
     recall = sum(1 for r in required if r in counted) / len(required) if required else 1.0
@@ -242,7 +227,7 @@ def gating_count(review: Any) -> int:
     return sum(1 for f in wrap(member(review, "findings")) if one_of(member(f, "severity"), GATING))
 
 
-def _review(loaded: Loaded, cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]) -> None:
+def _review(cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]) -> None:
     if member(report, "review") is MISSING:
         out.append(f"{cid}: complete post-implementation review is missing.")
         return
@@ -264,9 +249,7 @@ def _count_lint(cid: str, review: Any) -> list[str]:
     if not isinstance(counts, dict):
         return []
     findings = wrap(member(review, "findings"))
-    tally = {
-        s: sum(1 for f in findings if same(member(f, "severity"), s)) for s in ("blocker", "major", "minor", "info")
-    }
+    tally = {s: sum(1 for f in findings if same(member(f, "severity"), s)) for s in SEVERITIES}
     if all(text(counts.get(s, 0)) == str(n) for s, n in tally.items()):
         return []
     return [f"{cid}: review summary.counts do not match the severities of its findings (bceval lint, not gating)."]

@@ -1,14 +1,4 @@
-"""`bceval development run` (spec §11): every case in a fresh writable copy of its starting repository, the agent
-working in the copy, the diff captured against the base commit, the runner-owned gates, the agent's claims
-compared with them, and everything kept under the run directory.
-
-Layout of a run (RUN = --out):
-  RUN/run.json                       the run: settings digest, knowledge checkout comparison, per-case verdicts
-  RUN/requests/                      the prepared requests (marker, knowledge-index.json, request-case-*.json)
-  RUN/development/<model id>/        request.json, base.json, agent/ (envelope, stdout, stderr), result.json,
-                                     diff.patch, changed-paths.json, checks/<id>.log, checks/review.json,
-                                     evidence.json, verdict.json, workspace/ (kept when the case did not pass)
-"""
+"""`bceval development run` (spec §11): each case in a fresh copy, the agent, the captured diff, runner-owned gates."""
 
 from __future__ import annotations
 
@@ -34,7 +24,7 @@ from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
-from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentShape
+from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
     checks_from_table,
@@ -42,7 +32,6 @@ from bceval.evaluators.development.checks import (
     require_configured,
     starting_repositories,
 )
-from bceval.evaluators.development.digest import tree_digest
 from bceval.evaluators.development.evidence import (
     ERROR,
     FAIL,
@@ -56,7 +45,6 @@ from bceval.evaluators.development.evidence import (
 from bceval.evaluators.development.gates import read_review, run_gates
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.models import (
-    DevelopmentBase,
     DevelopmentEvidence,
     DevelopmentResult,
     DevelopmentRun,
@@ -66,7 +54,6 @@ from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.setup import DevelopmentSetup
 from bceval.evaluators.development.steps import Options, console, validated
 from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
@@ -106,8 +93,6 @@ class RunOptions:
         agent: AgentSettings | None = None,
         project: dict[str, Any] | None = None,
     ) -> RunOptions:
-        """From the parsed flags and the loaded Settings (command, model, epoch, timeout, sandbox), with the api
-        adapter's AgentSettings when it is the adapter, and what [tool.bceval.development] adds (`project`)."""
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
         project = project or {}
@@ -157,23 +142,17 @@ def knowledge_view(root: Path, parent: Path) -> Path:
     view = parent / "knowledge"
     shutil.copytree(root, view, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     shutil.rmtree(view / "evaluation", ignore_errors=True)
-    for folder, _dirs, files in os.walk(view):
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(0o444)
-    for folder, _dirs, _ in os.walk(view, topdown=False):
-        Path(folder).chmod(0o555)
+    _chmod_tree(view, 0o444, 0o555)
     return view
 
 
-def _writable(folder: Path) -> None:
-    for current, _dirs, files in os.walk(folder):
-        os.chmod(current, 0o755)
+def _chmod_tree(folder: Path, files_mode: int, folders_mode: int) -> None:
+    for current, _dirs, files in os.walk(folder, topdown=False):
         for name in files:
-            path = os.path.join(current, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o644)
+            path = Path(current) / name
+            if not path.is_symlink():
+                path.chmod(files_mode)
+        Path(current).chmod(folders_mode)
 
 
 @dataclass
@@ -191,8 +170,6 @@ class CaseRun:
 
 @dataclass(frozen=True)
 class _Shared:
-    """What every case of a run shares."""
-
     opts: RunOptions
     loaded: Loaded
     config: ChecksConfig
@@ -231,13 +208,13 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     try:
         view = knowledge_view(loaded.root, scratch)
         shared = _Shared(opts, loaded, config, requests, view, scratch, agent)
-        before = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
-        source_digests = {c: tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
+        before = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
+        source_digests = {c: proc.tree_digest(Path(s)) for c, s in sources.items() if Path(s).is_dir()}
         runs = [_run_case(shared, case, sources[case.id]) for case in loaded.cases]
-        after = {"view": tree_digest(view), "root": tree_digest(loaded.root)}
-        outside = sorted(c for c, d in source_digests.items() if tree_digest(Path(sources[c])) != d)
+        after = {"view": proc.tree_digest(view), "root": proc.tree_digest(loaded.root)}
+        outside = sorted(c for c, d in source_digests.items() if proc.tree_digest(Path(sources[c])) != d)
     finally:
-        _writable(scratch)
+        _chmod_tree(scratch, 0o644, 0o755)
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
@@ -269,13 +246,13 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     work.mkdir()
     workspace = work / "repo"
     base = proc.fresh_copy(source, workspace)
-    write_atomic(files.base, _checked(DevelopmentBase, base.record()))
+    write_atomic(files.base, dumps(base.model_dump()))
     knowledge = shared.view if opts.guidance != "none" else None  # the baseline names no checkout
     asked = shared.agent.answer(DevelopmentQuestion(case, run.folder, request_text, workspace, knowledge))
-    captured = proc.capture(workspace, base.commit, work / "capture")  # before any gate
+    captured = proc.capture(workspace, base.baseCommit, work / "capture")  # before any gate
     write_atomic(files.patch, captured.patch)
     write_atomic(files.changed_paths, dumps(sorted(captured.paths)))
-    if captured.head != base.commit:
+    if captured.head != base.baseCommit:
         run.diagnostics.append(
             f"{case.id}: the agent committed (HEAD moved from the base commit); its commits are "
             "included in the captured diff."
@@ -364,7 +341,6 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
 def _write_case(
     run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison, out: Path
 ) -> None:
-    """evidence.json and verdict.json of the case."""
     files = DevelopmentCaseDir(run.folder)
     read_evidence = None
     if asked.reads is not None:  # the §13 record of the case (api adapter)
@@ -463,9 +439,8 @@ def _finish(
     return 0 if passed else EXIT_FAILED
 
 
-def development_unit(plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-    """One whole development run of an arm's epoch into a new run-NNNN of its run folder; a failing run is an
-    outcome the report counts, only bad input fails the task."""
+def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
+    """One development run of an arm's epoch; a failing run is an outcome, only bad input fails."""
     directory = GuidanceRunDir.next_in(plan.run_folders(arm.name, epoch)).path
     opts = RunOptions(
         root=arm.corpus,

@@ -1,9 +1,4 @@
-"""`bceval development validate | prepare | score`: the lines of spec §2 and their exit codes.
-
-Validation problems and scoring failures are printed as the reference prints them (a FAILED header, then
-`  - <problem>` lines, exit 1); PASSED lines exit 0. Warnings (bceval's own) go to stderr. Bad input is a
-DevelopmentError: the CLI prints its one line and exits 2.
-"""
+"""`bceval development validate | prepare | score`: the lines of spec §2 and their exit codes."""
 
 from __future__ import annotations
 
@@ -18,6 +13,7 @@ from bceval.evaluators.development.manifest import Loaded, load
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.processes import probe_workspace
 from bceval.evaluators.development.report import score_results
+from bceval.evaluators.development.values import number_text
 
 VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
@@ -34,8 +30,7 @@ class Options:
 
 
 def console(line: str) -> str:
-    """A line for the terminal: text from a manifest or a model's report may hold control characters (an ANSI
-    escape, a carriage return that hides the rest of a line); they are shown escaped, never interpreted."""
+    """A line for the terminal: control characters (ANSI escapes, carriage returns) are shown escaped."""
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
 
 
@@ -79,5 +74,8 @@ def run_mode(opts: Options) -> int:
             return EXIT_FAILED
         print(f"Development fixture scoring PASSED: {len(scores)} case(s).")
         return 0
-    print(loaded.passed_line())
+    print(
+        f"Development fixture validation PASSED: {len(loaded.cases)} cases; {loaded.covered} of "
+        f"{loaded.capability_count} capabilities have fixtures (minimum {number_text(loaded.minimum_coverage)})."
+    )
     return 0

@@ -1,9 +1,4 @@
-"""The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch: gates passed
-(the primary outcome, whose paired statistics are in the experiment's report), findings of the independent review
-by severity, the overclaim rate, knowledge recall and precision as the reports claim them and (the api agent) as
-bceval saw them read, infrastructure errors and the agent's time. Read from the runs' own files; rendered as JSON
-and Markdown.
-"""
+"""The secondary outcomes of a development experiment (spec §12), per arm over every finished epoch."""
 
 from __future__ import annotations
 
@@ -11,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bceval.evaluators.development.report import SEVERITIES
 from bceval.jsonio import dumps, write_atomic
 from bceval.steps.experiment_report import completed_run
 
-SEVERITIES = ("blocker", "major", "minor", "info")
+KNOWLEDGE = ("KnowledgeRecall", "KnowledgePrecision")
 
 
 def _read(path: Path) -> Any:
@@ -28,10 +24,7 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     """One arm's numbers over its finished runs (each a development run directory)."""
     units = gates = overclaims = errors = 0
     findings = dict.fromkeys(SEVERITIES, 0)
-    recalls: list[float] = []
-    precisions: list[float] = []
-    read_recalls: list[float] = []
-    read_precisions: list[float] = []
+    means: dict[str, list[float]] = {f"{kind}{measure}": [] for kind in ("claimed", "read") for measure in KNOWLEDGE}
     seconds = 0.0
     for run in runs:
         for folder in sorted((run / "development").glob("case-*")):
@@ -43,14 +36,12 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
             overclaims += verdict.get("overclaims", 0) > 0
             errors += verdict.get("verdict") == "error"
             measures = verdict.get("measures") or {}
-            if measures.get("knowledgeEvidence") == "read":  # the api agent: what bceval saw it read
-                read_recalls.append(measures["knowledgeRecall"])
-                read_precisions.append(measures["knowledgePrecision"])
-                recalls.append(measures["claimedKnowledgeRecall"])
-                precisions.append(measures["claimedKnowledgePrecision"])
-            elif "knowledgeRecall" in measures:
-                recalls.append(measures["knowledgeRecall"])
-                precisions.append(measures["knowledgePrecision"])
+            read = measures.get("knowledgeEvidence") == "read"  # the api agent: what bceval saw it read
+            for measure in KNOWLEDGE if read or "knowledgeRecall" in measures else ():
+                own = "k" + measure[1:]
+                means[f"claimed{measure}"].append(measures[f"claimed{measure}" if read else own])
+                if read:
+                    means[f"read{measure}"].append(measures[own])
             review = _read(folder / "checks" / "review.json")
             counts = ((review or {}).get("merged") or {}).get("summary", {}).get("counts", {})
             for severity in SEVERITIES:
@@ -66,10 +57,7 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
         "findings": findings,
         "overclaimRate": overclaims / units if units else None,
         "infrastructureErrors": errors,
-        "claimedKnowledgeRecall": sum(recalls) / len(recalls) if recalls else None,
-        "claimedKnowledgePrecision": sum(precisions) / len(precisions) if precisions else None,
-        "readKnowledgeRecall": sum(read_recalls) / len(read_recalls) if read_recalls else None,
-        "readKnowledgePrecision": sum(read_precisions) / len(read_precisions) if read_precisions else None,
+        **{key: sum(values) / len(values) if values else None for key, values in means.items()},
         "agentSeconds": round(seconds, 3),
     }
 

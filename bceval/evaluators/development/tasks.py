@@ -1,13 +1,4 @@
-"""The development doit tasks.
-
-`development_prepare` validates the development manifest and writes its requests into `<out>/development`
-(a marked directory is rewritten). `development` runs every case through bceval's runner into a new
-`<out>/development-runs/run-NNNN`: by default the demo corpus with its scripted control agent (the known-good
-patch) and its stand-in gates; with BCEVAL_DEVELOPMENT_ROOT it runs that checkout with BCEVAL_COMMAND.
-
-Their settings beyond the shared Settings are the BCEVAL_DEVELOPMENT_* variables of bceval.config.options, else
-[tool.bceval.development] in pyproject.toml (inline checks are for `bceval development run` only).
-"""
+"""The development doit tasks: `development_prepare` and `development` (a run into development-runs/)."""
 
 from __future__ import annotations
 

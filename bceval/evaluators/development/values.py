@@ -1,7 +1,4 @@
-"""How the reference reads values (spec §3.3): list wrapping, string and number casts, blank, and number text.
-
-The reference is PowerShell; these functions reproduce its casts where they change a result or a message.
-"""
+"""How the reference (PowerShell) reads values (spec §3.3): list wrapping, casts, blank and number text."""
 
 from __future__ import annotations
 
@@ -38,8 +35,7 @@ def number_text(value: float | int | bool) -> str:
 
 
 def text(value: Any) -> str:
-    """PowerShell's [string] cast: null and missing are '', booleans True/False, numbers their digits, a list its
-    items joined by spaces."""
+    """PowerShell's [string] cast: null and missing are '', a list its items joined by spaces."""
     if value is MISSING or value is None:
         return ""
     if isinstance(value, str):

@@ -1,15 +1,6 @@
 """The guidance question as the live kinds are asked it: one agent per case, in the case's workspace, reading a
-knowledge view.
-
-The agent's working directory is the workspace the case binds; the knowledge it may read is a view of the
-checkout that holds only the layers' `skills/` and `knowledge/` folders and the knowledge index (never
-`evaluation/`, where the expected outcomes live), made once per run, read-only where the filesystem allows
-and removed afterwards. The request it gets names the view, not the checkout. Under `--sandbox bwrap` the
-workspace and the view are mounted read-only, so a write fails at the source; the before/after evidence
-still runs. The api agent's read-only tools reach the workspace as `workspace/` and the view as `knowledge/`.
-
-Nothing the agent prints reaches the console: its output goes to the transcript, and a missing report is
-reported in bceval's words only.
+read-only knowledge view that holds only the layers' `skills/` and `knowledge/` and the index (never
+`evaluation/`, where the expected outcomes live). Nothing the agent prints reaches the console.
 """
 
 from __future__ import annotations
@@ -175,22 +166,15 @@ def _outcome(answer: Any, attempts: list[_Attempt]) -> str:
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:
-    """The case id and guidance report an agent printed (its own case id only when it gave a string)."""
+    """The envelope's guidance report, or the object itself when it is one; the agent's case id only when it
+    gave a string."""
     document = extract_json_object(output)
-    report = _report_of(document)
-    if report is None:
+    if not isinstance(document, dict):
         return Unreadable("output holds no guidance report")
+    report = document.get("guidanceReport")
+    if not isinstance(report, dict):
+        if "skill" not in document or "outcome" not in document:
+            return Unreadable("output holds no guidance report")
+        report = document
     answer_id = document.get("caseId", case_id)
     return {"caseId": answer_id if isinstance(answer_id, str) else case_id, "guidanceReport": report}
-
-
-def _report_of(document: Any) -> dict[str, Any] | None:
-    """The guidanceReport of the agent's answer: the envelope's, or the object itself when it is one."""
-    if not isinstance(document, dict):
-        return None
-    report = document.get("guidanceReport")
-    if isinstance(report, dict):
-        return report
-    if "skill" in document and "outcome" in document:
-        return document
-    return None

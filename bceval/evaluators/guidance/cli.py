@@ -1,7 +1,5 @@
-"""`bceval guidance MODE`: validate (default) | prepare | capture | score, one mode per call (spec §0), plus `run`
-and `demo-workspaces`, with the flags of the options table. After the argument gate of §0 each call prints one
-line (a PASSED/captured line on stdout, or the failure on stderr). Only bceval's own messages are printed, so no
-file, JSON or model text can reach the console. Every failure exits 1.
+"""`bceval guidance MODE` (spec §0): validate (default) | prepare | capture | score | run | demo-workspaces, one mode
+per call. Each call prints one line, in bceval's own words only (never file, JSON or model text); failures exit 1.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate.
 
-A snapshot records a repository's identity (HEAD, refs, index, git metadata) and every entry under
-its root, `.git` included, with a content hash and stable metadata. Capture runs before the agent;
-scoring compares fresh snapshots with the recorded ones before it reads any result.
-
-bceval's own git reads must never write: every call runs with `--no-optional-locks`
-(GIT_OPTIONAL_LOCKS=0), fsmonitor off, no system or global config, and without the environment
-variables that could point git at another repository. Only plumbing that never refreshes the index
-is used (no `git status`).
+bceval's own git reads must never write: no optional locks, no fsmonitor, no system or global config, none of
+the variables that point git at another repository, and only plumbing that never refreshes the index.
 """
 
 from __future__ import annotations

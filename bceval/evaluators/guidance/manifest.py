@@ -1,7 +1,4 @@
-"""The two guidance manifests (spec §1.4-§1.6) and the runner's workspace map (§2.3).
-
-Validation is fail-fast, as in the reference: the first broken rule ends it with one message.
-"""
+"""The two guidance manifests (spec §1.4-§1.6) and the workspace map (§2.3); fail-fast, as the reference."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Safe paths (spec §5.1), the reference-path resolver (§1.3) and root/artifact separation (§5.5).
-
-Paths are normalised lexically (no realpath) and every existing component, ancestors included, is
-checked with lstat: a symlink anywhere, or a regular file with more than one hard link, is refused
-rather than followed. Messages name a caller-chosen label, never a path taken from a model's report.
-"""
+"""Safe paths (spec §5.1), the reference-path resolver (§1.3) and root/artifact separation (§5.5). Paths are
+normalised lexically (no realpath); a symlink or hard-linked file in any component is refused, never followed."""
 
 from __future__ import annotations
 

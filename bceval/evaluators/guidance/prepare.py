@@ -1,8 +1,5 @@
-"""Preparation (spec §2): the knowledge index and one answer-free request file per case.
-
-Validation and preparation need no Git. Everything is computed in memory first, so a failure
-writes nothing; files are then created exclusively in a new or empty directory.
-"""
+"""Preparation (spec §2): the knowledge index and one answer-free request per case, computed in memory first so
+a failure writes nothing."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """What a guidance run's agent read, where bceval ran its tool loop (the api agent) and so recorded every file a
-`read_file` returned: per case the knowledge articles opened, those its report cited, those cited without a
-complete read whose bytes and SHA-256 match the article in the checkout, and those read but not cited; per run
-how many citations such a read backs. An agent whose loop bceval does not run has no evidence, and nothing is
-said of its reads (never guessed from its report).
+`read_file` returned; of an agent whose loop bceval does not run nothing is said (never guessed from its report).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The guidance report models: the source of `schemas/guidance-{plan,implementation}-report.schema.json`.
-
-The schemas are an optional lint and stricter than the scorer (`evaluators.guidance.report` holds the scorer's checks):
-no unknown members, kebab-case ids, unique list items, and the outcome rules expressible in JSON Schema.
-"""
+"""The guidance report models, the source of `schemas/guidance-{plan,implementation}-report.schema.json`: an
+optional lint, stricter than the scorer (`report`), with the outcome rules expressible in JSON Schema."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
 """`bceval guidance run`: one runner-owned cycle, prepare -> capture -> answer -> score.
 
-bceval is the runner here, so it keeps the baseline digest itself: capture returns it, it stays in
-this module's local variables, and scoring receives it directly. It is never printed, never written
-under the run directory, and never in the environment handed to an adapter. Capture happens before
-the first answer; result files are written by the runner, outside every protected root.
-
-A run directory is created exclusively and never reused or cleaned: evidence must be fresh, so a
-killed run is simply repeated into a new directory.
-
-The run directory is a bceval.layout.GuidanceRunDir:
-
-    requests/                  the knowledge index and one request per case (prepare)
-    evidence/baseline.json     the pre-run baseline (capture)
-    results/                   one result per case, as the adapter answered
-    run.json                   the verdict: adapter, manifest, passed, problems (bceval's words only)
+The baseline digest stays in this process's memory (never printed, written or handed to an adapter), and every
+run gets a new directory (a bceval.layout.GuidanceRunDir): evidence must be fresh, so a killed run is repeated.
 """
 
 from __future__ import annotations
@@ -88,13 +76,8 @@ def run_guidance(
     adapter: Agent,
     max_cost: float | None = None,
 ) -> ScoreOutcome:
-    """Prepare, capture, answer every case, score with the held digest; returns the scoring outcome.
-
-    Raises GuidanceError (one line, naming the case where there is one) for bad input, a run
-    directory that exists, an adapter that produced no report, or a case that `max_cost` (USD, a live
-    agent's) kept from starting: once the run's known cost reaches it no new case starts, and the run,
-    which a guidance verdict needs whole, ends unscored.
-    """
+    """Prepare, capture, answer every case, score with the held digest. Once the run's known cost reaches
+    `max_cost` no new case starts and the run, which a verdict needs whole, ends unscored (a GuidanceError)."""
     run = check_new_run(directory)
     check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
     # Refuse what capture would refuse for want of a repository before anything is written.
@@ -168,11 +151,8 @@ def run_from_files(
     hide: tuple[Path, ...] = (),
     max_cost: float | None = None,
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
-    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
-
-    `agent` (bceval.agents.settings.AgentSettings) configures the command adapter; `hide` names more paths it
-    must not reach (an experiment's output folder, with every other arm's answers); `max_cost` is the run's
-    budget (see run_guidance)."""
+    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs. `hide`
+    names more paths a live agent must not reach (an experiment's output folder)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)

@@ -1,9 +1,5 @@
-"""Scoring (spec §4): fresh snapshots against the baseline first, then each case's result file,
-its report checks, and the knowledge recall/precision thresholds.
-
-Only outcome-exact, citation-valid reports from untouched workspaces pass. Counts are diagnostics,
-never a capability score.
-"""
+"""Scoring (spec §4): fresh snapshots against the baseline first, then each case's result file, its report
+checks, and the knowledge recall/precision thresholds."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The guidance stage's steps, as the graph runs them: validate and prepare a guidance manifest, build the demo
-workspaces, run one manifest end to end. Each prints its one line (a verdict on stdout, progress on stderr);
-only bceval's own one-line message can leave a step, never a traceback or foreign text.
-"""
+"""The guidance steps the graph and the verbs run; only bceval's own one-line message can leave a step."""
 
 from __future__ import annotations
 

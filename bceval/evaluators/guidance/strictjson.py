@@ -1,8 +1,5 @@
-"""Strict JSON for guidance inputs (spec §1.1) and the common field validators (§1.2).
-
-Every message names a field label chosen by bceval and never the offending value, so text from a
-model's report can never reach the console.
-"""
+"""Strict JSON for guidance inputs (spec §1.1) and the common field validators (§1.2). Messages name a label
+chosen by bceval, never the offending value, so a model's text never reaches the console."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The guidance doit tasks.
-
-`guidance_prepare` validates the guidance manifest, then writes its requests. `guidance:<name>` runs one manifest
-end to end (prepare, capture, answer, score) in one action, since the baseline digest lives only in that process's
-memory, into a new `<out>/guidance-runs/<name>/run-NNNN`. Without BCEVAL_GUIDANCE_WORKSPACE_MAP it runs the corpus's
-own manifests against `guidance_demo`, which builds the demo checkout, workspaces and maps in `<out>/guidance-demo`.
-The other BCEVAL_GUIDANCE_* settings are in the options table.
-
-The generators only walk directories and read the small manifest leniently to name inputs and outputs; actions do
-the real validation, so a broken input fails its task with its own message instead of breaking every doit command.
+"""The guidance doit tasks: `guidance_prepare`, `guidance_demo` and `guidance:<name>`, which runs one manifest end to
+end in one action (the baseline digest lives only in that process's memory). The generators read the manifest
+leniently, only to name inputs and outputs: the actions do the real validation, so a broken input fails its task.
 """
 
 from __future__ import annotations

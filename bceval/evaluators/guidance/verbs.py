@@ -1,11 +1,5 @@
-"""The uniform verbs for the plan and implementation evaluators: `bceval prepare|answer|score|publish|view
---evaluator plan|implementation`, with the review commands' flags.
-
-prepare writes the requests into OUT/guidance/<kind>/; answer runs the whole evaluation (prepare, capture, answer,
-score, in one process: the baseline digest lives only there) into a new OUT/guidance-runs/<kind>/run-NNNN, against
-the workspaces of BCEVAL_GUIDANCE_WORKSPACE_MAP, else the corpus's own demo workspaces; score prints the newest
-run's verdict again; publish refuses (the scorecard page holds review runs and experiments).
-"""
+"""`bceval prepare|answer|score|publish|view --evaluator plan|implementation`: answer runs the whole evaluation in
+one process (the baseline digest lives only there) into a new OUT/guidance-runs/<kind>/run-NNNN."""
 
 from __future__ import annotations
 

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
-from bceval.agents.registry import ShapeBase
+from bceval.agents.registry import Shape, ShapeBase, agent_names
+from bceval.agents.settings import AgentSettings
 from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
+from bceval.errors import BcevalError
+from bceval.evaluators.base import GUIDANCE
+from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.evidence import run_git
 from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
@@ -178,3 +183,19 @@ def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:
         report = document
     answer_id = document.get("caseId", case_id)
     return {"caseId": answer_id if isinstance(answer_id, str) else case_id, "guidanceReport": report}
+
+
+@dataclass(frozen=True)
+class GuidanceSetup:
+    """What an agent answering guidance questions is made from (bceval.agents.registry.make_agent takes it)."""
+
+    question: ClassVar[str] = GUIDANCE
+    manifest: GuidanceManifest  # the oracle answers what its cases expect
+    agent: AgentSettings | None = None
+    shape: Shape | None = None  # how a live agent is asked
+
+    def unknown(self, name: str) -> BcevalError:
+        return GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(agent_names(GUIDANCE))})")
+
+    def missing_command(self, name: str) -> BcevalError:
+        return GuidanceError("the command adapter needs --command (the agent command line)")

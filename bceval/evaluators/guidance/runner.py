@@ -18,7 +18,7 @@ from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.guidance.asking import GuidanceShape
+from bceval.evaluators.guidance.asking import GuidanceSetup, GuidanceShape
 from bceval.evaluators.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
@@ -34,7 +34,6 @@ from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest,
 from bceval.evaluators.guidance.paths import check_separation, safe_path
 from bceval.evaluators.guidance.reads import guidance_reads, reads_line
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
-from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator
 from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
 from bceval.layout import GuidanceRunDir
@@ -159,8 +158,7 @@ def run_from_files(
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
     run_dir = Path(directory).absolute()
-    shape = GuidanceShape(manifest, run_dir, hidden)  # how a live agent is asked
-    chosen = make_agent(adapter, GuidanceSetup(manifest, run_dir, hidden, agent, shape))
+    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run_dir, hidden)))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )

@@ -89,11 +89,10 @@ def run_settings(settings: Settings) -> RunSettings:
     demo = OutDir(settings.out).guidance_demo.absolute()
     # what every run of these settings shares: the adapter, the folders, the live agent and its budget
     limit = settings.max_cost if agent is not None else None
-    run_settings_of = functools.partial(RunSettings, adapter, runs, str(demo), agent=agent, max_cost=limit)
+    run_settings_of = functools.partial(RunSettings, adapter, runs, demo=str(demo), agent=agent, max_cost=limit)
     if given["workspace_map"]:
         cfg = guidance_settings(settings)
-        target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
-        return run_settings_of((target,), uses_demo=False)
+        return run_settings_of((RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or ""),))
     problem = None
     if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
@@ -109,8 +108,7 @@ def run_settings(settings: Settings) -> RunSettings:
             f"the corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())}): nothing to evaluate; "
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
-        target = RunTarget("none", str(source), "", "")
-        return run_settings_of((target,), uses_demo=False, nothing=nothing)
+        return run_settings_of((RunTarget("none", str(source), "", ""),), nothing=nothing)
     made = [run for run in demo_runs(demo) if run.kind in kinds]
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
     return run_settings_of(targets, uses_demo=True, problem=problem, source=str(source))

@@ -20,7 +20,7 @@ from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, Gu
 from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
-from bceval.evaluators.guidance.scoring import case_measures
+from bceval.evaluators.guidance.scoring import IMPLEMENTATION_LISTS, case_measures
 from bceval.evaluators.guidance.steps import guidance_verb
 from bceval.evaluators.guidance.tasks import guidance_tasks
 
@@ -111,12 +111,12 @@ def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head:
         # A not-applicable case has no decision to copy: placeholders and empty lists are free there.
         if applicable:
             return decision[name]
-        return [] if name in ("affected-files", "affected-symbols", "changed-tokens") else "unavailable"
+        return [] if name in IMPLEMENTATION_LISTS else "unavailable"
 
     knowledge = _knowledge(case, knowledge_root, head, current("decision"), samples=False)
     omitted = [_omitted_entry(case, path) for path in case.expected_omitted]
     context = dict(case.raw["context"])
-    context.update({name: current(name) for name in ("affected-files", "affected-symbols", "changed-tokens")})
+    context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
     return {
         "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
         **_outcome(case),

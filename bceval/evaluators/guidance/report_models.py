@@ -1,5 +1,5 @@
 """The guidance report models, the source of `schemas/guidance-{plan,implementation}-report.schema.json`: an
-optional lint, stricter than the scorer (`report`), with the outcome rules expressible in JSON Schema."""
+optional lint, stricter than the scorer (`scoring`), with the outcome rules expressible in JSON Schema."""
 
 from __future__ import annotations
 

@@ -20,8 +20,7 @@ import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.guidance.paths import safe_path, scan_links, walk
-from bceval.evaluators.guidance.strictjson import parse_strict, require_object, require_string
+from bceval.evaluators.guidance.paths import parse_strict, require_object, require_string, safe_path, scan_links, walk
 from bceval.jsonio import MAX_JSON_BYTES, create_exclusive, dumps, open_regular, read_regular_bytes
 
 BASELINE_KIND = "bcquality-guidance-runner-baseline"

@@ -10,8 +10,7 @@ from typing import Any
 
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_PATH, PLAN, GuidanceError
-from bceval.evaluators.guidance.paths import resolve_reference, safe_path
-from bceval.evaluators.guidance.strictjson import (
+from bceval.evaluators.guidance.paths import (
     DIMENSIONS,
     check_context,
     is_text,
@@ -21,6 +20,8 @@ from bceval.evaluators.guidance.strictjson import (
     require_bool,
     require_object,
     require_string,
+    resolve_reference,
+    safe_path,
 )
 from bceval.jsonio import read_regular_bytes
 

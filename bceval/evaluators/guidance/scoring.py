@@ -14,14 +14,15 @@ from bceval.evaluators.base import CaseMeasures
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
 from bceval.evaluators.guidance.evidence import KNOWLEDGE_LABEL, Baseline, run_git, snapshot, workspace_label
 from bceval.evaluators.guidance.manifest import CONSUMED_FIELDS, OUTCOMES, GuidanceCase, GuidanceManifest
-from bceval.evaluators.guidance.paths import resolve_reference, safe_path
-from bceval.evaluators.guidance.strictjson import (
+from bceval.evaluators.guidance.paths import (
     check_context,
     read_strict,
     require_array,
     require_int,
     require_object,
     require_string,
+    resolve_reference,
+    safe_path,
 )
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text
 from bceval.layout import result_name
@@ -295,7 +296,7 @@ UNSAFE = "the result could not be read safely"
 @dataclass
 class ScoreOutcome:
     problems: list[str] = field(default_factory=list)
-    reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (guidance.reads)
+    reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (runner.guidance_reads)
 
     @property
     def passed(self) -> bool:

@@ -52,6 +52,7 @@ class Options:
     agent: Any = None  # run --adapter command: bceval.agents.settings.AgentSettings
     max_cost: float | None = None  # run with a live agent: no new case starts once the run's known cost reaches it
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
+    replace: bool = False  # prepare: the graph's, rewriting an earlier preparation (bceval.evaluators.guidance.prepare)
 
     def context_line(self) -> str:
         out = f"; out {self.out}" if self.out else ""
@@ -114,7 +115,7 @@ def execute(opts: Options) -> str:
         digest, count = capture(manifest, workspaces or {}, opts.baseline)
         return f"Development guidance baseline captured for {count} case(s); baseline SHA-256: {digest}"
     if opts.mode == "prepare":
-        directory = prepare(manifest, workspaces, opts.out)
+        directory = prepare(manifest, workspaces, opts.out, opts.replace)
         return f"Development guidance preparation PASSED: {count} case(s) prepared in {directory}"
     if opts.mode == "score":
         outcome = score(manifest, baseline, opts.results)

@@ -17,11 +17,8 @@ from bceval.cli.parser import settings_flags
 from bceval.config import Settings, agent_settings, environment_values, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
+from bceval.evaluators.guidance.cli import Options, execute
 from bceval.evaluators.guidance.demo import create_demo, demo_is_intact, demo_runs, workspace_count
-from bceval.evaluators.guidance.evidence import protected_roots
-from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
-from bceval.evaluators.guidance.paths import check_separation
-from bceval.evaluators.guidance.prepare import prepare
 from bceval.evaluators.guidance.runner import print_reads, run_from_files
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
@@ -74,20 +71,11 @@ def guarded(title: str, work: Callable[[], T]) -> T:
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
-
-    def work() -> tuple[int, Path]:
-        manifest = load_manifest(cfg.root, cfg.manifest)
-        workspaces = load_workspace_map(cfg.workspace_map, manifest) if cfg.workspace_map else None
-        artifacts = [
-            (f"Workspace map path {cfg.workspace_map}", cfg.workspace_map),
-            (f"Prepare directory {cfg.out}", cfg.out),
-        ]
-        check_separation(protected_roots(manifest, workspaces), artifacts)
-        return len(manifest.cases), prepare(manifest, workspaces, Path(cfg.out), replace=True)
-
-    title = "Development guidance preparation"
-    count, directory = guarded(title, work)
-    print(f"{title} PASSED: {count} case(s) prepared in {directory}")
+    workspace_map = Path(cfg.workspace_map) if cfg.workspace_map else None
+    opts = Options(
+        "prepare", Path(cfg.root), Path(cfg.manifest), Path(cfg.out), workspace_map, None, None, None, replace=True
+    )
+    print(guarded("Development guidance preparation", lambda: execute(opts)))
 
 
 def make_demo(corpus: str, directory: str) -> None:

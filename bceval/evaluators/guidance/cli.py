@@ -112,7 +112,7 @@ def execute(opts: Options) -> str:
     )
     count = len(manifest.cases)
     if opts.mode == "capture":
-        digest, count = capture(manifest, workspaces or {}, opts.baseline)
+        digest = capture(manifest, workspaces or {}, opts.baseline)
         return f"Development guidance baseline captured for {count} case(s); baseline SHA-256: {digest}"
     if opts.mode == "prepare":
         directory = prepare(manifest, workspaces, opts.out, opts.replace)
@@ -166,7 +166,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> int:
     except EvaluationFailed as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_FAILED
-    except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
+    except BcevalError as exc:  # bceval's own one-line words, never an agent's
         print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except Exception:  # noqa: BLE001 - never a traceback, never foreign text

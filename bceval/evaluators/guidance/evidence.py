@@ -218,8 +218,8 @@ def protected_roots(manifest: GuidanceManifest, workspaces: dict[str, Path] | No
     return roots
 
 
-def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_path: Path) -> tuple[str, int]:
-    """Record the baseline before the agent runs; returns (uppercase SHA-256 of the file, case count)."""
+def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_path: Path) -> str:
+    """Record the baseline before the agent runs; returns the uppercase SHA-256 of the file."""
     baseline = safe_path(baseline_path, f"Baseline path {baseline_path}", missing_ok=True)
     if os.path.lexists(baseline):
         raise GuidanceError("Baseline already exists; capture never overwrites a baseline")
@@ -243,7 +243,7 @@ def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_pa
     data = dumps(document).encode("utf-8")
     if not create_exclusive(baseline, data):
         raise GuidanceError("Baseline already exists; capture never overwrites a baseline")
-    return hashlib.sha256(data).hexdigest().upper(), len(manifest.cases)
+    return hashlib.sha256(data).hexdigest().upper()
 
 
 @dataclass(frozen=True)

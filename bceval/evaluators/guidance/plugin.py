@@ -167,11 +167,6 @@ class GuidanceEvaluator:
     def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
         return prepare(manifest, workspaces, out)
 
-    def oracle_answer(self, case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-        """The result document of the known-good report, pinned to `head` of the knowledge it cites."""
-        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
-        return {"caseId": case.hashed, "guidanceReport": build(case, knowledge_root, head)}
-
     def oracle_reply(self, manifest: GuidanceManifest, question: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         """The oracle agent's answer to a guidance question: the known-good report of its case, if it has one."""
         expected = next((case for case in manifest.cases if case.hashed == question.case_id), None)
@@ -179,7 +174,8 @@ class GuidanceEvaluator:
             return NoReport()
         # Pinned to the view's HEAD like a careful agent; a read-only git query.
         head = run_git(question.knowledge, "rev-parse", "--verify", "HEAD")
-        return self.oracle_answer(expected, question.knowledge, head)
+        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
+        return {"caseId": expected.hashed, "guidanceReport": build(expected, question.knowledge, head)}
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)

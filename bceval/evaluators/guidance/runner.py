@@ -92,7 +92,7 @@ def run_guidance(
         raise _exists(run) from None
     run_dir = GuidanceRunDir(run)
     evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
-    digest, _ = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
+    digest = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     # the agent's environment: the runner's without the variables that would point its git at another repository
     environment = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}
     budget = _budget(adapter, max_cost)

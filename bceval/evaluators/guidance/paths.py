@@ -35,14 +35,6 @@ def is_link(st: os.stat_result) -> bool:
     return stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
 
 
-def check_entry(st: os.stat_result, label: str) -> None:
-    """One existing filesystem entry: no symlink, no hard-linked regular file, no special file."""
-    if is_link(st):
-        raise links_problem(label)
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-        raise GuidanceError(f"{label}: only regular files and directories are supported")
-
-
 def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_ok: bool = False) -> Path:
     """Normalise `path` and check every component from the filesystem root (§5.1). kind: "file" or "dir" to
     require that type; missing_ok allows a tail that does not exist yet (its existing ancestors are checked)."""
@@ -86,7 +78,10 @@ def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> It
             raise GuidanceError(f"{label} could not be read safely") from None
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
-            check_entry(st, label)
+            if is_link(st):
+                raise links_problem(label)
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                raise GuidanceError(f"{label}: only regular files and directories are supported")
             if stat.S_ISDIR(st.st_mode):
                 pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
             yield f"{prefix}{entry.name}", entry.path, st

@@ -16,7 +16,7 @@ from bceval.agents.registry import ReviewSetup, agent, agent_names, capabilities
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, GUIDANCE, REVIEW, RUN
 from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.guidance.setup import GuidanceSetup
+from bceval.evaluators.guidance.asking import GuidanceSetup
 from bceval.evaluators.registry import evaluator, evaluator_names
 from bceval.evaluators.review.cases import ReviewCase
 
@@ -42,9 +42,9 @@ def test_one_factory_refuses_a_kind_that_does_not_answer_the_question(tmp_path: 
     manifest = object()  # never reached: the name is refused first
     refused = r"^unknown guidance adapter 'baseline' \(available: oracle, command, api\)$"
     with pytest.raises(GuidanceError, match=refused):
-        make_agent("baseline", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
+        make_agent("baseline", GuidanceSetup(manifest))  # type: ignore[arg-type]
     with pytest.raises(GuidanceError, match="the command adapter needs --command"):
-        make_agent("command", GuidanceSetup(manifest, tmp_path))  # type: ignore[arg-type]
+        make_agent("command", GuidanceSetup(manifest))  # type: ignore[arg-type]
 
 
 def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):

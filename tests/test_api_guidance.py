@@ -91,7 +91,7 @@ def test_a_guide_that_reads_what_it_cites_has_every_citation_backed_in_the_run_r
 def test_only_a_complete_read_matching_the_checkouts_article_backs_a_citation(tmp_path):
     import hashlib
 
-    from bceval.evaluators.guidance.reads import case_reads
+    from bceval.evaluators.guidance.runner import case_reads
 
     text = b"# an article\n"
     (tmp_path / "a").mkdir()

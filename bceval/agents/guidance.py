@@ -1,14 +1,5 @@
-"""The guidance question: what the runner asks an agent once per case, after capture and before scoring.
-
-The runner hands an agent a GuidanceCaseInput and nothing else: the prepared request file, the
-hashed case id, the runner-bound workspace (an agent's working directory), the knowledge view it
-may read, and the environment a process-based adapter passes on. Manifest expectations are not in
-it. The answer is the result document (`{caseId, guidanceReport}`) or a NoReport.
-
-The `oracle` agent (oracle.py) reports exactly what each case expects (the evaluator's known-good
-report), so every case must pass scoring. The live `command` agent (bceval.evaluators.guidance.asking) runs an agent
-once per case with `workspace` as its working directory and the prompt (the report contract and the
-request) on stdin.
+"""The guidance question: what the runner hands an agent once per case, after capture and before scoring (never
+the manifest's expectations), and its answer: the result document (`{caseId, guidanceReport}`) or a NoReport.
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ class ShapedSetup:
 
 class Setup(Protocol):
     """What an agent is made from: the shape of question it answers (an evaluator's setup, e.g.
-    bceval.evaluators.guidance.setup's, brings its own Shape), a live kind's settings, and the errors to give."""
+    bceval.evaluators.guidance.asking's, brings its own Shape), a live kind's settings, and the errors to give."""
 
     question: str
     agent: AgentSettings | None

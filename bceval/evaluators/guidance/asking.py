@@ -1,30 +1,26 @@
 """The guidance question as the live kinds are asked it: one agent per case, in the case's workspace, reading a
-knowledge view.
-
-The agent's working directory is the workspace the case binds; the knowledge it may read is a view of the
-checkout that holds only the layers' `skills/` and `knowledge/` folders and the knowledge index (never
-`evaluation/`, where the expected outcomes live), made once per run, read-only where the filesystem allows
-and removed afterwards. The request it gets names the view, not the checkout. Under `--sandbox bwrap` the
-workspace and the view are mounted read-only, so a write fails at the source; the before/after evidence
-still runs. The api agent's read-only tools reach the workspace as `workspace/` and the view as `knowledge/`.
-
-Nothing the agent prints reaches the console: its output goes to the transcript, and a missing report is
-reported in bceval's words only.
+read-only knowledge view that holds only the layers' `skills/` and `knowledge/` and the index (never
+`evaluation/`, where the expected outcomes live). Nothing the agent prints reaches the console.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
-from bceval.agents.registry import ShapeBase
+from bceval.agents.registry import Shape, ShapeBase, agent_names
+from bceval.agents.settings import AgentSettings
 from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
+from bceval.errors import BcevalError
+from bceval.evaluators.base import GUIDANCE
+from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.evidence import run_git
 from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
@@ -175,22 +171,31 @@ def _outcome(answer: Any, attempts: list[_Attempt]) -> str:
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:
-    """The case id and guidance report an agent printed (its own case id only when it gave a string)."""
+    """The envelope's guidance report, or the object itself when it is one; the agent's case id only when it
+    gave a string."""
     document = extract_json_object(output)
-    report = _report_of(document)
-    if report is None:
+    if not isinstance(document, dict):
         return Unreadable("output holds no guidance report")
+    report = document.get("guidanceReport")
+    if not isinstance(report, dict):
+        if "skill" not in document or "outcome" not in document:
+            return Unreadable("output holds no guidance report")
+        report = document
     answer_id = document.get("caseId", case_id)
     return {"caseId": answer_id if isinstance(answer_id, str) else case_id, "guidanceReport": report}
 
 
-def _report_of(document: Any) -> dict[str, Any] | None:
-    """The guidanceReport of the agent's answer: the envelope's, or the object itself when it is one."""
-    if not isinstance(document, dict):
-        return None
-    report = document.get("guidanceReport")
-    if isinstance(report, dict):
-        return report
-    if "skill" in document and "outcome" in document:
-        return document
-    return None
+@dataclass(frozen=True)
+class GuidanceSetup:
+    """What an agent answering guidance questions is made from (bceval.agents.registry.make_agent takes it)."""
+
+    question: ClassVar[str] = GUIDANCE
+    manifest: GuidanceManifest  # the oracle answers what its cases expect
+    agent: AgentSettings | None = None
+    shape: Shape | None = None  # how a live agent is asked
+
+    def unknown(self, name: str) -> BcevalError:
+        return GuidanceError(f"unknown guidance adapter '{name}' (available: {', '.join(agent_names(GUIDANCE))})")
+
+    def missing_command(self, name: str) -> BcevalError:
+        return GuidanceError("the command adapter needs --command (the agent command line)")

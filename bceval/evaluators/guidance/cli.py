@@ -1,7 +1,5 @@
-"""`bceval guidance MODE`: validate (default) | prepare | capture | score, one mode per call (spec §0), plus `run`
-and `demo-workspaces`, with the flags of the options table. After the argument gate of §0 each call prints one
-line (a PASSED/captured line on stdout, or the failure on stderr). Only bceval's own messages are printed, so no
-file, JSON or model text can reach the console. Every failure exits 1.
+"""`bceval guidance MODE` (spec §0): validate (default) | prepare | capture | score | run | demo-workspaces, one mode
+per call. Each call prints one line, in bceval's own words only (never file, JSON or model text); failures exit 1.
 """
 
 from __future__ import annotations
@@ -54,6 +52,7 @@ class Options:
     agent: Any = None  # run --adapter command: bceval.agents.settings.AgentSettings
     max_cost: float | None = None  # run with a live agent: no new case starts once the run's known cost reaches it
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
+    replace: bool = False  # prepare: the graph's, rewriting an earlier preparation (bceval.evaluators.guidance.prepare)
 
     def context_line(self) -> str:
         out = f"; out {self.out}" if self.out else ""
@@ -113,10 +112,10 @@ def execute(opts: Options) -> str:
     )
     count = len(manifest.cases)
     if opts.mode == "capture":
-        digest, count = capture(manifest, workspaces or {}, opts.baseline)
+        digest = capture(manifest, workspaces or {}, opts.baseline)
         return f"Development guidance baseline captured for {count} case(s); baseline SHA-256: {digest}"
     if opts.mode == "prepare":
-        directory = prepare(manifest, workspaces, opts.out)
+        directory = prepare(manifest, workspaces, opts.out, opts.replace)
         return f"Development guidance preparation PASSED: {count} case(s) prepared in {directory}"
     if opts.mode == "score":
         outcome = score(manifest, baseline, opts.results)
@@ -167,7 +166,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> int:
     except EvaluationFailed as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_FAILED
-    except (GuidanceError, BcevalError) as exc:  # both are bceval's own one-line words, never an agent's
+    except BcevalError as exc:  # bceval's own one-line words, never an agent's
         print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except Exception:  # noqa: BLE001 - never a traceback, never foreign text

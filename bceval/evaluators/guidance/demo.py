@@ -1,18 +1,8 @@
-"""Demo workspaces: a fresh clone can watch the guidance evidence work end to end.
-
-The evidence needs a knowledge checkout that is the root of a git worktree, and
-`evaluation/demo-corpus` is only a folder inside the bceval repository. So the demo is a directory
-of standalone repositories built from the demo corpus:
-
-    <dir>/knowledge/                       the demo corpus, copied byte for byte and committed
-    <dir>/workspaces/<manifest case id>/   one small AL project per case, from
-                                           <corpus>/evaluation/guidance-workspaces/<case id>/
-    <dir>/workspace-map.<kind>.json        manifest case id -> absolute workspace, per demo manifest
-    <dir>/demo.json                        what was made, written last (an intact demo has it)
-
-Every repository has one commit with a fixed author, committer and date (SOURCE_DATE_EPOCH, else
-a constant), so its commit ids depend only on the content. Files are written fresh: no links and
-no hard links, owned by whoever runs bceval.
+"""Demo workspaces, so a fresh clone can watch the guidance evidence work end to end: the evidence needs
+standalone git repositories, so the demo corpus is copied and committed as `<dir>/knowledge/`, each case's
+workspace from `<corpus>/evaluation/guidance-workspaces/<case id>/` as `<dir>/workspaces/<case id>/`, with one
+`workspace-map.<kind>.json` per manifest and `demo.json` written last. Commits have a fixed author and date
+(SOURCE_DATE_EPOCH, else a constant), so their ids depend only on the content.
 """
 
 from __future__ import annotations

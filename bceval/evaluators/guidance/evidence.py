@@ -1,13 +1,7 @@
 """Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate.
 
-A snapshot records a repository's identity (HEAD, refs, index, git metadata) and every entry under
-its root, `.git` included, with a content hash and stable metadata. Capture runs before the agent;
-scoring compares fresh snapshots with the recorded ones before it reads any result.
-
-bceval's own git reads must never write: every call runs with `--no-optional-locks`
-(GIT_OPTIONAL_LOCKS=0), fsmonitor off, no system or global config, and without the environment
-variables that could point git at another repository. Only plumbing that never refreshes the index
-is used (no `git status`).
+bceval's own git reads must never write: no optional locks, no fsmonitor, no system or global config, none of
+the variables that point git at another repository, and only plumbing that never refreshes the index.
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.guidance.paths import safe_path, scan_links, walk
-from bceval.evaluators.guidance.strictjson import parse_strict, require_object, require_string
+from bceval.evaluators.guidance.paths import parse_strict, require_object, require_string, safe_path, scan_links, walk
 from bceval.jsonio import MAX_JSON_BYTES, create_exclusive, dumps, open_regular, read_regular_bytes
 
 BASELINE_KIND = "bcquality-guidance-runner-baseline"
@@ -225,8 +218,8 @@ def protected_roots(manifest: GuidanceManifest, workspaces: dict[str, Path] | No
     return roots
 
 
-def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_path: Path) -> tuple[str, int]:
-    """Record the baseline before the agent runs; returns (uppercase SHA-256 of the file, case count)."""
+def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_path: Path) -> str:
+    """Record the baseline before the agent runs; returns the uppercase SHA-256 of the file."""
     baseline = safe_path(baseline_path, f"Baseline path {baseline_path}", missing_ok=True)
     if os.path.lexists(baseline):
         raise GuidanceError("Baseline already exists; capture never overwrites a baseline")
@@ -250,7 +243,7 @@ def capture(manifest: GuidanceManifest, workspaces: dict[str, Path], baseline_pa
     data = dumps(document).encode("utf-8")
     if not create_exclusive(baseline, data):
         raise GuidanceError("Baseline already exists; capture never overwrites a baseline")
-    return hashlib.sha256(data).hexdigest().upper(), len(manifest.cases)
+    return hashlib.sha256(data).hexdigest().upper()
 
 
 @dataclass(frozen=True)

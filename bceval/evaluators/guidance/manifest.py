@@ -1,7 +1,4 @@
-"""The two guidance manifests (spec §1.4-§1.6) and the runner's workspace map (§2.3).
-
-Validation is fail-fast, as in the reference: the first broken rule ends it with one message.
-"""
+"""The two guidance manifests (spec §1.4-§1.6) and the workspace map (§2.3); fail-fast, as the reference."""
 
 from __future__ import annotations
 
@@ -13,8 +10,7 @@ from typing import Any
 
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_PATH, PLAN, GuidanceError
-from bceval.evaluators.guidance.paths import resolve_reference, safe_path
-from bceval.evaluators.guidance.strictjson import (
+from bceval.evaluators.guidance.paths import (
     DIMENSIONS,
     check_context,
     is_text,
@@ -24,6 +20,8 @@ from bceval.evaluators.guidance.strictjson import (
     require_bool,
     require_object,
     require_string,
+    resolve_reference,
+    safe_path,
 )
 from bceval.jsonio import read_regular_bytes
 

@@ -20,9 +20,9 @@ from bceval.evaluators.guidance.manifest import EMPTY_OUTCOMES, GuidanceCase, Gu
 from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
-from bceval.evaluators.guidance.scoring import case_measures
+from bceval.evaluators.guidance.scoring import IMPLEMENTATION_LISTS, case_measures
+from bceval.evaluators.guidance.steps import guidance_verb
 from bceval.evaluators.guidance.tasks import guidance_tasks
-from bceval.evaluators.guidance.verbs import guidance_verb
 
 # A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
 # answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.
@@ -111,12 +111,12 @@ def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head:
         # A not-applicable case has no decision to copy: placeholders and empty lists are free there.
         if applicable:
             return decision[name]
-        return [] if name in ("affected-files", "affected-symbols", "changed-tokens") else "unavailable"
+        return [] if name in IMPLEMENTATION_LISTS else "unavailable"
 
     knowledge = _knowledge(case, knowledge_root, head, current("decision"), samples=False)
     omitted = [_omitted_entry(case, path) for path in case.expected_omitted]
     context = dict(case.raw["context"])
-    context.update({name: current(name) for name in ("affected-files", "affected-symbols", "changed-tokens")})
+    context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
     return {
         "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
         **_outcome(case),
@@ -167,11 +167,6 @@ class GuidanceEvaluator:
     def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
         return prepare(manifest, workspaces, out)
 
-    def oracle_answer(self, case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-        """The result document of the known-good report, pinned to `head` of the knowledge it cites."""
-        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
-        return {"caseId": case.hashed, "guidanceReport": build(case, knowledge_root, head)}
-
     def oracle_reply(self, manifest: GuidanceManifest, question: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         """The oracle agent's answer to a guidance question: the known-good report of its case, if it has one."""
         expected = next((case for case in manifest.cases if case.hashed == question.case_id), None)
@@ -179,7 +174,8 @@ class GuidanceEvaluator:
             return NoReport()
         # Pinned to the view's HEAD like a careful agent; a read-only git query.
         head = run_git(question.knowledge, "rev-parse", "--verify", "HEAD")
-        return self.oracle_answer(expected, question.knowledge, head)
+        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
+        return {"caseId": expected.hashed, "guidanceReport": build(expected, question.knowledge, head)}
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)

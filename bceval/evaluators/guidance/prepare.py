@@ -1,8 +1,5 @@
-"""Preparation (spec §2): the knowledge index and one answer-free request file per case.
-
-Validation and preparation need no Git. Everything is computed in memory first, so a failure
-writes nothing; files are then created exclusively in a new or empty directory.
-"""
+"""Preparation (spec §2): the knowledge index and one answer-free request per case, computed in memory first so
+a failure writes nothing."""
 
 from __future__ import annotations
 
@@ -56,68 +53,65 @@ _OUTCOME = {"outcome": OUTCOME_TEXT, "outcome-reason": "required for partial and
 _REQUEST = "the intended change, in one sentence"
 
 
-def _plan_template() -> dict[str, Any]:
-    """The illustrative resultSchema of §2.4 for a plan; placeholders are prose, not values to copy."""
-    return {
-        "skill": {"id": PLAN_SKILL_ID, "version": 1},
-        **_OUTCOME,
-        "summary": {
-            "request": _REQUEST,
-            "kind": "feature | bug | refactor | upgrade | maintenance",
-            "candidates": 0,
-            "selected": 0,
-        },
-        "context": _CONTEXT,
-        "knowledge": [_KNOWLEDGE],
-        "validation-considerations": [_CONSIDERATION],
-        "suppressed": [{"reference": {"path": _ARTICLE}, "reason": "layer-precedence | configuration"}],
-        "unresolved": ["each unknown dimension or material gap, named"],
-    }
+# The illustrative resultSchema of §2.4 for each kind; placeholders are prose, not values to copy.
+_PLAN_TEMPLATE = {
+    "skill": {"id": PLAN_SKILL_ID, "version": 1},
+    **_OUTCOME,
+    "summary": {
+        "request": _REQUEST,
+        "kind": "feature | bug | refactor | upgrade | maintenance",
+        "candidates": 0,
+        "selected": 0,
+    },
+    "context": _CONTEXT,
+    "knowledge": [_KNOWLEDGE],
+    "validation-considerations": [_CONSIDERATION],
+    "suppressed": [{"reference": {"path": _ARTICLE}, "reason": "layer-precedence | configuration"}],
+    "unresolved": ["each unknown dimension or material gap, named"],
+}
 
 
-def _implementation_template() -> dict[str, Any]:
-    """The illustrative resultSchema of §2.4 for an implementation step."""
-    from_decision = ["from decision-context"]
-    return {
-        "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
-        **_OUTCOME,
-        "summary": {
-            "request": _REQUEST,
-            "phase": "the current phase from decision-context",
-            "decision": "the current decision from decision-context",
-            "decision-key": "the decision-key from decision-context",
-            "evidence-fingerprint": "the evidence-fingerprint from decision-context",
-            "candidates": 0,
-            "selected": 0,
-            "omitted-consumed": 0,
-        },
-        "pins": {
-            "knowledge-checkout": "unpinned, or the full commit id of the knowledge checkout HEAD",
-            "development-plan": "development-plan-pin from decision-context",
-            "implementation-evidence": "implementation-evidence-pin from decision-context",
-        },
-        "context": {
-            **_CONTEXT,
-            "affected-files": from_decision,
-            "affected-symbols": from_decision,
-            "changed-tokens": from_decision,
-        },
-        "knowledge": [_KNOWLEDGE],
-        "validation-considerations": [_CONSIDERATION],
-        "deduplication": {
-            "strategy": "omit-exact-consumed-match",
-            "omitted": [
-                {
-                    "path": "a consumed article whose path, decision-key and evidence-fingerprint all still match",
-                    "decision-key": "the current decision-key",
-                    "evidence-fingerprint": "the current evidence-fingerprint",
-                    "prior-decision": "the consumed prior decision",
-                }
-            ],
-        },
-        "suppressed": [],
-        "unresolved": [],
-    }
+_FROM_DECISION = ["from decision-context"]
+_IMPLEMENTATION_TEMPLATE = {
+    "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
+    **_OUTCOME,
+    "summary": {
+        "request": _REQUEST,
+        "phase": "the current phase from decision-context",
+        "decision": "the current decision from decision-context",
+        "decision-key": "the decision-key from decision-context",
+        "evidence-fingerprint": "the evidence-fingerprint from decision-context",
+        "candidates": 0,
+        "selected": 0,
+        "omitted-consumed": 0,
+    },
+    "pins": {
+        "knowledge-checkout": "unpinned, or the full commit id of the knowledge checkout HEAD",
+        "development-plan": "development-plan-pin from decision-context",
+        "implementation-evidence": "implementation-evidence-pin from decision-context",
+    },
+    "context": {
+        **_CONTEXT,
+        "affected-files": _FROM_DECISION,
+        "affected-symbols": _FROM_DECISION,
+        "changed-tokens": _FROM_DECISION,
+    },
+    "knowledge": [_KNOWLEDGE],
+    "validation-considerations": [_CONSIDERATION],
+    "deduplication": {
+        "strategy": "omit-exact-consumed-match",
+        "omitted": [
+            {
+                "path": "a consumed article whose path, decision-key and evidence-fingerprint all still match",
+                "decision-key": "the current decision-key",
+                "evidence-fingerprint": "the current evidence-fingerprint",
+                "prior-decision": "the consumed prior decision",
+            }
+        ],
+    },
+    "suppressed": [],
+    "unresolved": [],
+}
 
 
 def goal_of(plan: Any) -> str:
@@ -133,7 +127,7 @@ def request_document(
     context = raw["context"]
     implementation = manifest.kind == IMPLEMENTATION
     inputs = IMPLEMENTATION_INPUTS if implementation else PLAN_INPUTS
-    template = _implementation_template if implementation else _plan_template
+    template = _IMPLEMENTATION_TEMPLATE if implementation else _PLAN_TEMPLATE
     document: dict[str, Any] = {
         "protocol": protocol(manifest.kind),
         "caseId": case.hashed,
@@ -150,7 +144,7 @@ def request_document(
             "application-area": context["application-area"],
         },
         "development-plan": raw["development-plan"],
-        "resultSchema": {"caseId": case.hashed, "guidanceReport": template()},
+        "resultSchema": {"caseId": case.hashed, "guidanceReport": template},
     }
     if implementation:
         for name in IMPLEMENTATION_PASSTHROUGH:  # verbatim: "" and {} stay empty

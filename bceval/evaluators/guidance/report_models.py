@@ -1,12 +1,9 @@
-"""The guidance report models: the source of `schemas/guidance-{plan,implementation}-report.schema.json`.
-
-The schemas are an optional lint and stricter than the scorer (`evaluators.guidance.report` holds the scorer's checks):
-no unknown members, kebab-case ids, unique list items, and the outcome rules expressible in JSON Schema.
-"""
+"""The guidance report models, the source of `schemas/guidance-{plan,implementation}-report.schema.json`: an
+optional lint, stricter than the scorer (`scoring`), with the outcome rules expressible in JSON Schema."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -177,23 +174,33 @@ def _outcome_rules(empty: list[str]) -> dict[str, Any]:
     }
 
 
-def _apply_outcome_rules(outcome: str, reason: str | None, knowledge: list[Any], empty: tuple[str, ...]) -> None:
-    if outcome == "completed" and not knowledge:
-        raise ValueError("completed requires knowledge")
-    if outcome in empty and knowledge:
-        raise ValueError(f"{outcome} requires empty knowledge")
-    if outcome in ("partial", "failed") and reason is None:
-        raise ValueError("partial and failed require outcome-reason")
-
-
 _PLAN_EMPTY = ("not-applicable", "no-knowledge", "failed")  # the reference schema's rule (§7.17)
 _IMPLEMENTATION_EMPTY = ("not-applicable", "no-knowledge")  # the scorer's rule
 
 
-class PlanGuidanceReport(_ReportModel):
+class _Report(_ReportModel):
+    """The outcome rules both reports share; `empty` names the outcomes that require no knowledge."""
+
+    empty: ClassVar[tuple[str, ...]]
+    _reason_not_null = field_validator("outcome_reason", mode="before", check_fields=False)(_present_not_null)
+
+    @model_validator(mode="after")
+    def _outcome(self) -> Any:
+        outcome, knowledge = self.outcome, self.knowledge  # the subclasses' fields
+        if outcome == "completed" and not knowledge:
+            raise ValueError("completed requires knowledge")
+        if outcome in self.empty and knowledge:
+            raise ValueError(f"{outcome} requires empty knowledge")
+        if outcome in ("partial", "failed") and self.outcome_reason is None:
+            raise ValueError("partial and failed require outcome-reason")
+        return self
+
+
+class PlanGuidanceReport(_Report):
     """guidanceReport of a plan-guidance result (skill al-development-plan)."""
 
     model_config = ConfigDict(title="PlanGuidanceReport", json_schema_extra=_outcome_rules(list(_PLAN_EMPTY)))
+    empty = _PLAN_EMPTY
 
     skill: PlanSkill
     outcome: Outcome
@@ -209,20 +216,14 @@ class PlanGuidanceReport(_ReportModel):
     suppressed: Annotated[list[PlanSuppressed], Unique]
     unresolved: UniqueTexts
 
-    _reason_not_null = field_validator("outcome_reason", mode="before")(_present_not_null)
 
-    @model_validator(mode="after")
-    def _outcome(self) -> PlanGuidanceReport:
-        _apply_outcome_rules(self.outcome, self.outcome_reason, self.knowledge, _PLAN_EMPTY)
-        return self
-
-
-class ImplementationGuidanceReport(_ReportModel):
+class ImplementationGuidanceReport(_Report):
     """guidanceReport of an implementation-guidance result (skill al-implementation-guidance)."""
 
     model_config = ConfigDict(
         title="ImplementationGuidanceReport", json_schema_extra=_outcome_rules(list(_IMPLEMENTATION_EMPTY))
     )
+    empty = _IMPLEMENTATION_EMPTY
 
     skill: ImplementationSkill
     outcome: Outcome
@@ -239,10 +240,3 @@ class ImplementationGuidanceReport(_ReportModel):
     deduplication: Deduplication
     suppressed: Annotated[list[ImplementationSuppressed], Unique]
     unresolved: UniqueTexts
-
-    _reason_not_null = field_validator("outcome_reason", mode="before")(_present_not_null)
-
-    @model_validator(mode="after")
-    def _outcome(self) -> ImplementationGuidanceReport:
-        _apply_outcome_rules(self.outcome, self.outcome_reason, self.knowledge, _IMPLEMENTATION_EMPTY)
-        return self

@@ -1,19 +1,7 @@
 """`bceval guidance run`: one runner-owned cycle, prepare -> capture -> answer -> score.
 
-bceval is the runner here, so it keeps the baseline digest itself: capture returns it, it stays in
-this module's local variables, and scoring receives it directly. It is never printed, never written
-under the run directory, and never in the environment handed to an adapter. Capture happens before
-the first answer; result files are written by the runner, outside every protected root.
-
-A run directory is created exclusively and never reused or cleaned: evidence must be fresh, so a
-killed run is simply repeated into a new directory.
-
-The run directory is a bceval.layout.GuidanceRunDir:
-
-    requests/                  the knowledge index and one request per case (prepare)
-    evidence/baseline.json     the pre-run baseline (capture)
-    results/                   one result per case, as the adapter answered
-    run.json                   the verdict: adapter, manifest, passed, problems (bceval's words only)
+The baseline digest stays in this process's memory (never printed, written or handed to an adapter), and every
+run gets a new directory (a bceval.layout.GuidanceRunDir): evidence must be fresh, so a killed run is repeated.
 """
 
 from __future__ import annotations
@@ -29,8 +17,9 @@ from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
 from bceval.errors import BcevalError
+from bceval.escape import console
 from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.guidance.asking import GuidanceShape
+from bceval.evaluators.guidance.asking import GuidanceSetup, GuidanceShape
 from bceval.evaluators.guidance.evidence import (
     KNOWLEDGE_LABEL,
     REDIRECTING_GIT_VARIABLES,
@@ -44,12 +33,12 @@ from bceval.evaluators.guidance.evidence import (
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation, safe_path
-from bceval.evaluators.guidance.reads import guidance_reads, reads_line
 from bceval.evaluators.guidance.scoring import ScoreOutcome, score
-from bceval.evaluators.guidance.setup import GuidanceSetup
 from bceval.evaluators.registry import evaluator
-from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
-from bceval.layout import GuidanceRunDir
+from bceval.jsonio import create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
+from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir, result_name
+from bceval.models import CaseReads
+from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 
@@ -88,13 +77,8 @@ def run_guidance(
     adapter: Agent,
     max_cost: float | None = None,
 ) -> ScoreOutcome:
-    """Prepare, capture, answer every case, score with the held digest; returns the scoring outcome.
-
-    Raises GuidanceError (one line, naming the case where there is one) for bad input, a run
-    directory that exists, an adapter that produced no report, or a case that `max_cost` (USD, a live
-    agent's) kept from starting: once the run's known cost reaches it no new case starts, and the run,
-    which a guidance verdict needs whole, ends unscored.
-    """
+    """Prepare, capture, answer every case, score with the held digest. Once the run's known cost reaches
+    `max_cost` no new case starts and the run, which a verdict needs whole, ends unscored (a GuidanceError)."""
     run = check_new_run(directory)
     check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
     # Refuse what capture would refuse for want of a repository before anything is written.
@@ -108,7 +92,7 @@ def run_guidance(
         raise _exists(run) from None
     run_dir = GuidanceRunDir(run)
     evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
-    digest, _ = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
+    digest = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     # the agent's environment: the runner's without the variables that would point its git at another repository
     environment = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}
     budget = _budget(adapter, max_cost)
@@ -173,19 +157,15 @@ def run_from_files(
     hide: tuple[Path, ...] = (),
     max_cost: float | None = None,
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
-    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs.
-
-    `agent` (bceval.agents.settings.AgentSettings) configures the command adapter; `hide` names more paths it
-    must not reach (an experiment's output folder, with every other arm's answers); `max_cost` is the run's
-    budget (see run_guidance)."""
+    """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs. `hide`
+    names more paths a live agent must not reach (an experiment's output folder)."""
     check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
     run_dir = Path(directory).absolute()
-    shape = GuidanceShape(manifest, run_dir, hidden)  # how a live agent is asked
-    chosen = make_agent(adapter, GuidanceSetup(manifest, run_dir, hidden, agent, shape))
+    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run_dir, hidden)))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )
@@ -278,3 +258,96 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
         "workspaceMap": digest(arm.workspace_map),
         "workspaces": workspaces,
     }
+
+
+# What the agent read, where bceval ran its tool loop (the api agent) and so recorded every file a `read_file`
+# returned; of an agent whose loop bceval does not run nothing is said (never guessed from its report).
+KNOWLEDGE = "knowledge/"  # the tools' name for the knowledge view (bceval.agents.api)
+
+
+def _cited(results_dir: Path, hashed: str) -> list[str] | None:
+    """The article paths a result's report cites, read leniently (scoring proper judges the report); None when
+    there is no readable report."""
+    try:
+        document = json.loads(read_regular_text(results_dir / result_name(hashed), "utf-8"))
+        entries = document["guidanceReport"].get("knowledge") or []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    cited = [entry.get("path") for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+    return list(dict.fromkeys(path for path in cited if isinstance(path, str)))
+
+
+def _article(root: Path, path: str) -> tuple[int, str] | None:
+    """The size and SHA-256 of an article in the checkout; None when it is not a file inside it."""
+    if not path or path.startswith("/") or ".." in Path(path).parts:
+        return None
+    try:
+        data = read_regular_bytes(root / path)
+    except (OSError, ValueError):
+        return None
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def case_reads(root: Path, evidence: dict[str, Any], cited: list[str]) -> CaseReads:
+    """One case's reads from bceval's evidence `{runId, questionSha256, reads}` and the paths its report cited."""
+    listed = evidence.get("reads") or []
+    reads = [item for item in listed if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    articles = [(item["path"].removeprefix(KNOWLEDGE), item) for item in reads if item["path"].startswith(KNOWLEDGE)]
+    articles = [(path, item) for path, item in articles if path != KNOWLEDGE_INDEX]
+    opened = sorted({path for path, _ in articles}, key=sort_key)
+    backed = {
+        path
+        for path, item in articles
+        if item.get("complete") is True and _article(root, path) == (item.get("bytes"), item.get("sha256"))
+    }
+    return CaseReads(
+        source="bceval",
+        opened=opened,
+        cited=cited,
+        citedWithoutCompleteRead=[path for path in cited if path not in backed],
+        readNotCited=[path for path in opened if path not in set(cited)],
+    )
+
+
+def guidance_reads(
+    manifest: GuidanceManifest, results_dir: Path, evidence: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Per manifest case id its reads, and the run's summary; None when no case has evidence (`evidence`: per hashed
+    case id, the record bceval kept of its tool results: `{readBy: "bceval", readEvidence: {...}}`)."""
+    cases: dict[str, Any] = {}
+    for case in manifest.cases:
+        record = evidence.get(case.hashed)
+        cited = _cited(results_dir, case.hashed)
+        if not isinstance(record, dict) or record.get("readBy") != "bceval" or cited is None:
+            continue
+        cases[case.id] = case_reads(manifest.root, record.get("readEvidence") or {}, cited).model_dump()
+    if not cases:
+        return None
+    citations = sum(len(reads["cited"]) for reads in cases.values())
+    backed = citations - sum(len(reads["citedWithoutCompleteRead"]) for reads in cases.values())
+    opened = sum(len(reads["opened"]) for reads in cases.values())
+    summary = {
+        "casesWithEvidence": len(cases),
+        "casesWithoutEvidence": len(manifest.cases) - len(cases),
+        "citations": citations,
+        "citationsBacked": backed,
+        "backedShare": backed / citations if citations else None,
+        "meanOpened": opened / len(cases),
+    }
+    return {"summary": summary, "cases": cases}
+
+
+def reads_line(reads: dict[str, Any]) -> str:
+    """One line on a guidance run's read evidence, as a review scorecard gives it."""
+    summary = reads["summary"]
+    share = f"{summary['backedShare']:.0%}" if summary["backedShare"] is not None else "no citations"
+    unbacked = [
+        f"{case_id}: {path}" for case_id, case in reads["cases"].items() for path in case["citedWithoutCompleteRead"]
+    ]
+    listed = f"; cited without a complete read: {console(', '.join(unbacked[:5]))}" if unbacked else ""
+    more = f" and {len(unbacked) - 5} more" if len(unbacked) > 5 else ""
+    return (
+        f"Reads: {summary['citationsBacked']} of {summary['citations']} citations backed by a complete read ({share}); "
+        f"{summary['meanOpened']:.1f} articles opened per case; evidence for {summary['casesWithEvidence']} case(s), "
+        f"unknown for {summary['casesWithoutEvidence']}{listed}{more}"
+    )

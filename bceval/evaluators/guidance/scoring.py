@@ -1,32 +1,294 @@
-"""Scoring (spec §4): fresh snapshots against the baseline first, then each case's result file,
-its report checks, and the knowledge recall/precision thresholds.
-
-Only outcome-exact, citation-valid reports from untouched workspaces pass. Counts are diagnostics,
-never a capability score.
-"""
+"""Scoring (spec §4): fresh snapshots against the baseline first, then each case's result file, its report
+checks (§3, fail-fast in the reference's order), and the knowledge recall/precision thresholds."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from bceval.evaluators.base import CaseMeasures
-from bceval.evaluators.guidance import IMPLEMENTATION, GuidanceError
-from bceval.evaluators.guidance.evidence import KNOWLEDGE_LABEL, Baseline, snapshot, workspace_label
-from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
-from bceval.evaluators.guidance.paths import safe_path
-from bceval.evaluators.guidance.report import (
-    KnowledgeCheckout,
-    check_envelope,
-    check_implementation_report,
-    check_plan_report,
+from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
+from bceval.evaluators.guidance.evidence import KNOWLEDGE_LABEL, Baseline, run_git, snapshot, workspace_label
+from bceval.evaluators.guidance.manifest import CONSUMED_FIELDS, OUTCOMES, GuidanceCase, GuidanceManifest
+from bceval.evaluators.guidance.paths import (
+    check_context,
+    read_strict,
+    require_array,
+    require_int,
+    require_object,
+    require_string,
+    resolve_reference,
+    safe_path,
 )
-from bceval.evaluators.guidance.strictjson import read_strict
-from bceval.jsonio import dumps, read_regular_text
+from bceval.jsonio import dumps, read_regular_bytes, read_regular_text
 from bceval.layout import result_name
+
+SUPPRESSION_REASONS = ("layer-precedence", "configuration")
+DEDUP_STRATEGY = "omit-exact-consumed-match"
+IMPLEMENTATION_LISTS = ("affected-files", "affected-symbols", "changed-tokens")
+_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_SHARED_FIELDS = ("skill", "outcome", "summary")
+_ARRAY_FIELDS = ("knowledge", "validation-considerations", "suppressed", "unresolved")
+PLAN_REPORT_FIELDS = (*_SHARED_FIELDS, "context", *_ARRAY_FIELDS)
+IMPLEMENTATION_REPORT_FIELDS = (
+    *_SHARED_FIELDS,
+    "pins",
+    "context",
+    *_ARRAY_FIELDS[:2],
+    "deduplication",
+    *_ARRAY_FIELDS[2:],
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeCheckout:
+    """The live knowledge checkout as scoring sees it: its root and its current HEAD commit."""
+
+    root: Path
+    head: str
+
+
+def check_envelope(document: Any, case: GuidanceCase, bound: Path) -> Any:
+    """§3.1: caseId must be the case's hashed id; a legacy workspaceRoot must equal the runner's binding."""
+    result = require_object(document, "result", ("caseId", "guidanceReport"))
+    if require_string(result["caseId"], "result caseId") != case.hashed:
+        raise GuidanceError("result caseId mismatch: it must be the request's caseId")
+    if "workspaceRoot" in result:
+        value = require_string(result["workspaceRoot"], "result workspaceRoot")
+        try:
+            agrees = Path(value).is_absolute() and safe_path(value, "result workspaceRoot", kind="dir") == bound
+        except GuidanceError:
+            agrees = False
+        if not agrees:
+            raise GuidanceError("result workspaceRoot must agree with the runner binding (it never overrides it)")
+    return result["guidanceReport"]
+
+
+def _check_skill(value: Any, expected: str) -> None:
+    skill = require_object(value, "skill", ("id", "version"))
+    identity = require_string(skill["id"], "skill.id")  # implementation mode too (spec §7.21: stricter)
+    version = skill["version"]
+    if identity != expected or type(version) is not int or version != 1:
+        raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
+
+
+def _check_outcome(report: dict[str, Any], case: GuidanceCase) -> str:
+    outcome = require_string(report["outcome"], "outcome")
+    if outcome not in OUTCOMES:
+        raise GuidanceError("outcome must be a value of the outcome enum")
+    if outcome != case.expected_outcome:
+        raise GuidanceError("outcome does not equal the fixture's expectedOutcome")
+    if outcome in ("partial", "failed") and "outcome-reason" not in report:
+        raise GuidanceError("outcome-reason is required when the outcome is partial or failed")
+    if "outcome-reason" in report:
+        require_string(report["outcome-reason"], "outcome-reason")
+    return outcome
+
+
+def _check_arrays(report: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any], list[str]]:
+    knowledge = require_array(report["knowledge"], "knowledge")
+    considerations = require_array(report["validation-considerations"], "validation-considerations")
+    suppressed = require_array(report["suppressed"], "suppressed")
+    unresolved = require_array(report["unresolved"], "unresolved", strings=True)
+    return knowledge, considerations, suppressed, unresolved
+
+
+def _counts_problem() -> GuidanceError:
+    return GuidanceError(
+        "Summary counts are inconsistent: selected must equal the knowledge entries, omitted-consumed the "
+        "omitted entries, and together they must not exceed candidates"
+    )
+
+
+def _check_outcome_rules(
+    outcome: str, case: GuidanceCase, knowledge: list[Any], unresolved: list[str], unknown: list[str]
+) -> None:
+    if outcome in ("no-knowledge", "not-applicable") and knowledge:
+        raise GuidanceError(f"outcome {outcome} requires empty knowledge")
+    if outcome == "completed" and not knowledge:
+        raise GuidanceError("outcome completed requires at least one knowledge entry (report no-knowledge instead)")
+    if (outcome == "partial" or case.requires_unresolved) and not unresolved:
+        raise GuidanceError("unresolved gaps must be listed for a partial outcome or when the fixture requires them")
+    lowered = [text.lower() for text in unresolved]
+    for dimension in unknown:
+        if not any(dimension.lower() in text for text in lowered):
+            raise GuidanceError("Unknown dimensions require an explanation in the unresolved gaps")
+
+
+def _check_sha(value: Any, label: str, rel: str, checkout: KnowledgeCheckout) -> None:
+    """§3.5: a full commit id equal to HEAD (ignoring case) whose committed article is the live one."""
+    if not isinstance(value, str) or not _SHA.fullmatch(value):
+        raise GuidanceError(f"{label} must be a full commit object id (40 or 64 hex digits)")
+    if value.lower() != checkout.head.lower():
+        raise GuidanceError(f"{label} must be the recorded live checkout HEAD commit")
+    committed = run_git(checkout.root, "cat-file", "blob", f"HEAD:{rel}", raw=True)
+    try:
+        live = read_regular_bytes(checkout.root / rel)
+    except OSError:
+        raise GuidanceError(f"{label}: the live knowledge article could not be read safely") from None
+    if committed.replace(b"\r\n", b"\n") != live.replace(b"\r\n", b"\n"):
+        raise GuidanceError(f"{label}: the committed article differs from the live knowledge article")
+
+
+def _check_knowledge(entries: list[Any], checkout: KnowledgeCheckout) -> list[str]:
+    """Knowledge entries (§3.3.9); sample duplicates are refused in both modes (§7.16: stricter)."""
+    used: list[str] = []
+    for entry in entries:
+        item = require_object(entry, "knowledge entry", ("path", "used-for", "constraints", "sample-paths"))
+        path = item["path"]
+        resolve_reference(checkout.root, path, "knowledge.path", mode="knowledge")
+        if path in used:
+            raise GuidanceError("Duplicate knowledge reference: each article is cited once")
+        used.append(path)
+        require_string(item["used-for"], "knowledge.used-for")
+        require_array(item["constraints"], "knowledge.constraints", strings=True, non_empty=True)
+        samples = require_array(item["sample-paths"], "knowledge.sample-paths", strings=True)
+        if len({sample.lower() for sample in samples}) != len(samples):
+            raise GuidanceError("knowledge.sample-paths contains duplicates")
+        for sample in samples:
+            resolve_reference(checkout.root, sample, "knowledge.sample-paths entry", mode="sample", article=path)
+        if "sha" in item:
+            _check_sha(item["sha"], "knowledge.sha", path, checkout)
+    return used
+
+
+def _check_considerations(entries: list[Any]) -> None:
+    seen: set[str] = set()
+    for entry in entries:
+        item = require_object(entry, "validation-considerations entry", ("id", "reason", "evidence"))
+        for name in ("id", "reason", "evidence"):
+            require_string(item[name], f"validation-considerations.{name}")
+        if item["id"] in seen:
+            raise GuidanceError("validation-considerations ids must be unique")
+        seen.add(item["id"])
+
+
+def _check_suppressed(entries: list[Any], used: list[str], checkout: KnowledgeCheckout) -> None:
+    """Suppressed references; uniqueness and 'not also selected' apply in both modes (§7.16: stricter)."""
+    paths: list[str] = []
+    for entry in entries:
+        item = require_object(entry, "suppressed entry", ("reference", "reason"))
+        reference = require_object(item["reference"], "suppressed.reference", ("path",))
+        path = reference["path"]
+        resolve_reference(checkout.root, path, "suppressed.reference.path", mode="knowledge")
+        if "sha" in reference:
+            _check_sha(reference["sha"], "suppressed.reference.sha", path, checkout)
+        if require_string(item["reason"], "suppressed.reason") not in SUPPRESSION_REASONS:
+            raise GuidanceError("suppressed.reason must be layer-precedence or configuration")
+        if path in paths or path in used:
+            raise GuidanceError("Duplicate or selected suppressed reference")
+        paths.append(path)
+
+
+def check_plan_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
+    """Every plan-report rule (§3.3) in order; returns the cited knowledge paths (`used`)."""
+    report = require_object(value, "guidanceReport", PLAN_REPORT_FIELDS)
+    _check_skill(report["skill"], PLAN_SKILL_ID)
+    outcome = _check_outcome(report, case)
+    summary = require_object(report["summary"], "summary", ("request", "kind", "candidates", "selected"))
+    require_string(summary["request"], "summary.request")
+    if require_string(summary["kind"], "summary.kind") != case.expected_kind:
+        raise GuidanceError("summary.kind must equal the fixture's intended change kind")
+    candidates = require_int(summary["candidates"], "summary.candidates")
+    selected = require_int(summary["selected"], "summary.selected")
+    context = check_context(report["context"], "context")
+    knowledge, considerations, suppressed, unresolved = _check_arrays(report)
+    if selected != len(knowledge) or selected > candidates:
+        raise _counts_problem()
+    _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
+    if any(dimension not in context["unknown"] for dimension in case.expected_unknown):
+        raise GuidanceError("context.unknown: an expected unknown dimension was silently resolved")
+    used = _check_knowledge(knowledge, checkout)
+    _check_considerations(considerations)
+    _check_suppressed(suppressed, used, checkout)
+    return used
+
+
+_SUMMARY_TEXT = ("request", "phase", "decision", "decision-key", "evidence-fingerprint")
+_SUMMARY_COUNTS = ("candidates", "selected", "omitted-consumed")
+_PINS = ("knowledge-checkout", "development-plan", "implementation-evidence")
+
+
+def _check_pins(pins: dict[str, Any], checkout: KnowledgeCheckout) -> None:
+    for name in _PINS:
+        require_string(pins[name], f"pins.{name}")
+    pin = pins["knowledge-checkout"]
+    # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
+    if pin != "unpinned" and not (_SHA.fullmatch(pin) and pin == checkout.head):
+        raise GuidanceError("pins.knowledge-checkout: Knowledge checkout pin must be unpinned or the exact HEAD")
+
+
+def _check_omitted(
+    entries: list[Any], case: GuidanceCase, summary: dict[str, Any], used: list[str], checkout: KnowledgeCheckout
+) -> None:
+    """Each omitted entry is exactly one consumed triple of the current decision; the omitted set is the
+    fixture's (§3.4.12). A changed key or fingerprint is a new surface, never an exact match."""
+    paths: list[str] = []
+    for entry in entries:
+        item = require_object(entry, "deduplication.omitted entry", CONSUMED_FIELDS)
+        for name in CONSUMED_FIELDS:
+            require_string(item[name], f"deduplication.omitted.{name}")
+        path = item["path"]
+        resolve_reference(checkout.root, path, "deduplication.omitted.path", mode="knowledge")
+        triple = (path, item["decision-key"], item["evidence-fingerprint"])
+        matches = [c for c in case.consumed if (c["path"], c["decision-key"], c["evidence-fingerprint"]) == triple]
+        current = (summary["decision-key"], summary["evidence-fingerprint"])
+        if len(matches) != 1 or triple[1:] != current:
+            raise GuidanceError(
+                "deduplication.omitted entry must be an exact consumed match (path, decision-key and "
+                "evidence-fingerprint of consumed guidance and of the current decision)"
+            )
+        if path in paths or path in used:
+            raise GuidanceError("deduplication.omitted entry is duplicated or reissued as knowledge")
+        paths.append(path)
+    if set(paths) != set(case.expected_omitted):
+        raise GuidanceError("deduplication.omitted does not match the fixture's expected omitted set")
+
+
+def check_implementation_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
+    """Every implementation-report rule (§3.4) in order; returns the cited knowledge paths (`used`)."""
+    report = require_object(value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS)
+    _check_skill(report["skill"], IMPLEMENTATION_SKILL_ID)
+    outcome = _check_outcome(report, case)
+    summary = require_object(report["summary"], "summary", _SUMMARY_TEXT + _SUMMARY_COUNTS)
+    for name in _SUMMARY_TEXT:
+        require_string(summary[name], f"summary.{name}")
+    candidates, selected, omitted_count = (require_int(summary[name], f"summary.{name}") for name in _SUMMARY_COUNTS)
+    pins = require_object(report["pins"], "pins", _PINS)
+    _check_pins(pins, checkout)
+    applicable = case.expected_outcome != "not-applicable"
+    decision = case.decision_context
+    if applicable:
+        for name in ("decision-key", "evidence-fingerprint", "phase", "decision"):
+            if summary[name] != decision.get(name):
+                raise GuidanceError(f"summary.{name} must preserve current decision context exactly")
+        if pins["development-plan"] != decision.get("development-plan-pin") or pins[
+            "implementation-evidence"
+        ] != decision.get("implementation-evidence-pin"):
+            raise GuidanceError("pins must repeat the consumer-supplied pins of the decision context exactly")
+    context = check_context(report["context"], "context", IMPLEMENTATION_LISTS)
+    if applicable:
+        for name in IMPLEMENTATION_LISTS:
+            if context[name] != decision.get(name):
+                raise GuidanceError(f"context.{name} must preserve current implementation evidence exactly")
+    knowledge, considerations, suppressed, unresolved = _check_arrays(report)
+    dedup = require_object(report["deduplication"], "deduplication", ("strategy", "omitted"))
+    if dedup["strategy"] != DEDUP_STRATEGY:
+        raise GuidanceError(f"deduplication.strategy must be {DEDUP_STRATEGY}")
+    omitted = require_array(dedup["omitted"], "deduplication.omitted")
+    if selected != len(knowledge) or omitted_count != len(omitted) or selected + omitted_count > candidates:
+        raise _counts_problem()
+    _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
+    used = _check_knowledge(knowledge, checkout)
+    _check_omitted(omitted, case, summary, used, checkout)
+    _check_considerations(considerations)
+    _check_suppressed(suppressed, used, checkout)
+    return used
+
 
 UNSAFE = "the result could not be read safely"
 
@@ -34,7 +296,7 @@ UNSAFE = "the result could not be read safely"
 @dataclass
 class ScoreOutcome:
     problems: list[str] = field(default_factory=list)
-    reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (guidance.reads)
+    reads: dict[str, Any] | None = None  # what the agent read, where bceval recorded it (runner.guidance_reads)
 
     @property
     def passed(self) -> bool:

@@ -1,25 +1,28 @@
-"""The guidance stage's steps, as the graph runs them: validate and prepare a guidance manifest, build the demo
-workspaces, run one manifest end to end. Each prints its one line (a verdict on stdout, progress on stderr);
-only bceval's own one-line message can leave a step, never a traceback or foreign text.
+"""The guidance steps the graph runs, and the uniform verbs (`bceval prepare|answer|score|publish|view --evaluator
+plan|implementation`); only bceval's own one-line message can leave a step. answer runs the whole evaluation in one
+process (the baseline digest lives only there) into a new OUT/guidance-runs/<kind>/run-NNNN.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bceval.errors import EvaluationFailed
-from bceval.evaluators.guidance import GuidanceError
-from bceval.evaluators.guidance.demo import create_demo, workspace_count
-from bceval.evaluators.guidance.evidence import protected_roots
-from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
-from bceval.evaluators.guidance.paths import check_separation
-from bceval.evaluators.guidance.prepare import prepare
+from bceval.agents.registry import agent_names, capabilities
+from bceval.cli.parser import settings_flags
+from bceval.config import Settings, agent_settings, environment_values, load_settings
+from bceval.errors import BcevalError, EvaluationFailed
+from bceval.evaluators.guidance import MANIFESTS, GuidanceError
+from bceval.evaluators.guidance.cli import Options, execute
+from bceval.evaluators.guidance.demo import create_demo, demo_is_intact, demo_runs, workspace_count
 from bceval.evaluators.guidance.runner import print_reads, run_from_files
-from bceval.layout import GuidanceRunDir
+from bceval.layout import GuidanceRunDir, OutDir
+from bceval.steps.run_verdict import print_newest_verdict
+from bceval.steps.view import report_view
 
 T = TypeVar("T")
 
@@ -46,9 +49,9 @@ class RunTarget:
 class RunSettings:
     adapter: str
     runs: str  # run directories go to <runs>/<target name>/run-NNNN (each a bceval.layout.GuidanceRunDir)
-    demo: str  # the demo directory (used when no workspace map is configured)
-    targets: tuple[RunTarget, ...]
-    uses_demo: bool
+    targets: tuple[RunTarget, ...] = ()
+    uses_demo: bool = False
+    demo: str = ""  # the demo directory (used when no workspace map is configured)
     problem: str | None = None  # a settings problem the run task reports in one line
     source: str = ""  # the corpus the demo is built from: bceval's demo corpus, or the corpus's own manifests
     nothing: str | None = None  # the corpus has no guidance manifest: the run task says so, and evaluates none
@@ -68,20 +71,11 @@ def guarded(title: str, work: Callable[[], T]) -> T:
 
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
-
-    def work() -> tuple[int, Path]:
-        manifest = load_manifest(cfg.root, cfg.manifest)
-        workspaces = load_workspace_map(cfg.workspace_map, manifest) if cfg.workspace_map else None
-        artifacts = [
-            (f"Workspace map path {cfg.workspace_map}", cfg.workspace_map),
-            (f"Prepare directory {cfg.out}", cfg.out),
-        ]
-        check_separation(protected_roots(manifest, workspaces), artifacts)
-        return len(manifest.cases), prepare(manifest, workspaces, Path(cfg.out), replace=True)
-
-    title = "Development guidance preparation"
-    count, directory = guarded(title, work)
-    print(f"{title} PASSED: {count} case(s) prepared in {directory}")
+    workspace_map = Path(cfg.workspace_map) if cfg.workspace_map else None
+    opts = Options(
+        "prepare", Path(cfg.root), Path(cfg.manifest), Path(cfg.out), workspace_map, None, None, None, replace=True
+    )
+    print(guarded("Development guidance preparation", lambda: execute(opts)))
 
 
 def make_demo(corpus: str, directory: str) -> None:
@@ -112,3 +106,52 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
     if problems:
         raise EvaluationFailed(f"{title} FAILED with {len(problems)} problem(s):", problems, verdict=False)
     print(f"{title} PASSED: {count} case(s) in {directory}")
+
+
+def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
+    if verb == "view":  # the site shows every evaluator's runs
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+    settings = load_settings(**settings_flags(args))
+    manifest = settings.manifest if args.manifest else settings.corpus / MANIFESTS[kind]
+    if verb == "prepare":
+        out = OutDir(settings.out).guidance / kind
+        prepare_guidance(GuidanceSettings(str(settings.corpus), str(manifest), str(out.absolute()), None))
+        return 0
+    if verb == "answer":
+        return _answer(kind, settings, manifest, args.adapter or "oracle")
+    if verb == "score":
+        return print_newest_verdict(OutDir(settings.out).guidance_runs / kind, "Development guidance run", kind)
+    raise BcevalError(
+        f"bceval {verb} --evaluator {kind}: the scorecard page holds review runs and experiments; "
+        f"a {kind} run's verdict is in its run.json (bceval score --evaluator {kind}; bceval view shows it)"
+    )
+
+
+def _target(kind: str, settings: Settings, manifest: Path) -> RunTarget:
+    """The manifest to run and its workspaces: BCEVAL_GUIDANCE_WORKSPACE_MAP's, else the corpus's demo ones."""
+    given = environment_values("guidance")["workspace_map"]
+    if given:
+        return RunTarget(kind, str(settings.corpus), str(manifest), str(Path(given).absolute()))
+    demo = OutDir(settings.out).guidance_demo.absolute()
+    if not demo_is_intact(demo):
+        make_demo(str(settings.corpus), str(demo))
+    run = next((run for run in demo_runs(demo) if run.kind == kind), None)
+    if run is None or not run.workspace_map.is_file():
+        raise GuidanceError(
+            f"the corpus {settings.corpus} has no {kind} manifest with demo workspaces; "
+            "set BCEVAL_GUIDANCE_WORKSPACE_MAP to run it against workspaces of your own"
+        )
+    return RunTarget(kind, str(run.root), str(run.manifest), str(run.workspace_map))
+
+
+def _answer(kind: str, settings: Settings, manifest: Path, adapter: str) -> int:
+    if adapter not in agent_names("guidance"):
+        raise BcevalError(f"the {kind} evaluator answers with {' or '.join(agent_names('guidance'))}, not {adapter}")
+    live = capabilities(adapter).live
+    agent = agent_settings(replace(settings, adapter=adapter)) if live else None
+    runs = str(OutDir(settings.out).guidance_runs.absolute())
+    run_target(
+        RunSettings(adapter, runs, agent=agent, max_cost=settings.max_cost if live else None),
+        _target(kind, settings, manifest),
+    )
+    return 0

@@ -1,13 +1,6 @@
-"""The guidance doit tasks.
-
-`guidance_prepare` validates the guidance manifest, then writes its requests. `guidance:<name>` runs one manifest
-end to end (prepare, capture, answer, score) in one action, since the baseline digest lives only in that process's
-memory, into a new `<out>/guidance-runs/<name>/run-NNNN`. Without BCEVAL_GUIDANCE_WORKSPACE_MAP it runs the corpus's
-own manifests against `guidance_demo`, which builds the demo checkout, workspaces and maps in `<out>/guidance-demo`.
-The other BCEVAL_GUIDANCE_* settings are in the options table.
-
-The generators only walk directories and read the small manifest leniently to name inputs and outputs; actions do
-the real validation, so a broken input fails its task with its own message instead of breaking every doit command.
+"""The guidance doit tasks: `guidance_prepare`, `guidance_demo` and `guidance:<name>`, which runs one manifest end to
+end in one action (the baseline digest lives only in that process's memory). The generators read the manifest
+leniently, only to name inputs and outputs: the actions do the real validation, so a broken input fails its task.
 """
 
 from __future__ import annotations
@@ -96,11 +89,10 @@ def run_settings(settings: Settings) -> RunSettings:
     demo = OutDir(settings.out).guidance_demo.absolute()
     # what every run of these settings shares: the adapter, the folders, the live agent and its budget
     limit = settings.max_cost if agent is not None else None
-    run_settings_of = functools.partial(RunSettings, adapter, runs, str(demo), agent=agent, max_cost=limit)
+    run_settings_of = functools.partial(RunSettings, adapter, runs, demo=str(demo), agent=agent, max_cost=limit)
     if given["workspace_map"]:
         cfg = guidance_settings(settings)
-        target = RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or "")
-        return run_settings_of((target,), uses_demo=False)
+        return run_settings_of((RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or ""),))
     problem = None
     if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
@@ -116,8 +108,7 @@ def run_settings(settings: Settings) -> RunSettings:
             f"the corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())}): nothing to evaluate; "
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
-        target = RunTarget("none", str(source), "", "")
-        return run_settings_of((target,), uses_demo=False, nothing=nothing)
+        return run_settings_of((RunTarget("none", str(source), "", ""),), nothing=nothing)
     made = [run for run in demo_runs(demo) if run.kind in kinds]
     targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
     return run_settings_of(targets, uses_demo=True, problem=problem, source=str(source))

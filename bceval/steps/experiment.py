@@ -111,10 +111,10 @@ def write_report(
     current = plan()
     chosen = selected()
     folder = current.folder
-    state, judged = report_state(current, settings, chosen)
+    state = report_state(current, settings, chosen)
     kept = kept_report_lines(folder, state) if reuse and state is not None else None
     if kept is None:
-        report = load_report(current, settings, chosen, created_at(), judged)
+        report = load_report(current, settings, chosen, created_at())
         write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
         write_atomic(folder.report("md"), render_markdown(report))
         write_atomic(folder.report("html"), render_html(report))

@@ -18,7 +18,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment import power as simulation
-from bceval.experiment.plan import ArmPlan, Plan, arm_settings, experiment_budget
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings
 from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 from bceval.experiment.report_model import (
     ArmOutcomes,
@@ -229,7 +229,7 @@ def report_state(plan: Plan, settings: Settings, selected: dict[str, list[str]])
         plan.experiment.model_dump(),
         [str(plan.source), str(plan.out), plan.differing, plan.warnings],
         arms,
-        [experiment_budget(plan, settings), _optional_state(plan.folder.cost_ledger)],
+        [plan.budget(settings), _optional_state(plan.folder.cost_ledger)],
     ]
     encoded = json.dumps(inputs, sort_keys=True, default=str)  # a value JSON lacks is its str(): never equal by chance
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

@@ -1,12 +1,6 @@
-"""Planning an experiment (`bceval experiment plan`): how many cases and epochs find a given mean per-case
-difference, from a seeded simulation of the verdict the report would give. Pure and deterministic.
-
-Each simulated experiment draws the control's per-case pass rates (an earlier run's, or 0.5 for every case, the
-noisiest a case can be), moves every case's rate by the same amount (clipped to 0..1, so the mean moves by
-`effect`), samples every epoch of both arms, and asks `compare_treatments` for the verdict. Power is the share of
-simulations whose verdict is "better". With several treatment arms the true one is held to alpha / arms (the
-first step of Holm's method when the other arms differ by nothing), so the figure is on the safe side.
-"""
+"""Planning an experiment (`bceval experiment plan`): power is the share of seeded simulated experiments whose
+verdict (`compare_treatments`) is "better" when every case's pass rate moves by one amount. With several treatment
+arms the true one is held to alpha / arms (Holm's first step), so the figure is on the safe side."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The experiment's part of the build graph (`doit experiment`, `bceval experiment run`): export the commits refs
-name, prepare each variant, record each (arm, epoch) run, answer every (arm, epoch, case) in one task (see
-bceval.steps.units; an answer another arm already asked is shared) or each whole run, then report.
-
-Every creator but `experiment` is delayed: doit calls it only when an experiment task is asked for, so other
-commands never read the experiment file.
-"""
+"""The experiment's part of the build graph: export, prepare each variant, record each (arm, epoch) run, answer
+every (arm, epoch, case) in one task or each whole run, then report. Every creator but `experiment` is delayed, so
+other commands never read the experiment file."""
 
 from __future__ import annotations
 

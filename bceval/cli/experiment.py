@@ -12,8 +12,8 @@ import yaml
 from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
-from bceval.experiment.model import experiment_document, load_experiment
-from bceval.experiment.plan import ab_experiment, resolve
+from bceval.experiment.model import experiment_document
+from bceval.experiment.plan import ab_experiment, load_plan, resolve
 from bceval.graph.run import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -55,12 +55,6 @@ def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
     flags["experiment"] = str(experiment) if experiment is not None else None
     settings = load_settings(**flags)
     return replace(settings, no_share=bool(getattr(args, "no_share", False)))
-
-
-def _plan(settings: Settings) -> Any:
-    assert settings.experiment is not None
-    experiment, positions = load_experiment(settings.experiment)
-    return resolve(experiment, settings, settings.experiment, positions)
 
 
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
@@ -136,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         plan = replace(plan, source=file)
     else:
         settings = _settings(args, Path(args.file))
-        plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
+        plan = load_plan(settings)
     verbose = getattr(args, "verbose", False)
     if mode == "plan":
         plan_experiment(plan, args.effect, args.power)

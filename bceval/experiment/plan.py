@@ -17,7 +17,14 @@ from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_setti
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, Evaluator
 from bceval.evaluators.registry import evaluator
-from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, Positions, field_path
+from bceval.experiment.model import (
+    ARM_FIELDS,
+    OPTIONAL_ARM_FIELDS,
+    ExperimentFile,
+    Positions,
+    field_path,
+    load_experiment,
+)
 from bceval.layout import ExperimentDir, OutDir
 
 
@@ -79,6 +86,13 @@ class Plan:
     def budget(self, settings: Settings) -> float | None:
         """The experiment's budget in USD: its file's maxCost, else --max-cost (BCEVAL_MAX_COST); None for none."""
         return self.experiment.maxCost if self.experiment.maxCost is not None else settings.max_cost
+
+
+def load_plan(settings: Settings) -> Plan:
+    """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
+    assert settings.experiment is not None
+    experiment, positions = load_experiment(settings.experiment)
+    return resolve(experiment, settings, settings.experiment, positions)
 
 
 def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], str] | None, location: tuple) -> str:

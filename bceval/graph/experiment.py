@@ -21,8 +21,7 @@ from bceval.agents.view import ViewDigests
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, RUN
-from bceval.experiment.model import load_experiment
-from bceval.experiment.plan import ArmPlan, Plan, arm_settings, resolve
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings, load_plan
 from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, always, once
 from bceval.layout import EXPORT_DONE, OutDir, RunDir
@@ -101,10 +100,8 @@ class ExperimentGraph:
 
     @once
     def plan(self) -> Plan:
-        assert self.settings.experiment is not None
         try:
-            experiment, positions = load_experiment(self.settings.experiment)
-            return resolve(experiment, self.settings, self.settings.experiment, positions)
+            return load_plan(self.settings)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 

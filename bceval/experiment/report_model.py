@@ -12,7 +12,7 @@ from pydantic import Field, ValidationError
 
 from bceval.errors import BcevalError
 from bceval.experiment.exact import obrien_fleming
-from bceval.experiment.plan import ArmPlan, Plan
+from bceval.experiment.plan import Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
@@ -200,7 +200,7 @@ class ArmTally:
 
 
 USAGE_KEPT = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
-COUNTS = ("answered", "shared", "fromCache", "infra", "missing", "notStarted")
+COUNTS = ("answered", "shared", "fromCache", "infrastructureFailures", "missing", "notStarted")  # ArmReport fields
 
 
 def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict) -> ArmTally:
@@ -223,7 +223,7 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
                 tally.counts["notStarted"] += 1
                 continue
             if unit.infra:
-                tally.counts["infra"] += 1
+                tally.counts["infrastructureFailures"] += 1
             if unit.shared:
                 tally.counts["shared"] += 1
                 continue
@@ -272,31 +272,6 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
 
 
-def arm_report(arm: ArmPlan, outcomes: ArmOutcomes, tally: ArmTally, summary: ArmSummary) -> ArmReport:
-    counts = tally.counts
-    return ArmReport(
-        name=arm.name,
-        control=arm.control,
-        evaluator=arm.evaluator,
-        settings=dict(arm.fields),
-        corpus=str(arm.corpus),
-        commit=arm.commit,
-        variant=arm.variant,
-        cases=len(tally.per_case),
-        answered=counts["answered"],
-        shared=counts["shared"],
-        fromCache=counts["fromCache"],
-        infrastructureFailures=counts["infra"],
-        missing=counts["missing"],
-        notStarted=counts["notStarted"],
-        unanswered=summary.unanswered,
-        usage=ArmUsage(costKnown=tally.cost_known, **{name: getattr(tally.total, name) for name in USAGE_KEPT}),
-        summary=summary,
-        guidance=tally.guidance,
-        manifestDialect=outcomes.dialect,
-    )
-
-
 def comparisons(
     plan: Plan, per_arm: dict[str, dict[str, list[bool | None]]], kinds: dict[str, str], sequential: Sequential
 ) -> list[ComparisonReport]:
@@ -337,7 +312,24 @@ def build_report(
         per_arm[arm.name] = tally.per_case
         per_kind = {case: kinds[case] for case in tally.per_case}
         summary = summarize_arm(tally.per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
-        arms.append(arm_report(arm, outcomes[arm.name], tally, summary))
+        arms.append(
+            ArmReport(
+                name=arm.name,
+                control=arm.control,
+                evaluator=arm.evaluator,
+                settings=dict(arm.fields),
+                corpus=str(arm.corpus),
+                commit=arm.commit,
+                variant=arm.variant,
+                cases=len(tally.per_case),
+                **tally.counts,
+                unanswered=summary.unanswered,
+                usage=ArmUsage(costKnown=tally.cost_known, **{name: getattr(tally.total, name) for name in USAGE_KEPT}),
+                summary=summary,
+                guidance=tally.guidance,
+                manifestDialect=outcomes[arm.name].dialect,
+            )
+        )
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
     identity = {
         "name": experiment.name,

@@ -107,11 +107,6 @@ class ExperimentFile(StrictModel):
         return arms
 
 
-def experiment_document(experiment: ExperimentFile) -> dict[str, Any]:
-    """The fields of `experiment` that differ from their defaults, nested ones too, as a file would give them."""
-    return experiment.model_dump(mode="json", exclude_defaults=True)
-
-
 class Positions:
     """Line numbers of the YAML nodes, so an error can name the line of the field it is about."""
 

@@ -122,17 +122,13 @@ class ExperimentGraph:
         return steps.experiment_spending(self.plan(), self.settings)
 
     @once
-    def all_cases(self, arm_name: str) -> list[Any]:
-        plan = self.plan()
-        return variant_cases(arm_settings(plan, plan.arm(arm_name), self.settings, 1))[0]
-
-    @once
     def answers(self, arm_name: str, epoch: int) -> RunAnswers:
         """The answering of one (arm, epoch): its agent is made once, on its first answer."""
         plan = self.plan()
-        run = arm_settings(plan, plan.arm(arm_name), self.settings, epoch)
-        where = f"arm {arm_name}, epoch {epoch}, "
-        return RunAnswers(run, self.all_cases(arm_name), self.progress, where, self.spending())
+        arm = plan.arm(arm_name)
+        cases, _ = variant_cases(arm_settings(plan, arm, self.settings, 1))
+        run = arm_settings(plan, arm, self.settings, epoch)
+        return RunAnswers(run, cases, self.progress, f"arm {arm_name}, epoch {epoch}, ", self.spending())
 
     @once
     def view_digests(self, variant_out: str, corpus: str) -> ViewDigests:

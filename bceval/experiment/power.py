@@ -87,34 +87,24 @@ def simulate_power(
 
 
 def power_table(
-    base: Sequence[BaseRate],
-    *,
-    effect: float,
-    power: float,
-    alpha: float = 0.05,
-    treatment_arms: int = 1,
-    simulations: int | None = None,
-    seed: int = 0,
-    case_counts: Sequence[int] | None = None,
-    epoch_counts: Sequence[int] | None = None,
+    base: Sequence[BaseRate], *, effect: float, power: float, alpha: float, treatment_arms: int, seed: int
 ) -> list[PowerCell]:
-    """Power for each epoch count at growing case counts, stopping at the first case count that reaches `power`
-    (default counts: CASE_COUNTS and EPOCH_COUNTS)."""
+    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`."""
     cells = []
-    for epochs in epoch_counts or EPOCH_COUNTS:
-        for cases in case_counts or CASE_COUNTS:
-            cell = simulate_power(
-                base,
-                effect=effect,
-                cases=cases,
-                epochs=epochs,
-                alpha=alpha,
-                treatment_arms=treatment_arms,
-                simulations=simulations,
-                seed=seed,
+    for epochs in EPOCH_COUNTS:
+        for cases in CASE_COUNTS:
+            cells.append(
+                simulate_power(
+                    base,
+                    effect=effect,
+                    cases=cases,
+                    epochs=epochs,
+                    alpha=alpha,
+                    treatment_arms=treatment_arms,
+                    seed=seed,
+                )
             )
-            cells.append(cell)
-            if cell.power >= power:
+            if cells[-1].power >= power:
                 break
     return cells
 

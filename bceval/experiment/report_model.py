@@ -239,15 +239,15 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
                 precisions.append(measure.precision)
     if outcomes.measured:
         tally.guidance = GuidanceMeasures(
-            outcomeAgreement=MeasureRate(
-                passed=sum(agreed), total=len(agreed), value=sum(agreed) / len(agreed) if agreed else None
-            ),
-            citedRecall=MeasureMean(mean=sum(recalls) / len(recalls) if recalls else None, reports=len(recalls)),
-            citedPrecision=MeasureMean(
-                mean=sum(precisions) / len(precisions) if precisions else None, reports=len(precisions)
-            ),
+            outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
+            citedRecall=MeasureMean(mean=_mean(recalls), reports=len(recalls)),
+            citedPrecision=MeasureMean(mean=_mean(precisions), reports=len(precisions)),
         )
     return tally
+
+
+def _mean(values: list[Any]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Sequential:

@@ -12,8 +12,7 @@ import yaml
 from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
-from bceval.experiment.model import experiment_document, load_experiment
-from bceval.experiment.plan import ab_experiment, resolve
+from bceval.experiment.plan import ab_experiment, load_plan, resolve
 from bceval.graph.run import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -57,12 +56,6 @@ def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
     return replace(settings, no_share=bool(getattr(args, "no_share", False)))
 
 
-def _plan(settings: Settings) -> Any:
-    assert settings.experiment is not None
-    experiment, positions = load_experiment(settings.experiment)
-    return resolve(experiment, settings, settings.experiment, positions)
-
-
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
     """The experiment `experiment ab` runs, and where its file goes (written once it resolves, so report and
     publish can name it like any other)."""
@@ -84,22 +77,21 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
 
 
 def _ab_document(experiment: Any) -> dict[str, Any]:
-    document = experiment_document(experiment)
+    """The fields an `ab` experiment's file gives: those that differ from their defaults, and its name and epochs."""
+    document = experiment.model_dump(mode="json", exclude_defaults=True)
     return {"name": experiment.name, "epochs": experiment.epochs, **document}
 
 
 def _check_ab_file(experiment: Any, path: Path) -> None:
     """An `ab` experiment of these refs that exists already must have been run with these settings: its runs and
     report would otherwise mix two agents (as runs refuse other agent settings)."""
-    if not path.is_file():
-        return
     try:
         before = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):
-        before = None
-    now = _ab_document(experiment)
+    except (OSError, ValueError, yaml.YAMLError):  # none yet (or none bceval wrote)
+        return
     if not isinstance(before, dict):
         return
+    now = _ab_document(experiment)
     # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
     old = {**before, **(before.get("defaults") or {}), "epochs": None}
     new = {**now, **now.get("defaults", {}), "epochs": None}
@@ -117,11 +109,6 @@ def _check_ab_file(experiment: Any, path: Path) -> None:
     )
 
 
-def _write_ab_file(experiment: Any, path: Path) -> None:
-    document = _ab_document(experiment)
-    write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(document, sort_keys=False))
-
-
 def run(args: argparse.Namespace) -> int:
     """One experiment command; BcevalError from here is one line in bceval.cli.main."""
     mode = args.experiment_mode
@@ -132,11 +119,12 @@ def run(args: argparse.Namespace) -> int:
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
         _check_ab_file(experiment, file)
-        _write_ab_file(experiment, file)
+        text = yaml.safe_dump(_ab_document(experiment), sort_keys=False)
+        write_atomic(file, "# written by `bceval experiment ab`\n" + text)
         plan = replace(plan, source=file)
     else:
         settings = _settings(args, Path(args.file))
-        plan = _plan(settings)  # the file, its arms and refs are checked before anything runs
+        plan = load_plan(settings)
     verbose = getattr(args, "verbose", False)
     if mode == "plan":
         plan_experiment(plan, args.effect, args.power)

@@ -38,11 +38,10 @@ def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int)
     statistic = sum(scaled) / scale
     magnitudes = [abs(step) for step in steps]
     observed, total, n = sum(steps), sum(magnitudes), len(steps)
-    if n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET:
-        p = _tails(_subset_sum_counts_packed(magnitudes), total, observed, 2**n)
-        return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
-    if n <= ALWAYS_EXACT_UP_TO:
-        p = _tails(_subset_sum_counts(magnitudes), total, observed, 2**n)
+    packs = n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET
+    if packs or n <= ALWAYS_EXACT_UP_TO:
+        ways = _subset_sum_counts_packed(magnitudes) if packs else _subset_sum_counts(magnitudes)
+        p = _tails(ways, total, observed, 2**n)
         return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
     p = _monte_carlo_p_values(magnitudes, observed, seeded_rng(seed, "sign flips"), permutations)
     return PermutationTest(p[0], "monte-carlo", statistic, n, permutations, seed, p_lower=p[1], p_upper=p[2])

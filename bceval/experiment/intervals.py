@@ -4,13 +4,11 @@ a bootstrap has no spread. Every random draw comes from a seed and a stream labe
 from __future__ import annotations
 
 import array
-import functools
 import hashlib
 import math
-import operator
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from statistics import NormalDist
 
@@ -23,48 +21,32 @@ def seeded_rng(seed: int, stream: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _draws(seed: int, stream: str, n: int, resamples: int) -> list[Callable[[Sequence[int]], tuple[int, ...]]]:
-    """The case indices of every resample of n cases drawn with replacement, as getters that pick them out of any
-    list of per-case values."""
+def resample_sums(seed: int, stream: str, values: Sequence[int], resamples: int) -> list[int]:
+    """Each resample's sum of the per-case integers `values`, the cases drawn with replacement (exact integers)."""
+    n = len(values)
+    if n <= 1:
+        return [sum(values)] * resamples
     rng = seeded_rng(seed, stream)
-    if n == 1:
-        return [lambda values: (values[0],)] * resamples
-    draw = _uniform_indices(n) if n <= _WORD else lambda rng: rng.choices(range(n), k=n)
-    return [operator.itemgetter(*draw(rng)) for _ in range(resamples)]
-
-
-def resample_sums(seed: int, stream: str, values: Sequence[int], resamples: int) -> Sequence[int]:
-    """Each resample's sum of the per-case integers `values` (exact integers)."""
-    if not values:
-        return [0] * resamples
-    return [sum(pick(values)) for pick in _draws(seed, stream, len(values), resamples)]
+    return [sum(values[index] for index in _indices(rng, n)) for _ in range(resamples)]
 
 
 _WORD = 1 << 16
-_REJECTED = -1
-_kept = functools.partial(operator.ne, _REJECTED)
 
 
-@functools.lru_cache(maxsize=8)
-def _uniform_indices(n: int) -> Callable[[random.Random], tuple[int, ...]]:
-    """n indices uniform on 0..n-1 from random 16-bit words, with no loop in Python: a word w below the largest
-    multiple of n maps to w mod n through a lookup table, a word above it is rejected (as -1; only a round that
-    has one is filtered, since few do)."""
+def _indices(rng: random.Random, n: int) -> list[int]:
+    """n indices uniform on 0..n-1: random 16-bit words below the largest multiple of n, taken mod n (the words
+    above it are rejected), the same on every machine."""
+    if n > _WORD:
+        return rng.choices(range(n), k=n)
     usable = _WORD // n * n
-    table = tuple(word % n if word < usable else _REJECTED for word in range(_WORD))
     spare = n // 8 + 16  # rejections are at most n / 65536 of the words: rarely is a second round needed
-
-    def draw(rng: random.Random) -> tuple[int, ...]:
-        picked: tuple[int, ...] = ()
-        while len(picked) < n:
-            words = array.array("H", rng.randbytes(2 * (n - len(picked) + spare)))
-            if sys.byteorder == "big":  # the same indices on every machine
-                words.byteswap()
-            looked = operator.itemgetter(*words.tolist())(table)  # a list unpacks faster than the array
-            picked += tuple(filter(_kept, looked)) if _REJECTED in looked else looked
-        return picked[:n]
-
-    return draw
+    picked: list[int] = []
+    while len(picked) < n:
+        words = array.array("H", rng.randbytes(2 * (n - len(picked) + spare)))
+        if sys.byteorder == "big":
+            words.byteswap()
+        picked += [word % n for word in words if word < usable]
+    return picked[:n]
 
 
 def percentile_interval(values: list[float], level: float, seed: int, stream: str, cases: int, how: str) -> Interval:

@@ -1,8 +1,5 @@
-"""Experiment files (`evaluation/experiments/<name>.yaml`): matched arms x repeated epochs over the same cases.
-
-Read with PyYAML's safe loader and checked by the pydantic models below (the source of
-schemas/experiment.schema.json). Every error names the file, the line and the field.
-"""
+"""Experiment files (`evaluation/experiments/<name>.yaml`), checked by the pydantic models below (the source of
+schemas/experiment.schema.json); every error names the file, the line and the field."""
 
 from __future__ import annotations
 
@@ -110,19 +107,15 @@ class ExperimentFile(StrictModel):
         return arms
 
 
-def experiment_document(experiment: ExperimentFile) -> dict[str, Any]:
-    """The fields of `experiment` that differ from their defaults, nested ones too, as a file would give them."""
-    return experiment.model_dump(mode="json", exclude_defaults=True)
-
-
 class Positions:
     """Line numbers of the YAML nodes, so an error can name the line of the field it is about."""
 
     def __init__(self, node: Any) -> None:
         self.node = node
 
-    def line(self, location: tuple[Any, ...]) -> int:
-        node, best = self.node, self.node
+    def _walk(self, location: Any) -> Any:
+        """The node `location` leads to, or the last one it reaches."""
+        node = self.node
         for part in location:
             child = None
             if isinstance(node, yaml.MappingNode):
@@ -131,18 +124,17 @@ class Positions:
                 child = node.value[part]
             if child is None:
                 break
-            node = best = child
-        return (best.start_mark.line + 1) if best is not None else 1
+            node = child
+        return node
+
+    def line(self, location: tuple[Any, ...]) -> int:
+        node = self._walk(location)
+        return (node.start_mark.line + 1) if node is not None else 1
 
     def key_line(self, location: tuple[Any, ...]) -> int:
         """The line of a mapping key itself (e.g. an unknown field)."""
         *parents, last = location
-        node = self.node
-        for part in parents:
-            if isinstance(node, yaml.MappingNode):
-                node = next((value for key, value in node.value if key.value == part), node)
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-                node = node.value[part]
+        node = self._walk(parents)
         if isinstance(node, yaml.MappingNode):
             key = next((key for key, _ in node.value if key.value == last), None)
             if key is not None:
@@ -160,10 +152,8 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
         text = read_regular_text(path, "utf-8")
     except FileNotFoundError:
         raise BcevalError(f"{path}: experiment file not found") from None
-    except OSError as exc:
-        raise BcevalError(f"{path}: cannot read the experiment file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise BcevalError(f"{path}: cannot read the experiment file: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BcevalError(f"{path}: cannot read the experiment file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

@@ -17,7 +17,14 @@ from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_setti
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, Evaluator
 from bceval.evaluators.registry import evaluator
-from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, Positions, field_path
+from bceval.experiment.model import (
+    ARM_FIELDS,
+    OPTIONAL_ARM_FIELDS,
+    ExperimentFile,
+    Positions,
+    field_path,
+    load_experiment,
+)
 from bceval.layout import ExperimentDir, OutDir
 
 
@@ -76,6 +83,17 @@ class Plan:
     def arm(self, name: str) -> ArmPlan:
         return next(arm for arm in self.arms if arm.name == name)
 
+    def budget(self, settings: Settings) -> float | None:
+        """The experiment's budget in USD: its file's maxCost, else --max-cost (BCEVAL_MAX_COST); None for none."""
+        return self.experiment.maxCost if self.experiment.maxCost is not None else settings.max_cost
+
+
+def load_plan(settings: Settings) -> Plan:
+    """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
+    assert settings.experiment is not None
+    experiment, positions = load_experiment(settings.experiment)
+    return resolve(experiment, settings, settings.experiment, positions)
+
 
 def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], str] | None, location: tuple) -> str:
     """Where a value came from: its file and line, or the command-line flag (`experiment ab`) that set it."""
@@ -102,13 +120,6 @@ def _resolve_ref(corpus: Path, ref: str, where: str) -> tuple[Path, str, str]:
         repo.close()
     subdir = corpus.resolve().relative_to(top).as_posix()
     return top, "" if subdir == "." else subdir, commit
-
-
-def _variant_name(arm: str, key: tuple[Any, ...], taken: dict[tuple[Any, ...], str]) -> str:
-    if key in taken:
-        return taken[key]
-    taken[key] = arm
-    return arm
 
 
 def resolve(
@@ -153,12 +164,12 @@ def _arm_plan(
     base = source.parent if source is not None else Path.cwd()
     arm, defaults = experiment.arms[index], experiment.defaults
     values = {
-        name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name) for name in ARM_FIELDS
+        name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
+        for name in ARM_FIELDS + OPTIONAL_ARM_FIELDS
     }
-    for name in OPTIONAL_ARM_FIELDS:
-        value = getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
-        if value is not None:
-            values[name] = value
+    for name in OPTIONAL_ARM_FIELDS:  # carried only when given
+        if values[name] is None:
+            del values[name]
     name = values["evaluator"] or REVIEW
     traits = evaluator(name).traits
     corpus_at = ("arms", index, "corpus") if arm.corpus is not None else ("defaults", "corpus")
@@ -192,7 +203,7 @@ def _arm_plan(
         subdir=subdir,
         commit=commit,
         manifest=manifest,
-        variant=_variant_name(arm.name, key, variants),
+        variant=variants.setdefault(key, arm.name),
         evaluator=name,
         workspace_map=workspace_map,
     )
@@ -253,7 +264,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
-        max_cost=None,  # the experiment's one budget bounds every arm and epoch (experiment_budget), not each run
+        max_cost=None,  # the experiment's one budget bounds every arm and epoch (Plan.budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",
         epoch=epoch,
@@ -271,28 +282,17 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
     )
 
 
-def experiment_budget(plan: Plan, settings: Settings) -> float | None:
-    """The experiment's budget in USD: its file's maxCost, else --max-cost (BCEVAL_MAX_COST); None for none."""
-    limit = plan.experiment.maxCost
-    return limit if limit is not None else settings.max_cost
-
-
 def default_manifest(corpus: Path) -> Path | None:
     path = corpus / MANIFEST_RELATIVE
     return path if path.is_file() else None
 
 
-def experiment_name(base: str, head: str) -> str:
-    """A run-safe name for `experiment ab`."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{base}-{head}").strip("-.")
-    return cleaned[:100] or "ab"
-
-
 def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
     """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`; a value
     its flags gave that no arm may have is one line naming the flag."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{base}-{head}").strip("-.")[:100] or "ab"  # run-safe
     document = {
-        "name": experiment_name(base, head),
+        "name": name,
         "epochs": epochs,
         "defaults": {k: v for k, v in defaults.items() if v is not None},
         "arms": [{"name": "base", "ref": base}, {"name": "head", "ref": head}],

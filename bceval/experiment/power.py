@@ -1,12 +1,6 @@
-"""Planning an experiment (`bceval experiment plan`): how many cases and epochs find a given mean per-case
-difference, from a seeded simulation of the verdict the report would give. Pure and deterministic.
-
-Each simulated experiment draws the control's per-case pass rates (an earlier run's, or 0.5 for every case, the
-noisiest a case can be), moves every case's rate by the same amount (clipped to 0..1, so the mean moves by
-`effect`), samples every epoch of both arms, and asks `compare_treatments` for the verdict. Power is the share of
-simulations whose verdict is "better". With several treatment arms the true one is held to alpha / arms (the
-first step of Holm's method when the other arms differ by nothing), so the figure is on the safe side.
-"""
+"""Planning an experiment (`bceval experiment plan`): power is the share of seeded simulated experiments whose
+verdict (`compare_treatments`) is "better" when every case's pass rate moves by one amount. With several treatment
+arms the true one is held to alpha / arms (Holm's first step), so the figure is on the safe side."""
 
 from __future__ import annotations
 
@@ -93,34 +87,24 @@ def simulate_power(
 
 
 def power_table(
-    base: Sequence[BaseRate],
-    *,
-    effect: float,
-    power: float,
-    alpha: float = 0.05,
-    treatment_arms: int = 1,
-    simulations: int | None = None,
-    seed: int = 0,
-    case_counts: Sequence[int] | None = None,
-    epoch_counts: Sequence[int] | None = None,
+    base: Sequence[BaseRate], *, effect: float, power: float, alpha: float, treatment_arms: int, seed: int
 ) -> list[PowerCell]:
-    """Power for each epoch count at growing case counts, stopping at the first case count that reaches `power`
-    (default counts: CASE_COUNTS and EPOCH_COUNTS)."""
+    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`."""
     cells = []
-    for epochs in epoch_counts or EPOCH_COUNTS:
-        for cases in case_counts or CASE_COUNTS:
-            cell = simulate_power(
-                base,
-                effect=effect,
-                cases=cases,
-                epochs=epochs,
-                alpha=alpha,
-                treatment_arms=treatment_arms,
-                simulations=simulations,
-                seed=seed,
+    for epochs in EPOCH_COUNTS:
+        for cases in CASE_COUNTS:
+            cells.append(
+                simulate_power(
+                    base,
+                    effect=effect,
+                    cases=cases,
+                    epochs=epochs,
+                    alpha=alpha,
+                    treatment_arms=treatment_arms,
+                    seed=seed,
+                )
             )
-            cells.append(cell)
-            if cell.power >= power:
+            if cells[-1].power >= power:
                 break
     return cells
 

@@ -1,8 +1,5 @@
-"""The records of the experiment statistics (frozen dataclasses, as report.json has them) and their vocabulary.
-
-Outcomes of one arm map a case id to one entry per epoch: True (passed), False (failed) or None (no answer: an
-infrastructure failure, or a result not there yet). None is left out of every rate; it is never counted as a fail.
-"""
+"""The records of the experiment statistics (frozen dataclasses, as report.json has them). An arm's outcomes map a
+case id to one entry per epoch: True, False or None (no answer), and None is never counted as a fail."""
 
 from __future__ import annotations
 

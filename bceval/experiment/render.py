@@ -1,7 +1,5 @@
-"""The experiment report rendered: Markdown and HTML (`out/experiments/<name>/report.{md,html}`), the verdict lines,
-and its entry on the published page (`bceval experiment publish`).
-
-Both formats are written from one list of blocks (`document`), so the HTML has everything the Markdown has."""
+"""The experiment report as Markdown and HTML, both from one list of blocks (`document`), its verdict lines and its
+entry on the published page."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from html import escape
 from typing import Any
 
 from bceval.experiment.report_model import ArmReport, ExperimentReport
-from bceval.scorecard.publish import MAX_HISTORY_ROWS, Entry, PageFormat
+from bceval.scorecard.publish import Entry, PageFormat
 
 
 @dataclass(frozen=True)
@@ -57,10 +55,6 @@ def _rate(rate: Any) -> str:
     if rate.value is None:
         return "n/a"
     return f"{rate.value:.3f} ({rate.passed}/{rate.total} {rate.unit}){_interval(rate.interval)}"
-
-
-def _share(rate: Any) -> str:
-    return "n/a" if rate.value is None else f"{rate.value:.3f} ({rate.passed}/{rate.total} {rate.unit})"
 
 
 def _difference(kind: Any) -> str:
@@ -224,8 +218,8 @@ def _arm_row(arm: ArmReport) -> tuple[str, ...]:
         f"{arm.name} (control)" if arm.control else arm.name,
         _rate(summary.recall),
         _rate(summary.clean_rate),
-        _share(summary.pass_at_k.all),
-        _share(summary.pass_hat_k.all),
+        _rate(summary.pass_at_k.all),
+        _rate(summary.pass_hat_k.all),
         f"{len(summary.flaky_cases)} of {summary.cases_answered} cases",
         f"{summary.answered} / {arm.unanswered}",
         str(_asked(arm)),
@@ -249,7 +243,7 @@ def _arm_blocks(report: ExperimentReport) -> list[Block]:
             (
                 arm.name,
                 arm.evaluator,
-                _agreement(arm.guidance.outcomeAgreement),
+                _short(arm.guidance.outcomeAgreement, 3),
                 _mean(arm.guidance.citedRecall),
                 _mean(arm.guidance.citedPrecision),
             )
@@ -365,18 +359,12 @@ def _case_cell(case: Any, arm: ArmReport) -> Marks:
     return Marks(text, marks)
 
 
-def _agreement(agreement: Any) -> str:
-    if agreement.value is None:
-        return "n/a"
-    return f"{agreement.value:.3f} ({agreement.passed}/{agreement.total})"
-
-
 def _mean(measure: Any) -> str:
     return f"{measure.mean:.3f} over {measure.reports} report(s)" if measure.mean is not None else "n/a"
 
 
-def _short(rate: Any) -> str:
-    return f"{rate.value:.2f} ({rate.passed}/{rate.total})" if rate.value is not None else "n/a"
+def _short(rate: Any, digits: int = 2) -> str:
+    return f"{rate.value:.{digits}f} ({rate.passed}/{rate.total})" if rate.value is not None else "n/a"
 
 
 def _short_value(value: float | None) -> str:
@@ -459,14 +447,12 @@ EXPERIMENT_HEADER = (
 )
 
 
-def experiment_page() -> PageFormat:
-    begin, end, history_begin, history_end = EXPERIMENT_MARKERS
-    new_page = (
-        "# bceval experiments\n\nPublished with `bceval experiment publish`. Text outside bceval's marker comments is "
-        f"yours to edit; the latest experiment and the history rows are maintained by bceval.\n\n{begin}\n{end}\n\n"
-        f"## History\n\nNewest first; at most {MAX_HISTORY_ROWS} rows.\n\n{history_begin}\n{history_end}\n"
-    )
-    return PageFormat(EXPERIMENT_MARKERS, new_page, EXPERIMENT_HEADER, "| Date |")
+EXPERIMENT_PAGE = PageFormat(
+    EXPERIMENT_MARKERS,
+    "# bceval experiments\n\nPublished with `bceval experiment publish`. Text outside bceval's marker comments is "
+    "yours to edit; the latest experiment and the history rows are maintained by bceval.",
+    EXPERIMENT_HEADER,
+)
 
 
 def experiment_entry(report: ExperimentReport) -> Entry:

@@ -1,7 +1,5 @@
-"""The experiment report (report.json): its pydantic models, the source of schemas/experiment-report.schema.json,
-written with model_dump and read back by `bceval experiment publish`; and the report built from each (arm, epoch,
-case) outcome, already read from disk (`bceval.steps.experiment_report` reads the runs, `render` writes the
-Markdown and HTML)."""
+"""The experiment report (report.json): its pydantic models (the source of schemas/experiment-report.schema.json)
+and the report built from each (arm, epoch, case) outcome."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from pydantic import Field, ValidationError
 
 from bceval.errors import BcevalError
 from bceval.experiment.exact import obrien_fleming
-from bceval.experiment.plan import ArmPlan, Plan
+from bceval.experiment.plan import Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
@@ -200,20 +198,9 @@ class ArmTally:
             self.total = self.total.plus(usage)
             self.cost_known += usage.costUsd is not None
 
-    def arm_usage(self) -> ArmUsage:
-        kept = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
-        return ArmUsage(costKnown=self.cost_known, **{name: getattr(self.total, name) for name in kept})
 
-
-COUNTS = ("answered", "shared", "fromCache", "infra", "missing", "notStarted")
-
-
-def _line(lines: dict[str, dict[str, Any]], case_id: str, model_id: str, domain: str, kind: str) -> dict[str, Any]:
-    line = lines.get(case_id)
-    if line is None:
-        line = {"id": case_id, "modelId": model_id, "domain": domain, "kind": kind, "outcomes": {}, "transcripts": {}}
-        lines[case_id] = line
-    return line
+USAGE_KEPT = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
+COUNTS = ("answered", "shared", "fromCache", "infrastructureFailures", "missing", "notStarted")  # ArmReport fields
 
 
 def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict) -> ArmTally:
@@ -225,7 +212,8 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
         for unit in epoch.cases:
             tally.per_case[unit.id].append(unit.passed)
             kinds.setdefault(unit.id, unit.kind)
-            line = _line(lines, unit.id, unit.model_id, unit.domain, kinds[unit.id])
+            fresh = {"id": unit.id, "modelId": unit.model_id, "domain": unit.domain, "kind": kinds[unit.id]}
+            line = lines.setdefault(unit.id, {**fresh, "outcomes": {}, "transcripts": {}})
             line["outcomes"].setdefault(name, []).append(unit.passed)
             line["transcripts"].setdefault(name, []).append(unit.transcript)
             if unit.missing:
@@ -235,7 +223,7 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
                 tally.counts["notStarted"] += 1
                 continue
             if unit.infra:
-                tally.counts["infra"] += 1
+                tally.counts["infrastructureFailures"] += 1
             if unit.shared:
                 tally.counts["shared"] += 1
                 continue
@@ -251,15 +239,15 @@ def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: di
                 precisions.append(measure.precision)
     if outcomes.measured:
         tally.guidance = GuidanceMeasures(
-            outcomeAgreement=MeasureRate(
-                passed=sum(agreed), total=len(agreed), value=sum(agreed) / len(agreed) if agreed else None
-            ),
-            citedRecall=MeasureMean(mean=sum(recalls) / len(recalls) if recalls else None, reports=len(recalls)),
-            citedPrecision=MeasureMean(
-                mean=sum(precisions) / len(precisions) if precisions else None, reports=len(precisions)
-            ),
+            outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
+            citedRecall=MeasureMean(mean=_mean(recalls), reports=len(recalls)),
+            citedPrecision=MeasureMean(mean=_mean(precisions), reports=len(precisions)),
         )
     return tally
+
+
+def _mean(values: list[Any]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Sequential:
@@ -267,61 +255,21 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     `looks: K` the O'Brien-Fleming share of alpha for look j of K (equally spaced looks assumed); with looks
     nobody planned, alpha still, and a note that the chance of a false verdict is higher than it."""
     look = len(earlier) + 1
+    if looks is None and not earlier:
+        return Sequential(look=1, plannedLooks=None, planned=True, alphaUsed=alpha, note="one look, as planned")
     if looks is None:
-        if not earlier:
-            return Sequential(look=1, plannedLooks=None, planned=True, alphaUsed=alpha, note="one look, as planned")
-        return Sequential(
-            look=look,
-            plannedLooks=None,
-            planned=False,
-            alphaUsed=alpha,
-            note=(
-                f"not planned in advance: {len(earlier)} earlier report(s) of this experiment had fewer epochs, and "
-                f"testing again after adding epochs makes a false verdict likelier than alpha {alpha:g}; declare "
-                "`looks: N` in the experiment file to spend alpha over the looks"
-            ),
+        note = (
+            f"not planned in advance: {len(earlier)} earlier report(s) of this experiment had fewer epochs, and "
+            f"testing again after adding epochs makes a false verdict likelier than alpha {alpha:g}; declare "
+            "`looks: N` in the experiment file to spend alpha over the looks"
         )
+        return Sequential(look=look, plannedLooks=None, planned=False, alphaUsed=alpha, note=note)
     if look > looks:
-        return Sequential(
-            look=look,
-            plannedLooks=looks,
-            planned=False,
-            alphaUsed=0.0,
-            note=f"look {look} of a plan of {looks}: beyond the plan, so no verdict can be given",
-        )
+        note = f"look {look} of a plan of {looks}: beyond the plan, so no verdict can be given"
+        return Sequential(look=look, plannedLooks=looks, planned=False, alphaUsed=0.0, note=note)
     spent = obrien_fleming(alpha, look, looks)
-    return Sequential(
-        look=look,
-        plannedLooks=looks,
-        planned=True,
-        alphaUsed=spent,
-        note=f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}",
-    )
-
-
-def arm_report(arm: ArmPlan, outcomes: ArmOutcomes, tally: ArmTally, summary: ArmSummary) -> ArmReport:
-    counts = tally.counts
-    return ArmReport(
-        name=arm.name,
-        control=arm.control,
-        evaluator=arm.evaluator,
-        settings=dict(arm.fields),
-        corpus=str(arm.corpus),
-        commit=arm.commit,
-        variant=arm.variant,
-        cases=len(tally.per_case),
-        answered=counts["answered"],
-        shared=counts["shared"],
-        fromCache=counts["fromCache"],
-        infrastructureFailures=counts["infra"],
-        missing=counts["missing"],
-        notStarted=counts["notStarted"],
-        unanswered=summary.unanswered,
-        usage=tally.arm_usage(),
-        summary=summary,
-        guidance=tally.guidance,
-        manifestDialect=outcomes.dialect,
-    )
+    note = f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}"
+    return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
 
 
 def comparisons(
@@ -364,7 +312,24 @@ def build_report(
         per_arm[arm.name] = tally.per_case
         per_kind = {case: kinds[case] for case in tally.per_case}
         summary = summarize_arm(tally.per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
-        arms.append(arm_report(arm, outcomes[arm.name], tally, summary))
+        arms.append(
+            ArmReport(
+                name=arm.name,
+                control=arm.control,
+                evaluator=arm.evaluator,
+                settings=dict(arm.fields),
+                corpus=str(arm.corpus),
+                commit=arm.commit,
+                variant=arm.variant,
+                cases=len(tally.per_case),
+                **tally.counts,
+                unanswered=summary.unanswered,
+                usage=ArmUsage(costKnown=tally.cost_known, **{name: getattr(tally.total, name) for name in USAGE_KEPT}),
+                summary=summary,
+                guidance=tally.guidance,
+                manifestDialect=outcomes[arm.name].dialect,
+            )
+        )
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
     identity = {
         "name": experiment.name,
@@ -403,20 +368,13 @@ def earlier_looks(previous: Any, epochs: int) -> list[Look]:
         return []
     looks: list[Look] = []
     for item in [*(previous.get("earlierLooks") or []), previous]:
-        look = _look(item)
-        if look is not None and look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
+        try:  # an item that does not say which report it was, when, and with how many epochs is no look
+            look = Look.model_validate({key: item.get(key) for key in Look.model_fields}, strict=True)
+        except (AttributeError, ValidationError):
+            continue
+        if look.epochs < epochs and all(look.reportId != seen.reportId for seen in looks):
             looks.append(look)
     return looks
-
-
-def _look(item: Any) -> Look | None:
-    """An earlier report as a look, or None when it does not say which it was, when, and with how many epochs."""
-    if not isinstance(item, dict):
-        return None
-    report_id, created, epochs = item.get("reportId"), item.get("createdAt"), item.get("epochs")
-    if not (isinstance(report_id, str) and isinstance(created, str) and type(epochs) is int and epochs >= 1):
-        return None
-    return Look(reportId=report_id, createdAt=created, epochs=epochs)
 
 
 def read_report(document: Any, where: str) -> ExperimentReport:

@@ -1,10 +1,5 @@
-"""Experiment statistics: per-arm rates with intervals, pass@k, flaky cases, and paired comparisons between arms
-whose verdicts cannot mislead. Pure, deterministic and stdlib only.
-
-One estimand everywhere a comparison is made: the mean per-case difference (each case's pass rate over its
-answered epochs, treatment minus control, averaged over the cases with equal weight). Its test, its estimate and
-its interval are about that one number, so they cannot point different ways.
-"""
+"""Experiment statistics: per-arm rates with intervals, pass@k, flaky cases, and paired comparisons on one
+estimand, the mean per-case difference, so that its test, estimate and interval cannot point different ways."""
 
 from __future__ import annotations
 

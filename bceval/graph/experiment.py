@@ -1,10 +1,6 @@
-"""The experiment's part of the build graph (`doit experiment`, `bceval experiment run`): export the commits refs
-name, prepare each variant, record each (arm, epoch) run, answer every (arm, epoch, case) in one task (see
-bceval.steps.units; an answer another arm already asked is shared) or each whole run, then report.
-
-Every creator but `experiment` is delayed: doit calls it only when an experiment task is asked for, so other
-commands never read the experiment file.
-"""
+"""The experiment's part of the build graph: export, prepare each variant, record each (arm, epoch) run, answer
+every (arm, epoch, case) in one task or each whole run, then report. Every creator but `experiment` is delayed, so
+other commands never read the experiment file."""
 
 from __future__ import annotations
 
@@ -25,8 +21,7 @@ from bceval.agents.view import ViewDigests
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, RUN
-from bceval.experiment.model import load_experiment
-from bceval.experiment.plan import ArmPlan, Plan, arm_settings, resolve
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings, load_plan
 from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, always, once
 from bceval.layout import EXPORT_DONE, OutDir, RunDir
@@ -105,10 +100,8 @@ class ExperimentGraph:
 
     @once
     def plan(self) -> Plan:
-        assert self.settings.experiment is not None
         try:
-            experiment, positions = load_experiment(self.settings.experiment)
-            return resolve(experiment, self.settings, self.settings.experiment, positions)
+            return load_plan(self.settings)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
 
@@ -129,17 +122,13 @@ class ExperimentGraph:
         return steps.experiment_spending(self.plan(), self.settings)
 
     @once
-    def all_cases(self, arm_name: str) -> list[Any]:
-        plan = self.plan()
-        return variant_cases(arm_settings(plan, plan.arm(arm_name), self.settings, 1))[0]
-
-    @once
     def answers(self, arm_name: str, epoch: int) -> RunAnswers:
         """The answering of one (arm, epoch): its agent is made once, on its first answer."""
         plan = self.plan()
-        run = arm_settings(plan, plan.arm(arm_name), self.settings, epoch)
-        where = f"arm {arm_name}, epoch {epoch}, "
-        return RunAnswers(run, self.all_cases(arm_name), self.progress, where, self.spending())
+        arm = plan.arm(arm_name)
+        cases, _ = variant_cases(arm_settings(plan, arm, self.settings, 1))
+        run = arm_settings(plan, arm, self.settings, epoch)
+        return RunAnswers(run, cases, self.progress, f"arm {arm_name}, epoch {epoch}, ", self.spending())
 
     @once
     def view_digests(self, variant_out: str, corpus: str) -> ViewDigests:

@@ -1,9 +1,5 @@
-"""JUnit XML of bceval's verdicts, for CI systems that show test reports (GitHub, GitLab, Azure DevOps): one test
-case per case (per arm and epoch for an experiment), failures in bceval's words, infrastructure failures as
-errors (the agent never answered, so the case was not judged), unanswered cases as skipped.
-
-Pure: from plain rows to a string. Text from models and corpora is escaped, and characters XML 1.0 cannot hold
-are dropped."""
+"""JUnit XML of bceval's verdicts for CI report views: infrastructure failures are errors (the case was not judged),
+unanswered cases skipped; characters XML 1.0 cannot hold are dropped."""
 
 from __future__ import annotations
 

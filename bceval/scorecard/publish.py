@@ -1,8 +1,5 @@
-"""The committed scorecard page: latest run replaced, history rows added at the top, hand edits kept.
-
-Only the text between bceval's marker comments is rewritten; everything else on the page is the
-maintainer's. A page whose markers are missing, repeated or out of order is refused untouched.
-"""
+"""The committed scorecard page: latest run replaced, history rows added at the top; only the text between
+bceval's marker comments is rewritten, and a page whose markers are missing, repeated or out of order is refused."""
 
 from __future__ import annotations
 
@@ -26,21 +23,6 @@ HISTORY_HEADER = (
     "| Date | Adapter | Model | Cases | Recall | Clean rate | Verdict | Corpus commit | Run |\n"
     "|---|---|---|---|---|---|---|---|---|"
 )
-NEW_PAGE = f"""# bceval scorecard
-
-Published with `bceval publish` from each run's `out/runs/<run>/scorecard.json`. Text outside bceval's marker
-comments is yours to edit; the latest-run section and the history rows are maintained by bceval.
-
-{LATEST_BEGIN}
-{LATEST_END}
-
-## History
-
-Newest first; at most {MAX_HISTORY_ROWS} rows.
-
-{HISTORY_BEGIN}
-{HISTORY_END}
-"""
 
 
 def run_cell(card: Scorecard) -> str:
@@ -66,12 +48,18 @@ def history_row(card: Scorecard) -> str:
 
 @dataclass(frozen=True)
 class PageFormat:
-    """A published page: its four marker comments, the text a new page starts as, its history header."""
+    """A published page: its four marker comments, a new page's text above them, its history header."""
 
     markers: tuple[str, str, str, str]  # latest begin, latest end, history begin, history end
-    new_page: str
+    intro: str
     header: str
-    header_start: str  # how the header row begins, so it is never mistaken for a history row
+    header_start: str = "| Date |"  # how the header row begins, so it is never mistaken for a history row
+
+    @property
+    def new_page(self) -> str:
+        begin, end, history_begin, history_end = self.markers
+        history = f"## History\n\nNewest first; at most {MAX_HISTORY_ROWS} rows."
+        return f"{self.intro}\n\n{begin}\n{end}\n\n{history}\n\n{history_begin}\n{history_end}\n"
 
 
 @dataclass(frozen=True)
@@ -84,7 +72,13 @@ class Entry:
     row_mark: str  # text its history row holds
 
 
-SCORECARD_PAGE = PageFormat(MARKERS, NEW_PAGE, HISTORY_HEADER, "| Date |")
+SCORECARD_PAGE = PageFormat(
+    MARKERS,
+    "# bceval scorecard\n\nPublished with `bceval publish` from each run's `out/runs/<run>/scorecard.json`. Text "
+    "outside bceval's marker\ncomments is yours to edit; the latest-run section and the history rows are maintained "
+    "by bceval.",
+    HISTORY_HEADER,
+)
 
 
 def _split(page: str, where: Path, markers: tuple[str, ...]) -> list[str]:
@@ -139,7 +133,7 @@ def scorecard_entry(card: Scorecard) -> Entry:
     return Entry(render_markdown(card, heading="###"), history_row(card), f"run `{card.runId[:12]}`", run_cell(card))
 
 
-def update_page(page: str | None, card: Scorecard, where: Path) -> str:
+def update_page(page: str | None, card: Scorecard, where: Path) -> str:  # for the tests
     return update_entry(page, scorecard_entry(card), SCORECARD_PAGE, where)
 
 

@@ -135,7 +135,5 @@ def known_cost(cost: Any) -> bool:
 
 def experiment_ledger(plan: Any, settings: Settings) -> LedgerBudget | None:
     """The experiment's maxCost (its file's, else --max-cost) over its cost ledger; None without one."""
-    from bceval.experiment.plan import experiment_budget  # not at the top: it reads the evaluator registry
-
-    limit = experiment_budget(plan, settings)
+    limit = plan.budget(settings)
     return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)

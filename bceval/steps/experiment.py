@@ -15,9 +15,9 @@ from bceval.config import Settings, load_settings
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.experiment.plan import Plan, arm_settings
 from bceval.experiment.render import (
+    EXPERIMENT_PAGE,
     budget_line,
     experiment_entry,
-    experiment_page,
     headline,
     render_html,
     render_markdown,
@@ -111,10 +111,10 @@ def write_report(
     current = plan()
     chosen = selected()
     folder = current.folder
-    state, judged = report_state(current, settings, chosen)
+    state = report_state(current, settings, chosen)
     kept = kept_report_lines(folder, state) if reuse and state is not None else None
     if kept is None:
-        report = load_report(current, settings, chosen, created_at(), judged)
+        report = load_report(current, settings, chosen, created_at())
         write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
         write_atomic(folder.report("md"), render_markdown(report))
         write_atomic(folder.report("html"), render_html(report))
@@ -135,7 +135,7 @@ def publish_report(plan: Plan, page: Any) -> None:
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
     report = read_report(parse_json(read_regular_bytes(path), str(path)), str(path))
-    changed = publish_entry(page, experiment_entry(report), experiment_page())
+    changed = publish_entry(page, experiment_entry(report), EXPERIMENT_PAGE)
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
 

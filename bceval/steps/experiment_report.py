@@ -8,7 +8,7 @@ import hashlib
 import json
 import os
 import posixpath
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment import power as simulation
-from bceval.experiment.plan import ArmPlan, Plan, arm_settings, experiment_budget
+from bceval.experiment.plan import ArmPlan, Plan, arm_settings
 from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 from bceval.experiment.report_model import (
     ArmOutcomes,
@@ -66,55 +66,27 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
     return chosen
 
 
-@dataclass(frozen=True)
-class EpochVerdict:
-    """What an experiment's report needs of one case's verdict in one epoch."""
-
-    passed: bool
-    answered: bool
-    infrastructureFailure: str | None
-    sharedFrom: str | None
-    cached: bool | None
-    usage: dict[str, Any] | None
-    transcript: str | None
-    notAnswered: str | None = None  # "budget": the experiment's budget was reached before it was asked
-
-
-def epoch_verdicts(
-    settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float], judged: JudgedOn | None = None
-) -> dict[str, EpochVerdict | None]:
-    """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict, or None when
-    there is no result yet. `judged`: judged_on of these settings and cases, when the caller has it already."""
-    judged = judged or judged_on(settings, cases, thresholds)
+def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
+    """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict (the review
+    evaluator's CaseVerdict), or None when there is no result yet."""
+    files, infra = _result_entries(settings)
     article = corpus_article(settings.corpus)
-    report = evaluator(DEFAULT).score_files(
-        cases, thresholds, judged.files, judged.infra, settings.require_read, article
-    )
-    kept = [f.name for f in fields(EpochVerdict)]
-    return {
-        v.id: EpochVerdict(*[getattr(v, name) for name in kept])
-        if (v.answered or v.infrastructureFailure or v.notAnswered)
-        else None
-        for v in report.cases
-    }
+    report = evaluator(DEFAULT).score_files(cases, thresholds, files, infra, settings.require_read, article)
+    return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
 
 
-@dataclass(frozen=True)
-class JudgedOn:
-    """What one epoch's verdicts are judged from: its result and infra files (each file's name, size,
-    modification time and inode go into `state`, with the cases and thresholds)."""
-
-    state: str
-    files: list[Path]
-    infra: list[Path]
-
-
-def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> JudgedOn:
-    directory = settings.results_dir
+def _result_entries(settings: Settings) -> tuple[list[Path], list[Path]]:
+    """The result and infra files of one epoch's run; none before its results folder exists."""
     try:
-        files, infra = run_entries(directory)
-    except BcevalError:  # no results folder yet
-        files, infra = [], []
+        return run_entries(settings.results_dir)
+    except BcevalError:
+        return [], []
+
+
+def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> str:
+    """A digest of what one epoch's verdicts are judged from: its result and infra files (each file's name, size,
+    modification time and inode), the cases and thresholds."""
+    files, infra = _result_entries(settings)
     judged = [
         __version__,
         [_file_state(entry) for entry in files],
@@ -125,11 +97,10 @@ def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str,
         str(settings.corpus) if settings.require_read else None,
         "notAnswered",  # a mark of this state's version
     ]
-    state = hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
-    return JudgedOn(state, [directory / e.name for e in files], [directory / e.name for e in infra])
+    return hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _file_state(entry: os.DirEntry[str] | Path) -> list[Any]:
+def _file_state(entry: Path) -> list[Any]:
     info = entry.stat()  # through a symbolic link, either way
     return [entry.name, info.st_size, info.st_mtime_ns, info.st_ino]
 
@@ -139,37 +110,28 @@ def _wanted(cases: list[ReviewCase], wanted_ids: list[str]) -> list[ReviewCase]:
     return [case for case in cases if case.id in wanted_set]
 
 
-def review_outcomes(
-    plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str], judged: dict[Any, JudgedOn] | None = None
-) -> ArmOutcomes:
-    """A review arm: each epoch's run judged from its result files (`judged`: judged_on by (arm, epoch), as
-    report_state found it)."""
+def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
+    """A review arm: each epoch's run judged from its result files."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
     wanted = _wanted(cases, wanted_ids)
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
-        verdicts = epoch_verdicts(run, wanted, thresholds, (judged or {}).get((arm.name, epoch)))
+        verdicts = epoch_verdicts(run, wanted, thresholds)
         run_link = run.run_dir.relative_to(plan.out).as_posix()  # once per epoch: transcripts are relative to it
         units = []
         for case in wanted:
             verdict = verdicts[case.id]
-            kind = judge.case_kind(case)
+            named = (case.id, judge.model_id(case), case.domain, judge.case_kind(case))
             if verdict is None:
-                units.append(CaseOutcome(case.id, judge.model_id(case), case.domain, kind, None, missing=True))
+                units.append(CaseOutcome(*named, None, missing=True))
                 continue
-            link = None
-            if verdict.transcript:
-                link = posixpath.normpath(f"{run_link}/{verdict.transcript}")
             units.append(
                 CaseOutcome(
-                    case.id,
-                    judge.model_id(case),
-                    case.domain,
-                    kind,
+                    *named,
                     verdict.passed if verdict.answered else None,
-                    link,
+                    posixpath.normpath(f"{run_link}/{verdict.transcript}") if verdict.transcript else None,
                     infra=bool(verdict.infrastructureFailure),
                     not_started=verdict.notAnswered == "budget",
                     shared=bool(verdict.sharedFrom),
@@ -214,66 +176,43 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
         measured = measures is not None
         units = []
         for case in cases:
-            kind = judge.case_kind(case)
             model_id = judge.model_id(case)
+            named = (case.id, model_id, arm.evaluator, judge.case_kind(case))
             transcript = run.transcript(model_id) if run else None
             link = transcript.relative_to(plan.out).as_posix() if transcript and transcript.is_file() else None
             if record is None:
                 stopped = plan.budget_stop(arm.name, epoch).is_file()  # the budget kept it from starting
-                units.append(
-                    CaseOutcome(
-                        case.id, model_id, arm.evaluator, kind, None, link, missing=not stopped, not_started=stopped
-                    )
-                )
+                units.append(CaseOutcome(*named, None, link, missing=not stopped, not_started=stopped))
                 continue
-            measure = (measures or {}).get(case.id)
             infra = case.id in errors
-            units.append(
-                CaseOutcome(
-                    case.id,
-                    model_id,
-                    arm.evaluator,
-                    kind,
-                    None if infra else passed[case.id],
-                    link,
-                    infra=infra,
-                    answered=True,
-                    measure=measure,
-                )
-            )
+            outcome = None if infra else passed[case.id]
+            measure = (measures or {}).get(case.id)
+            units.append(CaseOutcome(*named, outcome, link, infra=infra, answered=True, measure=measure))
         epochs.append(EpochOutcomes(units, record.get("usage") if record else None))
     return ArmOutcomes([case.id for case in cases], epochs, measured=measured)
 
 
-def load_report(
-    plan: Plan,
-    settings: Settings,
-    selected: dict[str, list[str]],
-    created: str,
-    judged: dict[Any, JudgedOn] | None = None,
-) -> ExperimentReport:
+def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> ExperimentReport:
     """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
-    run answers its whole manifest); `judged`: what report_state found each (arm, epoch) judged from."""
+    run answers its whole manifest)."""
     outcomes = {}
     earlier = earlier_looks(_previous_report(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
         else:
-            outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name], judged)
-    return build_report(plan, outcomes, created, earlier, _budget(plan, settings))
+            outcomes[arm.name] = review_outcomes(plan, settings, arm, selected[arm.name])
+    budget = experiment_ledger(plan, settings)
+    spent = None if budget is None else (budget.limit, budget.known())
+    return build_report(plan, outcomes, created, earlier, spent)
 
 
-def report_state(
-    plan: Plan, settings: Settings, selected: dict[str, list[str]]
-) -> tuple[str | None, dict[Any, JudgedOn]]:
-    """A digest of everything a report of `plan` is made from, and what each (arm, epoch) is judged from (for
-    load_report): bceval's version, SOURCE_DATE_EPOCH, the plan, each variant's recorded cases file, each epoch's
-    results (judged_on: every file's name, size, modification time and inode), the budget and its ledger. None
-    (with nothing judged) when an arm's unit is a whole run: what it reads is not listed here."""
-    judged: dict[Any, JudgedOn] = {}
+def report_state(plan: Plan, settings: Settings, selected: dict[str, list[str]]) -> str | None:
+    """A digest of everything a report of `plan` is made from: bceval's version, SOURCE_DATE_EPOCH, the plan, each
+    variant's recorded cases file, each epoch's results (judged_on), the budget and its ledger. None when an arm's
+    unit is a whole run: what it reads is not listed here."""
     if any(arm.evaluated_by.traits.unit == RUN for arm in plan.arms):
-        return None, judged
+        return None
     arms = []
     for arm in plan.arms:
         first = arm_settings(plan, arm, settings, 1)
@@ -282,8 +221,7 @@ def report_state(
         epochs = []
         for epoch in range(1, plan.experiment.epochs + 1):
             run = arm_settings(plan, arm, settings, epoch)
-            judged[(arm.name, epoch)] = found = judged_on(run, wanted, thresholds)
-            epochs.append([str(run.results_dir), str(run.run_dir), found.state])
+            epochs.append([str(run.results_dir), str(run.run_dir), judged_on(run, wanted, thresholds)])
         arms.append([asdict(arm), _optional_state(cases_file(first)), epochs])
     inputs = [
         __version__,
@@ -291,10 +229,10 @@ def report_state(
         plan.experiment.model_dump(),
         [str(plan.source), str(plan.out), plan.differing, plan.warnings],
         arms,
-        [experiment_budget(plan, settings), _optional_state(plan.folder.cost_ledger)],
+        [plan.budget(settings), _optional_state(plan.folder.cost_ledger)],
     ]
     encoded = json.dumps(inputs, sort_keys=True, default=str)  # a value JSON lacks is its str(): never equal by chance
-    return hashlib.sha256(encoded.encode("utf-8")).hexdigest(), judged
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
 def _optional_state(path: Path) -> list[Any] | None:
@@ -332,12 +270,6 @@ def keep_report_lines(folder: Any, state: str | None, stdout: list[str], stderr:
 
 
 REPORT_SUFFIXES = ("json", "md", "html")
-
-
-def _budget(plan: Plan, settings: Settings) -> tuple[float, float] | None:
-    """The experiment's budget and what its ledger says was spent, or None without a budget."""
-    budget = experiment_ledger(plan, settings)
-    return None if budget is None else (budget.limit, budget.known())
 
 
 def _previous_report(path: Path) -> Any:

@@ -107,21 +107,28 @@ def _venv_base(venv: Path) -> Path | None:
     return None
 
 
+def shebang(script: Path) -> list[str] | None:
+    """The words of a script's `#!` line (none for a bare `#!`), or None without one."""
+    with open_regular(script) as handle:
+        head = handle.read(256)
+    return head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split() if head.startswith(b"#!") else None
+
+
+def env_command(words: list[str]) -> str | None:
+    """`env [-S] [VAR=value] command`: the command env looks up on PATH."""
+    return next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+
+
 def _shebang_interpreter(script: Path, environ: Mapping[str, str]) -> Path | None:
     try:
-        with open_regular(script) as handle:
-            head = handle.read(256)
+        words = shebang(script)
     except OSError:
         return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
     if not words:
         return None
     if Path(words[0]).name != "env":
         return Path(os.path.abspath(words[0]))
-    # `env [-S] [VAR=value] command`: the command is looked up on PATH, as env would
-    command = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+    command = env_command(words)
     found = shutil.which(command, path=environ.get("PATH")) if command else None
     return Path(os.path.abspath(found)) if found else None
 

@@ -66,23 +66,14 @@ def _safe_relative(path: str, where: str) -> str:
     return normal
 
 
-def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
-    """The request of one case and the files its view is made of (the graph depends on exactly these)."""
-    request_path = prepare_dir / case_request_name(model_id)
-    try:
-        request = json.loads(read_regular_text(request_path, "utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
-    files = [request_path, prepare_dir / case_file_name(model_id), corpus / request["skill"]]
-    files += [corpus / row["path"] for row in request["candidateArticles"]]
-    return request, files
-
-
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """The view of one case, in memory (nothing is written until `materialize`)."""
-    request = view_inputs(prepare_dir, corpus, model_id)[0]
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
     where = str(prepare_dir / request_name)
+    try:
+        request = json.loads(read_regular_text(prepare_dir / request_name, "utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BcevalError(f"{where}: cannot read the case's request: {exc}") from None
     # The domain index is not in the view (the candidates are), so the request does not point at it.
     rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
     files = [

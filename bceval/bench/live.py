@@ -95,7 +95,7 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
     rounds, and CPU per answer beside the floor's."""
     ideal = answers / jobs * seconds
     wall = median([r.seconds for r in runs])
-    floor = median([r.seconds for r in floors]) if floors else None
+    floor = median([r.seconds for r in floors])
     measured: dict[str, Any] = {
         "answered": answered,
         "jobs": jobs,
@@ -103,24 +103,26 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "idealSeconds": round(ideal, 3),
         "wallSeconds": round(wall, 3),
         "runsSeconds": [round(r.seconds, 3) for r in runs],
-        "floorSeconds": round(floor, 3) if floor is not None else None,
+        "floorSeconds": round(floor, 3),
         "floorRunsSeconds": [round(r.seconds, 3) for r in floors],
         "ratioToIdeal": round(wall / ideal, 3),
-        "floorRatioToIdeal": round(floor / ideal, 3) if floor is not None else None,
-        "ratioToFloor": round(wall / floor, 3) if floor is not None else None,
+        "floorRatioToIdeal": round(floor / ideal, 3),
+        "ratioToFloor": round(wall / floor, 3),
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
         "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
         "cpuPerAnswerSeconds": None,
         "floorCpuPerAnswerSeconds": None,
         "ownCpuPerAnswerSeconds": None,
     }
-    if all(r.cpu_seconds is not None for r in runs):
+    if all(r.cpu_seconds is not None for r in runs + floors):
         cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
-        measured["cpuPerAnswerSeconds"] = cpu
-        if floors and all(r.cpu_seconds is not None for r in floors):
-            floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
-            # the difference of the two rounded numbers, so the three always add up
-            measured.update(floorCpuPerAnswerSeconds=floor_cpu, ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5))
+        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
+        # the difference of the two rounded numbers, so the three always add up
+        measured.update(
+            cpuPerAnswerSeconds=cpu,
+            floorCpuPerAnswerSeconds=floor_cpu,
+            ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5),
+        )
     return measured
 
 

@@ -268,11 +268,8 @@ class Endpoint:
                 continue
             limited += 1
             if limited > RATE_LIMIT_RETRIES:
-                return (
-                    "agent-error",
-                    f"HTTP {outcome.status} {limited} times in a row; gave up waiting",
-                    "rate-limited",
-                )
+                detail = f"HTTP {outcome.status} {limited} times in a row; gave up waiting"
+                return ("agent-error", detail, "rate-limited")
             if outcome.retry_after is not None:
                 wait = min(RETRY_WAIT_CAP, outcome.retry_after)
             else:
@@ -280,11 +277,8 @@ class Endpoint:
                     wait = backoff(limited + 1, self.first_wait or 1.0, self.rng)
             concurrency = self.limit.rate_limited() if outcome.status == 429 else self.limit.limit
             if time.monotonic() + wait > talk.deadline:
-                return (
-                    "timeout",
-                    f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s",
-                    None,
-                )
+                detail = f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s"
+                return ("timeout", detail, None)
             talk.waits.append(
                 {
                     "turn": len(talk.turns) + 1,
@@ -348,11 +342,8 @@ class Endpoint:
                 talk.text = content if isinstance(content, str) else ""
                 return talk
             messages.extend(_answer_calls(message, calls, number, tools, turn))
-        talk.failure = (
-            "agent-error",
-            f"no final answer within {self.settings.max_turns} turns (--max-turns)",
-            "max-turns",
-        )
+        turns = self.settings.max_turns
+        talk.failure = ("agent-error", f"no final answer within {turns} turns (--max-turns)", "max-turns")
         return talk
 
     def _turn(self, response: Any, number: int, price: Any, talk: Conversation) -> tuple[Any, dict[str, Any]]:

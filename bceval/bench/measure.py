@@ -126,10 +126,9 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
     settle()
     env = measured_environment()
-    base = BCEVAL
 
     def bceval(command: str, out: Path, *extra: str) -> Run:
-        return run_process([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
+        return run_process([*BCEVAL, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
 
     runs: dict[str, list[Run]] = {name: [] for name in MEASUREMENTS}
     article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())

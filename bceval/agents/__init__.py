@@ -1,5 +1,3 @@
-"""Ways to answer an evaluator's questions: oracle, baseline (lexical, no model) and command (live agent).
-
-Importing the package registers the kinds (bceval.agents.kinds); bceval.agents.registry looks them up."""
+"""Ways to answer an evaluator's questions; importing the package registers the kinds (bceval.agents.kinds)."""
 
 from bceval.agents import kinds as _kinds  # noqa: F401 - registers every kind

@@ -1,21 +1,10 @@
 """The `api` kind: bceval's own agent, one chat-completions conversation per attempt over any OpenAI-compatible
-endpoint (bceval.agents.endpoint), for every question shape. Opt-in like every live agent (BCEVAL_LIVE=1).
-
-The question shape (bceval.agents.registry.Shape) gives the system and user messages, the tools (read-only, or
-with write tools over a workspace copy) and the folders they may reach. The final message is the answer:
-structured output (`response_format`) where the shape has a JSON Schema and the endpoint takes it, else the
-strict parser. Because bceval runs the tools, it knows which files were read completely: the read evidence
-`{runId, questionSha256, reads: [{path, complete, bytes, sha256}]}` goes into the answer's record and
-transcript. Retries and backoff are every live agent's (bceval.agents.process.LiveAgent).
-"""
+endpoint, for every question shape. Because bceval runs the tools, it records which files were read completely."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-import random
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -37,14 +26,7 @@ class ApiAgent(LiveAgent):
 
     name = kind = "api"
 
-    def __init__(
-        self,
-        agent: AgentSettings,
-        shape: Shape,
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
+    def __init__(self, agent: AgentSettings, shape: Shape, *args: Any, **kwargs: Any) -> None:
         # the settings' checks first (no command line to check: there is none), then the opt-in
         if not agent.model:
             raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
@@ -52,14 +34,11 @@ class ApiAgent(LiveAgent):
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
-        environ = dict(os.environ if environ is None else environ)
-        if environ.get("BCEVAL_LIVE") != "1":
-            raise BcevalError("the api adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
-        super().__init__(agent, shape, sleep, rng)
-        self.environ = environ
+        super().__init__(agent, shape, *args, **kwargs)
+        self.require_opt_in()
         self.model, self.pinned = agent.model, True  # the model is in every request
         self.tools = shape.tools
-        self.endpoint = Endpoint(agent.endpoint, agent.model, environ, sleep, self.rng, agent.retry_wait)
+        self.endpoint = Endpoint(agent.endpoint, agent.model, self.environ, self.sleep, self.rng, agent.retry_wait)
 
     def answer(self, question: Any) -> Any:
         return self.shape.by_endpoint(self, question)
@@ -83,8 +62,7 @@ class ApiAgent(LiveAgent):
         return self.shape.described(self, described)
 
     def cache_key(self, view: View, case: Any) -> str:
-        """A review answer's: the view, the model, the endpoint and its sampling settings, the epoch, the tools and
-        the protocol."""
+        """A review answer's: the view, the model, the endpoint and its sampling settings, the epoch, the tools."""
         asked = replace(asking("api", self.agent, live=True), command=f"api tools={TOOLS_VERSION}")
         return question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
 
@@ -102,7 +80,6 @@ class ApiAgent(LiveAgent):
     def attempt(
         self, system: str, user: str, box: ToolBox, schema: dict[str, Any] | None, number: int, waited: float
     ) -> _Attempt:
-        """One attempt as `LiveAgent.ask` retries it: a conversation and its record."""
         talk, usage, wall = self.converse(system, user, box, schema)
         record: dict[str, Any] = {
             "attempt": number,

@@ -1,17 +1,6 @@
-"""The tools bceval's own agent may call, each resolved inside the folders it was given and nowhere else, and the
-read evidence bceval keeps from its own tool results (never from the model's claims).
-
-The read-only set is `list_files`, `read_file(path, offset?, limit?)` and `search(pattern)`. A caller picks the
-folders (one root, whose paths are relative to it, or several named roots: `<name>/<path>`), each a folder on
-disk or one held in memory (a review case's view), and may add tools of its own (a development run adds
-`write_file` over a workspace copy on disk): a Tool is a name, a description, the JSON Schema of its arguments
-and a function of the ToolBox and those arguments, so every tool reads through `read` and finds a file on disk
-through `resolve`, with the same checks. A path that leaves its root (`..`, absolute, through a link) is a tool
-error the model sees, and the ToolBox records the attempt.
-
-Read evidence, per file: `{path, complete, bytes, sha256}`, where bytes and sha256 are those of the whole file
-as bceval served it, and complete says every line of it was returned to the model, across offsets.
-"""
+"""The tools bceval's own agent may call, each confined to the folders it was given (one root, or named roots
+`<name>/<path>`, on disk or in memory), and the read evidence bceval keeps from its own tool results: per file
+`{path, complete, bytes, sha256}`, complete when every line was returned to the model."""
 
 from __future__ import annotations
 
@@ -70,8 +59,7 @@ def _lines(data: bytes) -> list[str]:
 
 
 class MemoryFolder:
-    """A folder held in memory (a review case's agent view: bceval built it and nothing else is in it), so a
-    conversation reads it without writing it to disk first."""
+    """A folder held in memory (a review case's agent view), read without writing it to disk first."""
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
         self.data = dict(files)
@@ -130,8 +118,7 @@ class ToolBox:
             raise ToolError(f"'{name}' cannot be read ({exc.strerror})") from None
 
     def resolve(self, path: Any) -> tuple[str, Path]:
-        """(the path as the evidence names it, where it is on disk) for a path the model gave inside a folder on
-        disk, or ToolError: what a tool that writes (a development run's) resolves its paths with."""
+        """(the path as the evidence names it, where it is on disk) for a path the model gave, or ToolError."""
         name, root, inside = self._parts(path)
         if isinstance(root, MemoryFolder):
             raise ToolError(f"'{_short(path)}' is in a folder that cannot be written")

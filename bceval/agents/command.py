@@ -1,22 +1,14 @@
-"""The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, `llm`, ...), one fresh
-process per attempt, for every question shape (bceval.agents.registry.Shape says what each asks). Opt-in only.
-
-The command line may hold `{model}` (the pinned model), `{request}` (the request file's path; stdin is then
-empty) and `{workdir}` (the folder it runs in); otherwise the prompt goes to stdin. A model is recorded as
-pinned only when it reached the command through `{model}`. `--sandbox bwrap` hides the rest of the machine
-(bceval.agents.sandbox); the processes, retries and transcripts are bceval.agents.process's.
-"""
+"""The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, ...), one fresh process
+per attempt, for every question shape. A model is pinned only when it reaches the command through `{model}`."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import random
 import shlex
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,16 +29,8 @@ class CommandAgent(LiveAgent):
 
     name = kind = "command"
 
-    def __init__(
-        self,
-        agent: AgentSettings,
-        shape: Shape,
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
-        super().__init__(agent, shape, sleep, rng)
-        self.environ = dict(os.environ if environ is None else environ)
+    def __init__(self, agent: AgentSettings, shape: Shape, *args: Any, **kwargs: Any) -> None:
+        super().__init__(agent, shape, *args, **kwargs)
         self.in_case_view = shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
         self.model = agent.model or UNPINNED_MODEL
         self.pinned = pinned(agent.command, agent.model)
@@ -59,8 +43,7 @@ class CommandAgent(LiveAgent):
 
     def _check(self, agent: AgentSettings) -> None:
         """The opt-in gate, the command line and its executable, and the sandbox's own checks, before any case."""
-        if self.environ.get("BCEVAL_LIVE") != "1":
-            raise BcevalError("the command adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it")
+        self.require_opt_in()
         check_command(agent.command, agent.model)
         try:
             self.argv = shlex.split(agent.command, posix=os.name == "posix")
@@ -84,16 +67,11 @@ class CommandAgent(LiveAgent):
 
     def start(self) -> None:
         """The version probe, started before the first answer so none waits for it."""
-        self.start_version_probe()
-
-    def start_version_probe(self) -> None:
         with self._version_lock:
             if self._version_probe is None:
-                self._version_probe = threading.Thread(target=self._set_version, daemon=True)
+                self._version_probe = threading.Thread(target=lambda: setattr(self, "_version", self._probe_version()))
+                self._version_probe.daemon = True
                 self._version_probe.start()
-
-    def _set_version(self) -> None:
-        self._version = self._probe_version()
 
     @property
     def model_is_label_only(self) -> bool:
@@ -109,7 +87,7 @@ class CommandAgent(LiveAgent):
         return not self.in_case_view or self.agent.isolation == "view"
 
     def describe(self) -> dict[str, Any]:
-        self.start_version_probe()
+        self.start()
         assert self._version_probe is not None
         self._version_probe.join()
         described = {
@@ -124,8 +102,7 @@ class CommandAgent(LiveAgent):
         return self.shape.described(self, described)
 
     def _probe_version(self) -> str:
-        """`<command> --version`, asked as the agent is asked: in a folder of its own that holds nothing, with the
-        agent's environment and sandbox."""
+        """`<command> --version`, asked as the agent is asked: in an empty folder of its own, in its sandbox."""
         try:
             folder = temp_folder("probe")
         except (OSError, BcevalError):
@@ -140,8 +117,7 @@ class CommandAgent(LiveAgent):
             release(folder)
 
     def cache_key(self, view: View, case: Any) -> str:
-        """What a review answer depends on. Under --isolation none the agent can read the whole corpus and prepare
-        folder, not just the view, so where they are is part of the key: another corpus is another question."""
+        """What a review answer depends on (under --isolation none, where the corpus is: the agent can read it)."""
         asked = replace(asking("command", self.agent, live=True), model=self.model)
         key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
         if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
@@ -155,8 +131,7 @@ class CommandAgent(LiveAgent):
         ]
 
     def sandboxed(self, argv: list[str], workdir: Path, read_only: list[Path], env: Mapping[str, str]) -> list[str]:
-        """The command line under bwrap when the sandbox is on: only `read_only`, the files the command line
-        names (read-only) and grants besides the system."""
+        """The command line under bwrap when the sandbox is on (`read_only` bound read-only)."""
         if self.bwrap is None:
             return argv
         return sandbox_argv(
@@ -172,5 +147,4 @@ class CommandAgent(LiveAgent):
         )
 
     def run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        """One attempt: the process, its output read as the answer's text (bceval.agents.process.run_attempt)."""
         return run_attempt(self.agent, self.argv[0], argv, cwd, env, prompt, record)

@@ -1,12 +1,6 @@
-"""One chat-completions endpoint as the api agent talks to it, through the official `openai` package (the optional
-extra `bceval[api]`): a conversation of turns, each answering the model's tool calls, until a message without
-any (the answer) or --max-turns.
-
-HTTP 429 and 503 wait as `Retry-After` says (else the backoff) and are retried inside the attempt; every wait
-is recorded. Requests in flight share one AdaptiveLimit: at most --jobs, halved on a 429, one added back after a
-run of successes. The API key is read from the variable --api-key-env names and never written anywhere: every
-record is scrubbed of it before it is kept.
-"""
+"""One chat-completions endpoint as the api agent talks to it, through the `openai` package (the extra
+`bceval[api]`): turns answering the model's tool calls until a message without any, or --max-turns. 429 and 503
+wait as `Retry-After` says; the API key is scrubbed from every record."""
 
 from __future__ import annotations
 
@@ -31,18 +25,6 @@ TOOL_CALLS_PER_TURN = 32  # more in one response are answered with an error each
 TRANSCRIPT_TEXT = 20_000  # characters of a model message a transcript keeps
 SCRUBBED = "[api key]"
 SCRUB_MIN = 8  # characters: real keys are far longer
-
-
-def load_openai() -> Any:
-    """The openai package, imported when an api agent is first made: it is the optional extra bceval[api]."""
-    try:
-        import openai  # not at the top: the optional extra bceval[api], needed only by an api agent
-    except ImportError:
-        raise BcevalError(INSTALL) from None
-    return openai
-
-
-# --- concurrency ----------------------------------------------------------------------------------------------
 
 
 class AdaptiveLimit:
@@ -111,9 +93,6 @@ def retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, moment.timestamp() - (time.time() if now is None else now))
 
 
-# --- one conversation -----------------------------------------------------------------------------------------
-
-
 @dataclass
 class Conversation:
     """What one attempt's conversation produced: the final text or why there is none, and what it did."""
@@ -138,8 +117,7 @@ class _Refused:
 
 
 def _field(value: Any, key: str) -> Any:
-    """`value[key]` of a JSON object, None for anything else (a response is data: any part may be missing or of
-    the wrong type)."""
+    """`value[key]` of a JSON object, None for anything else (any part of a response may be missing)."""
     return value.get(key) if isinstance(value, dict) else None
 
 
@@ -184,7 +162,10 @@ class Endpoint:
         rng: random.Random,
         first_wait: float,
     ) -> None:
-        openai = load_openai()
+        try:
+            import openai  # not at the top: the optional extra bceval[api], needed only by an api agent
+        except ImportError:
+            raise BcevalError(INSTALL) from None
         key = environ.get(settings.api_key_env)
         if not key:
             raise BcevalError(
@@ -205,11 +186,8 @@ class Endpoint:
 
     @property
     def client(self) -> Any:
-        """This thread's openai client for this endpoint and key, made on its first request (a preflight check
-        never pays for its TLS setup). One per thread: a shared client's connection pool is one lock that every
-        request and every response's close takes, and conversations in 16 threads queue on it for longer than they
-        think. Shared by every Endpoint of the same address and key (an experiment's runs each have one), so a
-        thread keeps one connection to a server, not one per run."""
+        """This thread's openai client for this address and key, made on its first request: a shared client's
+        connection pool is one lock every request takes, and every Endpoint of one address shares it."""
         clients = getattr(_THREAD_CLIENTS, "clients", None)
         if clients is None:
             clients = _THREAD_CLIENTS.clients = {}
@@ -228,20 +206,14 @@ class Endpoint:
                 default_query=query or None,
                 default_headers={"api-key": self.key} if azure else None,
                 timeout=60.0,
-                http_client=self._plain_http() if plain else None,
+                # plain HTTP (a local server): no TLS trust store to load, and no redirect to an unverified host
+                http_client=self.openai.DefaultHttpxClient(verify=False, follow_redirects=False) if plain else None,
             )
         return client
 
-    def _plain_http(self) -> Any:
-        """The HTTP client of an endpoint that speaks plain HTTP (a local server): without the TLS trust store that
-        every default client loads (50 ms each, one per thread). It never follows a redirect, so no request can be
-        led to an HTTPS host it would not verify."""
-        return self.openai.DefaultHttpxClient(verify=False, follow_redirects=False)
-
     def scrub(self, value: Any) -> Any:
-        """`value` with the API key replaced wherever it occurs (a server may echo what it was sent). A key
-        shorter than SCRUB_MIN is a placeholder for a local server (`local`), not a secret: replacing it would
-        garble ordinary words."""
+        """`value` with the API key replaced wherever it occurs (a server may echo it); a key shorter than SCRUB_MIN
+        is a local server's placeholder, not a secret."""
         if len(self.key) < SCRUB_MIN:
             return value
         if isinstance(value, str):
@@ -268,20 +240,14 @@ class Endpoint:
                 "type": "json_schema",
                 "json_schema": {"name": "result", "schema": schema, "strict": False},
             }
-        # The client's own request for an endpoint it does not type (its documented `post`): the body is ours and
-        # JSON already, so it is sent as it is instead of being walked against the typed parameters on every turn,
-        # and the response comes back as the JSON it is (`cast_to=object`), not as models built field by field.
+        # the client's documented `post`: the body is sent as it is and the response comes back as plain JSON
         return self.client.post("/chat/completions", body=options, cast_to=object, options={"timeout": timeout})
-
-    def _backoff(self, number: int) -> float:
-        with self._rng_lock:
-            return backoff(number + 1, self.first_wait or 1.0, self.rng)
 
     def complete(
         self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, talk: Conversation
     ) -> Any:
         """One response, waiting out 429/503 (each wait in `talk.waits`), or why there is none: (kind, detail,
-        subtype). `timeout` is the attempt's, which `talk.deadline` ends."""
+        subtype)."""
         limited = 0
         while True:
             if time.monotonic() >= talk.deadline:
@@ -302,21 +268,17 @@ class Endpoint:
                 continue
             limited += 1
             if limited > RATE_LIMIT_RETRIES:
-                return (
-                    "agent-error",
-                    f"HTTP {outcome.status} {limited} times in a row; gave up waiting",
-                    "rate-limited",
-                )
-            wait = min(
-                RETRY_WAIT_CAP, outcome.retry_after if outcome.retry_after is not None else self._backoff(limited)
-            )
+                detail = f"HTTP {outcome.status} {limited} times in a row; gave up waiting"
+                return ("agent-error", detail, "rate-limited")
+            if outcome.retry_after is not None:
+                wait = min(RETRY_WAIT_CAP, outcome.retry_after)
+            else:
+                with self._rng_lock:
+                    wait = backoff(limited + 1, self.first_wait or 1.0, self.rng)
             concurrency = self.limit.rate_limited() if outcome.status == 429 else self.limit.limit
             if time.monotonic() + wait > talk.deadline:
-                return (
-                    "timeout",
-                    f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s",
-                    None,
-                )
+                detail = f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s"
+                return ("timeout", detail, None)
             talk.waits.append(
                 {
                     "turn": len(talk.turns) + 1,
@@ -331,8 +293,7 @@ class Endpoint:
     def _one(
         self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, deadline: float
     ) -> Any:
-        """One request: the response, a _Refused to wait out (or to resend without structured output), or a
-        failure (kind, detail, subtype)."""
+        """One request: the response, a _Refused to wait out or resend, or a failure (kind, detail, subtype)."""
         openai = self.openai
         try:
             return self._request(messages, tools, schema, max(0.05, deadline - time.monotonic()))
@@ -381,11 +342,8 @@ class Endpoint:
                 talk.text = content if isinstance(content, str) else ""
                 return talk
             messages.extend(_answer_calls(message, calls, number, tools, turn))
-        talk.failure = (
-            "agent-error",
-            f"no final answer within {self.settings.max_turns} turns (--max-turns)",
-            "max-turns",
-        )
+        turns = self.settings.max_turns
+        talk.failure = ("agent-error", f"no final answer within {turns} turns (--max-turns)", "max-turns")
         return talk
 
     def _turn(self, response: Any, number: int, price: Any, talk: Conversation) -> tuple[Any, dict[str, Any]]:

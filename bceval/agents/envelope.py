@@ -1,11 +1,5 @@
-"""What an agent printed: plain text, or one of the Claude Code result envelopes, and what it cost.
-
-`claude -p --output-format json` prints one result object; `--output-format stream-json --verbose` prints
-one JSON object a line, the last being the same result object. The answer is the envelope's `result`
-text; `is_error: true` or a `subtype` other than `success` is an infrastructure failure named by that
-subtype (the CLI reports "not logged in" as `subtype: success` with `is_error: true`, so both are
-checked). Anything else that looks like an envelope but is not one of these is refused, not guessed at.
-"""
+"""What an agent printed: plain text, or a Claude Code `json` / `stream-json` result envelope, and what it cost.
+`is_error: true` or a `subtype` other than `success` is a failure ("not logged in" is `success` with is_error)."""
 
 from __future__ import annotations
 
@@ -101,9 +95,8 @@ TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's accoun
 
 
 def read_calls(lines: list[str]) -> tuple[dict[str, Any], ...]:
-    """The file reads a Claude Code stream shows: each `assistant` message's `tool_use` of the Read tool, as
-    `{path, offset?, limit?}` with the path as the agent gave it. This is what the agent says it asked for; bceval
-    did not see the file it got, so it is never read evidence."""
+    """The Read tool calls a Claude Code stream shows, as `{path, offset?, limit?}`: the agent's own account, never
+    read evidence."""
     calls: list[dict[str, Any]] = []
     for line in lines:
         event = parse_json_text(line) if line.startswith("{") else None

@@ -30,14 +30,9 @@ def own_tree(root: Path) -> None:
 
 
 def remove(root: Path) -> None:
-    """Remove a view, read-only parts included (and anything an agent managed to add).
-
-    On POSIX through descriptors, changing no file's mode (see _remove_by_descriptors). Elsewhere, and for a
-    tree that way cannot finish, only files bceval wrote there are made writable again (same device and inode,
-    one link): a file an agent linked in from elsewhere (a corpus article, bceval's own output) is unlinked and
-    keeps its mode; nothing is changed through a symbolic link. Folders are always made writable: none can be a
-    link to one elsewhere.
-    """
+    """Remove a view, read-only parts included (and anything an agent added). On POSIX through descriptors,
+    changing no file's mode; else only files bceval wrote there are made writable again, so a file an agent linked
+    in from elsewhere keeps its mode."""
     with _owned_lock:
         owned = _owned.pop(root, set())
     if _BY_DESCRIPTORS:
@@ -73,9 +68,7 @@ _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOF
 
 
 def _remove_by_descriptors(root: Path) -> None:
-    """POSIX: remove `root` folder by folder through descriptors. Each folder is opened without following a link,
-    made writable (its own mode only) and emptied; its entries are unlinked where they are, a link as a link.
-    Removing a file needs only its folder writable, so no file's mode changes at all."""
+    """POSIX: remove `root` folder by folder, each opened without following a link, made writable and emptied."""
     top = os.open(root, _FOLDER_FLAGS)
     try:
         _empty(top)

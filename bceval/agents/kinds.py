@@ -1,6 +1,5 @@
-"""The kinds of agent bceval has, each registered once with what it can do. A factory imports its agent only
-when one is made, so asking what a kind can do never loads the process runner. Adding a kind is one module and
-one `agent(...)` registration."""
+"""The kinds of agent bceval has, each registered once with what it can do; a factory imports its agent only when
+one is made, so asking what a kind can do never loads the process runner."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""The agent processes and temp folders bceval has in use, so that Ctrl-C, a timeout or an agent's own
-daemon never leaves one behind.
-
-Agents run in sessions of their own (a timeout kills the whole group, and a terminal's Ctrl-C does not reach
-them half-way through writing), so bceval itself must stop them. A process that leaves its session
-(`setsid`) or whose parent exits is no longer in the agent's group; on Linux bceval is a child subreaper
-(`prctl(PR_SET_CHILD_SUBREAPER)`), so such orphans become bceval's children instead of init's and are ended
-with the agent: no agent process outlives its case. Elsewhere only the process group is ended.
-
-Folders (views, scratch) are created here while no interrupt is under way, and remembered until removed: an
-interrupt removes every one, and none is created after it.
-"""
+"""The agent processes and temp folders bceval has in use, so that Ctrl-C, a timeout or an agent's own daemon
+never leaves one behind. Agents run in sessions of their own; on Linux bceval is a child subreaper, so what an agent
+leaves outside its session becomes bceval's child and is ended with it (elsewhere only the process group is)."""
 
 from __future__ import annotations
 
@@ -66,30 +57,22 @@ def _refuse_if_stopping() -> None:
 def start(
     argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any = subprocess.PIPE
 ) -> subprocess.Popen:
-    """Start an agent in its own session, remembered until `end`.
-
-    Agents are started side by side from worker threads, so there the fork and exec happen outside the lock
-    (holding it across Popen made every start wait for the one before). Only the main thread is ever
-    interrupted, so a start made there keeps the lock until the process is registered; one that finishes in a
-    worker after `stop_all` ran is ended at once (its whole tree) instead of being registered. While a start is
-    under way outside the lock no `end` looks for orphans (the new agent, a child of bceval in a session of its
-    own, would look like one), and the other way round."""
-    if threading.current_thread() is threading.main_thread():
-        with _lock:  # registered before any interrupt can be handled, so none escapes `stop_all`
-            _refuse_if_stopping()
-            become_subreaper()
-            while _sweeping:
-                _quiet.wait()
-            process = _popen(argv, cwd, env, stdout, stderr, stdin)
-            _running.add(process)
-        return process
+    """Start an agent in its own session, remembered until `end`. In a worker thread the fork happens outside the
+    lock, and a start that finishes after `stop_all` ran is ended at once; only the main thread is interrupted,
+    so a start there keeps the lock until the process is registered. A start under way and a sweep for orphans
+    wait for each other where the sweep reads every process (the new agent would look like an orphan)."""
     global _starting
-    whole = _whole_table()
+    main = threading.current_thread() is threading.main_thread()
+    whole = main or _whole_table()  # the main thread's children are where a sweep looks for orphans
     with _lock:
         _refuse_if_stopping()
         become_subreaper()
         while whole and _sweeping:
             _quiet.wait()
+        if main:  # registered before any interrupt can be handled, so none escapes `stop_all`
+            process = _popen(argv, cwd, env, stdout, stderr, stdin)
+            _running.add(process)
+            return process
         _starting += 1
         stops = _stops
     try:
@@ -160,11 +143,8 @@ def _children(pid: int) -> list[int] | None:
 
 
 def _adopted() -> list[int] | None:
-    """The children of bceval's main thread, or None where the kernel does not list children.
-
-    Every orphan bceval adopts as subreaper is given to the first live thread of the process, its main thread,
-    so an agent's leftovers are always here; an agent a worker thread starts is that thread's child and never
-    is, so a sweep cannot mistake an agent being started for an orphan, and need not read every thread's list."""
+    """The children of bceval's main thread, or None where the kernel does not list children. Orphans adopted as
+    subreaper go to the main thread; an agent a worker starts is that thread's child, never listed here."""
     me = os.getpid()
     try:
         return [int(word) for word in read_regular_bytes(f"/proc/{me}/task/{me}/children").split()]
@@ -175,10 +155,8 @@ def _adopted() -> list[int] | None:
 
 
 def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, session id, state) of the processes an agent's leftovers can be: the orphans bceval
-    adopted (see _adopted) and `roots` (the agents being ended), with their descendants, not descending into
-    `skip` (other agents, still running); the whole process table where the kernel does not list children;
-    empty without /proc."""
+    """pid -> (parent pid, session id, state) of the orphans bceval adopted and `roots`, with their descendants
+    (not those of `skip`, agents still running); every process where the kernel does not list children."""
     table: dict[int, tuple[int, int, str]] = {}
     pending = _adopted()
     if pending is None:
@@ -206,8 +184,7 @@ def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> d
 
 
 def _whole_table() -> bool:
-    """True where the kernel does not list children, so a sweep reads every process (and a start under way
-    would look like an orphan to it: starts and sweeps then wait for each other)."""
+    """True where the kernel does not list children, so a sweep reads every process."""
     if _state.get("listed") is None:
         _state["listed"] = _adopted() is not None
     return not _state["listed"]
@@ -288,8 +265,8 @@ def end(process: subprocess.Popen) -> None:
 
 
 def new_folder(kind: str, parent: Path | None = None) -> Path:
-    """A new folder under the temp dir (`bceval-<kind>-<pid>-...`, so a later run can tell what a killed one
-    left), remembered until `forget_view`; refused once an interrupt is under way."""
+    """A new folder `bceval-<kind>-<pid>-...` (a later run can tell what a killed one left), remembered until
+    `forget_view`; refused once an interrupt is under way."""
     with _lock:
         _refuse_if_stopping()
         root = Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
@@ -316,8 +293,8 @@ def _remove(root: Path) -> None:
 
 
 def stop_all() -> int:
-    """Kill every agent still running (their whole trees) and remove every folder in use (on Ctrl-C); nothing
-    new starts afterwards. Returns how many agents there were."""
+    """On Ctrl-C: kill every agent still running (whole trees) and remove every folder in use; nothing new starts
+    afterwards. Returns how many agents there were."""
     global _stops
     with _lock:
         _state["stopping"] = True

@@ -1,7 +1,6 @@
-"""What the live kinds share: retries with backoff and their cost (LiveAgent), reading an answer object out of
-model output, and the command kind's processes: one process per attempt (timeout, output cap, Claude Code
-envelopes, a transcript record), the command's version, and the checks that its executable can start.
-"""
+"""What the live kinds share (LiveAgent: the opt-in, retries with backoff, their cost), reading an answer object
+out of model output, and the command kind's processes: one per attempt, its version, and the checks that its
+executable can start."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from typing import Any
 from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
 from bceval.agents.registry import AgentBase
+from bceval.agents.sandbox import env_command, shebang
 from bceval.agents.settings import PLACEHOLDER, AgentSettings
 from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
@@ -35,16 +35,14 @@ VERSION_MAX_CHARS = 80  # a version is one short line; anything longer (or shape
 POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 RETRY_WAIT_CAP = 300.0  # the longest pause between two attempts
+ELSEWHERE = "its case's own folder"  # where an isolated agent runs
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
 _MISSING = object()
 
 
 def extract_json_object(text: str) -> Any:
-    """The answer object: the whole output, else the last fenced block, else the last line that is one.
-
-    Output that is valid JSON but not an object (an array, a string) is no answer at all; parsing is strict
-    (no duplicate keys, bounded depth, no lone surrogates): model output gets no slack.
-    """
+    """The answer object: the whole output, else the last fenced block, else the last line that is one. Valid JSON
+    that is not an object is no answer; parsing is strict: model output gets no slack."""
     whole = parse_json_text(text.strip(), _MISSING)
     if whole is not _MISSING:
         return whole if isinstance(whole, dict) else None
@@ -61,8 +59,7 @@ def extract_json_object(text: str) -> Any:
 
 
 def _kept(data: bytes, size: int) -> str:
-    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP
-    bytes, the cut marked."""
+    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP bytes."""
     text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
     if size > TRANSCRIPT_CAP:
         text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
@@ -70,8 +67,8 @@ def _kept(data: bytes, size: int) -> str:
 
 
 def backoff(attempt: int, first_wait: float, rng: random.Random) -> float:
-    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter
-    (between half and all of it), so agents that were rate-limited together do not retry together."""
+    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter (half to all of
+    it), so agents that were rate-limited together do not retry together."""
     if attempt < 2 or first_wait <= 0:
         return 0.0
     base = min(RETRY_WAIT_CAP, first_wait * 2 ** (attempt - 2))
@@ -94,19 +91,21 @@ class Unreadable:
 
 
 class LiveAgent(AgentBase):
-    """What both live kinds share: the question shape they answer through (bceval.agents.registry.Shape), retries
-    with backoff, and what their answers cost (answers run in parallel threads)."""
+    """What both live kinds share: the question shape they answer through, the opt-in, retries with backoff, and
+    what their answers cost (answers run in parallel threads)."""
 
     def __init__(
         self,
         agent: AgentSettings,
         shape: Any,
+        environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self.agent = agent
         self.shape = shape
         self.hidden = dict(shape.hidden)
+        self.environ = dict(os.environ if environ is None else environ)
         self.sleep = sleep
         self.rng = rng or random.Random()
         self._rng_lock = threading.Lock()
@@ -123,6 +122,12 @@ class LiveAgent(AgentBase):
     def read_evidence(self) -> dict[str, dict[str, Any]]:
         return self.shape.read_evidence()
 
+    def require_opt_in(self) -> None:
+        if self.environ.get("BCEVAL_LIVE") != "1":
+            raise BcevalError(
+                f"the {self.kind} adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it"
+            )
+
     def _wait_before(self, number: int) -> float:
         with self._rng_lock:
             wait = backoff(number, self.agent.retry_wait, self.rng)
@@ -133,9 +138,8 @@ class LiveAgent(AgentBase):
     def ask(
         self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
     ) -> tuple[Any, list[_Attempt], Usage]:
-        """Attempts (each after its backoff) until one's output reads as an answer: (the answer, or None when
-        every attempt failed, the attempts, and what they cost together). `attempt(number, waited)` runs one;
-        `read(text)` returns the answer or Unreadable."""
+        """Attempts (each after its backoff) until one's output reads as an answer (`read(text)` gives it or
+        Unreadable): (the answer or None, the attempts, what they cost together)."""
         attempts: list[_Attempt] = []
         for number in range(1, self.agent.retries + 2):
             made = attempt(number, self._wait_before(number))
@@ -151,7 +155,6 @@ class LiveAgent(AgentBase):
         return self._spent(None, attempts)
 
     def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt], Usage]:
-        """What the attempts cost, added to the agent's total."""
         spent = Usage()
         for attempt in attempts:
             spent = spent.plus(attempt.usage)
@@ -162,9 +165,7 @@ class LiveAgent(AgentBase):
 
 
 def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
-    """`<command> --version` (`argv`, sandboxed as the agent is), in `workdir`, stdin empty, within VERSION_TIMEOUT.
-    Only a short first line that reads like a version is kept: a wrapper that answers `--version` with a model
-    call gives "unknown"."""
+    """`<command> --version` (`argv`, sandboxed as the agent is), in `workdir`, stdin empty, within VERSION_TIMEOUT."""
     with tempfile.TemporaryFile() as out:
         try:
             process = live.start(
@@ -187,8 +188,8 @@ def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
 def run_attempt(
     agent: AgentSettings, name: str, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict
 ) -> _Attempt:
-    """One process of the agent command `name` (argv as it runs): its output read as an answer's text, or why
-    there is none, and `record` completed as a transcript keeps the attempt."""
+    """One process of the agent command `name`: its output read as an answer's text, or why there is none, and
+    `record` completed as a transcript keeps the attempt."""
     started = time.monotonic()
     scratch = view_parent()  # in memory where it can be: three files for every attempt
     with (  # unbuffered: each is written or read once, whole
@@ -258,8 +259,7 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
 
 
 def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
-    """Wait for the agent; kill the process group on timeout or when its output passes the cap. Returns (kind,
-    detail) when bceval stopped the process, else None."""
+    """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
     for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
         if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
             live.end(process)
@@ -283,8 +283,8 @@ def _read_start(file: Any, size: int) -> bytes:
 
 
 def _exit_watch(process: subprocess.Popen, every: float) -> Iterator[None]:
-    """Yield every `every` seconds until `process` exits, and return the moment it does (not up to `every`
-    later). On Linux a pidfd tells; elsewhere a thread waits for the exit."""
+    """Yield every `every` seconds until `process` exits, and return the moment it does: a pidfd tells (Linux),
+    elsewhere a thread waits for the exit."""
     pidfd = None
     if hasattr(os, "pidfd_open") and hasattr(select, "poll"):
         try:
@@ -316,22 +316,15 @@ def version_line(output: bytes) -> str:
     return first if plain and 0 < len(first) <= VERSION_MAX_CHARS and any(c.isdigit() for c in first) else "unknown"
 
 
-def _where_it_runs(elsewhere: bool) -> str:
-    return "its case's own folder" if elsewhere else "where bceval runs"
-
-
 def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -> str:
-    """The executable the agent's process will start, resolved as that process will resolve it, and proven
-    startable (an executable file, its `#!` interpreter present): else one line, before any case runs.
-
-    A name with a slash in it is a path; when the agent runs in a folder of its own (`elsewhere`), a relative
-    one would be looked up there, so it is refused with the absolute path to give instead."""
+    """The executable the agent's process will start, resolved as that process will resolve it (a relative path is
+    refused when it runs `elsewhere`, in a folder of its own), and proven startable: else one line."""
     if os.sep in command or (os.altsep and os.altsep in command):
         path = Path(command)
         if not path.is_absolute() and elsewhere:
             hint = f"; give its absolute path, {path.absolute()}" if path.exists() else ""
             raise BcevalError(
-                f"--command: '{command}' is a relative path, and the agent runs in {_where_it_runs(True)}, "
+                f"--command: '{command}' is a relative path, and the agent runs in {ELSEWHERE}, "
                 f"where it does not exist{hint}"
             )
         found = str(path) if path.exists() else None
@@ -342,7 +335,7 @@ def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -
     if elsewhere and not os.path.isabs(found):  # a relative PATH entry: the agent would look for it in its folder
         raise BcevalError(
             f"--command: '{command}' was found as {found} through a relative PATH entry, and the agent runs in "
-            f"{_where_it_runs(True)}; give its absolute path, {Path(found).absolute()}"
+            f"{ELSEWHERE}; give its absolute path, {Path(found).absolute()}"
         )
     problem = _cannot_start(Path(found), environ)
     if problem:
@@ -361,18 +354,16 @@ def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
     if not os.access(path, os.X_OK):
         return f"{path} is not executable (chmod +x it)"
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(256)
+        words = shebang(path)
     except OSError as exc:
         return exc.strerror or str(exc)
-    if not head.startswith(b"#!"):
+    if words is None:
         return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
     if not words:
         return f"{path} has an empty #! line"
     interpreter = words[0]
     if Path(interpreter).name == "env":
-        named = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+        named = env_command(words)
         if named and shutil.which(named, path=environ.get("PATH")) is None:
             return f"its #! line runs '{named}', which is not on PATH"
         return None
@@ -382,9 +373,8 @@ def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
 
 
 def named_files(args: list[str], elsewhere: bool) -> list[Path]:
-    """The existing files the command line names by absolute path (`/x/agent.py`, `--settings=/x/s.json`): the
-    sandbox shows them read-only. A relative one that exists here is refused when the agent runs elsewhere:
-    it would not find it there."""
+    """The existing files the command line names by absolute path (`--settings=/x/s.json`): the sandbox shows them
+    read-only. A relative one is refused when the agent runs elsewhere: it would not find it there."""
     found = []
     for arg in args:
         if PLACEHOLDER.search(arg):
@@ -404,6 +394,6 @@ def named_files(args: list[str], elsewhere: bool) -> list[Path]:
         elif elsewhere and (os.sep in value or "." in value):
             raise BcevalError(
                 f"--command: '{value}' is a file relative to where bceval runs, but the agent runs in "
-                f"{_where_it_runs(True)}; give its absolute path ({path.absolute()})"
+                f"{ELSEWHERE}; give its absolute path ({path.absolute()})"
             )
     return list(dict.fromkeys(found))

@@ -1,16 +1,8 @@
 """One Agent protocol for every question an evaluator asks, and the registry of agent kinds.
 
-A kind registers once, with a decorator on the factory that makes it (as inspect_ai registers scorers), and
-says what it can do in a Capabilities record: the rest of bceval asks the record, never the kind's name and
-never the agent object. The kinds themselves are registered in bceval.agents.kinds (imported with the
-package), whose factories import their implementation only when one is made: looking a kind up never loads
-the process runner.
-
-An agent answers one shape of question (see bceval.evaluators.registry): a review question (CaseInput ->
-Answer), a guidance question (GuidanceCaseInput -> result document or NoReport) or a development request. It is
-made from a setup of the same shape: ReviewSetup, or the evaluator's own (its package's GuidanceSetup or
-DevelopmentSetup). The live kinds (`command`, `api`) are one class each: what a question of each shape asks of
-them is its Shape, the question object the evaluator's side supplies (the review one: its plugin's question_shape).
+A kind registers once, with a decorator on its factory, and says what it can do in a Capabilities record: the rest
+of bceval asks the record, never the kind's name. The live kinds (`command`, `api`) are one class each; what a
+question asks of them is its Shape, which the evaluator supplies.
 """
 
 from __future__ import annotations
@@ -51,36 +43,22 @@ class Agent(Protocol):
     kind: str  # the registered kind it is one of (its capabilities)
     usage: Usage  # what its answers have cost so far (kept by kinds that report usage)
 
-    def describe(self) -> dict[str, Any]:
-        """The `answeredBy` block: adapter, model, version and whether the model is pinned."""
-        ...
+    def describe(self) -> dict[str, Any]: ...  # the `answeredBy` block: adapter, model, version, pinned
 
-    def start(self) -> None:
-        """Begin what the first answer would otherwise wait for (a live agent's version probe)."""
-        ...
+    def start(self) -> None: ...  # begin what the first answer would wait for (a live agent's version probe)
 
-    def answer(self, question: Any) -> Any:
-        """The answer to one question of the shape the agent was made for, or why there is none."""
-        ...
+    def answer(self, question: Any) -> Any: ...  # the answer to one question of its shape, or why there is none
 
-    def in_cache(self, question: Any) -> bool:
-        """Whether the answer to `question` is in the answer cache, so that answering it asks no model."""
-        ...
+    def in_cache(self, question: Any) -> bool: ...  # answering it would ask no model
 
-    def close(self) -> None:
-        """Release what the agent holds between answers (a live guidance agent's knowledge view)."""
-        ...
+    def close(self) -> None: ...  # release what it holds between answers (a guidance agent's knowledge view)
 
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        """Per guidance case (its hashed id), the reads bceval recorded from the agent's tool results (the api
-        agent's `{readBy, readEvidence}`); empty for an agent whose tool loop bceval does not run."""
-        ...
+    def read_evidence(self) -> dict[str, dict[str, Any]]: ...  # per guidance case: the reads bceval recorded
 
 
 class Shape(Protocol):
-    """A question shape as the live kinds answer it: the prompts, the folder the agent works in (a read-only view
-    or a writable workspace copy), its tools, how its answer is found, parsed and validated, and what is recorded.
-    `by_process` answers through a command agent's process, `by_endpoint` through the api agent's conversation."""
+    """A question shape as the live kinds answer it: `by_process` through a command agent's process, `by_endpoint`
+    through the api agent's conversation."""
 
     hidden: Mapping[str, Path]  # what the agent must never reach, by what it is
     in_case_view: bool  # a command agent runs in the case's view unless --isolation none (else in a folder of its own)
@@ -156,8 +134,8 @@ class ReviewSetup:
 
 @dataclass(frozen=True)
 class ShapedSetup:
-    """What a live agent answering a plugin evaluator's questions is made from: the shape names the question,
-    the evaluator supplies how it is asked (a kind registered with ANY_SHAPE answers it)."""
+    """What a live agent answering a plugin evaluator's questions is made from (a kind registered with ANY_SHAPE
+    answers it)."""
 
     question: str
     shape: Shape
@@ -171,8 +149,7 @@ class ShapedSetup:
 
 
 class Setup(Protocol):
-    """What an agent is made from: the shape of question it answers (an evaluator's setup, e.g.
-    bceval.evaluators.guidance.asking's, brings its own Shape), a live kind's settings, and the errors to give."""
+    """What an agent is made from: the shape of question it answers, a live kind's settings, the errors to give."""
 
     question: str
     agent: AgentSettings | None
@@ -196,8 +173,7 @@ _KINDS: dict[str, AgentKind] = {}
 
 
 def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
-    """Register the decorated factory (setup -> agent) as the kind `name`, with what it can do (`can`: the fields
-    of Capabilities)."""
+    """Register the decorated factory (setup -> agent) as the kind `name`; `can`: the fields of Capabilities."""
 
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:

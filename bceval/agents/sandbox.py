@@ -1,12 +1,6 @@
-"""Opt-in OS sandbox for live agents: `--sandbox bwrap` (bubblewrap, Linux only).
-
-An agent view stops an agent that only searches its working directory; an agent that walks up to `/`
-needs a filesystem in which the answer key does not exist. Inside the sandbox the agent sees the system
-directories, its own installation, the view and the files its command line names (read-only) and the paths
-the user granted; /tmp is private and empty, and the network stays on for the model API unless
-`--sandbox-network none` unshares it too. The caller passes an already-scrubbed environment to subprocess;
-nothing here touches it.
-"""
+"""Opt-in OS sandbox for live agents, `--sandbox bwrap` (Linux): an agent that walks up to `/` finds no answer
+key. It sees the system, its installation, the view and the files its command line names (read-only), the
+granted paths, and a private /tmp."""
 
 from __future__ import annotations
 
@@ -107,21 +101,28 @@ def _venv_base(venv: Path) -> Path | None:
     return None
 
 
+def shebang(script: Path) -> list[str] | None:
+    """The words of a script's `#!` line (none for a bare `#!`), or None without one."""
+    with open_regular(script) as handle:
+        head = handle.read(256)
+    return head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split() if head.startswith(b"#!") else None
+
+
+def env_command(words: list[str]) -> str | None:
+    """`env [-S] [VAR=value] command`: the command env looks up on PATH."""
+    return next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+
+
 def _shebang_interpreter(script: Path, environ: Mapping[str, str]) -> Path | None:
     try:
-        with open_regular(script) as handle:
-            head = handle.read(256)
+        words = shebang(script)
     except OSError:
         return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
     if not words:
         return None
     if Path(words[0]).name != "env":
         return Path(os.path.abspath(words[0]))
-    # `env [-S] [VAR=value] command`: the command is looked up on PATH, as env would
-    command = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+    command = env_command(words)
     found = shutil.which(command, path=environ.get("PATH")) if command else None
     return Path(os.path.abspath(found)) if found else None
 
@@ -191,12 +192,8 @@ def sandbox_argv(
     named: Sequence[Path] = (),
     network: str = "share",
 ) -> list[str]:
-    """`bwrap ... -- argv...`: system dirs, the command's installation, `read_only` and the files the command
-    line names (`named`) bound read-only, `allow` read-write, a private /tmp, every namespace but the network's
-    unshared (the network's too with `network="none"`), cwd = `workdir`.
-
-    `hidden` names what must never be reachable (label -> path, e.g. "the corpus" -> its root); any bind
-    that contains one or lies inside one is refused."""
+    """`bwrap ... -- argv...`: `read_only` and `named` bound read-only, `allow` read-write, every namespace but the
+    network's unshared (that too with `network="none"`). A bind that contains or lies in a `hidden` path is refused."""
     _require_linux()
     environ = _environ(environ)
     executable = _locate(argv[0], environ)

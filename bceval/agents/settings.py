@@ -1,8 +1,4 @@
-"""A live agent's settings as plain data: what it is asked and how, and whether its model is pinned.
-
-No process code here, so config, the answer steps and experiments can read them without importing the
-process runner (bceval.agents.process).
-"""
+"""A live agent's settings as plain data (no process code, so config can read them)."""
 
 from __future__ import annotations
 
@@ -20,9 +16,8 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 @dataclass(frozen=True)
 class EndpointSettings:
-    """How bceval's own agent (the `api` kind) talks to a chat-completions endpoint. The fields that decide what
-    it is asked are its identity (in the cache key and the run record); the key itself is never held here, only
-    the name of the variable that holds it."""
+    """How the `api` kind talks to a chat-completions endpoint; `identity` is in the cache key. The key itself is
+    never held here, only the name of its variable."""
 
     base_url: str | None = None  # None: the openai package's default (OPENAI_BASE_URL, else OpenAI's)
     api_key_env: str = "OPENAI_API_KEY"

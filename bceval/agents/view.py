@@ -1,11 +1,6 @@
-"""Agent views: for one case, exactly the files an agent may read, in a fresh folder of its own.
-
-A view holds the case's request (its paths relative to the view), the neutral case file, the leaf skill
-and the full text of every candidate article at its repo-relative path. Never a sample (`*.al`) of any
-layer (the case is one of them, so a sample gives the answer away), the manifest, the build or prepare
-directory, results, scorecards or caches. Its digest (every path and the SHA-256 of every byte) is the
-identity of the question asked: the answer cache key and the graph's up-to-date check rest on it.
-"""
+"""Agent views: for one case, exactly the files an agent may read (the request, the neutral case file, the leaf
+and every candidate article; never a sample, the manifest or any output), in a fresh folder of its own. Its digest
+is the identity of the question asked."""
 
 from __future__ import annotations
 
@@ -71,23 +66,14 @@ def _safe_relative(path: str, where: str) -> str:
     return normal
 
 
-def view_inputs(prepare_dir: Path, corpus: Path, model_id: str) -> tuple[dict[str, Any], list[Path]]:
-    """The request of one case and the files its view is made of (the graph depends on exactly these)."""
-    request_path = prepare_dir / case_request_name(model_id)
-    try:
-        request = json.loads(read_regular_text(request_path, "utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BcevalError(f"{request_path}: cannot read the case's request: {exc}") from None
-    files = [request_path, prepare_dir / case_file_name(model_id), corpus / request["skill"]]
-    files += [corpus / row["path"] for row in request["candidateArticles"]]
-    return request, files
-
-
 def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
     """The view of one case, in memory (nothing is written until `materialize`)."""
-    request = view_inputs(prepare_dir, corpus, model_id)[0]
     request_name, case_name = case_request_name(model_id), case_file_name(model_id)
     where = str(prepare_dir / request_name)
+    try:
+        request = json.loads(read_regular_text(prepare_dir / request_name, "utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BcevalError(f"{where}: cannot read the case's request: {exc}") from None
     # The domain index is not in the view (the candidates are), so the request does not point at it.
     rewritten = {key: value for key, value in request.items() if key != "knowledgeIndex"}
     files = [
@@ -103,8 +89,7 @@ def build_view(prepare_dir: Path, corpus: Path, model_id: str) -> View:
 
 
 class ViewDigests:
-    """The digest of every view of one prepared corpus, each built once per process: every arm and epoch of an
-    experiment asks for the same views."""
+    """The digest of every view of one prepared corpus, each built once (every arm and epoch asks for the same)."""
 
     def __init__(self, prepare_dir: Path, corpus: Path) -> None:
         self.prepare_dir, self.corpus = prepare_dir, corpus
@@ -124,8 +109,7 @@ def _read(path: Path | str) -> bytes:
 
 
 def temp_folder(kind: str, parent: Path | None = None) -> Path:
-    """A new folder under the system temp dir, named for its kind and this process so a later run can tell
-    what a killed one left behind; an interrupt removes it (bceval.agents.live)."""
+    """A new temp folder named for its kind and this process; an interrupt removes it (bceval.agents.live)."""
     return live.new_folder(kind, parent)
 
 
@@ -140,10 +124,8 @@ _view_parents: dict[tuple[str | None, str | None], Path] = {}
 
 
 def view_parent() -> Path:
-    """Where agent views (and an agent's captured output) go: a memory-backed temp folder where one exists
-    (/dev/shm, else XDG_RUNTIME_DIR), else the system temp dir. A view is written, read and removed for every
-    answer, and in memory that costs a fraction of what a disk does. TMPDIR, when set, is the user's choice and
-    wins. Each view is still its own mkdtemp folder (mode 0700, read-only inside), wherever it lives."""
+    """Where agent views (and an agent's captured output) go: a memory-backed folder (/dev/shm, else
+    XDG_RUNTIME_DIR) unless TMPDIR is set, else the system temp dir: a view is written for every answer."""
     key = (os.environ.get("TMPDIR"), os.environ.get("XDG_RUNTIME_DIR"))
     if key not in _view_parents:
         _view_parents[key] = _choose_view_parent(*key)
@@ -177,9 +159,8 @@ def _usable_memory_folder(folder: str) -> bool:
 
 
 def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
-    """Remove the views and scratch folders of killed runs: bceval's by name and owner, their process gone,
-    untouched for STALE_AFTER; in `parent`, else in the system temp dir and the views' folder. POSIX only:
-    Windows has no harmless way to ask whether a process lives."""
+    """Remove the folders of killed runs (bceval's by name and owner, their process gone, untouched for
+    STALE_AFTER) in `parent`, else in the temp dir and the views' folder. POSIX only."""
     if os.name != "posix":
         return 0
     now = time.time() if now is None else now
@@ -237,8 +218,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | ge
 
 def materialize(view: View, parent: Path | None = None) -> Path:
     """Write the view into a new folder (under `parent`, else `view_parent()`), read-only where the filesystem
-    allows. Made for every answer, so it is plain system calls on strings: each folder made once, each file
-    one open, write and close."""
+    allows."""
     root = _new_folder(parent)
     base = str(root)
     owned = owned_in(root)  # what `remove` may chmod back: the files written here
@@ -270,8 +250,7 @@ def materialize(view: View, parent: Path | None = None) -> Path:
 
 
 def scrubbed_environment(environ: Mapping[str, str], hidden: list[Path], workdir: Path | None) -> dict[str, str]:
-    """The environment an isolated agent gets: no BCEVAL_* variable and no value that names a hidden path
-    (the corpus, the output directory, the manifest), so nothing points it at the answer key."""
+    """The environment an isolated agent gets: no BCEVAL_* variable and no value that names a hidden path."""
     needles = {text for path in hidden for text in (str(path), str(path.resolve()))}
     kept = {
         key: value

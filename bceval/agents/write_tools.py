@@ -1,10 +1,5 @@
-"""The api agent's write tools, confined to a writable workspace copy: `write_file(path, content)` and
-`edit_file(path, old, new)` beside the read-only tools (bceval.agents.api_tools), over the roots `workspace/` (the
-copy) and, where the question names one, `knowledge/` (read-only).
-
-A write path that leaves the copy (`..`, absolute, through a link, into .git, into knowledge/) is a tool error the
-model sees; the WorkspaceBox records it with every other call, and nothing is written.
-"""
+"""The api agent's write tools, `write_file` and `edit_file`, confined to a writable workspace copy (`workspace/`;
+`knowledge/` stays read-only). A write path that would leave the copy is a tool error, and recorded."""
 
 from __future__ import annotations
 
@@ -22,8 +17,7 @@ WRITE_CHARS = 1_000_000  # the most text one write_file or edit_file may carry
 
 
 class WorkspaceBox(ToolBox):
-    """The ToolBox of one development conversation: read tools over its roots, write tools over workspace/ only,
-    and the record of every write that happened."""
+    """The ToolBox of one development conversation, with the record of every write that happened."""
 
     def __init__(self, roots: Mapping[str, Path]) -> None:
         super().__init__(dict(roots), READ_WRITE_TOOLS)
@@ -31,8 +25,8 @@ class WorkspaceBox(ToolBox):
         self.outside: list[str] = []  # write paths refused because they would leave the copy
 
     def writable(self, path: Any) -> tuple[str, Path]:
-        """(the path as the tools name it, where it is on disk) for a file under workspace/, or ToolError. A path
-        that would leave the copy is also kept in `outside`: the run reports every such attempt."""
+        """(the path as the tools name it, where it is on disk) for a file under workspace/, or ToolError (a path
+        that would leave the copy is also kept in `outside`)."""
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string such as workspace/src/MyTable.Table.al")
         text = path.strip().replace("\\", "/")

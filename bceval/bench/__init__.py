@@ -1,8 +1,6 @@
-"""`bceval bench`: how the cost of prepare and score grows with the corpus, against the I/O floor.
-
-Synthetic corpora (`corpora`), the measurements (`measure`, `live`, `viewer`) and the table (`table`); this module
-checks the arguments of `bceval bench` and `doit bench`, runs them and writes the report.
-"""
+"""`bceval bench`: how the cost of prepare and score grows with the corpus, against the I/O floor, and the live
+lines against the plain launcher. This module checks the arguments of `bceval bench` and `doit bench`, runs the
+measurements and writes the report."""
 
 from __future__ import annotations
 
@@ -49,6 +47,19 @@ def parse_live(text: str) -> list[tuple[int, int, float]] | None:
     return points
 
 
+def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
+    """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        arms, epochs, cases = (int(part) for part in text.split(","))
+    except ValueError:
+        raise BcevalError(f"{flag} must be ARMS,EPOCHS,CASES (e.g. 4,5,500) or none, got '{text}'") from None
+    if arms < 2 or epochs < 1 or cases < 1:
+        raise BcevalError(f"{flag} needs at least 2 arms, 1 epoch and 1 case")
+    return arms, epochs, cases
+
+
 def bench_command(
     sizes_text: str,
     repeat: int,
@@ -60,8 +71,8 @@ def bench_command(
     view_text: str = "none",
     from_environment: bool = False,
 ) -> int:
-    """`bceval bench` and `doit bench`: check the arguments (named as flags, or as BCEVAL_BENCH_* variables),
-    measure, and print the table."""
+    """`bceval bench` and `doit bench`: check the arguments (flags, or BCEVAL_BENCH_* variables), measure, print
+    the table."""
 
     def flag(name: str) -> str:
         return f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}"
@@ -83,27 +94,13 @@ def bench_command(
     if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
         raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
     view = parse_view(view_text, flag("view"))
-    report = run_bench(sizes, repeat, out, corpus=corpus, live=live, experiment=experiment, api=api, view=view)
+    report = run_bench(sizes, repeat, out, corpus, live, experiment, api, view)
     sys.stdout.write(render_table(report))
     return 0
 
 
-def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
-    """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        arms, epochs, cases = (int(part) for part in text.split(","))
-    except ValueError:
-        raise BcevalError(f"{flag} must be ARMS,EPOCHS,CASES (e.g. 4,5,500) or none, got '{text}'") from None
-    if arms < 2 or epochs < 1 or cases < 1:
-        raise BcevalError(f"{flag} needs at least 2 arms, 1 epoch and 1 case")
-    return arms, epochs, cases
-
-
 def bench_action(values: Mapping[str, Any], out: Path) -> None:
-    """The `doit bench` action: `values` are BCEVAL_BENCH_* (bceval.config.environment_values("bench")); the table
-    goes to stdout, as `bceval bench` prints it."""
+    """The `doit bench` action: `values` are BCEVAL_BENCH_* (bceval.config.environment_values("bench"))."""
     try:
         repeat = int(values["repeat"])
     except ValueError:
@@ -112,53 +109,51 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
     bench_command(sizes, repeat, out, None, live, experiment, api, view, from_environment=True)
 
 
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def run_bench(
     sizes: list[int],
     repeat: int,
     out_file: Path,
-    progress: Any = None,
-    corpus: Path | None = None,
-    live: list[tuple[int, int, float]] | None = None,
-    experiment: tuple[int, int, int, int, float] | None = None,
-    api: tuple[int, int, float] | None = None,
-    view: tuple[int, int, int] | None = None,
+    corpus: Path | None,
+    live: list[tuple[int, int, float]] | None,
+    experiment: tuple[int, int, int, int, float] | None,
+    api: tuple[int, int, float] | None,
+    view: tuple[int, int, int] | None,
 ) -> dict[str, Any]:
-    """Measure each synthetic size, or (with `corpus`) one real corpus, live throughput (`live`: answers, jobs,
-    seconds per answer of each measurement; None skips it) and an experiment; write the JSON report."""
-    progress = progress or (lambda message: print(message, file=sys.stderr))
+    """Measure each synthetic size, or (with `corpus`) one real corpus, then the live, experiment, api and view
+    lines (None skips one); write the JSON report."""
+    progress = _progress
     warm_bytecode(measured_environment())
-    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as folder:
+        scratch = Path(folder)
         if corpus is not None:
-            measured = [measure(0, repeat, Path(scratch), progress, source=corpus)]
+            measured = [measure(0, repeat, scratch, progress, source=corpus)]
         else:
-            measured = [measure(size, repeat, Path(scratch), progress) for size in sizes]
-        live_report = [measure_live(Path(scratch), *point, progress, repeat) for point in live or []] or None
-        experiment_report = measure_experiment(Path(scratch), *experiment, progress, repeat) if experiment else None
-        api_report = measure_api(Path(scratch), *api, progress) if api else None
-        view_report = measure_view(Path(scratch), *view, progress) if view else None
-    growth = []
-    for smaller, larger in zip(measured, measured[1:], strict=False):
-        growth.append(
-            {
-                "from": smaller["articles"],
-                "to": larger["articles"],
-                "sizeRatio": round(larger["articles"] / smaller["articles"], 2),
-                "coldPrepareRatio": round(
-                    larger["results"]["cold prepare"]["medianSeconds"]
-                    / smaller["results"]["cold prepare"]["medianSeconds"],
-                    2,
-                ),
-            }
-        )
-    report = {
-        "benchVersion": 2,
-        "python": sys.version.split()[0],
-        "sizes": measured,
-        "growth": growth,
-        "live": live_report,
-        "experiment": experiment_report,
-        **({"api": api_report} if api_report is not None else {}),
-        "view": view_report,
-    }
+            measured = [measure(size, repeat, scratch, progress) for size in sizes]
+        report = {
+            "benchVersion": 2,
+            "python": sys.version.split()[0],
+            "sizes": measured,
+            "growth": [_growth(smaller, larger) for smaller, larger in zip(measured, measured[1:], strict=False)],
+            "live": [measure_live(scratch, *point, progress, repeat) for point in live or []] or None,
+            "experiment": measure_experiment(scratch, *experiment, progress, repeat) if experiment else None,
+            "api": measure_api(scratch, *api, progress) if api else None,
+            "view": measure_view(scratch, *view, progress) if view else None,
+        }
+    if report["api"] is None:
+        del report["api"]
     write_atomic(out_file, dumps(report))
     return report
+
+
+def _growth(smaller: dict[str, Any], larger: dict[str, Any]) -> dict[str, Any]:
+    cold = [size["results"]["cold prepare"]["medianSeconds"] for size in (smaller, larger)]
+    return {
+        "from": smaller["articles"],
+        "to": larger["articles"],
+        "sizeRatio": round(larger["articles"] / smaller["articles"], 2),
+        "coldPrepareRatio": round(cold[1] / cold[0], 2),
+    }

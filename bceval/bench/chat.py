@@ -1,8 +1,5 @@
-"""A chat-completions endpoint on 127.0.0.1 for `bceval bench`: the api agent's throughput without a model.
-
-Every response comes after a fixed latency. Each conversation asks for two tool calls (list_files, then
-read_file of the first candidate article) and then answers with no findings: three responses per case.
-"""
+"""A chat-completions endpoint on 127.0.0.1 for `bceval bench`: each conversation asks for two tool calls, then
+answers with no findings, every response after a fixed latency."""
 
 from __future__ import annotations
 
@@ -47,9 +44,7 @@ Respond = Callable[[str, dict[str, str], dict[str, Any]], tuple[int, Any, dict[s
 
 class JsonEndpoint:
     """A JSON-over-HTTP server on 127.0.0.1 in threads of this process: `respond(path, headers, body)` gives
-    (status, payload, extra headers) for each POST (header names lower-cased). A context manager that starts and
-    stops it; the tests' scripted chat server is one too. A payload already in bytes is sent as it is. `arrived`
-    is when the request being answered in this thread began to arrive."""
+    (status, payload, extra headers) for each POST; a context manager."""
 
     def __init__(self, respond: Respond) -> None:
         here = self._here = threading.local()
@@ -107,8 +102,7 @@ class JsonEndpoint:
 
 
 class BenchServer(JsonEndpoint):
-    """The bench's endpoint: every response `latency` seconds after its request began to arrive, however long
-    this server took to read and answer it (its CPU is the bench's, not bceval's)."""
+    """The bench's endpoint: every response `latency` seconds after its request began to arrive."""
 
     def __init__(self, latency: float) -> None:
         def respond(path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:

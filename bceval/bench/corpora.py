@@ -1,6 +1,5 @@
-"""Synthetic corpora for `bceval bench`, generated deterministically (seeded): three layers, leaves (some
-overridden by higher layers), paired and unpaired articles with realistic frontmatter and sample sizes, slugs
-repeated across layers, and manifest overrides; and the small corpora of the live-throughput measurements."""
+"""Synthetic corpora for `bceval bench`, seeded: three layers, overridden leaves and slugs, paired and unpaired
+articles and manifest overrides; and the small corpora of the live measurements."""
 
 from __future__ import annotations
 
@@ -117,9 +116,8 @@ VIEW_FILES = 12  # request, case file, leaf and nine candidate articles: the siz
 
 
 def generate_live_corpus(root: Path, cases: int, view_files: int = VIEW_FILES) -> None:
-    """`cases` cases (a positive and a clean one per domain, one paired article each) and no manifest; every
-    domain also holds unpaired notes, so each case's view holds `view_files` files (request, case, leaf and
-    every article of its domain as a candidate) of a realistic size."""
+    """`cases` cases (two per domain, one paired article each), and unpaired notes so each view holds `view_files`
+    files of a realistic size."""
     notes = max(0, view_files - 4)
     for number in range(cases // 2):
         domain = f"area-{number:04d}"

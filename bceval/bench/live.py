@@ -18,10 +18,8 @@ from bceval.bench.corpora import generate_live_corpus
 from bceval.bench.measure import BCEVAL, Run, measured_environment, run_process, settle
 from bceval.layout import CASE_PATTERN, OutDir
 
-# A fake agent for throughput: it drains its prompt, notes the moment the first agent started (a shell builtin:
-# the first to create the mark wins, later ones leave it as it is), waits a fixed time and answers the one case
-# of its view (named by the request file there: bceval.layout.case_request_name, spelled in the script's own
-# glob). A shell script, so its own start-up costs next to nothing.
+# A fake agent for throughput: it drains its prompt, marks when the first agent started, waits a fixed time and
+# answers the one case of its view. A shell script, so its own start-up costs next to nothing.
 FIXED_TIME_AGENT = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "fixed-time-agent 1"; exit 0; fi
 (set -C; : > '{mark}') 2>/dev/null
@@ -31,9 +29,7 @@ for request in request-case-*.json; do case=${{request#request-}}; case=${{case%
 printf '{{"cases":[{{"id":"%s","findings":[]}}]}}\\n' "$case"
 """
 
-# The floor: the same agent launched `answers` times, `jobs` at a time, by the plainest launcher Python has
-# (threads that each run one process with the prompt on stdin and its output captured), in one folder that
-# holds a request file. Whatever bceval spends beyond this is its own.
+# The floor: the same agent launched `answers` times, `jobs` at a time, by the plainest launcher Python has.
 _LAUNCHER = """
 import subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +49,7 @@ class Agent:
     path: Path
     mark: Path  # created by the first agent that starts
     env: dict[str, str]
+    corpus: Path  # the cases it answers
 
     def first_start(self, run: Run) -> float | None:
         """Seconds from the start of `run` to the first agent's start (None when none started)."""
@@ -62,14 +59,17 @@ class Agent:
             return None
 
 
-def _fixed_time_agent(tools: Path, seconds: float) -> Agent:
-    """The fixed-time agent in `tools` and the environment that lets bceval run it."""
+def _fixed_time_agent(where: Path, cases: int, seconds: float) -> Agent:
+    """A live corpus of `cases` cases in `where`, the fixed-time agent, and the environment that lets bceval run it."""
+    generate_live_corpus(where / "corpus", cases)
+    settle()
+    tools = where / "bin"
     tools.mkdir()
     agent, mark = tools / "fixed-time-agent", tools / "first-agent"
     agent.write_text(FIXED_TIME_AGENT.format(seconds=seconds, mark=mark), encoding="utf-8")
     agent.chmod(0o755)
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return Agent(agent, mark, env)
+    return Agent(agent, mark, env, where / "corpus")
 
 
 def _floor(agent: Agent, scratch: Path, prepared: Path, answers: int, jobs: int) -> Run:
@@ -91,12 +91,11 @@ def _a_prepared_case(prepared: Path) -> tuple[Path, Path]:
 
 
 def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int, jobs: int, seconds: float) -> dict:
-    """Wall time (median of the rounds) against the ideal (answers / jobs x seconds) and against the floor measured
-    in the same rounds (no floors: no floor fields); the harness's own time per answer; its CPU per answer beyond
-    the floor's."""
+    """Wall time (median of the rounds) against the ideal (answers / jobs x seconds) and the floor of the same
+    rounds, and CPU per answer beside the floor's."""
     ideal = answers / jobs * seconds
     wall = median([r.seconds for r in runs])
-    floor = median([r.seconds for r in floors]) if floors else None
+    floor = median([r.seconds for r in floors])
     measured: dict[str, Any] = {
         "answered": answered,
         "jobs": jobs,
@@ -104,72 +103,66 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "idealSeconds": round(ideal, 3),
         "wallSeconds": round(wall, 3),
         "runsSeconds": [round(r.seconds, 3) for r in runs],
-        "floorSeconds": round(floor, 3) if floor is not None else None,
+        "floorSeconds": round(floor, 3),
         "floorRunsSeconds": [round(r.seconds, 3) for r in floors],
         "ratioToIdeal": round(wall / ideal, 3),
-        "floorRatioToIdeal": round(floor / ideal, 3) if floor is not None else None,
-        "ratioToFloor": round(wall / floor, 3) if floor is not None else None,
+        "floorRatioToIdeal": round(floor / ideal, 3),
+        "ratioToFloor": round(wall / floor, 3),
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
         "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
         "cpuPerAnswerSeconds": None,
         "floorCpuPerAnswerSeconds": None,
         "ownCpuPerAnswerSeconds": None,
     }
-    if all(r.cpu_seconds is not None for r in runs):
+    if all(r.cpu_seconds is not None for r in runs + floors):
         cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
-        measured["cpuPerAnswerSeconds"] = cpu
-        if floors and all(r.cpu_seconds is not None for r in floors):
-            floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
-            # the difference of the two numbers the report gives, so the three always add up (rounded apart, they
-            # could differ from it by 1.5e-5)
-            measured.update(floorCpuPerAnswerSeconds=floor_cpu, ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5))
+        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
+        # the difference of the two rounded numbers, so the three always add up
+        measured.update(
+            cpuPerAnswerSeconds=cpu,
+            floorCpuPerAnswerSeconds=floor_cpu,
+            ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5),
+        )
     return measured
 
 
 def measure_live(
     scratch: Path, answers: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
 ) -> dict[str, Any]:
-    """`bceval answer` with a live agent that takes `seconds` per case, each round in a fresh output folder (so
-    nothing is cached), beside the plain launcher's floor in the same round; see _throughput."""
+    """`bceval answer` with a fixed-time agent, each round in a fresh output folder, beside the floor."""
     where = scratch / f"live-{answers}-{jobs}"
-    corpus = where / "corpus"
-    generate_live_corpus(corpus, answers)
-    settle()
-    agent = _fixed_time_agent(where / "bin", seconds)
-    base = BCEVAL
+    agent = _fixed_time_agent(where, answers, seconds)
     runs, floors, answered = [], [], 0
     for round_number in range(repeat):
         out = where / f"out-{round_number}"
-        args = ["--corpus", str(corpus), "--out", str(out)]
-        run_process([*base, "prepare", *args], agent.env)
+        args = ["--corpus", str(agent.corpus), "--out", str(out)]
+        run_process([*BCEVAL, "prepare", *args], agent.env)
         progress(
             f"bench: {answers} live answers at --jobs {jobs}, {seconds:g} s each, round {round_number + 1}/{repeat}"
         )
         floors.append(_floor(agent, where, OutDir(out).prepare.path, answers, jobs))
-        command = [*base, "answer", *args, "--adapter", "command", "--command", agent.path.name, "--jobs", str(jobs)]
+        command = [*BCEVAL, "answer", *args, "--adapter", "command", "--command", agent.path.name, "--jobs", str(jobs)]
         runs.append(run_process([*command, "--retries", "0", "--timeout", str(seconds * 20 + 10)], agent.env))
         answered = len(list(OutDir(out).run("command").results.glob(CASE_PATTERN)))
     return {"answers": answers, **_throughput(runs, floors, answers, answered, jobs, seconds)}
 
 
-def _experiment_file(path: Path, name: str, corpus: Path, agent: Agent, arms: int, epochs: int, domains: int | None):
-    """An experiment of `arms` arms (each its own command, so nothing is shared); `domains` keeps the cases of the
-    first that many domains (area-0000, area-0001, ...), None keeps all."""
+def _experiment_file(path: Path, name: str, agent: Agent, arms: int, epochs: int, domains: int | None) -> Path:
+    """An experiment of `arms` arms (each its own command, so nothing is shared) over the cases of the first
+    `domains` domains (None: all)."""
     lines = [f"name: {name}", f"epochs: {epochs}"]
     if domains is not None:
         tens, rest = divmod(domains, 10)
         globs = [f"area-{ten:03d}?" for ten in range(tens)] + ([f"area-{tens:03d}[0-{rest - 1}]"] if rest else [])
         lines += ["k:", *(f"  - '{glob}'" for glob in globs)]
-    lines += ["defaults:", f"  corpus: {corpus}", "  adapter: command", "arms:"]
+    lines += ["defaults:", f"  corpus: {agent.corpus}", "  adapter: command", "arms:"]
     for number in range(1, arms + 1):
         lines += [f"  - name: arm{number}", f"    command: {agent.path.name} --arm {number}"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-# The api line's floor: the same conversations (three responses each, two of them asking for a tool) held by the
-# plainest client the openai package gives, `jobs` threads each with its own client, in a fresh process (so it pays
-# the package's import as bceval does). Whatever bceval spends beyond this is its own.
+# The api line's floor: the same conversations through the plainest openai client, `jobs` threads, a fresh process.
 _API_FLOOR = """
 import json, sys, threading
 import openai
@@ -207,17 +200,14 @@ for thread in threads:
 
 
 def _state_bytes(out: Path) -> int:
-    """The size of what a rerun reads to know what is up to date: doit's state (with any file its backend keeps
-    beside it)."""
+    """The size of doit's state (with any file its backend keeps beside it)."""
     db = OutDir(out).doit_db
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
-    """`bceval answer --adapter api` against a local endpoint that answers after `latency` seconds, two tool calls
-    per case (three responses): wall time against the ideal (answers / jobs x 3 x latency) and against a floor (the
-    same conversations through the bare openai client, see _API_FLOOR), and bceval's CPU time per answer and its
-    own beyond the floor's (the endpoint runs in this process, so its CPU is not counted)."""
+    """`bceval answer --adapter api` against a local endpoint answering after `latency` seconds, three responses a
+    case, beside the floor (_API_FLOOR)."""
     if importlib.util.find_spec("openai") is None:
         return {"answers": answers, "skipped": "the openai package is not installed (pip install 'bceval[api]')"}
     corpus, out = scratch / "api-corpus", scratch / "api-out"
@@ -251,17 +241,12 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
 def measure_experiment(
     scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
 ) -> dict[str, Any]:
-    """`bceval experiment run` of `arms` arms x `epochs` x `cases` with a fixed-time agent, each round in a fresh
-    output folder, beside the floor of the same round (see _throughput). The variant is prepared first (by
-    `experiment report`), so the time is the answering's. Per round also: when the first agent started, a
-    rerun with nothing to do, and the size of doit's state. Then `experiment report` alone, on the whole
-    experiment and on ones of a quarter and half its cases (their answers come from the cache)."""
+    """`bceval experiment run` with a fixed-time agent, each round in a fresh output folder (prepared first), beside
+    the floor; per round also the first agent's start, a no-op rerun and doit's state. Then `experiment report`
+    alone on a quarter, a half and all of the cases."""
     where = scratch / "experiment"
-    corpus = where / "corpus"
-    generate_live_corpus(corpus, cases)
-    settle()
-    agent = _fixed_time_agent(where / "bin", seconds)
-    experiment = _experiment_file(where / "bench.yaml", "bench", corpus, agent, arms, epochs, None)
+    agent = _fixed_time_agent(where, cases, seconds)
+    experiment = _experiment_file(where / "bench.yaml", "bench", agent, arms, epochs, None)
     base = [*BCEVAL, "experiment"]
     units = arms * epochs * cases
     runs, floors, first, noop, state = [], [], [], [], []
@@ -289,11 +274,10 @@ def measure_experiment(
         name = "bench" if share == 1 else f"bench-{size}"
         path = experiment
         if share != 1:
-            path = _experiment_file(where / f"{name}.yaml", name, corpus, agent, arms, epochs, domains)
+            path = _experiment_file(where / f"{name}.yaml", name, agent, arms, epochs, domains)
             run_process([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
         sizes.append((name, arms * epochs * size, path))
-    # The three sizes take turns, round by round, so a change in the machine's speed during the measurement moves
-    # all of them alike instead of showing as growth between two sizes measured minutes apart.
+    # the three sizes take turns, so a change in the machine's speed moves all of them alike
     timed: dict[str, list[float]] = {name: [] for name, _, _ in sizes}
     for round_number in range(repeat):
         counts = ", ".join(f"{answers:,}" for _, answers, _ in sizes)
@@ -302,9 +286,7 @@ def measure_experiment(
             timed[name].append(run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds)
     reports = []
     for name, answers, path in sizes:
-        # and once without the verdicts an earlier report kept (every result file read and judged again); they
-        # are moved out of the way, not deleted: thousands of freed inodes would slow every file this and the
-        # next measurements create (see the module's docstring)
+        # and once without the verdicts an earlier report kept (moved away, not deleted: see the module docstring)
         for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
             kept.rename(where / f"kept-verdicts-{name}-{number}")
         cold = run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds

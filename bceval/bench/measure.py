@@ -1,11 +1,5 @@
-"""The measurements of `bceval bench`: every one runs bceval in a fresh process, as a user would, and records
-wall time and peak resident memory; live throughput and experiment overhead run a fixed-time agent.
-
-Every round keeps its output folder until the bench ends (the scratch folder goes as a whole). Removing one round's
-output before the next made the next slower on a disk like this machine's: an ext4 without a journal does not reuse
-a freed inode for a minute or more, and every file created meanwhile scans past the freed ones (perf put a quarter
-of a live round's CPU there), a cost of the bench's own housekeeping, not of what it measures.
-"""
+"""The measurements of `bceval bench`: each runs bceval in a fresh process, as a user would, and records wall
+time and peak memory. Every round keeps its output until the bench ends: freed inodes slow the files created next."""
 
 from __future__ import annotations
 
@@ -98,16 +92,13 @@ def _touch(path: Path, round_number: int) -> None:
 
 
 def settle() -> None:
-    """Write every dirty page out before a measurement starts: a freshly written corpus, and the files of the
-    measurement before (an experiment leaves ~100,000), are otherwise flushed by the kernel in the middle of the
-    next measurement, on one of this machine's two cores."""
+    """Write every dirty page out before a measurement starts, not in the middle of it."""
     if hasattr(os, "sync"):
         os.sync()
 
 
 def measured_environment() -> dict[str, str]:
-    """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on (as in a
-    normal installation; with PYTHONDONTWRITEBYTECODE every process would recompile bceval, ~0.02 s each)."""
+    """The environment of every measured process: no BCEVAL_* settings, and Python's bytecode cache on."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BCEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
     # BCEVAL runs `python -P`: a folder named bceval in the current directory must not stand in for this package
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_PACKAGE_HOME), env.get("PYTHONPATH"))))
@@ -119,8 +110,7 @@ BCEVAL = [sys.executable, "-P", "-m", "bceval"]  # -P: the current directory is 
 
 
 def warm_bytecode(env: dict[str, str]) -> None:
-    """Compile bceval once so the first measured run does not pay for it (quietly: a read-only
-    installation simply keeps compiling on import)."""
+    """Compile bceval once so the first measured run does not pay for it."""
     package = Path(__file__).resolve().parents[1]  # the bceval package, not only bench/
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, capture_output=True, check=False)
 
@@ -136,10 +126,9 @@ def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Pa
         shape = {"domains": len(list(corpus.glob("*/skills/review/al-*-review.md")))}
     settle()
     env = measured_environment()
-    base = BCEVAL
 
     def bceval(command: str, out: Path, *extra: str) -> Run:
-        return run_process([*base, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
+        return run_process([*BCEVAL, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
 
     runs: dict[str, list[Run]] = {name: [] for name in MEASUREMENTS}
     article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())

@@ -73,13 +73,7 @@ def render_table(report: dict[str, Any]) -> str:
 
 
 def _throughput_text(measured: dict[str, Any]) -> str:
-    """How a throughput measurement (see measure._throughput) reads in the table."""
-    if measured.get("floorSeconds") is None:  # measured without a floor (the api agent)
-        return (
-            f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s "
-            f"against an ideal {measured['idealSeconds']:.2f} s ({measured['ratioToIdeal']:.3f}×); harness overhead "
-            f"{measured['overheadPerAnswerSeconds'] * 1000:.1f} ms per answer"
-        )
+    """How a throughput measurement (see live._throughput) reads in the table."""
     text = (
         f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s, "
         f"the plain launcher's floor {measured['floorSeconds']:.2f} s, the ideal {measured['idealSeconds']:.2f} s: "

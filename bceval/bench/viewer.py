@@ -1,7 +1,5 @@
-"""The viewer's measurement: a synthetic experiment of A arms x E epochs x C cases (every answer with its result
-file, a two-attempt transcript and its prompt, as a live agent leaves them), the site built cold and again with
-nothing changed, and, where chromium and Playwright are installed, how long the index and the experiment page
-take to load from file:// (the navigation's duration, median of three)."""
+"""The viewer's measurement: a synthetic experiment of A arms x E epochs x C cases, the site built cold and again,
+and (with chromium and Playwright) how long its pages take to load from file://."""
 
 from __future__ import annotations
 

@@ -164,8 +164,8 @@ def test_source_date_epoch_sets_generated_at(graph_corpus, tmp_path, monkeypatch
 
 
 def test_planning_reuses_the_recorded_cases_until_the_listing_or_manifest_changes(graph_corpus, tmp_path, monkeypatch):
+    from bceval.evaluators.review import steps
     from bceval.graph.loader import build_namespace
-    from bceval.steps import prepare as steps
 
     settings = settings_for(graph_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0

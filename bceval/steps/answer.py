@@ -19,6 +19,7 @@ from bceval.config import Settings, agent_settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_name, result_name, run_entries
 from bceval.models import InfraFailure
@@ -36,7 +37,7 @@ from bceval.runs.record import (
 from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.budget import Budget, budget_warning, known_cost
-from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
+from bceval.steps.prepare import require_complete
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -75,7 +76,8 @@ def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     are planned as the graph plans them (planned_cases)."""
     warnings = []
     listing = listing or scan_corpus(settings.corpus)
-    derivation = planned_cases(settings, listing) or derive(settings, listing)[0]
+    pipeline = evaluator(DEFAULT)
+    derivation = pipeline.planned_cases(settings, listing) or pipeline.derive(settings, listing)[0]
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.live:
@@ -103,7 +105,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    cases = recorded_cases(settings)
+    cases, _ = evaluator(DEFAULT).recorded_plan(settings)
     fold_written(settings.run_dir)  # what an interrupted answering noted: the record starts from all of it
     existing = read_record(settings.run_dir)
     record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))

@@ -15,9 +15,10 @@ from bceval.evaluators.review.health.model import Finding, HealthReport
 from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
+from bceval.evaluators.review.steps import derive
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import OutDir, PrepareDir
-from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
+from bceval.steps.prepare import cases_file, domain_articles_file, read_rows, read_text, sample_groups
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:

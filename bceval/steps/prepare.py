@@ -20,15 +20,13 @@ from bceval.corpus.layers import Listing, index_order, sorted_texts
 from bceval.corpus.prepdir import strays
 from bceval.corpus.rows import (
     GroupRows,
-    changed_domains,
     encode_group,
     index_chunks,
-    index_state,
     read_group,
     row_count,
 )
 from bceval.errors import BcevalError
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_regular_bytes, write_atomic
+from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
 
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
@@ -105,11 +103,6 @@ def read_text(path: Path) -> str:
     return decode_utf8(data, str(path))
 
 
-def index_state_file(settings: Settings) -> Path:
-    """What the last index run saw of each group (see rows.changed_domains); not a doit target."""
-    return BuildDir(settings.build_dir).index_state
-
-
 def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
     """The rows file of one knowledge group given by its folders (see bceval.corpus.rows), rows in path
     order; the group's samples are only read, to prove they are UTF-8."""
@@ -122,25 +115,6 @@ def write_group_rows(settings: Settings, listing: Listing, group: str, folders: 
 
 def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
     return {group: read_group(rows_file(settings, group)) for group in groups}
-
-
-def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | None:
-    """The leaves and groups the last index run recorded; None when there is no usable record."""
-    try:
-        state = load_own_json(index_state_file(settings))
-        leaves, groups = state["leaves"], state["groups"]
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    valid = (
-        isinstance(leaves, list)
-        and all(isinstance(leaf, str) for leaf in leaves)
-        and isinstance(groups, dict)
-        and all(
-            isinstance(entry, dict) and isinstance(entry.get("digest"), str) and isinstance(entry.get("domains"), list)
-            for entry in groups.values()
-        )
-    )
-    return (leaves, groups) if valid else None
 
 
 def incomplete_marker(settings: Settings) -> Path:
@@ -164,40 +138,21 @@ def require_complete(settings: Settings) -> None:
 
 
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
-    """knowledge-index.json and the candidate rows of each leaf domain whose rows may have changed."""
+    """knowledge-index.json and the candidate rows of each leaf domain."""
     mark_incomplete(settings)
-    read = _read_groups(settings, groups)
-    every = list(read.values())
+    read = list(_read_groups(settings, groups).values())
     write_atomic(
         PrepareDir(settings.prepare_dir).knowledge_index,
-        index_document(index_chunks(every), row_count(every), generated_at()),
+        index_document(index_chunks(read), row_count(read), generated_at()),
     )
-    previous = _previous_state(settings)
-    changed = changed_domains(previous[1], read) if previous else None
-    # A domain that was no leaf at the last run may have a candidate file from an older run (files of
-    # vanished domains are pruned only when a whole prepare succeeds), so it is rebuilt too.
-    kept = set(previous[0]) if previous else set()
-    stale = [
-        domain
-        for domain in domains
-        if changed is None
-        or domain.lower() in changed
-        or domain not in kept
-        or not domain_articles_file(settings, domain).is_file()
-    ]
-    if stale:
-        wanted = {domain.lower() for domain in stale}
-        texts: dict[str, bytes] = {}
-        domain_of: dict[str, str] = {}
-        for group in read.values():
-            if wanted.intersection(group.domains):
-                for path, domain, text in group.entries():
-                    texts[path], domain_of[path] = text, domain
-        chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], stale)
-        for domain, paths in chosen.items():
-            write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
-    # last: the record only ever describes files that are current
-    write_atomic(index_state_file(settings), dumps(index_state(read, domains)))
+    texts: dict[str, bytes] = {}
+    domain_of: dict[str, str] = {}
+    for group in read:
+        for path, domain, text in group.entries():
+            texts[path], domain_of[path] = text, domain
+    chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], domains)
+    for domain, paths in chosen.items():
+        write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
 
 
 def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:

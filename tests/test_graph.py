@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import array
 import os
 import shutil
 import time
@@ -287,7 +286,7 @@ def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
 
 def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those(tmp_path):
     from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import group_folders, group_signatures, listed_states
+    from bceval.steps.prepare import group_folders, group_signatures
 
     ui, deeper, other = (tmp_path / "microsoft" / "knowledge" / rel for rel in ("ui", "ui/deeper", "posting"))
     for folder in (ui, deeper, other):
@@ -299,7 +298,7 @@ def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those
     def signatures() -> dict[str, str]:
         listing = scan_corpus(tmp_path)
         folders = group_folders(listing)
-        return group_signatures(listing, listed_states(str(tmp_path), listing), {g: folders[g] for g in groups})
+        return group_signatures(tmp_path, listing, {g: folders[g] for g in groups})
 
     first = signatures()
     assert signatures() == first and len(set(first.values())) == 2  # stable, and one per group
@@ -321,17 +320,18 @@ def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those
 
 def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
     from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import listed_states
+    from bceval.steps.prepare import group_signatures
 
     folder = tmp_path / "microsoft" / "knowledge" / "ui"
     folder.mkdir(parents=True)
     for name in ("a.md", "b.md"):
         (folder / name).write_text("text\n", encoding="utf-8")
+    groups = {"microsoft/knowledge/ui": ["microsoft/knowledge/ui"]}
     listing = scan_corpus(tmp_path)
+    present = group_signatures(tmp_path, listing, groups)
     (folder / "a.md").unlink()  # listed, then gone
-    numbers = array.array("q", listed_states(str(tmp_path), listing)["microsoft/knowledge/ui"])
-    info = (folder / "b.md").stat()
-    assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order
+    gone = group_signatures(tmp_path, listing, groups)
+    assert gone != present and gone != group_signatures(tmp_path, scan_corpus(tmp_path), groups)
 
 
 def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_path, monkeypatch):

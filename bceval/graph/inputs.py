@@ -78,8 +78,7 @@ class GraphInputs:
     def signatures(self) -> dict[str, str]:
         """A stat signature per knowledge group: of every listed file in its folders (steps.group_signatures)."""
         folders = {group: self.group_folders[group] for group in self.groups}
-        states = steps.listed_states(str(self.settings.corpus), self.listing)
-        return steps.group_signatures(self.listing, states, folders)
+        return steps.group_signatures(self.settings.corpus, self.listing, folders)
 
     @cached_property
     def domains(self) -> list[str]:

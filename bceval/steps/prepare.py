@@ -4,7 +4,6 @@ only the prepare directory is for model runners."""
 
 from __future__ import annotations
 
-import array
 import hashlib
 import json
 import os
@@ -183,44 +182,20 @@ def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     return [json.loads(texts[path]) for path in index_order(texts)]
 
 
-# --- file signatures: what the rows tasks' up-to-date checks compare --------------------------------------------
-
-
-_UNREADABLE = (-1, -1)  # the (size, mtime) of a listed file that cannot be stat'ed (no size is negative)
-
-# folder -> the (size, modification time) of each of its listed files, in name order (Listing.sorted_names), as
-# 64-bit numbers: what the knowledge groups' signatures hash
-States = dict[str, bytes]
-
-
-def listed_states(root: str, listing: Listing) -> States:
-    """Every listed file's (size, modification time), by folder: one stat each."""
-    return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in listing.sorted_names.items()}
-
-
-def _folder_states(path: str, names: list[str]) -> bytes:
-    values = array.array("q")
-    for name in names:
-        try:
-            info = os.stat(f"{path}/{name}")
-        except OSError:
-            values.extend(_UNREADABLE)
-            continue
-        values.extend((info.st_size, info.st_mtime_ns))
-    return values.tobytes()
-
-
-def group_signatures(listing: Listing, states: States, groups: Mapping[str, list[str]]) -> dict[str, str]:
-    """A stat signature of each knowledge group in `groups` (group -> its folders, see group_folders): the names,
-    sizes and modification times of every listed file in the group's folders (its articles and samples, and
-    anything else there, which only makes a rebuild more eager), a folder at a time from `states`."""
+def group_signatures(root: Path, listing: Listing, groups: Mapping[str, list[str]]) -> dict[str, str]:
+    """What the rows tasks' up-to-date checks compare: a stat signature of each knowledge group in `groups` (group ->
+    its folders, see group_folders), of the names, sizes and modification times of every listed file in its folders
+    (its articles and samples, and anything else there, which only makes a rebuild more eager)."""
     signatures = {}
     for group, folders in groups.items():
         digest = hashlib.sha256()
         for folder in folders:
-            names = listing.sorted_names[folder]
-            # how many names, the folder, the names: the numbers after them are 16 bytes a name
-            digest.update(f"{len(names)}\0{folder}\0{chr(0).join(names)}\0".encode())
-            digest.update(states[folder])
+            for name in listing.sorted_names[folder]:
+                try:
+                    info = os.stat(root / folder / name)
+                    state = f"{info.st_size}\0{info.st_mtime_ns}"
+                except OSError:  # listed, then gone: a state of its own
+                    state = "gone"
+                digest.update(f"{folder}/{name}\0{state}\n".encode())
         signatures[group] = digest.hexdigest()
     return signatures

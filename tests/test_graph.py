@@ -264,8 +264,8 @@ def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, 
     whole = [name for name in build_namespace(settings) if name.startswith("task_")]
     answering = [name for name in build_namespace(settings, None, ["answered"]) if name.startswith("task_")]
     assert {"task_prepare", "task_run_record", "task_answer", "task_answered"} <= set(answering)
-    assert "task_verdict" in whole and "task_summary" in whole and whole[-1] == "task_summary"
-    assert not {"task_verdict", "task_summary", "task_score"} & set(answering)
+    assert "task_score_json" in whole and "task_summary" in whole and whole[-1] == "task_summary"
+    assert not {"task_score_json", "task_summary", "task_score"} & set(answering)
     assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order
 
 

@@ -19,15 +19,14 @@ from bceval.evaluators.review.coverage import changed_articles, coverage_documen
 from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
 from bceval.evaluators.review.requests import domain_files, review_request
 from bceval.evaluators.review.scoring import (
-    FileReading,
     ScoreReport,
     aggregate,
     failed_header,
     failure_notes,
     judge_reading,
     passed_line,
-    read_infra_file,
     read_result_file,
+    score_files,
 )
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
 from bceval.layout import OutDir, PrepareDir, RunDir, infra_files, result_files
@@ -44,7 +43,7 @@ from bceval.steps.prepare import (
     read_text,
     require_complete,
 )
-from bceval.steps.scoring import corpus_article, reading_file
+from bceval.steps.scoring import corpus_article
 from bceval.vcs import changed_since
 
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
@@ -212,13 +211,6 @@ def write_coverage(settings: Settings) -> None:
 # --- the score stage ----------------------------------------------------------------------------------------------
 
 
-def judge_result_file(settings: Settings, result: Path) -> None:
-    """One result file -> its entries, each judged against its case (a per-case verdict when the
-    directory holds one result-case-*.json per case, the preferred profile)."""
-    reading = judge_reading(read_result_file(result), recorded_plan(settings)[0])
-    write_atomic(reading_file(settings, result), dumps(reading.model_dump()))
-
-
 def write_score(settings: Settings) -> None:
     require_complete(settings)
     infra = infra_files(settings.results_dir)
@@ -236,11 +228,9 @@ def write_score(settings: Settings) -> None:
         if problems:
             raise BcevalError("\n".join(problems))
     cases, thresholds = recorded_plan(settings)
-    readings = [FileReading.model_validate(load_own_json(reading_file(settings, path))) for path in results]
-    failures = [read_infra_file(path) for path in infra]
     selected = selection_of(settings.run_dir) if settings.results is None else None
     article = corpus_article(settings.corpus)
-    report = aggregate(cases, readings, thresholds, failures, selected, settings.require_read, article)
+    report = score_files(cases, thresholds, results, infra, settings.require_read, article, selected)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 

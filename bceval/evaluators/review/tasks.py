@@ -25,7 +25,6 @@ from bceval.layout import OutDir, PrepareDir, infra_files, result_files
 from bceval.runs.record import selection_of
 from bceval.steps import prepare as steps
 from bceval.steps import publish
-from bceval.steps.scoring import reading_file
 
 
 def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
@@ -163,19 +162,12 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the scoring stage (`summary` is defined last of the whole graph: see loader)."""
     settings, basics = inputs.settings, inputs.basics
 
-    def after_answers(creator: Any) -> Any:
-        """Result files to score are only known once the graph has answered (when it answers at all)."""
-        return create_after(executed="answered")(creator) if settings.answers_in_graph else creator
-
-    @after_answers
-    def task_verdict() -> Iterator[dict]:
-        """One task per result file: read it and judge each case it answers."""
-        return verdict_tasks(settings)
-
-    @after_answers
     def task_score_json() -> dict:
-        """Aggregate the verdicts into out/runs/<run>/score.json (metrics, thresholds, every case)."""
+        """Judge every result into out/runs/<run>/score.json (metrics, thresholds, every case)."""
         return score_json_task(settings, basics)
+
+    if settings.answers_in_graph:  # result files to score are only known once the graph has answered
+        task_score_json = create_after(executed="answered")(task_score_json)
 
     def task_scorecard() -> dict:
         """out/runs/<run>/scorecard.json, .md and .html: the scored run's record (git state is read each time)."""
@@ -194,7 +186,6 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         return always(action(review.report_score, settings, False), "scorecard")
 
     return {
-        "task_verdict": task_verdict,
         "task_score_json": task_score_json,
         "task_scorecard": task_scorecard,
         "task_score": task_score,
@@ -208,17 +199,6 @@ def result_paths(settings: Settings) -> list[Path]:
         return result_files(settings.results_dir)
     except BcevalError:
         return []  # score_json reports the missing results in one line
-
-
-def verdict_tasks(settings: Settings) -> Iterator[dict]:
-    for path in result_paths(settings):
-        yield {
-            "name": path.name,
-            "actions": [action(review.judge_result_file, settings, path)],
-            "file_dep": [str(path), str(steps.cases_file(settings))],
-            "targets": [str(reading_file(settings, path))],
-            "uptodate": [config_changed({"bceval": __version__})],
-        }
 
 
 def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
@@ -243,10 +223,8 @@ def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
     }
     return {
         "actions": [action(review.write_score, settings)],
-        "file_dep": [str(steps.cases_file(settings))]
-        + [str(reading_file(settings, path)) for path in results]
-        + [str(path) for path in infra],
+        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in results + infra],
         "targets": [str(settings.score_file)],
-        "task_dep": ["prepare", "verdict"],
+        "task_dep": ["prepare"],
         "uptodate": [config_changed(recorded)],
     }

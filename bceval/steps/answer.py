@@ -72,12 +72,10 @@ def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCa
 
 def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
-    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. The cases
-    are planned as the graph plans them (planned_cases)."""
+    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
     warnings = []
     listing = listing or scan_corpus(settings.corpus)
-    pipeline = evaluator(DEFAULT)
-    derivation = pipeline.planned_cases(settings, listing) or pipeline.derive(settings, listing)[0]
+    derivation, _ = evaluator(DEFAULT).derive(settings, listing)
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.live:

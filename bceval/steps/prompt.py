@@ -32,7 +32,7 @@ def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
 
 
 def print_prompt(settings: Settings, wanted: str) -> int:
-    derivation, _, _ = evaluator(DEFAULT).derive(settings)
+    derivation, _ = evaluator(DEFAULT).derive(settings)
     if derivation.problems:
         raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
     case = find_case(derivation.cases, wanted)

@@ -4,14 +4,12 @@ is the frame's (bceval.steps.prepare)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-from bceval import __version__
 from bceval.clock import created_at
 from bceval.config import Settings
-from bceval.corpus.layers import Leaf, Listing, scan_corpus
+from bceval.corpus.layers import Listing, scan_corpus
 from bceval.corpus.prepdir import prune
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
@@ -49,34 +47,18 @@ from bceval.vcs import changed_since
 FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 
 
-def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest, str]:
-    """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
-    of exactly the listing and manifest bytes they came from."""
+def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
+    """Validation: the manifest and the corpus listing to cases plus every problem."""
     listing = listing or scan_corpus(settings.corpus)
     data = read_json_bytes(settings.manifest) if settings.manifest is not None else None
     checked = read_manifest(data, str(settings.manifest))
-    return derive_cases(listing, checked), checked, plan_key(listing, data or b"")
-
-
-def plan_key(listing: Listing, manifest: bytes) -> str:
-    """What the derived cases depend on: bceval's version, the corpus listing and the manifest bytes."""
-    return hashlib.sha256(f"{__version__}\0{listing.digest}\0".encode() + manifest).hexdigest()
+    return derive_cases(listing, checked), checked
 
 
 def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
-    """The cases the graph is planned from: those recorded by the last validation when nothing they
-    depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
-    else freshly derived. None when validation will fail; its task reports why."""
+    """The cases the graph is planned from; None when validation will fail (its task reports why)."""
     try:
-        key = plan_key(listing, read_regular_bytes(settings.manifest) if settings.manifest is not None else b"")
-        recorded = load_own_json(cases_file(settings))
-    except (OSError, ValueError):
-        key, recorded = None, None
-    if isinstance(recorded, dict) and recorded.get("planKey") == key:
-        leaves = [Leaf(**leaf) for leaf in recorded["leaves"]]
-        return Derivation(leaves, [ReviewCase.from_record(case) for case in recorded["cases"]])
-    try:
-        derivation, _, _ = derive(settings, listing)
+        derivation, _ = derive(settings, listing)
     except BcevalError:
         return None
     return None if derivation.problems else derivation
@@ -127,7 +109,7 @@ def write_coverage_report(path: Path, derivation: Derivation) -> None:
 def write_cases(settings: Settings) -> None:
     """Validate and record the cases; raise EvaluationFailed listing every problem (the gate's last). The coverage
     report is written whether or not validation passes."""
-    derivation, checked, key = derive(settings)
+    derivation, checked = derive(settings)
     changed = gate_changes(settings)
     if settings.coverage_report is not None:
         write_coverage_report(settings.coverage_report, derivation)
@@ -137,7 +119,6 @@ def write_cases(settings: Settings) -> None:
     leaves = [{"domain": leaf.domain, "layer": leaf.layer, "path": leaf.path} for leaf in derivation.leaves]
     cases = [case.as_record() for case in derivation.cases]
     recorded = {
-        "planKey": key,
         "thresholds": checked.thresholds,
         "dialect": checked.dialect,
         "leaves": leaves,
@@ -201,7 +182,7 @@ def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float
 def write_coverage(settings: Settings) -> None:
     """`doit coverage`: the coverage report of the manifest and corpus as they are (whether or not they validate)
     in <out>/coverage.json, its table in <out>/coverage.md and on the console."""
-    derivation, _, _ = derive(settings)
+    derivation, _ = derive(settings)
     write_coverage_report(OutDir(settings.out).coverage("json"), derivation)
     table = coverage_markdown(coverage_document(derivation))
     write_atomic(OutDir(settings.out).coverage("md"), table)

@@ -57,7 +57,7 @@ def write_health_despite_failures(settings: Settings) -> None:
     findings: list[Finding] = []
     listing = scan_corpus(settings.corpus)  # without a listing there is nothing to report on
     try:
-        derivation, _, _ = derive(settings, listing)
+        derivation, _ = derive(settings, listing)
     except BcevalError as exc:  # an unreadable manifest: report it and look at the corpus by convention
         findings.append(Finding(kind="validation", severity="error", message=str(exc)))
         derivation = derive_cases(listing, by_convention())

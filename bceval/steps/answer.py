@@ -171,12 +171,17 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     print(line)
 
 
-def _is_budget_record(path: Path) -> bool:
+def _document(path: Path) -> dict[str, Any]:
+    """A results file's JSON object; {} when it cannot be read or is no object."""
     try:
-        document = parse_json(path.read_bytes(), str(path))
+        document = parse_json(read_regular_bytes(path), str(path))
     except (BcevalError, OSError):
-        return False
-    return isinstance(document, dict) and document.get("kind") == "budget"
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _is_budget_record(path: Path) -> bool:
+    return _document(path).get("kind") == "budget"
 
 
 def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
@@ -352,11 +357,7 @@ def recorded_cost(results_dir: Path) -> float:
     for path in sorted(results_dir.glob("*-case-*.json")):
         if not _OWN_FILE.match(path.name):
             continue
-        try:
-            document = parse_json(path.read_bytes(), str(path))
-        except (BcevalError, OSError):
-            continue
-        record = document.get("record") if isinstance(document, dict) else None
+        record = _document(path).get("record")
         if isinstance(record, dict) and record.get("cached") is True:
             continue  # another run paid for it
         usage = record.get("usage") if isinstance(record, dict) else None
@@ -411,11 +412,7 @@ _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 
 def _written_by_bceval(path: Path) -> bool:
     """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
-    try:
-        document = parse_json(read_regular_bytes(path), str(path))
-    except (BcevalError, OSError):
-        return False
-    return isinstance(document, dict) and isinstance(document.get("answeredBy"), dict)
+    return isinstance(_document(path).get("answeredBy"), dict)
 
 
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:

@@ -24,7 +24,6 @@ from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
-from bceval.evaluators.review.requests import domain_files
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
 from bceval.evaluators.review.steps import derive, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
@@ -56,12 +55,6 @@ class ReviewEvaluator:
     def case_kind(self, case: ReviewCase) -> str:
         """A case that expects findings is positive; one that expects none is a clean control."""
         return "positive" if case.expected else "clean"
-
-    def prepare(
-        self, domain: str, leaf_path: str, leaf_text: str, articles: Any, cases: list[ReviewCase], samples: Any
-    ) -> dict[str, str]:
-        """One domain's request files (name -> text); the graph writes them, one task per domain."""
-        return domain_files(domain, leaf_path, leaf_text, articles, cases, samples)
 
     def oracle_answer(self, case: ReviewCase) -> list[Any]:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""

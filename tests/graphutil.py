@@ -32,7 +32,7 @@ def run_graph(settings: Settings, *args: str) -> tuple[int, list[str]]:
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": RecordingReporter}
     RecordingReporter.executed = []
     code = DoitMain(ModuleTaskLoader(namespace)).run(["run", *args])
-    return code, [name for name in RecordingReporter.executed if name not in {"rows", "domain", "verdict"}]
+    return code, [name for name in RecordingReporter.executed if name not in {"rows", "domain"}]
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:

@@ -4,6 +4,8 @@ core module prints, exits or starts a process (only steps print; cli and graph w
 from __future__ import annotations
 
 import ast
+import functools
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -11,12 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "bceval"
 CORE = ("corpus", "evaluators", "scorecard", "runs", "experiment", "viewer")
-# An evaluator package's edge: its CLI verbs, task generators and the steps and runners they call may print, exit
-# and start processes, as the frame's cli, graph and steps do; the rest of the package is its core.
-EVALUATOR_EDGE = {
-    *("plugin", "cli", "verbs", "tasks", "steps", "runner"),
-    *("evidence_cli", "verdict", "demo", "config", "processes"),
-}
+CORE_CONTRACT = "an evaluator's core never imports git, agents' process code, steps, graph or cli"
 
 
 def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
@@ -26,12 +23,19 @@ def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, capsys.readouterr().out
 
 
-def _import_cycles() -> list[list[str]]:
-    """Groups of bceval modules that import each other, directly or through others (any import, also one inside
-    a function; imports only for type checking do not count)."""
+@functools.cache
+def _graph():  # every import of bceval's modules (also one inside a function), and the outside modules they import
     import grimp
 
-    graph = grimp.build_graph("bceval", exclude_type_checking_imports=True, cache_dir=None)
+    return grimp.build_graph(
+        "bceval", include_external_packages=True, exclude_type_checking_imports=True, cache_dir=None
+    )
+
+
+def _import_cycles() -> list[list[str]]:
+    """Groups of bceval modules that import each other, directly or through others (imports only for type checking
+    do not count)."""
+    graph = _graph()
     order: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -82,11 +86,24 @@ def _calls(path: Path) -> list[str]:
     return found
 
 
+def _evaluator_edge() -> set[str]:
+    """An evaluator package's edge: its modules that reach, directly or through others, what pyproject.toml's
+    contract forbids an evaluator's core (process code, git, the frame's steps, graph and cli). Like the frame's
+    cli, graph and steps they may print, exit and start processes; the rest of the package is its core."""
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    forbidden = next(c for c in contracts["contracts"] if c["name"] == CORE_CONTRACT)["forbidden_modules"]
+    graph = _graph()
+    reaching = set().union(*(graph.find_downstream_modules(module, as_package=True) for module in forbidden))
+    return reaching & graph.find_descendants("bceval.evaluators")
+
+
 def test_no_core_module_prints_exits_or_starts_a_process() -> None:
+    edge = _evaluator_edge()
     offenders = {}
     for package in CORE:
         for path in sorted((PACKAGE / package).rglob("*.py")):
-            if package == "evaluators" and path.stem in EVALUATOR_EDGE:
+            module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+            if module in edge:
                 continue
             calls = _calls(path)
             if calls:

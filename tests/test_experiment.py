@@ -164,18 +164,21 @@ def test_an_experiment_prepares_its_variants_in_process_even_beside_a_bceval_fol
 
 
 def test_a_variant_is_prepared_again_only_when_what_it_reads_or_wrote_changed(agent, tmp_path, capsys, monkeypatch):
+    from bceval.evaluators.review import steps as review_steps
     from bceval.steps import prepare as prepare_steps
 
     corpus = tmp_path / "corpus"
     shutil.copytree(DEMO_CORPUS, corpus)
     prepared: list[str] = []
 
-    def counted(name: str):  # a task of the variant's prepare, run when something of what it reads or wrote changed
-        real = getattr(prepare_steps, name)
+    def counted(module, name: str):  # a task of the variant's prepare, run when what it reads or wrote changed
+        real = getattr(module, name)
         return lambda *args: prepared.append(name) or real(*args)
 
-    for name in ("write_cases", "write_group_rows", "write_index", "write_domain", "finish_prepare"):
-        monkeypatch.setattr(prepare_steps, name, counted(name))
+    for name in ("write_cases", "write_domain", "finish_prepare"):
+        monkeypatch.setattr(review_steps, name, counted(review_steps, name))
+    for name in ("write_group_rows", "write_index"):
+        monkeypatch.setattr(prepare_steps, name, counted(prepare_steps, name))
     out = tmp_path / "out"
     text = two_arms("v").replace(str(DEMO_CORPUS), str(corpus)).replace("{arm}", "b")
     file = write(tmp_path / "v.yaml", text)

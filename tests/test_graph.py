@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import array
 import os
 import shutil
 import time
@@ -163,39 +162,20 @@ def test_source_date_epoch_sets_generated_at(graph_corpus, tmp_path, monkeypatch
     assert '"generatedAt":"2026-01-01T00:00:00.0000000Z"' in index
 
 
-def test_planning_reuses_the_recorded_cases_until_the_listing_or_manifest_changes(graph_corpus, tmp_path, monkeypatch):
+def test_planning_follows_the_listing_and_manifest(graph_corpus, tmp_path):
     from bceval.graph.loader import build_namespace
-    from bceval.steps import prepare as steps
 
     settings = settings_for(graph_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
-    derived = []
-    real_derive = steps.derive
-    monkeypatch.setattr(steps, "derive", lambda *a: derived.append(1) or real_derive(*a))
 
     def planned_ids() -> list[str]:
         namespace = build_namespace(settings)
         return [task["name"] for task in namespace["task_domain"]()]
 
     assert planned_ids() == ["performance", "security", "ui"]
-    assert derived == []  # nothing changed: planned from out/.build/review/cases.json
-
-    body = graph_corpus.root / "microsoft/knowledge/ui/epsilon-tooltip.md"
-    body.write_text(body.read_text() + "\nAn edit that renames nothing.\n")
-    planned_ids()
-    assert derived == []  # article text never changes the cases
-
-    graph_corpus.overrides({"ui": {"context": "Wide pages."}})
-    planned_ids()
-    assert len(derived) == 1  # a manifest edit re-derives
-    assert run_graph(settings, "prepare")[0] == 0
-    derived.clear()
-    planned_ids()
-    assert derived == []  # recorded again by that run
     graph_corpus.leaf("events", layer="community")
     graph_corpus.article("events", "zeta", "community")
     assert "events" in planned_ids()
-    assert len(derived) == 1  # a new file re-derives
 
 
 def test_a_damaged_rows_file_fails_the_index_in_one_line(graph_corpus, tmp_path, capsys):
@@ -265,8 +245,8 @@ def test_an_answer_graph_holds_only_the_prepare_and_answer_stages(graph_corpus, 
     whole = [name for name in build_namespace(settings) if name.startswith("task_")]
     answering = [name for name in build_namespace(settings, None, ["answered"]) if name.startswith("task_")]
     assert {"task_prepare", "task_run_record", "task_answer", "task_answered"} <= set(answering)
-    assert "task_verdict" in whole and "task_summary" in whole and whole[-1] == "task_summary"
-    assert not {"task_verdict", "task_summary", "task_score"} & set(answering)
+    assert "task_score_json" in whole and "task_summary" in whole and whole[-1] == "task_summary"
+    assert not {"task_score_json", "task_summary", "task_score"} & set(answering)
     assert answering == [name for name in whole if name in answering]  # the same tasks, in the same order
 
 
@@ -287,7 +267,7 @@ def test_a_prepare_depends_on_the_manifest_a_link_names(graph_corpus, tmp_path):
 
 def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those(tmp_path):
     from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import group_folders, group_signatures, listed_states
+    from bceval.steps.prepare import group_folders, group_signatures
 
     ui, deeper, other = (tmp_path / "microsoft" / "knowledge" / rel for rel in ("ui", "ui/deeper", "posting"))
     for folder in (ui, deeper, other):
@@ -299,7 +279,7 @@ def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those
     def signatures() -> dict[str, str]:
         listing = scan_corpus(tmp_path)
         folders = group_folders(listing)
-        return group_signatures(listing, listed_states(str(tmp_path), listing), {g: folders[g] for g in groups})
+        return group_signatures(tmp_path, listing, {g: folders[g] for g in groups})
 
     first = signatures()
     assert signatures() == first and len(set(first.values())) == 2  # stable, and one per group
@@ -321,17 +301,18 @@ def test_a_group_signature_changes_with_every_file_of_its_folders_and_only_those
 
 def test_a_listed_file_gone_before_its_stat_has_a_state_of_its_own(tmp_path):
     from bceval.corpus.layers import scan_corpus
-    from bceval.steps.prepare import listed_states
+    from bceval.steps.prepare import group_signatures
 
     folder = tmp_path / "microsoft" / "knowledge" / "ui"
     folder.mkdir(parents=True)
     for name in ("a.md", "b.md"):
         (folder / name).write_text("text\n", encoding="utf-8")
+    groups = {"microsoft/knowledge/ui": ["microsoft/knowledge/ui"]}
     listing = scan_corpus(tmp_path)
+    present = group_signatures(tmp_path, listing, groups)
     (folder / "a.md").unlink()  # listed, then gone
-    numbers = array.array("q", listed_states(str(tmp_path), listing)["microsoft/knowledge/ui"])
-    info = (folder / "b.md").stat()
-    assert list(numbers) == [-1, -1, info.st_size, info.st_mtime_ns]  # in name order
+    gone = group_signatures(tmp_path, listing, groups)
+    assert gone != present and gone != group_signatures(tmp_path, scan_corpus(tmp_path), groups)
 
 
 def test_bcevals_graph_reads_no_doit_configuration_of_the_working_folder(tmp_path, monkeypatch):

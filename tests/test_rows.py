@@ -11,7 +11,7 @@ from bceval.clock import generated_at
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import build_index
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
-from bceval.corpus.rows import changed_domains, encode_group, index_chunks, index_state, read_group
+from bceval.corpus.rows import encode_group, index_chunks, read_group
 from bceval.errors import BcevalError
 from bceval.steps import prepare as steps
 
@@ -97,19 +97,6 @@ def test_interleaving_groups_fall_back_to_sorting_every_row(tmp_path):
     ]
 
 
-def test_changed_domains_cover_old_and_new_domains_of_changed_groups(tmp_path):
-    perf = write_group(tmp_path, "p", [row("microsoft/knowledge/perf/a.md")])
-    sec = write_group(tmp_path, "s", [row("microsoft/knowledge/sec/a.md", domain="Sec")])
-    state = index_state({"p": perf, "s": sec}, ["perf", "Sec"])["groups"]
-    assert changed_domains(None, {"p": perf}) is None  # no record: everything
-    assert changed_domains(state, {"p": perf, "s": sec}) == set()
-    moved = write_group(tmp_path, "p2", [row("microsoft/knowledge/perf/a.md", domain="ui")])
-    assert changed_domains(state, {"p": moved, "s": sec}) == {"perf", "ui"}
-    assert changed_domains(state, {"p": perf}) == {"sec"}  # a vanished group
-    extra = write_group(tmp_path, "e", [row("custom/knowledge/x/a.md", domain="x")])
-    assert changed_domains(state, {"p": perf, "s": sec, "e": extra}) == {"x"}  # a new group
-
-
 @pytest.fixture
 def interleaved(small_corpus):
     """A corpus whose knowledge groups interleave in the index order."""
@@ -171,26 +158,6 @@ def record_candidate_requests(monkeypatch) -> list[list[str]]:
     real = steps.candidate_paths
     monkeypatch.setattr(steps, "candidate_paths", lambda rows, domains: asked.append(domains) or real(rows, domains))
     return asked
-
-
-def test_an_edit_rebuilds_only_the_candidates_of_its_domain(small_corpus, tmp_path, monkeypatch):
-    settings = settings_for(small_corpus.root, tmp_path / "out")
-    assert run_graph(settings, "prepare")[0] == 0
-    asked = record_candidate_requests(monkeypatch)
-    small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
-    assert run_graph(settings, "prepare")[0] == 0
-    assert asked == [["performance"]]
-    assert b"Another thing." in steps.domain_articles_file(settings, "performance").read_bytes()
-
-
-def test_without_its_record_the_index_task_rebuilds_every_candidate_file(small_corpus, tmp_path, monkeypatch):
-    settings = settings_for(small_corpus.root, tmp_path / "out")
-    assert run_graph(settings, "prepare")[0] == 0
-    asked = record_candidate_requests(monkeypatch)
-    steps.index_state_file(settings).write_text("not json")
-    small_corpus.article("performance", "beta-loop", keywords=["findset"], description="Another thing.")
-    assert run_graph(settings, "prepare")[0] == 0
-    assert asked == [["performance", "security"]]
 
 
 def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_corpus, tmp_path, monkeypatch):

@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import redirect_stdout
 from pathlib import Path
 
 from bceval import __version__
 from bceval.agents import live
 from bceval.bench import bench_command
 from bceval.cli.parser import Parser, add_command, settings_flags
-from bceval.config import check_inputs, check_leaves, check_results, load_settings
-from bceval.corpus.layers import scan_corpus
+from bceval.config import load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
-from bceval.graph.run import run_graph
-from bceval.steps.answer import warn_preflight
-from bceval.steps.ci import score_outputs
 from bceval.steps.init import report_init
-from bceval.steps.prepare import check_coverage_target, gate_changes
-from bceval.steps.prompt import print_prompt
-from bceval.steps.runs import print_comparison, print_runs, recorded_run
-from bceval.steps.view import report_view
+from bceval.steps.runs import print_comparison, print_runs
+
+# the subcommands that are the frame's own; every other one is an evaluator's (`--evaluator`, default review)
+FRAME_COMMANDS = ("bench", "compare", "experiment", "evaluators", "runs", "init")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,10 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if args.subcommand in commands:
             return commands[args.subcommand].run(args)
-        chosen = getattr(args, "evaluator", None) or DEFAULT
-        if chosen != DEFAULT:
-            return evaluator(chosen).verb(args.subcommand, args)
-        return dispatch(args)
+        if args.subcommand in FRAME_COMMANDS:
+            return dispatch(args)
+        return evaluator(getattr(args, "evaluator", None) or DEFAULT).verb(args.subcommand, args)
     except BcevalError as exc:
         print(f"bceval: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -80,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    """Run one subcommand; BcevalError from here becomes one line on stderr in `main`."""
+    """Run one of the frame's own subcommands; BcevalError from here becomes one line on stderr in `main`."""
     if args.subcommand == "bench":
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
         return bench_command(
@@ -100,39 +94,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from bceval.cli import experiment  # not at the top: see _parser
 
         return experiment.run(args)
-    if args.subcommand == "view":
-        return report_view(load_settings(out=args.out).out, args.serve, args.port)
     if args.subcommand == "evaluators":
         return print_evaluators()
     if args.subcommand == "runs":
         return print_runs(load_settings(out=args.out).out)
-    settings = load_settings(**settings_flags(args))
-    if args.subcommand in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
-        settings = recorded_run(settings, args.adapter)
-    if args.subcommand == "init":
-        return report_init(settings, args.doit)
-    check_inputs(settings)
-    check_leaves(settings)
-    verbose = getattr(args, "verbose", False)
-    if args.subcommand in ("score", "publish"):
-        check_results(settings)
-    if args.subcommand in ("validate", "prepare"):
-        gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
-        check_coverage_target(settings.coverage_report)
-    if args.subcommand == "prepare":
-        return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
-    if args.subcommand == "prompt":
-        with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
-            code = run_graph(settings, ["prepare"], verbose=verbose)
-        return code or print_prompt(settings, args.case)
-    if args.subcommand == "answer":
-        listing = scan_corpus(settings.corpus)  # once: the checks and the graph read the same listing
-        warn_preflight(settings, listing)  # nothing is written unless the whole command line makes sense
-        return run_graph(settings, ["answered"], verbose=verbose, listing=listing)
-    if args.subcommand == "score":
-        code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
-        return score_outputs(settings, code, Path(args.junit) if args.junit else None)
-    return run_graph(settings, [args.subcommand], verbose=verbose)
+    return report_init(load_settings(**settings_flags(args)), args.doit)  # init
 
 
 def print_evaluators() -> int:

@@ -7,8 +7,7 @@ A rows file has three lines:
     3. the rows' compact JSON joined by ",", in the same order: copied into the index as is.
 
 At 25,000 articles a one-article edit changes one group. Copying whole groups (when groups occupy
-contiguous runs of the index order, the usual case) and rebuilding only the candidate files of
-domains whose groups changed keeps that edit from re-reading and re-sorting every row.
+contiguous runs of the index order, the usual case) keeps that edit from re-reading every article.
 """
 
 from __future__ import annotations
@@ -135,28 +134,3 @@ def index_chunks(groups: list[GroupRows]) -> list[bytes]:
 
 def row_count(groups: list[GroupRows]) -> int:
     return sum(group.header["count"] for group in groups)
-
-
-def changed_domains(previous: dict[str, Any] | None, groups: dict[str, GroupRows]) -> set[str] | None:
-    """Lower-cased row domains whose rows may differ from the last index run; None means all of them.
-
-    `previous` is the "groups" part of what `index_state` recorded then. A group that changed,
-    appeared or vanished affects every domain it held before and holds now (an edit can move an
-    article between domains).
-    """
-    if previous is None:
-        return None
-    affected: set[str] = set()
-    for name in previous.keys() | groups.keys():
-        old, new = previous.get(name), groups.get(name)
-        if old is None or new is None or old["digest"] != new.digest:
-            affected.update(old["domains"] if old is not None else [])
-            affected.update(new.domains if new is not None else [])
-    return affected
-
-
-def index_state(groups: dict[str, GroupRows], leaves: list[str]) -> dict[str, Any]:
-    """What an index run leaves behind: the leaf domains whose candidate lists it made current, and
-    each group's digest and domains."""
-    groups_state = {name: {"digest": group.digest, "domains": group.domains} for name, group in groups.items()}
-    return {"leaves": leaves, "groups": groups_state}

@@ -16,6 +16,7 @@ from bceval import __version__
 from bceval.config import Settings, check_inputs
 from bceval.corpus.layers import Listing, discover_leaves, scan_corpus
 from bceval.errors import BcevalError
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.runs.selection import shard_cases
 from bceval.steps import prepare as steps
 from bceval.steps.answer import selected_cases
@@ -53,7 +54,7 @@ class GraphInputs:
     @cached_property
     def plan(self) -> Derivation | None:
         """Cases as the graph expects them; None when validation will fail (its task reports why)."""
-        return steps.planned_cases(self.settings, self.listing)
+        return evaluator(DEFAULT).planned_cases(self.settings, self.listing)
 
     @cached_property
     def group_folders(self) -> dict[str, list[str]]:
@@ -77,8 +78,7 @@ class GraphInputs:
     def signatures(self) -> dict[str, str]:
         """A stat signature per knowledge group: of every listed file in its folders (steps.group_signatures)."""
         folders = {group: self.group_folders[group] for group in self.groups}
-        states = steps.listed_states(str(self.settings.corpus), self.listing)
-        return steps.group_signatures(self.listing, states, folders)
+        return steps.group_signatures(self.settings.corpus, self.listing, folders)
 
     @cached_property
     def domains(self) -> list[str]:

@@ -16,13 +16,11 @@ from doit.exceptions import InvalidDodoFile
 
 from bceval.config import Settings, context_line, load_settings
 from bceval.errors import BcevalError
-from bceval.evaluators.registry import all_tasks
+from bceval.evaluators.registry import DEFAULT, all_tasks, evaluator
 from bceval.graph.answer import answer_tasks
 from bceval.graph.bench import bench_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.inputs import GraphInputs
-from bceval.graph.prepare import prepare_tasks
-from bceval.graph.score import score_tasks
 from bceval.graph.view import view_tasks
 from bceval.steps.output import open_output
 
@@ -60,10 +58,11 @@ def build_namespace(
     inputs = inputs or GraphInputs(settings)
     wanted = STAGES_OF.get(tasks[0]) if tasks and len(tasks) == 1 else None
     made: dict[str, Any] = {}
+    pipeline = evaluator(DEFAULT)  # the default evaluator's stages are the frame's pipeline
     stages: dict[str, Callable[[], dict[str, Any]]] = {
-        "prepare": lambda: prepare_tasks(inputs),
+        "prepare": lambda: pipeline.prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
-        "score": lambda: score_tasks(inputs),
+        "score": lambda: pipeline.score_tasks(inputs),
         "bench": lambda: bench_tasks(settings),
         "evaluators": lambda: all_tasks(inputs),  # each evaluator's own (health, guidance, development, ...)
         "experiment": lambda: _experiment_tasks(settings),

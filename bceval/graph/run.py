@@ -9,7 +9,6 @@ from bceval.graph.doitlib import run_namespace
 from bceval.graph.inputs import GraphInputs
 from bceval.graph.loader import build_namespace
 from bceval.steps.output import open_output
-from bceval.steps.prepare import index_state_file
 
 
 def run_graph(
@@ -18,7 +17,5 @@ def run_graph(
     """Run tasks through doit; doit's 'error before running' (3) becomes usage (2). `listing`: the corpus's, when
     the caller scanned it already."""
     open_output(settings)
-    if force:  # a full rebuild also rebuilds what the index task would otherwise keep from its last run
-        index_state_file(settings).unlink(missing_ok=True)
     args = ["run", *(["--always-execute"] if force else []), *(["--verbosity", "2"] if verbose else []), *tasks]
     return run_namespace(build_namespace(settings, GraphInputs(settings, listing), tasks), args)

@@ -19,6 +19,7 @@ from bceval.config import Settings, agent_settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import infra_name, result_name, run_entries
 from bceval.models import InfraFailure
@@ -36,7 +37,7 @@ from bceval.runs.record import (
 from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.budget import Budget, budget_warning, known_cost
-from bceval.steps.prepare import derive, planned_cases, recorded_cases, require_complete
+from bceval.steps.prepare import require_complete
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -71,11 +72,10 @@ def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCa
 
 def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
-    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings. The cases
-    are planned as the graph plans them (planned_cases)."""
+    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
     warnings = []
     listing = listing or scan_corpus(settings.corpus)
-    derivation = planned_cases(settings, listing) or derive(settings, listing)[0]
+    derivation, _ = evaluator(DEFAULT).derive(settings, listing)
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
     if settings.live:
@@ -103,7 +103,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
 
     `replace`: the run is an experiment arm's, whose file defines it: a changed arm is a new record.
     """
-    cases = recorded_cases(settings)
+    cases, _ = evaluator(DEFAULT).recorded_plan(settings)
     fold_written(settings.run_dir)  # what an interrupted answering noted: the record starts from all of it
     existing = read_record(settings.run_dir)
     record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))
@@ -171,12 +171,17 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     print(line)
 
 
-def _is_budget_record(path: Path) -> bool:
+def _document(path: Path) -> dict[str, Any]:
+    """A results file's JSON object; {} when it cannot be read or is no object."""
     try:
-        document = parse_json(path.read_bytes(), str(path))
+        document = parse_json(read_regular_bytes(path), str(path))
     except (BcevalError, OSError):
-        return False
-    return isinstance(document, dict) and document.get("kind") == "budget"
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _is_budget_record(path: Path) -> bool:
+    return _document(path).get("kind") == "budget"
 
 
 def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
@@ -352,11 +357,7 @@ def recorded_cost(results_dir: Path) -> float:
     for path in sorted(results_dir.glob("*-case-*.json")):
         if not _OWN_FILE.match(path.name):
             continue
-        try:
-            document = parse_json(path.read_bytes(), str(path))
-        except (BcevalError, OSError):
-            continue
-        record = document.get("record") if isinstance(document, dict) else None
+        record = _document(path).get("record")
         if isinstance(record, dict) and record.get("cached") is True:
             continue  # another run paid for it
         usage = record.get("usage") if isinstance(record, dict) else None
@@ -411,11 +412,7 @@ _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 
 def _written_by_bceval(path: Path) -> bool:
     """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
-    try:
-        document = parse_json(read_regular_bytes(path), str(path))
-    except (BcevalError, OSError):
-        return False
-    return isinstance(document, dict) and isinstance(document.get("answeredBy"), dict)
+    return isinstance(_document(path).get("answeredBy"), dict)
 
 
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:

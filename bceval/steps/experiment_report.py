@@ -32,7 +32,7 @@ from bceval.jsonio import load_own_json, read_regular_text, write_atomic
 from bceval.layout import RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
-from bceval.steps.prepare import cases_file, recorded_plan
+from bceval.steps.prepare import cases_file
 from bceval.steps.scoring import corpus_article
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
@@ -43,7 +43,7 @@ def variant_cases(settings: Settings) -> tuple[list[ReviewCase], dict[str, float
     """The cases (and thresholds) an arm's prepare variant recorded; none before it was prepared (the graph's
     task generators run for `doit list` too, before any variant is)."""
     try:
-        return recorded_plan(settings)
+        return evaluator(DEFAULT).recorded_plan(settings)
     except OSError:
         return [], {}
 

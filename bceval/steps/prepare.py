@@ -1,11 +1,9 @@
-"""Prepare-stage actions: validation, knowledge rows, the index, per-domain requests, pruning.
-
-Intermediate files live in `<out>/.build/review/`; only the prepare directory is for model runners.
-"""
+"""The corpus-wide half of the prepare stage: knowledge rows, the index, the incomplete marker, pruning (the
+review evaluator's own half is bceval.evaluators.review.steps). Intermediate files live in `<out>/.build/review/`;
+only the prepare directory is for model runners."""
 
 from __future__ import annotations
 
-import array
 import hashlib
 import json
 import os
@@ -13,32 +11,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bceval import __version__
 from bceval.clock import generated_at
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
-from bceval.corpus.layers import Leaf, Listing, index_order, scan_corpus, sorted_texts
-from bceval.corpus.prepdir import prune, strays
+from bceval.corpus.layers import Listing, index_order, sorted_texts
+from bceval.corpus.prepdir import strays
 from bceval.corpus.rows import (
     GroupRows,
-    changed_domains,
     encode_group,
     index_chunks,
-    index_state,
     read_group,
     row_count,
 )
-from bceval.errors import BcevalError, EvaluationFailed
-from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
-from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
-from bceval.evaluators.review.requests import domain_files, review_request
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
-from bceval.layout import BuildDir, OutDir, PrepareDir
-from bceval.vcs import changed_since
+from bceval.errors import BcevalError
+from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
+from bceval.layout import BuildDir, PrepareDir
 
-FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
 
 
@@ -113,125 +102,6 @@ def read_text(path: Path) -> str:
     return decode_utf8(data, str(path))
 
 
-def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest, str]:
-    """Validation: the manifest and the corpus listing to cases plus every problem, and the plan key
-    of exactly the listing and manifest bytes they came from."""
-    listing = listing or scan_corpus(settings.corpus)
-    data = read_json_bytes(settings.manifest) if settings.manifest is not None else None
-    checked = read_manifest(data, str(settings.manifest))
-    return derive_cases(listing, checked), checked, plan_key(listing, data or b"")
-
-
-def plan_key(listing: Listing, manifest: bytes) -> str:
-    """What the derived cases depend on: bceval's version, the corpus listing and the manifest bytes."""
-    return hashlib.sha256(f"{__version__}\0{listing.digest}\0".encode() + manifest).hexdigest()
-
-
-def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
-    """The cases the graph is planned from: those recorded by the last validation when nothing they
-    depend on changed (every doit run plans the graph, so re-deriving each time would cost every run),
-    else freshly derived. None when validation will fail; its task reports why."""
-    try:
-        key = plan_key(listing, read_regular_bytes(settings.manifest) if settings.manifest is not None else b"")
-        recorded = load_own_json(cases_file(settings))
-    except (OSError, ValueError):
-        key, recorded = None, None
-    if isinstance(recorded, dict) and recorded.get("planKey") == key:
-        leaves = [Leaf(**leaf) for leaf in recorded["leaves"]]
-        return Derivation(leaves, [ReviewCase.from_record(case) for case in recorded["cases"]])
-    try:
-        derivation, _, _ = derive(settings, listing)
-    except BcevalError:
-        return None
-    return None if derivation.problems else derivation
-
-
-def validation_line(case_count: int, domain_count: int) -> str:
-    return f"Review fixture validation PASSED: {case_count} cases cover {domain_count} leaf domains."
-
-
-def gate_changes(settings: Settings) -> list[str] | None:
-    """The changed article paths the gate checks (--changed-paths FILE, else --changed-from REF), None without a
-    gate; an unreadable file or an unusable REF is an input error (exit 2) before anything is written."""
-    if settings.gate_paths is not None:
-        try:
-            data = read_regular_bytes(settings.gate_paths)
-        except OSError:
-            raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
-        return changed_articles(decode_utf8(data, str(settings.gate_paths)))
-    if settings.changed_from is not None:
-        return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
-    return None
-
-
-def check_coverage_target(path: Path | None) -> None:
-    """A coverage report path that can never be written is an input error (exit 2) before any work; missing
-    folders are fine (the write creates them)."""
-    if path is None:
-        return
-    existing = next(folder for folder in path.parents if folder.exists())  # the filesystem root always is
-    if path.is_dir():
-        reason = "it is a folder"
-    elif not existing.is_dir():
-        reason = f"{existing} is not a folder"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        reason = f"{existing} is not writable"
-    else:
-        return
-    raise BcevalError(f"{path}: cannot write the coverage report: {reason}")
-
-
-def gated(settings: Settings) -> bool:
-    """Whether validation also writes a coverage report or gates changed paths: it then runs every time."""
-    return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
-
-
-def write_coverage_report(path: Path, derivation: Derivation) -> None:
-    try:
-        write_atomic(path, dumps(coverage_document(derivation)))
-    except OSError as exc:
-        raise BcevalError(f"{path}: cannot write the coverage report: {exc.strerror}") from None
-
-
-def write_cases(settings: Settings) -> None:
-    """Validate and record the cases; raise EvaluationFailed listing every problem (the gate's last). The coverage
-    report is written whether or not validation passes."""
-    derivation, checked, key = derive(settings)
-    changed = gate_changes(settings)
-    if settings.coverage_report is not None:
-        write_coverage_report(settings.coverage_report, derivation)
-    problems = derivation.problems + (gate_problems(derivation, checked.waivers, changed) if changed else [])
-    if problems:
-        raise EvaluationFailed(FAILED_HEADER.format(count=len(problems)), problems)
-    leaves = [{"domain": leaf.domain, "layer": leaf.layer, "path": leaf.path} for leaf in derivation.leaves]
-    cases = [case.as_record() for case in derivation.cases]
-    recorded = {
-        "planKey": key,
-        "thresholds": checked.thresholds,
-        "dialect": checked.dialect,
-        "leaves": leaves,
-        "cases": cases,
-    }
-    write_atomic(cases_file(settings), dumps(recorded))
-    for leaf in leaves:
-        own = [case for case in cases if case["domain"] == leaf["domain"]]
-        write_atomic(domain_cases_file(settings, leaf["domain"]), dumps({"leaf": leaf, "cases": own}))
-
-
-def report_validation(settings: Settings, loose_samples: list[list[str]]) -> None:
-    """Print the verdict once every file preparing reads has been read: the rows tasks read the articles and
-    the samples beside them, this reads the leaves and samples in folders without an article."""
-    recorded = load_own_json(cases_file(settings))
-    for rel in [leaf["path"] for leaf in recorded["leaves"]] + [rel for group in loose_samples for rel in group]:
-        read_text(settings.corpus / rel)
-    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
-
-
-def index_state_file(settings: Settings) -> Path:
-    """What the last index run saw of each group (see rows.changed_domains); not a doit target."""
-    return BuildDir(settings.build_dir).index_state
-
-
 def write_group_rows(settings: Settings, listing: Listing, group: str, folders: list[str]) -> None:
     """The rows file of one knowledge group given by its folders (see bceval.corpus.rows), rows in path
     order; the group's samples are only read, to prove they are UTF-8."""
@@ -244,25 +114,6 @@ def write_group_rows(settings: Settings, listing: Listing, group: str, folders: 
 
 def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
     return {group: read_group(rows_file(settings, group)) for group in groups}
-
-
-def _previous_state(settings: Settings) -> tuple[list[str], dict[str, Any]] | None:
-    """The leaves and groups the last index run recorded; None when there is no usable record."""
-    try:
-        state = load_own_json(index_state_file(settings))
-        leaves, groups = state["leaves"], state["groups"]
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    valid = (
-        isinstance(leaves, list)
-        and all(isinstance(leaf, str) for leaf in leaves)
-        and isinstance(groups, dict)
-        and all(
-            isinstance(entry, dict) and isinstance(entry.get("digest"), str) and isinstance(entry.get("domains"), list)
-            for entry in groups.values()
-        )
-    )
-    return (leaves, groups) if valid else None
 
 
 def incomplete_marker(settings: Settings) -> Path:
@@ -286,63 +137,21 @@ def require_complete(settings: Settings) -> None:
 
 
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
-    """knowledge-index.json and the candidate rows of each leaf domain whose rows may have changed."""
+    """knowledge-index.json and the candidate rows of each leaf domain."""
     mark_incomplete(settings)
-    read = _read_groups(settings, groups)
-    every = list(read.values())
+    read = list(_read_groups(settings, groups).values())
     write_atomic(
         PrepareDir(settings.prepare_dir).knowledge_index,
-        index_document(index_chunks(every), row_count(every), generated_at()),
+        index_document(index_chunks(read), row_count(read), generated_at()),
     )
-    previous = _previous_state(settings)
-    changed = changed_domains(previous[1], read) if previous else None
-    # A domain that was no leaf at the last run may have a candidate file from an older run (files of
-    # vanished domains are pruned only when a whole prepare succeeds), so it is rebuilt too.
-    kept = set(previous[0]) if previous else set()
-    stale = [
-        domain
-        for domain in domains
-        if changed is None
-        or domain.lower() in changed
-        or domain not in kept
-        or not domain_articles_file(settings, domain).is_file()
-    ]
-    if stale:
-        wanted = {domain.lower() for domain in stale}
-        texts: dict[str, bytes] = {}
-        domain_of: dict[str, str] = {}
-        for group in read.values():
-            if wanted.intersection(group.domains):
-                for path, domain, text in group.entries():
-                    texts[path], domain_of[path] = text, domain
-        chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], stale)
-        for domain, paths in chosen.items():
-            write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
-    # last: the record only ever describes files that are current
-    write_atomic(index_state_file(settings), dumps(index_state(read, domains)))
-
-
-def write_domain(settings: Settings, domain: str) -> None:
-    mark_incomplete(settings)
-    recorded = load_own_json(domain_cases_file(settings, domain))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    leaf_path = recorded["leaf"]["path"]
-    samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
-    files = domain_files(
-        domain,
-        leaf_path,
-        read_text(settings.corpus / leaf_path),
-        load_own_json(domain_articles_file(settings, domain)),
-        cases,
-        samples,
-    )
-    for name, text in files.items():
-        write_atomic(settings.prepare_dir / name, text)
-
-
-def write_review_request(settings: Settings) -> None:
-    mark_incomplete(settings)
-    write_atomic(PrepareDir(settings.prepare_dir).review_request, review_request(recorded_cases(settings)))
+    texts: dict[str, bytes] = {}
+    domain_of: dict[str, str] = {}
+    for group in read:
+        for path, domain, text in group.entries():
+            texts[path], domain_of[path] = text, domain
+    chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], domains)
+    for domain, paths in chosen.items():
+        write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
 
 
 def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:
@@ -367,82 +176,26 @@ def nothing_to_prune(settings: Settings, groups: list[str], domains: list[str], 
     return not strays(settings.prepare_dir, expected) and not build_strays(settings, groups, domains)
 
 
-def finish_prepare(settings: Settings, groups: list[str]) -> None:
-    recorded = load_own_json(cases_file(settings))
-    domains = [leaf["domain"] for leaf in recorded["leaves"]]
-    prune(settings.prepare_dir, PrepareDir.expected_names(domains, [case["modelId"] for case in recorded["cases"]]))
-    incomplete_marker(settings).unlink(missing_ok=True)
-    for path in build_strays(settings, groups, domains):
-        path.unlink()
-    print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.")
-    print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
-
-
-def recorded_cases(settings: Settings) -> list[ReviewCase]:
-    return recorded_plan(settings)[0]
-
-
-def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
-    """The cases and thresholds the last validation recorded."""
-    recorded = load_own_json(cases_file(settings))
-    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
-
-
 def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
     """Every index row, in index order."""
     texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
     return [json.loads(texts[path]) for path in index_order(texts)]
 
 
-def write_coverage(settings: Settings) -> None:
-    """`doit coverage`: the coverage report of the manifest and corpus as they are (whether or not they validate)
-    in <out>/coverage.json, its table in <out>/coverage.md and on the console."""
-    derivation, _, _ = derive(settings)
-    document = coverage_document(derivation)
-    write_coverage_report(OutDir(settings.out).coverage("json"), derivation)
-    table = coverage_markdown(document)
-    write_atomic(OutDir(settings.out).coverage("md"), table)
-    print(table, end="")
-
-
-# --- file signatures: what the rows tasks' up-to-date checks compare --------------------------------------------
-
-
-_UNREADABLE = (-1, -1)  # the (size, mtime) of a listed file that cannot be stat'ed (no size is negative)
-
-# folder -> the (size, modification time) of each of its listed files, in name order (Listing.sorted_names), as
-# 64-bit numbers: what the knowledge groups' signatures hash
-States = dict[str, bytes]
-
-
-def listed_states(root: str, listing: Listing) -> States:
-    """Every listed file's (size, modification time), by folder: one stat each."""
-    return {folder: _folder_states(f"{root}/{folder}", names) for folder, names in listing.sorted_names.items()}
-
-
-def _folder_states(path: str, names: list[str]) -> bytes:
-    values = array.array("q")
-    for name in names:
-        try:
-            info = os.stat(f"{path}/{name}")
-        except OSError:
-            values.extend(_UNREADABLE)
-            continue
-        values.extend((info.st_size, info.st_mtime_ns))
-    return values.tobytes()
-
-
-def group_signatures(listing: Listing, states: States, groups: Mapping[str, list[str]]) -> dict[str, str]:
-    """A stat signature of each knowledge group in `groups` (group -> its folders, see group_folders): the names,
-    sizes and modification times of every listed file in the group's folders (its articles and samples, and
-    anything else there, which only makes a rebuild more eager), a folder at a time from `states`."""
+def group_signatures(root: Path, listing: Listing, groups: Mapping[str, list[str]]) -> dict[str, str]:
+    """What the rows tasks' up-to-date checks compare: a stat signature of each knowledge group in `groups` (group ->
+    its folders, see group_folders), of the names, sizes and modification times of every listed file in its folders
+    (its articles and samples, and anything else there, which only makes a rebuild more eager)."""
     signatures = {}
     for group, folders in groups.items():
         digest = hashlib.sha256()
         for folder in folders:
-            names = listing.sorted_names[folder]
-            # how many names, the folder, the names: the numbers after them are 16 bytes a name
-            digest.update(f"{len(names)}\0{folder}\0{chr(0).join(names)}\0".encode())
-            digest.update(states[folder])
+            for name in listing.sorted_names[folder]:
+                try:
+                    info = os.stat(root / folder / name)
+                    state = f"{info.st_size}\0{info.st_mtime_ns}"
+                except OSError:  # listed, then gone: a state of its own
+                    state = "gone"
+                digest.update(f"{folder}/{name}\0{state}\n".encode())
         signatures[group] = digest.hexdigest()
     return signatures

@@ -12,6 +12,9 @@ import hashlib
 import sys
 from typing import TYPE_CHECKING
 
+from bceval.agents.base import case_input
+from bceval.agents.settings import placeholders
+from bceval.agents.view import build_view
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import DEFAULT, evaluator
@@ -29,12 +32,7 @@ def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
 
 
 def print_prompt(settings: Settings, wanted: str) -> int:
-    from bceval.agents.base import case_input
-    from bceval.agents.settings import placeholders
-    from bceval.agents.view import build_view
-    from bceval.steps.prepare import derive
-
-    derivation, _, _ = derive(settings)
+    derivation, _ = evaluator(DEFAULT).derive(settings)
     if derivation.problems:
         raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
     case = find_case(derivation.cases, wanted)

@@ -24,8 +24,10 @@ from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
-from bceval.evaluators.review.requests import domain_files
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
+from bceval.evaluators.review.steps import derive, planned_cases, recorded_plan
+from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
+from bceval.evaluators.review.verbs import review_verb
 from bceval.jsonio import read_json_bytes
 from bceval.layout import INFRA_PATTERN
 from bceval.ordering import sort_key
@@ -53,12 +55,6 @@ class ReviewEvaluator:
     def case_kind(self, case: ReviewCase) -> str:
         """A case that expects findings is positive; one that expects none is a clean control."""
         return "positive" if case.expected else "clean"
-
-    def prepare(
-        self, domain: str, leaf_path: str, leaf_text: str, articles: Any, cases: list[ReviewCase], samples: Any
-    ) -> dict[str, str]:
-        """One domain's request files (name -> text); the graph writes them, one task per domain."""
-        return domain_files(domain, leaf_path, leaf_text, articles, cases, samples)
 
     def oracle_answer(self, case: ReviewCase) -> list[Any]:
         """Exactly the manifest's expectations, under the only id the model sees (a scoring ResultEntry)."""
@@ -105,6 +101,13 @@ class ReviewEvaluator:
         return [v.model_dump() for v in report.cases if v.answered or v.infrastructureFailure]
 
     score_files = staticmethod(score_files)  # a run's result and infra files, judged as the score stage does
+    # the frame's own pipeline: its prepare and score stages (the answer stage comes between them), the cases as
+    # validation derives them, as the graph plans them and as the last validation recorded them
+    prepare_tasks = staticmethod(prepare_tasks)
+    score_tasks = staticmethod(score_tasks)
+    derive = staticmethod(derive)
+    planned_cases = staticmethod(planned_cases)
+    recorded_plan = staticmethod(recorded_plan)
 
     def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
         """A review case is measured by its verdict alone."""
@@ -127,10 +130,7 @@ class ReviewEvaluator:
         }
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
-        """The review evaluator is the frame's own pipeline (bceval.cli.main runs its verbs)."""
-        from bceval.cli.main import dispatch  # the CLI imports the registry, which imports this module
-
-        return dispatch(args)
+        return review_verb(verb, args)
 
     def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
         return None  # no rule of its own for a set of arms

@@ -1,9 +1,5 @@
-"""Result scoring (§14): load answers, map ids, judge each case with the strict gate, aggregate.
-
-Two steps so the graph can stay incremental: `read_result_file` turns one result file into the
-entries it holds (one task per file), and `aggregate` judges every case from all entries in
-sorted file order (one cheap task over small JSON).
-"""
+"""Result scoring (§14): load answers, map ids, judge each case with the strict gate, aggregate (every case from
+all entries, in sorted file order)."""
 
 from __future__ import annotations
 
@@ -425,9 +421,9 @@ def score_files(
     infra: list[Path],
     require_read: bool = False,
     article: Article | None = None,
+    selected: set[str] | None = None,
 ) -> ScoreReport:
-    """The score of a run's result and infra files, judged as the score stage judges them (an experiment's epoch, a
-    run without a score.json)."""
+    """The score of a run's result and infra files (see aggregate)."""
     failures = [read_infra_file(path) for path in infra]
     readings = [read_result_file(path) for path in results]  # aggregate judges them, with one case lookup
-    return aggregate(cases, readings, thresholds, failures, None, require_read, article)
+    return aggregate(cases, readings, thresholds, failures, selected, require_read, article)

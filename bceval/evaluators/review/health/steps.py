@@ -15,9 +15,10 @@ from bceval.evaluators.review.health.model import Finding, HealthReport
 from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
+from bceval.evaluators.review.steps import derive
 from bceval.jsonio import dumps, load_own_json, write_atomic
 from bceval.layout import OutDir, PrepareDir
-from bceval.steps.prepare import cases_file, derive, domain_articles_file, read_rows, read_text, sample_groups
+from bceval.steps.prepare import cases_file, domain_articles_file, read_rows, read_text, sample_groups
 
 
 def write_health(settings: Settings, groups: list[str]) -> None:
@@ -56,7 +57,7 @@ def write_health_despite_failures(settings: Settings) -> None:
     findings: list[Finding] = []
     listing = scan_corpus(settings.corpus)  # without a listing there is nothing to report on
     try:
-        derivation, _, _ = derive(settings, listing)
+        derivation, _ = derive(settings, listing)
     except BcevalError as exc:  # an unreadable manifest: report it and look at the corpus by convention
         findings.append(Finding(kind="validation", severity="error", message=str(exc)))
         derivation = derive_cases(listing, by_convention())

@@ -1,21 +1,30 @@
-"""The prepare stage's tasks: validate the manifest and corpus, then write the neutral request directory
-(out/review/ by default) from the intermediate files in out/.build/review/."""
+"""The review pipeline's stages as doit tasks: prepare (validate the manifest and corpus, then write the neutral
+request directory, out/review/ by default, from the intermediate files in out/.build/review/) and score (judge
+each result file, aggregate into score.json, record the scorecard and report the verdict). The frame asks the
+review evaluator for them (its prepare_tasks and score_tasks) and puts the answer stage between them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from doit import create_after
 from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.clock import generated_at
+from bceval.config import Settings
 from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
+from bceval.errors import BcevalError
+from bceval.evaluators.review import steps as review
 from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
-from bceval.layout import OutDir, PrepareDir
+from bceval.layout import OutDir, PrepareDir, infra_files, result_files
+from bceval.runs.record import selection_of
 from bceval.steps import prepare as steps
+from bceval.steps import publish
 
 
 def prepare_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
@@ -36,27 +45,27 @@ class PrepareStage:
             {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
         )
         return {
-            "actions": [action(steps.write_cases, self.settings)],
+            "actions": [action(review.write_cases, self.settings)],
             "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
             "targets": [str(steps.cases_file(self.settings))]
             + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
-            "uptodate": [False, recorded] if steps.gated(self.settings) else [recorded],
+            "uptodate": [False, recorded] if gated(self.settings) else [recorded],
             "verbosity": 1,
         }
 
     def task_coverage(self) -> dict:
         """The coverage report: paired articles per leaf domain and how many a case selects (out/coverage.*)."""
         return {
-            "actions": [action(steps.write_coverage, self.settings)],
+            "actions": [action(review.write_coverage, self.settings)],
             "targets": [str(OutDir(self.settings.out).coverage("json")), str(OutDir(self.settings.out).coverage("md"))],
             "uptodate": [False],
         }
 
     def task_validate(self) -> dict:
         """Check the manifest and corpus and print the verdict (always runs; it is cheap)."""
-        return always(action(steps.report_validation, self.settings, self.inputs.loose_samples), "cases", "rows")
+        return always(action(review.report_validation, self.settings, self.inputs.loose_samples), "cases", "rows")
 
     def task_prepare_dir(self) -> dict:
         """Claim the prepare directory with its marker (refuses a foreign non-empty directory)."""
@@ -106,7 +115,7 @@ class PrepareStage:
             leaf = next((lf for lf in derivation.leaves if lf.domain == domain), None) if derivation else None
             yield {
                 "name": domain,
-                "actions": [action(steps.write_domain, self.settings, domain)],
+                "actions": [action(review.write_domain, self.settings, domain)],
                 "file_dep": [
                     str(steps.domain_cases_file(self.settings, domain)),
                     str(steps.domain_articles_file(self.settings, domain)),
@@ -123,7 +132,7 @@ class PrepareStage:
     def task_review_request(self) -> dict:
         """review-request.json: every case in one all-domains request."""
         return {
-            "actions": [action(steps.write_review_request, self.settings)],
+            "actions": [action(review.write_review_request, self.settings)],
             "file_dep": [str(steps.cases_file(self.settings))],
             "targets": [str(self.prep.review_request)],
             "task_dep": ["prepare_dir"],
@@ -134,7 +143,7 @@ class PrepareStage:
         """Validate, then write the neutral request directory (out/review/ by default)."""
         model_ids = self.inputs.model_ids
         return {
-            "actions": [action(steps.finish_prepare, self.settings, self.inputs.groups)],
+            "actions": [action(review.finish_prepare, self.settings, self.inputs.groups)],
             "task_dep": ["cases", "index", "domain", "review_request"],
             "uptodate": [
                 config_changed({**self.basics, "planned": self.inputs.plan is not None}),
@@ -142,3 +151,80 @@ class PrepareStage:
                 lambda: not steps.incomplete_marker(self.settings).exists(),
             ],
         }
+
+
+def gated(settings: Settings) -> bool:
+    """Whether validation also writes a coverage report or gates changed paths: it then runs every time."""
+    return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
+
+
+def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
+    """Task creators of the scoring stage (`summary` is defined last of the whole graph: see loader)."""
+    settings, basics = inputs.settings, inputs.basics
+
+    def task_score_json() -> dict:
+        """Judge every result into out/runs/<run>/score.json (metrics, thresholds, every case)."""
+        return score_json_task(settings, basics)
+
+    if settings.answers_in_graph:  # result files to score are only known once the graph has answered
+        task_score_json = create_after(executed="answered")(task_score_json)
+
+    def task_scorecard() -> dict:
+        """out/runs/<run>/scorecard.json, .md and .html: the scored run's record (git state is read each time)."""
+        return always(action(review.write_scorecard, settings), "score_json")
+
+    def task_score() -> dict:
+        """Print the verdict of out/runs/<run>/score.json; exit 1 when the gate fails (always runs; it is cheap)."""
+        return always(action(review.report_score, settings), "scorecard")
+
+    def task_publish() -> dict:
+        """Add the scored run to the committed page (default evaluation/scorecard.md)."""
+        return always(action(publish.publish_page, settings), "scorecard")
+
+    def task_summary() -> dict:
+        """The main job's report: the same verdict as `score`, but a failed gate does not fail the run."""
+        return always(action(review.report_score, settings, False), "scorecard")
+
+    return {
+        "task_score_json": task_score_json,
+        "task_scorecard": task_scorecard,
+        "task_score": task_score,
+        "task_publish": task_publish,
+        "task_summary": task_summary,
+    }
+
+
+def result_paths(settings: Settings) -> list[Path]:
+    try:
+        return result_files(settings.results_dir)
+    except BcevalError:
+        return []  # score_json reports the missing results in one line
+
+
+def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
+    if settings.results_path is not None:  # one combined results document
+        return {
+            "actions": [action(review.score_single_file, settings)],
+            "file_dep": [str(steps.cases_file(settings))]
+            + ([str(settings.results_path)] if settings.results_path.is_file() else []),
+            "targets": [str(settings.score_file)],
+            "task_dep": ["prepare"],
+            "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
+        }
+    results = result_paths(settings)
+    infra = infra_files(settings.results_dir) if results else []
+    selected = sorted(selection_of(settings.run_dir) or []) if settings.results is None else []
+    recorded = {
+        **basics,
+        "results": [p.name for p in results],
+        "infra": [p.name for p in infra],
+        "selected": selected,
+        **({"requireRead": True} if settings.require_read else {}),
+    }
+    return {
+        "actions": [action(review.write_score, settings)],
+        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in results + infra],
+        "targets": [str(settings.score_file)],
+        "task_dep": ["prepare"],
+        "uptodate": [config_changed(recorded)],
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from doit.cmd_base import ModuleTaskLoader
+from doit.dependency import SqliteDB
 from doit.doit_cmd import DoitMain
 from doit.exceptions import BaseFail, InvalidTask, TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
@@ -17,6 +19,20 @@ from doit.reporter import ConsoleReporter
 from bceval.config import NOTHING_REBUILT
 from bceval.errors import EXIT_USAGE, BcevalError, EvaluationFailed
 from bceval.outdir import OutputLock, sweep_temp_files
+
+
+class StateDB(SqliteDB):
+    """doit's sqlite3 backend, put in its place by a doit BACKEND plugin for bceval's own runs (a corpus's plain
+    `doit` keeps doit's; the file is the same): saving is one transaction, so a full disk keeps the last whole
+    state, and a failed save is doit's one-line error naming the file instead of a traceback. The output lock dies
+    with the process, so the run after it starts cleanly."""
+
+    def dump(self) -> None:
+        try:
+            super().dump()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise InvalidTask(f"{self.name}: cannot save the build state: {exc}") from None
 
 
 class InputError(TaskError):
@@ -174,5 +190,6 @@ def run_namespace(namespace: dict[str, Any], args: list[str]) -> int:
     """`doit <args>` over a namespace of task creators, in this process; doit's "error before running" (3)
     becomes bceval's usage exit (2). bceval's graph is exactly the namespace it built: no doit.cfg or [tool.doit]
     of the working folder configures it."""
-    code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
+    plugins = {"BACKEND": {"sqlite3": f"{__name__}:StateDB"}}
+    code = DoitMain(ModuleTaskLoader(namespace), config_filenames=(), extra_config=plugins).run(args)
     return EXIT_USAGE if code == 3 else code

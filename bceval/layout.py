@@ -144,13 +144,12 @@ class PrepareDir:
 
 @dataclass(frozen=True)
 class BuildDir:
-    """`<out>/.build/`: review/ holds what prepare derives (cases, rows, candidates), score/ the judged readings."""
+    """`<out>/.build/`: review/ holds what prepare derives (cases, rows, candidates)."""
 
     path: Path
     FOLDERS = ("rows", "cases", "domains")  # the review folders whose files are pruned when their group vanishes
     review = _Below("review")
     cases = _Below("review", "cases.json")
-    index_state = _Below("review", "index-state.json")
 
     def domain_cases(self, domain: str) -> Path:
         return self.review / "cases" / f"{domain}.json"
@@ -160,9 +159,6 @@ class BuildDir:
 
     def rows(self, group: str) -> Path:
         return self.review / "rows" / (group.replace("/", "__") + ".json")
-
-    def reading(self, key: str) -> Path:
-        return self.path / "score" / key
 
 
 # --- runs --------------------------------------------------------------------------------------------------------

@@ -78,7 +78,6 @@ def test_a_run_and_the_build_folder_name_their_files(tmp_path):
     assert build.cases == tmp_path / "review" / "cases.json"
     assert build.rows("microsoft/knowledge/ui") == tmp_path / "review" / "rows" / "microsoft__knowledge__ui.json"
     assert build.domain_cases("ui").parent.name == "cases" and build.domain_articles("ui").parent.name == "domains"
-    assert build.index_state.name == "index-state.json" and build.reading("k") == tmp_path / "score" / "k"
 
 
 def test_settings_paths_are_the_layouts(tmp_path):

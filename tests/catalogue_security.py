@@ -20,6 +20,7 @@ import unittest
 from pathlib import Path
 
 from catalogue import ROOT, Outcome, Ran, attempt, refusal, run_bceval
+from cliutil import interruptible
 
 DEMO = ROOT / "evaluation" / "demo-corpus"
 LIVE = {"BCEVAL_LIVE": "1"}
@@ -352,7 +353,9 @@ answer()
     for trial, running in enumerate((4, 1, 2)):
         out = scratch / f"out-{trial}"
         command = [sys.executable, "-m", "bceval", *answer_args(DEMO, out, str(agent), "--jobs", "4")]
-        process = subprocess.Popen(command, cwd=scratch, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            command, cwd=scratch, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(list(marks.iterdir())) < running:
             time.sleep(0.02)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from cliutil import interruptible
 from conftest import SHARED_CORPUS, requires_shared
 from guidance_util import git
 
@@ -287,7 +288,9 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_p
     env = {**environment(), "BCEVAL_LIVE": "1", "PATH": f"{agent.parent}{os.pathsep}{environment()['PATH']}"}
     command = [sys.executable, "-m", "bceval", "answer", "--corpus", str(DEMO_CORPUS), "--out", str(out)]
     command += ["--adapter", "command", "--command", "slow-agent", "--jobs", "4", "--timeout", "60"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(list(marks.iterdir())) < 4:
         time.sleep(0.05)

@@ -4,7 +4,9 @@ endpoint, for every question shape. Because bceval runs the tools, it records wh
 from __future__ import annotations
 
 import hashlib
+import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -26,7 +28,14 @@ class ApiAgent(LiveAgent):
 
     name = kind = "api"
 
-    def __init__(self, agent: AgentSettings, shape: Shape, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        agent: AgentSettings,
+        shape: Shape,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         # the settings' checks first (no command line to check: there is none), then the opt-in
         if not agent.model:
             raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
@@ -34,7 +43,7 @@ class ApiAgent(LiveAgent):
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
-        super().__init__(agent, shape, *args, **kwargs)
+        super().__init__(agent, shape, environ, sleep, rng)
         self.require_opt_in()
         self.model, self.pinned = agent.model, True  # the model is in every request
         self.tools = shape.tools

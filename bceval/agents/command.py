@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shlex
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,8 +31,15 @@ class CommandAgent(LiveAgent):
 
     name = kind = "command"
 
-    def __init__(self, agent: AgentSettings, shape: Shape, *args: Any, **kwargs: Any) -> None:
-        super().__init__(agent, shape, *args, **kwargs)
+    def __init__(
+        self,
+        agent: AgentSettings,
+        shape: Shape,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        super().__init__(agent, shape, environ, sleep, rng)
         self.in_case_view = shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
         self.model = agent.model or UNPINNED_MODEL
         self.pinned = pinned(agent.command, agent.model)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.agents.folders import own_tree, owned_in, remove  # noqa: F401 (own_tree: the view API)
+from bceval.agents.folders import owned_in, remove
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
+from bceval.agents.folders import own_tree
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import Shape, ShapeBase, agent_names
 from bceval.agents.settings import AgentSettings
-from bceval.agents.view import own_tree, release, scrubbed_environment, sweep_stale_folders, temp_folder
+from bceval.agents.view import release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
 from bceval.errors import BcevalError
 from bceval.evaluators.base import GUIDANCE

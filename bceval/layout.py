@@ -282,8 +282,6 @@ class ExperimentDir:
     file = _Below("experiment.yaml")  # the experiment file `experiment ab` writes
     # what the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it
     cost_ledger = _Below("cost-ledger.jsonl")
-    # what the report was last made from and the lines it printed: a rerun with nothing new reprints them
-    report_state = _Below(".build", "report-state.json")
 
     def report(self, suffix: str = "json") -> Path:
         return self.path / f"report.{suffix}"

@@ -150,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
         experiment, file = _ab_experiment(args, base)
         settings = _settings(args, file)
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
-        plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
+        # refs and arms are checked before anything is written
+        plan = resolve(experiment, settings, None, lambda location: flags.get(location, "experiment ab"))
         _check_ab_file(experiment, file)
         text = yaml.safe_dump(_ab_document(experiment), sort_keys=False)
         write_atomic(file, "# written by `bceval experiment ab`\n" + text)

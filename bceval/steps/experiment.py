@@ -26,12 +26,9 @@ from bceval.experiment.render import (
 from bceval.experiment.report_model import ExperimentReport, read_report
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, OutDir
-from bceval.runs.record import fold_written
 from bceval.scorecard.publish import publish_entry
 from bceval.steps.budget import LedgerBudget, experiment_ledger, unpriced_warning
 from bceval.steps.experiment_report import load_report
-from bceval.steps.units import Unit
-from bceval.steps.units import answer_units as answer_all
 from bceval.vcs import export_commit
 
 
@@ -94,15 +91,6 @@ def experiment_spending(plan: Plan, settings: Settings) -> LedgerBudget | None:
     return budget
 
 
-def answer_units(units: list[Unit], jobs: int, run_dirs: list[Path]) -> None:
-    """The experiment's answers (bceval.steps.units); then each run's record takes in what its answers wrote."""
-    try:
-        answer_all(units, jobs)
-    finally:
-        for run_dir in run_dirs:
-            fold_written(run_dir)
-
-
 def write_report(
     settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]], reuse: bool = False
 ) -> None:
@@ -149,10 +137,3 @@ def publish_report(plan: Plan, page: Any) -> None:
     changed = publish_entry(page, experiment_entry(report), EXPERIMENT_PAGE)
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
-
-
-def run_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
-    """One whole run of an arm's epoch by its evaluator (one whose unit of work is a run) into a new run folder."""
-    current = plan()
-    arm = current.arm(arm_name)
-    arm.evaluated_by.run_unit(current, arm, arm_settings(current, arm, settings, epoch), epoch, settings)

@@ -94,8 +94,7 @@ def _report(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
     code = run_graph(settings, ["experiment_prepare"], verbose=getattr(args, "verbose", False))
     if code:
         return code
-    chosen = selected_cases(plan, settings)
-    write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
+    write_report(settings, lambda: plan, lambda: selected_cases(plan, settings))
     return _ci_outputs(args, plan, 0, summary=True)
 
 

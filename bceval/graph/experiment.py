@@ -82,12 +82,9 @@ def _identity(asked: Asking) -> dict[str, Any]:
 
 
 def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
-    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out)."""
-    for items in zip_longest(*iterators, fillvalue=_DONE):
-        yield from (item for item in items if item is not _DONE)
-
-
-_DONE = object()
+    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out; no item is None)."""
+    for items in zip_longest(*iterators):
+        yield from (item for item in items if item is not None)
 
 
 class ExperimentGraph:
@@ -113,9 +110,6 @@ class ExperimentGraph:
             return selected_cases(self.plan(), self.settings)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
-
-    def selected(self) -> dict[str, list[str]]:
-        return {arm: [case.id for case in cases] for arm, cases in self.chosen().items()}
 
     @once
     def spending(self) -> Any:
@@ -265,5 +259,5 @@ class ExperimentGraph:
 
     def report_task(self) -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        report = action(steps.write_report, self.settings, self.plan, self.selected, True)
+        report = action(steps.write_report, self.settings, self.plan, self.chosen, True)
         return always(report, "unit", "experiment_run", "run_unit")

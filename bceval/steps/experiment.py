@@ -92,13 +92,15 @@ def experiment_spending(plan: Plan, settings: Settings) -> LedgerBudget | None:
 
 
 def write_report(
-    settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]], reuse: bool = False
+    settings: Settings, plan: Callable[[], Plan], chosen: Callable[[], dict[str, list[Any]]], reuse: bool = False
 ) -> None:
-    """report.json, .md and .html of the experiment; its verdict lines on stdout. `reuse` (a run's report): a report
-    that comes out as the one there but for its creation time keeps that one's files (and creation time)."""
+    """report.json, .md and .html of the experiment (`chosen`: per arm, the cases it covers); its verdict lines on
+    stdout. `reuse` (a run's report): a report that comes out as the one there but for its creation time keeps that
+    one's files (and creation time)."""
     current = plan()
     folder = current.folder
-    report = load_report(current, settings, selected(), created_at())
+    selected = {arm: [case.id for case in cases] for arm, cases in chosen().items()}
+    report = load_report(current, settings, selected, created_at())
     kept = _as_before(folder.report("json"), report) if reuse else None
     report = kept or report
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}

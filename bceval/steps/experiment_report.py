@@ -65,30 +65,21 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict (the review
     evaluator's CaseVerdict), or None when there is no result yet."""
-    files, infra = _result_entries(settings)
+    try:
+        files, infra = run_entries(settings.results_dir)
+    except BcevalError:  # no results folder yet
+        files, infra = [], []
     article = corpus_article(settings.corpus)
     report = evaluator(DEFAULT).score_files(cases, thresholds, files, infra, settings.require_read, article)
     return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
-
-
-def _result_entries(settings: Settings) -> tuple[list[Path], list[Path]]:
-    """The result and infra files of one epoch's run; none before its results folder exists."""
-    try:
-        return run_entries(settings.results_dir)
-    except BcevalError:
-        return [], []
-
-
-def _wanted(cases: list[ReviewCase], wanted_ids: list[str]) -> list[ReviewCase]:
-    wanted_set = set(wanted_ids)  # once, not once per case
-    return [case for case in cases if case.id in wanted_set]
 
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
     """A review arm: each epoch's run judged from its result files."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-    wanted = _wanted(cases, wanted_ids)
+    wanted_set = set(wanted_ids)
+    wanted = [case for case in cases if case.id in wanted_set]
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.base import REVIEW, Evaluator
-from bceval.evaluators.registry import evaluator
+from bceval.evaluators.base import Evaluator
+from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, load_experiment
 from bceval.layout import ExperimentDir, OutDir
 
@@ -34,7 +34,7 @@ class ArmPlan:
     commit: str | None  # what the ref named when the experiment ran
     manifest: Path | None  # set by the arm; None means the corpus's own evaluation/review-fixtures.json, if any
     variant: str  # the prepare folder it shares with every arm that reads the same corpus and manifest
-    evaluator: str = REVIEW  # the registered evaluator's name: "review", "plan", "implementation"
+    evaluator: str = DEFAULT  # the name of a registered evaluator
     workspace_map: Path | None = None  # an evaluator that needs workspaces: manifest id -> workspace
 
     @property
@@ -150,7 +150,7 @@ def _arm_plan(
     for name in OPTIONAL_ARM_FIELDS:  # carried only when given
         if values[name] is None:
             del values[name]
-    name = values["evaluator"] or REVIEW
+    name = values["evaluator"] or DEFAULT
     traits = evaluator(name).traits
     corpus_at = ("arms", index, "corpus") if arm.corpus is not None else ("defaults", "corpus")
     corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus

@@ -143,34 +143,33 @@ def _arm_plan(
     """One arm: its fields over the defaults, the corpus it reads (a ref's export), its manifest and workspaces;
     `base`: the folder its paths are relative to."""
     arm, defaults = experiment.arms[index], experiment.defaults
-    values = {
-        name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
-        for name in ARM_FIELDS + OPTIONAL_ARM_FIELDS
-    }
-    for name in OPTIONAL_ARM_FIELDS:  # carried only when given
-        if values[name] is None:
-            del values[name]
+
+    def at(key: str) -> str:  # where the arm's value of `key` came from: the arm itself, else the defaults
+        return where(("arms", index, key) if getattr(arm, key) is not None else ("defaults", key))
+
+    values = {}
+    for key in ARM_FIELDS + OPTIONAL_ARM_FIELDS:  # the optional ones are carried only when given
+        value = getattr(arm, key) if getattr(arm, key) is not None else getattr(defaults, key)
+        if value is not None or key in ARM_FIELDS:
+            values[key] = value
     name = values["evaluator"] or DEFAULT
     traits = evaluator(name).traits
-    corpus_at = ("arms", index, "corpus") if arm.corpus is not None else ("defaults", "corpus")
     corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
     if not corpus.is_dir():
-        raise BcevalError(f"{where(corpus_at)}: {corpus} is not a folder")
+        raise BcevalError(f"{at('corpus')}: {corpus} is not a folder")
     if traits.needs_leaves and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
-        raise BcevalError(f"{where(corpus_at)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
+        raise BcevalError(f"{at('corpus')}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
     repository, subdir, commit = None, "", None
     read_from = corpus
     if values["ref"]:
-        location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
-        repository, subdir, commit = _resolve_ref(corpus, values["ref"], where(location))
+        repository, subdir, commit = _resolve_ref(corpus, values["ref"], at("ref"))
         read_from = OutDir(settings.out).corpus_export(commit, subdir)
     # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
     manifest = (read_from / values["manifest"]) if values["manifest"] else None
     if manifest is None and traits.default_manifest is not None:
         manifest = read_from / traits.default_manifest
     if traits.needs_workspaces and not values["workspaceMap"]:
-        location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
-        raise BcevalError(f"{where(location)}: a {name} arm needs a workspaceMap")
+        raise BcevalError(f"{at('evaluator')}: a {name} arm needs a workspaceMap")
     # optional where the evaluator has another source of workspaces (development's checks file)
     workspace_map = (base / values["workspaceMap"]).resolve() if values["workspaceMap"] else None
     key = (str(read_from), str(manifest), name, str(workspace_map))

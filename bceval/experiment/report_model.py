@@ -285,26 +285,6 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
 
 
-def comparisons(
-    plan: Plan, per_arm: dict[str, dict[str, list[bool | None]]], kinds: dict[str, str], sequential: Sequential
-) -> list[ComparisonReport]:
-    """Every treatment arm against the control, held to this look's level (refused beyond a declared plan)."""
-    experiment = plan.experiment
-    control = plan.control.name
-    results = compare_treatments(
-        per_arm[control],
-        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
-        kinds,  # type: ignore[arg-type]
-        alpha=experiment.alpha,
-        alpha_used=sequential.alphaUsed,
-        seed=experiment.seed,
-        epochs=experiment.epochs,
-    )
-    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
-        results = {name: refuse(result, sequential.note) for name, result in results.items()}
-    return [ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()]
-
-
 def build_report(
     plan: Plan,
     outcomes: dict[str, ArmOutcomes],
@@ -324,6 +304,18 @@ def build_report(
         report, per_arm[arm.name] = _arm_report(arm, outcomes[arm.name], kinds, lines, experiment)
         arms.append(report)
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
+    control = plan.control.name
+    results = compare_treatments(  # every treatment arm against the control, held to this look's level
+        per_arm[control],
+        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
+        kinds,  # type: ignore[arg-type]
+        alpha=experiment.alpha,
+        alpha_used=sequential.alphaUsed,
+        seed=experiment.seed,
+        epochs=experiment.epochs,
+    )
+    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
+        results = {name: refuse(result, sequential.note) for name, result in results.items()}
     identity = {
         "name": experiment.name,
         "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],
@@ -349,7 +341,7 @@ def build_report(
         earlierLooks=earlier,
         sequential=sequential,
         arms=arms,
-        comparisons=comparisons(plan, per_arm, kinds, sequential),
+        comparisons=[ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()],
         cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
     )
 

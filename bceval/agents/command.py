@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import shlex
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bceval.agents.process import LiveAgent, _Attempt, named_files, probe_version, resolve_command, run_attempt
-from bceval.agents.registry import Shape
 from bceval.agents.sandbox import require_bwrap, sandbox_argv
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
 from bceval.agents.view import View, release, scrubbed_environment, temp_folder
@@ -31,23 +28,16 @@ class CommandAgent(LiveAgent):
 
     name = kind = "command"
 
-    def __init__(
-        self,
-        agent: AgentSettings,
-        shape: Shape,
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
-        super().__init__(agent, shape, environ, sleep, rng)
-        self.in_case_view = shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
+    def setup(self) -> None:
+        agent = self.agent
+        self.in_case_view = self.shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
         self.model = agent.model or UNPINNED_MODEL
         self.pinned = pinned(agent.command, agent.model)
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
         self._version_probe: threading.Thread | None = None
-        if shape.checks_command:
+        if self.shape.checks_command:
             self._check(agent)
 
     def _check(self, agent: AgentSettings) -> None:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import random
 import re
-import select
 import shutil
 import stat
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,6 +111,10 @@ class LiveAgent(AgentBase):
         self.usage = Usage()
         self.last_usage: Usage | None = None  # the latest answer's: a guidance run's budget counts case by case
         self._usage_lock = threading.Lock()
+        self.setup()
+
+    def setup(self) -> None:
+        """The kind's own checks and state, before any case runs."""
 
     def in_cache(self, question: Any) -> bool:
         return self.shape.in_cache(self, question)
@@ -260,7 +263,12 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
 
 def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
     """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
-    for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
+    while True:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            pass
         if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
             live.end(process)
             return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
@@ -280,32 +288,6 @@ def _read_start(file: Any, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
-
-
-def _exit_watch(process: subprocess.Popen, every: float) -> Iterator[None]:
-    """Yield every `every` seconds until `process` exits, and return the moment it does: a pidfd tells (Linux),
-    elsewhere a thread waits for the exit."""
-    pidfd = None
-    if hasattr(os, "pidfd_open") and hasattr(select, "poll"):
-        try:
-            pidfd = os.pidfd_open(process.pid)
-        except ProcessLookupError:
-            return  # reaped already (an interrupt ended it)
-        except OSError:
-            pidfd = None  # a kernel without pidfds
-    if pidfd is not None:
-        try:
-            poller = select.poll()
-            poller.register(pidfd, select.POLLIN)
-            while not poller.poll(every * 1000):
-                yield
-        finally:
-            os.close(pidfd)
-        return
-    exited = threading.Event()
-    threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
-    while not exited.wait(every):
-        yield
 
 
 def version_line(output: bytes) -> str:

@@ -23,6 +23,7 @@ class ApiAgent(LiveAgent):
     """bceval's own loop over one endpoint, answering the questions of its shape."""
 
     name = kind = "api"
+    model_is_label_only = False
 
     def setup(self) -> None:
         agent = self.agent
@@ -40,10 +41,6 @@ class ApiAgent(LiveAgent):
 
     def answer(self, question: Any) -> Any:
         return self.shape.by_endpoint(self, question)
-
-    @property
-    def model_is_label_only(self) -> bool:
-        return False
 
     def describe(self) -> dict[str, Any]:
         assert self.agent.endpoint is not None

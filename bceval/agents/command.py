@@ -1,5 +1,5 @@
 """The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, ...), one fresh process
-per attempt, for every question shape. A model is pinned only when it reaches the command through `{model}`."""
+per attempt, for every question shape."""
 
 from __future__ import annotations
 
@@ -51,9 +51,8 @@ class CommandAgent(LiveAgent):
         if not self.argv:
             raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
         # the agent's working folder is its case view (or workspace) unless it runs where bceval runs
-        elsewhere = not self.in_case_view or agent.isolation == "view"
-        self.executable = resolve_command(self.argv[0], self.environ, elsewhere)
-        self.named_files = named_files(self.argv[1:], elsewhere)
+        self.executable = resolve_command(self.argv[0], self.environ, self.isolated)
+        self.named_files = named_files(self.argv[1:], self.isolated)
         if agent.sandbox == "bwrap":
             if self.in_case_view and agent.isolation != "view":
                 raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
@@ -83,6 +82,7 @@ class CommandAgent(LiveAgent):
 
     @property
     def isolated(self) -> bool:
+        """It runs elsewhere than bceval: in its case's view or a folder of its own."""
         return not self.in_case_view or self.agent.isolation == "view"
 
     def describe(self) -> dict[str, Any]:
@@ -107,11 +107,11 @@ class CommandAgent(LiveAgent):
         except (OSError, BcevalError):
             return "unknown"
         try:
-            env = scrubbed_environment(self.environ, list(self.hidden.values()), folder) if self.isolated else None
             workdir = folder if self.isolated else Path.cwd()
-            env = dict(env if env is not None else self.environ)
+            hidden = list(self.hidden.values())
+            env = scrubbed_environment(self.environ, hidden, folder) if self.isolated else dict(self.environ)
             argv = self.sandboxed([self.executable, "--version"], workdir, [folder], env)
-            return probe_version(workdir, argv, dict(env))
+            return probe_version(workdir, argv, env)
         finally:
             release(folder)
 

@@ -1,6 +1,5 @@
-"""What the live kinds share (LiveAgent: the opt-in, retries with backoff, their cost), reading an answer object
-out of model output, and the command kind's processes: one per attempt, its version, and the checks that its
-executable can start."""
+"""What the live kinds share (LiveAgent: opt-in, retries, cost), reading an answer out of model output, and the
+command kind's processes: one per attempt, its version, and the checks that its executable can start."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ _MISSING = object()
 
 
 def extract_json_object(text: str) -> Any:
-    """The answer object: the whole output, else the last fenced block, else the last line that is one. Valid JSON
-    that is not an object is no answer; parsing is strict: model output gets no slack."""
+    """The answer object: the whole output, else the last fenced block, else the last line that is one (strict)."""
     whole = parse_json_text(text.strip(), _MISSING)
     if whole is not _MISSING:
         return whole if isinstance(whole, dict) else None
@@ -58,7 +56,6 @@ def extract_json_object(text: str) -> Any:
 
 
 def _kept(data: bytes, size: int) -> str:
-    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP bytes."""
     text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
     if size > TRANSCRIPT_CAP:
         text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
@@ -66,8 +63,7 @@ def _kept(data: bytes, size: int) -> str:
 
 
 def backoff(attempt: int, first_wait: float, rng: random.Random) -> float:
-    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter (half to all of
-    it), so agents that were rate-limited together do not retry together."""
+    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, jittered (half to all)."""
     if attempt < 2 or first_wait <= 0:
         return 0.0
     base = min(RETRY_WAIT_CAP, first_wait * 2 ** (attempt - 2))
@@ -90,8 +86,7 @@ class Unreadable:
 
 
 class LiveAgent(AgentBase):
-    """What both live kinds share: the question shape they answer through, the opt-in, retries with backoff, and
-    what their answers cost (answers run in parallel threads)."""
+    """What both live kinds share: their question shape, the opt-in, retries with backoff, and what answers cost."""
 
     def __init__(
         self,
@@ -141,8 +136,8 @@ class LiveAgent(AgentBase):
     def ask(
         self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
     ) -> tuple[Any, list[_Attempt], Usage]:
-        """Attempts (each after its backoff) until one's output reads as an answer (`read(text)` gives it or
-        Unreadable): (the answer or None, the attempts, what they cost together)."""
+        """Attempts until one's output reads as an answer (`read(text)`, else Unreadable): (answer or None, the
+        attempts, what they cost)."""
         attempts: list[_Attempt] = []
         for number in range(1, self.agent.retries + 2):
             made = attempt(number, self._wait_before(number))
@@ -191,8 +186,7 @@ def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
 def run_attempt(
     agent: AgentSettings, name: str, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict
 ) -> _Attempt:
-    """One process of the agent command `name`: its output read as an answer's text, or why there is none, and
-    `record` completed as a transcript keeps the attempt."""
+    """One process of the agent command `name`: its answer's text or why there is none; `record` completed."""
     started = time.monotonic()
     scratch = view_parent()  # in memory where it can be: three files for every attempt
     with (  # unbuffered: each is written or read once, whole
@@ -299,8 +293,8 @@ def version_line(output: bytes) -> str:
 
 
 def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -> str:
-    """The executable the agent's process will start, resolved as that process will resolve it (a relative path is
-    refused when it runs `elsewhere`, in a folder of its own), and proven startable: else one line."""
+    """The executable the agent's process will start, resolved as it will (a relative path is refused when it runs
+    `elsewhere`), and proven startable: else one line."""
     if os.sep in command or (os.altsep and os.altsep in command):
         path = Path(command)
         if not path.is_absolute() and elsewhere:
@@ -326,7 +320,6 @@ def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -
 
 
 def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
-    """Why `path` cannot be executed, or None."""
     try:
         info = path.stat()
     except OSError as exc:
@@ -355,8 +348,8 @@ def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
 
 
 def named_files(args: list[str], elsewhere: bool) -> list[Path]:
-    """The existing files the command line names by absolute path (`--settings=/x/s.json`): the sandbox shows them
-    read-only. A relative one is refused when the agent runs elsewhere: it would not find it there."""
+    """The existing files the command line names by absolute path (the sandbox shows them read-only); a relative
+    one is refused when the agent runs elsewhere."""
     found = []
     for arg in args:
         if PLACEHOLDER.search(arg):
@@ -365,11 +358,7 @@ def named_files(args: list[str], elsewhere: bool) -> list[Path]:
         if not value or value.startswith("-"):
             continue
         path = Path(value)
-        try:
-            is_file = path.is_file()
-        except OSError:
-            continue
-        if not is_file:
+        if not os.path.isfile(path):  # never raises (a name too long, a null byte)
             continue
         if path.is_absolute():
             found.append(Path(os.path.abspath(path)))

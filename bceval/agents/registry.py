@@ -1,9 +1,5 @@
-"""One Agent protocol for every question an evaluator asks, and the registry of agent kinds.
-
-A kind registers once, with a decorator on its factory, and says what it can do in a Capabilities record: the rest
-of bceval asks the record, never the kind's name. The live kinds (`command`, `api`) are one class each; what a
-question asks of them is its Shape, which the evaluator supplies.
-"""
+"""One Agent protocol for every question an evaluator asks, and the registry of agent kinds: a kind registers once
+(a decorator on its factory) with its Capabilities, which the rest of bceval asks instead of the kind's name."""
 
 from __future__ import annotations
 
@@ -57,8 +53,7 @@ class Agent(Protocol):
 
 
 class Shape(Protocol):
-    """A question shape as the live kinds answer it: `by_process` through a command agent's process, `by_endpoint`
-    through the api agent's conversation."""
+    """A question shape as the live kinds answer it: through a command's process or the api agent's conversation."""
 
     hidden: Mapping[str, Path]  # what the agent must never reach, by what it is
     in_case_view: bool  # a command agent runs in the case's view unless --isolation none (else in a folder of its own)
@@ -114,8 +109,13 @@ class AgentBase:
         return {}
 
 
+class _NeedsCommand:
+    def missing_command(self, name: str) -> BcevalError:
+        return BcevalError(REVIEW_NEEDS_COMMAND)
+
+
 @dataclass(frozen=True)
-class ReviewSetup:
+class ReviewSetup(_NeedsCommand):
     """What an agent answering review questions is made from."""
 
     question: ClassVar[str] = REVIEW
@@ -128,14 +128,10 @@ class ReviewSetup:
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"unknown adapter '{name}'; choose one of: {', '.join(agent_names(REVIEW))}")
 
-    def missing_command(self, name: str) -> BcevalError:
-        return BcevalError(REVIEW_NEEDS_COMMAND)
-
 
 @dataclass(frozen=True)
-class ShapedSetup:
-    """What a live agent answering a plugin evaluator's questions is made from (a kind registered with ANY_SHAPE
-    answers it)."""
+class ShapedSetup(_NeedsCommand):
+    """What a live agent answering a plugin evaluator's questions is made from (a kind with ANY_SHAPE answers it)."""
 
     question: str
     shape: Shape
@@ -143,9 +139,6 @@ class ShapedSetup:
 
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"--adapter {name}: a {self.question} question is answered by a live kind (command)")
-
-    def missing_command(self, name: str) -> BcevalError:
-        return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
 class Setup(Protocol):

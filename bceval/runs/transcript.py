@@ -1,11 +1,5 @@
-"""Transcripts: one JSON file per answered case of a live agent, one format for every evaluator.
-
-    {"schemaVersion": 1, "run": <run name>, "answeredBy": <the agent's describe()>,
-     ...the agent's record of the case (case, attempts, outcome, ...), "usage": <what the case cost>}
-
-The prompts themselves are kept beside the transcripts, each once: `prompts/<sha256>.txt`, named by the hash
-the attempts record (`promptSha256`), so a viewer shows what the agent was asked without repeating it per attempt.
-"""
+"""Transcripts: one JSON file per answered case of a live agent, one format for every evaluator; the prompts are
+kept beside them once each, as `prompts/<sha256>.txt` (the `promptSha256` the attempts record)."""
 
 from __future__ import annotations
 
@@ -24,13 +18,8 @@ def write_transcript(
     run_dir: Path, name: str, run: str, answered_by: dict[str, Any], record: dict[str, Any], usage: Usage
 ) -> str:
     """Write `<run_dir>/transcripts/<name>.json`; returns its path relative to the run directory."""
-    document = {
-        "schemaVersion": TRANSCRIPT_SCHEMA_VERSION,
-        "run": run,
-        "answeredBy": answered_by,
-        **record,
-        "usage": usage.as_record(),
-    }
+    document = {"schemaVersion": TRANSCRIPT_SCHEMA_VERSION, "run": run, "answeredBy": answered_by, **record}
+    document["usage"] = usage.as_record()
     path = RunDir(run_dir).transcript(name)
     write_atomic(path, dumps(document))
     return f"{TRANSCRIPTS}/{path.name}"

@@ -22,7 +22,6 @@ from bceval.agents.envelope import read_agent_output
 from bceval.agents.registry import AgentBase
 from bceval.agents.sandbox import env_command, shebang
 from bceval.agents.settings import PLACEHOLDER, AgentSettings
-from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
 from bceval.prices import priced
@@ -188,11 +187,10 @@ def run_attempt(
 ) -> _Attempt:
     """One process of the agent command `name`: its answer's text or why there is none; `record` completed."""
     started = time.monotonic()
-    scratch = view_parent()  # in memory where it can be: three files for every attempt
     with (  # unbuffered: each is written or read once, whole
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
+        tempfile.TemporaryFile(buffering=0) as given,
+        tempfile.TemporaryFile(buffering=0) as out,
+        tempfile.TemporaryFile(buffering=0) as err,
     ):
         # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
         # it cannot block on it.

@@ -180,8 +180,11 @@ class Endpoint:
         identity = (self.openai, self.settings.base_url or "", self.key)
         client = clients.get(identity)
         if client is None:
-            base_url, query = _split_query(self.settings.base_url)
+            base_url = self.settings.base_url
             address = urlsplit(base_url or "")  # no base URL: the package's default, neither Azure nor plain HTTP
+            query = dict(parse_qsl(address.query))  # Azure's `?api-version=...` goes on every request, not the path
+            if base_url and "?" in base_url:
+                base_url = urlunsplit(address._replace(query=""))
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
             azure = (address.hostname or "").endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
             plain = address.scheme == "http"
@@ -393,11 +396,3 @@ def _answer_calls(
         turn["toolCalls"].append({"tool": str(name)[:100], "error": error})
         results.append({"role": "tool", "tool_call_id": call_id, "content": text})
     return [{"role": "assistant", "content": message.get("content"), "tool_calls": echoed}, *results]
-
-
-def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
-    """An Azure-style base URL's query (`?api-version=...`) goes on every request, not into the path."""
-    if not base_url or "?" not in base_url:
-        return base_url, {}
-    parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query))

@@ -269,15 +269,6 @@ def forget_view(root: Path) -> bool:
     return tracked
 
 
-def _remove(root: Path) -> None:
-    for _ in range(5):  # a worker may still be writing into it: try again until it is gone
-        try:
-            remove(root)
-            return
-        except OSError:
-            time.sleep(0.02)
-
-
 def stop_all() -> int:
     """On Ctrl-C: end every agent's whole tree and remove every folder in use; nothing new starts afterwards."""
     global _stops
@@ -290,7 +281,12 @@ def stop_all() -> int:
     for process in running:
         end(process)
     for root in views:
-        _remove(root)
+        for _ in range(5):  # a worker may still be writing into it: try again until it is gone
+            try:
+                remove(root)
+                break
+            except OSError:
+                time.sleep(0.02)
     return len(running)
 
 

@@ -25,13 +25,9 @@ def write_transcript(
     return f"{TRANSCRIPTS}/{path.name}"
 
 
-def prompt_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def write_prompt(run_dir: Path, text: str) -> str:
     """Store a prompt once under its SHA-256 (an existing copy is the same bytes, so it is kept); returns the hash."""
-    digest = prompt_sha256(text)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     path = RunDir(run_dir).prompt(digest)
     if not path.is_file():
         write_atomic(path, text)

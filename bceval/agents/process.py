@@ -19,7 +19,7 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
-from bceval.agents.registry import AgentBase
+from bceval.agents.registry import Agent
 from bceval.agents.sandbox import env_command, shebang
 from bceval.agents.settings import PLACEHOLDER, AgentSettings
 from bceval.errors import BcevalError
@@ -84,7 +84,7 @@ class Unreadable:
     detail: str
 
 
-class LiveAgent(AgentBase):
+class LiveAgent(Agent):
     """What both live kinds share: their question shape, the opt-in, retries with backoff, and what answers cost."""
 
     def __init__(

@@ -36,7 +36,6 @@ class CommandAgent(LiveAgent):
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
-        self._version_probe: threading.Thread | None = None
         if self.shape.checks_command:
             self._check(agent)
 
@@ -63,14 +62,6 @@ class CommandAgent(LiveAgent):
     def answer(self, question: Any) -> Any:
         return self.shape.by_process(self, question)
 
-    def start(self) -> None:
-        """The version probe, started before the first answer so none waits for it."""
-        with self._version_lock:
-            if self._version_probe is None:
-                self._version_probe = threading.Thread(target=lambda: setattr(self, "_version", self._probe_version()))
-                self._version_probe.daemon = True
-                self._version_probe.start()
-
     @property
     def model_is_label_only(self) -> bool:
         return bool(self.agent.model) and not self.pinned
@@ -86,9 +77,9 @@ class CommandAgent(LiveAgent):
         return not self.in_case_view or self.agent.isolation == "view"
 
     def describe(self) -> dict[str, Any]:
-        self.start()
-        assert self._version_probe is not None
-        self._version_probe.join()
+        with self._version_lock:  # probed once, by the first answer's thread
+            if self._version is None:
+                self._version = self._probe_version()
         described = {
             "adapter": self.name,
             "command": self.agent.command,

@@ -3,6 +3,7 @@ command kind's processes: one per attempt, its version, and the checks that its 
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -125,13 +126,6 @@ class LiveAgent(Agent):
                 f"the {self.kind} adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it"
             )
 
-    def _wait_before(self, number: int) -> float:
-        with self._rng_lock:
-            wait = backoff(number, self.agent.retry_wait, self.rng)
-        if wait:
-            self.sleep(wait)
-        return wait
-
     def ask(
         self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
     ) -> tuple[Any, list[_Attempt], Usage]:
@@ -139,7 +133,11 @@ class LiveAgent(Agent):
         attempts, what they cost)."""
         attempts: list[_Attempt] = []
         for number in range(1, self.agent.retries + 2):
-            made = attempt(number, self._wait_before(number))
+            with self._rng_lock:
+                wait = backoff(number, self.agent.retry_wait, self.rng)
+            if wait:
+                self.sleep(wait)
+            made = attempt(number, wait)
             attempts.append(made)
             if made.failure is not None and made.failure[0] == "spawn-error":
                 break  # a command that cannot start will not start on a retry either
@@ -152,9 +150,7 @@ class LiveAgent(Agent):
         return self._spent(None, attempts)
 
     def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt], Usage]:
-        spent = Usage()
-        for attempt in attempts:
-            spent = spent.plus(attempt.usage)
+        spent = functools.reduce(Usage.plus, (attempt.usage for attempt in attempts), Usage())
         with self._usage_lock:
             self.usage = self.usage.plus(spent)
             self.last_usage = spent

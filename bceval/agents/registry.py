@@ -48,9 +48,6 @@ class Agent:
     def answer(self, question: Any) -> Any:  # the answer to one question of its shape, or why there is none
         raise NotImplementedError
 
-    def start(self) -> None:  # begin what the first answer would wait for (a live agent's version probe)
-        return None
-
     def close(self) -> None:  # release what it holds between answers (a guidance agent's knowledge view)
         return None
 

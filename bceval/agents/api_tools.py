@@ -1,6 +1,5 @@
-"""The tools bceval's own agent may call, each confined to the folders it was given (one root, or named roots
-`<name>/<path>`, on disk or in memory), and the read evidence bceval keeps from its own tool results: per file
-`{path, complete, bytes, sha256}`, complete when every line was returned to the model."""
+"""The tools bceval's own agent may call, confined to the folders it was given (on disk or in memory), and the read
+evidence bceval keeps from their results: per file `{path, complete, bytes, sha256}` (complete: every line read)."""
 
 from __future__ import annotations
 

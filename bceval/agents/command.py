@@ -15,7 +15,7 @@ from typing import Any
 
 from bceval.agents.process import LiveAgent, _Attempt, named_files, probe_version, resolve_command, run_attempt
 from bceval.agents.sandbox import require_bwrap, sandbox_argv
-from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
+from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, check_command, pinned, placeholders
 from bceval.agents.view import View, release, scrubbed_environment, temp_folder
 from bceval.errors import BcevalError
 from bceval.runs.identity import asking, question
@@ -36,11 +36,9 @@ class CommandAgent(LiveAgent):
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
-        if self.shape.checks_command:
-            self._check(agent)
-
-    def _check(self, agent: AgentSettings) -> None:
-        """The opt-in gate, the command line and its executable, and the sandbox's own checks, before any case."""
+        if not self.shape.checks_command:
+            return
+        # the opt-in gate, the command line and its executable, and the sandbox's own checks, before any case
         self.require_opt_in()
         check_command(agent.command, agent.model)
         try:

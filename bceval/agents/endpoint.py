@@ -1,6 +1,5 @@
-"""One chat-completions endpoint as the api agent talks to it, through the `openai` package (the extra
-`bceval[api]`): turns answering the model's tool calls until a message without any, or --max-turns. 429 and 503
-wait as `Retry-After` says; the API key is scrubbed from every record."""
+"""One chat-completions endpoint as the api agent talks to it (the `openai` package, extra `bceval[api]`): 429 and
+503 wait as `Retry-After` says, and the API key is scrubbed from every record."""
 
 from __future__ import annotations
 

@@ -37,14 +37,11 @@ class Interrupted(BcevalError):
 def become_subreaper() -> bool:
     """Make this process the child subreaper of everything it starts (Linux); False where that is not possible."""
     if _state["subreaper"] is None:
-        done = False
-        if sys.platform.startswith("linux"):
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                done = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                done = False
-        _state["subreaper"] = done
+        try:
+            libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+            _state["subreaper"] = libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _state["subreaper"] = False
     return bool(_state["subreaper"])
 
 
@@ -111,8 +108,8 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
     return (int(fields[1]), int(fields[3]), fields[0]) if len(fields) >= 4 else None
 
 
-def _children(pid: int) -> list[int] | None:
-    """The children of a process (every thread's), or None where the kernel does not list them."""
+def _children(pid: int) -> list[int]:
+    """The children of a process (every thread's); only asked where the kernel lists them (see `_adopted`)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -121,12 +118,8 @@ def _children(pid: int) -> list[int] | None:
     for task in tasks:
         try:
             found += [int(word) for word in read_regular_bytes(f"/proc/{pid}/task/{task}/children").split()]
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{task}"):
-                continue  # the thread ended meanwhile
-            return None  # no CONFIG_PROC_CHILDREN: the caller reads the whole table
         except OSError:
-            continue
+            continue  # the thread ended meanwhile
     return found
 
 
@@ -146,17 +139,11 @@ def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> d
     `skip`, agents still running); every process where the kernel does not list children."""
     table: dict[int, tuple[int, int, str]] = {}
     pending = _adopted()
-    if pending is None:
-        try:
-            names = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        except OSError:
-            return table
-        for pid in names:
-            info = _stat(pid)
-            if info is not None:
-                table[pid] = info
+    whole = pending is None
+    try:
+        pending = [int(name) for name in os.listdir("/proc") if name.isdigit()] if whole else [*pending, *roots]
+    except OSError:
         return table
-    pending += roots
     while pending:
         pid = pending.pop()
         if pid in table:
@@ -165,8 +152,8 @@ def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> d
         if info is None:
             continue
         table[pid] = info
-        if pid not in skip:
-            pending += _children(pid) or []
+        if not whole and pid not in skip:
+            pending += _children(pid)
     return table
 
 
@@ -190,11 +177,8 @@ def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]
         if parent == me and session != my_session and pid not in agents and session not in agents
     }
     found.add(leader)
-    grew = True
-    while grew:  # descendants of everything found
-        more = {pid for pid, (parent, _, _) in table.items() if parent in found and pid not in found}
-        found |= more
-        grew = bool(more)
+    while more := {pid for pid, (parent, _, _) in table.items() if parent in found and pid not in found}:
+        found |= more  # descendants of everything found
     return {pid for pid in found if pid in table and pid != me and table[pid][2] != "Z"}
 
 

@@ -1,6 +1,5 @@
 """Agent views: for one case, exactly the files an agent may read (the request, the neutral case file, the leaf
-and every candidate article; never a sample, the manifest or any output), in a fresh folder of its own. Its digest
-is the identity of the question asked."""
+and every candidate article), in a fresh folder of its own; its digest is the identity of the question asked."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from bceval.config import load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
-from bceval.steps.init import report_init
+from bceval.steps.init import init_corpus
 from bceval.steps.runs import print_comparison, print_runs
 
 # the subcommands that are the frame's own; every other one is an evaluator's (`--evaluator`, default review)
@@ -98,7 +98,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_evaluators()
     if args.subcommand == "runs":
         return print_runs(load_settings(out=args.out).out)
-    return report_init(load_settings(**settings_flags(args)), args.doit)  # init
+    return init_corpus(load_settings(**settings_flags(args)), args.doit)  # init
 
 
 def print_evaluators() -> int:

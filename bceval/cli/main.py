@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
     ):
         add_command(commands, name, text)
-    for _, evaluator_command in all_commands():
+    for evaluator_command in all_commands().values():
         evaluator_command.add(commands)
     from bceval.cli import experiment  # not at the top: it reads the evaluator registry (main reports its errors)
 
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         given = sys.argv[1:] if argv is None else argv
-        commands = {command.name: command for _, command in all_commands()}
+        commands = all_commands()
         for command in commands.values():
             shown = command.help_for(given) if command.help_for is not None else None
             if shown is not None:  # as argparse's own --help: print, then exit 0

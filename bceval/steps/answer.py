@@ -36,8 +36,9 @@ from bceval.runs.record import (
 )
 from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
-from bceval.steps.budget import Budget, known_cost, unpriced_warning
+from bceval.steps.budget import Budget, unpriced_warning
 from bceval.steps.prepare import require_complete
+from bceval.usage import Usage
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -350,12 +351,8 @@ def recorded_cost(results_dir: Path) -> float:
         if not _OWN_FILE.match(path.name):
             continue
         record = _document(path).get("record")
-        if isinstance(record, dict) and record.get("cached") is True:
-            continue  # another run paid for it
-        usage = record.get("usage") if isinstance(record, dict) else None
-        cost = usage.get("costUsd") if isinstance(usage, dict) else None
-        if known_cost(cost):
-            total += cost
+        if isinstance(record, dict) and record.get("cached") is not True:  # a cached answer: another run paid for it
+            total += Usage.from_record(record.get("usage")).costUsd or 0.0
     return total
 
 

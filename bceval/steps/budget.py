@@ -10,6 +10,7 @@ from typing import Any
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps_compact, parse_json
+from bceval.usage import known_number
 
 
 def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
@@ -100,12 +101,8 @@ class Budget:
             except BcevalError:
                 continue
             cost = entry.get("costUsd") if isinstance(entry, dict) else None
-            if known_cost(cost):
+            if known_number(cost) is not None:
                 self.spent += cost
-
-
-def known_cost(cost: Any) -> bool:
-    return isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
 
 
 def experiment_ledger(plan: Any, settings: Settings) -> Budget | None:

@@ -363,8 +363,8 @@ def scorecard(score: ScoreFile) -> str:
     lines = [
         f"{head} Passed {passed} of {len(score.cases)} case(s).\n",
         "| case | verdict | failing stage | problems |",
+        "|---|---|---|---|",
     ]
-    lines.append("|---|---|---|---|")
     for case in score.cases:
         problems = "; ".join(markdown(p) for p in case.problems)
         lines.append(f"| {markdown(case.id)} | {_word(case.passed)} | {markdown(case.stage or '')} | {problems} |")

@@ -55,7 +55,7 @@ class GraphInputs:
     def groups(self) -> list[str]:
         """The knowledge groups that hold an article: one rows task each (steps.article_group), in ordinal order."""
         listing = self.listing
-        return [group for group, folders in self.group_folders.items() if steps.has_articles(listing, folders)]
+        return [group for group, folders in self.group_folders.items() if steps.group_files(listing, folders, ".md")]
 
     @cached_property
     def loose_samples(self) -> list[list[str]]:

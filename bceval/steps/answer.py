@@ -388,11 +388,9 @@ def _written_by_bceval(path: Path) -> bool:
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
     """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
     their names. Only files named exactly like ours and carrying our `answeredBy` block go."""
-    if not results_dir.is_dir():
-        return []
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
     removed = []
-    for path in sorted(results_dir.iterdir()):
+    for path in sorted(results_dir.glob("*-case-*.json")):
         if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
             path.unlink()
             removed.append(path.name)

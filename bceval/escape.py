@@ -1,10 +1,6 @@
-"""Text that came from a model, a result file or a corpus, made safe for where bceval shows it.
-
-Such text is data: on a console a control character can move the cursor and draw a fake verdict, in Markdown
-a pipe, a newline, a backtick or an HTML comment can break out of its cell or forge the markers of a
-published page, in HTML a tag is code. Each function here returns the text as it was given, only made inert;
-`finding_id` also shortens an id that is no candidate path, so a model cannot fill a report with prose.
-"""
+"""Text that came from a model, a result file or a corpus, made inert for where bceval shows it: on a console a
+control character can draw a fake verdict, in Markdown a pipe or an HTML comment can forge a published page's
+markers, in HTML a tag is code. `finding_id` also shortens an id that is no candidate path."""
 
 from __future__ import annotations
 

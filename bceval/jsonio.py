@@ -73,11 +73,7 @@ def _find_problem(value: Any, path: str, depth: int) -> str | None:
         children = ((f"{path}[{i}]", v) for i, v in enumerate(value))
     else:
         return None
-    for child_path, child in children:
-        found = _find_problem(child, child_path, depth + 1)
-        if found:
-            return found
-    return None
+    return next(filter(None, (_find_problem(child, where, depth + 1) for where, child in children)), None)
 
 
 def decode_utf8(data: bytes, where: str) -> str:

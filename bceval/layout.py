@@ -103,11 +103,26 @@ def case_file_name(model_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class PrepareDir:
+class GuidancePrepareDir:
+    """A guidance preparation (`<out>/guidance/`, or a guidance run's requests/): the knowledge index and one
+    request per case, nothing else; a review preparation (PrepareDir) holds these too."""
+
     path: Path
+    knowledge_index = _Below(KNOWLEDGE_INDEX)
+
+    def case_request(self, model_id: str) -> Path:
+        return self.path / case_request_name(model_id)
+
+    @staticmethod
+    def owns(name: str) -> bool:
+        """Whether a file of this name is one a guidance preparation writes."""
+        return name == KNOWLEDGE_INDEX or CASE_REQUEST.fullmatch(name) is not None
+
+
+@dataclass(frozen=True)
+class PrepareDir(GuidancePrepareDir):
     marker = _Below(MARKER_NAME)
     incomplete = _Below(INCOMPLETE_NAME)
-    knowledge_index = _Below(KNOWLEDGE_INDEX)
     review_request = _Below(REVIEW_REQUEST)
 
     @staticmethod
@@ -121,9 +136,6 @@ class PrepareDir:
 
     def domain_request(self, domain: str) -> Path:
         return self.path / domain_request_name(domain)
-
-    def case_request(self, model_id: str) -> Path:
-        return self.path / case_request_name(model_id)
 
     def case_file(self, model_id: str) -> Path:
         return self.path / case_file_name(model_id)
@@ -192,23 +204,6 @@ class RunDir:
 
 
 # --- guidance preparations and runs ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GuidancePrepareDir:
-    """A guidance preparation (`<out>/guidance/`, or a guidance run's requests/): the knowledge index and one
-    request per case, nothing else."""
-
-    path: Path
-    knowledge_index = _Below(KNOWLEDGE_INDEX)
-
-    def case_request(self, model_id: str) -> Path:
-        return self.path / case_request_name(model_id)
-
-    @staticmethod
-    def owns(name: str) -> bool:
-        """Whether a file of this name is one a guidance preparation writes."""
-        return name == KNOWLEDGE_INDEX or CASE_REQUEST.fullmatch(name) is not None
 
 
 GUIDANCE_RUN = re.compile(r"run-(\d+)")  # a guidance run directory: run-0001, run-0002, ...

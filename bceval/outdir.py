@@ -38,7 +38,7 @@ def sweep_temp_files(out: Path) -> list[Path]:
     """Remove the temporary files a killed run left (atomic writes never leave them otherwise): only bceval's
     names, only at the top of `out` and in the folders bceval owns under it (never a corpus or anything else
     that shares it, never through a link), and only when the process that made one is gone."""
-    found = [(out, name) for name in _names(out)]
+    found = [(out, name) for name in next(os.walk(out), ("", [], []))[2]]  # the files at the top of `out`
     for folder in OutDir(out).own_folders:
         for parent, _, names in os.walk(folder):
             found.extend((parent, name) for name in names if name.startswith(TEMP_PREFIX))
@@ -56,13 +56,6 @@ def sweep_temp_files(out: Path) -> list[Path]:
         except OSError:
             pass  # gone already, or not ours to remove; never worth failing a run for
     return removed
-
-
-def _names(folder: Path) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
 
 
 def _alive(pid: int) -> bool:

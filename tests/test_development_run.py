@@ -236,7 +236,7 @@ def test_the_demo_checks_file_fits_its_schema():
 
 def test_doit_development_runs_the_demo_control_and_passes(tmp_path, monkeypatch, capsys):
     from bceval.config import load_settings
-    from bceval.graph.run import run_graph
+    from bceval.graph.loader import run_graph
 
     for name in ("BCEVAL_DEVELOPMENT_ROOT", "BCEVAL_COMMAND", "BCEVAL_DEVELOPMENT_CHECKS"):
         monkeypatch.delenv(name, raising=False)

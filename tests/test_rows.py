@@ -161,7 +161,7 @@ def record_candidate_requests(monkeypatch) -> list[list[str]]:
 
 
 def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_corpus, tmp_path, monkeypatch):
-    from bceval.graph.run import run_graph as cli_run_graph
+    from bceval.graph.loader import run_graph as cli_run_graph
 
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0

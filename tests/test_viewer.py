@@ -139,7 +139,7 @@ def test_doit_view_is_a_no_op_until_a_run_changes(viewer_out, tmp_path, capsys, 
     import shutil
 
     from bceval.config import load_settings
-    from bceval.graph.run import run_graph
+    from bceval.graph.loader import run_graph
 
     clean_environment(monkeypatch)
     out = tmp_path / "out"

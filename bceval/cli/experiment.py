@@ -13,7 +13,7 @@ from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.experiment.plan import Plan, ab_experiment, load_plan, resolve
-from bceval.graph.run import run_graph
+from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
 from bceval.steps.ci import experiment_outputs

@@ -15,7 +15,7 @@ from bceval.config import load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
-from bceval.steps.init import report_init
+from bceval.steps.init import init_corpus
 from bceval.steps.runs import print_comparison, print_runs
 
 # the subcommands that are the frame's own; every other one is an evaluator's (`--evaluator`, default review)
@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         ("view", "write a static viewer of the runs, experiments and guidance runs (out/view/)"),
     ):
         add_command(commands, name, text)
-    for _, evaluator_command in all_commands():
+    for evaluator_command in all_commands().values():
         evaluator_command.add(commands)
     from bceval.cli import experiment  # not at the top: it reads the evaluator registry (main reports its errors)
 
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         given = sys.argv[1:] if argv is None else argv
-        commands = {command.name: command for _, command in all_commands()}
+        commands = all_commands()
         for command in commands.values():
             shown = command.help_for(given) if command.help_for is not None else None
             if shown is not None:  # as argparse's own --help: print, then exit 0
@@ -98,7 +98,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return print_evaluators()
     if args.subcommand == "runs":
         return print_runs(load_settings(out=args.out).out)
-    return report_init(load_settings(**settings_flags(args)), args.doit)  # init
+    return init_corpus(load_settings(**settings_flags(args)), args.doit)  # init
 
 
 def print_evaluators() -> int:

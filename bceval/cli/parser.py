@@ -32,34 +32,27 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
     groups: dict[str, Any] = {}
     for use in COMMANDS[command]:
         option = OPTIONS[use.name]
-        target: Any = parser
         if use.group is not None and use.group not in groups:
             exclusive = use.group == "exclusive"
             groups[use.group] = (
                 parser.add_mutually_exclusive_group() if exclusive else parser.add_argument_group(use.group)
             )
-        if use.group is not None:
-            target = groups[use.group]
-        help_text = option.help if use.help is None else use.help
-        keywords: dict[str, Any] = {"help": help_text or None}
+        target: Any = parser if use.group is None else groups[use.group]
+        keywords: dict[str, Any] = {"help": (option.help if use.help is None else use.help) or None}
         metavar = use.metavar or option.metavar
-        if metavar is not None:
+        if metavar is not None and option.kind not in ("switch", "bool"):
             keywords["metavar"] = metavar
         if use.checked and option.choices is not None:
             keywords["choices"] = option.allowed()
         if option.parser_default:
             keywords["default"] = option.default
         if option.kind == "positional":
-            if option.parser_default:
-                keywords["nargs"] = "?"
-            target.add_argument(option.name, **keywords)
+            target.add_argument(option.name, **keywords, **({"nargs": "?"} if option.parser_default else {}))
             continue
         if option.kind == "switch":
             keywords["action"] = "store_true"
-            keywords.pop("metavar", None)
         elif option.kind == "bool":  # a setting: not given is None, so the environment and pyproject.toml count
             keywords.update(action="store_true", default=None)
-            keywords.pop("metavar", None)
         elif option.kind in ("texts", "paths"):
             keywords["action"] = "append"
         elif option.kind in _TYPES:

@@ -4,22 +4,8 @@ A kind of evaluation is one package that registers one or more Evaluator objects
 bceval.evaluators.registry, third-party ones are found through the entry-point group `bceval.evaluators`
 (`[project.entry-points."bceval.evaluators"] NAME = "package.module:EVALUATOR"`). The package owns everything of
 its kind; the frame (cli, graph, steps, runs, experiments, viewer, scorecard) reaches it only through this
-protocol and never names it.
-
-What the frame asks of an evaluator:
-- who it is: `name`, `description` (one line for `bceval evaluators`), `question` (the shape of question its
-  agents answer) and `traits` (what the runs that use it must do);
-- its core: `load` a manifest, its `cases`, each case's `model_id` and `case_kind`, per-case `outcomes` of a
-  finished run and what it `measures` besides passing (experiments read these);
-- its place in the frame: the CLI subcommands it adds (`commands`), the doit task generators it adds to the
-  graph (`tasks`), how it runs the uniform verbs (`verb`: `bceval prepare|answer|score|publish|view --evaluator
-  NAME`), and, for an evaluator whose unit of work is a whole run, how an experiment runs one (`run_unit`) and
-  what such a run reads besides the arm's fields (`unit_inputs`).
-
-bceval's own evaluators also name the models of their JSON Schema files (`schemas()`: file stem -> pydantic
-model; bceval.schemas writes them into the top-level schemas/); those the oracle agent answers for give its reply
-(`oracle_reply(expected, question)`). The default evaluator (review) is the frame's own pipeline: the frame asks it
-for its question shape, prompt, baseline agent, starter manifest and for judging a run's files.
+protocol and never names it. bceval's own evaluators also name the models of their JSON Schema files
+(`schemas()`), give the oracle's reply (`oracle_reply`), and the default one (review) is the frame's own pipeline.
 """
 
 from __future__ import annotations
@@ -37,8 +23,6 @@ DEVELOPMENT = "development"  # the development evaluator's: a request answered b
 
 CASE = "case"  # unit of work: one answer per (arm, epoch, case), each a task of its own
 RUN = "run"  # unit of work: one whole run per (arm, epoch) that prepares, answers and scores every case
-
-VERBS = ("prepare", "answer", "score", "publish", "view")  # the uniform verbs every evaluator answers
 
 
 @dataclass(frozen=True)
@@ -98,55 +82,43 @@ class Evaluator(Protocol):
 
     def load(self, root: Path, manifest: Path | None) -> Any:
         """The checked manifest of a corpus (a BcevalError naming the file when it is not usable)."""
-        ...
 
     def cases(self, loaded: Any) -> list[Any]:
         """The cases of a loaded manifest, in manifest order (each has an `id`)."""
-        ...
 
     def model_id(self, case: Any) -> str:
         """The only id of a case its agent sees (its result and transcript files are named by it)."""
-        ...
 
     def case_kind(self, case: Any) -> str:
         """Either "positive" (the case expects something found) or "clean" (a control that expects nothing)."""
-        ...
 
     def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
         """Per-case outcomes of a finished run, from the problems its run record holds."""
-        ...
 
     def measures(self, loaded: Any, results_dir: Path | None) -> Mapping[str, CaseMeasures] | None:
         """Per case id, what it measures of an answer besides passing (results_dir None: no answers yet); None
         when it measures nothing else."""
-        ...
 
     def commands(self) -> tuple[Command, ...]:
         """The CLI subcommands it adds (evaluators of one package return the same ones; they are added once)."""
-        ...
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         """The doit task generators it adds to a graph (bceval.graph.inputs.GraphInputs: its settings and the
         corpus listing); cheap, as they run on every command."""
-        ...
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
-        """`bceval VERB --evaluator NAME ...` (VERB one of VERBS): its exit code."""
-        ...
+        """`bceval prepare|answer|score|publish|view --evaluator NAME ...`: its exit code."""
 
     def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
         """Its own rules for an experiment's arms (bceval.experiment.plan.ArmPlan): the index of the first arm
         that breaks one and why, else None."""
-        ...
 
     def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
         """One experiment unit of a RUN evaluator: the arm's whole run of this epoch (`run`: the arm's settings,
         `settings`: the experiment's) into a new folder of plan.run_folders."""
-        ...
 
     def unit_inputs(self, arm: Any) -> dict[str, Any]:
         """What a RUN evaluator's unit reads besides the arm's fields (digests of its checkouts and files)."""
-        ...
 
 
 def outcomes_from_problems(case_ids: list[str], problems: list[str]) -> list[CaseOutcome]:

@@ -80,13 +80,13 @@ def usable() -> tuple[Evaluator, ...]:
     return tuple(found)
 
 
-def all_commands() -> list[tuple[Evaluator, Command]]:
-    """Every evaluator's CLI subcommands, each once (evaluators of one package share theirs)."""
-    seen: dict[str, tuple[Evaluator, Command]] = {}
+def all_commands() -> dict[str, Command]:
+    """Every evaluator's CLI subcommands by name, each once (evaluators of one package share theirs)."""
+    seen: dict[str, Command] = {}
     for found in usable():
         for command in found.commands():
-            seen.setdefault(command.name, (found, command))
-    return list(seen.values())
+            seen.setdefault(command.name, command)
+    return seen
 
 
 def all_tasks(inputs: object) -> dict[str, object]:

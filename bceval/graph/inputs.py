@@ -1,9 +1,6 @@
-"""What the task generators of every stage share: the settings and, read once per graph, the corpus listing,
-the planned cases, the knowledge groups and their stat signatures, the leaf domains and the run's selection.
-
-Generators run on every doit command, so each of these is cheap (a directory walk, the small manifest, the
-recorded cases) and computed at most once.
-"""
+"""What the task generators of every stage share, read at most once per graph (generators run on every doit
+command, so each is cheap): the corpus listing, the planned cases, the knowledge groups and their stat signatures,
+the leaf domains and the run's selection."""
 
 from __future__ import annotations
 
@@ -31,25 +28,18 @@ class GraphInputs:
     def __init__(self, settings: Settings, listing: Listing | None = None) -> None:
         self.settings = settings
         if listing is not None:  # scanned by the caller (after the same input checks)
-            self.__dict__["_listed"] = listing
+            self.__dict__["listing"] = listing
         self.prep = settings.prepare_dir
         # what every prepare task's output depends on besides its own inputs
         self.basics: dict[str, Any] = {"bceval": __version__, "corpus": str(settings.corpus), "out": str(settings.out)}
 
     @cached_property
-    def _listed(self) -> Listing | BcevalError:
+    def listing(self) -> Listing:
         try:
             check_inputs(self.settings)
             return scan_corpus(self.settings.corpus)
         except BcevalError as exc:
-            return exc
-
-    @property
-    def listing(self) -> Listing:
-        listed = self._listed
-        if isinstance(listed, BcevalError):
-            raise InvalidTask(str(listed))
-        return listed
+            raise InvalidTask(str(exc)) from None
 
     @cached_property
     def plan(self) -> Derivation | None:
@@ -65,7 +55,7 @@ class GraphInputs:
     def groups(self) -> list[str]:
         """The knowledge groups that hold an article: one rows task each (steps.article_group), in ordinal order."""
         listing = self.listing
-        return [group for group, folders in self.group_folders.items() if steps.has_articles(listing, folders)]
+        return [group for group, folders in self.group_folders.items() if steps.group_files(listing, folders, ".md")]
 
     @cached_property
     def loose_samples(self) -> list[list[str]]:

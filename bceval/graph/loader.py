@@ -1,9 +1,6 @@
-"""The build graph: DOIT_CONFIG, and the task generators of every stage gathered into one namespace (each
-stage's generators live in a module named after it). Logic lives in the core modules and the steps.
-
-Generators run on every doit command, so they only walk the corpus directory and read the small
-manifest; articles, samples and leaves are read inside actions.
-"""
+"""The build graph: DOIT_CONFIG and every stage's task generators in one namespace, and running it. Generators run
+on every doit command, so they only walk the corpus directory and read the small manifest; articles, samples and
+leaves are read inside actions."""
 
 from __future__ import annotations
 
@@ -15,6 +12,7 @@ from doit import get_initial_workdir
 from doit.exceptions import InvalidDodoFile
 
 from bceval.config import Settings, context_line, load_settings
+from bceval.corpus.layers import Listing
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import DEFAULT, all_tasks, evaluator
 from bceval.graph.answer import answer_tasks
@@ -87,8 +85,16 @@ def _experiment_tasks(settings: Settings) -> dict[str, Any]:
 
 def prepare_variant(variant: Settings) -> int:
     """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
-    open_output(variant)
-    return run_namespace(build_namespace(variant, tasks=["prepare"]), ["run", "prepare"])
+    return run_graph(variant, ["prepare"])
+
+
+def run_graph(
+    settings: Settings, tasks: list[str], force: bool = False, verbose: bool = False, listing: Listing | None = None
+) -> int:
+    """Run tasks through doit, as the CLI and the tests do; `listing`: the corpus's, when the caller scanned it."""
+    open_output(settings)
+    args = ["run", *(["--always-execute"] if force else []), *(["--verbosity", "2"] if verbose else []), *tasks]
+    return run_namespace(build_namespace(settings, GraphInputs(settings, listing), tasks), args)
 
 
 # `doit` in a checkout loads this module through the top-level dodo.py: bind the graph for the settings of

@@ -36,8 +36,9 @@ from bceval.runs.record import (
 )
 from bceval.runs.selection import failed_case_ids, select_cases
 from bceval.runs.transcript import write_prompt, write_transcript
-from bceval.steps.budget import Budget, budget_warning, known_cost
+from bceval.steps.budget import Budget, unpriced_warning
 from bceval.steps.prepare import require_complete
+from bceval.usage import Usage
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -70,32 +71,29 @@ def selected_cases(settings: Settings, cases: list[ReviewCase]) -> list[ReviewCa
     return None if chosen is not None and len(chosen) == len(cases) else chosen
 
 
-def preflight(settings: Settings, listing: Listing | None = None) -> list[str]:
+def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
     """Everything that can be wrong with an answer command, checked before anything is written: the agent
-    command and its gates, the selection, a clash with the run's earlier settings. Returns warnings."""
-    warnings = []
+    command and its gates, the selection, a clash with the run's earlier settings. Warnings go to stderr."""
     listing = listing or scan_corpus(settings.corpus)
     derivation, _ = evaluator(DEFAULT).derive(settings, listing)
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
-    if settings.live:
-        adapter = review_agent(settings, derivation.cases)
-        if settings.isolation == "view":
-            check_view_folder()
-        unenforceable = budget_warning(settings)
-        if unenforceable:
-            warnings.append(unenforceable)
-        if adapter.model_is_label_only:
-            warnings.append(
-                f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
-                "the agent uses its own default and the run is recorded as unpinned"
-            )
-    return warnings
-
-
-def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
-    for warning in preflight(settings, listing):
-        print(warning, file=sys.stderr)
+    if not settings.live:
+        return
+    adapter = review_agent(settings, derivation.cases)
+    if settings.isolation == "view":
+        check_view_folder()
+    unenforceable = settings.max_cost is not None and unpriced_warning(
+        f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model]
+    )
+    if unenforceable:
+        print(unenforceable, file=sys.stderr)
+    if adapter.model_is_label_only:
+        print(
+            f"bceval: warning: the model '{settings.model}' is only a label: the command has no {{model}}, so "
+            "the agent uses its own default and the run is recorded as unpinned",
+            file=sys.stderr,
+        )
 
 
 def write_run_record(settings: Settings, selected: list[str] | None, replace: bool = False) -> None:
@@ -109,16 +107,12 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
     record = new_record(run_facts(settings), selected, None if replace else existing, len(cases))
     if existing is not None and isinstance(existing.get(WRITTEN), dict):
         record[WRITTEN] = existing[WRITTEN]  # what bceval wrote stays known, even when an arm's record is new
-    elif settings.results is not None:
-        pass  # answers that go elsewhere are external: nothing to vouch for
-    elif settings.results_dir.is_dir():  # a run from before digests were kept: what it wrote, as it is now
+    elif settings.results is None:  # a new run, or one from before digests were kept: what it wrote, as it is now
         record[WRITTEN] = {
             path.name: sha256_of(read_regular_bytes(path))
-            for path in sorted(settings.results_dir.iterdir())
+            for path in sorted(settings.results_dir.glob("*-case-*.json"))
             if _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path)
         }
-    else:
-        record[WRITTEN] = {}
     write_record(settings.run_dir, record)
     removed = prune_vanished(settings.results_dir, cases)
     if removed:
@@ -150,14 +144,17 @@ def report_answers(settings: Settings, run_answers: Callable[[], Any]) -> None:
     answer at all because every case it asked failed."""
     answers = run_answers()
     fold_written(settings.run_dir)  # the answering is over: run.json now vouches for every file it wrote
-    results, failures = _results_and_failures(settings.results_dir)
+    try:
+        results, failures = run_entries(settings.results_dir)
+    except BcevalError:  # no results folder: nothing answered yet
+        results, failures = [], []
     done, cached, failed = answers.done - answers.not_started, answers.cached, answers.failed
     if done:
         now = f"{done - cached - failed} answered now, {cached} from the cache"
         now += f", {failed} failed" if failed else ""
     else:
         now = "nothing new to answer"
-    budget = [path for path in failures if _is_budget_record(path)]
+    budget = [path for path in failures if _document(path).get("kind") == "budget"]
     failures = [path for path in failures if path not in budget]
     note = f"; {len(failures)} infrastructure failure(s), rerun to retry" if failures else ""
     if budget:
@@ -178,19 +175,6 @@ def _document(path: Path) -> dict[str, Any]:
     except (BcevalError, OSError):
         return {}
     return document if isinstance(document, dict) else {}
-
-
-def _is_budget_record(path: Path) -> bool:
-    return _document(path).get("kind") == "budget"
-
-
-def _results_and_failures(results: Path) -> tuple[list[Path], list[Path]]:
-    """The result files and the infrastructure failures of a results folder (none when it is not there)."""
-    try:
-        found, failed = run_entries(results)
-    except BcevalError:  # no results folder (run_entries looks): nothing answered yet
-        return [], []
-    return [results / entry.name for entry in found], [results / entry.name for entry in failed]
 
 
 def _duration(seconds: float) -> str:
@@ -264,7 +248,6 @@ class RunAnswers:
         with self._lock:
             if self._adapter is None:
                 self._adapter = review_agent(self.settings, self.cases)
-                self._adapter.start()  # a live agent's version probe overlaps the answers
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:
@@ -286,17 +269,16 @@ class RunAnswers:
         if note and settings.live and not outcome.cached:
             note = None  # the arm meant to share this answer has none (its agent failed): this arm paid for its own
         record = {**self.record(case, outcome, described), **(note or {})}
-        written = write_outcome(settings.results_dir, case.modelId, outcome, described, record)
-        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
-            note_written(settings.run_dir, written)
+        if outcome.failure is not None:
+            self.keep(case.modelId, outcome.failure.model_copy(update={"answeredBy": described, "record": record}))
+        else:
+            assert outcome.entries is not None
+            self.keep(case.modelId, result_document(outcome.entries, described, record).encode("utf-8"))
         with self._lock:
-            self.done += 1
             self.failed += outcome.failure is not None
             self.cached += outcome.cached
             first_failure = outcome.failure is not None and self.failed == 1
-        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", status(outcome))
-        if settings.live:  # a live run is slow enough to want a line per case
-            print(line, file=sys.stderr, flush=True)
+        self.count(case, status(outcome))
         if first_failure:  # explained once, at once, in bceval's words (the agent's own text escaped)
             failure = outcome.failure
             print(
@@ -310,19 +292,31 @@ class RunAnswers:
         """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
         assert self.budget is not None
         detail = f"not started: {self.budget.describe()}"
-        failure = InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
-        settings = self.settings
-        results = settings.results_dir
-        data = dumps(failure.model_dump()).encode("utf-8")
-        write_atomic(results / infra_name(case.modelId), data)
-        (results / result_name(case.modelId)).unlink(missing_ok=True)
-        if settings.results is None:  # the run's own results folder: score checks these bytes (run.json)
-            note_written(settings.run_dir, {infra_name(case.modelId): sha256_of(data), result_name(case.modelId): None})
+        self.keep(
+            case.modelId, InfraFailure(id=case.modelId, kind="budget", detail=detail, attempts=0, answeredBy=described)
+        )
         with self._lock:
             self.not_started += 1
+        self.count(case, "not started (budget)")
+
+    def keep(self, model_id: str, outcome: InfraFailure | bytes) -> None:
+        """The result file (its bytes), or the infrastructure-failure record; never both, so a stale one cannot be
+        scored. run.json notes what a run's own results folder holds now (score checks these bytes)."""
+        results = self.settings.results_dir
+        kept, gone = (infra_name, result_name) if isinstance(outcome, InfraFailure) else (result_name, infra_name)
+        data = dumps(outcome.model_dump()).encode("utf-8") if isinstance(outcome, InfraFailure) else outcome
+        write_atomic(results / kept(model_id), data)
+        (results / gone(model_id)).unlink(missing_ok=True)
+        if self.settings.results is None:
+            note_written(self.settings.run_dir, {kept(model_id): sha256_of(data), gone(model_id): None})
+
+    def count(self, case: ReviewCase, said: str) -> None:
+        """One more case done, and its progress line (a live run is slow enough to want a line per case)."""
+        with self._lock:
             self.done += 1
-        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", "not started (budget)")
-        print(line, file=sys.stderr, flush=True)
+        line = self.progress.line(f"{self.where}{case.id} ({case.modelId})", said)
+        if self.settings.live:
+            print(line, file=sys.stderr, flush=True)
 
     def record(self, case: ReviewCase, outcome: Answer, described: dict[str, Any]) -> dict[str, Any]:
         """The answer record kept beside the result: epoch, what the agent saw, what it cost, its transcript (and
@@ -352,18 +346,12 @@ def recorded_cost(results_dir: Path) -> float:
     """The known cost of the answers a run already has and paid for (results and failures written by bceval answer;
     an answer from another run's cache cost this one nothing)."""
     total = 0.0
-    if not results_dir.is_dir():
-        return total
     for path in sorted(results_dir.glob("*-case-*.json")):
         if not _OWN_FILE.match(path.name):
             continue
         record = _document(path).get("record")
-        if isinstance(record, dict) and record.get("cached") is True:
-            continue  # another run paid for it
-        usage = record.get("usage") if isinstance(record, dict) else None
-        cost = usage.get("costUsd") if isinstance(usage, dict) else None
-        if known_cost(cost):
-            total += cost
+        if isinstance(record, dict) and record.get("cached") is not True:  # a cached answer: another run paid for it
+            total += Usage.from_record(record.get("usage")).costUsd or 0.0
     return total
 
 
@@ -388,25 +376,6 @@ def status(outcome: Answer) -> str:
     return f"answered in {seconds:.1f} s" if seconds is not None else "answered"
 
 
-def write_outcome(
-    directory: Path, model_id: str, outcome: Answer, described: dict[str, Any], record: dict
-) -> dict[str, str | None]:
-    """The result file, or the infrastructure-failure record; never both, so a stale one cannot be scored.
-    Returns what changed: file name -> the SHA-256 of the bytes written, or None for the file removed."""
-    result_path, infra_path = directory / result_name(model_id), directory / infra_name(model_id)
-    if outcome.failure is not None:
-        failure = outcome.failure.model_copy(update={"answeredBy": described, "record": record})
-        data = dumps(failure.model_dump()).encode("utf-8")
-        write_atomic(infra_path, data)
-        result_path.unlink(missing_ok=True)
-        return {infra_path.name: sha256_of(data), result_path.name: None}
-    assert outcome.entries is not None
-    data = result_document(outcome.entries, described, record).encode("utf-8")
-    write_atomic(result_path, data)
-    infra_path.unlink(missing_ok=True)
-    return {result_path.name: sha256_of(data), infra_path.name: None}
-
-
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 
 
@@ -418,11 +387,9 @@ def _written_by_bceval(path: Path) -> bool:
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
     """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
     their names. Only files named exactly like ours and carrying our `answeredBy` block go."""
-    if not results_dir.is_dir():
-        return []
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
     removed = []
-    for path in sorted(results_dir.iterdir()):
+    for path in sorted(results_dir.glob("*-case-*.json")):
         if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
             path.unlink()
             removed.append(path.name)

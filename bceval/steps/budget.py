@@ -10,13 +10,7 @@ from typing import Any
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps_compact, parse_json
-
-
-def budget_warning(settings: Settings) -> str | None:
-    """One line before a live run starts when its --max-cost cannot be enforced: its cost is not known up front."""
-    if settings.max_cost is None:
-        return None
-    return unpriced_warning(f"--max-cost {settings.max_cost:g}", settings.prices, [settings.model])
+from bceval.usage import known_number
 
 
 def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str | None:
@@ -43,26 +37,32 @@ def reached(spent: float, limit: float) -> bool:
 
 
 class Budget:
-    """A known cost against its limit; `spent` is what is known to have been spent (a run's --max-cost starts from
-    what its earlier answers cost). An answer whose cost is unknown adds nothing: the budget then cannot be
+    """A known cost against its limit. A run's --max-cost starts from what its earlier answers cost; an experiment's
+    maxCost (`ledger`) is the sum of its cost ledger, one JSON line per paid answer (`{"unit", "costUsd"}`), read
+    again before every case and added to after every answer, so reruns (and other processes answering the same
+    experiment) see what was spent. An answer whose cost is unknown adds nothing: the budget then cannot be
     enforced for it (said once)."""
 
-    what = "the run's known cost"
-    limit_name = "--max-cost"
-
-    def __init__(self, limit: float, spent: float = 0.0) -> None:
+    def __init__(self, limit: float, spent: float = 0.0, ledger: Path | None = None) -> None:
         self.limit = limit
         self.spent = spent
+        self.ledger = ledger
+        self.what, self.limit_name = ("the experiment's", "maxCost") if ledger else ("the run's", "--max-cost")
         self.unknown = 0
+        self._read = 0  # bytes of the ledger already added up
         self._lock = threading.Lock()
 
     def reached(self) -> bool:
+        return reached(self.known(), self.limit)
+
+    def known(self) -> float:
         with self._lock:
-            return reached(self.spent, self.limit)
+            self._catch_up()
+            return self.spent
 
     def describe(self) -> str:
         with self._lock:
-            return f"{self.what} {self.spent:.4f} USD reached {self.limit_name} {self.limit:g}"
+            return f"{self.what} known cost {self.spent:.4f} USD reached {self.limit_name} {self.limit:g}"
 
     def spend(self, cost: float | None, unit: str) -> None:
         with self._lock:
@@ -74,43 +74,19 @@ class Budget:
                         f"{self.limit_name} cannot be enforced for such answers",
                         file=sys.stderr,
                     )
+            elif self.ledger is None:
+                self.spent += cost
             else:
-                self._add(cost, unit)
-
-    def _add(self, cost: float, unit: str) -> None:
-        self.spent += cost
-
-
-class LedgerBudget(Budget):
-    """An experiment's maxCost over every arm and epoch: its known cost is the sum of its cost ledger, one JSON line
-    per paid answer (`{"unit", "costUsd"}`), read again before every case and added to after every answer, so
-    reruns (and other processes answering the same experiment) see what was spent."""
-
-    what = "the experiment's known cost"
-    limit_name = "maxCost"
-
-    def __init__(self, limit: float, ledger: Path) -> None:
-        super().__init__(limit)
-        self.ledger = ledger
-        self._read = 0  # bytes of the ledger already added up
-
-    def reached(self) -> bool:
-        return reached(self.known(), self.limit)
-
-    def known(self) -> float:
-        with self._lock:
-            self._catch_up()
-            return self.spent
-
-    def _add(self, cost: float, unit: str) -> None:
-        line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
-        self.ledger.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
-            handle.write(line)
-        self._catch_up()
+                line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
+                self.ledger.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
+                    handle.write(line)
+                self._catch_up()
 
     def _catch_up(self) -> None:
         """Add the ledger's complete lines not yet counted; a line that is not a known cost counts nothing."""
+        if self.ledger is None:
+            return
         try:
             with open(self.ledger, "rb") as handle:
                 handle.seek(self._read)
@@ -125,15 +101,11 @@ class LedgerBudget(Budget):
             except BcevalError:
                 continue
             cost = entry.get("costUsd") if isinstance(entry, dict) else None
-            if known_cost(cost):
+            if known_number(cost) is not None:
                 self.spent += cost
 
 
-def known_cost(cost: Any) -> bool:
-    return isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
-
-
-def experiment_ledger(plan: Any, settings: Settings) -> LedgerBudget | None:
+def experiment_ledger(plan: Any, settings: Settings) -> Budget | None:
     """The experiment's maxCost (its file's, else --max-cost) over its cost ledger; None without one."""
     limit = plan.budget(settings)
-    return None if limit is None else LedgerBudget(limit, plan.folder.cost_ledger)
+    return None if limit is None else Budget(limit, ledger=plan.folder.cost_ledger)

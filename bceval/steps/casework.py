@@ -1,20 +1,9 @@
-"""A frame for simple case-based evaluators: a plugin subclasses CaseEvaluator, overrides five hooks, and gets
-the uniform verbs (`bceval prepare|answer|score|publish|view --evaluator NAME`) and an experiment's whole-run unit.
-
-The hooks (`loaded` is whatever `load` returns; a case is anything with a file-name-safe `id`):
-    load(root, manifest) -> loaded            the checked task set of a corpus (manifest None: its default)
-    cases(loaded) -> [case]                   in order
-    question_for(loaded, case) -> Question    the prompt and the files the agent starts with (never the answer)
-    known_answer(loaded, case) -> files       what the oracle writes into its working folder
-    judge(loaded, case, workdir) -> Verdict   passed, the failing stage (None when passed) and the problems
-(`question_for`, not `question`: the protocol's `question` is the shape of question, a string.)
-
-Folders (OUT is --out; a run is --run, else <adapter>-<evaluator>; a new answer replaces that run whole):
+"""A frame for simple case-based evaluators (docs/contributing.md): a plugin subclasses CaseEvaluator, overrides
+five hooks (load, cases, question_for, known_answer, judge), and gets the uniform verbs and an experiment's
+whole-run unit. Folders (OUT is --out; a run is --run, else <adapter>-<evaluator>; a new answer replaces it whole):
     OUT/<evaluator>/prepared/<case>/   question.json (id, prompt, files) and the files (`prepare`)
-    OUT/runs/<run>/                    work/<case>/ answered folders, transcripts/ (`answer`); score.json,
-                                       scorecard.md and run.json, the record experiments read (`score`)
+    OUT/runs/<run>/                    work/<case>/, transcripts/ (`answer`); score.json, scorecard.md, run.json
     OUT/view/<evaluator>/<run>.html    `view`, with index.html
-An experiment's unit is one such run in a new run-NNNN folder of plan.run_folders (prepared/ inside it).
 The `command` agent runs in a fresh copy of its question folder outside OUT, the prompt on stdin, under bceval's
 process runner (timeout, retries, its whole process tree ended); known answers are never in a question folder.
 """
@@ -34,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bceval.agents import live
-from bceval.agents.registry import Agent, ShapeBase, ShapedSetup, make_agent
+from bceval.agents.registry import Agent, Shape, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
@@ -117,7 +106,7 @@ class FolderQuestion:
     prompt: str
 
 
-class FolderShape(ShapeBase):
+class FolderShape(Shape):
     """How the `command` kind answers a casework question (bceval.agents.registry.Shape): it runs in the case's
     folder with the prompt on stdin, and its answer is what it leaves there."""
 
@@ -374,8 +363,8 @@ def scorecard(score: ScoreFile) -> str:
     lines = [
         f"{head} Passed {passed} of {len(score.cases)} case(s).\n",
         "| case | verdict | failing stage | problems |",
+        "|---|---|---|---|",
     ]
-    lines.append("|---|---|---|---|")
     for case in score.cases:
         problems = "; ".join(markdown(p) for p in case.problems)
         lines.append(f"| {markdown(case.id)} | {_word(case.passed)} | {markdown(case.stage or '')} | {problems} |")

@@ -63,17 +63,6 @@ def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix
     return TestCase(f"{row.id}{suffix}", classname, outcome, message if outcome != "passed" else "", message)
 
 
-def write_run_junit(run_dir: Path, out: Path, path: Path) -> None:
-    """One test case per case of a scored review run."""
-    if not RunDir(run_dir).score.is_file():
-        raise BcevalError(f"--junit {path}: the run {run_dir.name} has no score.json, so there is nothing to report")
-    run = read_review_run(run_dir, out, "")
-    _write(
-        path,
-        render(f"bceval run {run.name}", [review_case(row, f"bceval.{run.name}.{row.domain}") for row in run.cases]),
-    )
-
-
 def write_guidance_junit(run_dir: Path, path: Path) -> None:
     """One test case per manifest case of a guidance run; a run that did not finish is one error."""
     if not RunDir(run_dir).record.is_file():
@@ -100,8 +89,7 @@ def write_experiment_junit(directory: Path, path: Path) -> None:
             suffix = f" [{arm} epoch {epoch}]"
             rows: dict[str, Any] = {row.id: row for row in run.cases} if run is not None else {}
             for line in report.get("cases") or []:
-                outcomes = (line.get("outcomes") or {}).get(arm)
-                if outcomes is None:
+                if (line.get("outcomes") or {}).get(arm) is None:
                     continue  # the arm does not cover this case
                 row = rows.get(str(line.get("id")))
                 if isinstance(run, ReviewRun) and row is not None:
@@ -127,11 +115,16 @@ def append_step_summary(markdown: Path) -> None:
 
 def score_outputs(settings: Settings, code: int, junit: Path | None) -> int:
     """After `bceval score` (exit `code`): the JUnit report and the job summary of a run that was scored."""
-    if code not in (0, 1) or not RunDir(settings.run_dir).score.is_file():
+    run_dir = RunDir(settings.run_dir)
+    if code not in (0, 1) or not run_dir.score.is_file():
         return code
-    if junit is not None:
-        write_run_junit(settings.run_dir, settings.out, junit)
-    append_step_summary(RunDir(settings.run_dir).scorecard("md"))
+    if junit is not None:  # one test case per case
+        run = read_review_run(settings.run_dir, settings.out, "")
+        _write(
+            junit,
+            render(f"bceval run {run.name}", [review_case(r, f"bceval.{run.name}.{r.domain}") for r in run.cases]),
+        )
+    append_step_summary(run_dir.scorecard("md"))
     return code
 
 

@@ -27,7 +27,7 @@ from bceval.experiment.report_model import ExperimentReport, read_report
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, OutDir
 from bceval.scorecard.publish import publish_entry
-from bceval.steps.budget import LedgerBudget, experiment_ledger, unpriced_warning
+from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 from bceval.steps.experiment_report import load_report
 from bceval.vcs import export_commit
 
@@ -78,7 +78,7 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
             raise EvaluationFailed(f"Experiment {current.experiment.name}: arm '{arm.name}' does not prepare:", lines)
 
 
-def experiment_spending(plan: Plan, settings: Settings) -> LedgerBudget | None:
+def experiment_spending(plan: Plan, settings: Settings) -> Budget | None:
     """The experiment's budget over every arm and epoch, or None without one; when a live arm's cost is not known
     up front (no price for its model), one line says so before any case."""
     budget = experiment_ledger(plan, settings)

@@ -54,9 +54,9 @@ def _add_pyproject_table(path: Path, done: list[str]) -> None:
     done.append(f"{path}: [tool.bceval] added")
 
 
-def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
-    """Write the starter manifest (and its schema) into the corpus; with `with_doit` also `dodo.py` and
-    `[tool.bceval]`. Returns one line per file saying what happened."""
+def init_corpus(settings: Settings, with_doit: bool) -> int:
+    """`bceval init`: the starter manifest (and its schema) in the corpus; with `with_doit` also `dodo.py` and
+    `[tool.bceval]`. Prints one line per file saying what happened."""
     from bceval.schemas import schema_of  # not at the top: it reads the evaluator registry (main reports its errors)
 
     if settings.corpus_source == NOT_FOUND:
@@ -72,10 +72,5 @@ def init_corpus(settings: Settings, with_doit: bool) -> list[str]:
     if with_doit:
         _create(root / "dodo.py", DODO_TEXT, done)
         _add_pyproject_table(root / "pyproject.toml", done)
-    return done
-
-
-def report_init(settings: Settings, with_doit: bool) -> int:
-    """`bceval init`: write the starter files and print what happened to each."""
-    print("\n".join(init_corpus(settings, with_doit)))
+    print("\n".join(done))
     return 0

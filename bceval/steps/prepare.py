@@ -69,11 +69,6 @@ def group_files(listing: Listing, folders: list[str], suffix: str) -> list[str]:
     return sorted(f"{folder}/{name}" for folder in folders for name in names[folder] if name.endswith(suffix))
 
 
-def has_articles(listing: Listing, folders: list[str]) -> bool:
-    """Whether a group of `folders` holds an article (`*.md`): only such a group has rows."""
-    return any(name.endswith(".md") for folder in folders for name in listing.sorted_names[folder])
-
-
 def knowledge_groups(listing: Listing) -> dict[str, list[str]]:
     """Every indexed article by `article_group`; groups and the paths in each in ordinal order."""
     return _grouped(listing, ".md")

@@ -1,16 +1,12 @@
-"""`bceval prompt CASE`: what the agent of a run is given for one case, without running anything.
-
-The exact bytes the agent reads go to stdout (the prompt on its standard input, or, for a command that names
-`{request}` and for the agents that are no live model, the request file it reads); the view's file list, and
-the prompt's SHA-256 as a transcript records it, go to stderr. The view and the prompt come from the same code
-the agent answers with (bceval.agents.view.build_view, the review evaluator's prompt).
+"""`bceval prompt CASE`: what the agent of a run is given for one case, without running anything: the exact bytes
+it reads on stdout (its prompt, or the request file it reads), its view's files and the prompt's SHA-256 on stderr,
+all from the code the agent answers with (bceval.agents.view.build_view, the review evaluator's prompt).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
-from typing import TYPE_CHECKING
 
 from bceval.agents.base import case_input
 from bceval.agents.settings import placeholders
@@ -19,23 +15,14 @@ from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import DEFAULT, evaluator
 
-if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
-    from bceval.evaluators.review.cases import ReviewCase
-
-
-def find_case(cases: list[ReviewCase], wanted: str) -> ReviewCase:
-    """The case with this manifest id or model id."""
-    for case in cases:
-        if wanted in (case.id, case.modelId):
-            return case
-    raise BcevalError(f"{wanted}: no case has that manifest or model id (bceval validate lists the corpus's cases)")
-
 
 def print_prompt(settings: Settings, wanted: str) -> int:
     derivation, _ = evaluator(DEFAULT).derive(settings)
     if derivation.problems:
         raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
-    case = find_case(derivation.cases, wanted)
+    case = next((case for case in derivation.cases if wanted in (case.id, case.modelId)), None)
+    if case is None:
+        raise BcevalError(f"{wanted}: no case has that manifest or model id (bceval validate lists the corpus's cases)")
     where = case_input(settings.prepare_dir, settings.corpus, case)
     view = build_view(where.request_path.parent, where.corpus, where.model_id)
     isolated = not settings.live or settings.isolation == "view"

@@ -3,12 +3,11 @@ are scored where they ran (their evidence lives only in that process)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from bceval.errors import EXIT_FAILED, BcevalError
-from bceval.jsonio import read_regular_text
-from bceval.layout import GuidanceRunDir
+from bceval.layout import RunDir
+from bceval.runs.record import read_record
 
 
 def print_newest_verdict(runs: Path, title: str, evaluator: str) -> int:
@@ -16,11 +15,10 @@ def print_newest_verdict(runs: Path, title: str, evaluator: str) -> int:
     found = sorted(runs.glob("run-*")) if runs.is_dir() else []
     if not found:
         raise BcevalError(f"{runs}: no {evaluator} run yet; run bceval answer --evaluator {evaluator} first")
-    record = GuidanceRunDir(found[-1]).record
-    try:
-        problems = json.loads(read_regular_text(record, "utf-8"))["problems"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise BcevalError(f"{record}: not a readable run record") from None
+    record = read_record(found[-1])
+    if record is None or "problems" not in record:
+        raise BcevalError(f"{RunDir(found[-1]).record}: not a readable run record")
+    problems = record["problems"]
     if not problems:
         print(f"{title} PASSED: {found[-1]}")
         return 0

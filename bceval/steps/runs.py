@@ -19,20 +19,15 @@ def print_runs(out: Path) -> int:
     return 0
 
 
-def run_names(out: Path) -> list[str]:
-    """The runs there are in `out` (folders of out/runs/ with a run record), by name."""
-    runs = OutDir(out).runs
-    if not runs.is_dir():
-        return []
-    return sorted((p.name for p in runs.iterdir() if RunDir(p).record.is_file()), key=str.lower)
-
-
 def no_such_run(name: str, out: Path, flag: str = "--run") -> BcevalError:
-    """The refusal of a run name that names no run, listing the runs there are."""
-    names = run_names(out)
+    """The refusal of a run name that names no run, listing the runs there are (folders with a run record)."""
+    runs = OutDir(out).runs
+    names = (
+        sorted((p.name for p in runs.iterdir() if RunDir(p).record.is_file()), key=str.lower) if runs.is_dir() else []
+    )
     there = f"the runs there: {', '.join(names)}" if names else "there is no run yet (bceval answer makes one)"
     named = f"{flag} {name}" if flag else name
-    return BcevalError(f"{named}: no run of that name in {OutDir(out).runs}; {there}")
+    return BcevalError(f"{named}: no run of that name in {runs}; {there}")
 
 
 def recorded_run(settings: Any, adapter_flag: str | None) -> Any:

@@ -1,11 +1,6 @@
-"""Many answers in one build task, `--jobs` at a time.
-
-doit keeps one task for a run's answering (and one for an experiment's), not one per answer: ten thousand tasks
-cost seconds to create, check and save on every command. The task is up to date while what every answer depends
-on is unchanged (its config_changed) and every answer has its result; when it is not, it answers every case
-again through the content-addressed answer cache, so only a question that changed asks an agent, and an
-interrupted answering keeps what it finished.
-"""
+"""Many answers in one build task, `--jobs` at a time: one doit task per answer costs seconds per command at ten
+thousand cases. The task is up to date while what every answer depends on is unchanged and every answer has its
+result; else it answers every case again through the answer cache, so only a changed question asks an agent."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.evaluators.review.steps import check_coverage_target, gate_changes
-from bceval.graph.run import run_graph
+from bceval.graph.loader import run_graph
 from bceval.steps.answer import warn_preflight
 from bceval.steps.ci import score_outputs
 from bceval.steps.prompt import print_prompt

@@ -13,7 +13,7 @@ from bceval.evaluators.base import Command
 from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.health.report import coverage_lines, summary_line
 from bceval.evaluators.review.health.steps import write_health_despite_failures
-from bceval.graph.run import run_graph
+from bceval.graph.loader import run_graph
 from bceval.jsonio import load_own_json
 from bceval.layout import OutDir
 

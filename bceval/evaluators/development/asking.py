@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -90,18 +89,16 @@ class DevelopmentShape(ShapeBase):
     def by_process(self, agent: Any, q: DevelopmentQuestion) -> Asked:
         """The agent command line, run in the copy (under bwrap only the copy is writable)."""
         settings, opts = agent.agent, self.opts
-        values = {
-            "workspace": str(q.workspace),
-            "case": q.case.id,
-            "case_id": q.case.model_id,
-            "knowledge": str(q.knowledge) if q.knowledge is not None else "",
-            "request": str(DevelopmentCaseDir(q.folder).request),
-            "model": settings.model or "",
-            "artifacts": str(q.folder),
-            "python": sys.executable,
-            "checks_dir": str(opts.checks.resolve().parent),
-        }
-        argv = expand(tuple(shlex.split(settings.command)), values)
+        argv = expand(
+            tuple(shlex.split(settings.command)),
+            q.case,
+            q.workspace,
+            q.folder,
+            opts.checks,
+            knowledge=str(q.knowledge) if q.knowledge is not None else "",
+            request=str(DevelopmentCaseDir(q.folder).request),
+            model=settings.model or "",
+        )
         if self.bwrap is not None:
             argv = sandbox_argv(
                 self.bwrap,

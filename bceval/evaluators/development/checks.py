@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import yaml
 
 from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError
-from bceval.evaluators.development.manifest import Loaded
+from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.jsonio import dumps_compact
 
 
@@ -169,8 +170,20 @@ def require_configured(loaded: Loaded, config: ChecksConfig) -> None:
                 )
 
 
-def expand(argv: tuple[str, ...], values: dict[str, str]) -> list[str]:
-    """The placeholders {workspace}, {case}, {case_id} and {artifacts} in each argument."""
+def expand(
+    argv: tuple[str, ...], case: Case, workspace: Path, artifacts: Path, checks_file: Path, **more: str
+) -> list[str]:
+    """The spec's placeholders {workspace}, {case}, {case_id} and {artifacts}, bceval's {python} (this interpreter)
+    and {checks_dir} (the checks file's folder), and `more`, in each argument."""
+    values = {
+        "workspace": str(workspace),
+        "case": case.id,
+        "case_id": case.model_id,
+        **more,
+        "artifacts": str(artifacts),
+        "python": sys.executable,
+        "checks_dir": str(checks_file.resolve().parent),
+    }
     expanded = []
     for argument in argv:
         for name, value in values.items():

@@ -15,7 +15,7 @@ from bceval.evaluators.base import Command
 from bceval.evaluators.development.config import development_pyproject
 from bceval.evaluators.development.knowledge_response import validate_response
 from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
-from bceval.evaluators.development.steps import Options, run_mode
+from bceval.evaluators.development.steps import run_mode
 from bceval.evaluators.development.tasks import DEMO_AGENT
 from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
 from bceval.layout import GuidanceRunDir, OutDir
@@ -70,14 +70,12 @@ def run(args: argparse.Namespace) -> int:
         agent = api_settings(settings) if args.development_adapter == "api" else None
         return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
     return run_mode(
-        Options(
-            mode,
-            root_of(args),
-            _path(args.development_manifest),
-            _path(args.development_capabilities),
-            _path(args.development_out),
-            _path(args.development_results),
-        )
+        mode,
+        root_of(args),
+        _path(args.development_manifest),
+        _path(args.development_capabilities),
+        _path(args.development_out),
+        _path(args.development_results),
     )
 
 

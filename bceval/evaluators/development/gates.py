@@ -8,7 +8,6 @@ import json
 import re
 import shlex
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +42,13 @@ def run_gates(
 ) -> list[GateResult]:
     gate_copy = work / "gates"  # so build outputs never reach the workspace that is kept
     shutil.copytree(workspace, gate_copy, symlinks=True)
-    # the spec's placeholders, plus bceval's {python} (this interpreter) and {checks_dir} (the checks file's folder)
-    values = {
-        "workspace": str(gate_copy),
-        "case": case.id,
-        "case_id": case.model_id,
-        "artifacts": str(folder.resolve()),
-        "python": sys.executable,
-        "checks_dir": str(checks_file.resolve().parent),
-    }
     results: list[GateResult] = []
     compile_failed = False
     for check_id in CHECK_IDS:
         check = checks.get(check_id)
         if check is None:  # not required: require_configured refused a required check without one
             continue
-        argv = expand(check.argv, values)
+        argv = expand(check.argv, case, gate_copy, folder.resolve(), checks_file)
         log = DevelopmentCaseDir(folder).check_log(check_id)
         log_path = str(log.relative_to(folder))
         if check.unavailable:

@@ -54,7 +54,7 @@ from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.steps import Options, console, validated
+from bceval.evaluators.development.steps import console, validated
 from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
@@ -180,7 +180,7 @@ class _Shared:
 
 
 def run_development(opts: RunOptions, stream: Any = None) -> int:
-    loaded = validated(Options("run", opts.root, opts.manifest, opts.capabilities))
+    loaded = validated(opts.root, opts.manifest, opts.capabilities)
     if loaded is None:
         return EXIT_FAILED
     if opts.inline_checks is not None:

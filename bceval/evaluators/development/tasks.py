@@ -14,7 +14,7 @@ from bceval.errors import EvaluationFailed
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECKS_RELATIVE, MANIFEST_RELATIVE
 from bceval.evaluators.development.config import development_pyproject
 from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
-from bceval.evaluators.development.steps import Options, run_mode
+from bceval.evaluators.development.steps import run_mode
 from bceval.graph.doitlib import action
 from bceval.layout import GuidanceRunDir, OutDir
 
@@ -68,7 +68,7 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
 def prepare_task(root: str, manifest: str | None, out: str) -> None:
     """`doit development_prepare`: validate, then prepare into out (a marked directory is rewritten)."""
-    if run_mode(Options("prepare", Path(root), Path(manifest) if manifest else None, None, Path(out))) != 0:
+    if run_mode("prepare", Path(root), Path(manifest) if manifest else None, out=Path(out)) != 0:
         raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
 
 

@@ -105,7 +105,7 @@ class DevelopmentShape(ShapeBase):
                 argv,
                 workdir=q.workspace,
                 read_only=[q.knowledge] if q.knowledge is not None else [],
-                allow=[q.workspace, *opts.sandbox_allow],
+                allow=[q.workspace, *settings.sandbox_allow],
                 hidden=self.hidden,
                 environ=proc.clean_environment(),
             )
@@ -169,9 +169,9 @@ class DevelopmentShape(ShapeBase):
         infra = f"the api conversation ended before an answer ({failure})" if failure else None
         envelope = {
             "adapter": "api",
-            "model": opts.model,
+            "model": agent.agent.model,
             "servedModel": work["servedModel"],
-            "epoch": opts.epoch,
+            "epoch": agent.agent.epoch,
             "seconds": work["wallSeconds"],
             "turns": len(work["turns"]),
             "toolCalls": len(work["toolCalls"]),
@@ -182,7 +182,7 @@ class DevelopmentShape(ShapeBase):
         }
         _keep(q, text or "", (failure or "") + ("\n" if failure else ""), envelope)
         evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
-        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
+        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": agent.agent.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
         return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))

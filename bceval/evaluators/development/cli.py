@@ -14,7 +14,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.development.config import development_pyproject
 from bceval.evaluators.development.knowledge_response import validate_response
-from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
+from bceval.evaluators.development.runner import RunOptions, run_development
 from bceval.evaluators.development.steps import run_mode
 from bceval.evaluators.development.tasks import DEMO_AGENT
 from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
@@ -66,9 +66,7 @@ def run(args: argparse.Namespace) -> int:
     mode = args.development_mode
     if mode == "run":
         settings = load_settings(**settings_flags(args, RUN_SETTINGS))
-        # the api adapter is bceval's own agent: its endpoint settings, no command line
-        agent = api_settings(settings) if args.development_adapter == "api" else None
-        return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
+        return run_development(RunOptions.from_args(args, root_of(args), settings, project))
     return run_mode(
         mode,
         root_of(args),

@@ -71,17 +71,11 @@ class RunOptions:
     workspace_map: Path | None
     checks: Path
     adapter: str
-    command: str | None
-    model: str | None = None
-    epoch: int = 1
-    timeout: float = 300.0
-    sandbox: str = "none"
+    agent: AgentSettings | None  # None: the adapter is unknown or the command adapter has no command line
     manifest: Path | None = None
     capabilities: Path | None = None
     fail_on_overclaim: bool = False
     guidance: str = "plan"
-    sandbox_allow: tuple[Path, ...] = ()
-    agent: AgentSettings | None = None  # the api adapter's (its endpoint); None for the command adapter
     inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
     workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
@@ -90,11 +84,11 @@ class RunOptions:
         args: argparse.Namespace,
         root: Path,
         settings: Settings,
-        agent: AgentSettings | None = None,
         project: dict[str, Any] | None = None,
     ) -> RunOptions:
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
+        adapter = args.development_adapter or "command"
         project = project or {}
         inline = project.get("inline_checks") if not args.development_checks else None
         checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
@@ -109,18 +103,12 @@ class RunOptions:
             out=Path(args.development_out),
             workspace_map=Path(args.development_workspace_map) if args.development_workspace_map else None,
             checks=checks,
-            adapter=args.development_adapter or "command",
-            command=settings.command,
-            model=settings.model,
-            epoch=settings.epoch,
-            timeout=settings.timeout,
-            sandbox=settings.sandbox,
+            adapter=adapter,
+            agent=agent_for(adapter, settings),
             manifest=Path(args.development_manifest) if args.development_manifest else None,
             capabilities=Path(args.development_capabilities) if args.development_capabilities else None,
             fail_on_overclaim=bool(args.development_fail_on_overclaim),
             guidance=args.development_guidance or "plan",
-            sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow),
-            agent=agent,
             inline_checks=inline,
             workspaces=tuple(sorted((project.get("workspaces") or {}).items())),
         )
@@ -129,6 +117,23 @@ class RunOptions:
 def api_settings(settings: Settings | None) -> AgentSettings:
     """The api adapter's AgentSettings from Settings (None: BCEVAL_* and [tool.bceval], as doit reads them)."""
     return agent_settings(replace(settings if settings is not None else load_settings(), adapter="api"))
+
+
+def agent_for(adapter: str, settings: Settings) -> AgentSettings | None:
+    """The run's agent settings: the api adapter's endpoint settings, or the command line's (None without one)."""
+    if adapter == "api":  # bceval's own agent: its endpoint settings, no command line
+        return api_settings(settings)
+    if adapter != "command" or not settings.command:
+        return None
+    allow = tuple(Path(p) for p in settings.sandbox_allow) if settings.sandbox == "bwrap" else ()
+    return AgentSettings(
+        settings.command,
+        settings.model,
+        sandbox=settings.sandbox,
+        sandbox_allow=allow,
+        epoch=settings.epoch,
+        timeout=settings.timeout,
+    )
 
 
 def _checked(model: type[BaseModel], document: dict[str, Any]) -> str:
@@ -192,10 +197,10 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
     shape = DevelopmentShape(opts, loaded)
     try:  # the opt-in, the model and the key are checked before any copy is made
-        agent = make_agent(opts.adapter, DevelopmentSetup(shape, _agent_settings(opts)))
+        agent = make_agent(opts.adapter, DevelopmentSetup(shape, opts.agent))
     except BcevalError as exc:  # an experiment names the arm of its run's errors
         raise DevelopmentError(str(exc)) from None
-    if opts.sandbox == "bwrap":
+    if agent.agent.sandbox == "bwrap":
         shape.bwrap = require_bwrap()
     if opts.out.resolve().is_relative_to(loaded.root.resolve()):  # its own writes would look like the agent's
         raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
@@ -218,19 +223,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
-    return _finish(opts, config, runs, run_problems, before, after, stream)
-
-
-def _agent_settings(opts: RunOptions) -> AgentSettings | None:
-    """The run's agent settings: the api adapter's own, or the command line's (None without one)."""
-    if opts.adapter == "api":
-        return opts.agent
-    if opts.adapter != "command" or not opts.command:
-        return None
-    allow = opts.sandbox_allow if opts.sandbox == "bwrap" else ()
-    return AgentSettings(
-        opts.command, opts.model, sandbox=opts.sandbox, sandbox_allow=allow, epoch=opts.epoch, timeout=opts.timeout
-    )
+    return _finish(opts, agent.agent, config, runs, run_problems, before, after, stream)
 
 
 def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
@@ -377,6 +370,7 @@ def _write_case(
 
 def _finish(
     opts: RunOptions,
+    agent: AgentSettings,
     config: ChecksConfig,
     runs: list[CaseRun],
     run_problems: list[str],
@@ -399,8 +393,8 @@ def _finish(
         "guidance": opts.guidance,
         "checkpoints": list(CHECKPOINTS),
         "adapter": opts.adapter,
-        "model": opts.model,
-        "epoch": opts.epoch,
+        "model": agent.model,
+        "epoch": agent.epoch,
         "checksDigest": config.digest(),
         "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
         "verdict": "PASS" if passed else "FAIL",
@@ -448,15 +442,9 @@ def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
         workspace_map=arm.workspace_map,
         checks=development_checks(arm),
         adapter=run.adapter,
-        command=run.command,
-        model=run.model,
-        epoch=epoch,
-        timeout=run.timeout,
-        sandbox=run.sandbox,
+        agent=agent_for(run.adapter, replace(run, epoch=epoch)),
         manifest=arm.manifest,
         guidance=arm.fields["guidance"] or "plan",
-        sandbox_allow=tuple(run.sandbox_allow),
-        agent=api_settings(run) if run.adapter == "api" else None,
     )
     try:
         code = run_development(opts, stream=sys.stderr)

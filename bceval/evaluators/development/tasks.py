@@ -9,6 +9,7 @@ from typing import Any
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.settings import AgentSettings
 from bceval.config import DEMO_CORPUS, Settings, environment_values
 from bceval.errors import EvaluationFailed
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECKS_RELATIVE, MANIFEST_RELATIVE
@@ -91,8 +92,7 @@ def run_task(
         capabilities=capabilities,
         checks=Path(checks) if checks else root_path / CHECKS_RELATIVE,
         adapter=adapter,
-        command=command or DEMO_AGENT,
-        agent=api_settings(None) if adapter == "api" else None,
+        agent=api_settings(None) if adapter == "api" else AgentSettings(command or DEMO_AGENT),
     )
     if run_development(opts) != 0:
         raise EvaluationFailed(f"Development run FAILED: see {opts.out}", verdict=False)

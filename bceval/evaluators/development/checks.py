@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError
+from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError, anchored
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.jsonio import dumps_compact
 
@@ -207,13 +207,7 @@ def starting_repositories(
             raise DevelopmentError(f"--workspace-map {workspace_map} is not a readable JSON object") from None
         if not isinstance(mapping, dict) or not all(isinstance(v, str) and v for v in mapping.values()):
             raise DevelopmentError(f"--workspace-map {workspace_map} must map manifest ids to repositories")
-        for case, source in mapping.items():
-            pinned = PINNED.match(source)
-            local = Path(pinned["repo"] if pinned else source)
-            if not local.is_absolute() and not (pinned and "://" in source):
-                local = workspace_map.parent / local
-                source = f"{local}@{pinned['commit']}" if pinned else str(local)
-            sources[case] = source
+        sources.update({case: anchored(source, workspace_map.parent) for case, source in mapping.items()})
     for case in loaded.cases:
         if case.id not in sources:
             raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")

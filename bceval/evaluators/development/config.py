@@ -8,21 +8,10 @@ from typing import Any
 from bceval.config import bceval_table
 from bceval.config.options import OPTIONS
 from bceval.errors import BcevalError
-from bceval.evaluators.development import PINNED  # not .checks: settings are read by every command, yaml need not be
+from bceval.evaluators.development import anchored  # not .checks: settings are read by every command, yaml need not be
 
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
-
-
-def _repository(value: Any, base: Path, where: str) -> str:
-    """A starting repository: a folder (made absolute) or repository@commit (a local repository made absolute)."""
-    if not isinstance(value, str) or not value:
-        raise BcevalError(f"{where} must be a folder or a git repository@commit")
-    pinned = PINNED.match(value)
-    if pinned and "://" in value:
-        return value
-    local = str((base / (pinned["repo"] if pinned else value)).resolve())
-    return f"{local}@{pinned['commit']}" if pinned else local
 
 
 def development_pyproject(cwd: Path) -> dict[str, Any]:
@@ -46,7 +35,10 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
         elif key == "workspaces":
             if not isinstance(value, dict):
                 raise BcevalError(f"{where} must be a table of manifest id -> starting repository")
-            values[key] = {case: _repository(source, base, f"{where}.{case}") for case, source in value.items()}
+            for case, source in value.items():
+                if not isinstance(source, str) or not source:
+                    raise BcevalError(f"{where}.{case} must be a folder or a git repository@commit")
+            values[key] = {case: anchored(source, base) for case, source in value.items()}
         elif option.kind == "table":
             if not isinstance(value, dict):
                 raise BcevalError(f"{where} must be a table")

@@ -80,15 +80,12 @@ def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log
         details = f"timed out after {check.timeout_s:g} s; {where}"
     else:
         status = "passed" if finished.exit_code in check.pass_exit_codes else "failed"
-        details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {_last_line(output)}"
+        lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+        last = lines[-1][:200] if lines else "no output"
+        details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {last}"
     return GateResult(
         check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
     )
-
-
-def _last_line(log: bytes) -> str:
-    lines = [line.strip() for line in log.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
 
 
 def _review_gate(
@@ -101,7 +98,8 @@ def _review_gate(
     loaded: Loaded,
 ) -> GateResult:
     """bceval's own review: one fresh question per changed AL file, merged into one findings-report."""
-    skill = _quality_skill(loaded)
+    found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
+    skill = found.group(1) if found else "microsoft/skills/review/al-code-review.md"
     answers: list[dict[str, Any]] = []
     log_lines: list[str] = []
     outcome = "completed"
@@ -177,11 +175,6 @@ def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
             elif not view.joinpath(*path.split("/")).is_file():
                 broken.append(path)
     return broken
-
-
-def _quality_skill(loaded: Loaded) -> str:
-    found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
-    return found.group(1) if found else "microsoft/skills/review/al-code-review.md"
 
 
 def read_review(folder: Path) -> dict[str, Any] | None:

@@ -56,7 +56,7 @@ class Asked:
 
     answer: dict[str, Any] | None
     infrastructure: str | None  # the agent crashed or timed out before it answered (§11.10)
-    reads: list[dict[str, Any]] | None = None  # bceval's read evidence (api adapter only: tool events)
+    evidence: dict[str, Any] | None = None  # bceval's §13 read-evidence record (api adapter only: tool events)
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
@@ -185,7 +185,7 @@ class DevelopmentShape(ShapeBase):
         record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": agent.agent.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
-        return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))
+        return Asked(answer, infra, evidence, list(work["refusedOutside"]))
 
 
 @dataclass(frozen=True)

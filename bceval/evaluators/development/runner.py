@@ -45,13 +45,14 @@ from bceval.evaluators.development.evidence import (
 from bceval.evaluators.development.gates import read_review, run_gates
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.models import (
+    CaseLine,
     DevelopmentEvidence,
     DevelopmentResult,
     DevelopmentRun,
     DevelopmentVerdict,
 )
 from bceval.evaluators.development.prepare import write_prepared
-from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
+from bceval.evaluators.development.readevidence import read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
 from bceval.evaluators.development.steps import console, validated
@@ -171,6 +172,7 @@ class CaseRun:
     gates_passed: bool = False
     gates: list[GateResult] = field(default_factory=list)
     measures: dict[str, Any] = field(default_factory=dict)
+    document: dict[str, Any] = field(default_factory=dict)  # its verdict.json
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     run.gates = run_gates(case, checks, workspace, work, run.folder, captured, shared.view, shared.loaded, opts.checks)
     runner_review = read_review(run.folder) if "review" in checks else None
     comparison = _judge(shared, run, asked, report, wrapper, captured, runner_review)
-    _write_case(run, asked, report, captured, comparison, opts.out)
+    _write_case(run, asked, report, captured, comparison)
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
         shutil.copytree(workspace, files.workspace, symlinks=True)
     return run
@@ -298,11 +300,9 @@ def _judge(
         run.problems.append(f"{case.id}: result is not valid JSON: the agent's answer holds no JSON object")
     elif asked.answer is not None:
         run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
-    read_record = None
-    if asked.reads is not None:  # the adapter exposes tool events: §11.8's read-evidence check applies
-        read_record = {"runId": shared.opts.out.name, "reads": asked.reads}
-        if report is not MISSING:
-            run.problems += read_problems(case, report, read_record, loaded.root)
+    read_record = asked.evidence  # the adapter exposes tool events: §11.8's read-evidence check applies
+    if read_record is not None and report is not MISSING:
+        run.problems += read_problems(case, report, read_record, loaded.root)
     if asked.refused_outside:
         run.diagnostics.append(
             f"{case.id}: {len(asked.refused_outside)} write(s) outside the copy were refused and not written."
@@ -331,13 +331,8 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
     }
 
 
-def _write_case(
-    run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison, out: Path
-) -> None:
+def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison) -> None:
     files = DevelopmentCaseDir(run.folder)
-    read_evidence = None
-    if asked.reads is not None:  # the §13 record of the case (api adapter)
-        read_evidence = {**evidence_record(out.name, files.request.read_bytes(), []), "reads": asked.reads}
     evidence = {
         "runner": [g.entry() for g in run.gates],
         "agent": report.get("validation") if isinstance(report, dict) else None,
@@ -349,12 +344,12 @@ def _write_case(
             "head": captured.head,
             "refs": captured.refs.splitlines(),
         },
-        "readEvidence": read_evidence,
+        "readEvidence": asked.evidence,
         "refusedOutside": asked.refused_outside,
     }
     write_atomic(files.evidence, _checked(DevelopmentEvidence, evidence))
     infrastructure = asked.infrastructure or next((g.details for g in run.gates if g.infrastructure), None)
-    case_verdict = {
+    run.document = {
         "case": run.case.id,
         "caseId": run.case.model_id,
         "verdict": run.verdict,
@@ -365,7 +360,7 @@ def _write_case(
         "diagnostics": run.diagnostics,
         "measures": run.measures,
     }
-    write_atomic(files.verdict, _checked(DevelopmentVerdict, case_verdict))
+    write_atomic(files.verdict, _checked(DevelopmentVerdict, run.document))
 
 
 def _finish(
@@ -401,16 +396,7 @@ def _finish(
         "problems": run_problems + gate_problems,
         "counts": counts,
         "overclaims": sum(r.overclaims for r in runs),
-        "cases": [
-            {
-                "case": r.case.id,
-                "caseId": r.case.model_id,
-                "verdict": r.verdict,
-                "gatesPassed": r.gates_passed,
-                "overclaims": r.overclaims,
-            }
-            for r in runs
-        ],
+        "cases": [{name: r.document[name] for name in CaseLine.model_fields} for r in runs],
     }
     record = run_record("bceval-development-run", members)
     DevelopmentRun.model_validate(record)  # bceval's own output has the shape its published schema says

@@ -31,7 +31,7 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
     for key, value in table.items():
         option, where = keys[key], f"{pyproject}: {TABLE} {key}"
         if key == "checks" and isinstance(value, dict):  # inline checks, read by the checks file's rules
-            values["inline_checks"] = value
+            values["inline_checks"] = {"checks": value}
         elif key == "workspaces":
             if not isinstance(value, dict):
                 raise BcevalError(f"{where} must be a table of manifest id -> starting repository")
@@ -57,8 +57,9 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
                 wanted = f"one of {', '.join(allowed)}" if allowed else "a string"
                 raise BcevalError(f"{where} must be {wanted}")
             values[key] = value
-    inline = "inline_checks" in values
     for key in ("toolchain", "cases"):
-        if key in values and not inline:
+        if key in values and "inline_checks" not in values:
             raise BcevalError(f"{pyproject}: {TABLE} {key} applies to inline checks only (checks = {{...}})")
+        if key in values:
+            values["inline_checks"][key] = values.pop(key)
     return values

@@ -77,7 +77,7 @@ class RunOptions:
     capabilities: Path | None = None
     fail_on_overclaim: bool = False
     guidance: str = "plan"
-    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
+    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks, toolchain and cases
     workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
@@ -94,10 +94,6 @@ class RunOptions:
         inline = project.get("inline_checks") if not args.development_checks else None
         checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
         if inline is not None:
-            inline = {
-                "checks": inline,
-                **{k: project[k] for k in ("toolchain", "cases") if k in project},
-            }
             checks = project["pyproject"]
         return RunOptions(
             root=root,

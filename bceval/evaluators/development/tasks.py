@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +47,22 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     def task_development() -> dict[str, Any]:
         """Run every development case in a fresh copy with runner-owned gates (default: the demo's control)."""
-        command = settings.command if custom else None
-        runs = OutDir(settings.out).development_runs.absolute()
+
+        def path(key: str) -> Path | None:
+            return Path(given[key]) if custom and given[key] else None
+
+        opts = RunOptions(
+            root=demo_root,
+            out=OutDir(settings.out).development_runs.absolute(),  # the folder of runs: each gets a new run-NNNN
+            workspace_map=path("workspace_map"),
+            checks=Path(given["checks"]) if given["checks"] else demo_root / CHECKS_RELATIVE,
+            adapter=given["adapter"],
+            agent=AgentSettings((settings.command if custom else None) or DEMO_AGENT),
+            manifest=path("manifest"),
+            capabilities=path("capabilities"),
+        )
         return {
-            "actions": [
-                action(
-                    run_task,
-                    str(demo_root),
-                    str(runs),
-                    given["checks"],
-                    command,
-                    given["adapter"],
-                    (given["manifest"], given["capabilities"], given["workspace_map"]) if custom else (None,) * 3,
-                )
-            ],
+            "actions": [action(run_task, opts)],
             "uptodate": [False],  # every run is a new evaluation with fresh evidence
             "verbosity": 1,
         }
@@ -73,26 +76,9 @@ def prepare_task(root: str, manifest: str | None, out: str) -> None:
         raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
 
 
-def run_task(
-    root: str,
-    runs: str,
-    checks: str | None,
-    command: str | None,
-    adapter: str,
-    paths: tuple[str | None, str | None, str | None] = (None, None, None),
-) -> None:
+def run_task(opts: RunOptions) -> None:
     """`doit development`: one run into a new run-NNNN; a failing run fails the task (its lines are printed)."""
-    root_path = Path(root)
-    manifest, capabilities, workspace_map = (Path(p) if p else None for p in paths)
-    opts = RunOptions(
-        root=root_path,
-        out=GuidanceRunDir.next_in(Path(runs)).path,
-        workspace_map=workspace_map,
-        manifest=manifest,
-        capabilities=capabilities,
-        checks=Path(checks) if checks else root_path / CHECKS_RELATIVE,
-        adapter=adapter,
-        agent=api_settings(None) if adapter == "api" else AgentSettings(command or DEMO_AGENT),
-    )
+    agent = api_settings(None) if opts.adapter == "api" else opts.agent  # the api's settings are read when it runs
+    opts = replace(opts, out=GuidanceRunDir.next_in(opts.out).path, agent=agent)
     if run_development(opts) != 0:
         raise EvaluationFailed(f"Development run FAILED: see {opts.out}", verdict=False)

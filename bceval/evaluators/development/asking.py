@@ -18,8 +18,8 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import expand
+from bceval.evaluators.development.knowledge_response import evidence_record
 from bceval.evaluators.development.manifest import Case, Loaded
-from bceval.evaluators.development.readevidence import evidence_record
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
 from bceval.runs.transcript import write_transcript

@@ -32,7 +32,7 @@ from bceval.evaluators.development.checks import (
     require_configured,
     starting_repositories,
 )
-from bceval.evaluators.development.evidence import (
+from bceval.evaluators.development.gates import (
     ERROR,
     FAIL,
     PASS,
@@ -40,9 +40,11 @@ from bceval.evaluators.development.evidence import (
     GateResult,
     compare,
     gates_passed,
+    read_review,
+    run_gates,
     verdict,
 )
-from bceval.evaluators.development.gates import read_review, run_gates
+from bceval.evaluators.development.knowledge_response import read_measures, read_problems
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.models import (
     CaseLine,
@@ -52,7 +54,6 @@ from bceval.evaluators.development.models import (
     DevelopmentVerdict,
 )
 from bceval.evaluators.development.prepare import write_prepared
-from bceval.evaluators.development.readevidence import read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
 from bceval.evaluators.development.steps import console, validated

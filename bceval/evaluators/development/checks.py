@@ -196,10 +196,7 @@ def starting_repositories(
     loaded: Loaded, config: ChecksConfig, checks_file: Path, workspace_map: Path | None
 ) -> dict[str, str]:
     """Manifest id -> starting repository (the map's, else the checks file's), relative to its file."""
-    sources: dict[str, str] = {}
-    base = checks_file.parent
-    for case, source in config.workspaces.items():
-        sources[case] = source if "@" in source or Path(source).is_absolute() else str(base / source)
+    sources = {case: anchored(source, checks_file.parent) for case, source in config.workspaces.items()}
     if workspace_map is not None:
         try:
             mapping = json.loads(workspace_map.read_text(encoding="utf-8"))
@@ -209,14 +206,12 @@ def starting_repositories(
             raise DevelopmentError(f"--workspace-map {workspace_map} must map manifest ids to repositories")
         sources.update({case: anchored(source, workspace_map.parent) for case, source in mapping.items()})
     for case in loaded.cases:
-        if case.id not in sources:
+        source = sources.get(case.id)
+        if source is None:
             raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")
-        pinned = PINNED.match(sources[case.id])
-        local = Path(pinned["repo"]) if pinned and "://" not in sources[case.id] else None
-        if pinned is None and not (Path(sources[case.id]) / "app.json").is_file():
-            raise DevelopmentError(
-                f"case '{case.id}': starting repository {sources[case.id]} is not a folder with app.json"
-            )
-        if local is not None and not local.exists():
-            raise DevelopmentError(f"case '{case.id}': starting repository {local} does not exist")
+        pinned = PINNED.match(source)
+        if pinned is None and not (Path(source) / "app.json").is_file():
+            raise DevelopmentError(f"case '{case.id}': starting repository {source} is not a folder with app.json")
+        if pinned and "://" not in source and not Path(pinned["repo"]).exists():
+            raise DevelopmentError(f"case '{case.id}': starting repository {pinned['repo']} does not exist")
     return sources

@@ -1,4 +1,5 @@
-"""The development evaluator's commands: `bceval development` (spec §2, §11) and `bceval evidence` (§13)."""
+"""The development evaluator's commands: `bceval development` (spec §2, §11: the lines of each mode and their exit
+codes) and `bceval evidence` (§13)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,24 @@ from typing import Any
 
 from bceval.cli.parser import add_command, add_options, settings_flags
 from bceval.config import DEMO_CORPUS, find_corpus, load_settings
-from bceval.errors import BcevalError
+from bceval.corpus.index import knowledge_index_text
+from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command
+from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development.config import development_pyproject
 from bceval.evaluators.development.knowledge_response import validate_response
-from bceval.evaluators.development.runner import RunOptions, run_development
-from bceval.evaluators.development.steps import run_mode
-from bceval.evaluators.development.tasks import DEMO_AGENT
+from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.processes import probe_workspace
+from bceval.evaluators.development.report import score_results
+from bceval.evaluators.development.runner import (
+    DEMO_AGENT,
+    RunOptions,
+    console,
+    problem_block,
+    run_development,
+    validated,
+)
+from bceval.evaluators.development.values import number_text
 from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
@@ -25,6 +37,9 @@ from bceval.steps.view import report_view
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
+
+
+SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -108,6 +123,45 @@ def _namespace(
     values["development_fail_on_overclaim"] = False
     values.update({name: getattr(args, name, None) for name in RUN_SETTINGS})
     return argparse.Namespace(**values)
+
+
+def run_mode(
+    mode: str,
+    root: Path,
+    manifest: Path | None = None,
+    capabilities: Path | None = None,
+    out: Path | None = None,
+    results: Path | None = None,
+) -> int:
+    if mode == "prepare" and out is None:
+        raise DevelopmentError("prepare needs --out DIR, the prepare directory")
+    if mode == "score" and results is None:
+        raise DevelopmentError("score needs --results DIR, the directory of result-case-<hash>.json files")
+    if mode == "score" and results is not None and not results.is_dir():
+        raise DevelopmentError(f"--results {results} is not a directory")
+    if results is not None and out is not None and results.resolve() == out.resolve():
+        # §2 tighten: prepare would delete the very results scoring reads
+        raise DevelopmentError("--out and --results must be different directories (prepare deletes result files)")
+    loaded = validated(root, manifest, capabilities)
+    if loaded is None:
+        return EXIT_FAILED
+    if out is not None and mode in ("prepare", "score"):
+        write_prepared(loaded, out, knowledge_index_text(loaded.root, UnreadableKnowledge))
+    if mode == "score":
+        scores = score_results(loaded, results, probe_workspace)  # type: ignore[arg-type]
+        for lint in (lint for score in scores for lint in score.lints):
+            print(f"bceval: warning: {console(lint)}", file=sys.stderr)
+        problems = [p for score in scores for p in score.problems]
+        if problems:
+            print(problem_block(SCORING_FAILED, problems))
+            return EXIT_FAILED
+        print(f"Development fixture scoring PASSED: {len(scores)} case(s).")
+        return 0
+    print(
+        f"Development fixture validation PASSED: {len(loaded.cases)} cases; {loaded.covered} of "
+        f"{loaded.capability_count} capabilities have fixtures (minimum {number_text(loaded.minimum_coverage)})."
+    )
+    return 0
 
 
 def _read(path: Path, what: str) -> bytes:

@@ -45,7 +45,7 @@ from bceval.evaluators.development.gates import (
     verdict,
 )
 from bceval.evaluators.development.knowledge_response import read_measures, read_problems
-from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
     CaseLine,
     DevelopmentEvidence,
@@ -56,7 +56,6 @@ from bceval.evaluators.development.models import (
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.steps import console, validated
 from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
@@ -64,6 +63,28 @@ from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, GuidanceRunDir,
 from bceval.runs.record import run_record, write_record
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
+VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
+DEMO_AGENT = "{python} {checks_dir}/development-demo/agent.py good"  # the demo's scripted control (known-good patch)
+
+
+def console(line: str) -> str:
+    """A line for the terminal: control characters (ANSI escapes, carriage returns) are shown escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+
+
+def problem_block(header: str, problems: list[str]) -> str:
+    return "\n".join([header.format(n=len(problems)), *(f"  - {console(p)}" for p in problems)])
+
+
+def validated(root: Path, manifest: Path | None = None, capabilities: Path | None = None) -> Loaded | None:
+    """The loaded manifest, or None after printing the FAILED block."""
+    loaded = load(root, manifest, capabilities)
+    for warning in loaded.warnings:
+        print(f"bceval: warning: {console(warning)}", file=sys.stderr)
+    if loaded.problems:
+        print(problem_block(VALIDATION_FAILED, loaded.problems))
+        return None
+    return loaded
 
 
 @dataclass(frozen=True)

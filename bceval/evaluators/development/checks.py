@@ -96,8 +96,11 @@ def _checks(value: Any, where: str, unavailable: bool) -> dict[str, Check]:
     return {key: _check(key, item, where, unavailable) for key, item in value.items()}
 
 
-def read_checks(path: Path) -> ChecksConfig:
-    """Parse a checks file; every problem is one line naming the file."""
+def read_checks(path: Path, table: dict[str, Any] | None = None) -> ChecksConfig:
+    """Parse a checks file, or with `table` pyproject.toml's inline checks (path: that file) by the same rules and
+    messages; every problem is one line naming the file."""
+    if table is not None:
+        return _config({"version": "1", **_text_scalars(table)}, f"{path}: [tool.bceval.development]", path)
     try:
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
     except OSError:
@@ -116,12 +119,6 @@ def _text_scalars(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
-
-
-def checks_from_table(table: dict[str, Any], pyproject: Path) -> ChecksConfig:
-    """Inline checks from [tool.bceval.development], with the checks file's rules and messages."""
-    document = {"version": "1", **_text_scalars(table)}
-    return _config(document, f"{pyproject}: [tool.bceval.development]", pyproject)
 
 
 def _config(document: Any, where: str, path: Path) -> ChecksConfig:

@@ -1,5 +1,5 @@
 """The development evaluator's commands: `bceval development` (spec §2, §11: the lines of each mode and their exit
-codes) and `bceval evidence` (§13)."""
+codes, with `[tool.bceval.development]` in pyproject.toml filling the flags not given) and `bceval evidence` (§13)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from bceval.cli.parser import add_command, add_options, settings_flags
-from bceval.config import DEMO_CORPUS, find_corpus, load_settings
+from bceval.config import DEMO_CORPUS, bceval_table, find_corpus, load_settings
+from bceval.config.options import OPTIONS
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command
-from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge
-from bceval.evaluators.development.config import development_pyproject
+from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge, anchored
 from bceval.evaluators.development.knowledge_response import validate_response
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.processes import probe_workspace
@@ -40,6 +40,62 @@ PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks"
 
 
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
+
+
+PREFIX = "development_"
+TABLE = "[tool.bceval.development]"
+
+
+def development_pyproject(cwd: Path) -> dict[str, Any]:
+    """The [tool.bceval.development] values by key (without `development_`), converted (paths relative to
+    pyproject.toml's folder); {} without the table."""
+    pyproject, found = bceval_table(cwd)
+    table = found.get("development")
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise BcevalError(f"{pyproject}: {TABLE} must be a table")
+    keys = {o.name.removeprefix(PREFIX): o for o in OPTIONS.values() if o.part == "development" and o.pyproject}
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise BcevalError(f"{pyproject}: {TABLE} has unknown key '{unknown[0]}' (known: {', '.join(sorted(keys))})")
+    base = pyproject.parent.resolve()
+    values: dict[str, Any] = {"pyproject": pyproject.resolve()}
+    for key, value in table.items():
+        option, where = keys[key], f"{pyproject}: {TABLE} {key}"
+        if key == "checks" and isinstance(value, dict):  # inline checks, read by the checks file's rules
+            values["inline_checks"] = {"checks": value}
+        elif key == "workspaces":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table of manifest id -> starting repository")
+            for case, source in value.items():
+                if not isinstance(source, str) or not source:
+                    raise BcevalError(f"{where}.{case} must be a folder or a git repository@commit")
+            values[key] = {case: anchored(source, base) for case, source in value.items()}
+        elif option.kind == "table":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table")
+            values[key] = value
+        elif option.kind == "path":
+            if not isinstance(value, str) or not value:
+                raise BcevalError(f"{where} must be a non-empty path")
+            values[key] = (base / value).resolve()
+        elif option.kind == "switch":
+            if not isinstance(value, bool):
+                raise BcevalError(f"{where} must be true or false")
+            values[key] = value
+        else:
+            allowed = option.allowed()
+            if not isinstance(value, str) or (allowed is not None and value not in allowed):
+                wanted = f"one of {', '.join(allowed)}" if allowed else "a string"
+                raise BcevalError(f"{where} must be {wanted}")
+            values[key] = value
+    for key in ("toolchain", "cases"):
+        if key in values and "inline_checks" not in values:
+            raise BcevalError(f"{pyproject}: {TABLE} {key} applies to inline checks only (checks = {{...}})")
+        if key in values:
+            values["inline_checks"][key] = values.pop(key)
+    return values
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -27,7 +27,6 @@ from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, develop
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
-    checks_from_table,
     read_checks,
     require_configured,
     starting_repositories,
@@ -208,10 +207,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
     loaded = validated(opts.root, opts.manifest, opts.capabilities)
     if loaded is None:
         return EXIT_FAILED
-    if opts.inline_checks is not None:
-        config = checks_from_table(opts.inline_checks, opts.checks)
-    else:
-        config = read_checks(opts.checks)
+    config = read_checks(opts.checks, opts.inline_checks)
     config.workspaces.update(dict(opts.workspaces))
     require_configured(loaded, config)  # before any agent runs (§11.6)
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)

@@ -14,8 +14,7 @@ from bceval.agents.settings import AgentSettings
 from bceval.config import DEMO_CORPUS, Settings, environment_values
 from bceval.errors import EvaluationFailed
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECKS_RELATIVE, MANIFEST_RELATIVE
-from bceval.evaluators.development.cli import run_mode
-from bceval.evaluators.development.config import development_pyproject
+from bceval.evaluators.development.cli import development_pyproject, run_mode
 from bceval.evaluators.development.runner import DEMO_AGENT, RunOptions, api_settings, run_development
 from bceval.graph.doitlib import action
 from bceval.layout import GuidanceRunDir, OutDir

@@ -23,7 +23,7 @@ from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development import processes as proc
-from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
+from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, write_summary
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
@@ -55,7 +55,6 @@ from bceval.evaluators.development.models import (
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, GuidanceRunDir, case_request_name, result_name

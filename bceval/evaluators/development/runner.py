@@ -101,20 +101,12 @@ class RunOptions:
     workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
-    def from_args(
-        args: argparse.Namespace,
-        root: Path,
-        settings: Settings,
-        project: dict[str, Any] | None = None,
-    ) -> RunOptions:
+    def from_args(args: argparse.Namespace, root: Path, settings: Settings, project: dict[str, Any]) -> RunOptions:
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
         adapter = args.development_adapter or "command"
-        project = project or {}
-        inline = project.get("inline_checks") if not args.development_checks else None
-        checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
-        if inline is not None:
-            checks = project["pyproject"]
+        inline = None if args.development_checks else project.get("inline_checks")  # a --checks file wins
+        checks = project["pyproject"] if inline is not None else Path(args.development_checks or root / CHECKS_RELATIVE)
         return RunOptions(
             root=root,
             out=Path(args.development_out),

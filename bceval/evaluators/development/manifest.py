@@ -91,7 +91,8 @@ class Loaded:
 
     @property
     def minimum_coverage(self) -> float:
-        return _minimum_coverage(self.capability_file)
+        value = member(self.capability_file, "minimumFixtureCoverage")
+        return -1.0 if value is MISSING else as_double(value, "minimumFixtureCoverage")
 
     @property
     def review_rounds(self) -> int:
@@ -119,11 +120,6 @@ def required(value: Any, name: str, where: str) -> Any:
     if found is MISSING:
         raise DevelopmentError(f"{where}: member '{name}' is missing")
     return found
-
-
-def _minimum_coverage(capability_file: dict[str, Any]) -> float:
-    value = member(capability_file, "minimumFixtureCoverage")
-    return -1.0 if value is MISSING else as_double(value, "minimumFixtureCoverage")
 
 
 def article_path_problem(root: Path, path: str) -> str | None:
@@ -184,8 +180,7 @@ def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
     cap_version = required(capability_file, "version", cwhere)
     if not _loosely_one(cap_version):
         problems.append(f"Unsupported capability manifest version: {text(cap_version)}")
-    minimum = _minimum_coverage(capability_file)
-    if not 0 <= minimum <= 1:
+    if not 0 <= loaded.minimum_coverage <= 1:
         problems.append("minimumFixtureCoverage must be between 0 and 1.")
     rounds = member(manifest, "maximumReviewRounds")
     rounds_ok = isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1  # §4.1 tighten
@@ -193,9 +188,8 @@ def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
         problems.append("maximumReviewRounds must be a positive integer.")
     for name in ("minimumKnowledgeRecall", "minimumKnowledgePrecision"):
         value = required(manifest, name, where)
-        if isinstance(value, bool) or not (
-            isinstance(value, int | float) and 0 <= value <= 1
-        ):  # §4.1 tighten: a JSON number, not a string or a boolean
+        # §4.1 tighten: a JSON number, not a string or a boolean
+        if isinstance(value, bool) or not (isinstance(value, int | float) and 0 <= value <= 1):
             problems.append(f"{name} must be between 0 and 1.")
     skill = text(required(manifest, "skill", where))
     skill_file = loaded.root.joinpath(*skill.split("/")) if skill else loaded.root

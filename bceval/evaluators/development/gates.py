@@ -223,7 +223,7 @@ def _review_gate(
         if broken:  # the reference-integrity gate: a cited article must exist in the pinned checkout
             log_lines.append(f"{path}: cites {len(broken)} article(s) absent from the knowledge checkout")
             outcome = "failed"
-        if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
+        if answer["outcome"] != "completed":
             outcome = "partial" if outcome == "completed" else outcome
     merged = _merged(outcome, len(al_files), [a["answer"] for a in answers if "invalid" not in a])
     write_atomic(DevelopmentCaseDir(folder).checks / "review.json", dumps({"merged": merged, "answers": answers}))
@@ -241,8 +241,8 @@ def _review_gate(
 
 
 def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[str, Any]:
-    findings = [f for answer in valid for f in (answer.get("findings") or []) if isinstance(f, dict)]
-    counts = {s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s) for s in SEVERITIES}
+    findings = [finding for answer in valid for finding in answer["findings"]]
+    counts = {s: sum(1 for finding in findings if finding["severity"] == s) for s in SEVERITIES}
     return {
         "skill": {"id": "al-code-review", "version": 1},
         "outcome": outcome,
@@ -253,16 +253,9 @@ def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[st
 
 
 def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
-    """Cited paths of a review answer's findings that are not files of the knowledge checkout."""
-    broken = []
-    for item in answer.get("findings") or []:
-        for reference in (item.get("references") or []) if isinstance(item, dict) else []:
-            path = reference.get("path") if isinstance(reference, dict) else reference
-            if not isinstance(path, str) or not plain_path(path):
-                broken.append(str(path))
-            elif not view.joinpath(*path.split("/")).is_file():
-                broken.append(path)
-    return broken
+    """Cited paths of a valid findings-report's findings that are not files of the knowledge checkout."""
+    cited = [reference["path"] for finding in answer["findings"] for reference in finding["references"]]
+    return [path for path in cited if not plain_path(path) or not view.joinpath(*path.split("/")).is_file()]
 
 
 def read_review(folder: Path) -> dict[str, Any] | None:

@@ -282,7 +282,7 @@ class ExperimentDir:
         return self.path / f"report.{suffix}"
 
     def development_summary(self, suffix: str = "json") -> Path:
-        """A development experiment's secondary outcomes per arm (bceval.evaluators.development.summary)."""
+        """A development experiment's secondary outcomes per arm (bceval.evaluators.development.arms)."""
         return self.path / f"development-summary.{suffix}"
 
     def variant(self, name: str) -> OutDir:

@@ -29,8 +29,8 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
 
 
 def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
-    """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from `count` rows already
-    encoded compactly in index order, as chunks that join with "," (single rows or runs of rows)."""
+    """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from the `count` rows'
+    compact JSON in index order."""
     empty = dumps_compact({**build_index([], timestamp), "articleCount": count}).encode("utf-8")
     return b"".join([empty[: -len(b"]}\n")], b",".join(chunks), b"]}\n"])
 

@@ -55,9 +55,6 @@ class FileReading(StrictModel):
     problems: list[str] = Field(default_factory=list)
     answeredBy: dict[str, Any] | None = None
     record: dict[str, Any] | None = Field(default=None, description="The answer record bceval's runs add.")
-    verdicts: list[CaseVerdict | None] = Field(
-        default_factory=list, description="One per entry once judged; None for an id no case has."
-    )
 
 
 class Tally(StrictModel):
@@ -203,19 +200,6 @@ def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
     return lookup
 
 
-def judge_reading(
-    reading: FileReading, cases: list[ReviewCase], lookup: dict[str, ReviewCase] | None = None
-) -> FileReading:
-    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup`: the cases'
-    case_lookup, when the caller judges many files against the same cases."""
-    lookup = case_lookup(cases) if lookup is None else lookup
-    verdicts = []
-    for entry in reading.entries:
-        case = lookup.get(entry.id.lower())
-        verdicts.append(judge(case, entry.findings) if case is not None else None)
-    return reading.model_copy(update={"verdicts": verdicts})
-
-
 def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
     """A verdict with the usage, transcript and cache flags its answer record carries."""
     if not isinstance(record, dict):
@@ -299,13 +283,12 @@ def aggregate(
     if selected is not None:
         cases = [case for case in cases if case.id in selected]
     lookup = case_lookup(cases)
-    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases, lookup) for r in readings]
     answered_by: list[dict[str, Any]] = []
     for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:
             answered_by.append(reading.answeredBy)
-    chosen = _first_answers(readings, selected, require_read, article, problems)
+    chosen = _first_answers(readings, lookup, require_read, article, problems)
     failures, budget = {}, {}
     for failure in infra or []:
         case = lookup.get(failure.id.lower())
@@ -351,24 +334,24 @@ def aggregate(
 
 def _first_answers(
     readings: list[FileReading],
-    selected: set[str] | None,
+    lookup: dict[str, ReviewCase],
     require_read: bool,
     article: Article | None,
     problems: list[str],
 ) -> dict[str, CaseVerdict]:
-    """Each selected case's verdict from the first answer in file order; unknown and duplicate ids are problems."""
+    """Each case's verdict from the first answer in file order; unknown and duplicate ids are problems."""
     chosen: dict[str, CaseVerdict] = {}
     for reading in readings:
         record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
-        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
-            if verdict is not None and selected is not None and verdict.id not in selected:
-                continue  # answered earlier, but not part of this selection
-            if verdict is None:
+        for entry in reading.entries:
+            case = lookup.get(entry.id.lower())
+            if case is None:
                 problems.append(f"Results contain unknown case id: {token(entry.id)}")
-            elif verdict.id in chosen:
+            elif case.id in chosen:
                 problems.append(f"Results contain duplicate case id: {token(entry.id)}")
             else:
-                chosen[verdict.id] = _with_reads(_with_record(verdict, record), record, require_read, article)
+                verdict = _with_record(judge(case, entry.findings), record)
+                chosen[case.id] = _with_reads(verdict, record, require_read, article)
     return chosen
 
 

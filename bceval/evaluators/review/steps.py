@@ -21,7 +21,6 @@ from bceval.evaluators.review.scoring import (
     aggregate,
     failed_header,
     failure_notes,
-    judge_reading,
     passed_line,
     read_result_file,
     score_files,
@@ -226,7 +225,7 @@ def score_single_file(settings: Settings) -> None:
     if reading.problems and not reading.entries:
         raise BcevalError(reading.problems[0])
     cases, thresholds = recorded_plan(settings)
-    report = aggregate(cases, [judge_reading(reading, cases)], thresholds)
+    report = aggregate(cases, [reading], thresholds)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 

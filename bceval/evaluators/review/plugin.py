@@ -19,8 +19,7 @@ from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
 from bceval.evaluators.review.health.model import HealthReport
-from bceval.evaluators.review.health.tasks import health_tasks
-from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
+from bceval.evaluators.review.health.tasks import HEALTH_COMMAND, health_tasks
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt

@@ -98,13 +98,10 @@ def read_result_document(data: bytes, name: str) -> FileReading:
         reading.problems.append(str(exc))
         return reading
     answered = answered_cases(document, name, reading.problems)
-    if answered is None:
-        return reading
-    if isinstance(document.get("answeredBy"), dict):
-        reading.answeredBy = document["answeredBy"]
-    if isinstance(document.get("record"), dict):
-        reading.record = document["record"]
-    reading.entries = answered
+    if answered is not None:
+        reading.entries = answered
+        reading.answeredBy = document["answeredBy"] if isinstance(document.get("answeredBy"), dict) else None
+        reading.record = document["record"] if isinstance(document.get("record"), dict) else None
     return reading
 
 
@@ -172,17 +169,10 @@ def verdict_problems(verdict: CaseVerdict) -> list[str]:
         if verdict.infrastructureFailure:
             return [f"{token(verdict.id)}: infrastructure failure ({console(verdict.infrastructureFailure)})"]
         return [f"Results missing case: {token(verdict.id)}"]
-    if verdict.kind == "clean":
-        return (
-            [f"{token(verdict.id)}: clean control produced finding(s): {_ids(verdict.unexpected)}"]
-            if verdict.unexpected
-            else []
-        )
-    problems = []
-    if verdict.missing:
-        problems.append(f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}")
+    problems = [f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}"] if verdict.missing else []
     if verdict.unexpected:
-        problems.append(f"{token(verdict.id)}: unexpected finding(s): {_ids(verdict.unexpected)}")
+        what = "clean control produced" if verdict.kind == "clean" else "unexpected"
+        problems.append(f"{token(verdict.id)}: {what} finding(s): {_ids(verdict.unexpected)}")
     return problems
 
 

@@ -6,7 +6,6 @@ review evaluator for them (its prepare_tasks and score_tasks) and puts the answe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from doit import create_after
@@ -51,7 +50,7 @@ class PrepareStage:
             + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
-            "uptodate": [False, recorded] if gated(self.settings) else [recorded],
+            "uptodate": [False, recorded] if _gated(self.settings) else [recorded],
             "verbosity": 1,
         }
 
@@ -153,8 +152,7 @@ class PrepareStage:
         }
 
 
-def gated(settings: Settings) -> bool:
-    """Whether validation also writes a coverage report or gates changed paths: it then runs every time."""
+def _gated(settings: Settings) -> bool:
     return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
 
 
@@ -194,13 +192,6 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     }
 
 
-def result_paths(settings: Settings) -> list[Path]:
-    try:
-        return result_files(settings.results_dir)
-    except BcevalError:
-        return []  # score_json reports the missing results in one line
-
-
 def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
     if settings.results_path is not None:  # one combined results document
         return {
@@ -211,7 +202,10 @@ def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
             "task_dep": ["prepare"],
             "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
         }
-    results = result_paths(settings)
+    try:
+        results = result_files(settings.results_dir)
+    except BcevalError:
+        results = []  # score_json reports the missing results in one line
     infra = infra_files(settings.results_dir) if results else []
     selected = sorted(selection_of(settings.run_dir) or []) if settings.results is None else []
     recorded = {

@@ -33,7 +33,7 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         groups, model_ids = list(inputs.groups), inputs.model_ids
         changed = settings.changed_paths
         return {
-            "actions": [action(health.write_health, settings, groups)],
+            "actions": [action(health.write_health, settings)],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups]
             + [str(steps.domain_articles_file(settings, domain)) for domain in inputs.domains]
@@ -83,7 +83,7 @@ def report_health(settings: Settings, code: int, strict: bool) -> int:
     and the exit code."""
     if code:  # validation or preparation failed (it said why); report what can be read anyway
         print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
-        health.write_health_despite_failures(settings)
+        health.write_health(settings, prepared=False)
     report = print_health(settings)
     if code:
         return code  # the corpus itself fails validation or preparation, whatever the findings say

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from bceval.evaluators.review import manifest_schema as schema
+from bceval.evaluators.review import documents as schema
 from bceval.jsonio import parse_json
 
 MANIFEST_VERSION = 2

@@ -313,14 +313,11 @@ def aggregate(
     require_read: bool = False,
     article: Article | None = None,
 ) -> ScoreReport:
-    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds.
+    """Every case's verdict (the first answer in file order wins) and the metrics against the thresholds.
 
-    `selected` (manifest ids) limits the evaluation to some cases: the others are neither scored nor
-    missing, and the report is partial, which never passes the gate. `require_read`: a citation that no
-    complete read backs fails its case; `article` tells a read of the corpus's article from another.
-    Cases a budget stopped are not answered (budget): not model misses, not infrastructure failures, and the
-    report is partial.
-    """
+    `selected` (manifest ids) limits the evaluation to some cases; the report is then partial, as it is when a
+    budget stopped some cases, and a partial report never passes the gate. `require_read`: a citation that no
+    complete read backs fails its case; `article` tells a read of the corpus's article from another."""
     problems: list[str] = []
     total = len(cases)
     if selected is not None:

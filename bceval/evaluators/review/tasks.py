@@ -1,7 +1,4 @@
-"""The review pipeline's stages as doit tasks: prepare (validate the manifest and corpus, then write the neutral
-request directory, out/review/ by default, from the intermediate files in out/.build/review/) and score (judge
-each result file, aggregate into score.json, record the scorecard and report the verdict). The frame asks the
-review evaluator for them (its prepare_tasks and score_tasks) and puts the answer stage between them."""
+"""The review pipeline's prepare and score stages as doit tasks; the frame puts the answer stage between them."""
 
 from __future__ import annotations
 

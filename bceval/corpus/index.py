@@ -35,10 +35,6 @@ def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
     return b"".join([empty[: -len(b"]}\n")], b",".join(chunks), b"]}\n"])
 
 
-def _file_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].lower()
-
-
 def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, Any]]:
     """Rows of one domain, one per file name with the highest layer winning, sorted by path."""
     return candidates_by_domain(rows, [domain])[domain]
@@ -65,7 +61,7 @@ def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) ->
         winners: dict[str, str] = {}
         for layer in reversed(LAYERS):  # the highest layer first, each in path order
             for path in layers.get(layer, ()):
-                winners.setdefault(_file_name(path), path)
+                winners.setdefault(path.rsplit("/", 1)[-1].lower(), path)  # one per file name
         result[domain] = sorted_texts(winners.values())
     return result
 

@@ -65,11 +65,7 @@ class BaselineAdapter(AgentBase):
     kind = "baseline"
 
     def __init__(self, corpus: Path) -> None:
-        self._corpus = corpus
-        self._article = cache(self._read_article)
-
-    def _read_article(self, path: str) -> str:
-        return read_regular_text(self._corpus / path, "utf-8-sig", "replace")
+        self._article = cache(lambda path: read_regular_text(corpus / path, "utf-8-sig", "replace"))
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -40,6 +40,7 @@ class PrepareStage:
         recorded = config_changed(
             {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
         )
+        gate = (self.settings.coverage_report, self.settings.gate_paths, self.settings.changed_from)
         return {
             "actions": [action(review.write_cases, self.settings)],
             "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
@@ -47,7 +48,7 @@ class PrepareStage:
             + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
-            "uptodate": [False, recorded] if _gated(self.settings) else [recorded],
+            "uptodate": [False, recorded] if any(value is not None for value in gate) else [recorded],
             "verbosity": 1,
         }
 
@@ -147,10 +148,6 @@ class PrepareStage:
                 lambda: not steps.incomplete_marker(self.settings).exists(),
             ],
         }
-
-
-def _gated(settings: Settings) -> bool:
-    return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
 
 
 def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:

@@ -69,15 +69,11 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
         candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves]),
         texts,
         margin=settings.health_margin,
-        changed=_changed(settings),
+        changed=None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines(),
         extra=findings,
         views={mid: view_texts(settings, mid) for mid in texts} if prepared else None,
     )
     _write(settings, report)
-
-
-def _changed(settings: Settings) -> list[str] | None:
-    return None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines()
 
 
 def _write(settings: Settings, report: HealthReport) -> None:

@@ -78,27 +78,21 @@ def print_health(settings: Settings) -> Any:
     return report
 
 
-def report_health(settings: Settings, code: int, strict: bool) -> int:
-    """`bceval health` after its graph ran (`code` is the graph's exit code): the report on the console, always,
-    and the exit code."""
-    if code:  # validation or preparation failed (it said why); report what can be read anyway
-        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
-        health.write_health(settings, prepared=False)
-    report = print_health(settings)
-    if code:
-        return code  # the corpus itself fails validation or preparation, whatever the findings say
-    return 1 if strict and report.errors else 0
-
-
 def run_health(args: argparse.Namespace) -> int:
-    """`bceval health`: validate and prepare, then the health report and its verdict."""
+    """`bceval health`: validate and prepare, then the health report on the console, always, and its verdict."""
     settings = load_settings(**settings_flags(args))
     check_inputs(settings)
     check_leaves(settings)
     if settings.changed_paths is not None and not settings.changed_paths.is_file():  # before the graph runs
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))
-    return report_health(settings, code, args.strict)
+    if code:  # validation or preparation failed (it said why); report what can be read anyway
+        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
+        health.write_health(settings, prepared=False)
+    report = print_health(settings)
+    if code:
+        return code  # the corpus itself fails validation or preparation, whatever the findings say
+    return 1 if args.strict and report.errors else 0
 
 
 HEALTH_COMMAND = Command(

@@ -91,7 +91,6 @@ class ReviewEvaluator:
         return case.modelId
 
     def case_kind(self, case: ReviewCase) -> str:
-        """A case that expects findings is positive; one that expects none is a clean control."""
         return "positive" if case.expected else "clean"
 
     def oracle_answer(self, case: ReviewCase) -> list[Any]:
@@ -103,7 +102,6 @@ class ReviewEvaluator:
         return STARTER_MANIFEST
 
     def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
-        """How the live kinds are asked a review question (bceval.agents.registry.Shape)."""
         return ReviewShape(cache_dir, hidden)
 
     def prompt(self, view: View, isolated: bool) -> str:

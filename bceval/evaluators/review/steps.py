@@ -192,7 +192,18 @@ def write_coverage(settings: Settings) -> None:
 
 
 def write_score(settings: Settings) -> None:
+    """score.json of the run's results, or of --results-path (one combined document: unreadable is an input error,
+    as in the reference)."""
     require_complete(settings)
+    if settings.results_path is not None:
+        if not settings.results_path.is_file():
+            raise BcevalError(f"{settings.results_path}: results file not found")
+        reading = read_result_file(settings.results_path)
+        if reading.problems and not reading.entries:
+            raise BcevalError(reading.problems[0])
+        cases, thresholds = recorded_plan(settings)
+        write_atomic(settings.score_file, dumps(aggregate(cases, [reading], thresholds).model_dump()))
+        return
     infra = infra_files(settings.results_dir)
     try:
         results = result_files(settings.results_dir)
@@ -211,21 +222,6 @@ def write_score(settings: Settings) -> None:
     selected = selection_of(settings.run_dir) if settings.results is None else None
     article = corpus_article(settings.corpus)
     report = score_files(cases, thresholds, results, infra, settings.require_read, article, selected)
-    write_atomic(settings.score_file, dumps(report.model_dump()))
-
-
-def score_single_file(settings: Settings) -> None:
-    """--results-path: one combined document; unreadable is an input error, as in the reference."""
-    require_complete(settings)
-    path = settings.results_path
-    assert path is not None
-    if not path.is_file():
-        raise BcevalError(f"{path}: results file not found")
-    reading = read_result_file(path)
-    if reading.problems and not reading.entries:
-        raise BcevalError(reading.problems[0])
-    cases, thresholds = recorded_plan(settings)
-    report = aggregate(cases, [reading], thresholds)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 

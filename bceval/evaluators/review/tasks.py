@@ -188,30 +188,25 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
 def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
     if settings.results_path is not None:  # one combined results document
-        return {
-            "actions": [action(review.score_single_file, settings)],
-            "file_dep": [str(steps.cases_file(settings))]
-            + ([str(settings.results_path)] if settings.results_path.is_file() else []),
-            "targets": [str(settings.score_file)],
-            "task_dep": ["prepare"],
-            "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
+        files = [settings.results_path] if settings.results_path.is_file() else []
+        recorded = {**basics, "results_path": str(settings.results_path)}
+    else:
+        try:
+            results = result_files(settings.results_dir)
+        except BcevalError:
+            results = []  # score_json reports the missing results in one line
+        infra = infra_files(settings.results_dir) if results else []
+        files = results + infra
+        recorded = {
+            **basics,
+            "results": [p.name for p in results],
+            "infra": [p.name for p in infra],
+            "selected": sorted(selection_of(settings.run_dir) or []) if settings.results is None else [],
+            **({"requireRead": True} if settings.require_read else {}),
         }
-    try:
-        results = result_files(settings.results_dir)
-    except BcevalError:
-        results = []  # score_json reports the missing results in one line
-    infra = infra_files(settings.results_dir) if results else []
-    selected = sorted(selection_of(settings.run_dir) or []) if settings.results is None else []
-    recorded = {
-        **basics,
-        "results": [p.name for p in results],
-        "infra": [p.name for p in infra],
-        "selected": selected,
-        **({"requireRead": True} if settings.require_read else {}),
-    }
     return {
         "actions": [action(review.write_score, settings)],
-        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in results + infra],
+        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in files],
         "targets": [str(settings.score_file)],
         "task_dep": ["prepare"],
         "uptodate": [config_changed(recorded)],

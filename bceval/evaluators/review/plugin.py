@@ -30,7 +30,6 @@ from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, sc
 from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
 from bceval.graph.run import run_graph
-from bceval.jsonio import read_json_bytes
 from bceval.layout import INFRA_PATTERN
 from bceval.ordering import sort_key
 from bceval.steps.answer import warn_preflight
@@ -81,8 +80,7 @@ class ReviewEvaluator:
 
     def load(self, root: Path, manifest: Path | None) -> Derivation:
         """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
-        data = read_json_bytes(manifest) if manifest is not None else None
-        return derive_cases(scan_corpus(root), read_manifest(data, str(manifest)))
+        return derive_cases(scan_corpus(root), read_manifest(manifest))
 
     def cases(self, loaded: Derivation) -> list[ReviewCase]:
         return list(loaded.cases)

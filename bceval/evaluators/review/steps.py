@@ -25,7 +25,7 @@ from bceval.evaluators.review.scoring import (
     read_result_file,
     score_files,
 )
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_regular_bytes, write_atomic
 from bceval.layout import OutDir, PrepareDir, RunDir, infra_files, result_files
 from bceval.runs.record import selection_of, tampered
 from bceval.scorecard.model import build_scorecard
@@ -49,8 +49,7 @@ FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
     listing = listing or scan_corpus(settings.corpus)
-    data = read_json_bytes(settings.manifest) if settings.manifest is not None else None
-    checked = read_manifest(data, str(settings.manifest))
+    checked = read_manifest(settings.manifest)
     return derive_cases(listing, checked), checked
 
 

@@ -14,7 +14,7 @@ from bceval.escape import console, finding_id, token
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.entries import ResultEntry, answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
-from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
+from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_json_bytes, read_regular_bytes
 from bceval.models import CaseReads, DropUnset, InfraFailure, ReadSummary, StrictModel
 from bceval.ordering import sort_key
 
@@ -119,10 +119,8 @@ def read_result_file(path: Path) -> FileReading:
 
 def read_infra_file(path: Path) -> InfraFailure:
     """An infrastructure-failure record written by `bceval answer`; anything else is refused in one line."""
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
-        return InfraFailure.model_validate(parse_json(read_regular_bytes(path), str(path)))
+        return InfraFailure.model_validate(parse_json(read_json_bytes(path), str(path)))
     except ValidationError:
         raise BcevalError(f"{path}: not an infrastructure-failure record written by bceval answer") from None
 

@@ -128,7 +128,7 @@ class ReviewEvaluator:
     def judged(self, recorded: dict[str, Any], results: Path) -> list[dict[str, Any]]:
         """The verdicts of the answered cases of a run without a score.json (an experiment arm's), judged from its
         results as scoring does; `recorded`: the prepared cases.json."""
-        cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
+        cases = [ReviewCase(**case) for case in recorded.get("cases", [])]
         files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
         infra = sorted(results.glob(INFRA_PATTERN)) if results.is_dir() else []
         report = score_files(cases, recorded.get("thresholds", {}), files, infra)

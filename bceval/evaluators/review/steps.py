@@ -140,7 +140,7 @@ def report_validation(settings: Settings, loose_samples: list[list[str]]) -> Non
 def write_domain(settings: Settings, domain: str) -> None:
     mark_incomplete(settings)
     recorded = load_own_json(domain_cases_file(settings, domain))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
+    cases = [ReviewCase(**case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
     samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
     files = domain_files(
@@ -174,7 +174,7 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
 def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases and thresholds the last validation recorded."""
     recorded = load_own_json(cases_file(settings))
-    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
+    return [ReviewCase(**case) for case in recorded["cases"]], recorded["thresholds"]
 
 
 def write_coverage(settings: Settings) -> None:

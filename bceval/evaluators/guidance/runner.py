@@ -33,10 +33,10 @@ from bceval.evaluators.guidance.evidence import (
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation, safe_path
-from bceval.evaluators.guidance.scoring import ScoreOutcome, score
+from bceval.evaluators.guidance.scoring import ScoreOutcome, read_leniently, score
 from bceval.evaluators.registry import evaluator
 from bceval.jsonio import create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
-from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir, result_name
+from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
 from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
@@ -265,18 +265,6 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
 KNOWLEDGE = "knowledge/"  # the tools' name for the knowledge view (bceval.agents.api)
 
 
-def _cited(results_dir: Path, hashed: str) -> list[str] | None:
-    """The article paths a result's report cites, read leniently (scoring proper judges the report); None when
-    there is no readable report."""
-    try:
-        document = json.loads(read_regular_text(results_dir / result_name(hashed), "utf-8"))
-        entries = document["guidanceReport"].get("knowledge") or []
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    cited = [entry.get("path") for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
-    return list(dict.fromkeys(path for path in cited if isinstance(path, str)))
-
-
 def _article(root: Path, path: str) -> tuple[int, str] | None:
     """The size and SHA-256 of an article in the checkout; None when it is not a file inside it."""
     if not path or path.startswith("/") or ".." in Path(path).parts:
@@ -317,10 +305,10 @@ def guidance_reads(
     cases: dict[str, Any] = {}
     for case in manifest.cases:
         record = evidence.get(case.hashed)
-        cited = _cited(results_dir, case.hashed)
-        if not isinstance(record, dict) or record.get("readBy") != "bceval" or cited is None:
+        read = read_leniently(results_dir, case.hashed)
+        if not isinstance(record, dict) or record.get("readBy") != "bceval" or read is None:
             continue
-        cases[case.id] = case_reads(manifest.root, record.get("readEvidence") or {}, cited).model_dump()
+        cases[case.id] = case_reads(manifest.root, record.get("readEvidence") or {}, read[1]).model_dump()
     if not cases:
         return None
     citations = sum(len(reads["cited"]) for reads in cases.values())

@@ -1,12 +1,9 @@
 """The guidance doit tasks: `guidance_prepare`, `guidance_demo` and `guidance:<name>`, which runs one manifest end to
-end in one action (the baseline digest lives only in that process's memory). The generators read the manifest
-leniently, only to name inputs and outputs: the actions do the real validation, so a broken input fails its task.
-"""
+end in one action (the baseline digest lives only in that process's memory)."""
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
@@ -25,6 +22,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import DEFAULT_MANIFEST, MANIFESTS
 from bceval.evaluators.guidance.demo import MARKER, demo_is_intact, demo_runs
+from bceval.evaluators.guidance.manifest import load_manifest
 from bceval.evaluators.guidance.steps import (
     GuidanceSettings,
     RunSettings,
@@ -34,10 +32,7 @@ from bceval.evaluators.guidance.steps import (
     run_target,
 )
 from bceval.graph.doitlib import action
-from bceval.jsonio import read_regular_text
 from bceval.layout import GuidancePrepareDir, OutDir
-
-REFERENCE_KEYS = ("requiredKnowledge", "optionalKnowledge", "expectedOmitted")
 
 
 def guidance_settings(settings: Settings) -> GuidanceSettings:
@@ -55,28 +50,21 @@ def guidance_settings(settings: Settings) -> GuidanceSettings:
 
 
 def _inputs(cfg: GuidanceSettings) -> tuple[list[str], list[str]]:
-    """(files to depend on, request ids) from a lenient read; the action reports any real problem."""
-    root = Path(cfg.root)
-    if not os.path.isfile(cfg.manifest):
-        return [], []  # nothing to depend on; the action says in one line that the manifest is missing
-    try:
-        document = json.loads(read_regular_text(Path(cfg.manifest), "utf-8-sig"))
-    except (OSError, ValueError):
-        document = None
-    document = document if isinstance(document, dict) else {}
-    cases = document.get("cases")
-    cases = [case for case in cases if isinstance(case, dict)] if isinstance(cases, list) else []
-    ids = [case["id"] for case in cases if isinstance(case.get("id"), str)]
-    named = [document.get("skill")]
-    named += [path for case in cases for key in REFERENCE_KEYS if isinstance(case.get(key), list) for path in case[key]]
+    """(files to depend on, request ids) of a valid manifest; the action reports any problem of a broken one."""
     files = [cfg.manifest] + ([cfg.workspace_map] if cfg.workspace_map else [])
-    files += [str(root / rel) for rel in named if isinstance(rel, str) and ".." not in rel]
-    files = [f for f in files if os.path.isfile(f)]
-    try:  # the index covers every article of the checkout, not only the referenced ones
-        files += [os.path.join(root, rel) for rel in knowledge_markdown(scan_corpus(root))]
+    ids: list[str] = []
+    try:
+        manifest = load_manifest(cfg.root, cfg.manifest)
+        ids = [case.id for case in manifest.cases]
+        named = [case.required + case.optional + case.expected_omitted for case in manifest.cases]
+        files += [str(manifest.skill_file)] + [str(manifest.root / rel) for paths in named for rel in paths]
     except BcevalError:
         pass
-    return sorted(set(files)), ids
+    try:  # the index covers every article of the checkout, not only the referenced ones
+        files += [os.path.join(cfg.root, rel) for rel in knowledge_markdown(scan_corpus(Path(cfg.root)))]
+    except BcevalError:
+        pass
+    return sorted({f for f in files if os.path.isfile(f)}), ids
 
 
 def run_settings(settings: Settings) -> RunSettings:

@@ -23,7 +23,7 @@ from bceval.evaluators.guidance.evidence import capture, load_baseline, protecte
 from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation
 from bceval.evaluators.guidance.prepare import prepare
-from bceval.evaluators.guidance.runner import print_reads, run_from_files
+from bceval.evaluators.guidance.runner import run_verdict
 from bceval.evaluators.guidance.scoring import score
 from bceval.steps.ci import write_guidance_junit
 
@@ -94,7 +94,10 @@ def execute(opts: Options) -> str:
     if opts.mode == "demo-workspaces":
         return _demo_workspaces(opts)
     if opts.mode == "run":
-        return _run(opts)
+        assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
+        return run_verdict(
+            opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, opts.max_cost
+        )
     manifest = load_manifest(opts.root, opts.manifest)
     workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None
     baseline = None
@@ -120,7 +123,8 @@ def execute(opts: Options) -> str:
     if opts.mode == "score":
         outcome = score(manifest, baseline, opts.results)
         if not outcome.passed:
-            raise _failed(opts.mode, outcome.problems)
+            title = f"Development guidance scoring FAILED with {len(outcome.problems)} problem(s):"
+            raise EvaluationFailed(title, outcome.problems)
         return f"Development guidance scoring PASSED: {count} case(s)"
     return f"Development guidance fixture validation PASSED: {count} case(s)"
 
@@ -139,21 +143,6 @@ def _demo_workspaces(opts: Options) -> str:
             f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
         )
     return "\n".join(lines)
-
-
-def _run(opts: Options) -> str:
-    assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
-    manifest, outcome = run_from_files(
-        opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, max_cost=opts.max_cost
-    )
-    print_reads(outcome)
-    if not outcome.passed:
-        raise _failed(opts.mode, outcome.problems)
-    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
-
-
-def _failed(mode: str, problems: list[str]) -> EvaluationFailed:
-    return EvaluationFailed(f"Development guidance {TITLES[mode]} FAILED with {len(problems)} problem(s):", problems)
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> int:

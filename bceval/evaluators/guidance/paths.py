@@ -1,7 +1,5 @@
-"""Safe inputs: paths (spec §5.1), the reference-path resolver (§1.3), root/artifact separation (§5.5), strict JSON
-(§1.1) and the common field validators (§1.2). Paths are normalised lexically (no realpath); a symlink or hard-linked
-file in any component is refused, never followed. Messages name a label chosen by bceval, never the offending value,
-so a model's text never reaches the console."""
+"""Safe inputs (spec §1.1-§1.3, §5.1, §5.5): paths are normalised lexically and any link is refused, never followed;
+messages name a label chosen by bceval, never the offending value, so a model's text never reaches the console."""
 
 from __future__ import annotations
 
@@ -24,10 +22,6 @@ _DOMAIN_LINE = re.compile(r"^domain:[ \t]*\S", re.IGNORECASE | re.MULTILINE)
 _NORMATIVE_HEADING = re.compile(r"^## (?:Best Practice|Anti Pattern)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 DIMENSIONS = ("bc-version", "technologies", "countries", "application-area")
 CONTEXT_LISTS = ("technologies", "countries", "application-area", "unknown")
-
-
-def links_problem(label: str) -> GuidanceError:
-    return GuidanceError(f"{label}: {LINKS}")
 
 
 def is_link(st: os.stat_result) -> bool:
@@ -54,7 +48,7 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
                 return absolute
             raise GuidanceError(f"{label} does not exist") from None
         if is_link(st):
-            raise links_problem(label)
+            raise GuidanceError(f"{label}: {LINKS}")
     if st is None:
         st = os.lstat(absolute)
     if kind == "file" and not stat.S_ISREG(st.st_mode):
@@ -79,7 +73,7 @@ def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> It
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
             if is_link(st):
-                raise links_problem(label)
+                raise GuidanceError(f"{label}: {LINKS}")
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
                 raise GuidanceError(f"{label}: only regular files and directories are supported")
             if stat.S_ISDIR(st.st_mode):
@@ -151,7 +145,7 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
         if is_link(st):
-            raise links_problem(label)
+            raise GuidanceError(f"{label}: {LINKS}")
         if name not in names:  # a case-insensitive filesystem found it under another spelling
             raise GuidanceError(f"{label}: path casing must match the knowledge checkout exactly")
     if st is None or not stat.S_ISREG(st.st_mode) or not current.is_relative_to(root):

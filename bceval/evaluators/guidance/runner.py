@@ -1,8 +1,5 @@
-"""`bceval guidance run`: one runner-owned cycle, prepare -> capture -> answer -> score.
-
-The baseline digest stays in this process's memory (never printed, written or handed to an adapter), and every
-run gets a new directory (a bceval.layout.GuidanceRunDir): evidence must be fresh, so a killed run is repeated.
-"""
+"""`bceval guidance run`: prepare -> capture -> answer -> score in one process, whose memory alone holds the
+baseline digest; every run gets a new directory (evidence must be fresh, so a killed run is repeated)."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ from typing import Any
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
-from bceval.errors import BcevalError
+from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.asking import GuidanceSetup, GuidanceShape
@@ -71,15 +68,10 @@ def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
 
 
 def run_guidance(
-    manifest: GuidanceManifest,
-    workspaces: dict[str, Path],
-    directory: Path,
-    adapter: Agent,
-    max_cost: float | None = None,
+    manifest: GuidanceManifest, workspaces: dict[str, Path], run: Path, adapter: Agent, max_cost: float | None
 ) -> ScoreOutcome:
     """Prepare, capture, answer every case, score with the held digest. Once the run's known cost reaches
     `max_cost` no new case starts and the run, which a verdict needs whole, ends unscored (a GuidanceError)."""
-    run = check_new_run(directory)
     check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
     # Refuse what capture would refuse for want of a repository before anything is written.
     check_git_storage(manifest.root, target=False, label=KNOWLEDGE_LABEL)
@@ -159,23 +151,36 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs. `hide`
     names more paths a live agent must not reach (an experiment's output folder)."""
-    check_new_run(directory)
+    run = check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
-    run_dir = Path(directory).absolute()
-    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run_dir, hidden)))
+    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run, hidden)))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )
-    return manifest, run_guidance(manifest, workspaces, Path(directory), chosen, max_cost)
+    return manifest, run_guidance(manifest, workspaces, run, chosen, max_cost)
 
 
-def print_reads(outcome: ScoreOutcome) -> None:
-    """The one Reads line of a run whose agent's tools bceval ran (as a review scorecard says what was read)."""
+def run_verdict(
+    root: Path | str,
+    manifest_path: Path | str,
+    workspace_map: Path | str,
+    directory: Path,
+    adapter: str,
+    agent: Any = None,
+    max_cost: float | None = None,
+) -> str:
+    """One run from the files, its Reads line on stderr (when bceval ran the agent's tools); returns the PASSED line
+    or raises EvaluationFailed with the run's problems."""
+    manifest, outcome = run_from_files(root, manifest_path, workspace_map, directory, adapter, agent, max_cost=max_cost)
     if outcome.reads is not None:
         print(reads_line(outcome.reads), file=sys.stderr)
+    if not outcome.passed:
+        title = f"Development guidance run FAILED with {len(outcome.problems)} problem(s):"
+        raise EvaluationFailed(title, outcome.problems, verdict=False)
+    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {directory}"
 
 
 def _budget(adapter: Agent, max_cost: float | None) -> Any:

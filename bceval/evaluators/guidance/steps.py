@@ -19,7 +19,7 @@ from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.guidance import MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.cli import Options, execute
 from bceval.evaluators.guidance.demo import create_demo, demo_is_intact, demo_runs, workspace_count
-from bceval.evaluators.guidance.runner import print_reads, run_from_files
+from bceval.evaluators.guidance.runner import run_verdict
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
@@ -63,6 +63,8 @@ def guarded(title: str, work: Callable[[], T]) -> T:
     """Run one guidance step; only bceval's own one-line message can leave it."""
     try:
         return work()
+    except EvaluationFailed:  # a run's problems, each in bceval's words
+        raise
     except GuidanceError as exc:
         raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
     except Exception:  # noqa: BLE001 - never a traceback or foreign text
@@ -94,18 +96,13 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
         print(f"{title}: {cfg.nothing}")
         return
 
-    def work() -> tuple[int, list[str], Path]:
+    def work() -> str:
         directory = GuidanceRunDir.next_in(Path(cfg.runs) / target.name).path
-        manifest, outcome = run_from_files(
-            target.root, target.manifest, target.workspace_map, directory, cfg.adapter, cfg.agent, max_cost=cfg.max_cost
+        return run_verdict(
+            *(target.root, target.manifest, target.workspace_map), directory, cfg.adapter, cfg.agent, cfg.max_cost
         )
-        print_reads(outcome)
-        return len(manifest.cases), outcome.problems, directory
 
-    count, problems, directory = guarded(title, work)
-    if problems:
-        raise EvaluationFailed(f"{title} FAILED with {len(problems)} problem(s):", problems, verdict=False)
-    print(f"{title} PASSED: {count} case(s) in {directory}")
+    print(guarded(title, work))
 
 
 def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:

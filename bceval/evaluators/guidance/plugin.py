@@ -21,8 +21,7 @@ from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
 from bceval.evaluators.guidance.scoring import IMPLEMENTATION_LISTS, case_measures
-from bceval.evaluators.guidance.steps import guidance_verb
-from bceval.evaluators.guidance.tasks import guidance_tasks
+from bceval.evaluators.guidance.tasks import guidance_tasks, guidance_verb
 
 # A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
 # answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.

@@ -69,28 +69,6 @@ def _outcome(case: GuidanceCase) -> dict[str, Any]:
     return outcome
 
 
-def oracle_plan_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-    context = dict(case.raw["context"])
-    unknown = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
-    context["unknown"] = unknown
-    knowledge = _knowledge(case, knowledge_root, head, "the change this plan describes", samples=True)
-    return {
-        "skill": {"id": PLAN_SKILL_ID, "version": 1},
-        **_outcome(case),
-        "summary": {
-            "request": goal_of(case.raw["development-plan"]),
-            "kind": case.expected_kind,
-            "candidates": len(knowledge),
-            "selected": len(knowledge),
-        },
-        "context": context,
-        "knowledge": knowledge,
-        "validation-considerations": [],
-        "suppressed": [],
-        "unresolved": _unresolved(case, unknown),
-    }
-
-
 def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     """The consumed entry that exactly matches the current decision; without one the fixture cannot
     pass, and the scorer (not the oracle) says so."""
@@ -102,45 +80,43 @@ def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     return {"path": path, "decision-key": key, "evidence-fingerprint": fingerprint, "prior-decision": "none"}
 
 
-def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-    decision = case.decision_context
+def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implementation: bool) -> dict[str, Any]:
+    """The known-good report of a case, members in the reference's order of its kind."""
     applicable = case.expected_outcome != "not-applicable"
 
     def current(name: str) -> Any:
         # A not-applicable case has no decision to copy: placeholders and empty lists are free there.
         if applicable:
-            return decision[name]
+            return case.decision_context[name]
         return [] if name in IMPLEMENTATION_LISTS else "unavailable"
 
-    knowledge = _knowledge(case, knowledge_root, head, current("decision"), samples=False)
-    omitted = [_omitted_entry(case, path) for path in case.expected_omitted]
     context = dict(case.raw["context"])
-    context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
-    return {
-        "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
-        **_outcome(case),
-        "summary": {
-            "request": goal_of(case.raw["development-plan"]),
-            "phase": current("phase"),
-            "decision": current("decision"),
-            "decision-key": current("decision-key"),
-            "evidence-fingerprint": current("evidence-fingerprint"),
-            "candidates": len(knowledge) + len(omitted),
-            "selected": len(knowledge),
-            "omitted-consumed": len(omitted),
-        },
-        "pins": {
+    if implementation:
+        context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
+    else:
+        context["unknown"] = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
+    used_for = current("decision") if implementation else "the change this plan describes"
+    knowledge = _knowledge(case, knowledge_root, head, used_for, samples=not implementation)
+    omitted = [_omitted_entry(case, path) for path in case.expected_omitted]  # none in a plan case
+    summary = {"request": goal_of(case.raw["development-plan"])}
+    if implementation:
+        summary.update({name: current(name) for name in ("phase", "decision", "decision-key", "evidence-fingerprint")})
+    else:
+        summary["kind"] = case.expected_kind
+    summary.update({"candidates": len(knowledge) + len(omitted), "selected": len(knowledge)})
+    skill = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
+    report = {"skill": {"id": skill, "version": 1}, **_outcome(case), "summary": summary}
+    if implementation:
+        summary["omitted-consumed"] = len(omitted)
+        report["pins"] = {
             "knowledge-checkout": head if applicable else "unpinned",
             "development-plan": current("development-plan-pin") if applicable else "unpinned",
             "implementation-evidence": current("implementation-evidence-pin") if applicable else "unpinned",
-        },
-        "context": context,
-        "knowledge": knowledge,
-        "validation-considerations": [],
-        "deduplication": {"strategy": "omit-exact-consumed-match", "omitted": omitted},
-        "suppressed": [],
-        "unresolved": _unresolved(case, list(context["unknown"])),
-    }
+        }
+    report.update({"context": context, "knowledge": knowledge, "validation-considerations": []})
+    if implementation:
+        report["deduplication"] = {"strategy": "omit-exact-consumed-match", "omitted": omitted}
+    return {**report, "suppressed": [], "unresolved": _unresolved(case, list(context["unknown"]))}
 
 
 @dataclass(frozen=True)
@@ -173,8 +149,8 @@ class GuidanceEvaluator:
             return NoReport()
         # Pinned to the view's HEAD like a careful agent; a read-only git query.
         head = run_git(question.knowledge, "rev-parse", "--verify", "HEAD")
-        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
-        return {"caseId": expected.hashed, "guidanceReport": build(expected, question.knowledge, head)}
+        report = oracle_report(expected, question.knowledge, head, self.name == IMPLEMENTATION)
+        return {"caseId": expected.hashed, "guidanceReport": report}
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)

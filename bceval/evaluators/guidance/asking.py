@@ -1,7 +1,6 @@
 """The guidance question as the live kinds are asked it: one agent per case, in the case's workspace, reading a
-read-only knowledge view that holds only the layers' `skills/` and `knowledge/` and the index (never
-`evaluation/`, where the expected outcomes live). Nothing the agent prints reaches the console.
-"""
+read-only knowledge view of the layers' `skills/` and `knowledge/` and the index (never `evaluation/`, where the
+expected outcomes live). Nothing the agent prints reaches the console."""
 
 from __future__ import annotations
 

@@ -54,10 +54,6 @@ class Options:
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
     replace: bool = False  # prepare: the graph's, rewriting an earlier preparation (bceval.evaluators.guidance.prepare)
 
-    def context_line(self) -> str:
-        out = f"; out {self.out}" if self.out else ""
-        return f"bceval: corpus {self.root} ({self.source}); manifest {self.manifest}{out}"
-
 
 def check_arguments(opts: Options) -> None:
     """The argument gate of §0 in its order, then bceval's one-mode-per-call rule."""
@@ -150,7 +146,8 @@ def run_mode(mode: str, args: argparse.Namespace) -> int:
     title = TITLES.get(mode, "run")
     try:
         options = options_from(args)
-        print(options.context_line(), file=sys.stderr)
+        out = f"; out {options.out}" if options.out else ""
+        print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
         line = execute(options)
     except EvaluationFailed as exc:
         print(exc.render(), file=sys.stderr)

@@ -1,9 +1,6 @@
-"""Demo workspaces, so a fresh clone can watch the guidance evidence work end to end: the evidence needs
-standalone git repositories, so the demo corpus is copied and committed as `<dir>/knowledge/`, each case's
-workspace from `<corpus>/evaluation/guidance-workspaces/<case id>/` as `<dir>/workspaces/<case id>/`, with one
-`workspace-map.<kind>.json` per manifest and `demo.json` written last. Commits have a fixed author and date
-(SOURCE_DATE_EPOCH, else a constant), so their ids depend only on the content.
-"""
+"""Demo workspaces, so a fresh clone can watch the guidance evidence work end to end: the evidence needs standalone
+git repositories, so the corpus and each case's workspace are copied and committed with a fixed author and date
+(SOURCE_DATE_EPOCH, else a constant), so their ids depend only on the content."""
 
 from __future__ import annotations
 

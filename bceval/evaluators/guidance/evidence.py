@@ -1,8 +1,6 @@
-"""Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate.
-
-bceval's own git reads must never write: no optional locks, no fsmonitor, no system or global config, none of
-the variables that point git at another repository, and only plumbing that never refreshes the index.
-"""
+"""Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate. bceval's own
+git reads must never write: no optional locks, no fsmonitor, no system or global config, none of the variables that
+point git at another repository, and only plumbing that never refreshes the index."""
 
 from __future__ import annotations
 

@@ -105,13 +105,6 @@ def _threshold(value: Any) -> float:
     return float(value)
 
 
-def _case_id(raw: Any, label: str) -> str:
-    value = require_string(raw, f"{label}.id")
-    if not _KEBAB.fullmatch(value):
-        raise GuidanceError(f"{label}.id must be a lower-case kebab-case identifier")
-    return value
-
-
 def _enum(value: Any, allowed: tuple[str, ...], label: str) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise GuidanceError(f"{label} must be one of: {', '.join(allowed)}")
@@ -157,7 +150,9 @@ def _check_consumed(value: Any, label: str) -> list[dict[str, str]]:
 def _case(root: Path, raw: Any, label: str, implementation: bool) -> GuidanceCase:
     """One case of a plan or an implementation manifest, its rules checked in the reference's order."""
     case = require_object(raw, label, IMPLEMENTATION_FIELDS if implementation else PLAN_FIELDS)
-    case_id = _case_id(case["id"], label)
+    case_id = require_string(case["id"], f"{label}.id")
+    if not _KEBAB.fullmatch(case_id):
+        raise GuidanceError(f"{label}.id must be a lower-case kebab-case identifier")
     label = f"Manifest case '{case_id}'"
     kind = "" if implementation else _enum(case["expectedKind"], KINDS, f"{label}.expectedKind")
     outcome = _enum(case["expectedOutcome"], OUTCOMES, f"{label}.expectedOutcome")

@@ -1,6 +1,5 @@
-"""The plan and implementation evaluators: a guidance manifest's cases, their requests, the known-good report
-of each case (what the oracle agent answers: exactly what the case expects, so every case must pass) and
-scoring against the runner-held baseline."""
+"""The plan and implementation evaluators; the oracle agent answers each case's known-good report (exactly what
+the case expects, so every case must pass)."""
 
 from __future__ import annotations
 

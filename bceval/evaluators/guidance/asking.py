@@ -122,11 +122,8 @@ class GuidanceShape(ShapeBase):
             release(scratch)
         sent = "" if agent.reads_request_file else prompt
         record = {
-            "case": case.case_id,
-            "workspace": str(case.workspace),
             "promptSha256": write_prompt(self.run_dir, sent) if sent else None,
             "attempts": [attempt.record for attempt in attempts],
-            "outcome": _outcome(answer, attempts),
         }
         return self._finish(agent, case, answer, attempts, usage, record)
 
@@ -144,14 +141,11 @@ class GuidanceShape(ShapeBase):
 
         answer, attempts, usage = agent.ask(attempt, lambda text: _answer_of(agent.endpoint.scrub(text), case.case_id))
         record = {
-            "case": case.case_id,
-            "workspace": str(case.workspace),
             "model": agent.model,
             "servedModel": agent.endpoint.served_model,
             "tools": [tool.name for tool in agent.tools],
             "toolsVersion": TOOLS_VERSION,
             **agent.attempts_record(attempts, user, self.run_dir.name),
-            "outcome": _outcome(answer, attempts),
         }
         record = agent.endpoint.scrub(record)
         self._evidence[case.case_id] = {"readBy": record["readBy"], "readEvidence": record["readEvidence"]}
@@ -160,14 +154,12 @@ class GuidanceShape(ShapeBase):
     def _finish(
         self, agent: Any, case: GuidanceCaseInput, answer: Any, attempts: list[_Attempt], usage: Usage, record: dict
     ) -> dict[str, Any] | NoReport:
+        """Write the case's transcript (`record`: what the kind of agent adds); the answer, else why there is none."""
+        failure = None if answer is not None else (attempts[-1].failure or ("no-answer",))[0]
+        outcome = "answered" if failure is None else f"failed: {failure}"
+        record = {"case": case.case_id, "workspace": str(case.workspace), **record, "outcome": outcome}
         write_transcript(self.run_dir, case.case_id, self.run_dir.name, agent.describe(), record, usage)
-        if answer is not None:
-            return answer
-        return NoReport(attempts[-1].failure[0] if attempts[-1].failure else "no-answer")
-
-
-def _outcome(answer: Any, attempts: list[_Attempt]) -> str:
-    return "answered" if answer is not None else f"failed: {(attempts[-1].failure or ('no-answer',))[0]}"
+        return answer if failure is None else NoReport(failure)
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:

@@ -188,17 +188,6 @@ def mode_help(argv: list[str]) -> str | None:
     return parser.format_help()
 
 
-def agent_settings(args: argparse.Namespace) -> tuple[Any, float | None]:
-    """The live agent's settings and the run's --max-cost: these flags, else BCEVAL_* and [tool.bceval], as the
-    review commands read them."""
-    settings = load_settings(**settings_flags(args))
-    if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
-        return from_settings(replace(settings, adapter=args.guidance_adapter)), settings.max_cost
-    if not settings.command:
-        raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-    return from_settings(settings), settings.max_cost
-
-
 def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
@@ -221,8 +210,14 @@ def options_from(args: argparse.Namespace) -> Options:
                 "give --root PATH, or --root demo for bceval's demo corpus"
             )
         root, source = settings.corpus, settings.corpus_source
-    live = mode == "run" and capabilities(args.guidance_adapter or "").live
-    agent, max_cost = agent_settings(args) if live else (None, None)
+    agent, max_cost = None, None
+    if mode == "run" and capabilities(args.guidance_adapter or "").live:
+        settings = load_settings(**settings_flags(args))  # these flags, else BCEVAL_* and [tool.bceval], as for review
+        endpoint = capabilities(args.guidance_adapter).endpoint  # bceval's own agent: its endpoint, no command
+        if not endpoint and not settings.command:
+            raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
+        agent = from_settings(replace(settings, adapter=args.guidance_adapter) if endpoint else settings)
+        max_cost = settings.max_cost
     return Options(
         source=source,
         mode=mode,

@@ -132,7 +132,7 @@ def _demo_workspaces(opts: Options) -> str:
         f"  knowledge checkout: {runs[0].root}",
     ]
     for run in runs:
-        lines.append(f"  {run.kind} workspace map: {run.workspace_map}")
+        lines.append(f"  {run.name} workspace map: {run.workspace_map}")
     for run in runs:
         lines.append(
             f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "

@@ -27,7 +27,7 @@ from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import DEFAULT_MANIFEST, MANIFESTS, GuidanceError
 from bceval.evaluators.guidance.cli import Options, execute
-from bceval.evaluators.guidance.demo import MARKER, create_demo, demo_is_intact, demo_runs, workspace_count
+from bceval.evaluators.guidance.demo import MARKER, RunTarget, create_demo, demo_is_intact, demo_runs, workspace_count
 from bceval.evaluators.guidance.manifest import load_manifest
 from bceval.evaluators.guidance.runner import run_verdict
 from bceval.graph.doitlib import action
@@ -44,16 +44,6 @@ class GuidanceSettings:
     manifest: str
     out: str
     workspace_map: str | None
-
-
-@dataclass(frozen=True)
-class RunTarget:
-    """One manifest to run: its name (the subtask and run folder), checkout, manifest and map."""
-
-    name: str
-    root: str
-    manifest: str
-    workspace_map: str
 
 
 @dataclass(frozen=True)
@@ -137,17 +127,17 @@ def _target(kind: str, settings: Settings, manifest: Path) -> RunTarget:
     """The manifest to run and its workspaces: BCEVAL_GUIDANCE_WORKSPACE_MAP's, else the corpus's demo ones."""
     given = environment_values("guidance")["workspace_map"]
     if given:
-        return RunTarget(kind, str(settings.corpus), str(manifest), str(Path(given).absolute()))
+        return RunTarget(kind, settings.corpus, manifest, Path(given).absolute())
     demo = OutDir(settings.out).guidance_demo.absolute()
     if not demo_is_intact(demo):
         make_demo(str(settings.corpus), str(demo))
-    run = next((run for run in demo_runs(demo) if run.kind == kind), None)
+    run = next((run for run in demo_runs(demo) if run.name == kind), None)
     if run is None or not run.workspace_map.is_file():
         raise GuidanceError(
             f"the corpus {settings.corpus} has no {kind} manifest with demo workspaces; "
             "set BCEVAL_GUIDANCE_WORKSPACE_MAP to run it against workspaces of your own"
         )
-    return RunTarget(kind, str(run.root), str(run.manifest), str(run.workspace_map))
+    return run
 
 
 def _answer(kind: str, settings: Settings, manifest: Path, adapter: str) -> int:
@@ -208,7 +198,8 @@ def run_settings(settings: Settings) -> RunSettings:
     run_settings_of = functools.partial(RunSettings, adapter, runs, agent=agent, max_cost=limit)
     if given["workspace_map"]:
         cfg = guidance_settings(settings)
-        return run_settings_of((RunTarget(Path(cfg.manifest).stem, cfg.root, cfg.manifest, cfg.workspace_map or ""),))
+        target = RunTarget(Path(cfg.manifest).stem, Path(cfg.root), Path(cfg.manifest), Path(cfg.workspace_map or ""))
+        return run_settings_of((target,))
     problem = None
     if given["root"] or given["manifest"]:
         # Running the demo instead would silently ignore them.
@@ -224,9 +215,8 @@ def run_settings(settings: Settings) -> RunSettings:
             f"the corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())}): nothing to evaluate; "
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
-        return run_settings_of((RunTarget("none", str(source), "", ""),), nothing=nothing)
-    made = [run for run in demo_runs(demo) if run.kind in kinds]
-    targets = tuple(RunTarget(r.kind, str(r.root), str(r.manifest), str(r.workspace_map)) for r in made)
+        return run_settings_of((RunTarget("none", source, Path(), Path()),), nothing=nothing)
+    targets = tuple(run for run in demo_runs(demo) if run.name in kinds)
     return run_settings_of(targets, uses_demo=True, problem=problem)
 
 
@@ -254,7 +244,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
         return {
             "actions": [action(make_demo, str(source), str(demo))],
             "file_dep": sorted(os.path.join(folder, name) for folder, _, names in os.walk(source) for name in names),
-            "targets": [str(demo / MARKER)] + [t.workspace_map for t in cfg.targets if cfg.uses_demo],
+            "targets": [str(demo / MARKER)] + [str(t.workspace_map) for t in cfg.targets if cfg.uses_demo],
             # Rebuilt when the corpus or the commit date changes, or when a repository went missing.
             "uptodate": [
                 config_changed({"bceval": __version__, "epoch": epoch, "source": str(source)}),
@@ -271,7 +261,7 @@ def guidance_tasks(settings: Settings) -> dict[str, Callable[[], dict[str, Any]]
                 "name": target.name,
                 "actions": [action(run_target, cfg, target)],
                 # The demo's maps come from guidance_demo; a configured map is checked by the action.
-                "file_dep": [target.workspace_map] if cfg.uses_demo and not cfg.problem else [],
+                "file_dep": [str(target.workspace_map)] if cfg.uses_demo and not cfg.problem else [],
                 "task_dep": ["guidance_demo"] if cfg.uses_demo and not cfg.problem else [],
                 "uptodate": [False],  # every run is a new evaluation with fresh evidence
                 "verbosity": 1,

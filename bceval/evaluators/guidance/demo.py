@@ -57,7 +57,7 @@ def _committed_copy(
     def ignored(folder: str, names: list[str]) -> list[str]:
         return [name for name in names if Path(folder, name) in skip]
 
-    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored if skip else None)
+    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored)
     try:
         commit_folder(destination, message, epoch, _AUTHOR)
     except BcevalError:

@@ -125,8 +125,11 @@ class GuidanceEvaluator:
     traits: Traits
     question: str = GUIDANCE
 
-    def load(self, root: Path | str, manifest: Path | str) -> GuidanceManifest:
-        return load_manifest(root, manifest)
+    # the protocol's hooks that are the package's own functions as they are
+    load = staticmethod(load_manifest)
+    prepare = staticmethod(prepare)
+    run_unit = staticmethod(guidance_unit)
+    unit_inputs = staticmethod(guidance_inputs)
 
     def cases(self, loaded: GuidanceManifest) -> list[GuidanceCase]:
         return list(loaded.cases)
@@ -137,9 +140,6 @@ class GuidanceEvaluator:
     def case_kind(self, case: GuidanceCase) -> str:
         """A case with no expected knowledge (no-knowledge, not-applicable) is a clean control."""
         return "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive"
-
-    def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
-        return prepare(manifest, workspaces, out)
 
     def oracle_reply(self, manifest: GuidanceManifest, question: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         """The oracle agent's answer to a guidance question: the known-good report of its case, if it has one."""
@@ -175,12 +175,6 @@ class GuidanceEvaluator:
 
     def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
         return None  # no rule of its own for a set of arms
-
-    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        guidance_unit(plan, arm, run, epoch, settings)
-
-    def unit_inputs(self, arm: Any) -> dict[str, Any]:
-        return guidance_inputs(arm)
 
 
 PLAN_EVALUATOR = GuidanceEvaluator(

@@ -37,7 +37,7 @@ from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
 from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
-from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
+from bceval.steps.budget import Budget, experiment_ledger, known_cost, unpriced_warning
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -222,16 +222,11 @@ def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -
         raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
     stop.unlink(missing_ok=True)
     if budget is not None:
-        budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
+        usage = (read_record(directory) or {}).get("usage") or {}  # what the run's answers are known to have cost
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        budget.spend(cost if known_cost(cost) else None, f"{run.run_name}/{directory.name}")
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
-
-
-def _run_cost(directory: Any) -> float | None:
-    """What a finished guidance run's answers are known to have cost (its run.json), else None."""
-    usage = (read_record(directory) or {}).get("usage") or {}
-    cost = usage.get("costUsd") if isinstance(usage, dict) else None
-    return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
 
 
 def guidance_inputs(arm: Any) -> dict[str, Any]:

@@ -141,27 +141,6 @@ def _demo_workspaces(opts: Options) -> str:
     return "\n".join(lines)
 
 
-def run_mode(mode: str, args: argparse.Namespace) -> int:
-    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
-    title = TITLES.get(mode, "run")
-    try:
-        options = options_from(args)
-        out = f"; out {options.out}" if options.out else ""
-        print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
-        line = execute(options)
-    except EvaluationFailed as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_FAILED
-    except BcevalError as exc:  # bceval's own one-line words, never an agent's
-        print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
-        print(f"Development guidance {title} FAILED: {UNSAFE}", file=sys.stderr)
-        return EXIT_FAILED
-    print(line)
-    return 0
-
-
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "guidance",
@@ -235,8 +214,24 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
     mode = getattr(args, "guidance_mode", "validate")
-    code = run_mode(mode, args)
+    failed = f"Development guidance {TITLES.get(mode, 'run')} FAILED"
+    code = EXIT_FAILED
+    try:
+        options = options_from(args)
+        out = f"; out {options.out}" if options.out else ""
+        print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
+        line = execute(options)
+    except EvaluationFailed as exc:
+        print(exc.render(), file=sys.stderr)
+    except BcevalError as exc:  # bceval's own one-line words, never an agent's
+        print(f"{failed}: {exc}", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
+        print(f"{failed}: {UNSAFE}", file=sys.stderr)
+    else:
+        print(line)
+        code = 0
     if mode == "run" and getattr(args, "junit", None) and args.guidance_out:
         write_guidance_junit(Path(args.guidance_out), Path(args.junit))
     return code

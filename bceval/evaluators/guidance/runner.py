@@ -30,8 +30,8 @@ from bceval.evaluators.guidance.evidence import (
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation, safe_path
+from bceval.evaluators.guidance.prepare import prepare
 from bceval.evaluators.guidance.scoring import ScoreOutcome, read_leniently, score
-from bceval.evaluators.registry import evaluator
 from bceval.jsonio import create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
@@ -83,7 +83,7 @@ def run_guidance(
     except FileExistsError:
         raise _exists(run) from None
     run_dir = GuidanceRunDir(run)
-    evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
+    prepare(manifest, workspaces, run_dir.requests)
     digest = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     # the agent's environment: the runner's without the variables that would point its git at another repository
     environment = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}

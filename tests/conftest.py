@@ -37,24 +37,14 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oracle_answers: Path)
     return FakeAgent(tmp_path / "agent", monkeypatch, oracle_answers)
 
 
-@pytest.fixture(params=["memory", "disk"])
-def view_root(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where agent views go for the test: the memory-backed temp folder bceval prefers (skipped where there is
-    none), or the system temp dir it falls back to. The isolation tests run on both."""
-    import os
+@pytest.fixture
+def view_root() -> Path:
+    """Where agent views go for the test: the system temp dir."""
     import tempfile
 
     from bceval.agents import view
 
-    if request.param == "memory":
-        found = [c for c in ("/dev/shm", os.environ.get("XDG_RUNTIME_DIR")) if c and view._usable_memory_folder(c)]
-        if not found:
-            pytest.skip("no memory-backed temp folder (/dev/shm, XDG_RUNTIME_DIR) here")
-        root = Path(found[0])
-    else:
-        root = Path(tempfile.gettempdir())
-    monkeypatch.setattr(view, "_view_parents", {})
-    monkeypatch.setattr(view, "_choose_view_parent", lambda *_: root)
+    root = Path(tempfile.gettempdir())
     assert view.view_parent() == root
     return root
 

@@ -142,12 +142,12 @@ def test_a_new_kind_is_one_registration_and_answers_a_review_case(tmp_path: Path
     """Adding an agent kind: one factory registered with `agent(...)`; the one factory makes it for a review run."""
     from bceval.agents import registry
     from bceval.agents.base import Answer
-    from bceval.agents.registry import AgentBase
+    from bceval.agents.registry import Agent
     from bceval.evaluators.review.scoring import ResultEntry
 
     monkeypatch.setattr(registry, "_KINDS", dict(registry._KINDS))  # the toy kind stays in this test
 
-    class Toy(AgentBase):
+    class Toy(Agent):
         name = kind = "toy"
 
         def describe(self):

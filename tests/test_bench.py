@@ -124,7 +124,7 @@ def test_bench_live_flag_is_checked(capsys):
 
 
 def test_bench_live_takes_several_measurements():
-    from bceval.bench import parse_live
+    from bceval.bench import parse_points
 
-    assert parse_live("256,16,0.2+1024,32,0.2") == [(256, 16, 0.2), (1024, 32, 0.2)]
-    assert parse_live("none") is None
+    assert parse_points("256,16,0.2+1024,32,0.2", "live", "--live") == [(256, 16, 0.2), (1024, 32, 0.2)]
+    assert parse_points("none", "live", "--live") is None

@@ -4,17 +4,13 @@ endpoint, for every question shape. Because bceval runs the tools, it records wh
 from __future__ import annotations
 
 import hashlib
-import random
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from bceval.agents.api_tools import TOOLS_VERSION, ToolBox
 from bceval.agents.endpoint import Conversation, Endpoint
 from bceval.agents.process import LiveAgent, _Attempt
-from bceval.agents.registry import Shape
-from bceval.agents.settings import AgentSettings
 from bceval.agents.view import View
 from bceval.errors import BcevalError
 from bceval.runs.identity import asking, question
@@ -27,15 +23,10 @@ class ApiAgent(LiveAgent):
     """bceval's own loop over one endpoint, answering the questions of its shape."""
 
     name = kind = "api"
+    model_is_label_only = False
 
-    def __init__(
-        self,
-        agent: AgentSettings,
-        shape: Shape,
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
+    def setup(self) -> None:
+        agent = self.agent
         # the settings' checks first (no command line to check: there is none), then the opt-in
         if not agent.model:
             raise BcevalError("the api adapter needs --model (or BCEVAL_MODEL): the model the endpoint serves")
@@ -43,18 +34,13 @@ class ApiAgent(LiveAgent):
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
-        super().__init__(agent, shape, environ, sleep, rng)
         self.require_opt_in()
         self.model, self.pinned = agent.model, True  # the model is in every request
-        self.tools = shape.tools
+        self.tools = self.shape.tools
         self.endpoint = Endpoint(agent.endpoint, agent.model, self.environ, self.sleep, self.rng, agent.retry_wait)
 
     def answer(self, question: Any) -> Any:
         return self.shape.by_endpoint(self, question)
-
-    @property
-    def model_is_label_only(self) -> bool:
-        return False
 
     def describe(self) -> dict[str, Any]:
         assert self.agent.endpoint is not None

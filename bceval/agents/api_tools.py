@@ -1,6 +1,5 @@
-"""The tools bceval's own agent may call, each confined to the folders it was given (one root, or named roots
-`<name>/<path>`, on disk or in memory), and the read evidence bceval keeps from its own tool results: per file
-`{path, complete, bytes, sha256}`, complete when every line was returned to the model."""
+"""The tools bceval's own agent may call, confined to the folders it was given (on disk or in memory), and the read
+evidence bceval keeps from their results: per file `{path, complete, bytes, sha256}` (complete: every line read)."""
 
 from __future__ import annotations
 
@@ -33,13 +32,6 @@ class Tool:
     parameters: dict[str, Any]  # JSON Schema of the arguments object
     run: Callable[[ToolBox, dict[str, Any]], str]
 
-    def spec(self) -> dict[str, Any]:
-        """The chat-completions `tools` entry."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
-
 
 @dataclass
 class _Reading:
@@ -48,10 +40,6 @@ class _Reading:
     data: bytes
     lines: int
     seen: set[int] = field(default_factory=set)  # 0-based line numbers returned to the model
-
-    @property
-    def complete(self) -> bool:
-        return len(self.seen) >= self.lines
 
 
 def _lines(data: bytes) -> list[str]:
@@ -163,7 +151,11 @@ class ToolBox:
     # --- calls ---------------------------------------------------------------------------------------------------
 
     def specs(self) -> list[dict[str, Any]]:
-        return [tool.spec() for tool in self.tools.values()]
+        """The chat-completions `tools` entries."""
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in self.tools.values()
+        ]
 
     def call(self, name: Any, arguments: Any) -> tuple[str, bool]:
         """Run one tool call as the model sent it: (the text the model gets, whether it is an error)."""
@@ -203,7 +195,7 @@ class ToolBox:
         return [
             {
                 "path": path,
-                "complete": reading.complete,
+                "complete": len(reading.seen) >= reading.lines,
                 "bytes": len(reading.data),
                 "sha256": hashlib.sha256(reading.data).hexdigest(),
             }

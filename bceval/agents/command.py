@@ -1,24 +1,21 @@
 """The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, ...), one fresh process
-per attempt, for every question shape. A model is pinned only when it reaches the command through `{model}`."""
+per attempt, for every question shape."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import random
 import shlex
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bceval.agents.process import LiveAgent, _Attempt, named_files, probe_version, resolve_command, run_attempt
-from bceval.agents.registry import Shape
 from bceval.agents.sandbox import require_bwrap, sandbox_argv
-from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
+from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, check_command, pinned, placeholders
 from bceval.agents.view import View, release, scrubbed_environment, temp_folder
 from bceval.errors import BcevalError
 from bceval.runs.identity import asking, question
@@ -31,27 +28,17 @@ class CommandAgent(LiveAgent):
 
     name = kind = "command"
 
-    def __init__(
-        self,
-        agent: AgentSettings,
-        shape: Shape,
-        environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
-        super().__init__(agent, shape, environ, sleep, rng)
-        self.in_case_view = shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
+    def setup(self) -> None:
+        agent = self.agent
+        self.in_case_view = self.shape.in_case_view  # the review shape: it runs in the case's view, so bwrap needs it
         self.model = agent.model or UNPINNED_MODEL
         self.pinned = pinned(agent.command, agent.model)
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
-        self._version_probe: threading.Thread | None = None
-        if shape.checks_command:
-            self._check(agent)
-
-    def _check(self, agent: AgentSettings) -> None:
-        """The opt-in gate, the command line and its executable, and the sandbox's own checks, before any case."""
+        if not self.shape.checks_command:
+            return
+        # the opt-in gate, the command line and its executable, and the sandbox's own checks, before any case
         self.require_opt_in()
         check_command(agent.command, agent.model)
         try:
@@ -61,9 +48,8 @@ class CommandAgent(LiveAgent):
         if not self.argv:
             raise BcevalError("--command is empty: give the agent command line, e.g. --command 'claude -p'")
         # the agent's working folder is its case view (or workspace) unless it runs where bceval runs
-        elsewhere = not self.in_case_view or agent.isolation == "view"
-        self.executable = resolve_command(self.argv[0], self.environ, elsewhere)
-        self.named_files = named_files(self.argv[1:], elsewhere)
+        self.executable = resolve_command(self.argv[0], self.environ, self.isolated)
+        self.named_files = named_files(self.argv[1:], self.isolated)
         if agent.sandbox == "bwrap":
             if self.in_case_view and agent.isolation != "view":
                 raise BcevalError("--sandbox bwrap needs the agent view: drop --isolation none")
@@ -73,14 +59,6 @@ class CommandAgent(LiveAgent):
 
     def answer(self, question: Any) -> Any:
         return self.shape.by_process(self, question)
-
-    def start(self) -> None:
-        """The version probe, started before the first answer so none waits for it."""
-        with self._version_lock:
-            if self._version_probe is None:
-                self._version_probe = threading.Thread(target=lambda: setattr(self, "_version", self._probe_version()))
-                self._version_probe.daemon = True
-                self._version_probe.start()
 
     @property
     def model_is_label_only(self) -> bool:
@@ -93,12 +71,13 @@ class CommandAgent(LiveAgent):
 
     @property
     def isolated(self) -> bool:
+        """It runs elsewhere than bceval: in its case's view or a folder of its own."""
         return not self.in_case_view or self.agent.isolation == "view"
 
     def describe(self) -> dict[str, Any]:
-        self.start()
-        assert self._version_probe is not None
-        self._version_probe.join()
+        with self._version_lock:  # probed once, by the first answer's thread
+            if self._version is None:
+                self._version = self._probe_version()
         described = {
             "adapter": self.name,
             "command": self.agent.command,
@@ -117,11 +96,11 @@ class CommandAgent(LiveAgent):
         except (OSError, BcevalError):
             return "unknown"
         try:
-            env = scrubbed_environment(self.environ, list(self.hidden.values()), folder) if self.isolated else None
             workdir = folder if self.isolated else Path.cwd()
-            env = dict(env if env is not None else self.environ)
+            hidden = list(self.hidden.values())
+            env = scrubbed_environment(self.environ, hidden, folder) if self.isolated else dict(self.environ)
             argv = self.sandboxed([self.executable, "--version"], workdir, [folder], env)
-            return probe_version(workdir, argv, dict(env))
+            return probe_version(workdir, argv, env)
         finally:
             release(folder)
 

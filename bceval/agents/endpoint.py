@@ -1,6 +1,5 @@
-"""One chat-completions endpoint as the api agent talks to it, through the `openai` package (the extra
-`bceval[api]`): turns answering the model's tool calls until a message without any, or --max-turns. 429 and 503
-wait as `Retry-After` says; the API key is scrubbed from every record."""
+"""One chat-completions endpoint as the api agent talks to it (the `openai` package, extra `bceval[api]`): 429 and
+503 wait as `Retry-After` says, and the API key is scrubbed from every record."""
 
 from __future__ import annotations
 
@@ -73,19 +72,14 @@ def retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds a `Retry-After` (or `retry-after-ms`) header asks for: a number, or an HTTP date; None without one."""
     if headers is None:
         return None
-    millis = headers.get("retry-after-ms")
-    try:
-        if millis is not None:
-            return max(0.0, float(millis) / 1000)
-    except ValueError:
-        pass
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return max(0.0, float(headers[name]) / scale)
+        except (KeyError, TypeError, ValueError):
+            pass
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -121,16 +115,9 @@ def _field(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _tokens(usage: Any) -> tuple[int | None, int | None, int]:
-    if not isinstance(usage, dict):
-        return None, None, 0
-    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens")
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return (
-        prompt if isinstance(prompt, int) else None,
-        completion if isinstance(completion, int) else None,
-        cached if isinstance(cached, int) else 0,
-    )
+def _count(usage: Any, key: str) -> int | None:
+    value = _field(usage, key)
+    return value if isinstance(value, int) else None
 
 
 def _reported_cost(usage: Any) -> float | None:
@@ -188,14 +175,15 @@ class Endpoint:
     def client(self) -> Any:
         """This thread's openai client for this address and key, made on its first request: a shared client's
         connection pool is one lock every request takes, and every Endpoint of one address shares it."""
-        clients = getattr(_THREAD_CLIENTS, "clients", None)
-        if clients is None:
-            clients = _THREAD_CLIENTS.clients = {}
+        clients = _THREAD_CLIENTS.__dict__.setdefault("clients", {})
         identity = (self.openai, self.settings.base_url or "", self.key)
         client = clients.get(identity)
         if client is None:
-            base_url, query = _split_query(self.settings.base_url)
+            base_url = self.settings.base_url
             address = urlsplit(base_url or "")  # no base URL: the package's default, neither Azure nor plain HTTP
+            query = dict(parse_qsl(address.query))  # Azure's `?api-version=...` goes on every request, not the path
+            if base_url and "?" in base_url:
+                base_url = urlunsplit(address._replace(query=""))
             # Azure OpenAI takes its key in an `api-key` header rather than as a bearer token
             azure = (address.hostname or "").endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
             plain = address.scheme == "http"
@@ -229,12 +217,12 @@ class Endpoint:
         if tools.tools:
             options["tools"] = tools.specs()
         settings = self.settings
-        if settings.temperature is not None:
-            options["temperature"] = settings.temperature
-        if settings.max_output_tokens is not None:
-            options["max_tokens"] = settings.max_output_tokens
-        if settings.seed is not None:
-            options["seed"] = settings.seed
+        sampling = {
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_output_tokens,
+            "seed": settings.seed,
+        }
+        options.update({name: value for name, value in sampling.items() if value is not None})
         if schema is not None and self.structured:
             options["response_format"] = {
                 "type": "json_schema",
@@ -355,8 +343,10 @@ class Endpoint:
         if isinstance(served, str) and served:
             talk.served_model = talk.served_model or served
             self.served_model = self.served_model or served
-        prompt, completion, cached = _tokens(_field(response, "usage"))
-        cost = _reported_cost(_field(response, "usage"))
+        usage = _field(response, "usage")
+        prompt, completion = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+        cached = _count(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0
+        cost = _reported_cost(usage)
         if cost is None and price is not None and prompt is not None and completion is not None:
             cost = price.cost(prompt, completion, cached)
         talk.cost_known = talk.cost_known and cost is not None
@@ -405,11 +395,3 @@ def _answer_calls(
         turn["toolCalls"].append({"tool": str(name)[:100], "error": error})
         results.append({"role": "tool", "tool_call_id": call_id, "content": text})
     return [{"role": "assistant", "content": message.get("content"), "tool_calls": echoed}, *results]
-
-
-def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
-    """An Azure-style base URL's query (`?api-version=...`) goes on every request, not into the path."""
-    if not base_url or "?" not in base_url:
-        return base_url, {}
-    parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query))

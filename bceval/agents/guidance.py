@@ -1,6 +1,5 @@
-"""The guidance question: what the runner hands an agent once per case, after capture and before scoring (never
-the manifest's expectations), and its answer: the result document (`{caseId, guidanceReport}`) or a NoReport.
-"""
+"""The guidance question: what the runner hands an agent once per case (never the manifest's expectations), and
+its answer: the result document (`{caseId, guidanceReport}`) or a NoReport."""
 
 from __future__ import annotations
 

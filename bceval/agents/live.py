@@ -1,6 +1,5 @@
-"""The agent processes and temp folders bceval has in use, so that Ctrl-C, a timeout or an agent's own daemon
-never leaves one behind. Agents run in sessions of their own; on Linux bceval is a child subreaper, so what an agent
-leaves outside its session becomes bceval's child and is ended with it (elsewhere only the process group is)."""
+"""The agent processes and temp folders in use, so that Ctrl-C, a timeout or an agent's daemon never leaves one
+behind: agents run in sessions of their own, and on Linux bceval is a child subreaper (it adopts their orphans)."""
 
 from __future__ import annotations
 
@@ -38,14 +37,11 @@ class Interrupted(BcevalError):
 def become_subreaper() -> bool:
     """Make this process the child subreaper of everything it starts (Linux); False where that is not possible."""
     if _state["subreaper"] is None:
-        done = False
-        if sys.platform.startswith("linux"):
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                done = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                done = False
-        _state["subreaper"] = done
+        try:
+            libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+            _state["subreaper"] = libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _state["subreaper"] = False
     return bool(_state["subreaper"])
 
 
@@ -57,10 +53,9 @@ def _refuse_if_stopping() -> None:
 def start(
     argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any = subprocess.PIPE
 ) -> subprocess.Popen:
-    """Start an agent in its own session, remembered until `end`. In a worker thread the fork happens outside the
-    lock, and a start that finishes after `stop_all` ran is ended at once; only the main thread is interrupted,
-    so a start there keeps the lock until the process is registered. A start under way and a sweep for orphans
-    wait for each other where the sweep reads every process (the new agent would look like an orphan)."""
+    """Start an agent in its own session, remembered until `end`. A worker forks outside the lock and ends a start
+    that finishes after `stop_all`; the main thread (the one interrupted) keeps the lock until it is registered.
+    A start and a sweep reading every process wait for each other (the new agent would look like an orphan)."""
     global _starting
     main = threading.current_thread() is threading.main_thread()
     whole = main or _whole_table()  # the main thread's children are where a sweep looks for orphans
@@ -91,18 +86,8 @@ def start(
     return process
 
 
-def _popen(
-    argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any
-) -> subprocess.Popen:
-    return subprocess.Popen(
-        argv,
-        cwd=cwd,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        env=env,
-        start_new_session=os.name == "posix",
-    )
+def _popen(argv: list[str], cwd: Path | None, env: dict[str, str], out: Any, err: Any, stdin: Any) -> subprocess.Popen:
+    return subprocess.Popen(argv, cwd=cwd, stdin=stdin, stdout=out, stderr=err, env=env, start_new_session=True)
 
 
 def forget(process: subprocess.Popen) -> None:
@@ -123,8 +108,8 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
     return (int(fields[1]), int(fields[3]), fields[0]) if len(fields) >= 4 else None
 
 
-def _children(pid: int) -> list[int] | None:
-    """The children of a process (every thread's), or None where the kernel does not list them."""
+def _children(pid: int) -> list[int]:
+    """The children of a process (every thread's); only asked where the kernel lists them (see `_adopted`)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -133,18 +118,13 @@ def _children(pid: int) -> list[int] | None:
     for task in tasks:
         try:
             found += [int(word) for word in read_regular_bytes(f"/proc/{pid}/task/{task}/children").split()]
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{task}"):
-                continue  # the thread ended meanwhile
-            return None  # no CONFIG_PROC_CHILDREN: the caller reads the whole table
         except OSError:
-            continue
+            continue  # the thread ended meanwhile
     return found
 
 
 def _adopted() -> list[int] | None:
-    """The children of bceval's main thread, or None where the kernel does not list children. Orphans adopted as
-    subreaper go to the main thread; an agent a worker starts is that thread's child, never listed here."""
+    """The children of bceval's main thread (where adopted orphans go), or None where the kernel lists none."""
     me = os.getpid()
     try:
         return [int(word) for word in read_regular_bytes(f"/proc/{me}/task/{me}/children").split()]
@@ -155,21 +135,15 @@ def _adopted() -> list[int] | None:
 
 
 def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, session id, state) of the orphans bceval adopted and `roots`, with their descendants
-    (not those of `skip`, agents still running); every process where the kernel does not list children."""
+    """pid -> (parent pid, session id, state) of adopted orphans and `roots` with their descendants (not those of
+    `skip`, agents still running); every process where the kernel does not list children."""
     table: dict[int, tuple[int, int, str]] = {}
     pending = _adopted()
-    if pending is None:
-        try:
-            names = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        except OSError:
-            return table
-        for pid in names:
-            info = _stat(pid)
-            if info is not None:
-                table[pid] = info
+    whole = pending is None
+    try:
+        pending = [int(name) for name in os.listdir("/proc") if name.isdigit()] if whole else [*pending, *roots]
+    except OSError:
         return table
-    pending += roots
     while pending:
         pid = pending.pop()
         if pid in table:
@@ -178,8 +152,8 @@ def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> d
         if info is None:
             continue
         table[pid] = info
-        if pid not in skip:
-            pending += _children(pid) or []
+        if not whole and pid not in skip:
+            pending += _children(pid)
     return table
 
 
@@ -191,8 +165,8 @@ def _whole_table() -> bool:
 
 
 def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
-    """The live processes of the agent whose session leader is `leader`: its descendants, its session, and the
-    orphans it left with bceval (children of bceval in a session of their own that no running agent leads)."""
+    """The live processes of the agent led by `leader`: its descendants, its session, and the orphans it left
+    (bceval's children in a session of their own that no running agent leads)."""
     me, my_session = os.getpid(), os.getsid(0)
     with _lock:
         agents = {process.pid for process in _running}
@@ -203,11 +177,8 @@ def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]
         if parent == me and session != my_session and pid not in agents and session not in agents
     }
     found.add(leader)
-    grew = True
-    while grew:  # descendants of everything found
-        more = {pid for pid, (parent, _, _) in table.items() if parent in found and pid not in found}
-        found |= more
-        grew = bool(more)
+    while more := {pid for pid, (parent, _, _) in table.items() if parent in found and pid not in found}:
+        found |= more  # descendants of everything found
     return {pid for pid in found if pid in table and pid != me and table[pid][2] != "Z"}
 
 
@@ -266,7 +237,7 @@ def end(process: subprocess.Popen) -> None:
 
 def new_folder(kind: str, parent: Path | None = None) -> Path:
     """A new folder `bceval-<kind>-<pid>-...` (a later run can tell what a killed one left), remembered until
-    `forget_view`; refused once an interrupt is under way."""
+    `forget_view`."""
     with _lock:
         _refuse_if_stopping()
         root = Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
@@ -277,24 +248,13 @@ def new_folder(kind: str, parent: Path | None = None) -> Path:
 def forget_view(root: Path) -> bool:
     """True when the view was still tracked (so the caller removes it, not `stop_all`)."""
     with _lock:
-        if root in _views:
-            _views.discard(root)
-            return True
-        return False
-
-
-def _remove(root: Path) -> None:
-    for _ in range(5):  # a worker may still be writing into it: try again until it is gone
-        try:
-            remove(root)
-            return
-        except OSError:
-            time.sleep(0.02)
+        tracked = root in _views
+        _views.discard(root)
+    return tracked
 
 
 def stop_all() -> int:
-    """On Ctrl-C: kill every agent still running (whole trees) and remove every folder in use; nothing new starts
-    afterwards. Returns how many agents there were."""
+    """On Ctrl-C: end every agent's whole tree and remove every folder in use; nothing new starts afterwards."""
     global _stops
     with _lock:
         _state["stopping"] = True
@@ -305,7 +265,12 @@ def stop_all() -> int:
     for process in running:
         end(process)
     for root in views:
-        _remove(root)
+        for _ in range(5):  # a worker may still be writing into it: try again until it is gone
+            try:
+                remove(root)
+                break
+            except OSError:
+                time.sleep(0.02)
     return len(running)
 
 

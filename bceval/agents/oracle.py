@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from bceval import __version__
-from bceval.agents.registry import AgentBase
+from bceval.agents.registry import Agent
 from bceval.evaluators.registry import DEFAULT, evaluator
 
 
-class OracleAgent(AgentBase):
+class OracleAgent(Agent):
     name = "oracle"
     kind = "oracle"
 

@@ -1,30 +1,28 @@
-"""What the live kinds share (LiveAgent: the opt-in, retries with backoff, their cost), reading an answer object
-out of model output, and the command kind's processes: one per attempt, its version, and the checks that its
-executable can start."""
+"""What the live kinds share (LiveAgent: opt-in, retries, cost), reading an answer out of model output, and the
+command kind's processes: one per attempt, its version, and the checks that its executable can start."""
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
-import select
 import shutil
 import stat
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
 from bceval.agents.envelope import read_agent_output
-from bceval.agents.registry import AgentBase
+from bceval.agents.registry import Agent
 from bceval.agents.sandbox import env_command, shebang
 from bceval.agents.settings import PLACEHOLDER, AgentSettings
-from bceval.agents.view import view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
 from bceval.prices import priced
@@ -41,8 +39,7 @@ _MISSING = object()
 
 
 def extract_json_object(text: str) -> Any:
-    """The answer object: the whole output, else the last fenced block, else the last line that is one. Valid JSON
-    that is not an object is no answer; parsing is strict: model output gets no slack."""
+    """The answer object: the whole output, else the last fenced block, else the last line that is one (strict)."""
     whole = parse_json_text(text.strip(), _MISSING)
     if whole is not _MISSING:
         return whole if isinstance(whole, dict) else None
@@ -59,7 +56,6 @@ def extract_json_object(text: str) -> Any:
 
 
 def _kept(data: bytes, size: int) -> str:
-    """What a transcript keeps of a stream of `size` bytes beginning with `data`: the first TRANSCRIPT_CAP bytes."""
     text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
     if size > TRANSCRIPT_CAP:
         text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
@@ -67,8 +63,7 @@ def _kept(data: bytes, size: int) -> str:
 
 
 def backoff(attempt: int, first_wait: float, rng: random.Random) -> float:
-    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, with jitter (half to all of
-    it), so agents that were rate-limited together do not retry together."""
+    """Seconds to wait before `attempt` (2, 3, ...): doubling from `first_wait`, capped, jittered (half to all)."""
     if attempt < 2 or first_wait <= 0:
         return 0.0
     base = min(RETRY_WAIT_CAP, first_wait * 2 ** (attempt - 2))
@@ -90,9 +85,8 @@ class Unreadable:
     detail: str
 
 
-class LiveAgent(AgentBase):
-    """What both live kinds share: the question shape they answer through, the opt-in, retries with backoff, and
-    what their answers cost (answers run in parallel threads)."""
+class LiveAgent(Agent):
+    """What both live kinds share: their question shape, the opt-in, retries with backoff, and what answers cost."""
 
     def __init__(
         self,
@@ -112,6 +106,10 @@ class LiveAgent(AgentBase):
         self.usage = Usage()
         self.last_usage: Usage | None = None  # the latest answer's: a guidance run's budget counts case by case
         self._usage_lock = threading.Lock()
+        self.setup()
+
+    def setup(self) -> None:
+        """The kind's own checks and state, before any case runs."""
 
     def in_cache(self, question: Any) -> bool:
         return self.shape.in_cache(self, question)
@@ -128,21 +126,18 @@ class LiveAgent(AgentBase):
                 f"the {self.kind} adapter calls a live model and is opt-in: set BCEVAL_LIVE=1 to allow it"
             )
 
-    def _wait_before(self, number: int) -> float:
-        with self._rng_lock:
-            wait = backoff(number, self.agent.retry_wait, self.rng)
-        if wait:
-            self.sleep(wait)
-        return wait
-
     def ask(
         self, attempt: Callable[[int, float], _Attempt], read: Callable[[str], Any]
     ) -> tuple[Any, list[_Attempt], Usage]:
-        """Attempts (each after its backoff) until one's output reads as an answer (`read(text)` gives it or
-        Unreadable): (the answer or None, the attempts, what they cost together)."""
+        """Attempts until one's output reads as an answer (`read(text)`, else Unreadable): (answer or None, the
+        attempts, what they cost)."""
         attempts: list[_Attempt] = []
         for number in range(1, self.agent.retries + 2):
-            made = attempt(number, self._wait_before(number))
+            with self._rng_lock:
+                wait = backoff(number, self.agent.retry_wait, self.rng)
+            if wait:
+                self.sleep(wait)
+            made = attempt(number, wait)
             attempts.append(made)
             if made.failure is not None and made.failure[0] == "spawn-error":
                 break  # a command that cannot start will not start on a retry either
@@ -155,9 +150,7 @@ class LiveAgent(AgentBase):
         return self._spent(None, attempts)
 
     def _spent(self, answer: Any, attempts: list[_Attempt]) -> tuple[Any, list[_Attempt], Usage]:
-        spent = Usage()
-        for attempt in attempts:
-            spent = spent.plus(attempt.usage)
+        spent = functools.reduce(Usage.plus, (attempt.usage for attempt in attempts), Usage())
         with self._usage_lock:
             self.usage = self.usage.plus(spent)
             self.last_usage = spent
@@ -188,14 +181,12 @@ def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
 def run_attempt(
     agent: AgentSettings, name: str, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict
 ) -> _Attempt:
-    """One process of the agent command `name`: its output read as an answer's text, or why there is none, and
-    `record` completed as a transcript keeps the attempt."""
+    """One process of the agent command `name`: its answer's text or why there is none; `record` completed."""
     started = time.monotonic()
-    scratch = view_parent()  # in memory where it can be: three files for every attempt
     with (  # unbuffered: each is written or read once, whole
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
-        tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
+        tempfile.TemporaryFile(buffering=0) as given,
+        tempfile.TemporaryFile(buffering=0) as out,
+        tempfile.TemporaryFile(buffering=0) as err,
     ):
         # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
         # it cannot block on it.
@@ -260,7 +251,12 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
 
 def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
     """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
-    for _ in _exit_watch(process, POLL_SECONDS):  # every POLL_SECONDS while it runs
+    while True:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            pass
         if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
             live.end(process)
             return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
@@ -282,32 +278,6 @@ def _read_start(file: Any, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _exit_watch(process: subprocess.Popen, every: float) -> Iterator[None]:
-    """Yield every `every` seconds until `process` exits, and return the moment it does: a pidfd tells (Linux),
-    elsewhere a thread waits for the exit."""
-    pidfd = None
-    if hasattr(os, "pidfd_open") and hasattr(select, "poll"):
-        try:
-            pidfd = os.pidfd_open(process.pid)
-        except ProcessLookupError:
-            return  # reaped already (an interrupt ended it)
-        except OSError:
-            pidfd = None  # a kernel without pidfds
-    if pidfd is not None:
-        try:
-            poller = select.poll()
-            poller.register(pidfd, select.POLLIN)
-            while not poller.poll(every * 1000):
-                yield
-        finally:
-            os.close(pidfd)
-        return
-    exited = threading.Event()
-    threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True).start()
-    while not exited.wait(every):
-        yield
-
-
 def version_line(output: bytes) -> str:
     """The version a `--version` printed: its first line when short and plain, else "unknown" (never an answer)."""
     lines = output.decode("utf-8", "replace").strip().splitlines()
@@ -317,8 +287,8 @@ def version_line(output: bytes) -> str:
 
 
 def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -> str:
-    """The executable the agent's process will start, resolved as that process will resolve it (a relative path is
-    refused when it runs `elsewhere`, in a folder of its own), and proven startable: else one line."""
+    """The executable the agent's process will start, resolved as it will (a relative path is refused when it runs
+    `elsewhere`), and proven startable: else one line."""
     if os.sep in command or (os.altsep and os.altsep in command):
         path = Path(command)
         if not path.is_absolute() and elsewhere:
@@ -344,7 +314,6 @@ def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -
 
 
 def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
-    """Why `path` cannot be executed, or None."""
     try:
         info = path.stat()
     except OSError as exc:
@@ -373,8 +342,8 @@ def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
 
 
 def named_files(args: list[str], elsewhere: bool) -> list[Path]:
-    """The existing files the command line names by absolute path (`--settings=/x/s.json`): the sandbox shows them
-    read-only. A relative one is refused when the agent runs elsewhere: it would not find it there."""
+    """The existing files the command line names by absolute path (the sandbox shows them read-only); a relative
+    one is refused when the agent runs elsewhere."""
     found = []
     for arg in args:
         if PLACEHOLDER.search(arg):
@@ -383,11 +352,7 @@ def named_files(args: list[str], elsewhere: bool) -> list[Path]:
         if not value or value.startswith("-"):
             continue
         path = Path(value)
-        try:
-            is_file = path.is_file()
-        except OSError:
-            continue
-        if not is_file:
+        if not os.path.isfile(path):  # never raises (a name too long, a null byte)
             continue
         if path.is_absolute():
             found.append(Path(os.path.abspath(path)))

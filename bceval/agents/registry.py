@@ -1,9 +1,5 @@
-"""One Agent protocol for every question an evaluator asks, and the registry of agent kinds.
-
-A kind registers once, with a decorator on its factory, and says what it can do in a Capabilities record: the rest
-of bceval asks the record, never the kind's name. The live kinds (`command`, `api`) are one class each; what a
-question asks of them is its Shape, which the evaluator supplies.
-"""
+"""One Agent protocol for every question an evaluator asks, and the registry of agent kinds: a kind registers once
+(a decorator on its factory) with its Capabilities, which the rest of bceval asks instead of the kind's name."""
 
 from __future__ import annotations
 
@@ -38,48 +34,44 @@ class Capabilities:
 NO_CAPABILITIES = Capabilities(questions=())  # an unregistered name can do nothing (make_agent refuses it)
 
 
-class Agent(Protocol):
-    name: str  # how messages and records name it
-    kind: str  # the registered kind it is one of (its capabilities)
-    usage: Usage  # what its answers have cost so far (kept by kinds that report usage)
+class Agent:
+    """One way to answer an evaluator's questions; unless a kind says otherwise nothing starts, closes or is cached,
+    and no cost is kept."""
 
-    def describe(self) -> dict[str, Any]: ...  # the `answeredBy` block: adapter, model, version, pinned
+    name: ClassVar[str]  # how messages and records name it
+    kind: ClassVar[str]  # the registered kind it is one of (its capabilities)
+    usage: Usage = Usage()  # what its answers have cost so far (kept by kinds that report usage)
 
-    def start(self) -> None: ...  # begin what the first answer would wait for (a live agent's version probe)
+    def describe(self) -> dict[str, Any]:  # the `answeredBy` block: adapter, model, version, pinned
+        raise NotImplementedError
 
-    def answer(self, question: Any) -> Any: ...  # the answer to one question of its shape, or why there is none
+    def answer(self, question: Any) -> Any:  # the answer to one question of its shape, or why there is none
+        raise NotImplementedError
 
-    def in_cache(self, question: Any) -> bool: ...  # answering it would ask no model
+    def close(self) -> None:  # release what it holds between answers (a guidance agent's knowledge view)
+        return None
 
-    def close(self) -> None: ...  # release what it holds between answers (a guidance agent's knowledge view)
+    def in_cache(self, question: Any) -> bool:  # answering it would ask no model
+        return False
 
-    def read_evidence(self) -> dict[str, dict[str, Any]]: ...  # per guidance case: the reads bceval recorded
+    def read_evidence(self) -> dict[str, dict[str, Any]]:  # per guidance case: the reads bceval recorded
+        return {}
 
 
-class Shape(Protocol):
-    """A question shape as the live kinds answer it: `by_process` through a command agent's process, `by_endpoint`
-    through the api agent's conversation."""
+class Shape:
+    """A question shape as the live kinds answer it: through a command's process or the api agent's conversation.
+    Unless it says otherwise nothing is cached, added, closed or reported."""
 
     hidden: Mapping[str, Path]  # what the agent must never reach, by what it is
     in_case_view: bool  # a command agent runs in the case's view unless --isolation none (else in a folder of its own)
     checks_command: bool  # the command line is checked when the agent is made (and the live opt-in asked)
     tools: tuple[Any, ...]  # the api agent's tools (bceval.agents.api_tools): read-only, or with write tools
 
-    def by_process(self, agent: Any, question: Any) -> Any: ...
+    def by_process(self, agent: Any, question: Any) -> Any:
+        raise NotImplementedError
 
-    def by_endpoint(self, agent: Any, question: Any) -> Any: ...
-
-    def in_cache(self, agent: Any, question: Any) -> bool: ...
-
-    def described(self, agent: Any, described: dict[str, Any]) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]: ...
-
-
-class ShapeBase:
-    """What a Shape does unless it says otherwise: nothing cached, nothing to add, close or report."""
+    def by_endpoint(self, agent: Any, question: Any) -> Any:
+        raise NotImplementedError
 
     def in_cache(self, agent: Any, question: Any) -> bool:
         return False
@@ -94,28 +86,13 @@ class ShapeBase:
         return {}
 
 
-class AgentBase:
-    """What every kind does unless it says otherwise: nothing to start or close, no cost kept."""
-
-    name: ClassVar[str]
-    kind: ClassVar[str]
-    usage: Usage = Usage()
-
-    def start(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def in_cache(self, question: Any) -> bool:
-        return False
-
-    def read_evidence(self) -> dict[str, dict[str, Any]]:
-        return {}
+class _NeedsCommand:
+    def missing_command(self, name: str) -> BcevalError:
+        return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
 @dataclass(frozen=True)
-class ReviewSetup:
+class ReviewSetup(_NeedsCommand):
     """What an agent answering review questions is made from."""
 
     question: ClassVar[str] = REVIEW
@@ -128,14 +105,10 @@ class ReviewSetup:
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"unknown adapter '{name}'; choose one of: {', '.join(agent_names(REVIEW))}")
 
-    def missing_command(self, name: str) -> BcevalError:
-        return BcevalError(REVIEW_NEEDS_COMMAND)
-
 
 @dataclass(frozen=True)
-class ShapedSetup:
-    """What a live agent answering a plugin evaluator's questions is made from (a kind registered with ANY_SHAPE
-    answers it)."""
+class ShapedSetup(_NeedsCommand):
+    """What a live agent answering a plugin evaluator's questions is made from (a kind with ANY_SHAPE answers it)."""
 
     question: str
     shape: Shape
@@ -143,9 +116,6 @@ class ShapedSetup:
 
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"--adapter {name}: a {self.question} question is answered by a live kind (command)")
-
-    def missing_command(self, name: str) -> BcevalError:
-        return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
 class Setup(Protocol):

@@ -1,6 +1,5 @@
-"""Opt-in OS sandbox for live agents, `--sandbox bwrap` (Linux): an agent that walks up to `/` finds no answer
-key. It sees the system, its installation, the view and the files its command line names (read-only), the
-granted paths, and a private /tmp."""
+"""Opt-in OS sandbox for live agents, `--sandbox bwrap` (Linux): it sees the system, its installation, the view and
+the files its command line names (read-only), the granted paths, and a private /tmp; never an answer key."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Agent views: for one case, exactly the files an agent may read (the request, the neutral case file, the leaf
-and every candidate article; never a sample, the manifest or any output), in a fresh folder of its own. Its digest
-is the identity of the question asked."""
+and every candidate article), in a fresh folder of its own; its digest is the identity of the question asked."""
 
 from __future__ import annotations
 
@@ -119,54 +118,18 @@ def release(root: Path) -> None:
         remove(root)
 
 
-MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
-_view_parents: dict[tuple[str | None, str | None], Path] = {}
-
-
 def view_parent() -> Path:
-    """Where agent views (and an agent's captured output) go: a memory-backed folder (/dev/shm, else
-    XDG_RUNTIME_DIR) unless TMPDIR is set, else the system temp dir: a view is written for every answer."""
-    key = (os.environ.get("TMPDIR"), os.environ.get("XDG_RUNTIME_DIR"))
-    if key not in _view_parents:
-        _view_parents[key] = _choose_view_parent(*key)
-    return _view_parents[key]
-
-
-def _choose_view_parent(tmpdir: str | None, runtime: str | None) -> Path:
-    if tmpdir is None and os.name == "posix":
-        for candidate in ("/dev/shm", runtime):
-            if candidate and _usable_memory_folder(candidate):
-                return Path(candidate)
+    """Where agent views (and an agent's captured output) go: the system temp dir (TMPDIR)."""
     return Path(tempfile.gettempdir())
-
-
-def _usable_memory_folder(folder: str) -> bool:
-    """A folder this process may create folders in, on a filesystem kept in memory (per /proc/self/mounts)."""
-    if not os.path.isabs(folder) or not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
-        return False
-    real = os.path.realpath(folder)
-    try:
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
-            table = [line.split()[1:3] for line in mounts if len(line.split()) >= 3]
-    except OSError:
-        return False
-    kind, longest = None, -1
-    for point, fstype in table:
-        point = point.replace("\\040", " ")
-        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) > longest:
-            kind, longest = fstype, len(point)
-    return kind in MEMORY_FILESYSTEMS
 
 
 def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
     """Remove the folders of killed runs (bceval's by name and owner, their process gone, untouched for
-    STALE_AFTER) in `parent`, else in the temp dir and the views' folder. POSIX only."""
+    STALE_AFTER) in `parent`, else in the temp dir. POSIX only."""
     if os.name != "posix":
         return 0
     now = time.time() if now is None else now
-    if parent is None:
-        parents = dict.fromkeys([Path(tempfile.gettempdir()), view_parent()])
-        return sum(sweep_stale_folders(folder, now) for folder in parents)
+    parent = parent or view_parent()
     removed = 0
     try:
         entries = list(os.scandir(parent))

@@ -18,46 +18,40 @@ from bceval.bench.viewer import measure_view
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, write_atomic
 
+# Each measurement flag: its numbers (whole, but for a timed one's last), an example, and the least each may be
+# ("> 0": above 0)
+SHAPES = {
+    "live": ("ANSWERS,JOBS,SECONDS", "256,16,0.2", (">= 2", ">= 1", "> 0")),
+    "experiment": ("ARMS,EPOCHS,CASES,JOBS,SECONDS", "4,5,512,32,0.2", (">= 2", ">= 1", ">= 1", ">= 1", "> 0")),
+    "api": ("ANSWERS,JOBS,LATENCY", "256,16,0.2", (">= 2", ">= 1", ">= 0")),
+    "view": ("ARMS,EPOCHS,CASES", "4,5,500", (">= 2", ">= 1", ">= 1")),
+}
 
-def parse_numbers(text: str, flag: str, count: int) -> Any:
-    """A comma-separated tuple of numbers (the last may be fractional), or None for 'none'."""
+
+def parse_points(text: str, name: str, flag: str) -> list[tuple[Any, ...]] | None:
+    """The measurements of one flag (several joined by '+' for --live), or None for 'none'."""
     if text.strip().lower() == "none":
         return None
-    parts = text.split(",")
-    try:
-        if len(parts) != count:
-            raise ValueError
-        return (*(int(part) for part in parts[:-1]), float(parts[-1]))
-    except ValueError:
-        raise BcevalError(f"{flag} needs {count} comma-separated numbers or none, got '{text}'") from None
-
-
-def parse_live(text: str) -> list[tuple[int, int, float]] | None:
-    """One or more ANSWERS,JOBS,SECONDS measurements joined by '+', or None for 'none'."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        points = [parse_numbers(part, "--live", 3) for part in text.split("+")]
-    except BcevalError:
-        points = [None]
-    if None in points:
-        raise BcevalError(
-            f"--live must be ANSWERS,JOBS,SECONDS (e.g. 256,16,0.2), several joined by '+', or none, got '{text}'"
-        )
+    form, example, least = SHAPES[name]
+    several = ", several joined by '+'," if name == "live" else ""
+    points = []
+    for part in text.split("+") if name == "live" else [text]:
+        numbers = part.split(",")
+        try:
+            if len(numbers) != len(least):
+                raise ValueError
+            point = tuple(float(n) if i == len(least) - 1 and name != "view" else int(n) for i, n in enumerate(numbers))
+        except ValueError:
+            raise BcevalError(f"{flag} must be {form} (e.g. {example}){several} or none, got '{text}'") from None
+        low = [float(limit.split()[1]) for limit in least]
+        if any(
+            n < bound or (n == bound and limit.startswith("> "))
+            for n, bound, limit in zip(point, low, least, strict=True)
+        ):
+            limits = ", ".join(f"{n} {limit}" for n, limit in zip(form.split(","), least, strict=True))
+            raise BcevalError(f"{flag} needs {limits}, got '{text}'")
+        points.append(point)
     return points
-
-
-def parse_view(text: str, flag: str) -> tuple[int, int, int] | None:
-    """ARMS,EPOCHS,CASES of the viewer's synthetic experiment, or None for 'none'."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        arms, epochs, cases = (int(part) for part in text.split(","))
-    except ValueError:
-        raise BcevalError(f"{flag} must be ARMS,EPOCHS,CASES (e.g. 4,5,500) or none, got '{text}'") from None
-    if arms < 2 or epochs < 1 or cases < 1:
-        raise BcevalError(f"{flag} needs at least 2 arms, 1 epoch and 1 case")
-    return arms, epochs, cases
 
 
 def bench_command(
@@ -73,14 +67,11 @@ def bench_command(
 ) -> int:
     """`bceval bench` and `doit bench`: check the arguments (flags, or BCEVAL_BENCH_* variables), measure, print
     the table."""
-
-    def flag(name: str) -> str:
-        return f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}"
-
-    experiment, live = parse_numbers(experiment_text, flag("experiment"), 5), parse_live(live_text)
-    api = parse_numbers(api_text, flag("api"), 3)
-    if api is not None and (api[0] < 2 or api[1] < 1 or api[2] < 0):
-        raise BcevalError(f"{flag('api')} needs ANSWERS,JOBS,LATENCY with at least 2 answers and 1 job")
+    texts = {"live": live_text, "experiment": experiment_text, "api": api_text, "view": view_text}
+    points = {
+        name: parse_points(text, name, f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}")
+        for name, text in texts.items()
+    }
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
     except ValueError:
@@ -89,12 +80,8 @@ def bench_command(
         raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
     if corpus is not None and not corpus.is_dir():
         raise BcevalError(f"{corpus}: corpus directory does not exist")
-    if live is not None and any(point[0] < 2 or point[1] < 1 or point[2] <= 0 for point in live):
-        raise BcevalError("--live needs ANSWERS,JOBS,SECONDS with at least 2 answers, 1 job and a positive time")
-    if experiment is not None and (min(experiment[:4]) < 1 or experiment[0] < 2 or experiment[4] <= 0):
-        raise BcevalError("--experiment needs ARMS,EPOCHS,CASES,JOBS,SECONDS with 2+ arms and a positive time")
-    view = parse_view(view_text, flag("view"))
-    report = run_bench(sizes, repeat, out, corpus, live, experiment, api, view)
+    one = {name: found[0] if found else None for name, found in points.items() if name != "live"}
+    report = run_bench(sizes, repeat, out, corpus, points["live"], one["experiment"], one["api"], one["view"])
     sys.stdout.write(render_table(report))
     return 0
 

@@ -1,14 +1,6 @@
-"""The identity of a question: what an agent was shown (its view's digest) and how it was asked (the agent
-settings and the epoch). One rule for all who need it: the answer cache's key, the graph's up-to-date checks,
-the run record and the sharing of answers between experiment arms. Answers under two identities answer two
-questions.
-
-Only a live agent (one whose kind the agent registry marks live: `command`) has a command, a model, an isolation
-and a sandbox; for the others they are None. The caller says whether the agent is live (runs sit below the
-agents, so they never look a kind up themselves). Without isolation (`--isolation none`) the agent reads the
-corpus and the prepare folder where they are, not only its view, so where they are is part of the question:
-another corpus is another question.
-"""
+"""The identity of a question: what an agent was shown (its view's digest) and how it was asked (the agent settings
+and the epoch), for the answer cache's key, the graph's up-to-date checks, the run record and answers shared between
+experiment arms. Without isolation (`--isolation none`) where the corpus is is part of the question too."""
 
 from __future__ import annotations
 
@@ -79,8 +71,7 @@ class Asking:
 
 
 def asking(adapter: str, agent: AgentFields, *, live: bool) -> Asking:
-    """The identity of the agent settings `agent` (a Settings or an AgentSettings) under `adapter`, whose kind is
-    `live` or not."""
+    """The identity of the agent settings `agent` under `adapter` (the caller says whether its kind is live)."""
     return Asking(
         adapter=adapter,
         live=live,
@@ -97,8 +88,7 @@ def asking(adapter: str, agent: AgentFields, *, live: bool) -> Asking:
 
 @dataclass(frozen=True)
 class Question:
-    """One question: how it was asked, the digest of the view it was asked in and, for an agent that is not
-    isolated, where it was asked (the corpus and the request file, resolved)."""
+    """One question: how it was asked, the digest of its view and, unless isolated, where (corpus and request)."""
 
     asked: Asking
     view: str
@@ -106,8 +96,7 @@ class Question:
     expected: Any = None  # what a replaying agent answers from (the oracle: the case's expected findings)
 
     def cache_key(self, prompt_version: int) -> str:
-        """The answer cache's key (a live agent's): the bytes hashed are those of every earlier version, so
-        existing cache entries still hit."""
+        """The answer cache's key (a live agent's): the bytes of every earlier version, so old entries still hit."""
         asked = self.asked
         parts = [
             prompt_version,
@@ -138,9 +127,8 @@ class Question:
 
 
 def key_maker(asked: Asking, version: str) -> Callable[[str, tuple[str, ...], Any], tuple[str, ...]]:
-    """For many questions asked alike (an experiment asks thousands per arm and epoch): a key that is equal for two
-    of them exactly when their `Question.key(version)` is, without hashing each (the part they share is encoded
-    once). Only for telling questions apart within one process: it is not a stored key."""
+    """For many questions asked alike: a key equal for two exactly when their `Question.key(version)` is, without
+    hashing each (never stored: it only tells questions apart within one process)."""
     fixed = json.dumps({"bceval": version, **asked.fields(), "salt": asked.salt}, sort_keys=True)
 
     def key(view: str, where: tuple[str, ...] = (), expected: Any = None) -> tuple[str, ...]:

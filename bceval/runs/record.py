@@ -1,7 +1,5 @@
-"""`run.json`, the one versioned record of a run whatever evaluator made it, its one writer and reader; and
-`bceval runs`, the list of the runs in an output directory. docs/decisions.md says how the one record maps onto
-the members earlier releases wrote.
-"""
+"""`run.json`, the one versioned record of a run whatever evaluator made it (its writer and reader), and
+`bceval runs`, the list of the runs in an output directory."""
 
 from __future__ import annotations
 
@@ -53,12 +51,9 @@ def sha256_of(data: bytes) -> str:
 
 
 def note_written(run_dir: Path, changes: dict[str, str | None]) -> None:
-    """Note what bceval just wrote into the run's results folder: file name -> the SHA-256 of its bytes, or None
-    for a file it removed. Scoring refuses a file whose bytes differ (bceval.runs.record.tampered).
-
-    Each note is one line appended to the run's journal, so an answer costs the same in a run of ten cases as in
-    one of ten thousand (rewriting run.json for every answer made a run quadratic); `fold_written` takes the
-    journal into run.json when the answering ends, and until then every reader applies it."""
+    """Note what bceval just wrote into the run's results folder (file name -> SHA-256, None: removed); scoring
+    refuses a file whose bytes differ. One line appended to the run's journal (rewriting run.json per answer made a
+    run quadratic); `fold_written` takes the journal into run.json, and until then every reader applies it."""
     if not changes:
         return
     folder = RunDir(run_dir)
@@ -70,8 +65,7 @@ def note_written(run_dir: Path, changes: dict[str, str | None]) -> None:
 
 
 def _journal(run_dir: Path) -> list[tuple[str, str | None]]:
-    """The journal's notes in the order they were made; a line that is not a whole note (a run killed while
-    writing it) is skipped."""
+    """The journal's notes in order; a line that is not a whole note (a run killed while writing it) is skipped."""
     try:
         text = read_regular_text(RunDir(run_dir).written_journal, "utf-8")
     except (OSError, ValueError):
@@ -118,8 +112,8 @@ def read_current_record(run_dir: Path) -> dict[str, Any] | None:
 
 
 def tampered(run_dir: Path, files: list[Path]) -> list[str]:
-    """One line for each result or infra file of the run that bceval did not write as it is now: changed since,
-    written by something else, or gone. Empty for a run whose record keeps no digests (older runs)."""
+    """One line for each result or infra file of the run that bceval did not write as it is now (changed, foreign
+    or gone); empty for a run whose record keeps no digests."""
     record = read_current_record(run_dir)
     written = record.get(WRITTEN) if record else None
     if not isinstance(written, dict):
@@ -149,9 +143,8 @@ def tampered(run_dir: Path, files: list[Path]) -> list[str]:
 def new_record(
     run: RunFacts, selected: list[str] | None, existing: dict[str, Any] | None, total: int | None = None
 ) -> dict[str, Any]:
-    """The record after answering `selected` (manifest ids; None for every case) into the run. Selections add
-    up: rerunning the failed cases into a run keeps the others, and a run that once covered every case still does.
-    A run answered with other agent settings is refused, not mixed."""
+    """The record after answering `selected` (manifest ids; None: every case) into the run: selections add up, and
+    a run answered with other agent settings is refused, not mixed."""
     mine = run.asked.fields()
     if existing is not None:
         keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
@@ -186,14 +179,12 @@ def new_record(
 
 
 def run_record(kind: str, members: dict[str, Any]) -> dict[str, Any]:
-    """An evaluator's run record: its kind of run (`bceval-<evaluator>-run`), the record's version, then the
-    members the evaluator supplies."""
+    """An evaluator's run record: its kind (`bceval-<evaluator>-run`), the version, then the evaluator's members."""
     return {"kind": kind, "version": RUN_RECORD_VERSION, **members}
 
 
 def write_record(run_dir: Path, record: dict[str, Any], exclusive: bool = False) -> bool:
-    """Write `record` as the run's run.json, replaced atomically (True when its bytes changed); `exclusive` (a
-    verdict that is never replaced) creates it or returns False when one exists."""
+    """Write the run's run.json atomically (True when its bytes changed); `exclusive`: only if there is none."""
     path = RunDir(run_dir).record
     if exclusive:
         return create_exclusive(path, dumps(record).encode("utf-8"))
@@ -219,8 +210,7 @@ def list_runs(out: Path) -> list[dict[str, Any]]:
 
 
 def run_waits(run_dir: Path) -> dict[str, float] | None:
-    """The retries and waits of a run's answers, from the records of agents that report them (the api agent):
-    attempts after the first, waits on 429/503, seconds waited in all. None when no answer reports them."""
+    """The retries, 429/503 waits and seconds waited of a run's answers (the api agent's), or None without any."""
     totals = {"retries": 0, "rateLimited": 0, "waitedSeconds": 0.0}
     found = False
     results = RunDir(run_dir).results

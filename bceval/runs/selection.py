@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 
 def failed_case_ids(source: str, out: Path) -> set[str]:
-    """Manifest ids of the cases that did not pass (model misses and unanswered cases alike) in a run of this
-    output directory or in a score/scorecard file."""
+    """Manifest ids of the cases that did not pass in a run of this output directory or a score/scorecard file."""
     run = OutDir(out).run(source)
     candidates = [Path(source)] if Path(source).suffix == ".json" else []
     candidates += [run.score, run.scorecard()]
@@ -74,8 +73,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def shard_of(model_id: str, count: int) -> int:
-    """The shard (1..count) a case belongs to: a hash of its id alone, so adding or removing other cases never
-    moves it, and two arms with different case sets still answer a shared case on the same machine."""
+    """The shard (1..count) of a case: a hash of its id alone, so other cases never move it."""
     return int.from_bytes(hashlib.sha256(model_id.encode("utf-8")).digest()[:8], "big") % count + 1
 
 

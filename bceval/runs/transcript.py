@@ -1,11 +1,5 @@
-"""Transcripts: one JSON file per answered case of a live agent, one format for every evaluator.
-
-    {"schemaVersion": 1, "run": <run name>, "answeredBy": <the agent's describe()>,
-     ...the agent's record of the case (case, attempts, outcome, ...), "usage": <what the case cost>}
-
-The prompts themselves are kept beside the transcripts, each once: `prompts/<sha256>.txt`, named by the hash
-the attempts record (`promptSha256`), so a viewer shows what the agent was asked without repeating it per attempt.
-"""
+"""Transcripts: one JSON file per answered case of a live agent, one format for every evaluator; the prompts are
+kept beside them once each, as `prompts/<sha256>.txt` (the `promptSha256` the attempts record)."""
 
 from __future__ import annotations
 
@@ -24,25 +18,16 @@ def write_transcript(
     run_dir: Path, name: str, run: str, answered_by: dict[str, Any], record: dict[str, Any], usage: Usage
 ) -> str:
     """Write `<run_dir>/transcripts/<name>.json`; returns its path relative to the run directory."""
-    document = {
-        "schemaVersion": TRANSCRIPT_SCHEMA_VERSION,
-        "run": run,
-        "answeredBy": answered_by,
-        **record,
-        "usage": usage.as_record(),
-    }
+    document = {"schemaVersion": TRANSCRIPT_SCHEMA_VERSION, "run": run, "answeredBy": answered_by, **record}
+    document["usage"] = usage.as_record()
     path = RunDir(run_dir).transcript(name)
     write_atomic(path, dumps(document))
     return f"{TRANSCRIPTS}/{path.name}"
 
 
-def prompt_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def write_prompt(run_dir: Path, text: str) -> str:
     """Store a prompt once under its SHA-256 (an existing copy is the same bytes, so it is kept); returns the hash."""
-    digest = prompt_sha256(text)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     path = RunDir(run_dir).prompt(digest)
     if not path.is_file():
         write_atomic(path, text)

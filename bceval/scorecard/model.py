@@ -186,16 +186,17 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
     blocks = report.answeredBy
     if not blocks:
         return AdapterInfo(name="external", model="unknown", version="unknown", pinned=False)
+    if len(blocks) > 1:
+        return AdapterInfo(name="mixed", model="mixed", version="mixed", pinned=all(b.get("pinned") for b in blocks))
     first = blocks[0]
-    mixed = len(blocks) > 1
     return AdapterInfo(
-        name="mixed" if mixed else str(first.get("adapter", "external")),
-        model="mixed" if mixed else str(first.get("model", "unknown")),
-        version="mixed" if mixed else str(first.get("version", "unknown")),
-        pinned=all(bool(block.get("pinned")) for block in blocks),
-        command=None if mixed else first.get("command"),
-        isolation=None if mixed else first.get("isolation"),
-        sandbox=None if mixed else first.get("sandbox"),
+        name=str(first.get("adapter", "external")),
+        model=str(first.get("model", "unknown")),
+        version=str(first.get("version", "unknown")),
+        pinned=bool(first.get("pinned")),
+        command=first.get("command"),
+        isolation=first.get("isolation"),
+        sandbox=first.get("sandbox"),
     )
 
 

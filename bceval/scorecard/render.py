@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from bceval.escape import html as escape
 from bceval.escape import html_id, markdown, markdown_cell, markdown_code, markdown_id
 from bceval.scorecard.model import Rate, Scorecard
@@ -25,28 +23,56 @@ def _rate_text(label: str, rate: Rate) -> str:
     return f"{label}: {rate.value:.4g} ({rate.passed}/{rate.total}), 95% CI {low:.3f}–{high:.3f}"
 
 
-def _model_text(card: Scorecard) -> str:
-    pin = "pinned" if card.adapter.pinned else "**unpinned: not reproducible**"
-    return f"{markdown_code(card.adapter.model)} ({pin}), version {markdown_code(card.adapter.version)}"
+# The summary is one list of lines for both formats; each line is segments of a kind, written per format:
+# "text" as it is (escaped in HTML), "code" inline code, "warn" bold in Markdown and a warning in HTML, "note" plain
+# in Markdown and a warning in HTML.
+Segment = tuple[str, str]
+_MARKDOWN = {"text": str, "code": markdown_code, "warn": lambda s: f"**{s}**", "note": str}
+_HTML = {
+    "text": escape,
+    "code": lambda s: f"<code>{escape(s)}</code>",
+    "warn": lambda s: f'<span class="warn">{escape(s)}</span>',
+    "note": lambda s: f'<span class="warn">{escape(s)}</span>',
+}
 
 
-def _commit_text(card: Scorecard) -> str:
-    commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
-    dirty = " (uncommitted changes)" if card.corpus.dirty else ""
-    return f"{markdown_code(card.corpus.name)} at {markdown_code(commit)}{dirty}"
-
-
-def _run_text(card: Scorecard) -> str:
+def _run_line(card: Scorecard) -> list[Segment]:
     """Which run this is, how it was isolated, and whether it covers the whole corpus."""
     if card.run is None:
-        return "run not recorded (version 1 scorecard)"
-    parts = [f"run {markdown_code(card.run.name)}, epoch {card.run.epoch}"]
+        return [("text", "run not recorded (version 1 scorecard)")]
+    parts: list[Segment] = [("text", "run "), ("code", card.run.name), ("text", f", epoch {card.run.epoch}")]
     if card.adapter.isolation is not None:
-        isolation = "agent view" if card.adapter.isolation == "view" else "**not isolated**"
-        parts.append(f"isolation {isolation}, sandbox {card.adapter.sandbox or 'none'}")
+        isolation = ("text", "agent view") if card.adapter.isolation == "view" else ("warn", "not isolated")
+        parts += [("text", "; isolation "), isolation, ("text", f", sandbox {card.adapter.sandbox or 'none'}")]
     if card.run.partial:
-        parts.append(f"**partial: {card.run.selectedCases} of {card.run.totalCases} cases, not a gate result**")
-    return "; ".join(parts)
+        partial = f"partial: {card.run.selectedCases} of {card.run.totalCases} cases, not a gate result"
+        parts += [("text", "; "), ("warn", partial)]
+    return parts
+
+
+def _summary(card: Scorecard) -> list[list[Segment]]:
+    commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
+    dirty: list[Segment] = [("text", " "), ("note", "(uncommitted changes)")] if card.corpus.dirty else []
+    pin = ("text", "pinned") if card.adapter.pinned else ("warn", "unpinned: not reproducible")
+    usage, reads = _usage_text(card), _reads_text(card)
+    return [
+        [("text", _rate_text("Recall", card.recall))],
+        [("text", _rate_text("Clean rate", card.cleanRate))],
+        [("text", "Corpus: "), ("code", card.corpus.name), ("text", " at "), ("code", commit), *dirty],
+        [("text", "Adapter: "), ("code", card.adapter.name), ("text", ", model "), ("code", card.adapter.model)]
+        + [("text", " ("), pin, ("text", "), version "), ("code", card.adapter.version)],
+        [("text", "Run: "), *_run_line(card)],
+        *([[("text", usage)]] if usage else []),
+        *([[("text", reads)]] if reads else []),
+        [("text", "Inputs: requests "), ("code", card.corpus.requestSetSha256[:12]), ("text", ", manifest ")]
+        + [("code", (card.corpus.manifestSha256 or "none")[:12])],
+        [("text", f"Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; run ")]
+        + [("code", card.runId[:12])],
+    ]
+
+
+def _line(segments: list[Segment], form: dict) -> str:
+    return "".join(form[kind](text) for kind, text in segments)
 
 
 def _money(value: float | None) -> str:
@@ -94,17 +120,7 @@ def render_markdown(card: Scorecard, heading: str = "##") -> str:
     lines = [
         f"{heading} {card.verdict.upper()}: {markdown_cell(card.adapter.name)} on {markdown_cell(card.corpus.name)}",
         "",
-        f"- {_rate_text('Recall', card.recall)}",
-        f"- {_rate_text('Clean rate', card.cleanRate)}",
-        f"- Corpus: {_commit_text(card)}",
-        f"- Adapter: {markdown_code(card.adapter.name)}, model {_model_text(card)}",
-        f"- Run: {_run_text(card)}",
-        *([f"- {usage}"] if (usage := _usage_text(card)) else []),
-        *([f"- {reads}"] if (reads := _reads_text(card)) else []),
-        f"- Inputs: requests `{card.corpus.requestSetSha256[:12]}`, "
-        f"manifest `{(card.corpus.manifestSha256 or 'none')[:12]}`",
-        f"- Created {card.createdAt} by bceval {card.tool.bceval} on Python {card.tool.python}; "
-        f"run `{card.runId[:12]}`",
+        *(f"- {_line(line, _MARKDOWN)}" for line in _summary(card)),
         "",
         f"{heading}# Domains",
         "",
@@ -146,18 +162,8 @@ def _html_bar(passed: int, total: int) -> str:
     return f'<span class="bar"><span class="fill" style="width:{width:.1f}%;display:block"></span></span>'
 
 
-def _inline(markdown: str) -> str:
-    """The little Markdown the summary lines use (`code`, **strong**) as HTML, everything else escaped."""
-    html = escape(markdown)
-    html = re.sub(r"`([^`]*)`", r"<code>\1</code>", html)
-    return re.sub(r"\*\*([^*]*)\*\*", r'<span class="warn">\1</span>', html)
-
-
 def render_html(card: Scorecard) -> str:
     e = escape
-    pin = "pinned" if card.adapter.pinned else '<span class="warn">unpinned: not reproducible</span>'
-    commit = card.corpus.commit if card.corpus.commit == "unknown" else card.corpus.commit[:12]
-    dirty = ' <span class="warn">(uncommitted changes)</span>' if card.corpus.dirty else ""
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -165,18 +171,7 @@ def render_html(card: Scorecard) -> str:
         f'<h1 class="{e(card.verdict)}">{e(card.verdict.upper())}: {e(card.adapter.name)} on '
         f"{e(card.corpus.name)}</h1>",
         "<ul>",
-        f"<li>{e(_rate_text('Recall', card.recall))}</li>",
-        f"<li>{e(_rate_text('Clean rate', card.cleanRate))}</li>",
-        f"<li>Corpus: <code>{e(card.corpus.name)}</code> at <code>{e(commit)}</code>{dirty}</li>",
-        f"<li>Adapter: <code>{e(card.adapter.name)}</code>, model <code>{e(card.adapter.model)}</code> ({pin}), "
-        f"version <code>{e(card.adapter.version)}</code></li>",
-        f"<li>Run: {_inline(_run_text(card))}</li>",
-        *([f"<li>{e(usage)}</li>"] if (usage := _usage_text(card)) else []),
-        *([f"<li>{e(reads)}</li>"] if (reads := _reads_text(card)) else []),
-        f"<li>Inputs: requests <code>{e(card.corpus.requestSetSha256[:12])}</code>, manifest "
-        f"<code>{e((card.corpus.manifestSha256 or 'none')[:12])}</code></li>",
-        f"<li>Created {e(card.createdAt)} by bceval {e(card.tool.bceval)} on Python {e(card.tool.python)}; run "
-        f"<code>{e(card.runId[:12])}</code></li>",
+        *(f"<li>{_line(line, _HTML)}</li>" for line in _summary(card)),
         "</ul>",
         "<h2>Domains</h2><table><tr><th>Domain</th><th>Positive</th><th>Clean</th><th>Passed</th></tr>",
     ]

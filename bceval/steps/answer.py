@@ -264,7 +264,6 @@ class RunAnswers:
         with self._lock:
             if self._adapter is None:
                 self._adapter = review_agent(self.settings, self.cases)
-                self._adapter.start()  # a live agent's version probe overlaps the answers
             return self._adapter
 
     def answer(self, case: ReviewCase, note: dict[str, Any] | None = None) -> None:

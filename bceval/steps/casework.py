@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bceval.agents import live
-from bceval.agents.registry import Agent, ShapeBase, ShapedSetup, make_agent
+from bceval.agents.registry import Agent, Shape, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
@@ -117,7 +117,7 @@ class FolderQuestion:
     prompt: str
 
 
-class FolderShape(ShapeBase):
+class FolderShape(Shape):
     """How the `command` kind answers a casework question (bceval.agents.registry.Shape): it runs in the case's
     folder with the prompt on stdin, and its answer is what it leaves there."""
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.base import GUIDANCE
+from bceval.errors import BcevalError
+from bceval.evaluators.base import CASE, GUIDANCE
 from bceval.evaluators.registry import DEFAULT, evaluator, usable
 from bceval.jsonio import read_regular_text
 from bceval.layout import GUIDANCE_RUN, ExperimentDir, OutDir, RunDir
@@ -302,6 +303,14 @@ def _guidance_run_dirs(base: Path) -> list[Path]:
 # --- the whole output folder -------------------------------------------------------------------------------------
 
 
+def _answers_by_case(arm: dict[str, Any]) -> bool:
+    """Whether an arm's runs are a prepare variant's answers case by case, rather than whole runs of their own."""
+    try:
+        return evaluator(str(arm.get("evaluator", DEFAULT))).traits.unit == CASE
+    except BcevalError:  # an evaluator not installed here: its runs are shown from their own files
+        return False
+
+
 def read_experiment(directory: Path, key: str) -> Experiment | None:
     where = ExperimentDir(directory)
     report = read_json(where.report())
@@ -313,7 +322,7 @@ def read_experiment(directory: Path, key: str) -> Experiment | None:
         for epoch in range(1, int(report.get("epochs") or 1) + 1):
             run_key = f"{key}/runs/{safe_name(str(arm.get('name')))}-e{epoch}"
             facts = {"experiment": directory.name, "arm": str(arm.get("name")), "epoch": epoch}
-            if arm.get("evaluator", "review") == "review":
+            if _answers_by_case(arm):
                 run_dir = variant.run(f"{arm.get('name')}-e{epoch}").path
                 if run_dir.is_dir():
                     experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from bceval.agents.api_tools import TOOLS_VERSION
 from bceval.agents.process import extract_json_object
-from bceval.agents.registry import Shape, ShapeBase
+from bceval.agents.registry import Shape
 from bceval.agents.sandbox import sandbox_argv
 from bceval.agents.settings import AgentSettings
 from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
@@ -68,7 +68,7 @@ def _keep(q: DevelopmentQuestion, stdout: str | bytes, stderr: str | bytes, enve
     write_atomic(folder / "envelope.json", dumps(envelope))
 
 
-class DevelopmentShape(ShapeBase):
+class DevelopmentShape(Shape):
     in_case_view = False
     checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
     tools = READ_WRITE_TOOLS

@@ -14,7 +14,7 @@ from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.folders import own_tree
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
-from bceval.agents.registry import Shape, ShapeBase, agent_names
+from bceval.agents.registry import Shape, agent_names
 from bceval.agents.settings import AgentSettings
 from bceval.agents.view import release, scrubbed_environment, sweep_stale_folders, temp_folder
 from bceval.corpus.layers import LAYERS
@@ -63,7 +63,7 @@ def build_knowledge_view(root: Path, index: Path) -> Path:
     return view
 
 
-class GuidanceShape(ShapeBase):
+class GuidanceShape(Shape):
     """The guidance question shape of the live kinds: GuidanceCaseInput -> result document or NoReport."""
 
     in_case_view = False

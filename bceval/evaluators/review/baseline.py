@@ -19,7 +19,7 @@ from typing import Any
 
 from bceval import __version__
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.registry import AgentBase
+from bceval.agents.registry import Agent
 from bceval.evaluators.review.ranking import normalize, score_article
 from bceval.evaluators.review.scoring import ResultEntry
 from bceval.jsonio import read_regular_text
@@ -60,7 +60,7 @@ def polarity(article: str, case_words: set[str]) -> int:
     return len((anti - practice) & case_words) - len((practice - anti) & case_words)
 
 
-class BaselineAdapter(AgentBase):
+class BaselineAdapter(Agent):
     name = "baseline"
     kind = "baseline"
 

@@ -20,7 +20,7 @@ from typing import Any
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, ToolBox
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
-from bceval.agents.registry import ShapeBase
+from bceval.agents.registry import Shape
 from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
 from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
@@ -84,7 +84,7 @@ def user_message(view: View) -> str:
     )
 
 
-class ReviewShape(ShapeBase):
+class ReviewShape(Shape):
     """The review question shape of the live kinds: CaseInput -> Answer."""
 
     in_case_view = True

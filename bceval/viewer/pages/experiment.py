@@ -54,16 +54,21 @@ def experiment_plots(report: dict[str, Any]) -> str:
     return out
 
 
-def _cell(experiment: Experiment, root: str, arm: str, epoch: int, model_id: str, passed: Any) -> str:
-    run = experiment.runs.get((arm, epoch))
-    mark = {True: "✓", False: "✗", None: "–"}.get(passed, "–")
-    label = {True: "passed", False: "failed", None: "no answer"}.get(passed, "no answer")
-    if run is None:
-        return f'<span title="{esc(label)}">{mark}</span>'
-    href = case_href(run.key, model_id)
-    here = f"experiments/{safe_name(experiment.name)}/"  # the experiment's pages: its runs are below them
-    href = href[len(here) :] if href.startswith(here) else f"{root}/{href}"
-    return link(href, mark, title=f"{arm} e{epoch} {label}", data_cell=f"{arm}|{epoch}")
+def _marks(experiment: Experiment, root: str, arm: str, line: dict[str, Any]) -> str:
+    """One arm's mark for each epoch of a case, each linking to its case page when the run is there."""
+    marks = []
+    for epoch, passed in enumerate((line.get("outcomes") or {}).get(arm) or [], 1):
+        run = experiment.runs.get((arm, epoch))
+        mark = {True: "✓", False: "✗", None: "–"}.get(passed, "–")
+        label = {True: "passed", False: "failed", None: "no answer"}.get(passed, "no answer")
+        if run is None:
+            marks.append(f'<span title="{esc(label)}">{mark}</span>')
+            continue
+        href = case_href(run.key, str(line.get("modelId")))
+        here = f"experiments/{safe_name(experiment.name)}/"  # the experiment's pages: its runs are below them
+        href = href[len(here) :] if href.startswith(here) else f"{root}/{href}"
+        marks.append(link(href, mark, title=f"{arm} e{epoch} {label}", data_cell=f"{arm}|{epoch}"))
+    return " ".join(marks)
 
 
 def experiment_grid(experiment: Experiment, cases: Sequence[dict[str, Any]], root: str) -> str:
@@ -71,17 +76,12 @@ def experiment_grid(experiment: Experiment, cases: Sequence[dict[str, Any]], roo
     flaky = _flaky(experiment.report)
     rows, attrs = [], []
     for line in cases:
-        outcomes = line.get("outcomes") or {}
         cells = [esc(line.get("id")), esc(line.get("kind"))]
         for arm in arms:
-            marks = [
-                _cell(experiment, root, arm, n, str(line.get("modelId")), v)
-                for n, v in enumerate(outcomes.get(arm) or [], 1)
-            ]
             note = ' <span class="badge infra">flaky</span>' if (arm, line.get("id")) in flaky else ""
-            cells.append(" ".join(marks) + note)
+            cells.append(_marks(experiment, root, arm, line) + note)
         rows.append(cells)
-        failing = any(v is False for values in outcomes.values() for v in values or [])
+        failing = any(v is False for values in (line.get("outcomes") or {}).values() for v in values or [])
         attrs.append(row_data(f"{line.get('id')} {line.get('domain')}", failing) + ' class="cell"')
     return filters(failed=True) + table(["Case", "Kind", *arms], rows, "grid", attrs)
 
@@ -106,15 +106,11 @@ def experiment_page(experiment: Experiment, key: str, pages: int, compares: Sequ
     body += experiment_plots(report)
     flaky = sorted(_flaky(report), key=lambda pair: (pair[0], str(pair[1])))
     if flaky:
-        by_id = {line.get("id"): line for line in report.get("cases") or []}
-        items = []
-        for arm, case_id in flaky[:FLAKY_LISTED]:
-            line = by_id.get(case_id) or {}
-            marks = " ".join(
-                _cell(experiment, root, arm, n, str(line.get("modelId")), v)
-                for n, v in enumerate((line.get("outcomes") or {}).get(arm) or [], 1)
-            )
-            items.append(f'<li class="flaky">{esc(arm)}: {esc(case_id)} {marks}</li>')
+        of = {line.get("id"): line for line in report.get("cases") or []}  # case id -> its line
+        items = [
+            f'<li class="flaky">{esc(arm)}: {esc(case_id)} {_marks(experiment, root, arm, of.get(case_id) or {})}</li>'
+            for arm, case_id in flaky[:FLAKY_LISTED]
+        ]
         more = len(flaky) - FLAKY_LISTED
         rest = f"<p>{more} more, each marked flaky in the grid below.</p>" if more > 0 else ""
         body += f"<h2>Flaky cases ({len(flaky)})</h2><ul>" + "".join(items) + "</ul>" + rest

@@ -37,24 +37,8 @@ def guidance_page(run: GuidanceRun) -> str:
             ]
         )
         attrs.append(row_data(case.id, case.passed is False))
-    body += (
-        "<h2>Cases</h2>"
-        + filters(failed=True)
-        + table(
-            [
-                "Case",
-                "Verdict",
-                "Expected outcome",
-                "Reported outcome",
-                "Required knowledge",
-                "Reported knowledge",
-                "Evidence",
-            ],
-            rows,
-            "cases",
-            attrs,
-        )
-    )
+    headers = ["Case", "Verdict", "Expected outcome", "Reported outcome", "Required knowledge", "Reported knowledge"]
+    body += "<h2>Cases</h2>" + filters(failed=True) + table([*headers, "Evidence"], rows, "cases", attrs)
     return page(f"Guidance run {run.name}", body, root, experiment_crumbs(root, run.experiment))
 
 

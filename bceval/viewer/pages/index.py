@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bceval.viewer.collect import Experiment, GuidanceRun, ReviewRun, Site
 from bceval.viewer.html import bullets, cost, esc, filters, link, page, row_data, safe_name, table
 from bceval.viewer.pages.common import short_rate
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     kind: str
     name: str
     href: str
@@ -77,19 +76,7 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
     entries += [_experiment_entry(experiment) for experiment in site.experiments]
     entries += [_guidance_entry(run) for run in site.guidance]
     entries.sort(key=lambda e: e.date, reverse=True)  # newest first; undated ones keep their order at the end
-    rows = [
-        [
-            esc(e.kind),
-            link(e.href, e.name),
-            esc(e.adapter),
-            esc(e.model),
-            esc(e.verdict),
-            esc(e.score),
-            esc(e.cost),
-            esc(e.date[:19].replace("T", " ")),
-        ]
-        for e in entries
-    ]
+    rows = [[esc(e.kind), link(e.href, e.name), *map(esc, e[3:8]), esc(e.date[:19].replace("T", " "))] for e in entries]
     attrs = [row_data(" ".join([e.kind, e.name, e.adapter, e.model, e.verdict])) for e in entries]
     body = filters() + table(
         ["Kind", "Name", "Adapter", "Model", "Verdict", "Score", "Cost", "Date"], rows, "index", attrs

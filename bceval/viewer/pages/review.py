@@ -25,15 +25,7 @@ from bceval.viewer.html import (
     safe_name,
     table,
 )
-from bceval.viewer.pages.common import (
-    case_href,
-    compare_links,
-    experiment_crumbs,
-    problem_list,
-    rate_text,
-    ratio,
-    up,
-)
+from bceval.viewer.pages.common import case_href, compare_links, experiment_crumbs, problem_list, rate_text, ratio, up
 from bceval.viewer.pages.transcript import conversation
 
 
@@ -175,6 +167,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
 # --- compare -----------------------------------------------------------------------------------------------------
 
 
+NOISE = "one sample per case cannot tell agent noise from a change"
+
+
 def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     """`key` is the page's folder (compare); links to both runs' case pages are relative to the root."""
     root = up(key)
@@ -187,56 +182,48 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
         "still failing": paired.still_failing,
         "still passing": paired.still_passing,
     }
+    changed = len(paired.fixed) + len(paired.regressed)
     body = definition(
         [
             ("Old", link(f"{root}/{old.key}/index.html", old.name)),
             ("New", link(f"{root}/{new.key}/index.html", new.name)),
             ("Paired cases", esc(sum(len(v) for v in groups.values()))),
-            ("Fixed / regressed", esc(f"{len(groups['fixed'])} / {len(groups['regressed'])}")),
-            (
-                "Exact McNemar p",
-                esc(
-                    f"{paired.p_value:.4g} (two-sided, over the {len(groups['fixed']) + len(groups['regressed'])} "
-                    "discordant cases; one sample per case cannot tell agent noise from a change)"
-                ),
-            ),
+            ("Fixed / regressed", esc(f"{len(paired.fixed)} / {len(paired.regressed)}")),
+            ("Exact McNemar p", esc(f"{paired.p_value:.4g} (two-sided, over the {changed} discordant cases; {NOISE})")),
         ]
     )
     if paired.only_old or paired.only_new:
         body += f"<p>Cases in one run only: {esc(', '.join(paired.only_old + paired.only_new))}</p>"
     domains = sorted({c.domain for c in old.cases} | {c.domain for c in new.cases})
 
-    def domain_rate(run: ReviewRun, domain: str) -> float | None:
-        rows = [c for c in run.cases if c.domain == domain]
-        return ratio(sum(c.passed is True for c in rows), len(rows))
+    def domain_rates(run: ReviewRun) -> tuple[str, list[float | None]]:
+        per_domain = ([c.passed is True for c in run.cases if c.domain == domain] for domain in domains)
+        return run.name, [ratio(sum(passes), len(passes)) for passes in per_domain]
 
-    body += svg.grouped_bars(
-        "Pass rate per domain",
-        domains,
-        [(old.name, [domain_rate(old, d) for d in domains]), (new.name, [domain_rate(new, d) for d in domains])],
-    )
+    body += svg.grouped_bars("Pass rate per domain", domains, [domain_rates(old), domain_rates(new)])
+
+    def answer(run: ReviewRun, case: CaseRow, label: str) -> str:
+        return (
+            link(f"{root}/{case_href(run.key, case.model_id)}", label)
+            + " "
+            + badge(case.passed, case.infra is not None)
+        )
+
     rows, attrs = [], []
-    for group in ("regressed", "fixed", "still failing", "still passing"):
-        for case_id in groups[group]:
+    for group, ids in groups.items():
+        for case_id in ids:
             a, b = before[case_id], after[case_id]
             rows.append(
                 [
                     esc(group),
                     esc(case_id),
-                    link(f"{root}/{case_href(old.key, a.model_id)}", "old answer")
-                    + " "
-                    + badge(a.passed, a.infra is not None),
-                    link(f"{root}/{case_href(new.key, b.model_id)}", "new answer")
-                    + " "
-                    + badge(b.passed, b.infra is not None),
+                    answer(old, a, "old answer"),
+                    answer(new, b, "new answer"),
                     esc(a.reason),
                     esc(b.reason),
                 ]
             )
             attrs.append(row_data(f"{group} {case_id}", group == "regressed") + f' class="{group.split()[0]}"')
-    body += (
-        "<h2>Cases</h2>"
-        + filters(failed=False)
-        + table(["Change", "Case", old.name, new.name, "Old: why", "New: why"], rows, "compare", attrs)
-    )
+    headers = ["Change", "Case", old.name, new.name, "Old: why", "New: why"]
+    body += "<h2>Cases</h2>" + filters(failed=False) + table(headers, rows, "compare", attrs)
     return page(title, body, root)

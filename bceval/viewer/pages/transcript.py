@@ -17,11 +17,8 @@ def _events(stdout: str) -> list[dict[str, Any]]:
     """The JSON events of an agent's stream output (one object a line), if it is one."""
     events = []
     for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
         try:
-            value = json.loads(line)
+            value = json.loads(line) if line.strip().startswith("{") else None
         except ValueError:
             continue
         if isinstance(value, dict):
@@ -32,11 +29,8 @@ def _events(stdout: str) -> list[dict[str, Any]]:
 def _event_text(event: dict[str, Any]) -> str:
     message = event.get("message")
     if isinstance(message, dict) and isinstance(message.get("content"), list):
-        texts = []
-        for part in message["content"]:
-            if isinstance(part, dict):
-                texts.append(str(part.get("text") or part.get("name") or part.get("type") or ""))
-        return " ".join(texts)
+        parts = [part for part in message["content"] if isinstance(part, dict)]
+        return " ".join(str(part.get("text") or part.get("name") or part.get("type") or "") for part in parts)
     if "result" in event:
         return str(event.get("result"))
     return json.dumps({k: v for k, v in event.items() if k not in ("type", "subtype")})[:2000]

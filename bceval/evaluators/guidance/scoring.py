@@ -71,14 +71,6 @@ def check_envelope(document: Any, case: GuidanceCase, bound: Path) -> Any:
     return result["guidanceReport"]
 
 
-def _check_skill(value: Any, expected: str) -> None:
-    skill = require_object(value, "skill", ("id", "version"))
-    identity = require_string(skill["id"], "skill.id")  # implementation mode too (spec §7.21: stricter)
-    version = skill["version"]
-    if identity != expected or type(version) is not int or version != 1:
-        raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
-
-
 def _check_outcome(report: dict[str, Any], case: GuidanceCase) -> str:
     outcome = require_string(report["outcome"], "outcome")
     if outcome not in OUTCOMES:
@@ -90,21 +82,6 @@ def _check_outcome(report: dict[str, Any], case: GuidanceCase) -> str:
     if "outcome-reason" in report:
         require_string(report["outcome-reason"], "outcome-reason")
     return outcome
-
-
-def _check_outcome_rules(
-    outcome: str, case: GuidanceCase, knowledge: list[Any], unresolved: list[str], unknown: list[str]
-) -> None:
-    if outcome in ("no-knowledge", "not-applicable") and knowledge:
-        raise GuidanceError(f"outcome {outcome} requires empty knowledge")
-    if outcome == "completed" and not knowledge:
-        raise GuidanceError("outcome completed requires at least one knowledge entry (report no-knowledge instead)")
-    if (outcome == "partial" or case.requires_unresolved) and not unresolved:
-        raise GuidanceError("unresolved gaps must be listed for a partial outcome or when the fixture requires them")
-    lowered = [text.lower() for text in unresolved]
-    for dimension in unknown:
-        if not any(dimension.lower() in text for text in lowered):
-            raise GuidanceError("Unknown dimensions require an explanation in the unresolved gaps")
 
 
 def _check_sha(value: Any, label: str, rel: str, checkout: KnowledgeCheckout) -> None:
@@ -225,7 +202,11 @@ def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, im
     report = require_object(
         value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS if implementation else PLAN_REPORT_FIELDS
     )
-    _check_skill(report["skill"], IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID)
+    skill = require_object(report["skill"], "skill", ("id", "version"))
+    expected = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
+    identity, version = require_string(skill["id"], "skill.id"), skill["version"]  # implementation too (§7.21)
+    if identity != expected or type(version) is not int or version != 1:
+        raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
     outcome = _check_outcome(report, case)
     fields = _SUMMARY_TEXT + _SUMMARY_COUNTS if implementation else ("request", "kind", *_SUMMARY_COUNTS[:2])
     summary = require_object(report["summary"], "summary", fields)
@@ -260,7 +241,15 @@ def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, im
             "Summary counts are inconsistent: selected must equal the knowledge entries, omitted-consumed the "
             "omitted entries, and together they must not exceed candidates"
         )
-    _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
+    if outcome in ("no-knowledge", "not-applicable") and knowledge:
+        raise GuidanceError(f"outcome {outcome} requires empty knowledge")
+    if outcome == "completed" and not knowledge:
+        raise GuidanceError("outcome completed requires at least one knowledge entry (report no-knowledge instead)")
+    if (outcome == "partial" or case.requires_unresolved) and not unresolved:
+        raise GuidanceError("unresolved gaps must be listed for a partial outcome or when the fixture requires them")
+    lowered = [text.lower() for text in unresolved]
+    if any(not any(dimension.lower() in text for text in lowered) for dimension in context["unknown"]):
+        raise GuidanceError("Unknown dimensions require an explanation in the unresolved gaps")
     if any(dimension not in context["unknown"] for dimension in case.expected_unknown):  # a plan case's
         raise GuidanceError("context.unknown: an expected unknown dimension was silently resolved")
     used = _check_knowledge(knowledge, checkout)

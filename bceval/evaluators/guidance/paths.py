@@ -113,19 +113,14 @@ def is_normative_article(data: bytes) -> bool:
     return bool(_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text))
 
 
-def _check_shape(value: object, label: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise GuidanceError(f"{label} must be a non-empty string")
-    segments = value.split("/")
-    if not _SHAPE.fullmatch(value) or any(s in (".", "..") or s.endswith((".", " ")) for s in segments):
-        raise GuidanceError(f"{label} must be a relative reference path without traversal")
-    return value
-
-
 def resolve_reference(root: Path, value: object, label: str, *, mode: str = "generic", article: str = "") -> Path:
     """The absolute file a reference (§1.3) names in the knowledge checkout `root` (already safe-checked). mode:
     "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of `article`)."""
-    rel = _check_shape(value, label)
+    if not isinstance(value, str) or not value.strip():
+        raise GuidanceError(f"{label} must be a non-empty string")
+    rel = value
+    if not _SHAPE.fullmatch(rel) or any(s in (".", "..") or s.endswith((".", " ")) for s in rel.split("/")):
+        raise GuidanceError(f"{label} must be a relative reference path without traversal")
     if mode == "knowledge" and not _KNOWLEDGE.fullmatch(rel):
         raise GuidanceError(f"{label} must point to layered knowledge articles (<layer>/knowledge/<domain>/*.md)")
     if mode == "sample":
@@ -164,28 +159,21 @@ def _strict_problem(label: str) -> GuidanceError:
     return GuidanceError(f"{label} must be strict JSON with unique members (UTF-8, at most 32 MiB, depth 64)")
 
 
-def _has_folded_duplicate(value: Any) -> bool:
-    """Member names must be unique ignoring case, in every object (exact repeats are caught earlier)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if len({key.lower() for key in item}) != len(item):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
 def parse_strict(data: bytes, label: str) -> Any:
     """Parse untrusted bytes; any problem becomes the one `strict JSON` message for `label`."""
     try:
         value = parse_json(data, label)  # size, UTF-8, unique members, depth
     except BcevalError:  # its message may quote a member name from the document: never show it
         raise _strict_problem(label) from None
-    if _has_folded_duplicate(value):
-        raise _strict_problem(label)
+    stack = [value]  # member names must also be unique ignoring case, in every object
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if len({key.lower() for key in item}) != len(item):
+                raise _strict_problem(label)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return value
 
 

@@ -61,13 +61,6 @@ def _knowledge(
     return entries
 
 
-def _outcome(case: GuidanceCase) -> dict[str, Any]:
-    outcome: dict[str, Any] = {"outcome": case.expected_outcome}
-    if case.expected_outcome in ("partial", "failed"):
-        outcome["outcome-reason"] = f"The fixture expects {case.expected_outcome} for this case."
-    return outcome
-
-
 def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     """The consumed entry that exactly matches the current decision; without one the fixture cannot
     pass, and the scorer (not the oracle) says so."""
@@ -104,7 +97,10 @@ def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implement
         summary["kind"] = case.expected_kind
     summary.update({"candidates": len(knowledge) + len(omitted), "selected": len(knowledge)})
     skill = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
-    report = {"skill": {"id": skill, "version": 1}, **_outcome(case), "summary": summary}
+    report: dict[str, Any] = {"skill": {"id": skill, "version": 1}, "outcome": case.expected_outcome}
+    if case.expected_outcome in ("partial", "failed"):
+        report["outcome-reason"] = f"The fixture expects {case.expected_outcome} for this case."
+    report["summary"] = summary
     if implementation:
         summary["omitted-consumed"] = len(omitted)
         report["pins"] = {

@@ -111,16 +111,6 @@ def _enum(value: Any, allowed: tuple[str, ...], label: str) -> str:
     return value
 
 
-def _check_plan_input(value: Any, label: str) -> None:
-    if isinstance(value, str):
-        require_string(value, label)
-    elif isinstance(value, dict):
-        require_object(value, label, ("request",))
-        require_string(value["request"], f"{label}.request")
-    else:
-        raise GuidanceError(f"{label} must be a non-empty string or a JSON object with a request")
-
-
 def _check_decision_context(value: Any, label: str) -> dict[str, Any]:
     context = require_object(value, label)
     if not context:
@@ -156,7 +146,14 @@ def _case(root: Path, raw: Any, label: str, implementation: bool) -> GuidanceCas
     label = f"Manifest case '{case_id}'"
     kind = "" if implementation else _enum(case["expectedKind"], KINDS, f"{label}.expectedKind")
     outcome = _enum(case["expectedOutcome"], OUTCOMES, f"{label}.expectedOutcome")
-    _check_plan_input(case["development-plan"], f"{label}.development-plan")
+    plan = case["development-plan"]
+    if isinstance(plan, str):
+        require_string(plan, f"{label}.development-plan")
+    elif isinstance(plan, dict):
+        require_object(plan, f"{label}.development-plan", ("request",))
+        require_string(plan["request"], f"{label}.development-plan.request")
+    else:
+        raise GuidanceError(f"{label}.development-plan must be a non-empty string or a JSON object with a request")
     consumed: list[dict[str, str]] = []
     if implementation:
         diff = case["implementation-diff"]

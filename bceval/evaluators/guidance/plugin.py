@@ -36,13 +36,6 @@ GUIDANCE_TRAITS = Traits(
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
 
 
-def _unresolved(case: GuidanceCase, unknown: list[str]) -> list[str]:
-    gaps = [f"{dimension} is not known for this case; which guidance applies depends on it" for dimension in unknown]
-    if not gaps and (case.expected_outcome == "partial" or case.requires_unresolved):
-        gaps = ["The evaluation is incomplete for this case."]
-    return gaps
-
-
 def _knowledge(
     case: GuidanceCase, knowledge_root: Path, head: str, used_for: str, samples: bool
 ) -> list[dict[str, Any]]:
@@ -111,7 +104,13 @@ def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implement
     report.update({"context": context, "knowledge": knowledge, "validation-considerations": []})
     if implementation:
         report["deduplication"] = {"strategy": "omit-exact-consumed-match", "omitted": omitted}
-    return {**report, "suppressed": [], "unresolved": _unresolved(case, list(context["unknown"]))}
+    gaps = [
+        f"{dimension} is not known for this case; which guidance applies depends on it"
+        for dimension in context["unknown"]
+    ]
+    if not gaps and (case.expected_outcome == "partial" or case.requires_unresolved):
+        gaps = ["The evaluation is incomplete for this case."]
+    return {**report, "suppressed": [], "unresolved": gaps}
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,17 @@ def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
         prepare_guidance(GuidanceSettings(str(settings.corpus), str(manifest), str(out.absolute()), None))
         return 0
     if verb == "answer":
-        return _answer(kind, settings, manifest, args.adapter or "oracle")
+        adapter = args.adapter or "oracle"
+        if adapter not in agent_names("guidance"):
+            raise BcevalError(
+                f"the {kind} evaluator answers with {' or '.join(agent_names('guidance'))}, not {adapter}"
+            )
+        live = capabilities(adapter).live
+        agent = agent_settings(replace(settings, adapter=adapter)) if live else None
+        runs = str(OutDir(settings.out).guidance_runs.absolute())
+        cfg = RunSettings(adapter, runs, agent=agent, max_cost=settings.max_cost if live else None)
+        run_target(cfg, _target(kind, settings, manifest))
+        return 0
     if verb == "score":
         return print_newest_verdict(OutDir(settings.out).guidance_runs / kind, "Development guidance run", kind)
     raise BcevalError(
@@ -138,19 +148,6 @@ def _target(kind: str, settings: Settings, manifest: Path) -> RunTarget:
             "set BCEVAL_GUIDANCE_WORKSPACE_MAP to run it against workspaces of your own"
         )
     return run
-
-
-def _answer(kind: str, settings: Settings, manifest: Path, adapter: str) -> int:
-    if adapter not in agent_names("guidance"):
-        raise BcevalError(f"the {kind} evaluator answers with {' or '.join(agent_names('guidance'))}, not {adapter}")
-    live = capabilities(adapter).live
-    agent = agent_settings(replace(settings, adapter=adapter)) if live else None
-    runs = str(OutDir(settings.out).guidance_runs.absolute())
-    run_target(
-        RunSettings(adapter, runs, agent=agent, max_cost=settings.max_cost if live else None),
-        _target(kind, settings, manifest),
-    )
-    return 0
 
 
 def guidance_settings(settings: Settings) -> GuidanceSettings:

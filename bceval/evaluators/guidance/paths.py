@@ -103,16 +103,6 @@ def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tupl
             raise GuidanceError(f"{label} must be outside target workspaces and the knowledge checkout")
 
 
-def is_normative_article(data: bytes) -> bool:
-    """Front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    text = text.removeprefix("\ufeff")
-    return bool(_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text))
-
-
 def resolve_reference(root: Path, value: object, label: str, *, mode: str = "generic", article: str = "") -> Path:
     """The absolute file a reference (§1.3) names in the knowledge checkout `root` (already safe-checked). mode:
     "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of `article`)."""
@@ -147,10 +137,13 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
         raise missing
     if mode == "knowledge":
         try:
-            data = read_regular_bytes(current)
+            text = read_regular_bytes(current).decode("utf-8").removeprefix("\ufeff")
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
-        if not is_normative_article(data):
+        except UnicodeDecodeError:
+            text = ""  # not an article
+        # front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading
+        if not (_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text)):
             raise GuidanceError(f"{label} must be a normative knowledge article (front matter, domain, practice)")
     return current
 

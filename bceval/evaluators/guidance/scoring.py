@@ -149,15 +149,6 @@ def _check_suppressed(entries: list[Any], used: list[str], checkout: KnowledgeCh
         paths.append(path)
 
 
-def _check_pins(pins: dict[str, Any], checkout: KnowledgeCheckout) -> None:
-    for name in _PINS:
-        require_string(pins[name], f"pins.{name}")
-    pin = pins["knowledge-checkout"]
-    # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
-    if pin != "unpinned" and not (_SHA.fullmatch(pin) and pin == checkout.head):
-        raise GuidanceError("pins.knowledge-checkout: Knowledge checkout pin must be unpinned or the exact HEAD")
-
-
 def _check_current_decision(report: dict[str, Any], decision: dict[str, Any]) -> None:
     """An applicable implementation report repeats the case's current decision and its pins exactly."""
     for name in ("decision-key", "evidence-fingerprint", "phase", "decision"):
@@ -218,7 +209,13 @@ def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, im
     omitted_count = require_int(summary["omitted-consumed"], "summary.omitted-consumed") if implementation else 0
     applicable = implementation and case.expected_outcome != "not-applicable"
     if implementation:
-        _check_pins(require_object(report["pins"], "pins", _PINS), checkout)
+        pins = require_object(report["pins"], "pins", _PINS)
+        for name in _PINS:
+            require_string(pins[name], f"pins.{name}")
+        pin = pins["knowledge-checkout"]
+        # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
+        if pin != "unpinned" and not (_SHA.fullmatch(pin) and pin == checkout.head):
+            raise GuidanceError("pins.knowledge-checkout: Knowledge checkout pin must be unpinned or the exact HEAD")
     if applicable:
         _check_current_decision(report, case.decision_context)
     context = check_context(report["context"], "context", IMPLEMENTATION_LISTS if implementation else ())

@@ -47,22 +47,6 @@ PROTOCOL = (  # the api agent's system message
 )
 
 
-def build_knowledge_view(root: Path, index: Path) -> Path:
-    """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index."""
-    view = temp_folder("knowledge")
-    for layer in LAYERS:
-        for folder in VIEW_FOLDERS:
-            source = root / layer / folder
-            if source.is_dir():
-                shutil.copytree(source, view / layer / folder, symlinks=False)
-    shutil.copyfile(index, view / KNOWLEDGE_INDEX)
-    own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
-    for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
-        path.chmod(0o444 if path.is_file() else 0o555)
-    view.chmod(0o555)
-    return view
-
-
 class GuidanceShape(Shape):
     """The guidance question shape of the live kinds: GuidanceCaseInput -> result document or NoReport."""
 
@@ -79,10 +63,23 @@ class GuidanceShape(Shape):
         self._evidence: dict[str, dict[str, Any]] = {}  # per case: what the api agent's tools returned
 
     def view(self) -> Path:
+        """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index,
+        made at the first question."""
         if self._view is None:
             sweep_stale_folders()  # what killed runs left in the temp dir
             self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
-            self._view = build_knowledge_view(self.manifest.root, GuidanceRunDir(self.run_dir).prepared.knowledge_index)
+            view = temp_folder("knowledge")
+            for layer in LAYERS:
+                for folder in VIEW_FOLDERS:
+                    source = self.manifest.root / layer / folder
+                    if source.is_dir():
+                        shutil.copytree(source, view / layer / folder, symlinks=False)
+            shutil.copyfile(GuidanceRunDir(self.run_dir).prepared.knowledge_index, view / KNOWLEDGE_INDEX)
+            own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
+            for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
+                path.chmod(0o444 if path.is_file() else 0o555)
+            view.chmod(0o555)
+            self._view = view
         return self._view
 
     def close(self) -> None:

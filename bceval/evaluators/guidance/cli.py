@@ -88,7 +88,16 @@ def execute(opts: Options) -> str:
     """Run one mode; returns the success line or raises (GuidanceError, EvaluationFailed)."""
     check_arguments(opts)
     if opts.mode == "demo-workspaces":
-        return _demo_workspaces(opts)
+        runs = create_demo(opts.root, opts.out)
+        made = f"{workspace_count(runs)} workspace(s) in {runs[0].root.parent}"
+        lines = [f"Development guidance demo workspaces created: {made}", f"  knowledge checkout: {runs[0].root}"]
+        lines += [f"  {run.name} workspace map: {run.workspace_map}" for run in runs]
+        lines += [
+            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
+            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
+            for run in runs
+        ]
+        return "\n".join(lines)
     if opts.mode == "run":
         assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
         return run_verdict(
@@ -123,22 +132,6 @@ def execute(opts: Options) -> str:
             raise EvaluationFailed(title, outcome.problems)
         return f"Development guidance scoring PASSED: {count} case(s)"
     return f"Development guidance fixture validation PASSED: {count} case(s)"
-
-
-def _demo_workspaces(opts: Options) -> str:
-    runs = create_demo(opts.root, opts.out)
-    lines = [
-        f"Development guidance demo workspaces created: {workspace_count(runs)} workspace(s) in {runs[0].root.parent}",
-        f"  knowledge checkout: {runs[0].root}",
-    ]
-    for run in runs:
-        lines.append(f"  {run.name} workspace map: {run.workspace_map}")
-    for run in runs:
-        lines.append(
-            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
-            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
-        )
-    return "\n".join(lines)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -37,7 +37,8 @@ from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
 from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
-from bceval.steps.budget import Budget, experiment_ledger, known_cost, unpriced_warning
+from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
+from bceval.usage import known_number
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -224,7 +225,7 @@ def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -
     if budget is not None:
         usage = (read_record(directory) or {}).get("usage") or {}  # what the run's answers are known to have cost
         cost = usage.get("costUsd") if isinstance(usage, dict) else None
-        budget.spend(cost if known_cost(cost) else None, f"{run.run_name}/{directory.name}")
+        budget.spend(known_number(cost), f"{run.run_name}/{directory.name}")
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
 

@@ -51,13 +51,6 @@ class Agent:
     env: dict[str, str]
     corpus: Path  # the cases it answers
 
-    def first_start(self, run: Run) -> float | None:
-        """Seconds from the start of `run` to the first agent's start (None when none started)."""
-        try:
-            return round(self.mark.stat().st_mtime - run.started, 3)
-        except OSError:
-            return None
-
 
 def _fixed_time_agent(where: Path, cases: int, seconds: float) -> Agent:
     """A live corpus of `cases` cases in `where`, the fixed-time agent, and the environment that lets bceval run it."""
@@ -96,7 +89,12 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
     ideal = answers / jobs * seconds
     wall = median([r.seconds for r in runs])
     floor = median([r.seconds for r in floors])
-    measured: dict[str, Any] = {
+    cpu = floor_cpu = own_cpu = None
+    if all(r.cpu_seconds is not None for r in runs + floors):
+        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
+        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
+        own_cpu = round(cpu - floor_cpu, 5)  # the difference of the two rounded numbers, so the three add up
+    return {
         "answered": answered,
         "jobs": jobs,
         "secondsPerAnswer": seconds,
@@ -110,20 +108,10 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "ratioToFloor": round(wall / floor, 3),
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
         "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
-        "cpuPerAnswerSeconds": None,
-        "floorCpuPerAnswerSeconds": None,
-        "ownCpuPerAnswerSeconds": None,
+        "cpuPerAnswerSeconds": cpu,
+        "floorCpuPerAnswerSeconds": floor_cpu,
+        "ownCpuPerAnswerSeconds": own_cpu,
     }
-    if all(r.cpu_seconds is not None for r in runs + floors):
-        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
-        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
-        # the difference of the two rounded numbers, so the three always add up
-        measured.update(
-            cpuPerAnswerSeconds=cpu,
-            floorCpuPerAnswerSeconds=floor_cpu,
-            ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5),
-        )
-    return measured
 
 
 def measure_live(
@@ -199,12 +187,6 @@ for thread in threads:
 """
 
 
-def _state_bytes(out: Path) -> int:
-    """The size of doit's state (with any file its backend keeps beside it)."""
-    db = OutDir(out).doit_db
-    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
-
-
 def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
     """`bceval answer --adapter api` against a local endpoint answering after `latency` seconds, three responses a
     case, beside the floor (_API_FLOOR)."""
@@ -214,9 +196,8 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
     generate_live_corpus(corpus, answers)
     settle()
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
-    base = [sys.executable, "-m", "bceval"]
     where = ["--corpus", str(corpus), "--out", str(out)]
-    run_process([*base, "prepare", *where], env)
+    run_process([*BCEVAL, "prepare", *where], env)
     progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
     request, case = _a_prepared_case(OutDir(out).prepare.path)  # asked as bceval asks it
     prompt = scratch / "api-floor-prompt"
@@ -230,7 +211,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
             [sys.executable, "-c", _API_FLOOR, server.base_url, str(answers), str(jobs), str(prompt)], env
         )
         api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
-        command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
+        command = [*BCEVAL, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
         run = run_process([*command, "--timeout", str(latency * 40 + 10)], env)
     answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
     measured = _throughput([run], [floor], answers, answered, jobs, latency * RESPONSES_PER_CASE)
@@ -262,9 +243,10 @@ def measure_experiment(
         agent.mark.unlink(missing_ok=True)
         command = [*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"]
         runs.append(run_process(command, agent.env))
-        first.append(agent.first_start(runs[-1]))
+        first.append(round(agent.mark.stat().st_mtime - runs[-1].started, 3) if agent.mark.exists() else None)
         noop.append(run_process(command, agent.env).seconds)
-        state.append(_state_bytes(out))
+        db = OutDir(out).doit_db  # doit's state, with any file its backend keeps beside it
+        state.append(sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()))
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
     sizes = []  # (name, answers, experiment file) of a quarter, a half and all of the cases

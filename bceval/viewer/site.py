@@ -89,27 +89,19 @@ def build_site(out: Path, dest: Path) -> Built:
         for number in range(2, count + 1):
             write(f"{key}/cases-{number}.html", experiment_cases_page(experiment, key, number, count))
         for run in experiment.runs.values():
-            if isinstance(run, ReviewRun):
-                _write_run(write, run, [])
-            else:
-                _write_guidance(write, run)
+            _write_run(write, run, [])
     for run in site.guidance:
-        _write_guidance(write, run)
+        _write_run(write, run, [])
     write("index.html", index_page(site, all_compares))
     removed = _prune(dest, write.names)
     return Built(dest / "index.html", len(write.names), write.written, removed)
 
 
-def _write_run(write: _Writer, run: ReviewRun, compares: list[tuple[str, str, str]]) -> None:
-    write(f"{run.key}/index.html", run_page(run, compares))
+def _write_run(write: _Writer, run: ReviewRun | GuidanceRun, compares: list[tuple[str, str, str]]) -> None:
+    review = isinstance(run, ReviewRun)
+    write(f"{run.key}/index.html", run_page(run, compares) if review else guidance_page(run))
     for case in run.cases:
-        write(case_href(run.key, case.model_id), case_page(run, case))
-
-
-def _write_guidance(write: _Writer, run: GuidanceRun) -> None:
-    write(f"{run.key}/index.html", guidance_page(run))
-    for case in run.cases:
-        write(f"{run.key}/cases/{safe_name(case.model_id)}.html", guidance_case_page(run, case))
+        write(case_href(run.key, case.model_id), case_page(run, case) if review else guidance_case_page(run, case))
 
 
 def _prune(dest: Path, keep: set[Path]) -> int:

@@ -23,20 +23,19 @@ def guidance_page(run: GuidanceRun) -> str:
         ]
     )
     body += problem_list(record.get("problems"))
-    rows, attrs = [], []
-    for case in run.cases:
-        rows.append(
-            [
-                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
-                badge(case.passed),
-                esc(case.expected_outcome),
-                esc(case.reported_outcome or "no report"),
-                esc(", ".join(case.required) or "none"),
-                esc(", ".join(case.reported) or "none"),
-                esc(_evidence(case)),
-            ]
-        )
-        attrs.append(row_data(case.id, case.passed is False))
+    rows = [
+        [
+            link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+            badge(case.passed),
+            esc(case.expected_outcome),
+            esc(case.reported_outcome or "no report"),
+            esc(", ".join(case.required) or "none"),
+            esc(", ".join(case.reported) or "none"),
+            esc(_evidence(case)),
+        ]
+        for case in run.cases
+    ]
+    attrs = [row_data(case.id, case.passed is False) for case in run.cases]
     headers = ["Case", "Verdict", "Expected outcome", "Reported outcome", "Required knowledge", "Reported knowledge"]
     body += "<h2>Cases</h2>" + filters(failed=True) + table([*headers, "Evidence"], rows, "cases", attrs)
     return page(f"Guidance run {run.name}", body, root, experiment_crumbs(root, run.experiment))

@@ -62,19 +62,20 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
 
 
 def _case_table(run: ReviewRun) -> str:
-    rows, attrs = [], []
-    for case in run.cases:
-        rows.append(
-            [
-                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
-                esc(case.domain),
-                esc(case.kind),
-                badge(case.passed, case.infra is not None),
-                esc(case.reason),
-                esc(cost(case.usage.get("costUsd"))),
-            ]
-        )
-        attrs.append(row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None))
+    rows = [
+        [
+            link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+            esc(case.domain),
+            esc(case.kind),
+            badge(case.passed, case.infra is not None),
+            esc(case.reason),
+            esc(cost(case.usage.get("costUsd"))),
+        ]
+        for case in run.cases
+    ]
+    attrs = [
+        row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None) for case in run.cases
+    ]
     return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
 
 
@@ -209,21 +210,19 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
             + badge(case.passed, case.infra is not None)
         )
 
-    rows, attrs = [], []
-    for group, ids in groups.items():
-        for case_id in ids:
-            a, b = before[case_id], after[case_id]
-            rows.append(
-                [
-                    esc(group),
-                    esc(case_id),
-                    answer(old, a, "old answer"),
-                    answer(new, b, "new answer"),
-                    esc(a.reason),
-                    esc(b.reason),
-                ]
-            )
-            attrs.append(row_data(f"{group} {case_id}", group == "regressed") + f' class="{group.split()[0]}"')
+    changes = [(group, case_id, before[case_id], after[case_id]) for group, ids in groups.items() for case_id in ids]
+    rows = [
+        [
+            esc(group),
+            esc(case_id),
+            answer(old, a, "old answer"),
+            answer(new, b, "new answer"),
+            esc(a.reason),
+            esc(b.reason),
+        ]
+        for group, case_id, a, b in changes
+    ]
+    attrs = [row_data(f"{g} {i}", g == "regressed") + f' class="{g.split()[0]}"' for g, i, _, _ in changes]
     headers = ["Change", "Case", old.name, new.name, "Old: why", "New: why"]
     body += "<h2>Cases</h2>" + filters(failed=False) + table(headers, rows, "compare", attrs)
     return page(title, body, root)

@@ -168,9 +168,6 @@ class Site:
     experiments: list[Experiment]
 
 
-# --- review runs -------------------------------------------------------------------------------------------------
-
-
 def _row(case: dict[str, Any]) -> CaseRow:
     infra = case.get("infrastructureFailure")
     return CaseRow(
@@ -218,9 +215,6 @@ def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewR
         cases=[_row(case) for case in cases if isinstance(case, dict)],
         **where,
     )
-
-
-# --- guidance runs -----------------------------------------------------------------------------------------------
 
 
 def _file_digest(path: Path) -> str | None:
@@ -298,9 +292,6 @@ def _guidance_run_dirs(base: Path) -> list[Path]:
     if not base.is_dir():
         return []
     return sorted((p for p in base.iterdir() if GUIDANCE_RUN.fullmatch(p.name) and p.is_dir()), key=lambda p: p.name)
-
-
-# --- the whole output folder -------------------------------------------------------------------------------------
 
 
 def _answers_by_case(arm: dict[str, Any]) -> bool:

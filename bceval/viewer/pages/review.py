@@ -79,9 +79,6 @@ def _case_table(run: ReviewRun) -> str:
     return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
 
 
-# --- case --------------------------------------------------------------------------------------------------------
-
-
 def _request_section(request: Any) -> str:
     if not isinstance(request, dict):
         return '<p class="muted">The request file is no longer in the prepare folder.</p>'
@@ -127,10 +124,8 @@ def _view_files(transcript: Any) -> str:
 
 
 def case_page(run: ReviewRun, case: CaseRow) -> str:
-    key = f"{run.key}/cases"
-    root = up(key)
+    root = up(f"{run.key}/cases")
     prepare = OutDir(run.out).prepare
-    run_dir = RunDir(run.directory)
     transcript = read_json(run.directory / case.transcript) if case.transcript else None
     code = read_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
@@ -158,14 +153,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     gone = '<p class="muted">The case file is gone.</p>'
     body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)
-    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
-    usage = case.usage
-    body += "<h2>Cost and tokens</h2>" + definition((k, number(v)) for k, v in usage.items())
-    crumbs = [(f"{root}/{run.key}/index.html", run.name)]
-    return page(f"Case {case.id}", body, root, crumbs)
-
-
-# --- compare -----------------------------------------------------------------------------------------------------
+    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))
+    body += "<h2>Cost and tokens</h2>" + definition((k, number(v)) for k, v in case.usage.items())
+    return page(f"Case {case.id}", body, root, [(f"{root}/{run.key}/index.html", run.name)])
 
 
 NOISE = "one sample per case cannot tell agent noise from a change"

@@ -228,59 +228,57 @@ def measure_experiment(
     where = scratch / "experiment"
     agent = _fixed_time_agent(where, cases, seconds)
     experiment = _experiment_file(where / "bench.yaml", "bench", agent, arms, epochs, None)
-    base = [*BCEVAL, "experiment"]
     units = arms * epochs * cases
     runs, floors, first, noop, state = [], [], [], [], []
-    out = where / "out"
+
+    def bceval(verb: str, path: Path, out: Path, *extra: str) -> Run:
+        return run_process([*BCEVAL, "experiment", verb, str(path), "--out", str(out), *extra], agent.env)
+
     for round_number in range(repeat):
         out = where / f"out-{round_number}"
-        run_process([*base, "report", str(experiment), "--out", str(out)], agent.env)
+        bceval("report", experiment, out)
         progress(
             f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s "
             f"each, round {round_number + 1}/{repeat}"
         )
         floors.append(_floor(agent, where, out, units, jobs))
         agent.mark.unlink(missing_ok=True)
-        command = [*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"]
-        runs.append(run_process(command, agent.env))
+        runs.append(bceval("run", experiment, out, "--jobs", str(jobs), "--retries", "0"))
         first.append(round(agent.mark.stat().st_mtime - runs[-1].started, 3) if agent.mark.exists() else None)
-        noop.append(run_process(command, agent.env).seconds)
+        noop.append(bceval("run", experiment, out, "--jobs", str(jobs), "--retries", "0").seconds)
         db = OutDir(out).doit_db  # doit's state, with any file its backend keeps beside it
         state.append(sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()))
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
     sizes = []  # (name, answers, experiment file) of a quarter, a half and all of the cases
-    for share in (4, 2, 1):
+    for share in (4, 2):
         domains = max(1, cases // share // 2)  # two cases a domain
-        size = cases if share == 1 else 2 * domains
-        name = "bench" if share == 1 else f"bench-{size}"
-        path = experiment
-        if share != 1:
-            path = _experiment_file(where / f"{name}.yaml", name, agent, arms, epochs, domains)
-            run_process([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
-        sizes.append((name, arms * epochs * size, path))
+        name = f"bench-{2 * domains}"
+        path = _experiment_file(where / f"{name}.yaml", name, agent, arms, epochs, domains)
+        bceval("run", path, out, "--jobs", str(jobs), "--retries", "0")
+        sizes.append((name, arms * epochs * 2 * domains, path))
+    sizes.append(("bench", units, experiment))
     # the three sizes take turns, so a change in the machine's speed moves all of them alike
     timed: dict[str, list[float]] = {name: [] for name, _, _ in sizes}
     for round_number in range(repeat):
         counts = ", ".join(f"{answers:,}" for _, answers, _ in sizes)
         progress(f"bench: experiment report of {counts} answers, round {round_number + 1}/{repeat}")
         for name, _, path in sizes:
-            timed[name].append(run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds)
+            timed[name].append(bceval("report", path, out).seconds)
     reports = []
     for name, answers, path in sizes:
         # and once without the verdicts an earlier report kept (moved away, not deleted: see the module docstring)
         for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
             kept.rename(where / f"kept-verdicts-{name}-{number}")
-        cold = run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds
+        cold = bceval("report", path, out).seconds
         reports.append(
             {"answers": answers, "medianSeconds": round(median(timed[name]), 3), "coldSeconds": round(cold, 3)}
         )
     for smaller, larger in zip(reports, reports[1:], strict=False):
         larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)
-    shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
     starts = [value for value in first if value is not None]
     return {
-        **shape,
+        **{"arms": arms, "epochs": epochs, "cases": cases, "units": units},
         **_throughput(runs, floors, units, answered, jobs, seconds),
         "firstAgentSeconds": round(median(starts), 3) if starts else None,
         "noOpRerunSeconds": round(median(noop), 3),

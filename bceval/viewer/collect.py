@@ -170,6 +170,7 @@ class Site:
 
 def _row(case: dict[str, Any]) -> CaseRow:
     infra = case.get("infrastructureFailure")
+    lists = {name: [str(x) for x in case.get(name) or []] for name in ("expected", "findings", "missing", "unexpected")}
     return CaseRow(
         id=str(case.get("id", "")),
         model_id=str(case.get("modelId", "")),
@@ -177,10 +178,7 @@ def _row(case: dict[str, Any]) -> CaseRow:
         kind=str(case.get("kind", "")),
         passed=case.get("passed") if case.get("answered", True) and not infra else None,
         infra=infra if isinstance(infra, dict) else None,
-        expected=[str(x) for x in case.get("expected") or []],
-        findings=[str(x) for x in case.get("findings") or []],
-        missing=[str(x) for x in case.get("missing") or []],
-        unexpected=[str(x) for x in case.get("unexpected") or []],
+        **lists,
         usage=case.get("usage") if isinstance(case.get("usage"), dict) else {},
         transcript=case.get("transcript") if isinstance(case.get("transcript"), str) else None,
         cached=bool(case.get("cached")),
@@ -309,22 +307,20 @@ def read_experiment(directory: Path, key: str) -> Experiment | None:
         return None
     experiment = Experiment(directory.name, directory, report, read_text(where.report("md")))
     for arm in report.get("arms") or []:
-        variant = where.variant(str(arm.get("variant", "")))
+        name, variant, by_case = str(arm.get("name")), where.variant(str(arm.get("variant", ""))), _answers_by_case(arm)
         for epoch in range(1, int(report.get("epochs") or 1) + 1):
-            run_key = f"{key}/runs/{safe_name(str(arm.get('name')))}-e{epoch}"
-            facts = {"experiment": directory.name, "arm": str(arm.get("name")), "epoch": epoch}
-            if _answers_by_case(arm):
-                run_dir = variant.run(f"{arm.get('name')}-e{epoch}").path
+            run_key = f"{key}/runs/{safe_name(name)}-e{epoch}"
+            facts = {"experiment": directory.name, "arm": name, "epoch": epoch}
+            if by_case:
+                run_dir = variant.run(f"{name}-e{epoch}").path
                 if run_dir.is_dir():
-                    experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(
-                        run_dir, variant.path, run_key, **facts
-                    )
+                    experiment.runs[(name, epoch)] = read_review_run(run_dir, variant.path, run_key, **facts)
             else:
-                folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), str(arm.get("name")), epoch))
+                folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), name, epoch))
                 done = [p for p in folders if RunDir(p).record.is_file()]
                 if done:
-                    name = f"{arm.get('name')} epoch {epoch} ({done[-1].name})"
-                    experiment.runs[(str(arm.get("name")), epoch)] = read_guidance_run(done[-1], run_key, name, **facts)
+                    title = f"{name} epoch {epoch} ({done[-1].name})"
+                    experiment.runs[(name, epoch)] = read_guidance_run(done[-1], run_key, title, **facts)
     return experiment
 
 

@@ -14,6 +14,7 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -59,12 +60,10 @@ def cost(value: Any) -> str:
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_attrs: Any = None) -> str:
     """A table whose cells are markup already (escape data with `esc` first); `row_attrs[i]` adds attributes."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
-    body = []
-    for index, row in enumerate(rows):
-        attrs = row_attrs[index] if row_attrs else ""
-        body.append(f"<tr{attrs}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+    lines = zip(rows, row_attrs or repeat(""), strict=False)
+    body = "".join(f"<tr{attrs}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row, attrs in lines)
     klass = f' class="{esc(cls)}"' if cls else ""
-    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def bullets(items: Iterable[str], cls: str = "") -> str:

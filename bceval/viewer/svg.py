@@ -55,12 +55,11 @@ class Interval:
 def forest(title: str, rows: Sequence[Interval], low: float = -1.0, high: float = 1.0) -> str:
     """Each row's point estimate with its interval on a shared axis, with a line at zero (no difference)."""
     height = PAD * 2 + ROW * max(1, len(rows))
-    parts = []
     zero = _x(0.0, low, high)
-    parts.append(
+    parts = [
         f'<line x1="{zero:.1f}" y1="{PAD - 8}" x2="{zero:.1f}" y2="{height - PAD + 4}" stroke="#8c959f" '
         'stroke-dasharray="3,3"/>'
-    )
+    ]
     for tick in (low, (low + high) / 2, high):
         x = _x(tick, low, high)
         parts.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle">{tick:+.1f}</text>')

@@ -1,11 +1,6 @@
-"""HTML building blocks of the viewer: strict escaping, the page shell (inline CSS and a little inline script,
-no CDN, no network), tables and safe file names.
-
-Every string that reaches a page goes through `esc` (text and attribute values alike: `&`, `<`, `>`, `"` and
-`'` become entities) unless it is markup this module or `svg` built. Links are relative, so the site works from
-`file://`, from a CI artifact and from `bceval view --serve` alike. The one inline script only toggles rows by
-their data attributes; it never inserts text as markup.
-"""
+"""HTML building blocks of the viewer: escaping, the page shell (inline CSS and one inline script), tables and
+safe file names. Every string that reaches a page goes through `esc` (text and attribute values alike) unless it
+is markup this module or `svg` built; the script only toggles rows by their data attributes."""
 
 from __future__ import annotations
 
@@ -67,7 +62,6 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", 
 
 
 def bullets(items: Iterable[str], cls: str = "") -> str:
-    """A list of markup items."""
     klass = f' class="{esc(cls)}"' if cls else ""
     return f"<ul{klass}>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
 

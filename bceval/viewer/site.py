@@ -1,14 +1,5 @@
-"""The static site `bceval view` writes: every page of an output folder under `out/view/`, then the pages of an
-earlier build that no longer have a source are removed. Self-contained pages (inline CSS, SVG and one small
-script), relative links, no network: it opens from `file://`, from a CI artifact or from `--serve`.
-
-    view/index.html                                   every run, experiment and guidance run, newest first
-    view/runs/<run>/index.html, cases/<case>.html     a run and each of its cases
-    view/compare/<old>--<new>.html                    two runs side by side
-    view/experiments/<name>/index.html, cases-<n>.html, runs/<arm>-e<n>/...   an experiment, its case grid, its runs
-    view/compare/<experiment>/<arm>-e<n>.html         a treatment arm against the control, epoch by epoch
-    view/guidance/<manifest>/run-NNNN/index.html, cases/<case>.html            a guidance run
-"""
+"""The static site `bceval view` writes (docs/viewer.md): every page of an output folder under `out/view/`, then
+the pages of an earlier build that no longer have a source are removed."""
 
 from __future__ import annotations
 

@@ -286,11 +286,9 @@ def build_scorecard(
 
 def _domain_totals(report: ScoreReport) -> list[DomainTotals]:
     domains: dict[str, DomainTotals] = {}
+    zero = {name: 0 for name in DomainTotals.model_fields if name != "domain"}
     for verdict in report.cases:
-        if verdict.domain not in domains:
-            counts = {name: 0 for name in DomainTotals.model_fields if name != "domain"}
-            domains[verdict.domain] = DomainTotals(domain=verdict.domain, **counts)
-        totals = domains[verdict.domain]
+        totals = domains.setdefault(verdict.domain, DomainTotals(domain=verdict.domain, **zero))
         totals.infrastructureFailures += verdict.infrastructureFailure is not None
         if not verdict.answered:
             totals.unanswered += 1  # like the rates: reported, not counted

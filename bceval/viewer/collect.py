@@ -99,9 +99,7 @@ class ReviewRun:
 
     @property
     def verdict(self) -> str:
-        if self.card:
-            return str(self.card.get("verdict", "-"))
-        return "not scored"
+        return str(self.card.get("verdict", "-")) if self.card else "not scored"
 
     @property
     def date(self) -> str:
@@ -186,20 +184,15 @@ def _row(case: dict[str, Any]) -> CaseRow:
     )
 
 
-def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
-    """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
-    recorded = read_json(OutDir(out).build.cases)
-    return evaluator(DEFAULT).judged(recorded, RunDir(run_dir).results) if isinstance(recorded, dict) else []
-
-
 def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewRun:
     run = RunDir(run_dir)
     score = read_json(run.score)
     if isinstance(score, dict) and isinstance(score.get("cases"), list):
         cases = score["cases"]
-    else:
+    else:  # a run without a score.json (an experiment arm's): judged from its results as scoring does
+        recorded = read_json(OutDir(out).build.cases)
         try:
-            cases = judged_cases(run_dir, out)
+            cases = evaluator(DEFAULT).judged(recorded, run.results) if isinstance(recorded, dict) else []
         except Exception:  # noqa: BLE001 - a run the scorer cannot read is shown without cases
             cases = []
     card = read_json(run.scorecard())

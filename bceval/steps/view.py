@@ -26,23 +26,27 @@ def build_view(out: Path) -> Path:
     return built.index
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass  # one line per request would drown the terminal
-
-
 def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
-    """Build the site, print its index path; with `serve`, serve it until interrupted on the loopback interface
-    only: the site holds model output and corpus text, which is nobody else's business on the network."""
+    """Build the site, print its index path (and with `serve`, serve it on 127.0.0.1 until interrupted)."""
     index = build_view(out)
     print(index)
     if serve:
-        handler = functools.partial(_Quiet, directory=str(index.parent))
-        try:
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-        except OSError as exc:
-            raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
-        with server:
+        with site_server(index.parent, port) as server:
             print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
             server.serve_forever()
     return 0
+
+
+def site_server(folder: Path, port: int) -> Any:
+    """A static file server of `folder` on the loopback interface only: the site holds model output and corpus
+    text, which is nobody else's business on the network."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            pass  # one line per request would drown the terminal
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise BcevalError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None

@@ -62,13 +62,9 @@ def guidance_case_page(run: GuidanceRun, case: GuidanceCaseRow) -> str:
             ("Evidence", esc(_evidence(case))),
         ]
     )
-    rows = [[f"<code>{esc(p)}</code>", "required", "yes" if p in case.reported else "no"] for p in case.required]
-    rows += [[f"<code>{esc(p)}</code>", "optional", "yes" if p in case.reported else "no"] for p in case.optional]
-    rows += [
-        [f"<code>{esc(p)}</code>", "not expected", "yes"]
-        for p in case.reported
-        if p not in case.required and p not in case.optional
-    ]
+    expected = [(p, "required") for p in case.required] + [(p, "optional") for p in case.optional]
+    expected += [(p, "not expected") for p in case.reported if p not in case.required and p not in case.optional]
+    rows = [[f"<code>{esc(p)}</code>", how, "yes" if p in case.reported else "no"] for p, how in expected]
     body += '<h2 id="expected">Expected against the report</h2>' + table(["Article", "Expected", "Reported"], rows)
     body += "<h2>The report</h2>" + json_value(case.report)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))

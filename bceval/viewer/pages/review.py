@@ -87,7 +87,6 @@ def _request_section(request: Any) -> str:
     if cases and isinstance(cases[0], dict) and cases[0].get("context"):
         items.append(("Context", esc(cases[0]["context"])))
     out = definition(items)
-    candidates = request.get("candidateArticles") or []
     rows = [
         [
             f"<code>{esc(c.get('path'))}</code>",
@@ -95,7 +94,7 @@ def _request_section(request: Any) -> str:
             esc(c.get("description")),
             esc(", ".join(str(k) for k in c.get("keywords") or [])),
         ]
-        for c in candidates
+        for c in request.get("candidateArticles") or []
         if isinstance(c, dict)
     ]
     out += f"<h3>Candidate articles ({len(rows)})</h3>" + table(
@@ -130,16 +129,14 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     code = read_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
+    answer = "cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"
     body = definition(
         [
             ("Verdict", badge(case.passed, case.infra is not None)),
             ("Why", esc(case.reason)),
             ("Case", esc(f"{case.id} ({case.model_id}), {case.domain}, {case.kind}")),
             ("Run", link("../index.html", run.name)),
-            (
-                "Answer",
-                esc("cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"),
-            ),
+            ("Answer", esc(answer)),
         ]
     )
     body += '<h2 id="expected">Expected against the answer</h2>'
@@ -194,11 +191,8 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     body += svg.grouped_bars("Pass rate per domain", domains, [domain_rates(old), domain_rates(new)])
 
     def answer(run: ReviewRun, case: CaseRow, label: str) -> str:
-        return (
-            link(f"{root}/{case_href(run.key, case.model_id)}", label)
-            + " "
-            + badge(case.passed, case.infra is not None)
-        )
+        to_case = link(f"{root}/{case_href(run.key, case.model_id)}", label)
+        return f"{to_case} {badge(case.passed, case.infra is not None)}"
 
     changes = [(group, case_id, before[case_id], after[case_id]) for group, ids in groups.items() for case_id in ids]
     rows = [

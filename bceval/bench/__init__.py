@@ -86,18 +86,18 @@ def bench_command(
     with tempfile.TemporaryDirectory(prefix="bceval-bench-") as folder:
         scratch = Path(folder)
         if corpus is not None:
-            measured = [measure(0, repeat, scratch, _progress, source=corpus)]
+            measured = [measure(0, repeat, scratch, source=corpus)]
         else:
-            measured = [measure(size, repeat, scratch, _progress) for size in sizes]
+            measured = [measure(size, repeat, scratch) for size in sizes]
         report = {
             "benchVersion": 2,
             "python": sys.version.split()[0],
             "sizes": measured,
             "growth": [_growth(smaller, larger) for smaller, larger in zip(measured, measured[1:], strict=False)],
-            "live": [measure_live(scratch, *point, _progress, repeat) for point in points["live"] or []] or None,
-            "experiment": measure_experiment(scratch, *experiment, _progress, repeat) if experiment else None,
-            "api": measure_api(scratch, *api, _progress) if api else None,
-            "view": measure_view(scratch, *view, _progress) if view else None,
+            "live": [measure_live(scratch, *point, repeat) for point in points["live"] or []] or None,
+            "experiment": measure_experiment(scratch, *experiment, repeat) if experiment else None,
+            "api": measure_api(scratch, *api) if api else None,
+            "view": measure_view(scratch, *view) if view else None,
         }
     if report["api"] is None:
         del report["api"]
@@ -114,10 +114,6 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
     sizes, live, experiment, api, view = (values[k] for k in ("sizes", "live", "experiment", "api", "view"))
     bench_command(sizes, repeat, out, None, live, experiment, api, view, from_environment=True)
-
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 def _growth(smaller: dict[str, Any], larger: dict[str, Any]) -> dict[str, Any]:

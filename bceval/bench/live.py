@@ -15,7 +15,7 @@ from typing import Any
 
 from bceval.bench.chat import RESPONSES_PER_CASE, BenchServer
 from bceval.bench.corpora import generate_live_corpus
-from bceval.bench.measure import BCEVAL, Run, measured_environment, run_process, settle
+from bceval.bench.measure import BCEVAL, Run, measured_environment, progress, run_process, settle
 from bceval.layout import CASE_PATTERN, OutDir
 
 # A fake agent for throughput: it drains its prompt, marks when the first agent started, waits a fixed time and
@@ -114,9 +114,7 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
     }
 
 
-def measure_live(
-    scratch: Path, answers: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
-) -> dict[str, Any]:
+def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, repeat: int = 1) -> dict[str, Any]:
     """`bceval answer` with a fixed-time agent, each round in a fresh output folder, beside the floor."""
     where = scratch / f"live-{answers}-{jobs}"
     agent = _fixed_time_agent(where, answers, seconds)
@@ -187,7 +185,7 @@ for thread in threads:
 """
 
 
-def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
+def measure_api(scratch: Path, answers: int, jobs: int, latency: float) -> dict[str, Any]:
     """`bceval answer --adapter api` against a local endpoint answering after `latency` seconds, three responses a
     case, beside the floor (_API_FLOOR)."""
     if importlib.util.find_spec("openai") is None:
@@ -220,7 +218,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
 
 
 def measure_experiment(
-    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, repeat: int = 1
 ) -> dict[str, Any]:
     """`bceval experiment run` with a fixed-time agent, each round in a fresh output folder (prepared first), beside
     the floor; per round also the first agent's start, a no-op rerun and doit's state. Then `experiment report`

@@ -115,7 +115,11 @@ def warm_bytecode(env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, capture_output=True, check=False)
 
 
-def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Path | None = None) -> dict[str, Any]:
+def progress(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def measure(articles: int, repeat: int, scratch: Path, source: Path | None = None) -> dict[str, Any]:
     """Time every step on a synthetic corpus of `articles` articles, or on a private copy of `source`."""
     corpus = scratch / f"corpus-{articles}"
     if source is None:

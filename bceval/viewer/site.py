@@ -3,6 +3,7 @@ the pages of an earlier build that no longer have a source are removed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,22 +35,14 @@ def _run_pairs(runs: list[ReviewRun]) -> list[tuple[ReviewRun, ReviewRun]]:
     return list(zip(dated, dated[1:], strict=False))
 
 
-class _Writer:
-    def __init__(self, dest: Path) -> None:
-        self.dest = dest
-        self.names: set[Path] = set()
-        self.written = 0
-
-    def __call__(self, relative: str, text: str) -> None:
-        path = self.dest / relative
-        self.names.add(path)
-        self.written += write_atomic(path, text)  # byte-identical pages are left alone
-
-
 def build_site(out: Path, dest: Path) -> Built:
     """Write the site of `out` into `dest`; pages nothing renders now go."""
     site = collect(out)
-    write = _Writer(dest)
+    changed: dict[Path, bool] = {}  # every page written: whether its bytes changed (identical ones are left alone)
+
+    def write(relative: str, text: str) -> None:
+        changed[dest / relative] = write_atomic(dest / relative, text)
+
     run_compares: dict[str, list[tuple[str, str, str]]] = {}
     all_compares: list[tuple[str, str, str]] = []
     for old, new in _run_pairs(site.runs):
@@ -84,11 +77,13 @@ def build_site(out: Path, dest: Path) -> Built:
     for run in site.guidance:
         _write_run(write, run, [])
     write("index.html", index_page(site, all_compares))
-    removed = _prune(dest, write.names)
-    return Built(dest / "index.html", len(write.names), write.written, removed)
+    removed = _prune(dest, set(changed))
+    return Built(dest / "index.html", len(changed), sum(changed.values()), removed)
 
 
-def _write_run(write: _Writer, run: ReviewRun | GuidanceRun, compares: list[tuple[str, str, str]]) -> None:
+def _write_run(
+    write: Callable[[str, str], None], run: ReviewRun | GuidanceRun, compares: list[tuple[str, str, str]]
+) -> None:
     review = isinstance(run, ReviewRun)
     write(f"{run.key}/index.html", run_page(run, compares) if review else guidance_page(run))
     for case in run.cases:

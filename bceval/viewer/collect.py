@@ -279,10 +279,12 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
     return GuidanceRun(key=key, name=name, directory=run_dir, record=record, cases=rows, **where)
 
 
+def _folders(base: Path) -> list[Path]:
+    return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
 def _guidance_run_dirs(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    return sorted((p for p in base.iterdir() if GUIDANCE_RUN.fullmatch(p.name) and p.is_dir()), key=lambda p: p.name)
+    return [p for p in _folders(base) if GUIDANCE_RUN.fullmatch(p.name)]
 
 
 def _answers_by_case(arm: dict[str, Any]) -> bool:
@@ -323,20 +325,13 @@ def collect(out: Path) -> Site:
         read_review_run(path, out, f"runs/{safe_name(path.name)}")
         for path in sorted((p for p in layout.runs.glob("*/") if p.is_dir()), key=lambda p: sort_key(p.name))
     ]
-    guidance = []
-    if layout.guidance_runs.is_dir():
-        for manifest_dir in sorted(p for p in layout.guidance_runs.iterdir() if p.is_dir()):
-            for run_dir in _guidance_run_dirs(manifest_dir):
-                name = f"{manifest_dir.name}/{run_dir.name}"
-                key = f"guidance/{safe_name(manifest_dir.name)}/{run_dir.name}"
-                guidance.append(read_guidance_run(run_dir, key, name))
-    experiments = []
-    if layout.experiments.is_dir():
-        for directory in sorted(p for p in layout.experiments.iterdir() if p.is_dir()):
-            experiment = read_experiment(directory, f"experiments/{safe_name(directory.name)}")
-            if experiment is not None:
-                experiments.append(experiment)
-    return Site(out, runs, guidance, experiments)
+    guidance = [
+        read_guidance_run(run, f"guidance/{safe_name(m.name)}/{run.name}", f"{m.name}/{run.name}")
+        for m in _folders(layout.guidance_runs)  # a manifest's folder
+        for run in _guidance_run_dirs(m)
+    ]
+    found = (read_experiment(d, f"experiments/{safe_name(d.name)}") for d in _folders(layout.experiments))
+    return Site(out, runs, guidance, [experiment for experiment in found if experiment is not None])
 
 
 def input_files(out: Path) -> list[Path]:

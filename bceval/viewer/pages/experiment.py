@@ -54,8 +54,7 @@ def _marks(experiment: Experiment, root: str, arm: str, line: dict[str, Any]) ->
     marks = []
     for epoch, passed in enumerate((line.get("outcomes") or {}).get(arm) or [], 1):
         run = experiment.runs.get((arm, epoch))
-        mark = {True: "✓", False: "✗", None: "–"}.get(passed, "–")
-        label = {True: "passed", False: "failed", None: "no answer"}.get(passed, "no answer")
+        mark, label = {True: ("✓", "passed"), False: ("✗", "failed")}.get(passed, ("–", "no answer"))
         if run is None:
             marks.append(f'<span title="{esc(label)}">{mark}</span>')
             continue

@@ -274,9 +274,10 @@ def measure_experiment(
         )
     for smaller, larger in zip(reports, reports[1:], strict=False):
         larger["growth"] = round(larger["medianSeconds"] / smaller["medianSeconds"], 2)
+    shape = {"arms": arms, "epochs": epochs, "cases": cases, "units": units}
     starts = [value for value in first if value is not None]
     return {
-        **{"arms": arms, "epochs": epochs, "cases": cases, "units": units},
+        **shape,
         **_throughput(runs, floors, units, answered, jobs, seconds),
         "firstAgentSeconds": round(median(starts), 3) if starts else None,
         "noOpRerunSeconds": round(median(noop), 3),

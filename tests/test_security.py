@@ -17,8 +17,8 @@ import pytest
 
 from bceval import escape
 from bceval.agents import live
-from bceval.agents.folders import own_tree, remove
-from bceval.agents.process import named_files, resolve_command, version_line
+from bceval.agents.command import named_files, resolve_command, version_line
+from bceval.agents.folders import remove
 from bceval.errors import BcevalError
 from bceval.jsonio import NotRegularFile, read_json_bytes, read_regular_bytes, read_regular_text
 from bceval.runs.record import WRITTEN, note_written, sha256_of, tampered
@@ -127,20 +127,20 @@ def test_an_orphan_that_exited_before_its_agent_was_ended_is_reaped(tmp_path):
 
 
 def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
-    folders = [live.new_folder("view") for _ in range(3)]
+    folders = [live.temp_folder("view") for _ in range(3)]
     (folders[0] / "file").write_text("x")
     folders[1].chmod(0o555)
     try:
         live.stop_all()
         assert not any(folder.exists() for folder in folders)
         with pytest.raises(live.Interrupted):
-            live.new_folder("view")
+            live.temp_folder("view")
     finally:
         live.reset()
-    extra = live.new_folder("view")
+    extra = live.temp_folder("view")
     assert extra.is_dir()
-    live.forget_view(extra)
-    remove(extra)
+    live.release(extra)
+    assert not extra.exists()
 
 
 # --- cleanup changes only what bceval wrote ------------------------------------------------------------------
@@ -148,13 +148,16 @@ def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
 
 @pytest.fixture(params=["descriptors", "careful"])
 def removal(request, monkeypatch):
-    """Both ways `remove` has: through descriptors (POSIX), and the careful walk (Windows, and the fallback)."""
+    """Both ways `remove` has: through descriptors, and the careful walk (the fallback)."""
     from bceval.agents import folders
 
-    if request.param == "descriptors" and not folders._BY_DESCRIPTORS:
-        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
-    monkeypatch.setattr(folders, "_BY_DESCRIPTORS", request.param == "descriptors")
-    if request.param == "descriptors":  # the careful walk must not be what removed a tree
+    if request.param == "careful":
+
+        def changed(path):
+            raise OSError("the tree changed under us")
+
+        monkeypatch.setattr(folders, "_remove_by_descriptors", changed)
+    else:  # the careful walk must not be what removed a tree
 
         def refused(path, *args, **kwargs):
             raise AssertionError(f"the careful walk removed {path}")
@@ -169,7 +172,6 @@ def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path, removal):
     outside.chmod(0o644)
     folder = Path(tempfile.mkdtemp(prefix="bceval-view-"))
     (folder / "ours.md").write_text("ours")
-    own_tree(folder)
     (folder / "ours.md").chmod(0o444)
     os.link(outside, folder / "linked.md")  # what an agent did
     (folder / "link").symlink_to(outside)
@@ -268,8 +270,6 @@ def test_a_view_is_removed_whole_whatever_its_agent_did_to_it(tmp_path, monkeypa
     the link); nothing outside it changes."""
     from bceval.agents import folders
 
-    if not folders._BY_DESCRIPTORS:
-        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "keep").write_text("keep")
@@ -320,7 +320,7 @@ def test_only_a_short_version_like_first_line_is_a_version():
 
 
 def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, monkeypatch):
-    from bceval.agents import process as process_module
+    from bceval.agents import command as command_module
     from bceval.agents.command import CommandAgent
     from bceval.agents.settings import AgentSettings
     from bceval.evaluators.review.question import ReviewShape
@@ -330,7 +330,7 @@ def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, m
         tmp_path / "wrapper",
         f"import time\ntime.sleep(5)\nopen({str(marker)!r}, 'w').write('paid')\nprint('wrapper 1.0')\n",
     )
-    monkeypatch.setattr(process_module, "VERSION_TIMEOUT", 0.5)
+    monkeypatch.setattr(command_module, "VERSION_TIMEOUT", 0.5)
     environ = {**os.environ, "BCEVAL_LIVE": "1"}
     shape = ReviewShape(tmp_path / "cache", {"the corpus": tmp_path / "c"})
     adapter = CommandAgent(AgentSettings(command=str(agent)), shape, environ)

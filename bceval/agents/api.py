@@ -65,9 +65,8 @@ class ApiAgent(LiveAgent):
         self, system: str, user: str, box: ToolBox, schema: dict[str, Any] | None
     ) -> tuple[Conversation, Usage, float]:
         """One conversation: what it produced, what it cost (unknown stays unknown) and its seconds."""
-        assert self.agent.endpoint is not None
         started = time.monotonic()
-        talk = self.endpoint.converse(system, user, box, schema, self.agent.timeout, self.agent.endpoint.prices)
+        talk = self.endpoint.converse(system, user, box, schema, self.agent.timeout, self.agent.prices)
         wall = round(time.monotonic() - started, 3)
         usage = talk.usage if talk.cost_known else replace(talk.usage, costUsd=None)
         return talk, usage.plus(Usage(wallSeconds=wall)), wall
@@ -90,8 +89,7 @@ class ApiAgent(LiveAgent):
             "usage": usage.as_record(),
         }
         if talk.failure is not None:
-            record.update(outcome=talk.failure[0], detail=talk.failure[1])
-            return _Attempt(record, failure=talk.failure, usage=usage)
+            return _Attempt(record, usage=usage).failed(*talk.failure)
         record.update(outcome="answered")
         return _Attempt(record, text=talk.text or "", usage=usage)
 

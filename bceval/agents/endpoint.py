@@ -33,7 +33,6 @@ class AdaptiveLimit:
     def __init__(self, most: int) -> None:
         self.most = max(1, most)
         self.limit = self.most
-        self.lowest = self.most
         self.active = 0
         self.streak = 0
         self._cond = threading.Condition()
@@ -55,7 +54,6 @@ class AdaptiveLimit:
     def rate_limited(self) -> int:
         with self._cond:
             self.limit = max(1, self.limit // 2)
-            self.lowest = min(self.lowest, self.limit)
             self.streak = 0
             return self.limit
 
@@ -100,14 +98,6 @@ class Conversation:
     served_model: str | None = None
     structured: bool = False
     deadline: float = 0.0  # time.monotonic() when the attempt's time is up
-
-
-@dataclass(frozen=True)
-class _Refused:
-    """A response to wait out and resend: 429/503 (with what Retry-After asked), or 400 to structured output."""
-
-    status: int
-    retry_after: float | None
 
 
 def _field(value: Any, key: str) -> Any:
@@ -165,8 +155,7 @@ class Endpoint:
         self.model = model
         self.limit = AdaptiveLimit(settings.jobs)
         self.sleep = sleep
-        self.rng = rng
-        self._rng_lock = threading.Lock()
+        self.rng = rng  # random.Random is safe to share between threads
         self.first_wait = first_wait
         self.structured = True  # until the endpoint refuses response_format once
         self.served_model: str | None = None
@@ -236,7 +225,7 @@ class Endpoint:
     ) -> Any:
         """One response, waiting out 429/503 (each wait in `talk.waits`), or why there is none: (kind, detail,
         subtype)."""
-        limited = 0
+        openai, limited = self.openai, 0
         while True:
             if time.monotonic() >= talk.deadline:
                 return ("timeout", f"no answer within {timeout:g} s", None)
@@ -244,61 +233,45 @@ class Endpoint:
             if queued > 0.05:
                 talk.waits.append({"turn": len(talk.turns) + 1, "reason": "concurrency", "seconds": round(queued, 3)})
             try:
-                outcome = self._one(messages, tools, schema, timeout, talk.deadline)
+                response = self._request(messages, tools, schema, max(0.05, talk.deadline - time.monotonic()))
+                self.limit.succeeded()
+                return response
+            except openai.APITimeoutError:
+                return ("timeout", f"no answer within {timeout:g} s", None)
+            except openai.APIConnectionError as exc:
+                return ("agent-error", f"cannot reach the endpoint ({type(exc).__name__})", "connection")
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status == 400 and self.structured and schema is not None and "response_format" in str(exc):
+                    self.structured = False  # this endpoint takes no structured output: the strict parser reads it
+                    continue
+                if status not in (429, 503):
+                    detail = self.scrub(f"the endpoint answered HTTP {status}: {str(exc)[:300]}")
+                    return ("agent-error", detail, f"http-{status}")
+                asked = retry_after(exc.response.headers if exc.response is not None else None)
+            except openai.OpenAIError as exc:
+                return ("invalid-output", f"unreadable response ({type(exc).__name__})", None)
             finally:
                 self.limit.release()
-            if not isinstance(outcome, _Refused):
-                if not isinstance(outcome, tuple):
-                    self.limit.succeeded()
-                return outcome
-            if outcome.status == 400:  # this endpoint takes no structured output: the strict parser reads it
-                self.structured = False
-                continue
             limited += 1
             if limited > RATE_LIMIT_RETRIES:
-                detail = f"HTTP {outcome.status} {limited} times in a row; gave up waiting"
-                return ("agent-error", detail, "rate-limited")
-            if outcome.retry_after is not None:
-                wait = min(RETRY_WAIT_CAP, outcome.retry_after)
-            else:
-                with self._rng_lock:
-                    wait = backoff(limited + 1, self.first_wait or 1.0, self.rng)
-            concurrency = self.limit.rate_limited() if outcome.status == 429 else self.limit.limit
+                return ("agent-error", f"HTTP {status} {limited} times in a row; gave up waiting", "rate-limited")
+            wait = (
+                backoff(limited + 1, self.first_wait or 1.0, self.rng) if asked is None else min(RETRY_WAIT_CAP, asked)
+            )
+            concurrency = self.limit.rate_limited() if status == 429 else self.limit.limit
             if time.monotonic() + wait > talk.deadline:
-                detail = f"HTTP {outcome.status} asked to wait {wait:g} s, past the attempt's {timeout:g} s"
-                return ("timeout", detail, None)
+                return ("timeout", f"HTTP {status} asked to wait {wait:g} s, past the attempt's {timeout:g} s", None)
             talk.waits.append(
                 {
                     "turn": len(talk.turns) + 1,
-                    "reason": f"http-{outcome.status}",
-                    "retryAfter": outcome.retry_after,
+                    "reason": f"http-{status}",
+                    "retryAfter": asked,
                     "seconds": round(wait, 3),
                     "concurrency": concurrency,
                 }
             )
             self.sleep(wait)
-
-    def _one(
-        self, messages: list[Any], tools: ToolBox, schema: dict[str, Any] | None, timeout: float, deadline: float
-    ) -> Any:
-        """One request: the response, a _Refused to wait out or resend, or a failure (kind, detail, subtype)."""
-        openai = self.openai
-        try:
-            return self._request(messages, tools, schema, max(0.05, deadline - time.monotonic()))
-        except openai.APITimeoutError:
-            return ("timeout", f"no answer within {timeout:g} s", None)
-        except openai.APIConnectionError as exc:
-            return ("agent-error", f"cannot reach the endpoint ({type(exc).__name__})", "connection")
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status in (429, 503):
-                return _Refused(status, retry_after(exc.response.headers if exc.response is not None else None))
-            if status == 400 and self.structured and schema is not None and "response_format" in str(exc):
-                return _Refused(400, None)
-            detail = self.scrub(f"the endpoint answered HTTP {status}: {str(exc)[:300]}")
-            return ("agent-error", detail, f"http-{status}")
-        except openai.OpenAIError as exc:
-            return ("invalid-output", f"unreadable response ({type(exc).__name__})", None)
 
     def converse(
         self,

@@ -197,10 +197,6 @@ def _reap_orphans() -> None:
 
 def end(process: subprocess.Popen) -> None:
     """End the agent and everything it started, orphans included, and reap it (it may have exited already)."""
-    if os.name != "posix":  # pragma: no cover - Windows
-        process.kill()
-        process.wait()
-        return
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -235,9 +231,9 @@ def end(process: subprocess.Popen) -> None:
 # --- folders ---------------------------------------------------------------------------------------------------
 
 
-def new_folder(kind: str, parent: Path | None = None) -> Path:
+def temp_folder(kind: str, parent: Path | None = None) -> Path:
     """A new folder `bceval-<kind>-<pid>-...` (a later run can tell what a killed one left), remembered until
-    `forget_view`."""
+    `release`: an interrupt removes it."""
     with _lock:
         _refuse_if_stopping()
         root = Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
@@ -245,12 +241,13 @@ def new_folder(kind: str, parent: Path | None = None) -> Path:
     return root
 
 
-def forget_view(root: Path) -> bool:
-    """True when the view was still tracked (so the caller removes it, not `stop_all`)."""
+def release(root: Path) -> None:
+    """Remove a folder made by `temp_folder` (unless `stop_all` is removing it already)."""
     with _lock:
         tracked = root in _views
         _views.discard(root)
-    return tracked
+    if tracked:
+        remove(root)
 
 
 def stop_all() -> int:

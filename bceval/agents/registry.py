@@ -132,14 +132,7 @@ class Setup(Protocol):
 ANY_SHAPE = "*"  # in a kind's questions: it answers any question whose setup brings its own Shape
 
 
-@dataclass(frozen=True)
-class AgentKind:
-    name: str
-    capabilities: Capabilities
-    make: Callable[[Any], Agent]
-
-
-_KINDS: dict[str, AgentKind] = {}
+_KINDS: dict[str, tuple[Capabilities, Callable[[Any], Agent]]] = {}  # name -> what it can do, its factory
 
 
 def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
@@ -148,7 +141,7 @@ def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:
             raise ValueError(f"agent kind '{name}' is registered twice")
-        _KINDS[name] = AgentKind(name, Capabilities(**can), make)
+        _KINDS[name] = (Capabilities(**can), make)
         return make
 
     return register
@@ -156,21 +149,18 @@ def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[
 
 def agent_names(question: str = REVIEW) -> tuple[str, ...]:
     """The registered kinds that answer `question`, in registration order."""
-    return tuple(name for name, kind in _KINDS.items() if question in kind.capabilities.questions)
+    return tuple(name for name, (can, _) in _KINDS.items() if question in can.questions)
 
 
 def capabilities(name: str) -> Capabilities:
-    kind = _KINDS.get(name)
-    return kind.capabilities if kind is not None else NO_CAPABILITIES
+    return _KINDS[name][0] if name in _KINDS else NO_CAPABILITIES
 
 
 def make_agent(name: str, setup: Setup) -> Agent:
     """The one factory: an agent of kind `name` for the setup's question shape."""
-    kind = _KINDS.get(name)
-    questions = kind.capabilities.questions if kind is not None else ()
-    shaped = ANY_SHAPE in questions and isinstance(setup, ShapedSetup)
-    if kind is None or not (setup.question in questions or shaped):
+    can = capabilities(name)
+    if not (setup.question in can.questions or (ANY_SHAPE in can.questions and isinstance(setup, ShapedSetup))):
         raise setup.unknown(name)
-    if kind.capabilities.live and setup.agent is None:
+    if can.live and setup.agent is None:
         raise setup.missing_command(name)
-    return kind.make(setup)
+    return _KINDS[name][1](setup)

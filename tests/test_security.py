@@ -18,7 +18,6 @@ import pytest
 from bceval import escape
 from bceval.agents import live
 from bceval.agents.command import named_files, resolve_command, version_line
-from bceval.agents.folders import remove
 from bceval.errors import BcevalError
 from bceval.jsonio import NotRegularFile, read_json_bytes, read_regular_bytes, read_regular_text
 from bceval.runs.record import WRITTEN, note_written, sha256_of, tampered
@@ -149,20 +148,18 @@ def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
 @pytest.fixture(params=["descriptors", "careful"])
 def removal(request, monkeypatch):
     """Both ways `remove` has: through descriptors, and the careful walk (the fallback)."""
-    from bceval.agents import folders
-
     if request.param == "careful":
 
         def changed(path):
             raise OSError("the tree changed under us")
 
-        monkeypatch.setattr(folders, "_remove_by_descriptors", changed)
+        monkeypatch.setattr(live, "_remove_by_descriptors", changed)
     else:  # the careful walk must not be what removed a tree
 
         def refused(path, *args, **kwargs):
             raise AssertionError(f"the careful walk removed {path}")
 
-        monkeypatch.setattr(folders.shutil, "rmtree", refused)
+        monkeypatch.setattr(live.shutil, "rmtree", refused)
     return request.param
 
 
@@ -176,7 +173,7 @@ def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path, removal):
     os.link(outside, folder / "linked.md")  # what an agent did
     (folder / "link").symlink_to(outside)
     folder.chmod(0o555)
-    remove(folder)
+    live.remove(folder)
     assert not folder.exists()
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644 and outside.read_text() == "corpus text"
 
@@ -194,7 +191,7 @@ def test_removing_a_nested_read_only_view_never_follows_a_link_to_a_folder(tmp_p
     (deep / "escape").symlink_to(elsewhere, target_is_directory=True)  # what an agent did
     for path in (deep, deep.parent, deep.parent.parent, folder):
         path.chmod(0o555)
-    remove(folder)
+    live.remove(folder)
     assert not os.path.lexists(folder)
     assert (elsewhere / "inner" / "article.md").read_text() == "keep"
     assert stat.S_IMODE((elsewhere / "inner").stat().st_mode) == 0o750  # not made writable through the link
@@ -207,7 +204,7 @@ def test_a_view_swapped_for_a_link_removes_only_the_link(tmp_path, removal):
     target.chmod(0o555)
     link = Path(tempfile.gettempdir()) / f"bceval-view-{os.getpid()}-swapped"
     link.symlink_to(target)
-    remove(link)
+    live.remove(link)
     assert not os.path.lexists(link) and (target / "keep").exists()
     assert stat.S_IMODE(target.stat().st_mode) == 0o555
     target.chmod(0o755)
@@ -268,17 +265,15 @@ def _tamper(root: Path, how: str, outside: Path) -> None:
 def test_a_view_is_removed_whole_whatever_its_agent_did_to_it(tmp_path, monkeypatch, how):
     """A view goes whole through descriptors whatever its agent did to it (a file the agent made a link goes as
     the link); nothing outside it changes."""
-    from bceval.agents import folders
-
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "keep").write_text("keep")
     outside.chmod(0o750)
-    monkeypatch.setattr(folders.shutil, "rmtree", lambda *a, **k: pytest.fail("the careful walk removed the view"))
+    monkeypatch.setattr(live.shutil, "rmtree", lambda *a, **k: pytest.fail("the careful walk removed the view"))
     root = _a_materialized_view()
     if how != "nothing":
         _tamper(root, how, outside)
-    folders.remove(root)
+    live.remove(root)
     assert not os.path.lexists(root)
     assert (outside / "keep").read_text() == "keep" and stat.S_IMODE(outside.stat().st_mode) == 0o750
 

@@ -16,8 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.folders import remove
-from bceval.agents.live import release, temp_folder  # the views' users find them here
+from bceval.agents.live import release, remove, temp_folder  # the views' users find them here
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
@@ -170,24 +169,17 @@ def materialize(view: View, parent: Path | None = None) -> Path:
     """Write the view into a new folder (under `parent`, else `view_parent()`), read-only where the filesystem
     allows."""
     root = _new_folder(parent)
-    base = str(root)
-    made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
-            parts = item.path.split("/")
-            for depth in range(1, len(parts)):
-                folder = "/".join(parts[:depth])
-                if folder not in made:
-                    os.mkdir(os.path.join(base, folder))
-                    made[folder] = None
-            handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
+            path = os.path.join(root, item.path)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            handle = os.open(path, _CREATE, READ_ONLY_FILE)
             try:
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
-        for folder in reversed(made):  # innermost first, the view itself last
-            os.chmod(os.path.join(base, folder), READ_ONLY_DIR)
-        os.chmod(base, READ_ONLY_DIR)
+        for folder, _, _ in os.walk(root, topdown=False):  # innermost first, the view itself last
+            os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:
         release(root)
         raise BcevalError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
@@ -86,13 +86,22 @@ class Shape:
         return {}
 
 
-class _NeedsCommand:
+class Setup:
+    """What an agent is made from: the shape of question it answers, a live kind's settings, the errors to give (an
+    evaluator's own setup may give its own)."""
+
+    question: str
+    agent: AgentSettings | None
+
+    def unknown(self, name: str) -> BcevalError:
+        raise NotImplementedError
+
     def missing_command(self, name: str) -> BcevalError:
         return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
 @dataclass(frozen=True)
-class ReviewSetup(_NeedsCommand):
+class ReviewSetup(Setup):
     """What an agent answering review questions is made from."""
 
     question: ClassVar[str] = REVIEW
@@ -107,7 +116,7 @@ class ReviewSetup(_NeedsCommand):
 
 
 @dataclass(frozen=True)
-class ShapedSetup(_NeedsCommand):
+class ShapedSetup(Setup):
     """What a live agent answering a plugin evaluator's questions is made from (a kind with ANY_SHAPE answers it)."""
 
     question: str
@@ -116,17 +125,6 @@ class ShapedSetup(_NeedsCommand):
 
     def unknown(self, name: str) -> BcevalError:
         return BcevalError(f"--adapter {name}: a {self.question} question is answered by a live kind (command)")
-
-
-class Setup(Protocol):
-    """What an agent is made from: the shape of question it answers, a live kind's settings, the errors to give."""
-
-    question: str
-    agent: AgentSettings | None
-
-    def unknown(self, name: str) -> BcevalError: ...
-
-    def missing_command(self, name: str) -> BcevalError: ...
 
 
 ANY_SHAPE = "*"  # in a kind's questions: it answers any question whose setup brings its own Shape

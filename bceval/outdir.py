@@ -45,7 +45,7 @@ def sweep_temp_files(out: Path) -> list[Path]:
     removed = []
     for parent, name in found:
         match = _TEMP_FILE.match(name)
-        if match is None or _alive(int(match[1])):
+        if match is None or alive(int(match[1])):
             continue
         path = Path(parent, name)
         try:
@@ -58,7 +58,7 @@ def sweep_temp_files(out: Path) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
     if pid == os.getpid() or os.name != "posix":  # Windows: no harmless way to ask
         return True

@@ -57,21 +57,13 @@ class Case:
     def expected_kind(self) -> str:
         return text(member(self.raw, "expectedKind"))
 
-    @property
-    def required(self) -> list[str]:
-        return [text(p) for p in wrap(self.raw["requiredKnowledge"])]
+    def texts(self, name: str) -> list[str]:
+        return [text(item) for item in wrap(self.raw[name])]
 
-    @property
-    def optional(self) -> list[str]:
-        return [text(p) for p in wrap(self.raw["optionalKnowledge"])]
-
-    @property
-    def checks(self) -> list[str]:
-        return [text(c) for c in wrap(self.raw["requiredChecks"])]
-
-    @property
-    def capabilities(self) -> list[str]:
-        return [text(c) for c in wrap(self.raw["capabilities"])]
+    required = property(lambda self: self.texts("requiredKnowledge"))
+    optional = property(lambda self: self.texts("optionalKnowledge"))
+    checks = property(lambda self: self.texts("requiredChecks"))
+    capabilities = property(lambda self: self.texts("capabilities"))
 
 
 @dataclass
@@ -120,20 +112,6 @@ def required(value: Any, name: str, where: str) -> Any:
     if found is MISSING:
         raise DevelopmentError(f"{where}: member '{name}' is missing")
     return found
-
-
-def article_path_problem(root: Path, path: str) -> str | None:
-    """ "invalid" (not a plain relative `.md` path inside the root: §10.3 tighten), "missing", or None."""
-    if not plain_path(path) or not path.endswith(".md"):
-        return "invalid"
-    target = root.joinpath(*path.split("/"))
-    try:
-        inside = target.resolve().is_relative_to(root.resolve())
-    except OSError:
-        return "invalid"
-    if not inside:
-        return "invalid"
-    return None if target.is_file() else "missing"
 
 
 def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path | None = None) -> Loaded:
@@ -261,6 +239,15 @@ def _loosely_one(value: Any) -> bool:
     return isinstance(value, str) and value == "1"
 
 
+def _inside(root: Path, path: str) -> bool:
+    if not plain_path(path) or not path.endswith(".md"):
+        return False
+    try:
+        return root.joinpath(*path.split("/")).resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 def read_skill(path: Path) -> str:
     """The whole skill file, BOM stripped, line ends kept."""
     try:
@@ -301,10 +288,9 @@ def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: 
     if len({p.lower() for p in paths}) != len(paths):
         problems.append(f"{cid}: requiredKnowledge and optionalKnowledge contain duplicates.")
     for path in paths:
-        problem = article_path_problem(loaded.root, path)
-        if problem == "invalid":
+        if not _inside(loaded.root, path):  # §10.3 tighten: a plain relative `.md` path inside the root
             problems.append(f"{cid}: invalid knowledge path: {path}")
-        elif problem == "missing":
+        elif not loaded.root.joinpath(*path.split("/")).is_file():
             problems.append(f"{cid}: knowledge article does not exist: {path}")
     for check in case.checks:
         if check.lower() not in CHECK_IDS:

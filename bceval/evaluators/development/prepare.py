@@ -9,7 +9,6 @@ from typing import Any
 from bceval.config import SCHEMA_DIR
 from bceval.evaluators.development import MARKER, DevelopmentError
 from bceval.evaluators.development.manifest import Case, Loaded, required
-from bceval.evaluators.development.models import DevelopmentRequest
 from bceval.evaluators.development.values import MISSING, blank, member, text, wrap
 from bceval.jsonio import dumps, read_json, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, case_request_name
@@ -65,9 +64,7 @@ def prepared_files(loaded: Loaded, index_text: str) -> dict[str, str]:
     """File name -> text of everything prepare writes besides the marker, computed before anything is written."""
     files = {KNOWLEDGE_INDEX: index_text}
     for case in loaded.cases:
-        document = request_document(loaded, case)
-        DevelopmentRequest.model_validate(document)  # the shape schemas/development-request.schema.json publishes
-        files[case_request_name(case.model_id)] = dumps(document)
+        files[case_request_name(case.model_id)] = dumps(request_document(loaded, case))
     return files
 
 

@@ -186,16 +186,14 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
     """Each capability (§5.2), the links between cases and capabilities both ways (§5.3), and coverage (§5.4)."""
     capability_file, problems = loaded.capability_file, loaded.problems
     raw_capabilities = wrap(required(capability_file, "capabilities", cwhere))
-    ids: set[str] = set()
-    by_id: dict[str, Any] = {}
+    by_id: dict[str, Any] = {}  # the first capability of each id
     for i, capability in enumerate(raw_capabilities):
         cw = f"{cwhere}: capabilities[{i}]"
         cid = text(required(capability, "id", cw))
         status = required(capability, "status", cw)
         fixture_ids = wrap(required(capability, "fixtureIds", cw))
-        if cid in ids:
+        if cid in by_id:
             problems.append(f"Duplicate capability id: {cid}")
-        ids.add(cid)
         by_id.setdefault(cid, capability)
         if not one_of(status, STATUSES):
             problems.append(f"{cid}: invalid capability status '{text(status)}'.")
@@ -211,7 +209,7 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
     # case -> capability links (§5.3)
     for case in loaded.cases:
         for cid in case.capabilities:
-            if cid not in ids:
+            if cid not in by_id:
                 problems.append(f"{case.id}: unknown capability '{cid}'.")
                 continue
             back = wrap(member(by_id[cid], "fixtureIds"))
@@ -219,7 +217,7 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
                 problems.append(f"{case.id}: capability '{cid}' does not link back to the fixture.")
 
     # coverage (§5.4)
-    loaded.capability_count = len(ids)
+    loaded.capability_count = len(by_id)
     loaded.covered = sum(1 for c in raw_capabilities if one_of(member(c, "status"), COVERED))
     coverage = loaded.covered / len(raw_capabilities) if raw_capabilities else 0
     minimum = loaded.minimum_coverage

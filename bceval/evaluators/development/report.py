@@ -108,9 +108,7 @@ def score_wrapper(
     if report is MISSING:
         out.append(f"{cid}: implementationReport is missing.")
         return score
-    for name in REPORT_FIELDS:
-        if member(report, name) is MISSING:
-            out.append(f"{cid}: implementation report is missing '{name}'.")
+    out += [f"{cid}: implementation report is missing '{n}'." for n in REPORT_FIELDS if member(report, n) is MISSING]
     skill_id = text(member(member(report, "skill"), "id"))
     if not same(skill_id, "al-development"):
         out.append(f"{cid}: implementation report skill is '{skill_id}'.")
@@ -230,9 +228,7 @@ def _review(cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]
         out.append(f"{cid}: complete post-implementation review is missing.")
         return
     review = runner.review if runner and runner.review is not None else member(report, "review")
-    for name in REVIEW_FIELDS:
-        if member(review, name) is MISSING:
-            out.append(f"{cid}: review is missing '{name}'.")
+    out += [f"{cid}: review is missing '{name}'." for name in REVIEW_FIELDS if member(review, name) is MISSING]
     outcome = text(member(review, "outcome"))
     if not same(outcome, "completed"):
         out.append(f"{cid}: post-implementation review outcome is '{outcome}'.")

@@ -20,6 +20,17 @@ def plain_path(path: str) -> bool:
     return "\\" not in path and all(s not in ("", ".", "..") for s in path.split("/"))
 
 
+def inside(root: Path, path: str) -> Path | None:
+    """The file a plain path names under `root` (resolved), or None when the path is not plain or leaves the root."""
+    if not plain_path(path):
+        return None
+    try:
+        file = (root / path).resolve()
+        return file if file.is_relative_to(root.resolve()) else None
+    except OSError:
+        return None
+
+
 def anchored(source: str, base: Path) -> str:
     """A starting repository relative to `base`: a folder, or repository@commit (a URL stays as given)."""
     pinned = PINNED.match(source)

@@ -8,19 +8,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.development import plain_path
+from bceval.evaluators.development import inside, plain_path
 from bceval.evaluators.development.findings import contract_errors
 from bceval.evaluators.development.manifest import Case
 from bceval.evaluators.development.report import knowledge_ratios
 from bceval.evaluators.development.values import MISSING, member, text, wrap
 
 LAYERS = ("microsoft", "community", "custom")
-
-
-def _inside(root: Path, path: str) -> Path | None:
-    """The file a corpus path names, or None when it resolves outside the root."""
-    file = (root / path).resolve()
-    return file if file.is_relative_to(root) else None
 
 
 def _reads(evidence: Any, run_id: str, bound_sha: str, hash_member: str, errors: list[str]) -> dict[str, Any]:
@@ -72,8 +66,8 @@ def validate_response(
     references, suppressed = response["references"], response["suppressed"]
     for entry, is_reference in [(r, True) for r in references] + [(s, False) for s in suppressed]:
         path = entry["path"]
-        file = _inside(root, path)
-        if not plain_path(path) or file is None:
+        file = inside(root, path)
+        if file is None:
             errors.append(f"Noncanonical corpus path: {path}")
         elif not file.is_file():
             errors.append(f"Corpus path does not exist: {path}")
@@ -87,7 +81,7 @@ def validate_response(
         if not plain_path(path):
             errors.append(f"Noncanonical citation path: {path}")
             continue
-        file = _inside(root, path)
+        file = inside(root, path)
         if file is None or not file.is_file():
             errors.append(f"Citation is missing or outside the corpus: {path}")
             continue
@@ -122,7 +116,7 @@ def evidence_record(run_id: str, request: bytes, tool_reads: list[dict[str, Any]
 
 
 def _live(root: Path, path: str) -> bytes | None:
-    file = _inside(root.resolve(), path) if plain_path(path) else None
+    file = inside(root, path)
     try:
         return file.read_bytes() if file is not None and file.is_file() else None
     except OSError:

@@ -14,7 +14,7 @@ from bceval.evaluators.development import (
     CHECK_IDS,
     MANIFEST_RELATIVE,
     DevelopmentError,
-    plain_path,
+    inside,
 )
 from bceval.evaluators.development.values import (
     MISSING,
@@ -237,15 +237,6 @@ def _loosely_one(value: Any) -> bool:
     return isinstance(value, str) and value == "1"
 
 
-def _inside(root: Path, path: str) -> bool:
-    if not plain_path(path) or not path.endswith(".md"):
-        return False
-    try:
-        return root.joinpath(*path.split("/")).resolve().is_relative_to(root.resolve())
-    except OSError:
-        return False
-
-
 def read_skill(path: Path) -> str:
     """The whole skill file, BOM stripped, line ends kept."""
     try:
@@ -286,9 +277,10 @@ def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: 
     if len({p.lower() for p in paths}) != len(paths):
         problems.append(f"{cid}: requiredKnowledge and optionalKnowledge contain duplicates.")
     for path in paths:
-        if not _inside(loaded.root, path):  # §10.3 tighten: a plain relative `.md` path inside the root
+        file = inside(loaded.root, path) if path.endswith(".md") else None
+        if file is None:  # §10.3 tighten: a plain relative `.md` path inside the root
             problems.append(f"{cid}: invalid knowledge path: {path}")
-        elif not loaded.root.joinpath(*path.split("/")).is_file():
+        elif not file.is_file():
             problems.append(f"{cid}: knowledge article does not exist: {path}")
     for check in case.checks:
         if check.lower() not in CHECK_IDS:

@@ -54,7 +54,6 @@ class RunnerEvidence:
 
     validation: list[dict[str, Any]]  # the runner's entries (one per required check)
     review: dict[str, Any] | None  # the runner's review findings-report; None: the review is not a runner gate
-    changes: WorkspaceChanges  # captured against the base commit (§11.5)
 
 
 @dataclass
@@ -125,7 +124,7 @@ def score_wrapper(
     if not wrap(member(report, "changes")):
         out.append(f"{cid}: implementation report contains no changed files.")
     workspace = member(wrapper, "workspaceRoot")
-    if not _changes(cid, report, workspace, probe, runner, out):
+    if not _changes(cid, report, workspace, probe, out):
         return score
     _review(cid, report, runner, out)
     score.lints += _count_lint(cid, member(report, "review"))
@@ -183,14 +182,12 @@ def _validation(case: Case, entries: list[Any], out: list[str]) -> None:
             out.append(f"{case.id}: required check '{check}' lacks command or evidence details.")
 
 
-def _changes(
-    cid: str, report: Any, workspace: Any, probe: Probe, runner: RunnerEvidence | None, out: list[str]
-) -> bool:
+def _changes(cid: str, report: Any, workspace: Any, probe: Probe, out: list[str]) -> bool:
     """Rule 15; False when the case stops here (not a git worktree)."""
     if blank(workspace) or not Path(text(workspace)).is_dir():
         out.append(f"{cid}: workspaceRoot is missing or unavailable.")
         return True
-    observed = runner.changes if runner else probe(Path(text(workspace)))
+    observed = probe(Path(text(workspace)))
     if observed.state == NOT_GIT:
         out.append(f"{cid}: workspaceRoot is not a readable git worktree.")
         return False

@@ -286,11 +286,12 @@ def _judge(
 ) -> Comparison:
     """The case's problems, its claims against the gates, its verdict and its knowledge measures (onto `run`)."""
     case, loaded = run.case, shared.loaded
-    evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review, WorkspaceChanges(OK, captured.paths))
+    evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review)
+    captured_changes = WorkspaceChanges(OK, captured.paths)  # against the base commit (§11.5), not the probe's HEAD
     if asked.answer is None and asked.infrastructure is None:
         run.problems.append(f"{case.id}: result is not valid JSON: the agent's answer holds no JSON object")
     elif asked.answer is not None:
-        run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
+        run.problems += score_report(loaded, case, wrapper, lambda _: captured_changes, evidence).problems
     read_record = asked.evidence  # the adapter exposes tool events: §11.8's read-evidence check applies
     if read_record is not None and report is not MISSING:
         run.problems += read_problems(case, report, read_record, loaded.root)

@@ -6,7 +6,7 @@ import sys
 
 from pydantic import BaseModel
 
-from bceval.config import SCHEMA_DIR
+from bceval.config import PACKAGE_ROOT
 from bceval.corpus.models import DomainIndex, KnowledgeIndex
 from bceval.evaluators.registry import BUILT_IN, evaluator, registered
 from bceval.experiment.model import ExperimentFile
@@ -14,6 +14,7 @@ from bceval.experiment.report_model import ExperimentReport
 from bceval.jsonio import dumps, write_atomic
 from bceval.scorecard.model import Scorecard
 
+SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 # the frame's own artifacts, then each built-in evaluator's (a plugin's schemas are its own business)

@@ -29,7 +29,6 @@ from bceval.vcs import git_root
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
-SCHEMA_DIR = PACKAGE_ROOT.parent / "schemas"  # the hand-written contracts in it ship as package data (pyproject)
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
 ARM_CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # what an experiment arm may give

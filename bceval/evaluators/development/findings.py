@@ -7,7 +7,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
-from bceval.config import SCHEMA_DIR
+from bceval.evaluators.development import SCHEMA_DIR
 from bceval.jsonio import read_json
 
 

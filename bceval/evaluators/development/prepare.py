@@ -6,8 +6,7 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
-from bceval.config import SCHEMA_DIR
-from bceval.evaluators.development import MARKER, DevelopmentError
+from bceval.evaluators.development import MARKER, SCHEMA_DIR, DevelopmentError
 from bceval.evaluators.development.manifest import Case, Loaded, required
 from bceval.evaluators.development.values import MISSING, blank, member, text, wrap
 from bceval.jsonio import dumps, read_json, write_atomic

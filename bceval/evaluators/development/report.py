@@ -100,7 +100,7 @@ def score_wrapper(
     cid = case.id
     score = CaseScore(cid)
     out = score.problems
-    if not same(member(wrapper, "caseId"), case.model_id) or member(wrapper, "caseId") is MISSING:
+    if not same(member(wrapper, "caseId"), case.model_id):  # a missing caseId is '', never a model id
         out.append(f"{cid}: result caseId mismatch.")
         return score
     report = member(wrapper, "implementationReport")
@@ -253,8 +253,7 @@ def _rounds(loaded: Loaded, cid: str, report: Any, out: list[str]) -> None:
         out.append(f"{cid}: review-rounds must contain 1..{limit} entries.")
         return
     for i, item in enumerate(rounds, 1):
-        raw_number = member(item, "round")
-        n = 0 if raw_number is MISSING else as_int(raw_number, f"{cid}: review round {i} number")
+        n = as_int(member(item, "round"), f"{cid}: review round {i} number")  # a missing number is 0
         outcome = text(member(item, "outcome"))
         ids = wrap(member(item, "gating-finding-ids"))
         if n != i:

@@ -12,8 +12,8 @@ CAPABILITIES_RELATIVE = "coverage/development-capabilities.json"
 CHECKS_RELATIVE = "evaluation/development-checks.yaml"
 MARKER = ".bcquality-development-evaluation"
 CHECK_IDS = ("compile", "tests", "review")
-# the hand-written contracts and the result template, beside the package (a wheel ships them there: pyproject)
-SCHEMA_DIR = Path(__file__).resolve().parents[3] / "schemas"
+# the hand-written JSON contracts and the result template (package data: pyproject)
+DATA_DIR = Path(__file__).parent / "data"
 PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 

@@ -7,13 +7,13 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
-from bceval.evaluators.development import SCHEMA_DIR
+from bceval.evaluators.development import DATA_DIR
 from bceval.jsonio import read_json
 
 
 @cache
 def _validator(name: str) -> Draft7Validator:
-    return Draft7Validator(read_json(SCHEMA_DIR / f"{name}.json"))
+    return Draft7Validator(read_json(DATA_DIR / f"{name}.json"))
 
 
 def contract_errors(name: str, document: Any) -> list[tuple[str, str]]:

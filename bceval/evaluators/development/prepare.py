@@ -6,7 +6,7 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.development import MARKER, SCHEMA_DIR, DevelopmentError
+from bceval.evaluators.development import DATA_DIR, MARKER, DevelopmentError
 from bceval.evaluators.development.manifest import Case, Loaded, required
 from bceval.evaluators.development.values import MISSING, blank, member, text, wrap
 from bceval.jsonio import dumps, read_json, write_atomic
@@ -25,7 +25,7 @@ PROTOCOL = (
 
 def result_schema(model_id: str) -> dict[str, Any]:
     """The illustrative template of §6.3 (prose placeholders are bceval's words)."""
-    return {"caseId": model_id, **read_json(SCHEMA_DIR / "development-result-template.json")}
+    return {"caseId": model_id, **read_json(DATA_DIR / "development-result-template.json")}
 
 
 def request_document(loaded: Loaded, case: Case) -> dict[str, Any]:

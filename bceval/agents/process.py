@@ -157,25 +157,42 @@ class LiveAgent(Agent):
         return answer, attempts, spent
 
 
-def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
-    """`<command> --version` (`argv`, sandboxed as the agent is), in `workdir`, stdin empty, within VERSION_TIMEOUT."""
-    with tempfile.TemporaryFile() as out:
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int | None  # None: stopped at its timeout
+    stdout: bytes
+    stderr: bytes
+
+
+def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
+    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended.
+    Of its stdout and of its stderr the first TRANSCRIPT_CAP bytes are read."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            process = live.start(
-                argv, cwd=workdir, env=env, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
-            )
-        except (OSError, BcevalError):
-            return "unknown"
+            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
+        except OSError as exc:
+            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
         try:
-            process.wait(timeout=VERSION_TIMEOUT)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             pass
         finally:
-            live.end(process)
+            stopped = process.poll() is None
+            live.end(process)  # whatever it left running goes with it
             live.forget(process)
         out.seek(0)
-        head = out.read(4096)
-    return version_line(head) if process.returncode == 0 else "unknown"
+        err.seek(0)
+        code = None if stopped else process.returncode
+        return Ran(code, out.read(TRANSCRIPT_CAP), err.read(TRANSCRIPT_CAP))
+
+
+def probe_version(workdir: Path, argv: list[str], env: dict[str, str]) -> str:
+    """`<command> --version` (`argv`, sandboxed as the agent is), in `workdir`, stdin empty, within VERSION_TIMEOUT."""
+    try:
+        ran = run_process(argv, workdir, VERSION_TIMEOUT, env)
+    except BcevalError:
+        return "unknown"
+    return version_line(ran.stdout[:4096]) if ran.exit_code == 0 else "unknown"
 
 
 def run_attempt(

@@ -9,7 +9,7 @@ from typing import Any
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps_compact, parse_json
+from bceval.jsonio import append_text, dumps_compact, parse_json
 from bceval.usage import known_number
 
 
@@ -77,10 +77,9 @@ class Budget:
             elif self.ledger is None:
                 self.spent += cost
             else:
-                line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
                 self.ledger.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
-                    handle.write(line)
+                # one short write in append mode: lines never interleave
+                append_text(self.ledger, dumps_compact({"unit": unit, "costUsd": cost}))
                 self._catch_up()
 
     def _catch_up(self) -> None:

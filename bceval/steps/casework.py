@@ -15,31 +15,31 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bceval.agents import live
+from bceval.agents.process import run_process as run_process  # a plugin's judge runs its programs with it
 from bceval.agents.registry import Agent, Shape, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
 from bceval.escape import console, html, markdown
 from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
-from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
+from bceval.jsonio import dumps, read_json, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
 from bceval.runs.record import run_record, write_record
 from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.viewer.html import bullets, table
 
 QUESTION = "question.json"
 ANSWERS = "answers.json"
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-OUTPUT_CAP = 1 << 20  # bytes of a judged program's stdout and of its stderr that are read
 AGENTS = ("oracle", "command")
+HEADERS = ("case", "verdict", "failing stage", "problems")
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,6 @@ class Verdict:
     passed: bool
     stage: str | None = None  # the first stage that failed
     problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Ran:
-    exit_code: int | None  # None: stopped at its timeout
-    stdout: bytes
-    stderr: bytes
 
 
 class CaseScore(StrictModel):
@@ -77,27 +70,6 @@ class ScoreFile(StrictModel):
     adapter: str
     passed: bool
     cases: list[CaseScore]
-
-
-def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
-    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
-        except OSError as exc:
-            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            stopped = process.poll() is None
-            live.end(process)  # whatever it left running goes with it
-            live.forget(process)
-        out.seek(0)
-        err.seek(0)
-        code = None if stopped else process.returncode
-        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP))
 
 
 @dataclass(frozen=True)
@@ -287,7 +259,7 @@ class CaseEvaluator:
         try:
             folder = scratch / "work"
             _copy(question, folder)
-            prompt = parse_json(read_regular_bytes(question / QUESTION), str(question / QUESTION))["prompt"]
+            prompt = read_json(question / QUESTION)["prompt"]
             failure, record = agent.answer(FolderQuestion(folder, prompt))
             _copy(folder, work)
         finally:
@@ -299,7 +271,7 @@ class CaseEvaluator:
 
     def score_run(self, loaded: Any, run_dir: Path, run: str, adapter: str) -> int:
         """Judge every answered case (in a scratch copy); score.json, scorecard.md and run.json; 1 when one fails."""
-        answers = parse_json(read_regular_bytes(run_dir / ANSWERS), str(run_dir / ANSWERS))
+        answers = read_json(run_dir / ANSWERS)
         adapter = answers["agent"].get("adapter", adapter)
         scores = [self._judged(loaded, case, run_dir, answers["failures"]) for case in self.cases(loaded)]
         score = ScoreFile(
@@ -338,17 +310,16 @@ class CaseEvaluator:
     # --- view ---------------------------------------------------------------------------------------------------
     def write_view(self, out: Path) -> int:
         """A static page per scored run of this evaluator under OUT/view/<evaluator>/, and an index of them."""
-        folder = OutDir(out).path / "view" / self.name
-        runs = OutDir(out).runs
+        folder = OutDir(out).view / self.name
         scores = []
-        for path in sorted(runs.glob("*/score.json")) if runs.is_dir() else []:
-            document = parse_json(read_regular_bytes(path), str(path))
+        for path in sorted(OutDir(out).runs.glob("*/score.json")):
+            document = read_json(path)
             if isinstance(document, dict) and document.get("evaluator") == self.name:
                 scores.append(ScoreFile.model_validate(document))
         for score in scores:
             write_atomic(folder / f"{score.run}.html", run_page(score))
-        links = "".join(f'<li><a href="{html(s.run)}.html">{html(s.run)}</a>: {_word(s.passed)}</li>' for s in scores)
-        write_atomic(folder / "index.html", _page(f"{self.name} runs", f"<ul>{links}</ul>"))
+        links = [f'<a href="{html(s.run)}.html">{html(s.run)}</a>: {_word(s.passed)}' for s in scores]
+        write_atomic(folder / "index.html", _page(f"{self.name} runs", bullets(links)))
         print(f"View: {folder / 'index.html'} ({len(scores)} run(s))")
         return 0
 
@@ -362,7 +333,7 @@ def scorecard(score: ScoreFile) -> str:
     head = f"# Scorecard: {markdown(score.evaluator)}, run {markdown(score.run)}\n\nAdapter: {markdown(score.adapter)}."
     lines = [
         f"{head} Passed {passed} of {len(score.cases)} case(s).\n",
-        "| case | verdict | failing stage | problems |",
+        f"| {' | '.join(HEADERS)} |",
         "|---|---|---|---|",
     ]
     for case in score.cases:
@@ -377,11 +348,6 @@ def _page(title: str, body: str) -> str:
 
 
 def run_page(score: ScoreFile) -> str:
-    rows = "".join(
-        f"<tr><td>{html(c.id)}</td><td>{_word(c.passed)}</td><td>{html(c.stage or '')}</td>"
-        f"<td>{'<br>'.join(html(p) for p in c.problems)}</td></tr>\n"
-        for c in score.cases
-    )
-    table = f"<table><tr><th>case</th><th>verdict</th><th>failing stage</th><th>problems</th></tr>\n{rows}</table>"
+    rows = [[html(c.id), _word(c.passed), html(c.stage or ""), "<br>".join(map(html, c.problems))] for c in score.cases]
     summary = f"<p>Adapter {html(score.adapter)}: {_word(score.passed)}.</p>"
-    return _page(f"{score.evaluator}: run {score.run}", summary + table)
+    return _page(f"{score.evaluator}: run {score.run}", summary + table(HEADERS, rows))

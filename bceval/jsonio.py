@@ -16,13 +16,9 @@ MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_DEFAULT_MODE = 0o666 & ~_umask()  # a new file's mode; read once at import, before any threads start
+_UMASK = os.umask(0)  # read once at import, before any threads start (reading it means setting it)
+os.umask(_UMASK)
+_DEFAULT_MODE = 0o666 & ~_UMASK  # a new file's mode
 
 
 class _Duplicate(dict):

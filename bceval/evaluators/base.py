@@ -1,12 +1,6 @@
-"""The plugin protocol of an evaluator, and the records it answers with.
-
-A kind of evaluation is one package that registers one or more Evaluator objects: the built-in ones are listed in
-bceval.evaluators.registry, third-party ones are found through the entry-point group `bceval.evaluators`
-(`[project.entry-points."bceval.evaluators"] NAME = "package.module:EVALUATOR"`). The package owns everything of
-its kind; the frame (cli, graph, steps, runs, experiments, viewer, scorecard) reaches it only through this
-protocol and never names it. bceval's own evaluators also name the models of their JSON Schema files
-(`schemas()`), give the oracle's reply (`oracle_reply`), and the default one (review) is the frame's own pipeline.
-"""
+"""The plugin protocol of an evaluator (docs/contributing.md), and the records it answers with. The frame reaches
+an evaluator package only through this protocol (registered in bceval.evaluators.registry); bceval's own
+evaluators also give `schemas()` and `oracle_reply`, and the default one (review) is the frame's own pipeline."""
 
 from __future__ import annotations
 

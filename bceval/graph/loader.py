@@ -81,12 +81,7 @@ def _experiment_tasks(settings: Settings) -> dict[str, Any]:
     # module before it can report a broken plugin in one line
     from bceval.graph.experiment import experiment_tasks
 
-    return experiment_tasks(settings, prepare_variant)
-
-
-def prepare_variant(variant: Settings) -> int:
-    """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
-    return run_graph(variant, ["prepare"])
+    return experiment_tasks(settings, lambda variant: run_graph(variant, ["prepare"]))  # in this process
 
 
 def open_output(settings: Settings) -> None:

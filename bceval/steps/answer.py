@@ -353,11 +353,11 @@ def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
     articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
     labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents."""
-    if transcript and transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
-        return {key: transcript[key] for key in ("readBy", "agentTrace", "candidates") if key in transcript}
-    if not transcript or "readEvidence" not in transcript:
-        return {}
-    keys = ("readBy", "readEvidence", "candidates", "waits")
+    transcript = transcript or {}
+    if transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
+        keys: tuple[str, ...] = ("readBy", "agentTrace", "candidates")
+    else:
+        keys = ("readBy", "readEvidence", "candidates", "waits") if "readEvidence" in transcript else ()
     return {key: transcript[key] for key in keys if key in transcript}
 
 

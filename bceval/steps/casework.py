@@ -33,6 +33,7 @@ from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
 from bceval.runs.record import run_record, write_record
 from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.steps.answer import hidden_paths
 from bceval.viewer.html import bullets, table
 
 QUESTION = "question.json"
@@ -237,11 +238,10 @@ class CaseEvaluator:
         """work/<case>/ of every case by the oracle or a command agent, and answers.json (which failed to answer)."""
         if adapter not in AGENTS:
             raise BcevalError(f"--adapter {adapter}: a {self.name} run answers with {' or '.join(AGENTS)}")
-        hidden = {"the corpus": Path(settings.corpus), "bceval's output": Path(settings.out)}
-        hidden.update({f"bceval's output ({n})": Path(p) for n, p in enumerate(settings.hide, 1)})
         agent = None
         if adapter == "command":
-            agent = make_agent("command", ShapedSetup(self.question, FolderShape(hidden), agent_settings(settings)))
+            shape = FolderShape(hidden_paths(settings))
+            agent = make_agent("command", ShapedSetup(self.question, shape, agent_settings(settings)))
         failures: dict[str, str | None] = {}
         for case in self.cases(loaded):
             work = run_dir / "work" / case.id

@@ -262,9 +262,6 @@ class DevelopmentRunDir(RunDir):
     def case(self, model_id: str) -> DevelopmentCaseDir:
         return DevelopmentCaseDir(self.path / "development" / model_id)
 
-    def cases(self) -> list[DevelopmentCaseDir]:
-        return [DevelopmentCaseDir(p) for p in sorted((self.path / "development").glob("case-*"))]
-
 
 # --- experiments -------------------------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
 from bceval.escape import console, html, markdown
-from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.evaluators.base import RUN, Evaluator, Traits
 from bceval.jsonio import dumps, read_json, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
@@ -123,7 +123,7 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True)
 
 
-class CaseEvaluator:
+class CaseEvaluator(Evaluator):
     """The Evaluator protocol (bceval.evaluators.base) over five hooks; a subclass sets name and description."""
 
     name = ""
@@ -150,24 +150,6 @@ class CaseEvaluator:
     # --- the protocol -------------------------------------------------------------------------------------------
     def model_id(self, case: Any) -> str:
         return str(case.id)  # a task's id is no secret: its prompt names the task anyway
-
-    def case_kind(self, case: Any) -> str:
-        return "positive"
-
-    def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([c.id for c in self.cases(loaded)], problems)
-
-    def measures(self, loaded: Any, results_dir: Path | None) -> None:
-        return None
-
-    def commands(self) -> tuple[Command, ...]:
-        return ()
-
-    def tasks(self, inputs: Any) -> TaskGenerators:
-        return {}
-
-    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
-        return None
 
     def unit_inputs(self, arm: Any) -> dict[str, Any]:
         """The SHA-256 of every file of the arm's corpus (path and bytes) and of its manifest."""
@@ -203,24 +185,21 @@ class CaseEvaluator:
 
     # --- prepare, answer, score ---------------------------------------------------------------------------------
     def prepare(self, loaded: Any, prepared: Path) -> None:
-        """Each case's question folder, written atomically; folders and files of cases no longer asked go."""
-        wanted: dict[str, set[str]] = {}
+        """Each case's question folder, written anew; folders of cases no longer asked go."""
+        wanted = set()
         for case in self.cases(loaded):
             if not SAFE_ID.fullmatch(str(case.id)):
                 raise BcevalError(f"{self.name}: case id '{console(str(case.id))}' is not a safe file name")
             asked = self.question_for(loaded, case)
             folder = prepared / case.id
+            shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier question stays
             _write_files(folder, asked.files, f"{self.name} case {case.id}")
             document = {"id": case.id, "prompt": asked.prompt, "files": sorted(asked.files)}
             write_atomic(folder / QUESTION, dumps(document))
-            wanted[case.id] = {QUESTION, *(Path(name).as_posix() for name in asked.files)}
-        for folder in (p for p in prepared.iterdir() if p.is_dir()) if prepared.is_dir() else ():
-            if folder.name not in wanted:
+            wanted.add(case.id)
+        for folder in prepared.iterdir() if prepared.is_dir() else ():
+            if folder.is_dir() and folder.name not in wanted:
                 shutil.rmtree(folder)
-                continue
-            for path in (p for p in folder.rglob("*") if p.is_file()):
-                if path.relative_to(folder).as_posix() not in wanted[folder.name]:
-                    path.unlink()
 
     def answer_run(self, loaded: Any, prepared: Path, run_dir: Path, adapter: str, settings: Settings) -> None:
         """Prepare, answer every case into a new folder, then put it in place of the run of that name."""

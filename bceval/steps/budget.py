@@ -30,12 +30,6 @@ def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str 
     )
 
 
-def reached(spent: float, limit: float) -> bool:
-    """Whether a known cost has reached its budget; sums of float prices are compared to the nano-dollar, so eight
-    answers at 0.0125 do reach 0.1."""
-    return round(spent, 9) >= limit
-
-
 class Budget:
     """A known cost against its limit. A run's --max-cost starts from what its earlier answers cost; an experiment's
     maxCost (`ledger`) is the sum of its cost ledger, one JSON line per paid answer (`{"unit", "costUsd"}`), read
@@ -53,7 +47,8 @@ class Budget:
         self._lock = threading.Lock()
 
     def reached(self) -> bool:
-        return reached(self.known(), self.limit)
+        # sums of float prices are compared to the nano-dollar, so eight answers at 0.0125 do reach 0.1
+        return round(self.known(), 9) >= self.limit
 
     def known(self) -> float:
         with self._lock:

@@ -3,7 +3,6 @@ when `$GITHUB_STEP_SUMMARY` names a file, the Markdown summary appended to it (s
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from bceval.viewer.collect import (
     ReviewRun,
     read_experiment,
     read_guidance_run,
+    read_json,
     read_review_run,
 )
 
@@ -46,12 +46,7 @@ def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
 
 def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | None:
     """The agent's own failure (no report at all), from its transcript: an infrastructure failure."""
-    if not row.transcript:
-        return None
-    try:
-        transcript = json.loads((run.directory / row.transcript).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    transcript = read_json(run.directory / row.transcript) if row.transcript else None
     outcome = transcript.get("outcome") if isinstance(transcript, dict) else None
     return outcome if isinstance(outcome, str) and outcome.startswith("failed") else None
 

@@ -46,7 +46,7 @@ def sweep_temp_files(out: Path) -> list[Path]:
     removed = []
     for parent, name in found:
         match = _TEMP_FILE.match(name)
-        if match is None or _alive(int(match[1])):
+        if match is None or alive(int(match[1])):
             continue
         path = Path(parent, name)
         try:
@@ -59,10 +59,8 @@ def sweep_temp_files(out: Path) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
-    """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
-    if pid == os.getpid():
-        return True
+def alive(pid: int) -> bool:
+    """Whether process `pid` may still be running (this one included; unknown counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -21,6 +21,7 @@ from bceval.agents.folders import owned_in, remove
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
+from bceval.outdir import alive
 
 STALE_AFTER = 3600.0  # seconds; longer than a default answer's attempts take, so a younger folder may be in use
 _TEMP_NAME = re.compile(r"bceval-(?:view|knowledge|request|probe)-(\d+)-")
@@ -141,23 +142,13 @@ def sweep_stale_folders(parent: Path | None = None, now: float | None = None) ->
             if match is None or not entry.is_dir(follow_symlinks=False):
                 continue
             info = entry.stat(follow_symlinks=False)
-            if info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER or _alive(int(match[1])):
+            if info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER or alive(int(match[1])):
                 continue
             remove(Path(entry.path))
             removed += 1
         except OSError:  # another run removing it too, or not ours to remove: leave it
             continue
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # someone else's process, or no pid at all: not ours to judge
-    return True
 
 
 def _new_folder(parent: Path | None) -> Path:

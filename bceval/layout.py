@@ -42,14 +42,8 @@ class _Named(_Below):
 CASE_PATTERN = "result-case-*.json"
 ANY_PATTERN = "result-*.json"
 INFRA_PATTERN = "infra-case-*.json"
-
-
-def result_name(model_id: str) -> str:
-    return f"result-{model_id}.json"
-
-
-def infra_name(model_id: str) -> str:
-    return f"infra-{model_id}.json"
+result_name = "result-{}.json".format  # of a model id
+infra_name = "infra-{}.json".format
 
 
 def _files(directory: Path) -> list[Path]:
@@ -94,25 +88,12 @@ REVIEW_REQUEST = "review-request.json"
 OWNED_PATTERNS = ("case*.al", REVIEW_REQUEST, "request-*.json", KNOWLEDGE_INDEX, "index-*.json")
 
 
-def domain_index_name(domain: str) -> str:
-    return f"index-{domain}.json"
-
-
-def domain_request_name(domain: str) -> str:
-    return f"request-{domain}.json"
-
-
-def case_request_name(model_id: str) -> str:
-    """`request-case-<hash>.json`: one ranked case (review and guidance alike)."""
-    return f"request-{model_id}.json"
-
-
+domain_index_name = "index-{}.json".format
+domain_request_name = "request-{}.json".format
+case_request_name = "request-{}.json".format  # `request-case-<hash>.json`: one ranked case (review and guidance)
 # case_request_name of a model id (`case-` and 8 hex digits, bceval.evaluators.review.neutral.model_id)
 CASE_REQUEST = re.compile(r"request-case-[0-9a-f]{8}\.json")
-
-
-def case_file_name(model_id: str) -> str:
-    return f"{model_id}.al"
+case_file_name = "{}.al".format
 
 
 @dataclass(frozen=True)

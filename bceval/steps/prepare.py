@@ -17,13 +17,7 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Listing, index_order, sorted_texts
 from bceval.corpus.prepdir import strays
-from bceval.corpus.rows import (
-    GroupRows,
-    encode_group,
-    index_chunks,
-    read_group,
-    row_count,
-)
+from bceval.corpus.rows import GroupRows, encode_group, index_chunks, read_group, row_count
 from bceval.errors import BcevalError
 from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir

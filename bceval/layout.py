@@ -246,10 +246,8 @@ class ExperimentDir:
     file = _Below("experiment.yaml")  # the experiment file `experiment ab` writes
     # what the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it
     cost_ledger = _Below("cost-ledger.jsonl")
-    # what the report was last made from and the lines it printed: a rerun with nothing new reprints them
-    report_state = _Below(".build", "report-state.json")
     report = _Named("report.{}".format)
-    # a development experiment's secondary outcomes per arm (bceval.evaluators.development.summary)
+    # a development experiment's secondary outcomes per arm (bceval.evaluators.development.arms)
     development_summary = _Named("development-summary.{}".format)
 
     def variant(self, name: str) -> OutDir:

@@ -79,7 +79,7 @@ def test_a_checks_file_from_pyproject_and_a_flag_that_wins(tmp_path, monkeypatch
     def options(*flags: str) -> RunOptions:
         args = _parser().parse_args(["development", "run", "--out", "x", *flags])
         found = with_pyproject(args)
-        return RunOptions.from_args(args, DEMO_CORPUS, load_settings(cwd=tmp_path), None, found)
+        return RunOptions.from_args(args, DEMO_CORPUS, load_settings(cwd=tmp_path), found)
 
     chosen = options()
     assert chosen.checks == tmp_path / "gates" / "checks.yaml" and chosen.inline_checks is None

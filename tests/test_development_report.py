@@ -707,7 +707,8 @@ def test_missing_and_unparsable_result_files(loaded, corpus, tmp_path):
 
 
 def test_report_text_reaches_the_console_escaped(loaded, corpus, tmp_path, capsys):
-    from bceval.evaluators.development.steps import SCORING_FAILED, problem_block
+    from bceval.evaluators.development.cli import SCORING_FAILED
+    from bceval.evaluators.development.runner import problem_block
 
     problems = _problems(loaded, corpus, tmp_path, lambda r: r["plan"].update(kind="bug\x1b[2J\rfeature"))
     block = problem_block(SCORING_FAILED, problems)

@@ -183,7 +183,7 @@ def test_exit_127_is_not_run_and_an_infrastructure_error(tmp_path, capsys):
 
 
 def test_the_runner_passing_while_the_agent_says_not_run_is_an_underclaim(tmp_path, capsys):
-    from bceval.evaluators.development.evidence import GateResult, compare
+    from bceval.evaluators.development.gates import GateResult, compare
     from bceval.evaluators.development.manifest import load
 
     loaded = load(DEMO_CORPUS)

@@ -50,14 +50,14 @@ def test_foreign_exceptions_while_scoring_a_case_stay_in_that_case(tmp_path, mon
     assert_passes(scenario.capture(), "captured")
     scenario.write_result(plan_report())
     scenario.write_result(plan_report("second-case"), "second-case")
-    original = scoring.check_plan_report
+    original = scoring.check_report
 
-    def explode_first(report, case, checkout):
+    def explode_first(report, case, checkout, implementation):
         if case.id == "synthetic-case":
             raise KeyError(SENTINEL)
-        return original(report, case, checkout)
+        return original(report, case, checkout, implementation)
 
-    monkeypatch.setattr(scoring, "check_plan_report", explode_first)
+    monkeypatch.setattr(scoring, "check_report", explode_first)
     result = scenario.score()
     assert_fails(result, "synthetic-case: the result could not be read safely")
     assert "second-case" not in result.err

@@ -442,8 +442,8 @@ def test_unknown_override_domain_is_reported_even_when_its_value_is_invalid(smal
 
 
 def test_the_schema_model_and_the_checks_name_the_same_members():
+    from bceval.evaluators.review.documents import DomainOverride, ReviewManifest
     from bceval.evaluators.review.manifest import MANIFEST_MEMBERS, OVERRIDE_MEMBERS
-    from bceval.evaluators.review.manifest_schema import DomainOverride, ReviewManifest
 
     assert tuple(field.alias or name for name, field in ReviewManifest.model_fields.items()) == MANIFEST_MEMBERS
     assert tuple(DomainOverride.model_fields) == OVERRIDE_MEMBERS

@@ -18,7 +18,6 @@ from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.scoring import (
     aggregate,
     format_rate,
-    judge_reading,
     read_result_document,
 )
 from bceval.layout import result_files
@@ -37,7 +36,7 @@ CASES = [case("perf-bad", ["microsoft/knowledge/perf/a.md"]), case("perf-good", 
 
 def reading(document, name="result-x.json"):
     raw = document if isinstance(document, bytes) else json.dumps(document).encode()
-    return judge_reading(read_result_document(raw, name), CASES)
+    return read_result_document(raw, name)
 
 
 def score(*documents, thresholds=THRESHOLDS, infra=None):

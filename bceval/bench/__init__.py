@@ -65,8 +65,9 @@ def bench_command(
     view_text: str = "none",
     from_environment: bool = False,
 ) -> int:
-    """`bceval bench` and `doit bench`: check the arguments (flags, or BCEVAL_BENCH_* variables), measure, print
-    the table."""
+    """`bceval bench` and `doit bench`: check the arguments (flags, or BCEVAL_BENCH_* variables), measure each
+    synthetic size, or (with `corpus`) one real corpus, then the live, experiment, api and view lines ('none' skips
+    one); write the JSON report and print the table."""
     texts = {"live": live_text, "experiment": experiment_text, "api": api_text, "view": view_text}
     points = {
         name: parse_points(text, name, f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}")
@@ -80,8 +81,27 @@ def bench_command(
         raise BcevalError("--sizes needs counts of at least 10 articles and --repeat at least 1")
     if corpus is not None and not corpus.is_dir():
         raise BcevalError(f"{corpus}: corpus directory does not exist")
-    one = {name: found[0] if found else None for name, found in points.items() if name != "live"}
-    report = run_bench(sizes, repeat, out, corpus, points["live"], one["experiment"], one["api"], one["view"])
+    experiment, api, view = (points[name][0] if points[name] else None for name in ("experiment", "api", "view"))
+    warm_bytecode(measured_environment())
+    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as folder:
+        scratch = Path(folder)
+        if corpus is not None:
+            measured = [measure(0, repeat, scratch, source=corpus)]
+        else:
+            measured = [measure(size, repeat, scratch) for size in sizes]
+        report = {
+            "benchVersion": 2,
+            "python": sys.version.split()[0],
+            "sizes": measured,
+            "growth": [_growth(smaller, larger) for smaller, larger in zip(measured, measured[1:], strict=False)],
+            "live": [measure_live(scratch, *point, repeat) for point in points["live"] or []] or None,
+            "experiment": measure_experiment(scratch, *experiment, repeat) if experiment else None,
+            "api": measure_api(scratch, *api) if api else None,
+            "view": measure_view(scratch, *view) if view else None,
+        }
+    if report["api"] is None:
+        del report["api"]
+    write_atomic(out, dumps(report))
     sys.stdout.write(render_table(report))
     return 0
 
@@ -94,46 +114,6 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
     sizes, live, experiment, api, view = (values[k] for k in ("sizes", "live", "experiment", "api", "view"))
     bench_command(sizes, repeat, out, None, live, experiment, api, view, from_environment=True)
-
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
-def run_bench(
-    sizes: list[int],
-    repeat: int,
-    out_file: Path,
-    corpus: Path | None,
-    live: list[tuple[int, int, float]] | None,
-    experiment: tuple[int, int, int, int, float] | None,
-    api: tuple[int, int, float] | None,
-    view: tuple[int, int, int] | None,
-) -> dict[str, Any]:
-    """Measure each synthetic size, or (with `corpus`) one real corpus, then the live, experiment, api and view
-    lines (None skips one); write the JSON report."""
-    progress = _progress
-    warm_bytecode(measured_environment())
-    with tempfile.TemporaryDirectory(prefix="bceval-bench-") as folder:
-        scratch = Path(folder)
-        if corpus is not None:
-            measured = [measure(0, repeat, scratch, progress, source=corpus)]
-        else:
-            measured = [measure(size, repeat, scratch, progress) for size in sizes]
-        report = {
-            "benchVersion": 2,
-            "python": sys.version.split()[0],
-            "sizes": measured,
-            "growth": [_growth(smaller, larger) for smaller, larger in zip(measured, measured[1:], strict=False)],
-            "live": [measure_live(scratch, *point, progress, repeat) for point in live or []] or None,
-            "experiment": measure_experiment(scratch, *experiment, progress, repeat) if experiment else None,
-            "api": measure_api(scratch, *api, progress) if api else None,
-            "view": measure_view(scratch, *view, progress) if view else None,
-        }
-    if report["api"] is None:
-        del report["api"]
-    write_atomic(out_file, dumps(report))
-    return report
 
 
 def _growth(smaller: dict[str, Any], larger: dict[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ class JsonEndpoint:
     (status, payload, extra headers) for each POST; a context manager."""
 
     def __init__(self, respond: Respond) -> None:
-        here = self._here = threading.local()
+        here = self._here = threading.local()  # .arrived: when this thread's request began to arrive
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -85,10 +85,6 @@ class JsonEndpoint:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
-    def arrived(self) -> float:
-        return float(self._here.arrived)
-
-    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
@@ -107,7 +103,7 @@ class BenchServer(JsonEndpoint):
     def __init__(self, latency: float) -> None:
         def respond(path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
             reply = json.dumps(_reply(body)).encode("utf-8")  # encoded before the wait, not after it
-            time.sleep(max(0.0, self.arrived + latency - time.monotonic()))
+            time.sleep(max(0.0, self._here.arrived + latency - time.monotonic()))
             return 200, reply, {}
 
         super().__init__(respond)

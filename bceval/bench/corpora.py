@@ -94,12 +94,11 @@ def generate_corpus(root: Path, articles: int, seed: int = SEED) -> dict[str, An
         )
         if len(paired) < 4:
             continue
-        if index % 3 == 0:
-            overrides[domain] = {"article": paired[1], "context": "The table holds a few million rows."}
-        elif index % 3 == 1:
-            overrides[domain] = {"additionalArticles": paired[2:4]}
-        else:
-            overrides[domain] = {"context": "Runs in a background session."}
+        overrides[domain] = [
+            {"article": paired[1], "context": "The table holds a few million rows."},
+            {"additionalArticles": paired[2:4]},
+            {"context": "Runs in a background session."},
+        ][index % 3]
     manifest = {
         "version": 2,
         "selection": "first-paired-al-article",

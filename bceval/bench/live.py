@@ -15,7 +15,7 @@ from typing import Any
 
 from bceval.bench.chat import RESPONSES_PER_CASE, BenchServer
 from bceval.bench.corpora import generate_live_corpus
-from bceval.bench.measure import BCEVAL, Run, measured_environment, run_process, settle
+from bceval.bench.measure import BCEVAL, Run, measured_environment, progress, run_process, settle
 from bceval.layout import CASE_PATTERN, OutDir
 
 # A fake agent for throughput: it drains its prompt, marks when the first agent started, waits a fixed time and
@@ -50,13 +50,6 @@ class Agent:
     mark: Path  # created by the first agent that starts
     env: dict[str, str]
     corpus: Path  # the cases it answers
-
-    def first_start(self, run: Run) -> float | None:
-        """Seconds from the start of `run` to the first agent's start (None when none started)."""
-        try:
-            return round(self.mark.stat().st_mtime - run.started, 3)
-        except OSError:
-            return None
 
 
 def _fixed_time_agent(where: Path, cases: int, seconds: float) -> Agent:
@@ -96,7 +89,12 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
     ideal = answers / jobs * seconds
     wall = median([r.seconds for r in runs])
     floor = median([r.seconds for r in floors])
-    measured: dict[str, Any] = {
+    cpu = floor_cpu = own_cpu = None
+    if all(r.cpu_seconds is not None for r in runs + floors):
+        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
+        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
+        own_cpu = round(cpu - floor_cpu, 5)  # the difference of the two rounded numbers, so the three add up
+    return {
         "answered": answered,
         "jobs": jobs,
         "secondsPerAnswer": seconds,
@@ -110,25 +108,13 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "ratioToFloor": round(wall / floor, 3),
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
         "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
-        "cpuPerAnswerSeconds": None,
-        "floorCpuPerAnswerSeconds": None,
-        "ownCpuPerAnswerSeconds": None,
+        "cpuPerAnswerSeconds": cpu,
+        "floorCpuPerAnswerSeconds": floor_cpu,
+        "ownCpuPerAnswerSeconds": own_cpu,
     }
-    if all(r.cpu_seconds is not None for r in runs + floors):
-        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
-        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
-        # the difference of the two rounded numbers, so the three always add up
-        measured.update(
-            cpuPerAnswerSeconds=cpu,
-            floorCpuPerAnswerSeconds=floor_cpu,
-            ownCpuPerAnswerSeconds=round(cpu - floor_cpu, 5),
-        )
-    return measured
 
 
-def measure_live(
-    scratch: Path, answers: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
-) -> dict[str, Any]:
+def measure_live(scratch: Path, answers: int, jobs: int, seconds: float, repeat: int = 1) -> dict[str, Any]:
     """`bceval answer` with a fixed-time agent, each round in a fresh output folder, beside the floor."""
     where = scratch / f"live-{answers}-{jobs}"
     agent = _fixed_time_agent(where, answers, seconds)
@@ -199,13 +185,7 @@ for thread in threads:
 """
 
 
-def _state_bytes(out: Path) -> int:
-    """The size of doit's state (with any file its backend keeps beside it)."""
-    db = OutDir(out).doit_db
-    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
-
-
-def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress: Any) -> dict[str, Any]:
+def measure_api(scratch: Path, answers: int, jobs: int, latency: float) -> dict[str, Any]:
     """`bceval answer --adapter api` against a local endpoint answering after `latency` seconds, three responses a
     case, beside the floor (_API_FLOOR)."""
     if importlib.util.find_spec("openai") is None:
@@ -214,9 +194,8 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
     generate_live_corpus(corpus, answers)
     settle()
     env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
-    base = [sys.executable, "-m", "bceval"]
     where = ["--corpus", str(corpus), "--out", str(out)]
-    run_process([*base, "prepare", *where], env)
+    run_process([*BCEVAL, "prepare", *where], env)
     progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
     request, case = _a_prepared_case(OutDir(out).prepare.path)  # asked as bceval asks it
     prompt = scratch / "api-floor-prompt"
@@ -230,7 +209,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
             [sys.executable, "-c", _API_FLOOR, server.base_url, str(answers), str(jobs), str(prompt)], env
         )
         api = ["--adapter", "api", "--model", "bench", "--base-url", server.base_url, "--api-key-env", "BENCH_KEY"]
-        command = [*base, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
+        command = [*BCEVAL, "answer", *where, *api, "--jobs", str(jobs), "--retries", "0"]
         run = run_process([*command, "--timeout", str(latency * 40 + 10)], env)
     answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
     measured = _throughput([run], [floor], answers, answered, jobs, latency * RESPONSES_PER_CASE)
@@ -239,7 +218,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float, progress
 
 
 def measure_experiment(
-    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, progress: Any, repeat: int = 1
+    scratch: Path, arms: int, epochs: int, cases: int, jobs: int, seconds: float, repeat: int = 1
 ) -> dict[str, Any]:
     """`bceval experiment run` with a fixed-time agent, each round in a fresh output folder (prepared first), beside
     the floor; per round also the first agent's start, a no-op rerun and doit's state. Then `experiment report`
@@ -247,49 +226,49 @@ def measure_experiment(
     where = scratch / "experiment"
     agent = _fixed_time_agent(where, cases, seconds)
     experiment = _experiment_file(where / "bench.yaml", "bench", agent, arms, epochs, None)
-    base = [*BCEVAL, "experiment"]
     units = arms * epochs * cases
     runs, floors, first, noop, state = [], [], [], [], []
-    out = where / "out"
+
+    def bceval(verb: str, path: Path, out: Path, *extra: str) -> Run:
+        return run_process([*BCEVAL, "experiment", verb, str(path), "--out", str(out), *extra], agent.env)
+
     for round_number in range(repeat):
         out = where / f"out-{round_number}"
-        run_process([*base, "report", str(experiment), "--out", str(out)], agent.env)
+        bceval("report", experiment, out)
         progress(
             f"bench: experiment of {arms} arms x {epochs} epochs x {cases} cases at --jobs {jobs}, {seconds:g} s "
             f"each, round {round_number + 1}/{repeat}"
         )
         floors.append(_floor(agent, where, out, units, jobs))
         agent.mark.unlink(missing_ok=True)
-        command = [*base, "run", str(experiment), "--out", str(out), "--jobs", str(jobs), "--retries", "0"]
-        runs.append(run_process(command, agent.env))
-        first.append(agent.first_start(runs[-1]))
-        noop.append(run_process(command, agent.env).seconds)
-        state.append(_state_bytes(out))
+        runs.append(bceval("run", experiment, out, "--jobs", str(jobs), "--retries", "0"))
+        first.append(round(agent.mark.stat().st_mtime - runs[-1].started, 3) if agent.mark.exists() else None)
+        noop.append(bceval("run", experiment, out, "--jobs", str(jobs), "--retries", "0").seconds)
+        db = OutDir(out).doit_db  # doit's state, with any file its backend keeps beside it
+        state.append(sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()))
     report = json.loads(OutDir(out).experiment("bench").report().read_text(encoding="utf-8"))
     answered = sum(arm["answered"] for arm in report["arms"])
     sizes = []  # (name, answers, experiment file) of a quarter, a half and all of the cases
-    for share in (4, 2, 1):
+    for share in (4, 2):
         domains = max(1, cases // share // 2)  # two cases a domain
-        size = cases if share == 1 else 2 * domains
-        name = "bench" if share == 1 else f"bench-{size}"
-        path = experiment
-        if share != 1:
-            path = _experiment_file(where / f"{name}.yaml", name, agent, arms, epochs, domains)
-            run_process([*base, "run", str(path), "--out", str(out), "--jobs", str(jobs), "--retries", "0"], agent.env)
-        sizes.append((name, arms * epochs * size, path))
+        name = f"bench-{2 * domains}"
+        path = _experiment_file(where / f"{name}.yaml", name, agent, arms, epochs, domains)
+        bceval("run", path, out, "--jobs", str(jobs), "--retries", "0")
+        sizes.append((name, arms * epochs * 2 * domains, path))
+    sizes.append(("bench", units, experiment))
     # the three sizes take turns, so a change in the machine's speed moves all of them alike
     timed: dict[str, list[float]] = {name: [] for name, _, _ in sizes}
     for round_number in range(repeat):
         counts = ", ".join(f"{answers:,}" for _, answers, _ in sizes)
         progress(f"bench: experiment report of {counts} answers, round {round_number + 1}/{repeat}")
         for name, _, path in sizes:
-            timed[name].append(run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds)
+            timed[name].append(bceval("report", path, out).seconds)
     reports = []
     for name, answers, path in sizes:
         # and once without the verdicts an earlier report kept (moved away, not deleted: see the module docstring)
         for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
             kept.rename(where / f"kept-verdicts-{name}-{number}")
-        cold = run_process([*base, "report", str(path), "--out", str(out)], agent.env).seconds
+        cold = bceval("report", path, out).seconds
         reports.append(
             {"answers": answers, "medianSeconds": round(median(timed[name]), 3), "coldSeconds": round(cold, 3)}
         )

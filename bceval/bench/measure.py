@@ -41,24 +41,23 @@ class Run:
 def run_process(args: list[str], env: dict[str, str]) -> Run:
     """One fresh process; wall time, CPU time and its own peak RSS (wait4), failing loudly on a non-zero exit."""
     # stderr goes to a file, read at the end: a live run writes a line per answer, more than a pipe holds
-    errors = tempfile.TemporaryFile()
-    started = time.time()
-    start = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
-    cpu = None
-    if hasattr(os, "wait4"):
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-        peak = usage.ru_maxrss / scale
-        cpu = usage.ru_utime + usage.ru_stime
-    else:  # pragma: no cover - Windows has no wait4
-        process.wait()
-        elapsed, peak = time.perf_counter() - start, None
-    errors.seek(0)
-    error = errors.read().decode("utf-8", "replace")
-    errors.close()
+    with tempfile.TemporaryFile() as errors:
+        started = time.time()
+        start = time.perf_counter()
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
+        cpu = None
+        if hasattr(os, "wait4"):
+            _, status, usage = os.wait4(process.pid, 0)
+            elapsed = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+            scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+            peak = usage.ru_maxrss / scale
+            cpu = usage.ru_utime + usage.ru_stime
+        else:  # pragma: no cover - Windows has no wait4
+            process.wait()
+            elapsed, peak = time.perf_counter() - start, None
+        errors.seek(0)
+        error = errors.read().decode("utf-8", "replace")
     if process.returncode != 0:
         step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
         last = (error.strip().splitlines() or ["no output"])[-1]
@@ -84,11 +83,8 @@ for number, size in enumerate(sizes):
 
 def _touch(path: Path, round_number: int) -> None:
     text = path.read_text(encoding="utf-8")
-    marker = "## Description\n\n"
-    if marker in text:
-        path.write_text(text.replace(marker, f"{marker}Edit {round_number}. ", 1), encoding="utf-8")
-    else:
-        path.write_text(text + f"\nEdit {round_number}.\n", encoding="utf-8")
+    marker, edit = "## Description\n\n", f"Edit {round_number}."
+    path.write_text(text.replace(marker, f"{marker}{edit} ", 1) if marker in text else f"{text}\n{edit}\n", "utf-8")
 
 
 def settle() -> None:
@@ -115,7 +111,11 @@ def warm_bytecode(env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, capture_output=True, check=False)
 
 
-def measure(articles: int, repeat: int, scratch: Path, progress: Any, source: Path | None = None) -> dict[str, Any]:
+def progress(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def measure(articles: int, repeat: int, scratch: Path, source: Path | None = None) -> dict[str, Any]:
     """Time every step on a synthetic corpus of `articles` articles, or on a private copy of `source`."""
     corpus = scratch / f"corpus-{articles}"
     if source is None:

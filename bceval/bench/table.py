@@ -6,10 +6,9 @@ from typing import Any
 
 
 def render_table(report: dict[str, Any]) -> str:
-    names = list(report["sizes"][0]["results"])
     header = "| measurement | " + " | ".join(f"{s['articles']:,} articles" for s in report["sizes"]) + " |"
     lines = [header, "|---|" + "---|" * len(report["sizes"])]
-    for name in names:
+    for name in report["sizes"][0]["results"]:
         cells = []
         for size in report["sizes"]:
             result = size["results"][name]

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bceval.bench.measure import progress
 from bceval.evaluators.registry import DEFAULT
 from bceval.jsonio import dumps
 from bceval.layout import OutDir, RunDir, result_name
@@ -165,7 +166,7 @@ def _load_times(pages: dict[str, Path]) -> dict[str, Any]:
     return measured
 
 
-def measure_view(scratch: Path, arms: int, epochs: int, cases: int, progress: Any) -> dict[str, Any]:
+def measure_view(scratch: Path, arms: int, epochs: int, cases: int) -> dict[str, Any]:
     out = scratch / "view-out"
     progress(f"bench: viewer of {arms} arms x {epochs} epochs x {cases} cases ({arms * epochs * cases} answers)")
     generate_site_input(out, arms, epochs, cases)

@@ -12,7 +12,7 @@ import yaml
 from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
-from bceval.experiment.plan import ab_experiment, load_plan, resolve
+from bceval.experiment.plan import Plan, ab_experiment, load_plan, resolve
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -21,32 +21,6 @@ from bceval.steps.experiment import publish_report, write_report
 from bceval.steps.experiment_report import plan_experiment, selected_cases
 
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
-
-
-MODES = {  # mode: (its one line in `experiment --help`, its description where that is not the line itself)
-    "run": (
-        "answer every (arm, epoch, case) still missing, then report",
-        "Answer every (arm, epoch, case) still missing, then write the report.",
-    ),
-    "report": ("write the report from the answers there are (e.g. merged shards)", None),
-    "publish": ("add the experiment's report to the committed page", None),
-    "plan": (
-        "how many cases and epochs find a given difference (a seeded simulation)",
-        "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
-        "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
-    ),
-    "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None),
-}
-
-
-def add_parser(commands: Any) -> None:
-    """The `experiment` subcommand and its modes."""
-    text = "run matched arms over repeated epochs and compare them case by case"
-    experiment = commands.add_parser("experiment", help=text, description=sentence(text))
-    modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
-    for mode, (text, description) in MODES.items():
-        parser = modes.add_parser(mode, help=text, description=description or sentence(text))
-        add_options(parser, f"experiment {mode}")
 
 
 def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
@@ -109,15 +83,74 @@ def _check_ab_file(experiment: Any, path: Path) -> None:
     )
 
 
+def _run(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
+    if getattr(args, "report", False):
+        return _report(args, plan, settings)
+    code = run_graph(settings, ["experiment"], verbose=getattr(args, "verbose", False))
+    return _ci_outputs(args, plan, code, summary=False)
+
+
+def _report(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
+    code = run_graph(settings, ["experiment_prepare"], verbose=getattr(args, "verbose", False))
+    if code:
+        return code
+    write_report(settings, lambda: plan, lambda: selected_cases(plan, settings))
+    return _ci_outputs(args, plan, 0, summary=True)
+
+
+def _publish(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
+    page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
+    publish_report(plan, page)
+    return 0
+
+
+def _power(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
+    plan_experiment(plan, args.effect, args.power)
+    return 0
+
+
+def _ci_outputs(args: argparse.Namespace, plan: Plan, code: int, summary: bool) -> int:
+    junit = getattr(args, "junit", None)
+    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)
+
+
+MODES = {  # mode: (its one line in `experiment --help`, its description where that is not the line itself, its action)
+    "run": (
+        "answer every (arm, epoch, case) still missing, then report",
+        "Answer every (arm, epoch, case) still missing, then write the report.",
+        _run,
+    ),
+    "report": ("write the report from the answers there are (e.g. merged shards)", None, _report),
+    "publish": ("add the experiment's report to the committed page", None, _publish),
+    "plan": (
+        "how many cases and epochs find a given difference (a seeded simulation)",
+        "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
+        "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
+        _power,
+    ),
+    "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None, _run),
+}
+
+
+def add_parser(commands: Any) -> None:
+    """The `experiment` subcommand and its modes."""
+    text = "run matched arms over repeated epochs and compare them case by case"
+    experiment = commands.add_parser("experiment", help=text, description=sentence(text))
+    modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
+    for mode, (text, description, _) in MODES.items():
+        parser = modes.add_parser(mode, help=text, description=description or sentence(text))
+        add_options(parser, f"experiment {mode}")
+
+
 def run(args: argparse.Namespace) -> int:
     """One experiment command; BcevalError from here is one line in bceval.cli.main."""
-    mode = args.experiment_mode
-    if mode == "ab":
+    if args.experiment_mode == "ab":
         base = load_settings(**settings_flags(args, ("corpus", "out", "manifest")))
         experiment, file = _ab_experiment(args, base)
         settings = _settings(args, file)
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
-        plan = resolve(experiment, settings, None, flags)  # refs and arms are checked before anything is written
+        # refs and arms are checked before anything is written
+        plan = resolve(experiment, settings, None, lambda location: flags.get(location, "experiment ab"))
         _check_ab_file(experiment, file)
         text = yaml.safe_dump(_ab_document(experiment), sort_keys=False)
         write_atomic(file, "# written by `bceval experiment ab`\n" + text)
@@ -125,24 +158,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         settings = _settings(args, Path(args.file))
         plan = load_plan(settings)
-    verbose = getattr(args, "verbose", False)
-    if mode == "plan":
-        plan_experiment(plan, args.effect, args.power)
-        return 0
-    if mode == "publish":
-        page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
-        publish_report(plan, page)
-        return 0
-    if mode == "report" or getattr(args, "report", False):
-        code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
-        if code:
-            return code
-        chosen = selected_cases(plan, settings)
-        write_report(settings, lambda: plan, lambda: {arm: [c.id for c in cases] for arm, cases in chosen.items()})
-        return _ci_outputs(args, plan, 0, summary=True)
-    return _ci_outputs(args, plan, run_graph(settings, ["experiment"], verbose=verbose), summary=False)
-
-
-def _ci_outputs(args: argparse.Namespace, plan: Any, code: int, summary: bool) -> int:
-    junit = getattr(args, "junit", None)
-    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)
+    return MODES[args.experiment_mode][2](args, plan, settings)

@@ -49,12 +49,6 @@ def _default(name: str) -> Any:
     return OPTIONS[name].default
 
 
-def flag_of(name: str) -> str:
-    """The command-line flag of a setting as users type it (`--margin` for health_margin, `-k` for patterns)."""
-    flags = OPTIONS[name].flags
-    return flags[-1] if flags else name
-
-
 def setting_problem(name: str, value: Any) -> str | None:
     """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
     if name in CHOICE_NAMES:
@@ -251,9 +245,8 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     for key, (env_key, kind) in SOURCES.items():
         value = flags.get(key)
         if value is not None and value != [] and value != ():
-            flag = flag_of(key)
-            chosen[key] = convert(str(value) if kind == "path" else value, kind, cwd, flag)
-            source[key] = flag
+            source[key] = OPTIONS[key].flags[-1]  # the flag as users type it: --margin for health_margin, -k
+            chosen[key] = convert(str(value) if kind == "path" else value, kind, cwd, source[key])
         elif environ.get(env_key):
             chosen[key] = convert(environ[env_key], kind, cwd, env_key)
             source[key] = env_key

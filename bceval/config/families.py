@@ -188,7 +188,7 @@ DEVELOPMENT: tuple[Option, ...] = (
         help="run: an overclaim (a check reported passed that the runner did not observe) fails its case",
     ),
     # [tool.bceval.development] only (no flag): the starting repositories, and the checks' other keys when
-    # `checks` is an inline table instead of a file (bceval.evaluators.development.config reads them)
+    # `checks` is an inline table instead of a file (bceval.evaluators.development.cli reads them)
     Option(
         "development_workspaces",
         kind="table",

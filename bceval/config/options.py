@@ -1,9 +1,5 @@
-"""Every option of bceval, declared once: its flag(s), environment variable, `[tool.bceval]` key, kind, default,
-choices, range and help (bceval.config.commands says which options each command takes).
-
-`bceval.config` reads its SOURCES and RANGES from here; `bceval.cli` builds every parser from here and from
-`commands`; the doit graph reads the BCEVAL_GUIDANCE_* and BCEVAL_BENCH_* variables through `environment_values`.
-No argparse here: this module only describes (so `bceval.config` stays cheap and below the command line).
+"""Every option of bceval, declared once (bceval.config.commands says which options each command takes). No
+argparse here: `bceval.cli` builds the parsers from this table, and `bceval.config` stays below the command line.
 """
 
 from __future__ import annotations
@@ -170,10 +166,8 @@ OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHER
 
 
 def environment_values(part: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The settings of `doit guidance*` ("guidance": BCEVAL_GUIDANCE_*) or `doit bench` ("bench": BCEVAL_BENCH_*):
-    the options of that part that have a variable, read from `environ` (default: the process's; unset or empty:
-    the default), by their name without the part's prefix (bench_sizes -> sizes), unconverted: the reader checks
-    them. A command line gives these as flags instead."""
+    """The variables of a part's options (`doit guidance*`: BCEVAL_GUIDANCE_*, `doit bench`: BCEVAL_BENCH_*), unset
+    or empty: the default, by name without the part's prefix (bench_sizes -> sizes), unconverted."""
     environ = os.environ if environ is None else environ
     return {
         option.name.removeprefix(part + "_"): environ.get(option.env) or option.default

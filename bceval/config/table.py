@@ -35,11 +35,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _prose(text: str) -> str:
-    """Help text as Markdown shows it: `<root>` is no HTML tag."""
-    return _cell(text).replace("<", "&lt;")
-
-
 def settings_table() -> str:
     """The Markdown table: one row per option with a variable or a `[tool.bceval]` key, in the table's order."""
     rows = [
@@ -54,7 +49,8 @@ def settings_table() -> str:
         default = "" if option.default in (None, ()) else f"`{option.default}`"
         env = f"`{option.env}`" if option.env else ""
         cells = (f"`{option.name}`", flags, env, _key(option), default)
-        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + f" | {_prose(_help(option))} |")
+        meaning = _cell(_help(option)).replace("<", "&lt;")  # `<root>` is no HTML tag
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + f" | {meaning} |")
     return "\n".join(rows) + "\n"
 
 

@@ -110,18 +110,15 @@ def unparsed_domain(rel: str) -> str:
 
 
 def index_row(rel: str, text: str, full_description: bool = False) -> dict[str, Any]:
-    """The index row of one article, members in the reference's order."""
+    """The index row of one article, members in the reference's order; without frontmatter the domain is the
+    article's folder and everything else is empty."""
     parsed = parse_article(text)
-    if parsed is None:
-        row: dict[str, Any] = {"path": rel, "layer": layer_of(rel), "domain": unparsed_domain(rel)}
-        row.update({name: [] for name in LIST_FIELDS})
-        row.update({"title": "", "description": "", "parsed": False})
-        return row
-    fields = parsed["fields"]
-    row = {"path": rel, "layer": layer_of(rel), "domain": _as_text(fields.get("domain"))}
+    fields = parsed["fields"] if parsed else {}
+    domain = _as_text(fields.get("domain")) if parsed else unparsed_domain(rel)
+    row: dict[str, Any] = {"path": rel, "layer": layer_of(rel), "domain": domain}
     row.update({name: _as_list(fields.get(name)) for name in LIST_FIELDS})
-    description = parsed["description"]
-    row["title"] = parsed["title"]
+    row["title"] = parsed["title"] if parsed else ""
+    description = parsed["description"] if parsed else ""
     row["description"] = description if full_description else lean_description(description)
-    row["parsed"] = True
+    row["parsed"] = parsed is not None
     return row

@@ -29,14 +29,10 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
 
 
 def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
-    """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from `count` rows already
-    encoded compactly in index order, as chunks that join with "," (single rows or runs of rows)."""
+    """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from the `count` rows'
+    compact JSON in index order."""
     empty = dumps_compact({**build_index([], timestamp), "articleCount": count}).encode("utf-8")
     return b"".join([empty[: -len(b"]}\n")], b",".join(chunks), b"]}\n"])
-
-
-def _file_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].lower()
 
 
 def domain_articles(rows: list[dict[str, Any]], domain: str) -> list[dict[str, Any]]:
@@ -65,7 +61,7 @@ def candidate_paths(domain_of: Iterable[tuple[str, str]], domains: list[str]) ->
         winners: dict[str, str] = {}
         for layer in reversed(LAYERS):  # the highest layer first, each in path order
             for path in layers.get(layer, ()):
-                winners.setdefault(_file_name(path), path)
+                winners.setdefault(path.rsplit("/", 1)[-1].lower(), path)  # one per file name
         result[domain] = sorted_texts(winners.values())
     return result
 

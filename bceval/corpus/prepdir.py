@@ -26,10 +26,8 @@ def claim(directory: Path) -> None:
 
 
 def strays(directory: Path, expected: set[str]) -> list[Path]:
-    """Files a previous prepare wrote that the current corpus no longer produces.
-
-    Only top-level regular files with our names count; results, notes and anything else are not ours.
-    """
+    """Files a previous prepare wrote that the current corpus no longer produces: top-level regular files with our
+    names (results, notes and anything else are not ours)."""
     if not directory.is_dir():
         return []
     return [
@@ -39,10 +37,7 @@ def strays(directory: Path, expected: set[str]) -> list[Path]:
     ]
 
 
-def prune(directory: Path, expected: set[str]) -> list[str]:
-    """Delete the `strays` of a prepare directory; returns their names."""
-    removed = []
+def prune(directory: Path, expected: set[str]) -> None:
+    """Delete the `strays` of a prepare directory."""
     for entry in strays(directory, expected):
         entry.unlink()
-        removed.append(entry.name)
-    return removed

@@ -4,7 +4,7 @@ and O'Brien-Fleming alpha spending over planned looks."""
 from __future__ import annotations
 
 import math
-import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from statistics import NormalDist
@@ -41,22 +41,28 @@ def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int)
     packs = n * (total + 1) * (n + 1) <= EXACT_CELL_BUDGET
     if packs or n <= ALWAYS_EXACT_UP_TO:
         ways = _subset_sum_counts_packed(magnitudes) if packs else _subset_sum_counts(magnitudes)
-        p = _tails(ways, total, observed, 2**n)
+        p = [float(Fraction(hits, 2**n)) for hits in _tails(ways, total, observed)]
         return PermutationTest(p[0], "exact", statistic, n, draws=None, seed=None, p_lower=p[1], p_upper=p[2])
-    p = _monte_carlo_p_values(magnitudes, observed, seeded_rng(seed, "sign flips"), permutations)
+    rng = seeded_rng(seed, "sign flips")
+    drawn: Counter[int] = Counter()  # how many random sign assignments flipped a subset of each sum
+    for _ in range(permutations):
+        flips = rng.getrandbits(n)
+        drawn[sum(magnitude for index, magnitude in enumerate(magnitudes) if flips >> index & 1)] += 1
+    # (1 + hits) / (1 + draws): never 0, and valid p-values for a finite number of random sign assignments
+    p = [(1 + hits) / (1 + permutations) for hits in _tails(drawn, total, observed)]
     return PermutationTest(p[0], "monte-carlo", statistic, n, permutations, seed, p_lower=p[1], p_upper=p[2])
 
 
-def _tails(ways: Mapping[int, int], total: int, observed: int, assignments: int) -> tuple[float, float, float]:
-    """(two-sided, lower, upper) p-values from the number of subsets reaching each subset sum. Flipping a subset of
-    sum s to negative gives the signed sum total - 2s."""
+def _tails(ways: Mapping[int, int], total: int, observed: int) -> tuple[int, int, int]:
+    """(two-sided, lower, upper) hits from the number of sign assignments flipping a subset of each sum to negative
+    (which gives the signed sum total - 2 x that sum)."""
     two = lower = upper = 0
     for subset_sum, count in ways.items():
         signed = total - 2 * subset_sum
         two += count if abs(signed) >= abs(observed) else 0
         lower += count if signed <= observed else 0
         upper += count if signed >= observed else 0
-    return tuple(float(Fraction(hits, assignments)) for hits in (two, lower, upper))  # type: ignore[return-value]
+    return two, lower, upper
 
 
 def _subset_sum_counts(magnitudes: list[int]) -> dict[int, int]:
@@ -86,22 +92,6 @@ def _subset_sum_counts_packed(magnitudes: list[int]) -> dict[int, int]:
         if count:
             counts[subset_sum] = count
     return counts
-
-
-def _monte_carlo_p_values(
-    magnitudes: list[int], observed: int, rng: random.Random, draws: int
-) -> tuple[float, float, float]:
-    """(1 + hits) / (1 + draws) for the two-sided, lower and upper tails: never 0, and valid p-values for a finite
-    number of random sign assignments."""
-    total = sum(magnitudes)
-    two = lower = upper = 0
-    for _ in range(draws):
-        flips = rng.getrandbits(len(magnitudes))
-        signed = total - 2 * sum(magnitude for index, magnitude in enumerate(magnitudes) if flips >> index & 1)
-        two += abs(signed) >= abs(observed)
-        lower += signed <= observed
-        upper += signed >= observed
-    return tuple((1 + hits) / (1 + draws) for hits in (two, lower, upper))  # type: ignore[return-value]
 
 
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:

@@ -110,8 +110,9 @@ class ExperimentFile(StrictModel):
 class Positions:
     """Line numbers of the YAML nodes, so an error can name the line of the field it is about."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, path: Path) -> None:
         self.node = node
+        self.path = path
 
     def _walk(self, location: Any) -> Any:
         """The node `location` leads to, or the last one it reaches."""
@@ -141,6 +142,10 @@ class Positions:
                 return key.start_mark.line + 1
         return self.line(tuple(parents))
 
+    def where(self, location: tuple[Any, ...]) -> str:
+        """Where a value is: its file and line, and the field."""
+        return f"{self.path}, line {self.line(location)}: field '{field_path(location)}'"
+
 
 def field_path(location: tuple[Any, ...]) -> str:
     return ".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in location).replace(".[", "[")
@@ -164,7 +169,7 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
         raise BcevalError(f"{path}{line}: not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise BcevalError(f"{path}, line 1: an experiment file is a mapping with name, arms, ... at the top")
-    positions = Positions(node)
+    positions = Positions(node, path)
     try:
         return ExperimentFile.model_validate(data), positions
     except ValidationError as exc:

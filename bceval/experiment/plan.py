@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,17 +15,12 @@ from pydantic import ValidationError
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.base import REVIEW, Evaluator
-from bceval.evaluators.registry import evaluator
-from bceval.experiment.model import (
-    ARM_FIELDS,
-    OPTIONAL_ARM_FIELDS,
-    ExperimentFile,
-    Positions,
-    field_path,
-    load_experiment,
-)
+from bceval.evaluators.base import Evaluator
+from bceval.evaluators.registry import DEFAULT, evaluator
+from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, load_experiment
 from bceval.layout import ExperimentDir, OutDir
+
+Where = Callable[[tuple[Any, ...]], str]  # a field's location -> where its value came from, for an error
 
 
 @dataclass(frozen=True)
@@ -39,7 +34,7 @@ class ArmPlan:
     commit: str | None  # what the ref named when the experiment ran
     manifest: Path | None  # set by the arm; None means the corpus's own evaluation/review-fixtures.json, if any
     variant: str  # the prepare folder it shares with every arm that reads the same corpus and manifest
-    evaluator: str = REVIEW  # the registered evaluator's name: "review", "plan", "implementation"
+    evaluator: str = DEFAULT  # the name of a registered evaluator
     workspace_map: Path | None = None  # an evaluator that needs workspaces: manifest id -> workspace
 
     @property
@@ -92,16 +87,7 @@ def load_plan(settings: Settings) -> Plan:
     """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
     assert settings.experiment is not None
     experiment, positions = load_experiment(settings.experiment)
-    return resolve(experiment, settings, settings.experiment, positions)
-
-
-def _where(source: Path | None, positions: Positions | Mapping[tuple[Any, ...], str] | None, location: tuple) -> str:
-    """Where a value came from: its file and line, or the command-line flag (`experiment ab`) that set it."""
-    if isinstance(positions, Mapping):
-        return positions.get(location, "experiment ab")
-    if source is None or positions is None:
-        return "experiment"
-    return f"{source}, line {positions.line(location)}: field '{field_path(location)}'"
+    return resolve(experiment, settings, settings.experiment, positions.where)
 
 
 def _resolve_ref(corpus: Path, ref: str, where: str) -> tuple[Path, str, str]:
@@ -122,22 +108,17 @@ def _resolve_ref(corpus: Path, ref: str, where: str) -> tuple[Path, str, str]:
     return top, "" if subdir == "." else subdir, commit
 
 
-def resolve(
-    experiment: ExperimentFile,
-    settings: Settings,
-    source: Path | None = None,
-    positions: Positions | Mapping[tuple[Any, ...], str] | None = None,
-) -> Plan:
-    """Each arm's effective settings over `defaults` and bceval's settings; refs resolved to commits."""
+def resolve(experiment: ExperimentFile, settings: Settings, source: Path | None, where: Where) -> Plan:
+    """Each arm's effective settings over `defaults` and bceval's settings; refs resolved to commits. `where`
+    names where a field's value came from (its file and line, or the flag of `experiment ab` that set it)."""
     variants: dict[tuple[Any, ...], str] = {}
-    arms = [
-        _arm_plan(experiment, index, settings, source, positions, variants) for index in range(len(experiment.arms))
-    ]
+    base = source.parent if source is not None else Path.cwd()
+    arms = [_arm_plan(experiment, index, settings, base, where, variants) for index in range(len(experiment.arms))]
     for name in dict.fromkeys(arm.evaluator for arm in arms):  # each evaluator's own rules for a set of arms
         refusal = evaluator(name).check_arms(arms, settings)
         if refusal is not None:
             index, text = refusal
-            raise BcevalError(f"{_where(source, positions, ('arms', index, 'name'))}: {text}")
+            raise BcevalError(f"{where(('arms', index, 'name'))}: {text}")
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:
@@ -145,8 +126,7 @@ def resolve(
             if run.live:
                 agent_settings(run)
         except BcevalError as exc:
-            where = _where(source, positions, ("arms", index, "name"))
-            raise BcevalError(f"{where}: arm '{arm_plan.name}': {exc}") from None
+            raise BcevalError(f"{where(('arms', index, 'name'))}: arm '{arm_plan.name}': {exc}") from None
     return replace(
         plan, differing=differing_fields(plan), warnings=matching_warnings(plan, settings.adapter, settings.no_share)
     )
@@ -156,41 +136,40 @@ def _arm_plan(
     experiment: ExperimentFile,
     index: int,
     settings: Settings,
-    source: Path | None,
-    positions: Positions | Mapping[tuple[Any, ...], str] | None,
+    base: Path,
+    where: Where,
     variants: dict[tuple[Any, ...], str],
 ) -> ArmPlan:
-    """One arm: its fields over the defaults, the corpus it reads (a ref's export), its manifest and workspaces."""
-    base = source.parent if source is not None else Path.cwd()
+    """One arm: its fields over the defaults, the corpus it reads (a ref's export), its manifest and workspaces;
+    `base`: the folder its paths are relative to."""
     arm, defaults = experiment.arms[index], experiment.defaults
-    values = {
-        name: getattr(arm, name) if getattr(arm, name) is not None else getattr(defaults, name)
-        for name in ARM_FIELDS + OPTIONAL_ARM_FIELDS
-    }
-    for name in OPTIONAL_ARM_FIELDS:  # carried only when given
-        if values[name] is None:
-            del values[name]
-    name = values["evaluator"] or REVIEW
+
+    def at(key: str) -> str:  # where the arm's value of `key` came from: the arm itself, else the defaults
+        return where(("arms", index, key) if getattr(arm, key) is not None else ("defaults", key))
+
+    values = {}
+    for key in ARM_FIELDS + OPTIONAL_ARM_FIELDS:  # the optional ones are carried only when given
+        value = getattr(arm, key) if getattr(arm, key) is not None else getattr(defaults, key)
+        if value is not None or key in ARM_FIELDS:
+            values[key] = value
+    name = values["evaluator"] or DEFAULT
     traits = evaluator(name).traits
-    corpus_at = ("arms", index, "corpus") if arm.corpus is not None else ("defaults", "corpus")
     corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
     if not corpus.is_dir():
-        raise BcevalError(f"{_where(source, positions, corpus_at)}: {corpus} is not a folder")
+        raise BcevalError(f"{at('corpus')}: {corpus} is not a folder")
     if traits.needs_leaves and values["ref"] is None and not has_leaves(corpus):  # a ref's tree: checked on export
-        raise BcevalError(f"{_where(source, positions, corpus_at)}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
+        raise BcevalError(f"{at('corpus')}: {corpus}: no review leaf found: {CORPUS_SHAPE}")
     repository, subdir, commit = None, "", None
     read_from = corpus
     if values["ref"]:
-        location = ("arms", index, "ref") if arm.ref is not None else ("defaults", "ref")
-        repository, subdir, commit = _resolve_ref(corpus, values["ref"], _where(source, positions, location))
+        repository, subdir, commit = _resolve_ref(corpus, values["ref"], at("ref"))
         read_from = OutDir(settings.out).corpus_export(commit, subdir)
     # a manifest is relative to the corpus the arm reads; None: the corpus's own, if it has one
     manifest = (read_from / values["manifest"]) if values["manifest"] else None
     if manifest is None and traits.default_manifest is not None:
         manifest = read_from / traits.default_manifest
     if traits.needs_workspaces and not values["workspaceMap"]:
-        location = ("arms", index, "evaluator") if arm.evaluator is not None else ("defaults", "evaluator")
-        raise BcevalError(f"{_where(source, positions, location)}: a {name} arm needs a workspaceMap")
+        raise BcevalError(f"{at('evaluator')}: a {name} arm needs a workspaceMap")
     # optional where the evaluator has another source of workspaces (development's checks file)
     workspace_map = (base / values["workspaceMap"]).resolve() if values["workspaceMap"] else None
     key = (str(read_from), str(manifest), name, str(workspace_map))

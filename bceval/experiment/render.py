@@ -3,6 +3,7 @@ entry on the published page."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -195,61 +196,78 @@ def _facts(report: ExperimentReport) -> list[str]:
     ]
 
 
-ARM_HEADER = (
-    "Arm",
-    "Recall (positive answers)",
-    "Clean rate (clean answers)",
-    "pass@{k} (cases, positive and clean together)",
-    "pass^{k} (cases, positive and clean together)",
-    "Flaky cases",
-    "Answered / unanswered (answers)",
-    "Asked",
-    "Shared",
-    "Cached",
-    "Infra failures",
-    "Missing",
-    "Cost paid",
+Columns = tuple[tuple[str, Callable[..., str]], ...]  # (title, its cell from a row's items)
+
+
+def _table(columns: Columns, rows: list[tuple[Any, ...]], **titles: Any) -> Block:
+    """A table of one row per item tuple; `titles` fill the titles' {fields}."""
+    header = tuple(title.format(**titles) for title, _ in columns)
+    return Block("table", header=header, rows=tuple(tuple(cell(*row) for _, cell in columns) for row in rows))
+
+
+ARM_COLUMNS: Columns = (
+    ("Arm", lambda arm: f"{arm.name} (control)" if arm.control else arm.name),
+    ("Recall (positive answers)", lambda arm: _rate(arm.summary.recall)),
+    ("Clean rate (clean answers)", lambda arm: _rate(arm.summary.clean_rate)),
+    ("pass@{k} (cases, positive and clean together)", lambda arm: _rate(arm.summary.pass_at_k.all)),
+    ("pass^{k} (cases, positive and clean together)", lambda arm: _rate(arm.summary.pass_hat_k.all)),
+    ("Flaky cases", lambda arm: f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases"),
+    ("Answered / unanswered (answers)", lambda arm: f"{arm.summary.answered} / {arm.unanswered}"),
+    ("Asked", lambda arm: str(_asked(arm))),
+    ("Shared", lambda arm: str(arm.shared)),
+    ("Cached", lambda arm: str(arm.fromCache)),
+    ("Infra failures", lambda arm: str(arm.infrastructureFailures)),
+    ("Missing", lambda arm: str(arm.missing)),
+    ("Cost paid", _cost),
 )
-
-
-def _arm_row(arm: ArmReport) -> tuple[str, ...]:
-    summary = arm.summary
-    return (
-        f"{arm.name} (control)" if arm.control else arm.name,
-        _rate(summary.recall),
-        _rate(summary.clean_rate),
-        _rate(summary.pass_at_k.all),
-        _rate(summary.pass_hat_k.all),
-        f"{len(summary.flaky_cases)} of {summary.cases_answered} cases",
-        f"{summary.answered} / {arm.unanswered}",
-        str(_asked(arm)),
-        str(arm.shared),
-        str(arm.fromCache),
-        str(arm.infrastructureFailures),
-        str(arm.missing),
-        _cost(arm),
-    )
+GUIDANCE_COLUMNS: Columns = (
+    ("Guidance arm", lambda arm: arm.name),
+    ("Evaluator", lambda arm: arm.evaluator),
+    ("Outcome agreement", lambda arm: _short(arm.guidance.outcomeAgreement, 3)),
+    ("Cited recall (mean)", lambda arm: _mean(arm.guidance.citedRecall)),
+    ("Cited precision (mean)", lambda arm: _mean(arm.guidance.citedPrecision)),
+)
+VERDICT_COLUMNS: Columns = (  # one row per comparison: (arm, its result)
+    ("Arm", lambda arm, result: arm),
+    ("Verdict", lambda arm, result: f"**{result.verdict_text}**"),
+    ("Mean per-case difference, all cases", lambda arm, result: _difference(result.overall)),
+    ("Sign-flip p (raw)", lambda arm, result: _p(result.overall.test)),
+    ("p adjusted", lambda arm, result: f"{result.p_adjusted:.4g} ({result.adjustment})"),
+    ("Level", lambda arm, result: f"{result.alpha_used:.4g}"),
+    (
+        "Unanswered control / treatment (answers)",
+        lambda arm, result: (
+            f"{result.missing.control_missing}/{result.missing.control_slots} / "
+            f"{result.missing.treatment_missing}/{result.missing.treatment_slots}"
+        ),
+    ),
+    ("Missing-rate test p", lambda arm, result: f"{result.missing.p_value:.4g} (Fisher exact)"),
+)
+OUTCOME_COLUMNS: Columns = (  # one row per comparison and outcome: (arm, the outcome's PairedComparison)
+    ("Arm", lambda arm, kind: arm),
+    ("Outcome", lambda arm, kind: kind.label),
+    (
+        "Paired cases (better / worse / equal)",
+        lambda arm, kind: f"{kind.paired_cases} ({kind.better} / {kind.worse} / {kind.equal})",
+    ),
+    ("Control mean per-case rate", lambda arm, kind: _short_value(kind.control_mean)),
+    ("Treatment mean per-case rate", lambda arm, kind: _short_value(kind.treatment_mean)),
+    ("Mean per-case difference", lambda arm, kind: _difference(kind)),
+    ("Sign-flip p (two-sided)", lambda arm, kind: _p(kind.test)),
+    (
+        "p (one-sided, worse)",
+        lambda arm, kind: f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
+    ),
+)
 
 
 def _arm_blocks(report: ExperimentReport) -> list[Block]:
     """The arms' table, the guidance arms' measures, and each arm's rates per epoch."""
     arms, k = report.arms, report.epochs
-    header = tuple(title.format(k=k) for title in ARM_HEADER)
-    blocks = [Block("h2", "Arms"), Block("table", header=header, rows=tuple(_arm_row(arm) for arm in arms))]
-    guided = [arm for arm in arms if arm.guidance is not None]
+    blocks = [Block("h2", "Arms"), _table(ARM_COLUMNS, [(arm,) for arm in arms], k=k)]
+    guided = [(arm,) for arm in arms if arm.guidance is not None]
     if guided:
-        header = ("Guidance arm", "Evaluator", "Outcome agreement", "Cited recall (mean)", "Cited precision (mean)")
-        rows = tuple(
-            (
-                arm.name,
-                arm.evaluator,
-                _short(arm.guidance.outcomeAgreement, 3),
-                _mean(arm.guidance.citedRecall),
-                _mean(arm.guidance.citedPrecision),
-            )
-            for arm in guided
-        )
-        blocks.append(Block("table", header=header, rows=rows))
+        blocks.append(_table(GUIDANCE_COLUMNS, guided))
     per_epoch = tuple(
         (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
         for arm in arms
@@ -260,62 +278,14 @@ def _arm_blocks(report: ExperimentReport) -> list[Block]:
 
 def _comparison_blocks(report: ExperimentReport) -> list[Block]:
     """Each treatment arm against the control: the verdicts, the outcomes one by one, and the explanations."""
-    verdicts = tuple(
-        (
-            c.arm,
-            f"**{c.result.verdict_text}**",
-            _difference(c.result.overall),
-            _p(c.result.overall.test),
-            f"{c.result.p_adjusted:.4g} ({c.result.adjustment})",
-            f"{c.result.alpha_used:.4g}",
-            f"{c.result.missing.control_missing}/{c.result.missing.control_slots} / "
-            f"{c.result.missing.treatment_missing}/{c.result.missing.treatment_slots}",
-            f"{c.result.missing.p_value:.4g} (Fisher exact)",
-        )
-        for c in report.comparisons
-    )
-    outcomes = tuple(
-        (
-            c.arm,
-            kind.label,
-            f"{kind.paired_cases} ({kind.better} / {kind.worse} / {kind.equal})",
-            _short_value(kind.control_mean),
-            _short_value(kind.treatment_mean),
-            _difference(kind),
-            _p(kind.test),
-            f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
-        )
-        for c in report.comparisons
-        for kind in (c.result.overall, c.result.recall, c.result.clean_rate)
-    )
+    results = [(c.arm, c.result) for c in report.comparisons]
+    outcomes = [(arm, kind) for arm, result in results for kind in (result.overall, result.recall, result.clean_rate)]
     return [
         Block("h2", "Against the control"),
-        Block("table", header=COMPARISON_HEADER, rows=verdicts),
-        Block("table", header=OUTCOME_HEADER, rows=outcomes),
-        Block("list", items=tuple(f"{c.arm}: {c.result.explanation}" for c in report.comparisons)),
+        _table(VERDICT_COLUMNS, results),
+        _table(OUTCOME_COLUMNS, outcomes),
+        Block("list", items=tuple(f"{arm}: {result.explanation}" for arm, result in results)),
     ]
-
-
-COMPARISON_HEADER = (
-    "Arm",
-    "Verdict",
-    "Mean per-case difference, all cases",
-    "Sign-flip p (raw)",
-    "p adjusted",
-    "Level",
-    "Unanswered control / treatment (answers)",
-    "Missing-rate test p",
-)
-OUTCOME_HEADER = (
-    "Arm",
-    "Outcome",
-    "Paired cases (better / worse / equal)",
-    "Control mean per-case rate",
-    "Treatment mean per-case rate",
-    "Mean per-case difference",
-    "Sign-flip p (two-sided)",
-    "p (one-sided, worse)",
-)
 
 
 def method_note(report: ExperimentReport) -> list[str]:

@@ -3,16 +3,18 @@ and the report built from each (arm, epoch, case) outcome."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from bceval.errors import BcevalError
 from bceval.experiment.exact import obrien_fleming
-from bceval.experiment.plan import Plan
+from bceval.experiment.model import ExperimentFile
+from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
@@ -181,69 +183,80 @@ class ArmOutcomes:
     dialect: str | None = None  # a review arm's manifest dialect (bceval.evaluators.review.manifest)
 
 
-@dataclass
-class ArmTally:
-    """What one arm's epochs add up to, before the statistics."""
-
-    per_case: dict[str, list[bool | None]]
-    counts: dict[str, int]
-    total: Usage = field(default_factory=Usage)
-    cost_known: int = 0  # answers whose agent reported a cost
-    guidance: GuidanceMeasures | None = None
-
-    def add_usage(self, record: Any) -> None:
-        """One answer's usage record (None or not a record: nothing is known of it)."""
-        if isinstance(record, dict) and record:
-            usage = Usage.from_record(record)
-            self.total = self.total.plus(usage)
-            self.cost_known += usage.costUsd is not None
-
-
 USAGE_KEPT = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
 COUNTS = ("answered", "shared", "fromCache", "infrastructureFailures", "missing", "notStarted")  # ArmReport fields
 
 
-def tally_arm(name: str, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict) -> ArmTally:
-    """One arm's epochs added up; each case's outcomes and transcripts go onto its line of the report."""
-    tally = ArmTally({case_id: [] for case_id in outcomes.case_ids}, dict.fromkeys(COUNTS, 0))
+def _arm_report(
+    arm: ArmPlan, outcomes: ArmOutcomes, kinds: dict[str, str], lines: dict, experiment: ExperimentFile
+) -> tuple[ArmReport, dict[str, list[bool | None]]]:
+    """One arm's epochs added up, and its outcomes per case; each case's outcomes and transcripts go onto its line
+    of the report."""
+    per_case: dict[str, list[bool | None]] = {case_id: [] for case_id in outcomes.case_ids}
+    counts = dict.fromkeys(COUNTS, 0)
+    usages = []  # the usage records of what this arm paid for (None or not a record: nothing is known of it)
     agreed, recalls, precisions = [], [], []
     for epoch in outcomes.epochs:
-        tally.add_usage(epoch.usage)
+        usages.append(epoch.usage)
         for unit in epoch.cases:
-            tally.per_case[unit.id].append(unit.passed)
+            per_case[unit.id].append(unit.passed)
             kinds.setdefault(unit.id, unit.kind)
             fresh = {"id": unit.id, "modelId": unit.model_id, "domain": unit.domain, "kind": kinds[unit.id]}
             line = lines.setdefault(unit.id, {**fresh, "outcomes": {}, "transcripts": {}})
-            line["outcomes"].setdefault(name, []).append(unit.passed)
-            line["transcripts"].setdefault(name, []).append(unit.transcript)
+            line["outcomes"].setdefault(arm.name, []).append(unit.passed)
+            line["transcripts"].setdefault(arm.name, []).append(unit.transcript)
             if unit.missing:
-                tally.counts["missing"] += 1
+                counts["missing"] += 1
                 continue
             if unit.not_started:
-                tally.counts["notStarted"] += 1
+                counts["notStarted"] += 1
                 continue
             if unit.infra:
-                tally.counts["infrastructureFailures"] += 1
+                counts["infrastructureFailures"] += 1
             if unit.shared:
-                tally.counts["shared"] += 1
+                counts["shared"] += 1
                 continue
             if unit.answered:
-                tally.counts["answered"] += 1
-                tally.counts["fromCache"] += bool(unit.cached)
+                counts["answered"] += 1
+                counts["fromCache"] += bool(unit.cached)
             if not unit.cached:  # a cached answer's cost stays with the run that paid for it
-                tally.add_usage(unit.usage)
+                usages.append(unit.usage)
             measure = unit.measure
             if measure is not None and measure.outcome_agrees is not None:
                 agreed.append(measure.outcome_agrees)
                 recalls.append(measure.recall)
                 precisions.append(measure.precision)
+    paid = [Usage.from_record(record) for record in usages if isinstance(record, dict) and record]
+    total = functools.reduce(Usage.plus, paid, Usage())
+    guidance = None
     if outcomes.measured:
-        tally.guidance = GuidanceMeasures(
+        guidance = GuidanceMeasures(
             outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
             citedRecall=MeasureMean(mean=_mean(recalls), reports=len(recalls)),
             citedPrecision=MeasureMean(mean=_mean(precisions), reports=len(precisions)),
         )
-    return tally
+    per_kind = {case: kinds[case] for case in per_case}
+    summary = summarize_arm(per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
+    report = ArmReport(
+        name=arm.name,
+        control=arm.control,
+        evaluator=arm.evaluator,
+        settings=dict(arm.fields),
+        corpus=str(arm.corpus),
+        commit=arm.commit,
+        variant=arm.variant,
+        cases=len(per_case),
+        **counts,
+        unanswered=summary.unanswered,
+        usage=ArmUsage(
+            costKnown=sum(usage.costUsd is not None for usage in paid),
+            **{name: getattr(total, name) for name in USAGE_KEPT},
+        ),
+        summary=summary,
+        guidance=guidance,
+        manifestDialect=outcomes.dialect,
+    )
+    return report, per_case
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -272,26 +285,6 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
 
 
-def comparisons(
-    plan: Plan, per_arm: dict[str, dict[str, list[bool | None]]], kinds: dict[str, str], sequential: Sequential
-) -> list[ComparisonReport]:
-    """Every treatment arm against the control, held to this look's level (refused beyond a declared plan)."""
-    experiment = plan.experiment
-    control = plan.control.name
-    results = compare_treatments(
-        per_arm[control],
-        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
-        kinds,  # type: ignore[arg-type]
-        alpha=experiment.alpha,
-        alpha_used=sequential.alphaUsed,
-        seed=experiment.seed,
-        epochs=experiment.epochs,
-    )
-    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
-        results = {name: refuse(result, sequential.note) for name, result in results.items()}
-    return [ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()]
-
-
 def build_report(
     plan: Plan,
     outcomes: dict[str, ArmOutcomes],
@@ -308,29 +301,21 @@ def build_report(
     lines: dict[str, dict[str, Any]] = {}
     arms = []
     for arm in plan.arms:
-        tally = tally_arm(arm.name, outcomes[arm.name], kinds, lines)
-        per_arm[arm.name] = tally.per_case
-        per_kind = {case: kinds[case] for case in tally.per_case}
-        summary = summarize_arm(tally.per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
-        arms.append(
-            ArmReport(
-                name=arm.name,
-                control=arm.control,
-                evaluator=arm.evaluator,
-                settings=dict(arm.fields),
-                corpus=str(arm.corpus),
-                commit=arm.commit,
-                variant=arm.variant,
-                cases=len(tally.per_case),
-                **tally.counts,
-                unanswered=summary.unanswered,
-                usage=ArmUsage(costKnown=tally.cost_known, **{name: getattr(tally.total, name) for name in USAGE_KEPT}),
-                summary=summary,
-                guidance=tally.guidance,
-                manifestDialect=outcomes[arm.name].dialect,
-            )
-        )
+        report, per_arm[arm.name] = _arm_report(arm, outcomes[arm.name], kinds, lines, experiment)
+        arms.append(report)
     sequential = sequential_plan(experiment.looks, earlier, experiment.alpha)
+    control = plan.control.name
+    results = compare_treatments(  # every treatment arm against the control, held to this look's level
+        per_arm[control],
+        {arm.name: per_arm[arm.name] for arm in plan.arms[1:]},
+        kinds,  # type: ignore[arg-type]
+        alpha=experiment.alpha,
+        alpha_used=sequential.alphaUsed,
+        seed=experiment.seed,
+        epochs=experiment.epochs,
+    )
+    if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
+        results = {name: refuse(result, sequential.note) for name, result in results.items()}
     identity = {
         "name": experiment.name,
         "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],
@@ -356,7 +341,7 @@ def build_report(
         earlierLooks=earlier,
         sequential=sequential,
         arms=arms,
-        comparisons=comparisons(plan, per_arm, kinds, sequential),
+        comparisons=[ComparisonReport(arm=name, control=control, result=result) for name, result in results.items()],
         cases=[CaseLine(**lines[key]) for key in sorted(lines, key=lambda k: (lines[k]["domain"], k))],
     )
 

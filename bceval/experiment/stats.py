@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from bceval.experiment.exact import fisher_exact, holm, scaled_test
@@ -131,7 +131,18 @@ def _kind_rates(
     )
 
 
-# ---------------------------------------------------------------------------------------------- paired, one outcome
+# ---------------------------------------------------------------------------------------------- paired
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """What the tests and intervals of one comparison are held to and drawn with."""
+
+    alpha: float
+    seed: int
+    resamples: int
+    permutations: int
+    level: float
 
 
 def paired_comparison(
@@ -150,19 +161,11 @@ def paired_comparison(
     (recall, clean rate, or e.g. "gates passed"): the mean per-case difference, its interval and its test."""
     _check_bootstrap(resamples, level)
     counts, _ = _pair_cases(control, treatment)
-    return _paired(kind, label or KIND_LABELS.get(kind, kind), counts, alpha, seed, resamples, permutations, level)
+    return _paired(kind, counts, _Draws(alpha, seed, resamples, permutations, level), label=label)
 
 
 def _paired(
-    kind: str,
-    label: str,
-    counts: Paired,
-    alpha: float,
-    seed: int,
-    resamples: int,
-    permutations: int,
-    level: float,
-    strata: Strata | None = None,
+    kind: str, counts: Paired, draws: _Draws, strata: Strata | None = None, label: str | None = None
 ) -> PairedComparison:
     """`strata`: (stream, cases) groups resampled apart (the kinds, for all cases together); default: one group of
     every case, resampled under the label `kind`."""
@@ -172,22 +175,19 @@ def _paired(
     control = {c: counts[c][0] * (scale // counts[c][1]) for c in counts}
     treated = {c: counts[c][2] * (scale // counts[c][3]) for c in counts}
     differences = {c: treated[c] - control[c] for c in counts}
-    test = scaled_test([differences[c] for c in sorted(counts)], scale, seed, permutations)
+    test = scaled_test([differences[c] for c in sorted(counts)], scale, draws.seed, draws.permutations)
     n = len(counts)
     interval = None
-    if n and resamples:
-        interval = _difference_interval(
-            [(stream, [differences[c] for c in sorted(group) if c in counts]) for stream, group in groups if group],
-            scale,
-            seed,
-            resamples,
-            level,
-        )
+    if n:
+        strata_differences = [
+            (stream, [differences[c] for c in sorted(group) if c in counts]) for stream, group in groups if group
+        ]
+        interval = _difference_interval(strata_differences, scale, draws)
     values = list(differences.values())
     total = scale * n
     return PairedComparison(
         kind=kind,
-        label=label,
+        label=label or KIND_LABELS.get(kind, kind),
         paired_cases=n,
         control_mean=sum(control.values()) / total if n else None,
         treatment_mean=sum(treated.values()) / total if n else None,
@@ -197,29 +197,27 @@ def _paired(
         worse=sum(d < 0 for d in values),
         equal=sum(d == 0 for d in values),
         test=test,
-        worse_than_control=test.p_lower < alpha,
-        better_than_control=test.p_upper < alpha,
+        worse_than_control=test.p_lower < draws.alpha,
+        better_than_control=test.p_upper < draws.alpha,
     )
 
 
-def _difference_interval(
-    strata: list[tuple[str, list[int]]], scale: int, seed: int, resamples: int, level: float
-) -> Interval:
+def _difference_interval(strata: list[tuple[str, list[int]]], scale: int, draws: _Draws) -> Interval:
     """Paired bootstrap of the mean per-case difference (differences given as integers over `scale`): each draw
     resamples whole cases, both arms together, each stratum apart under its own stream, so a resample is one
     sum of integers per stratum."""
     n = sum(len(group) for _, group in strata)
-    sums = [0] * resamples
+    sums = [0] * draws.resamples
     for stream, group in strata:
-        for index, drawn in enumerate(resample_sums(seed, stream, group, resamples)):
+        for index, drawn in enumerate(resample_sums(draws.seed, stream, group, draws.resamples)):
             sums[index] += drawn
     values = [total / (scale * n) for total in sums]
     how = "percentile paired cluster bootstrap" + (", stratified by kind," if len(strata) > 1 else "")
     stream = " + ".join(stream for stream, _ in strata)
-    interval = percentile_interval(values, level, seed, stream, n, how)
+    interval = percentile_interval(values, draws.level, draws.seed, stream, n, how)
     if interval.low == interval.high:  # no spread: every case moved by the same amount (often: none moved)
         mapped = [Fraction(d + scale, 2 * scale) for _, group in strata for d in group]  # onto 0..1, for Wilson
-        wilson = wilson_interval(mapped, level, seed, stream)
+        wilson = wilson_interval(mapped, draws.level, draws.seed, stream)
         interval = replace(
             wilson,
             low=2 * wilson.low - 1,
@@ -229,7 +227,7 @@ def _difference_interval(
     return interval
 
 
-# ---------------------------------------------------------------------------------------------- two arms
+# ---------------------------------------------------------------------------------------------- arms
 
 
 def compare_arms(
@@ -245,56 +243,9 @@ def compare_arms(
     epochs: int | None = None,
 ) -> ArmComparison:
     """Paired comparison of one treatment against control: the overall test and a test per kind, the missing-answer
-    check, and the verdict (one treatment arm: no adjustment; several: `compare_treatments`)."""
-    _check_outcomes(control, kinds, "control")
-    _check_outcomes(treatment, kinds, "treatment")
-    _check_bootstrap(resamples, level)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    counts, left_out = _pair_cases(control, treatment)
-    per_kind = {kind: {c: v for c, v in counts.items() if kinds[c] == kind} for kind in KINDS}
-    by_kind = [(kind, per_kind[kind]) for kind in KINDS]  # the kinds' streams: all cases resample as each kind
-
-    def paired(kind: str, cases: Paired, strata: Strata | None = None) -> PairedComparison:
-        return _paired(kind, KIND_LABELS[kind], cases, alpha, seed, resamples, permutations, level, strata)
-
-    overall = paired("all", counts, by_kind)
-    recall = paired("positive", per_kind["positive"])
-    clean = paired("clean", per_kind["clean"])
-    missing = missing_check(control, treatment, epochs)
-    refusals = []
-    one_sided = [case for case in left_out if case.reason != "neither arm answered"]
-    if one_sided:
-        named = ", ".join(case.case_id for case in one_sided[:3]) + (" ..." if len(one_sided) > 3 else "")
-        refusals.append(f"{len(one_sided)} case(s) have no answered epoch in one arm ({named})")
-    if missing.p_value < alpha:
-        refusals.append(
-            f"the arms lost answers at different rates (control {missing.control_missing}/{missing.control_slots}, "
-            f"treatment {missing.treatment_missing}/{missing.treatment_slots} unanswered; Fisher exact "
-            f"p = {missing.p_value:.3g} < {alpha:g}), so the answers that remain may not be comparable"
-        )
-    if not counts:
-        refusals.append("no case was answered by both arms, so there is nothing to compare")
-    comparison = ArmComparison(
-        paired_cases=len(counts),
-        left_out=left_out,
-        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in sorted(counts)),
-        overall=overall,
-        recall=recall,
-        clean_rate=clean,
-        missing=missing,
-        refusals=tuple(refusals),
-        alpha=alpha,
-        alpha_used=alpha,
-        p_value=overall.test.p_value,
-        p_adjusted=overall.test.p_value,
-        family=1,
-        adjustment="none: one treatment arm",
-        verdict="no detectable difference",
-        verdict_text="",
-        explanation="",
-    )
-    return decide(comparison)
+    check, and the verdict (one treatment arm: no adjustment)."""
+    draws = {"seed": seed, "resamples": resamples, "permutations": permutations, "level": level, "epochs": epochs}
+    return compare_treatments(control, {"treatment": treatment}, kinds, alpha=alpha, **draws)["treatment"]
 
 
 def compare_treatments(
@@ -313,25 +264,63 @@ def compare_treatments(
     """Every treatment arm against the control, their overall p-values adjusted by Holm's step-down method over
     the treatment arms, so that with every arm identical to the control some verdict appears at most alpha of the
     time; `alpha_used`: the level to hold adjusted p-values to (default alpha; less at an early planned look)."""
-    options = {"seed": seed, "resamples": resamples, "permutations": permutations, "level": level, "epochs": epochs}
-    raw = {
-        name: compare_arms(control, outcomes, kinds, alpha=alpha, **options) for name, outcomes in treatments.items()
-    }
+    _check_outcomes(control, kinds, "control")
+    _check_bootstrap(resamples, level)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    draws = _Draws(alpha, seed, resamples, permutations, level)
+    raw = {name: _compare(control, outcomes, kinds, draws, epochs) for name, outcomes in treatments.items()}
     adjusted = holm({name: result.p_value for name, result in raw.items()})
     family = len(raw)
     how = f"Holm over {family} treatment arms" if family > 1 else "none: one treatment arm"
+    used = alpha if alpha_used is None else alpha_used
     return {
-        name: decide(
-            replace(
-                result,
-                p_adjusted=adjusted[name],
-                family=family,
-                adjustment=how,
-                alpha_used=alpha if alpha_used is None else alpha_used,
-            )
-        )
+        name: decide(replace(result, p_adjusted=adjusted[name], family=family, adjustment=how, alpha_used=used))
         for name, result in raw.items()
     }
+
+
+def _compare(
+    control: Outcomes, treatment: Outcomes, kinds: Mapping[str, CaseKind], draws: _Draws, epochs: int | None
+) -> ArmComparison:
+    """One treatment against control, before its p-value is adjusted and its verdict decided."""
+    _check_outcomes(treatment, kinds, "treatment")
+    counts, left_out = _pair_cases(control, treatment)
+    per_kind = {kind: {c: v for c, v in counts.items() if kinds[c] == kind} for kind in KINDS}
+    overall = _paired("all", counts, draws, [(kind, per_kind[kind]) for kind in KINDS])  # each kind's stream
+    missing = missing_check(control, treatment, epochs)
+    refusals = []
+    one_sided = [case for case in left_out if case.reason != "neither arm answered"]
+    if one_sided:
+        named = ", ".join(case.case_id for case in one_sided[:3]) + (" ..." if len(one_sided) > 3 else "")
+        refusals.append(f"{len(one_sided)} case(s) have no answered epoch in one arm ({named})")
+    if missing.p_value < draws.alpha:
+        refusals.append(
+            f"the arms lost answers at different rates (control {missing.control_missing}/{missing.control_slots}, "
+            f"treatment {missing.treatment_missing}/{missing.treatment_slots} unanswered; Fisher exact "
+            f"p = {missing.p_value:.3g} < {draws.alpha:g}), so the answers that remain may not be comparable"
+        )
+    if not counts:
+        refusals.append("no case was answered by both arms, so there is nothing to compare")
+    return ArmComparison(
+        paired_cases=len(counts),
+        left_out=left_out,
+        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in sorted(counts)),
+        overall=overall,
+        recall=_paired("positive", per_kind["positive"], draws),
+        clean_rate=_paired("clean", per_kind["clean"], draws),
+        missing=missing,
+        refusals=tuple(refusals),
+        alpha=draws.alpha,
+        alpha_used=draws.alpha,
+        p_value=overall.test.p_value,
+        p_adjusted=overall.test.p_value,
+        family=1,
+        adjustment="none: one treatment arm",
+        verdict="no detectable difference",
+        verdict_text="",
+        explanation="",
+    )
 
 
 def refuse(comparison: ArmComparison, reason: str) -> ArmComparison:

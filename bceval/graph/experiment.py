@@ -26,11 +26,12 @@ from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, always, once
 from bceval.layout import EXPORT_DONE, OutDir, RunDir
 from bceval.runs.identity import Asking, key_maker, question
+from bceval.runs.record import fold_written
 from bceval.runs.selection import shard_cases
 from bceval.steps import experiment as steps
 from bceval.steps.answer import Progress, RunAnswers, answer_case, write_run_record
 from bceval.steps.experiment_report import completed_run, selected_cases, variant_cases
-from bceval.steps.units import Unit, missing_results
+from bceval.steps.units import Unit, answer_units, missing_results
 
 
 def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> dict[str, Callable[[], Any]]:
@@ -81,12 +82,9 @@ def _identity(asked: Asking) -> dict[str, Any]:
 
 
 def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
-    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out)."""
-    for items in zip_longest(*iterators, fillvalue=_DONE):
-        yield from (item for item in items if item is not _DONE)
-
-
-_DONE = object()
+    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out; no item is None)."""
+    for items in zip_longest(*iterators):
+        yield from (item for item in items if item is not None)
 
 
 class ExperimentGraph:
@@ -112,9 +110,6 @@ class ExperimentGraph:
             return selected_cases(self.plan(), self.settings)
         except BcevalError as exc:
             raise InvalidTask(str(exc)) from None
-
-    def selected(self) -> dict[str, list[str]]:
-        return {arm: [case.id for case in cases] for arm, cases in self.chosen().items()}
 
     @once
     def spending(self) -> Any:
@@ -189,7 +184,11 @@ class ExperimentGraph:
 
         def answer_all() -> None:
             self.progress.total = len(units)
-            steps.answer_units(units, self.settings.jobs, [run.run_dir for _, run in runs])
+            try:
+                answer_units(units, self.settings.jobs)
+            finally:  # each run's record takes in what its answers wrote
+                for _, run in runs:
+                    fold_written(run.run_dir)
 
         return {
             "actions": [action(answer_all)],
@@ -246,9 +245,10 @@ class ExperimentGraph:
             for epoch in self.epochs():
                 folder = plan.run_folders(arm.name, epoch)
                 name = f"{arm.name}/e{epoch}"
+                run = arm_settings(plan, arm, self.settings, epoch)
                 yield {
                     "name": name,
-                    "actions": [action(steps.run_unit, self.settings, self.plan, arm.name, epoch)],
+                    "actions": [action(arm.evaluated_by.run_unit, plan, arm, run, epoch, self.settings)],
                     "task_dep": [f"run_unit:{previous}"] if previous else [],
                     "uptodate": [
                         config_changed(fields),
@@ -259,5 +259,5 @@ class ExperimentGraph:
 
     def report_task(self) -> dict:
         """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        report = action(steps.write_report, self.settings, self.plan, self.selected, True)
+        report = action(steps.write_report, self.settings, self.plan, self.chosen, True)
         return always(report, "unit", "experiment_run", "run_unit")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell, markdown_code
-from bceval.scorecard.model import Scorecard
+from bceval.scorecard.model import DomainTotals, Scorecard
 from bceval.scorecard.stats import mcnemar_exact
 
 
@@ -53,17 +53,14 @@ def compare(old: Scorecard, new: Scorecard, allow_different_inputs: bool = False
     old_domains = {d.domain: d for d in old.domains}
     new_domains = {d.domain: d for d in new.domains}
     for domain in sorted(set(old_domains) | set(new_domains), key=lambda d: (d.lower(), d)):
-        o, n = old_domains.get(domain), new_domains.get(domain)
-        result.domains.append(
-            (
-                domain,
-                (o.positivePassed + o.cleanPassed) if o else 0,
-                (o.positiveTotal + o.cleanTotal) if o else 0,
-                (n.positivePassed + n.cleanPassed) if n else 0,
-                (n.positiveTotal + n.cleanTotal) if n else 0,
-            )
-        )
+        result.domains.append((domain, *_sums(old_domains.get(domain)), *_sums(new_domains.get(domain))))
     return result
+
+
+def _sums(domain: DomainTotals | None) -> tuple[int, int]:
+    if domain is None:  # a domain only one run has
+        return 0, 0
+    return domain.positivePassed + domain.cleanPassed, domain.positiveTotal + domain.cleanTotal
 
 
 def render_comparison(old: Scorecard, new: Scorecard, result: Comparison) -> str:

@@ -153,22 +153,17 @@ def git_state(path: Path, ignore: Path | None = None) -> tuple[str, bool | None]
     try:
         import git  # here, not at the top: GitPython fails to import where no git executable is installed
 
-        repo = git.Repo(path, search_parent_directories=True)
-    except Exception:  # not a repository, or git missing: both mean "unknown"
+        with git.Repo(path, search_parent_directories=True) as repo:
+            repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+            commit = repo.head.commit.hexsha
+            top = Path(repo.working_tree_dir).resolve()
+            spec = [os.path.relpath(path.resolve(), top).replace(os.sep, "/")]
+            if ignore is not None and ignore.resolve().is_relative_to(top):
+                spec.append(":(exclude)" + os.path.relpath(ignore.resolve(), top).replace(os.sep, "/"))
+            changes = repo.git.status("--porcelain", "--untracked-files=all", "--", *spec)
+            return commit, bool(changes.strip())
+    except Exception:  # not a repository, git missing or unreadable: all mean "unknown"
         return "unknown", None
-    try:
-        repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
-        commit = repo.head.commit.hexsha
-        top = Path(repo.working_tree_dir).resolve()
-        spec = [os.path.relpath(path.resolve(), top).replace(os.sep, "/")]
-        if ignore is not None and ignore.resolve().is_relative_to(top):
-            spec.append(":(exclude)" + os.path.relpath(ignore.resolve(), top).replace(os.sep, "/"))
-        changes = repo.git.status("--porcelain", "--untracked-files=all", "--", *spec)
-        return commit, bool(changes.strip())
-    except Exception:
-        return "unknown", None
-    finally:
-        repo.close()
 
 
 def tool_info() -> ToolInfo:
@@ -286,11 +281,9 @@ def build_scorecard(
 
 def _domain_totals(report: ScoreReport) -> list[DomainTotals]:
     domains: dict[str, DomainTotals] = {}
+    zero = {name: 0 for name in DomainTotals.model_fields if name != "domain"}
     for verdict in report.cases:
-        if verdict.domain not in domains:
-            counts = {name: 0 for name in DomainTotals.model_fields if name != "domain"}
-            domains[verdict.domain] = DomainTotals(domain=verdict.domain, **counts)
-        totals = domains[verdict.domain]
+        totals = domains.setdefault(verdict.domain, DomainTotals(domain=verdict.domain, **zero))
         totals.infrastructureFailures += verdict.infrastructureFailure is not None
         if not verdict.answered:
             totals.unanswered += 1  # like the rates: reported, not counted

@@ -25,10 +25,6 @@ HISTORY_HEADER = (
 )
 
 
-def run_cell(card: Scorecard) -> str:
-    return markdown_code(card.runId[:16])
-
-
 def history_row(card: Scorecard) -> str:
     model = card.adapter.model if card.adapter.pinned else f"{card.adapter.model} (unpinned)"
     commit = card.corpus.commit[:12] + ("+dirty" if card.corpus.dirty else "")
@@ -41,25 +37,19 @@ def history_row(card: Scorecard) -> str:
         f"{card.cleanRate.value:.4g}",
         card.verdict,
         markdown_code(commit),
-        run_cell(card),
+        markdown_code(card.runId[:16]),
     ]
     return "| " + " | ".join(cells) + " |"
 
 
 @dataclass(frozen=True)
 class PageFormat:
-    """A published page: its four marker comments, a new page's text above them, its history header."""
+    """A published page: its four marker comments, a new page's text above them, its history header (which
+    begins with "| Date |", so it is never mistaken for a history row)."""
 
     markers: tuple[str, str, str, str]  # latest begin, latest end, history begin, history end
     intro: str
     header: str
-    header_start: str = "| Date |"  # how the header row begins, so it is never mistaken for a history row
-
-    @property
-    def new_page(self) -> str:
-        begin, end, history_begin, history_end = self.markers
-        history = f"## History\n\nNewest first; at most {MAX_HISTORY_ROWS} rows."
-        return f"{self.intro}\n\n{begin}\n{end}\n\n{history}\n\n{history_begin}\n{history_end}\n"
 
 
 @dataclass(frozen=True)
@@ -95,26 +85,27 @@ def _split(page: str, where: Path, markers: tuple[str, ...]) -> list[str]:
     return re.split("|".join(re.escape(marker) for marker in markers), page)
 
 
-def _history_rows(section: str, header_start: str) -> list[str]:
+def _history_rows(section: str) -> list[str]:
     """The table rows of the history section, without its header and rule."""
     lines = (line.strip() for line in section.splitlines())
-    return [row for row in lines if row.startswith("|") and not row.startswith(header_start) and set(row) - set("|-: ")]
+    return [row for row in lines if row.startswith("|") and not row.startswith("| Date |") and set(row) - set("|-: ")]
 
 
 def update_entry(page: str | None, entry: Entry, form: PageFormat, where: Path) -> str:
     """The new page text; pure, so it can be tested without files."""
+    begin, end, history_begin, history_end = form.markers
     if page is None:
-        page = form.new_page
+        history = f"## History\n\nNewest first; at most {MAX_HISTORY_ROWS} rows."
+        page = f"{form.intro}\n\n{begin}\n{end}\n\n{history}\n\n{history_begin}\n{history_end}\n"
     elif not any(marker in page for marker in form.markers):
         raise BcevalError(f"{where}: page has no bceval markers, so it is not ours; choose another --page")
     before, latest_now, between, history, after = _split(page, where, form.markers)
-    rows = _history_rows(history, form.header_start)
+    rows = _history_rows(history)
     if entry.latest_mark in latest_now and any(entry.row_mark in row for row in rows):
         return page  # already published and shown as the latest: nothing to do
     if not any(entry.row_mark in row for row in rows):
         rows = [entry.row, *rows][:MAX_HISTORY_ROWS]
     table = "\n".join([form.header, *rows])
-    begin, end, history_begin, history_end = form.markers
     return f"{before}{begin}\n{entry.latest}{end}{between}{history_begin}\n{table}\n{history_end}{after}"
 
 
@@ -129,13 +120,14 @@ def publish_entry(page_path: Path, entry: Entry, form: PageFormat) -> bool:
     return write_atomic(page_path, update_entry(current, entry, form, page_path))
 
 
-def scorecard_entry(card: Scorecard) -> Entry:
-    return Entry(render_markdown(card, heading="###"), history_row(card), f"run `{card.runId[:12]}`", run_cell(card))
+def _entry(card: Scorecard) -> Entry:
+    run = markdown_code(card.runId[:16])
+    return Entry(render_markdown(card, heading="###"), history_row(card), f"run `{card.runId[:12]}`", run)
 
 
 def update_page(page: str | None, card: Scorecard, where: Path) -> str:  # for the tests
-    return update_entry(page, scorecard_entry(card), SCORECARD_PAGE, where)
+    return update_entry(page, _entry(card), SCORECARD_PAGE, where)
 
 
 def publish(page_path: Path, card: Scorecard) -> bool:
-    return publish_entry(page_path, scorecard_entry(card), SCORECARD_PAGE)
+    return publish_entry(page_path, _entry(card), SCORECARD_PAGE)

@@ -86,11 +86,8 @@ def _usage_text(card: Scorecard) -> str | None:
     cost = _money(usage.costUsd)
     if usage.costUsd is not None and usage.costKnown < usage.answers:
         cost += f" (reported for {usage.costKnown} of {usage.answers} answers)"
-    times = []
-    if usage.wallSeconds is not None:
-        times.append(f"wall {usage.wallSeconds:.1f} s")
-    if usage.agentSeconds is not None:
-        times.append(f"agent {usage.agentSeconds:.1f} s")
+    seconds = (("wall", usage.wallSeconds), ("agent", usage.agentSeconds))
+    times = [f"{label} {value:.1f} s" for label, value in seconds if value is not None]
     tokens = ""
     if usage.inputTokens is not None or usage.outputTokens is not None:
         tokens = f"; tokens in {usage.inputTokens or 0:,}, out {usage.outputTokens or 0:,}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -22,15 +23,12 @@ from bceval.experiment.render import (
     render_html,
     render_markdown,
 )
-from bceval.experiment.report_model import read_report
-from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
+from bceval.experiment.report_model import ExperimentReport, read_report
+from bceval.jsonio import dumps, parse_json, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, OutDir
-from bceval.runs.record import fold_written
 from bceval.scorecard.publish import publish_entry
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
-from bceval.steps.experiment_report import keep_report_lines, kept_report_lines, load_report, report_state
-from bceval.steps.units import Unit
-from bceval.steps.units import answer_units as answer_all
+from bceval.steps.experiment_report import load_report
 from bceval.vcs import export_commit
 
 
@@ -93,41 +91,44 @@ def experiment_spending(plan: Plan, settings: Settings) -> Budget | None:
     return budget
 
 
-def answer_units(units: list[Unit], jobs: int, run_dirs: list[Path]) -> None:
-    """The experiment's answers (bceval.steps.units); then each run's record takes in what its answers wrote."""
-    try:
-        answer_all(units, jobs)
-    finally:
-        for run_dir in run_dirs:
-            fold_written(run_dir)
-
-
 def write_report(
-    settings: Settings, plan: Callable[[], Plan], selected: Callable[[], dict[str, list[str]]], reuse: bool = False
+    settings: Settings, plan: Callable[[], Plan], chosen: Callable[[], dict[str, list[Any]]], reuse: bool = False
 ) -> None:
-    """report.json, .md and .html of the experiment; its verdict lines on stdout. `reuse` (a run's report): when
-    the report there was made from exactly these inputs (steps.experiment_report.report_state) and is as it was
-    written, only its lines are printed again (it would come out the same but for its creation time)."""
+    """report.json, .md and .html of the experiment (`chosen`: per arm, the cases it covers); its verdict lines on
+    stdout. `reuse` (a run's report): a report that comes out as the one there but for its creation time keeps that
+    one's files (and creation time)."""
     current = plan()
-    chosen = selected()
     folder = current.folder
-    state = report_state(current, settings, chosen)
-    kept = kept_report_lines(folder, state) if reuse and state is not None else None
-    if kept is None:
-        report = load_report(current, settings, chosen, created_at())
-        write_atomic(folder.report("json"), dumps(report.model_dump(mode="json")))
-        write_atomic(folder.report("md"), render_markdown(report))
-        write_atomic(folder.report("html"), render_html(report))
-        stderr = [f"bceval: warning: {warning}" for warning in report.warnings]
-        budget = budget_line(report)
-        stdout = [*headline(report), *([budget] if budget else []), f"Report: {folder.report('md')}"]
-        keep_report_lines(folder, state, stdout, stderr)
-        kept = stdout, stderr
-    stdout, stderr = kept
-    for line in stderr:
-        print(line, file=sys.stderr)
-    for line in stdout:
+    selected = {arm: [case.id for case in cases] for arm, cases in chosen().items()}
+    report = load_report(current, settings, selected, created_at())
+    kept = _as_before(folder.report("json"), report) if reuse else None
+    report = kept or report
+    texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}
+    for suffix, text in texts.items():
+        if kept is None or _text(folder.report(suffix)) != text:
+            write_atomic(folder.report(suffix), text)
+    for warning in report.warnings:
+        print(f"bceval: warning: {warning}", file=sys.stderr)
+    budget = budget_line(report)
+    for line in [*headline(report), *([budget] if budget else []), f"Report: {folder.report('md')}"]:
         print(line)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return read_regular_text(path, "utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _as_before(path: Path, report: ExperimentReport) -> ExperimentReport | None:
+    """The report with the creation time of the one at `path`, if that is all they differ in."""
+    before = _text(path)
+    try:
+        same = report.model_copy(update={"createdAt": json.loads(before or "")["createdAt"]})
+    except (ValueError, TypeError, KeyError):
+        return None
+    return same if dumps(same.model_dump(mode="json")) == before else None
 
 
 def publish_report(plan: Plan, page: Any) -> None:
@@ -138,10 +139,3 @@ def publish_report(plan: Plan, page: Any) -> None:
     changed = publish_entry(page, experiment_entry(report), EXPERIMENT_PAGE)
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")
-
-
-def run_unit(settings: Settings, plan: Callable[[], Plan], arm_name: str, epoch: int) -> None:
-    """One whole run of an arm's epoch by its evaluator (one whose unit of work is a run) into a new run folder."""
-    current = plan()
-    arm = current.arm(arm_name)
-    arm.evaluated_by.run_unit(current, arm, arm_settings(current, arm, settings, epoch), epoch, settings)

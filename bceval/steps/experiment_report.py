@@ -4,15 +4,11 @@ and transcripts on disk; the report itself is `bceval.experiment.report_model`'s
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import posixpath
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bceval import __version__
 from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
@@ -28,7 +24,7 @@ from bceval.experiment.report_model import (
     build_report,
     earlier_looks,
 )
-from bceval.jsonio import load_own_json, read_regular_text, write_atomic
+from bceval.jsonio import read_regular_text
 from bceval.layout import RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
@@ -69,52 +65,21 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
 def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
     """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict (the review
     evaluator's CaseVerdict), or None when there is no result yet."""
-    files, infra = _result_entries(settings)
+    try:
+        files, infra = run_entries(settings.results_dir)
+    except BcevalError:  # no results folder yet
+        files, infra = [], []
     article = corpus_article(settings.corpus)
     report = evaluator(DEFAULT).score_files(cases, thresholds, files, infra, settings.require_read, article)
     return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
-
-
-def _result_entries(settings: Settings) -> tuple[list[Path], list[Path]]:
-    """The result and infra files of one epoch's run; none before its results folder exists."""
-    try:
-        return run_entries(settings.results_dir)
-    except BcevalError:
-        return [], []
-
-
-def judged_on(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> str:
-    """A digest of what one epoch's verdicts are judged from: its result and infra files (each file's name, size,
-    modification time and inode), the cases and thresholds."""
-    files, infra = _result_entries(settings)
-    judged = [
-        __version__,
-        [_file_state(entry) for entry in files],
-        [_file_state(entry) for entry in infra],
-        [[case.id, case.modelId, case.expected] for case in cases],
-        thresholds,
-        settings.require_read,
-        str(settings.corpus) if settings.require_read else None,
-        "notAnswered",  # a mark of this state's version
-    ]
-    return hashlib.sha256(json.dumps(judged, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def _file_state(entry: Path) -> list[Any]:
-    info = entry.stat()  # through a symbolic link, either way
-    return [entry.name, info.st_size, info.st_mtime_ns, info.st_ino]
-
-
-def _wanted(cases: list[ReviewCase], wanted_ids: list[str]) -> list[ReviewCase]:
-    wanted_set = set(wanted_ids)  # once, not once per case
-    return [case for case in cases if case.id in wanted_set]
 
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
     """A review arm: each epoch's run judged from its result files."""
     judge = arm.evaluated_by
     cases, thresholds = variant_cases(arm_settings(plan, arm, settings, 1))
-    wanted = _wanted(cases, wanted_ids)
+    wanted_set = set(wanted_ids)
+    wanted = [case for case in cases if case.id in wanted_set]
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
@@ -205,71 +170,6 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     budget = experiment_ledger(plan, settings)
     spent = None if budget is None else (budget.limit, budget.known())
     return build_report(plan, outcomes, created, earlier, spent)
-
-
-def report_state(plan: Plan, settings: Settings, selected: dict[str, list[str]]) -> str | None:
-    """A digest of everything a report of `plan` is made from: bceval's version, SOURCE_DATE_EPOCH, the plan, each
-    variant's recorded cases file, each epoch's results (judged_on), the budget and its ledger. None when an arm's
-    unit is a whole run: what it reads is not listed here."""
-    if any(arm.evaluated_by.traits.unit == RUN for arm in plan.arms):
-        return None
-    arms = []
-    for arm in plan.arms:
-        first = arm_settings(plan, arm, settings, 1)
-        cases, thresholds = variant_cases(first)
-        wanted = _wanted(cases, selected[arm.name])
-        epochs = []
-        for epoch in range(1, plan.experiment.epochs + 1):
-            run = arm_settings(plan, arm, settings, epoch)
-            epochs.append([str(run.results_dir), str(run.run_dir), judged_on(run, wanted, thresholds)])
-        arms.append([asdict(arm), _optional_state(cases_file(first)), epochs])
-    inputs = [
-        __version__,
-        os.environ.get("SOURCE_DATE_EPOCH", ""),
-        plan.experiment.model_dump(),
-        [str(plan.source), str(plan.out), plan.differing, plan.warnings],
-        arms,
-        [plan.budget(settings), _optional_state(plan.folder.cost_ledger)],
-    ]
-    encoded = json.dumps(inputs, sort_keys=True, default=str)  # a value JSON lacks is its str(): never equal by chance
-    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
-
-
-def _optional_state(path: Path) -> list[Any] | None:
-    try:
-        return _file_state(path)
-    except OSError:
-        return None
-
-
-def kept_report_lines(folder: Any, state: str) -> tuple[list[str], list[str]] | None:
-    """The lines (stdout's, stderr's) the report in `folder` printed when it was written, if it was made from
-    inputs of digest `state` (report_state) and its files are as that write left them; else None."""
-    try:
-        kept = load_own_json(folder.report_state)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(kept, dict) or kept.get("state") != state:
-        return None
-    if kept.get("reports") != [_optional_state(folder.report(suffix)) for suffix in REPORT_SUFFIXES]:
-        return None
-    stdout, stderr = kept.get("stdout"), kept.get("stderr")
-    if not all(isinstance(lines, list) and all(isinstance(line, str) for line in lines) for lines in (stdout, stderr)):
-        return None
-    return stdout, stderr
-
-
-def keep_report_lines(folder: Any, state: str | None, stdout: list[str], stderr: list[str]) -> None:
-    """Note what the report just written was made from (None: not known) and the lines it printed."""
-    if state is None:
-        folder.report_state.unlink(missing_ok=True)
-        return
-    reports = [_optional_state(folder.report(suffix)) for suffix in REPORT_SUFFIXES]
-    document = {"state": state, "reports": reports, "stdout": stdout, "stderr": stderr}
-    write_atomic(folder.report_state, json.dumps(document, separators=(",", ":")))
-
-
-REPORT_SUFFIXES = ("json", "md", "html")
 
 
 def _previous_report(path: Path) -> Any:

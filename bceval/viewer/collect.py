@@ -99,9 +99,7 @@ class ReviewRun:
 
     @property
     def verdict(self) -> str:
-        if self.card:
-            return str(self.card.get("verdict", "-"))
-        return "not scored"
+        return str(self.card.get("verdict", "-")) if self.card else "not scored"
 
     @property
     def date(self) -> str:
@@ -168,11 +166,9 @@ class Site:
     experiments: list[Experiment]
 
 
-# --- review runs -------------------------------------------------------------------------------------------------
-
-
 def _row(case: dict[str, Any]) -> CaseRow:
     infra = case.get("infrastructureFailure")
+    lists = {name: [str(x) for x in case.get(name) or []] for name in ("expected", "findings", "missing", "unexpected")}
     return CaseRow(
         id=str(case.get("id", "")),
         model_id=str(case.get("modelId", "")),
@@ -180,10 +176,7 @@ def _row(case: dict[str, Any]) -> CaseRow:
         kind=str(case.get("kind", "")),
         passed=case.get("passed") if case.get("answered", True) and not infra else None,
         infra=infra if isinstance(infra, dict) else None,
-        expected=[str(x) for x in case.get("expected") or []],
-        findings=[str(x) for x in case.get("findings") or []],
-        missing=[str(x) for x in case.get("missing") or []],
-        unexpected=[str(x) for x in case.get("unexpected") or []],
+        **lists,
         usage=case.get("usage") if isinstance(case.get("usage"), dict) else {},
         transcript=case.get("transcript") if isinstance(case.get("transcript"), str) else None,
         cached=bool(case.get("cached")),
@@ -191,20 +184,15 @@ def _row(case: dict[str, Any]) -> CaseRow:
     )
 
 
-def judged_cases(run_dir: Path, out: Path) -> list[dict[str, Any]]:
-    """The verdicts of a run without a score.json (an experiment arm's), judged from its results as scoring does."""
-    recorded = read_json(OutDir(out).build.cases)
-    return evaluator(DEFAULT).judged(recorded, RunDir(run_dir).results) if isinstance(recorded, dict) else []
-
-
 def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewRun:
     run = RunDir(run_dir)
     score = read_json(run.score)
     if isinstance(score, dict) and isinstance(score.get("cases"), list):
         cases = score["cases"]
-    else:
+    else:  # a run without a score.json (an experiment arm's): judged from its results as scoring does
+        recorded = read_json(OutDir(out).build.cases)
         try:
-            cases = judged_cases(run_dir, out)
+            cases = evaluator(DEFAULT).judged(recorded, run.results) if isinstance(recorded, dict) else []
         except Exception:  # noqa: BLE001 - a run the scorer cannot read is shown without cases
             cases = []
     card = read_json(run.scorecard())
@@ -218,9 +206,6 @@ def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewR
         cases=[_row(case) for case in cases if isinstance(case, dict)],
         **where,
     )
-
-
-# --- guidance runs -----------------------------------------------------------------------------------------------
 
 
 def _file_digest(path: Path) -> str | None:
@@ -294,13 +279,12 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
     return GuidanceRun(key=key, name=name, directory=run_dir, record=record, cases=rows, **where)
 
 
+def _folders(base: Path) -> list[Path]:
+    return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
 def _guidance_run_dirs(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    return sorted((p for p in base.iterdir() if GUIDANCE_RUN.fullmatch(p.name) and p.is_dir()), key=lambda p: p.name)
-
-
-# --- the whole output folder -------------------------------------------------------------------------------------
+    return [p for p in _folders(base) if GUIDANCE_RUN.fullmatch(p.name)]
 
 
 def _answers_by_case(arm: dict[str, Any]) -> bool:
@@ -318,22 +302,20 @@ def read_experiment(directory: Path, key: str) -> Experiment | None:
         return None
     experiment = Experiment(directory.name, directory, report, read_text(where.report("md")))
     for arm in report.get("arms") or []:
-        variant = where.variant(str(arm.get("variant", "")))
+        name, variant, by_case = str(arm.get("name")), where.variant(str(arm.get("variant", ""))), _answers_by_case(arm)
         for epoch in range(1, int(report.get("epochs") or 1) + 1):
-            run_key = f"{key}/runs/{safe_name(str(arm.get('name')))}-e{epoch}"
-            facts = {"experiment": directory.name, "arm": str(arm.get("name")), "epoch": epoch}
-            if _answers_by_case(arm):
-                run_dir = variant.run(f"{arm.get('name')}-e{epoch}").path
+            run_key = f"{key}/runs/{safe_name(name)}-e{epoch}"
+            facts = {"experiment": directory.name, "arm": name, "epoch": epoch}
+            if by_case:
+                run_dir = variant.run(f"{name}-e{epoch}").path
                 if run_dir.is_dir():
-                    experiment.runs[(str(arm.get("name")), epoch)] = read_review_run(
-                        run_dir, variant.path, run_key, **facts
-                    )
+                    experiment.runs[(name, epoch)] = read_review_run(run_dir, variant.path, run_key, **facts)
             else:
-                folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), str(arm.get("name")), epoch))
+                folders = _guidance_run_dirs(where.guidance_runs(str(arm.get("variant")), name, epoch))
                 done = [p for p in folders if RunDir(p).record.is_file()]
                 if done:
-                    name = f"{arm.get('name')} epoch {epoch} ({done[-1].name})"
-                    experiment.runs[(str(arm.get("name")), epoch)] = read_guidance_run(done[-1], run_key, name, **facts)
+                    title = f"{name} epoch {epoch} ({done[-1].name})"
+                    experiment.runs[(name, epoch)] = read_guidance_run(done[-1], run_key, title, **facts)
     return experiment
 
 
@@ -343,20 +325,13 @@ def collect(out: Path) -> Site:
         read_review_run(path, out, f"runs/{safe_name(path.name)}")
         for path in sorted((p for p in layout.runs.glob("*/") if p.is_dir()), key=lambda p: sort_key(p.name))
     ]
-    guidance = []
-    if layout.guidance_runs.is_dir():
-        for manifest_dir in sorted(p for p in layout.guidance_runs.iterdir() if p.is_dir()):
-            for run_dir in _guidance_run_dirs(manifest_dir):
-                name = f"{manifest_dir.name}/{run_dir.name}"
-                key = f"guidance/{safe_name(manifest_dir.name)}/{run_dir.name}"
-                guidance.append(read_guidance_run(run_dir, key, name))
-    experiments = []
-    if layout.experiments.is_dir():
-        for directory in sorted(p for p in layout.experiments.iterdir() if p.is_dir()):
-            experiment = read_experiment(directory, f"experiments/{safe_name(directory.name)}")
-            if experiment is not None:
-                experiments.append(experiment)
-    return Site(out, runs, guidance, experiments)
+    guidance = [
+        read_guidance_run(run, f"guidance/{safe_name(m.name)}/{run.name}", f"{m.name}/{run.name}")
+        for m in _folders(layout.guidance_runs)  # a manifest's folder
+        for run in _guidance_run_dirs(m)
+    ]
+    found = (read_experiment(d, f"experiments/{safe_name(d.name)}") for d in _folders(layout.experiments))
+    return Site(out, runs, guidance, [experiment for experiment in found if experiment is not None])
 
 
 def input_files(out: Path) -> list[Path]:

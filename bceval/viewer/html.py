@@ -1,11 +1,6 @@
-"""HTML building blocks of the viewer: strict escaping, the page shell (inline CSS and a little inline script,
-no CDN, no network), tables and safe file names.
-
-Every string that reaches a page goes through `esc` (text and attribute values alike: `&`, `<`, `>`, `"` and
-`'` become entities) unless it is markup this module or `svg` built. Links are relative, so the site works from
-`file://`, from a CI artifact and from `bceval view --serve` alike. The one inline script only toggles rows by
-their data attributes; it never inserts text as markup.
-"""
+"""HTML building blocks of the viewer: escaping, the page shell (inline CSS and one inline script), tables and
+safe file names. Every string that reaches a page goes through `esc` (text and attribute values alike) unless it
+is markup this module or `svg` built; the script only toggles rows by their data attributes."""
 
 from __future__ import annotations
 
@@ -14,6 +9,7 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -59,16 +55,13 @@ def cost(value: Any) -> str:
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_attrs: Any = None) -> str:
     """A table whose cells are markup already (escape data with `esc` first); `row_attrs[i]` adds attributes."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
-    body = []
-    for index, row in enumerate(rows):
-        attrs = row_attrs[index] if row_attrs else ""
-        body.append(f"<tr{attrs}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+    lines = zip(rows, row_attrs or repeat(""), strict=False)
+    body = "".join(f"<tr{attrs}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row, attrs in lines)
     klass = f' class="{esc(cls)}"' if cls else ""
-    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def bullets(items: Iterable[str], cls: str = "") -> str:
-    """A list of markup items."""
     klass = f' class="{esc(cls)}"' if cls else ""
     return f"<ul{klass}>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
 

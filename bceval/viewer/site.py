@@ -1,17 +1,9 @@
-"""The static site `bceval view` writes: every page of an output folder under `out/view/`, then the pages of an
-earlier build that no longer have a source are removed. Self-contained pages (inline CSS, SVG and one small
-script), relative links, no network: it opens from `file://`, from a CI artifact or from `--serve`.
-
-    view/index.html                                   every run, experiment and guidance run, newest first
-    view/runs/<run>/index.html, cases/<case>.html     a run and each of its cases
-    view/compare/<old>--<new>.html                    two runs side by side
-    view/experiments/<name>/index.html, cases-<n>.html, runs/<arm>-e<n>/...   an experiment, its case grid, its runs
-    view/compare/<experiment>/<arm>-e<n>.html         a treatment arm against the control, epoch by epoch
-    view/guidance/<manifest>/run-NNNN/index.html, cases/<case>.html            a guidance run
-"""
+"""The static site `bceval view` writes (docs/viewer.md): every page of an output folder under `out/view/`, then
+the pages of an earlier build that no longer have a source are removed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,22 +35,14 @@ def _run_pairs(runs: list[ReviewRun]) -> list[tuple[ReviewRun, ReviewRun]]:
     return list(zip(dated, dated[1:], strict=False))
 
 
-class _Writer:
-    def __init__(self, dest: Path) -> None:
-        self.dest = dest
-        self.names: set[Path] = set()
-        self.written = 0
-
-    def __call__(self, relative: str, text: str) -> None:
-        path = self.dest / relative
-        self.names.add(path)
-        self.written += write_atomic(path, text)  # byte-identical pages are left alone
-
-
 def build_site(out: Path, dest: Path) -> Built:
     """Write the site of `out` into `dest`; pages nothing renders now go."""
     site = collect(out)
-    write = _Writer(dest)
+    changed: dict[Path, bool] = {}  # every page written: whether its bytes changed (identical ones are left alone)
+
+    def write(relative: str, text: str) -> None:
+        changed[dest / relative] = write_atomic(dest / relative, text)
+
     run_compares: dict[str, list[tuple[str, str, str]]] = {}
     all_compares: list[tuple[str, str, str]] = []
     for old, new in _run_pairs(site.runs):
@@ -89,27 +73,21 @@ def build_site(out: Path, dest: Path) -> Built:
         for number in range(2, count + 1):
             write(f"{key}/cases-{number}.html", experiment_cases_page(experiment, key, number, count))
         for run in experiment.runs.values():
-            if isinstance(run, ReviewRun):
-                _write_run(write, run, [])
-            else:
-                _write_guidance(write, run)
+            _write_run(write, run, [])
     for run in site.guidance:
-        _write_guidance(write, run)
+        _write_run(write, run, [])
     write("index.html", index_page(site, all_compares))
-    removed = _prune(dest, write.names)
-    return Built(dest / "index.html", len(write.names), write.written, removed)
+    removed = _prune(dest, set(changed))
+    return Built(dest / "index.html", len(changed), sum(changed.values()), removed)
 
 
-def _write_run(write: _Writer, run: ReviewRun, compares: list[tuple[str, str, str]]) -> None:
-    write(f"{run.key}/index.html", run_page(run, compares))
+def _write_run(
+    write: Callable[[str, str], None], run: ReviewRun | GuidanceRun, compares: list[tuple[str, str, str]]
+) -> None:
+    review = isinstance(run, ReviewRun)
+    write(f"{run.key}/index.html", run_page(run, compares) if review else guidance_page(run))
     for case in run.cases:
-        write(case_href(run.key, case.model_id), case_page(run, case))
-
-
-def _write_guidance(write: _Writer, run: GuidanceRun) -> None:
-    write(f"{run.key}/index.html", guidance_page(run))
-    for case in run.cases:
-        write(f"{run.key}/cases/{safe_name(case.model_id)}.html", guidance_case_page(run, case))
+        write(case_href(run.key, case.model_id), case_page(run, case) if review else guidance_case_page(run, case))
 
 
 def _prune(dest: Path, keep: set[Path]) -> int:

@@ -23,19 +23,16 @@ def _fmt(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def figure(title: str, svg: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def figure(title: str, height: int, parts: list[str], headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """The picture and its numbers side by side; the picture is hidden from screen readers (the table says it)."""
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'role="img" aria-hidden="true" data-plot="{esc(title)}"><g font-size="11" font-family="sans-serif">'
+        f"{''.join(parts)}</g></svg>"
+    )
     return (
         f'<figure class="plot"><div><figcaption>{esc(title)}</figcaption>{svg}</div>'
         f"{table(headers, rows, 'plot-data')}</figure>"
-    )
-
-
-def _svg(height: int, body: str, label: str) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
-        f'role="img" aria-hidden="true" data-plot="{esc(label)}"><g font-size="11" font-family="sans-serif">{body}'
-        "</g></svg>"
     )
 
 
@@ -55,12 +52,11 @@ class Interval:
 def forest(title: str, rows: Sequence[Interval], low: float = -1.0, high: float = 1.0) -> str:
     """Each row's point estimate with its interval on a shared axis, with a line at zero (no difference)."""
     height = PAD * 2 + ROW * max(1, len(rows))
-    parts = []
     zero = _x(0.0, low, high)
-    parts.append(
+    parts = [
         f'<line x1="{zero:.1f}" y1="{PAD - 8}" x2="{zero:.1f}" y2="{height - PAD + 4}" stroke="#8c959f" '
         'stroke-dasharray="3,3"/>'
-    )
+    ]
     for tick in (low, (low + high) / 2, high):
         x = _x(tick, low, high)
         parts.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle">{tick:+.1f}</text>')
@@ -78,7 +74,7 @@ def forest(title: str, rows: Sequence[Interval], low: float = -1.0, high: float 
                 f'fill="{COLOURS[0]}"/>'
             )
     cells = [[esc(r.label), _fmt(r.value, True), _fmt(r.low, True), _fmt(r.high, True)] for r in rows]
-    return figure(title, _svg(height, "".join(parts), title), ["Row", "Difference", "95% low", "95% high"], cells)
+    return figure(title, height, parts, ["Row", "Difference", "95% low", "95% high"], cells)
 
 
 def grouped_bars(title: str, groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
@@ -114,7 +110,7 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[tuple[str, 
         )
     headers = ["Group", *(name for name, _ in series)]
     rows = [[esc(group), *(_fmt(values[g]) for _, values in series)] for g, group in enumerate(groups)]
-    return figure(title, _svg(height, "".join(parts), title), headers, rows)
+    return figure(title, height, parts, headers, rows)
 
 
 def scatter(title: str, points: Sequence[tuple[str, float | None, float | None]], x_label: str, y_label: str) -> str:
@@ -138,7 +134,7 @@ def scatter(title: str, points: Sequence[tuple[str, float | None, float | None]]
             f'<text x="{px + 7:.1f}" y="{py + 4:.1f}">{esc(label[:24])}</text>'
         )
     rows = [[esc(label), "unknown" if x is None else f"{x:.4f}", _fmt(y)] for label, x, y in points]
-    return figure(title, _svg(height, "".join(parts), title), ["Point", x_label, y_label], rows)
+    return figure(title, height, parts, ["Point", x_label, y_label], rows)
 
 
 def lines(title: str, steps: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
@@ -168,4 +164,4 @@ def lines(title: str, steps: Sequence[str], series: Sequence[tuple[str, Sequence
         parts.append(f'<text x="{8}" y="{PAD + 14 * s + 30}" fill="{colour}">{esc(name[:22])}</text>')
     headers = ["Series", *steps]
     rows = [[esc(name), *(_fmt(v) for v in values)] for name, values in series]
-    return figure(title, _svg(height, "".join(parts), title), headers, rows)
+    return figure(title, height, parts, headers, rows)

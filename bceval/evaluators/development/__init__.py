@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from bceval.errors import EXIT_FAILED, BcevalError
 
@@ -17,6 +18,15 @@ PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git re
 def plain_path(path: str) -> bool:
     """A canonical relative path: forward slashes, no empty, `.` or `..` segment."""
     return "\\" not in path and all(s not in ("", ".", "..") for s in path.split("/"))
+
+
+def anchored(source: str, base: Path) -> str:
+    """A starting repository relative to `base`: a folder, or repository@commit (a URL stays as given)."""
+    pinned = PINNED.match(source)
+    if pinned and "://" in source:
+        return source
+    local = base / (pinned["repo"] if pinned else source)
+    return f"{local}@{pinned['commit']}" if pinned else str(local)
 
 
 class DevelopmentError(BcevalError):

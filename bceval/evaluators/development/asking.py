@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,8 +18,8 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import expand
+from bceval.evaluators.development.knowledge_response import evidence_record
 from bceval.evaluators.development.manifest import Case, Loaded
-from bceval.evaluators.development.readevidence import evidence_record
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
 from bceval.runs.transcript import write_transcript
@@ -57,7 +56,7 @@ class Asked:
 
     answer: dict[str, Any] | None
     infrastructure: str | None  # the agent crashed or timed out before it answered (§11.10)
-    reads: list[dict[str, Any]] | None = None  # bceval's read evidence (api adapter only: tool events)
+    evidence: dict[str, Any] | None = None  # bceval's §13 read-evidence record (api adapter only: tool events)
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
@@ -90,25 +89,23 @@ class DevelopmentShape(Shape):
     def by_process(self, agent: Any, q: DevelopmentQuestion) -> Asked:
         """The agent command line, run in the copy (under bwrap only the copy is writable)."""
         settings, opts = agent.agent, self.opts
-        values = {
-            "workspace": str(q.workspace),
-            "case": q.case.id,
-            "case_id": q.case.model_id,
-            "knowledge": str(q.knowledge) if q.knowledge is not None else "",
-            "request": str(DevelopmentCaseDir(q.folder).request),
-            "model": settings.model or "",
-            "artifacts": str(q.folder),
-            "python": sys.executable,
-            "checks_dir": str(opts.checks.resolve().parent),
-        }
-        argv = expand(tuple(shlex.split(settings.command)), values)
+        argv = expand(
+            tuple(shlex.split(settings.command)),
+            q.case,
+            q.workspace,
+            q.folder,
+            opts.checks,
+            knowledge=str(q.knowledge) if q.knowledge is not None else "",
+            request=str(DevelopmentCaseDir(q.folder).request),
+            model=settings.model or "",
+        )
         if self.bwrap is not None:
             argv = sandbox_argv(
                 self.bwrap,
                 argv,
                 workdir=q.workspace,
                 read_only=[q.knowledge] if q.knowledge is not None else [],
-                allow=[q.workspace, *opts.sandbox_allow],
+                allow=[q.workspace, *settings.sandbox_allow],
                 hidden=self.hidden,
                 environ=proc.clean_environment(),
             )
@@ -172,9 +169,9 @@ class DevelopmentShape(Shape):
         infra = f"the api conversation ended before an answer ({failure})" if failure else None
         envelope = {
             "adapter": "api",
-            "model": opts.model,
+            "model": agent.agent.model,
             "servedModel": work["servedModel"],
-            "epoch": opts.epoch,
+            "epoch": agent.agent.epoch,
             "seconds": work["wallSeconds"],
             "turns": len(work["turns"]),
             "toolCalls": len(work["toolCalls"]),
@@ -185,10 +182,10 @@ class DevelopmentShape(Shape):
         }
         _keep(q, text or "", (failure or "") + ("\n" if failure else ""), envelope)
         evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
-        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": opts.epoch, **work}
+        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": agent.agent.epoch, **work}
         record.update(readBy="bceval", readEvidence=evidence)
         write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
-        return Asked(answer, infra, evidence["reads"], list(work["refusedOutside"]))
+        return Asked(answer, infra, evidence, list(work["refusedOutside"]))
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError
-from bceval.evaluators.development.manifest import Loaded
+from bceval.evaluators.development import CHECK_IDS, PINNED, DevelopmentError, anchored
+from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.jsonio import dumps_compact
 
 
@@ -95,8 +96,11 @@ def _checks(value: Any, where: str, unavailable: bool) -> dict[str, Check]:
     return {key: _check(key, item, where, unavailable) for key, item in value.items()}
 
 
-def read_checks(path: Path) -> ChecksConfig:
-    """Parse a checks file; every problem is one line naming the file."""
+def read_checks(path: Path, table: dict[str, Any] | None = None) -> ChecksConfig:
+    """Parse a checks file, or with `table` pyproject.toml's inline checks (path: that file) by the same rules and
+    messages; every problem is one line naming the file."""
+    if table is not None:
+        return _config({"version": "1", **_text_scalars(table)}, f"{path}: [tool.bceval.development]", path)
     try:
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
     except OSError:
@@ -115,12 +119,6 @@ def _text_scalars(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
-
-
-def checks_from_table(table: dict[str, Any], pyproject: Path) -> ChecksConfig:
-    """Inline checks from [tool.bceval.development], with the checks file's rules and messages."""
-    document = {"version": "1", **_text_scalars(table)}
-    return _config(document, f"{pyproject}: [tool.bceval.development]", pyproject)
 
 
 def _config(document: Any, where: str, path: Path) -> ChecksConfig:
@@ -169,8 +167,20 @@ def require_configured(loaded: Loaded, config: ChecksConfig) -> None:
                 )
 
 
-def expand(argv: tuple[str, ...], values: dict[str, str]) -> list[str]:
-    """The placeholders {workspace}, {case}, {case_id} and {artifacts} in each argument."""
+def expand(
+    argv: tuple[str, ...], case: Case, workspace: Path, artifacts: Path, checks_file: Path, **more: str
+) -> list[str]:
+    """The spec's placeholders {workspace}, {case}, {case_id} and {artifacts}, bceval's {python} (this interpreter)
+    and {checks_dir} (the checks file's folder), and `more`, in each argument."""
+    values = {
+        "workspace": str(workspace),
+        "case": case.id,
+        "case_id": case.model_id,
+        **more,
+        "artifacts": str(artifacts),
+        "python": sys.executable,
+        "checks_dir": str(checks_file.resolve().parent),
+    }
     expanded = []
     for argument in argv:
         for name, value in values.items():
@@ -183,10 +193,7 @@ def starting_repositories(
     loaded: Loaded, config: ChecksConfig, checks_file: Path, workspace_map: Path | None
 ) -> dict[str, str]:
     """Manifest id -> starting repository (the map's, else the checks file's), relative to its file."""
-    sources: dict[str, str] = {}
-    base = checks_file.parent
-    for case, source in config.workspaces.items():
-        sources[case] = source if "@" in source or Path(source).is_absolute() else str(base / source)
+    sources = {case: anchored(source, checks_file.parent) for case, source in config.workspaces.items()}
     if workspace_map is not None:
         try:
             mapping = json.loads(workspace_map.read_text(encoding="utf-8"))
@@ -194,22 +201,14 @@ def starting_repositories(
             raise DevelopmentError(f"--workspace-map {workspace_map} is not a readable JSON object") from None
         if not isinstance(mapping, dict) or not all(isinstance(v, str) and v for v in mapping.values()):
             raise DevelopmentError(f"--workspace-map {workspace_map} must map manifest ids to repositories")
-        for case, source in mapping.items():
-            pinned = PINNED.match(source)
-            local = Path(pinned["repo"] if pinned else source)
-            if not local.is_absolute() and not (pinned and "://" in source):
-                local = workspace_map.parent / local
-                source = f"{local}@{pinned['commit']}" if pinned else str(local)
-            sources[case] = source
+        sources.update({case: anchored(source, workspace_map.parent) for case, source in mapping.items()})
     for case in loaded.cases:
-        if case.id not in sources:
+        source = sources.get(case.id)
+        if source is None:
             raise DevelopmentError(f"case '{case.id}' has no starting repository (--workspace-map or workspaces:)")
-        pinned = PINNED.match(sources[case.id])
-        local = Path(pinned["repo"]) if pinned and "://" not in sources[case.id] else None
-        if pinned is None and not (Path(sources[case.id]) / "app.json").is_file():
-            raise DevelopmentError(
-                f"case '{case.id}': starting repository {sources[case.id]} is not a folder with app.json"
-            )
-        if local is not None and not local.exists():
-            raise DevelopmentError(f"case '{case.id}': starting repository {local} does not exist")
+        pinned = PINNED.match(source)
+        if pinned is None and not (Path(source) / "app.json").is_file():
+            raise DevelopmentError(f"case '{case.id}': starting repository {source} is not a folder with app.json")
+        if pinned and "://" not in source and not Path(pinned["repo"]).exists():
+            raise DevelopmentError(f"case '{case.id}': starting repository {pinned['repo']} does not exist")
     return sources

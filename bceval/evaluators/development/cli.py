@@ -1,4 +1,5 @@
-"""The development evaluator's commands: `bceval development` (spec §2, §11) and `bceval evidence` (§13)."""
+"""The development evaluator's commands: `bceval development` (spec §2, §11: the lines of each mode and their exit
+codes, with `[tool.bceval.development]` in pyproject.toml filling the flags not given) and `bceval evidence` (§13)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,25 @@ from pathlib import Path
 from typing import Any
 
 from bceval.cli.parser import add_command, add_options, settings_flags
-from bceval.config import DEMO_CORPUS, find_corpus, load_settings
-from bceval.errors import BcevalError
+from bceval.config import DEMO_CORPUS, bceval_table, find_corpus, load_settings
+from bceval.config.options import OPTIONS
+from bceval.corpus.index import knowledge_index_text
+from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command
-from bceval.evaluators.development.config import development_pyproject
+from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge, anchored
 from bceval.evaluators.development.knowledge_response import validate_response
-from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
-from bceval.evaluators.development.steps import Options, run_mode
-from bceval.evaluators.development.tasks import DEMO_AGENT
+from bceval.evaluators.development.prepare import write_prepared
+from bceval.evaluators.development.processes import probe_workspace
+from bceval.evaluators.development.report import score_results
+from bceval.evaluators.development.runner import (
+    DEMO_AGENT,
+    RunOptions,
+    console,
+    problem_block,
+    run_development,
+    validated,
+)
+from bceval.evaluators.development.values import number_text
 from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
@@ -25,6 +37,65 @@ from bceval.steps.view import report_view
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
+
+
+SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
+
+
+PREFIX = "development_"
+TABLE = "[tool.bceval.development]"
+
+
+def development_pyproject(cwd: Path) -> dict[str, Any]:
+    """The [tool.bceval.development] values by key (without `development_`), converted (paths relative to
+    pyproject.toml's folder); {} without the table."""
+    pyproject, found = bceval_table(cwd)
+    table = found.get("development")
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise BcevalError(f"{pyproject}: {TABLE} must be a table")
+    keys = {o.name.removeprefix(PREFIX): o for o in OPTIONS.values() if o.part == "development" and o.pyproject}
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise BcevalError(f"{pyproject}: {TABLE} has unknown key '{unknown[0]}' (known: {', '.join(sorted(keys))})")
+    base = pyproject.parent.resolve()
+    values: dict[str, Any] = {"pyproject": pyproject.resolve()}
+    for key, value in table.items():
+        option, where = keys[key], f"{pyproject}: {TABLE} {key}"
+        if key == "checks" and isinstance(value, dict):  # inline checks, read by the checks file's rules
+            values["inline_checks"] = {"checks": value}
+        elif key == "workspaces":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table of manifest id -> starting repository")
+            for case, source in value.items():
+                if not isinstance(source, str) or not source:
+                    raise BcevalError(f"{where}.{case} must be a folder or a git repository@commit")
+            values[key] = {case: anchored(source, base) for case, source in value.items()}
+        elif option.kind == "table":
+            if not isinstance(value, dict):
+                raise BcevalError(f"{where} must be a table")
+            values[key] = value
+        elif option.kind == "path":
+            if not isinstance(value, str) or not value:
+                raise BcevalError(f"{where} must be a non-empty path")
+            values[key] = (base / value).resolve()
+        elif option.kind == "switch":
+            if not isinstance(value, bool):
+                raise BcevalError(f"{where} must be true or false")
+            values[key] = value
+        else:
+            allowed = option.allowed()
+            if not isinstance(value, str) or (allowed is not None and value not in allowed):
+                wanted = f"one of {', '.join(allowed)}" if allowed else "a string"
+                raise BcevalError(f"{where} must be {wanted}")
+            values[key] = value
+    for key in ("toolchain", "cases"):
+        if key in values and "inline_checks" not in values:
+            raise BcevalError(f"{pyproject}: {TABLE} {key} applies to inline checks only (checks = {{...}})")
+        if key in values:
+            values["inline_checks"][key] = values.pop(key)
+    return values
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -66,18 +137,14 @@ def run(args: argparse.Namespace) -> int:
     mode = args.development_mode
     if mode == "run":
         settings = load_settings(**settings_flags(args, RUN_SETTINGS))
-        # the api adapter is bceval's own agent: its endpoint settings, no command line
-        agent = api_settings(settings) if args.development_adapter == "api" else None
-        return run_development(RunOptions.from_args(args, root_of(args), settings, agent, project))
+        return run_development(RunOptions.from_args(args, root_of(args), settings, project))
     return run_mode(
-        Options(
-            mode,
-            root_of(args),
-            _path(args.development_manifest),
-            _path(args.development_capabilities),
-            _path(args.development_out),
-            _path(args.development_results),
-        )
+        mode,
+        root_of(args),
+        _path(args.development_manifest),
+        _path(args.development_capabilities),
+        _path(args.development_out),
+        _path(args.development_results),
     )
 
 
@@ -112,6 +179,45 @@ def _namespace(
     values["development_fail_on_overclaim"] = False
     values.update({name: getattr(args, name, None) for name in RUN_SETTINGS})
     return argparse.Namespace(**values)
+
+
+def run_mode(
+    mode: str,
+    root: Path,
+    manifest: Path | None = None,
+    capabilities: Path | None = None,
+    out: Path | None = None,
+    results: Path | None = None,
+) -> int:
+    if mode == "prepare" and out is None:
+        raise DevelopmentError("prepare needs --out DIR, the prepare directory")
+    if mode == "score" and results is None:
+        raise DevelopmentError("score needs --results DIR, the directory of result-case-<hash>.json files")
+    if mode == "score" and results is not None and not results.is_dir():
+        raise DevelopmentError(f"--results {results} is not a directory")
+    if results is not None and out is not None and results.resolve() == out.resolve():
+        # §2 tighten: prepare would delete the very results scoring reads
+        raise DevelopmentError("--out and --results must be different directories (prepare deletes result files)")
+    loaded = validated(root, manifest, capabilities)
+    if loaded is None:
+        return EXIT_FAILED
+    if out is not None and mode in ("prepare", "score"):
+        write_prepared(loaded, out, knowledge_index_text(loaded.root, UnreadableKnowledge))
+    if mode == "score":
+        scores = score_results(loaded, results, probe_workspace)  # type: ignore[arg-type]
+        for lint in (lint for score in scores for lint in score.lints):
+            print(f"bceval: warning: {console(lint)}", file=sys.stderr)
+        problems = [p for score in scores for p in score.problems]
+        if problems:
+            print(problem_block(SCORING_FAILED, problems))
+            return EXIT_FAILED
+        print(f"Development fixture scoring PASSED: {len(scores)} case(s).")
+        return 0
+    print(
+        f"Development fixture validation PASSED: {len(loaded.cases)} cases; {loaded.covered} of "
+        f"{loaded.capability_count} capabilities have fixtures (minimum {number_text(loaded.minimum_coverage)})."
+    )
+    return 0
 
 
 def _read(path: Path, what: str) -> bytes:

@@ -1,5 +1,5 @@
 """The runner-owned gates of a case (spec §11.5): compile, tests and bceval's own review, run in a disposable copy
-of the agent's workspace, each logged under the case's checks/ folder."""
+of the agent's workspace and logged under the case's checks/ folder; the agent's claims against them (§11.7, §11.10)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import re
 import shlex
 import shutil
-import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,10 @@ from bceval.agents.process import extract_json_object
 from bceval.evaluators.development import CHECK_IDS, plain_path
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import Check, expand
-from bceval.evaluators.development.evidence import GateResult
 from bceval.evaluators.development.findings import findings_report_errors
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.report import SEVERITIES, gating_count
+from bceval.evaluators.development.values import MISSING, member, same, text, wrap
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
 
@@ -28,6 +28,93 @@ REVIEW_PROTOCOL = (
     "checkout you are given. Answer with nothing but a findings-report JSON object (skill, outcome, summary, "
     "findings, suppressed)."
 )
+
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One runner-owned check as it ran: becomes a runner validation entry (§11.5.5)."""
+
+    id: str
+    command: str
+    status: str  # passed | failed | not-run
+    details: str  # never blank
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    log_path: str | None = None
+    infrastructure: bool = False  # not-run because the tool could not start, or the toolchain is unavailable
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "command": self.command,
+            "status": self.status,
+            "details": self.details,
+            "exitCode": self.exit_code,
+            "durationS": round(self.duration_s, 3),
+            "logPath": self.log_path,
+        }
+
+
+@dataclass
+class Comparison:
+    diagnostics: list[str] = field(default_factory=list)
+    overclaims: list[str] = field(default_factory=list)
+    underclaims: list[str] = field(default_factory=list)
+
+
+def compare(case: Case, report: Any, gates: list[GateResult], runner_review: dict[str, Any] | None) -> Comparison:
+    """The agent's self-reported validation and review against the runner's (§11.7)."""
+    result = Comparison()
+    claimed = wrap(member(report, "validation")) if report is not MISSING else []
+    for gate in gates:
+        entries = [e for e in claimed if same(member(e, "id"), gate.id)]
+        if len(entries) != 1:
+            result.diagnostics.append(f"{case.id}: validation '{gate.id}' was not reported by the agent.")
+            continue
+        status = text(member(entries[0], "status"))
+        if status.lower() == gate.status:
+            continue
+        line = f"{case.id}: validation '{gate.id}' reported '{status}' but the runner observed '{gate.status}'."
+        result.diagnostics.append(line)
+        if status.lower() == "passed":
+            result.overclaims.append(line)
+        elif gate.status == "passed":
+            result.underclaims.append(line)
+    agent_review = member(report, "review") if report is not MISSING else MISSING
+    if runner_review is not None and agent_review is not MISSING:
+        claimed_gating, observed = gating_count(agent_review), gating_count(runner_review)
+        if claimed_gating != observed:
+            line = (
+                f"{case.id}: review reported {claimed_gating} gating finding(s) but the runner's review found "
+                f"{observed}."
+            )
+            result.diagnostics.append(line)
+            (result.overclaims if claimed_gating < observed else result.underclaims).append(line)
+    return result
+
+
+def gates_passed(gates: list[GateResult]) -> bool:
+    """The primary outcome of §12: compile, tests and the review all passed (not run is never a pass)."""
+    by_id = {g.id: g.status for g in gates}
+    return all(by_id.get(check) == "passed" for check in ("compile", "tests", "review"))
+
+
+def verdict(
+    problems: list[str],
+    gates: list[GateResult],
+    agent_infra: str | None,
+    fail_on_overclaim: bool,
+    comparison: Comparison,
+) -> str:
+    """§11.10: error (infrastructure), else fail when any rule failed, else pass."""
+    if agent_infra is not None or any(g.infrastructure for g in gates):
+        return ERROR
+    if problems or (fail_on_overclaim and comparison.overclaims):
+        return FAIL
+    return PASS
 
 
 def run_gates(
@@ -43,22 +130,13 @@ def run_gates(
 ) -> list[GateResult]:
     gate_copy = work / "gates"  # so build outputs never reach the workspace that is kept
     shutil.copytree(workspace, gate_copy, symlinks=True)
-    # the spec's placeholders, plus bceval's {python} (this interpreter) and {checks_dir} (the checks file's folder)
-    values = {
-        "workspace": str(gate_copy),
-        "case": case.id,
-        "case_id": case.model_id,
-        "artifacts": str(folder.resolve()),
-        "python": sys.executable,
-        "checks_dir": str(checks_file.resolve().parent),
-    }
     results: list[GateResult] = []
     compile_failed = False
     for check_id in CHECK_IDS:
         check = checks.get(check_id)
         if check is None:  # not required: require_configured refused a required check without one
             continue
-        argv = expand(check.argv, values)
+        argv = expand(check.argv, case, gate_copy, folder.resolve(), checks_file)
         log = DevelopmentCaseDir(folder).check_log(check_id)
         log_path = str(log.relative_to(folder))
         if check.unavailable:
@@ -90,15 +168,12 @@ def _command_gate(check: Check, argv: list[str], gate_copy: Path, log: Path, log
         details = f"timed out after {check.timeout_s:g} s; {where}"
     else:
         status = "passed" if finished.exit_code in check.pass_exit_codes else "failed"
-        details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {_last_line(output)}"
+        lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+        last = lines[-1][:200] if lines else "no output"
+        details = f"exit {finished.exit_code} in {finished.seconds:.1f} s; {where}; last line: {last}"
     return GateResult(
         check.id, shlex.join(argv), status, details, finished.exit_code, finished.seconds, log_path, infra
     )
-
-
-def _last_line(log: bytes) -> str:
-    lines = [line.strip() for line in log.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
 
 
 def _review_gate(
@@ -111,7 +186,8 @@ def _review_gate(
     loaded: Loaded,
 ) -> GateResult:
     """bceval's own review: one fresh question per changed AL file, merged into one findings-report."""
-    skill = _quality_skill(loaded)
+    found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
+    skill = found.group(1) if found else "microsoft/skills/review/al-code-review.md"
     answers: list[dict[str, Any]] = []
     log_lines: list[str] = []
     outcome = "completed"
@@ -147,7 +223,7 @@ def _review_gate(
         if broken:  # the reference-integrity gate: a cited article must exist in the pinned checkout
             log_lines.append(f"{path}: cites {len(broken)} article(s) absent from the knowledge checkout")
             outcome = "failed"
-        if not isinstance(answer.get("outcome"), str) or answer["outcome"].lower() != "completed":
+        if answer["outcome"] != "completed":
             outcome = "partial" if outcome == "completed" else outcome
     merged = _merged(outcome, len(al_files), [a["answer"] for a in answers if "invalid" not in a])
     write_atomic(DevelopmentCaseDir(folder).checks / "review.json", dumps({"merged": merged, "answers": answers}))
@@ -165,8 +241,8 @@ def _review_gate(
 
 
 def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[str, Any]:
-    findings = [f for answer in valid for f in (answer.get("findings") or []) if isinstance(f, dict)]
-    counts = {s: sum(1 for f in findings if str(f.get("severity", "")).lower() == s) for s in SEVERITIES}
+    findings = [finding for answer in valid for finding in answer["findings"]]
+    counts = {s: sum(1 for finding in findings if finding["severity"] == s) for s in SEVERITIES}
     return {
         "skill": {"id": "al-code-review", "version": 1},
         "outcome": outcome,
@@ -177,21 +253,9 @@ def _merged(outcome: str, worklist: int, valid: list[dict[str, Any]]) -> dict[st
 
 
 def _broken_references(answer: dict[str, Any], view: Path) -> list[str]:
-    """Cited paths of a review answer's findings that are not files of the knowledge checkout."""
-    broken = []
-    for item in answer.get("findings") or []:
-        for reference in (item.get("references") or []) if isinstance(item, dict) else []:
-            path = reference.get("path") if isinstance(reference, dict) else reference
-            if not isinstance(path, str) or not plain_path(path):
-                broken.append(str(path))
-            elif not view.joinpath(*path.split("/")).is_file():
-                broken.append(path)
-    return broken
-
-
-def _quality_skill(loaded: Loaded) -> str:
-    found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
-    return found.group(1) if found else "microsoft/skills/review/al-code-review.md"
+    """Cited paths of a valid findings-report's findings that are not files of the knowledge checkout."""
+    cited = [reference["path"] for finding in answer["findings"] for reference in finding["references"]]
+    return [path for path in cited if not plain_path(path) or not view.joinpath(*path.split("/")).is_file()]
 
 
 def read_review(folder: Path) -> dict[str, Any] | None:

@@ -91,7 +91,8 @@ class Loaded:
 
     @property
     def minimum_coverage(self) -> float:
-        return _minimum_coverage(self.capability_file)
+        value = member(self.capability_file, "minimumFixtureCoverage")
+        return -1.0 if value is MISSING else as_double(value, "minimumFixtureCoverage")
 
     @property
     def review_rounds(self) -> int:
@@ -113,21 +114,12 @@ def read_document(path: Path, label: str) -> dict[str, Any]:
     return value
 
 
-def _required(value: Any, name: str, where: str) -> Any:
+def required(value: Any, name: str, where: str) -> Any:
     """A member the reference reads without a guard: its absence is the reference's strict-mode crash."""
     found = member(value, name)
     if found is MISSING:
         raise DevelopmentError(f"{where}: member '{name}' is missing")
     return found
-
-
-def _minimum_coverage(capability_file: dict[str, Any]) -> float:
-    value = member(capability_file, "minimumFixtureCoverage")
-    return -1.0 if value is MISSING else as_double(value, "minimumFixtureCoverage")
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def article_path_problem(root: Path, path: str) -> str | None:
@@ -153,9 +145,9 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     manifest = read_document(manifest_path, "manifest")
     capability_file = read_document(capabilities_path, "capability file")
     where, cwhere = str(manifest_path), str(capabilities_path)
-    raw_cases = _required(manifest, "cases", where)
+    raw_cases = required(manifest, "cases", where)
     cases = [
-        Case(text(_required(raw, "id", f"{where}: cases[{i}]")) if isinstance(raw, dict) else "", raw, i)
+        Case(text(required(raw, "id", f"{where}: cases[{i}]")) if isinstance(raw, dict) else "", raw, i)
         for i, raw in enumerate(wrap(raw_cases))
     ]
     for case in cases:
@@ -182,24 +174,24 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
 
 def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
     manifest, capability_file, problems = loaded.manifest, loaded.capability_file, loaded.problems
-    version = _required(manifest, "version", where)
+    version = required(manifest, "version", where)
     if not (isinstance(version, int) and not isinstance(version, bool) and version == 1):  # §4.1 tighten
         problems.append(f"Unsupported development fixture version: {text(version)}")
-    cap_version = _required(capability_file, "version", cwhere)
+    cap_version = required(capability_file, "version", cwhere)
     if not _loosely_one(cap_version):
         problems.append(f"Unsupported capability manifest version: {text(cap_version)}")
-    minimum = _minimum_coverage(capability_file)
-    if not 0 <= minimum <= 1:
+    if not 0 <= loaded.minimum_coverage <= 1:
         problems.append("minimumFixtureCoverage must be between 0 and 1.")
     rounds = member(manifest, "maximumReviewRounds")
     rounds_ok = isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1  # §4.1 tighten
     if not rounds_ok:
         problems.append("maximumReviewRounds must be a positive integer.")
     for name in ("minimumKnowledgeRecall", "minimumKnowledgePrecision"):
-        value = _required(manifest, name, where)
-        if not (_number(value) and 0 <= value <= 1):  # §4.1 tighten: a JSON number, not a string or a boolean
+        value = required(manifest, name, where)
+        # §4.1 tighten: a JSON number, not a string or a boolean
+        if isinstance(value, bool) or not (isinstance(value, int | float) and 0 <= value <= 1):
             problems.append(f"{name} must be between 0 and 1.")
-    skill = text(_required(manifest, "skill", where))
+    skill = text(required(manifest, "skill", where))
     skill_file = loaded.root.joinpath(*skill.split("/")) if skill else loaded.root
     if not skill or not skill_file.is_file():
         problems.append(f"Development skill does not exist: {skill}")
@@ -215,14 +207,14 @@ def _check_top(loaded: Loaded, raw_cases: Any, where: str, cwhere: str) -> None:
 def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str) -> None:
     """Each capability (§5.2), the links between cases and capabilities both ways (§5.3), and coverage (§5.4)."""
     capability_file, problems = loaded.capability_file, loaded.problems
-    raw_capabilities = wrap(_required(capability_file, "capabilities", cwhere))
+    raw_capabilities = wrap(required(capability_file, "capabilities", cwhere))
     ids: set[str] = set()
     by_id: dict[str, Any] = {}
     for i, capability in enumerate(raw_capabilities):
         cw = f"{cwhere}: capabilities[{i}]"
-        cid = text(_required(capability, "id", cw))
-        status = _required(capability, "status", cw)
-        fixture_ids = wrap(_required(capability, "fixtureIds", cw))
+        cid = text(required(capability, "id", cw))
+        status = required(capability, "status", cw)
+        fixture_ids = wrap(required(capability, "fixtureIds", cw))
         if cid in ids:
             problems.append(f"Duplicate capability id: {cid}")
         ids.add(cid)
@@ -280,7 +272,7 @@ def read_skill(path: Path) -> str:
 def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: str) -> None:
     problems, cid = loaded.problems, case.id
     cw = f"{where}: case '{cid}'"
-    _required(case.raw, "capabilities", cw)
+    required(case.raw, "capabilities", cw)
     if not KEBAB.match(cid):
         problems.append(f"Fixture id must be kebab-case: '{cid}'.")
     elif cid.lower() in registered:
@@ -291,9 +283,9 @@ def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: 
     if request is MISSING or request is None:
         problems.append(f"{cid}: development-request is required.")
         return
-    kind = _required(request, "kind", f"{cw}: development-request")
+    kind = required(request, "kind", f"{cw}: development-request")
     for name in ("requiredKnowledge", "optionalKnowledge", "requiredChecks"):
-        _required(case.raw, name, cw)
+        required(case.raw, name, cw)
     if not one_of(kind, REQUEST_KINDS):
         problems.append(f"{cid}: development-request.kind must be one of {', '.join(REQUEST_KINDS)}.")
     if blank(member(request, "description")) and blank(member(request, "plan")):

@@ -33,8 +33,7 @@ from bceval.evaluators.development.models import (
     DevelopmentRun,
     DevelopmentVerdict,
 )
-from bceval.evaluators.development.prepare import write_prepared
-from bceval.evaluators.development.report import Probe, knowledge_measures, parse_result, score_results
+from bceval.evaluators.development.report import knowledge_measures, parse_result
 from bceval.evaluators.development.runner import development_unit
 from bceval.evaluators.development.tasks import development_tasks
 from bceval.evaluators.development.values import member, same
@@ -49,37 +48,6 @@ DEVELOPMENT_TRAITS = Traits(
     prepares_in_run=True,
     shares_answers=False,
 )
-
-
-def oracle_report(case: Case, changed: list[str]) -> dict[str, Any]:
-    """The known-good implementation report of a case whose workspace shows `changed`."""
-    return {
-        "skill": {"id": "al-development", "version": 1},
-        "outcome": "completed",
-        "summary": {
-            "request": "The requested change.",
-            "files-created": 0,
-            "files-modified": len(changed),
-            "files-deleted": 0,
-        },
-        "plan": {"kind": case.expected_kind, "assumptions": [], "decisions": [], "objects": []},
-        "knowledge": [{"path": p, "used-for": "the change follows it"} for p in case.required],
-        "changes": [{"path": p, "action": "modified", "purpose": "the requested change"} for p in changed],
-        "validation": [{"id": c, "command": c, "status": "passed", "details": f"{c} passed"} for c in case.checks],
-        "review": {
-            "skill": {"id": "al-code-review", "version": 1},
-            "outcome": "completed",
-            "summary": {
-                "counts": {"blocker": 0, "major": 0, "minor": 0, "info": 0},
-                "coverage": {"worklist-size": len(changed), "items-evaluated": len(changed)},
-            },
-            "findings": [],
-            "suppressed": [],
-        },
-        "review-rounds": [{"round": 1, "outcome": "clean", "gating-finding-ids": []}],
-        "suppressed": [],
-        "remaining": [],
-    }
 
 
 @dataclass(frozen=True)
@@ -100,20 +68,6 @@ class DevelopmentEvaluator:
 
     def case_kind(self, case: Case) -> str:
         return "positive"  # every upstream case expects a completed change; there is no control fixture
-
-    def prepare(self, loaded: Loaded, out: Path, index_text: str) -> dict[str, str]:
-        return write_prepared(loaded, out, index_text)
-
-    def oracle_answer(self, case: Case, workspace: Path, changed: list[str]) -> dict[str, Any]:
-        return {
-            "caseId": case.model_id,
-            "workspaceRoot": str(workspace),
-            "implementationReport": oracle_report(case, changed),
-        }
-
-    def score(self, loaded: Loaded, results_dir: Path, probe: Probe) -> list[CaseOutcome]:
-        scores = score_results(loaded, results_dir, probe)
-        return [CaseOutcome(s.case, not s.problems, tuple(s.problems)) for s in scores]
 
     def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in loaded.cases], problems)

@@ -5,20 +5,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from bceval import vcs
+from bceval.agents import live
 from bceval.evaluators.development import DevelopmentError
 from bceval.evaluators.development.checks import PINNED
 from bceval.evaluators.development.models import DevelopmentBase
 from bceval.evaluators.development.report import NOT_GIT, OK, UNREADABLE, WorkspaceChanges
 
 GIT = [*vcs.GIT, "-c", "core.quotePath=false"]
-KILL_GRACE = 2.0
 
 
 def git_env(**extra: str) -> dict[str, str]:
@@ -140,38 +139,21 @@ def clean_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def run_command(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], stdin: bytes = b"") -> Finished:
-    """Run argv without a shell in its own session; at the timeout the whole process group is stopped."""
+    """Run argv without a shell in its own session; at its end (or timeout) everything it started is ended."""
     started = time.monotonic()
+    pipe = subprocess.PIPE
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        process = live.start(argv, cwd, env, stdout=pipe, stderr=pipe, stdin=pipe)
     except OSError:
         return Finished(None, 0.0, False, True, b"", b"")
     try:
         out, err = process.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
-        _stop(process)
+        live.end(process)
         out, err = process.communicate()
         return Finished(None, time.monotonic() - started, True, False, out, err)
+    finally:
+        live.end(process)
+        live.forget(process)
     code = process.returncode
     return Finished(code, time.monotonic() - started, False, code in (126, 127), out, err)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(KILL_GRACE)
-            return
-        except subprocess.TimeoutExpired:
-            continue

@@ -10,7 +10,7 @@ from typing import Any
 from bceval.errors import BcevalError
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.values import MISSING, as_int, blank, member, number_text, one_of, same, text, wrap
-from bceval.jsonio import MAX_JSON_BYTES, parse_json
+from bceval.jsonio import parse_json
 from bceval.layout import result_name
 from bceval.ordering import sort_key
 
@@ -34,7 +34,7 @@ ROUND_OUTCOMES = ("clean", "fixing", "stalled", "limit-reached")
 NOT_JSON = "not strict JSON (UTF-8, unique members, no NaN, at most 32 MiB, depth 64)"
 
 # workspace states a probe reports
-OK, NO_DIRECTORY, NOT_GIT, UNREADABLE = "ok", "no-directory", "not-git", "unreadable"
+OK, NOT_GIT, UNREADABLE = "ok", "not-git", "unreadable"
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,8 @@ class CaseScore:
 
 def parse_result(data: bytes) -> tuple[Any, str | None]:
     """The parsed wrapper, or the parser's problem in bceval's words (file content is never echoed)."""
-    if len(data) > MAX_JSON_BYTES:
-        return None, NOT_JSON
     try:
-        value = parse_json(data, "result")
+        value = parse_json(data, "result")  # a file over its size limit is a BcevalError too
     except BcevalError:
         return None, NOT_JSON
     stack = [value]
@@ -195,7 +193,7 @@ def _changes(
         out.append(f"{cid}: workspaceRoot is missing or unavailable.")
         return True
     observed = runner.changes if runner else probe(Path(text(workspace)))
-    if observed.state in (NOT_GIT, NO_DIRECTORY):
+    if observed.state == NOT_GIT:
         out.append(f"{cid}: workspaceRoot is not a readable git worktree.")
         return False
     if observed.state == UNREADABLE:

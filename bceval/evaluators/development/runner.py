@@ -23,16 +23,15 @@ from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, UnreadableKnowledge
 from bceval.evaluators.development import processes as proc
-from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks
+from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, write_summary
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
 from bceval.evaluators.development.checks import (
     ChecksConfig,
-    checks_from_table,
     read_checks,
     require_configured,
     starting_repositories,
 )
-from bceval.evaluators.development.evidence import (
+from bceval.evaluators.development.gates import (
     ERROR,
     FAIL,
     PASS,
@@ -40,28 +39,50 @@ from bceval.evaluators.development.evidence import (
     GateResult,
     compare,
     gates_passed,
+    read_review,
+    run_gates,
     verdict,
 )
-from bceval.evaluators.development.gates import read_review, run_gates
-from bceval.evaluators.development.manifest import Case, Loaded
+from bceval.evaluators.development.knowledge_response import read_measures, read_problems
+from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
+    CaseLine,
     DevelopmentEvidence,
     DevelopmentResult,
     DevelopmentRun,
     DevelopmentVerdict,
 )
 from bceval.evaluators.development.prepare import write_prepared
-from bceval.evaluators.development.readevidence import evidence_record, read_measures, read_problems
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
-from bceval.evaluators.development.steps import Options, console, validated
-from bceval.evaluators.development.summary import write_summary
 from bceval.evaluators.development.values import MISSING, text
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir, DevelopmentRunDir, GuidanceRunDir, case_request_name, result_name
 from bceval.runs.record import run_record, write_record
 
 CHECKOUT_CHANGED = "Knowledge checkout identity/content changed"
+VALIDATION_FAILED = "Development fixture validation FAILED ({n} problem(s)):"
+DEMO_AGENT = "{python} {checks_dir}/development-demo/agent.py good"  # the demo's scripted control (known-good patch)
+
+
+def console(line: str) -> str:
+    """A line for the terminal: control characters (ANSI escapes, carriage returns) are shown escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+
+
+def problem_block(header: str, problems: list[str]) -> str:
+    return "\n".join([header.format(n=len(problems)), *(f"  - {console(p)}" for p in problems)])
+
+
+def validated(root: Path, manifest: Path | None = None, capabilities: Path | None = None) -> Loaded | None:
+    """The loaded manifest, or None after printing the FAILED block."""
+    loaded = load(root, manifest, capabilities)
+    for warning in loaded.warnings:
+        print(f"bceval: warning: {console(warning)}", file=sys.stderr)
+    if loaded.problems:
+        print(problem_block(VALIDATION_FAILED, loaded.problems))
+        return None
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -71,56 +92,32 @@ class RunOptions:
     workspace_map: Path | None
     checks: Path
     adapter: str
-    command: str | None
-    model: str | None = None
-    epoch: int = 1
-    timeout: float = 300.0
-    sandbox: str = "none"
+    agent: AgentSettings | None  # None: the adapter is unknown or the command adapter has no command line
     manifest: Path | None = None
     capabilities: Path | None = None
     fail_on_overclaim: bool = False
     guidance: str = "plan"
-    sandbox_allow: tuple[Path, ...] = ()
-    agent: AgentSettings | None = None  # the api adapter's (its endpoint); None for the command adapter
-    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks table (checks = that file)
+    inline_checks: dict[str, Any] | None = None  # [tool.bceval.development]'s checks, toolchain and cases
     workspaces: tuple[tuple[str, str], ...] = ()  # [tool.bceval.development.workspaces]: over the checks file's
 
     @staticmethod
-    def from_args(
-        args: argparse.Namespace,
-        root: Path,
-        settings: Settings,
-        agent: AgentSettings | None = None,
-        project: dict[str, Any] | None = None,
-    ) -> RunOptions:
+    def from_args(args: argparse.Namespace, root: Path, settings: Settings, project: dict[str, Any]) -> RunOptions:
         if not args.development_out:
             raise DevelopmentError("run needs --out RUN, a new run directory")
-        project = project or {}
-        inline = project.get("inline_checks") if not args.development_checks else None
-        checks = Path(args.development_checks) if args.development_checks else root / CHECKS_RELATIVE
-        if inline is not None:
-            inline = {
-                "checks": inline,
-                **{k: project[k] for k in ("toolchain", "cases") if k in project},
-            }
-            checks = project["pyproject"]
+        adapter = args.development_adapter or "command"
+        inline = None if args.development_checks else project.get("inline_checks")  # a --checks file wins
+        checks = project["pyproject"] if inline is not None else Path(args.development_checks or root / CHECKS_RELATIVE)
         return RunOptions(
             root=root,
             out=Path(args.development_out),
             workspace_map=Path(args.development_workspace_map) if args.development_workspace_map else None,
             checks=checks,
-            adapter=args.development_adapter or "command",
-            command=settings.command,
-            model=settings.model,
-            epoch=settings.epoch,
-            timeout=settings.timeout,
-            sandbox=settings.sandbox,
+            adapter=adapter,
+            agent=agent_for(adapter, settings),
             manifest=Path(args.development_manifest) if args.development_manifest else None,
             capabilities=Path(args.development_capabilities) if args.development_capabilities else None,
             fail_on_overclaim=bool(args.development_fail_on_overclaim),
             guidance=args.development_guidance or "plan",
-            sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow),
-            agent=agent,
             inline_checks=inline,
             workspaces=tuple(sorted((project.get("workspaces") or {}).items())),
         )
@@ -129,6 +126,23 @@ class RunOptions:
 def api_settings(settings: Settings | None) -> AgentSettings:
     """The api adapter's AgentSettings from Settings (None: BCEVAL_* and [tool.bceval], as doit reads them)."""
     return agent_settings(replace(settings if settings is not None else load_settings(), adapter="api"))
+
+
+def agent_for(adapter: str, settings: Settings) -> AgentSettings | None:
+    """The run's agent settings: the api adapter's endpoint settings, or the command line's (None without one)."""
+    if adapter == "api":  # bceval's own agent: its endpoint settings, no command line
+        return api_settings(settings)
+    if adapter != "command" or not settings.command:
+        return None
+    allow = tuple(Path(p) for p in settings.sandbox_allow) if settings.sandbox == "bwrap" else ()
+    return AgentSettings(
+        settings.command,
+        settings.model,
+        sandbox=settings.sandbox,
+        sandbox_allow=allow,
+        epoch=settings.epoch,
+        timeout=settings.timeout,
+    )
 
 
 def _checked(model: type[BaseModel], document: dict[str, Any]) -> str:
@@ -166,6 +180,7 @@ class CaseRun:
     gates_passed: bool = False
     gates: list[GateResult] = field(default_factory=list)
     measures: dict[str, Any] = field(default_factory=dict)
+    document: dict[str, Any] = field(default_factory=dict)  # its verdict.json
 
 
 @dataclass(frozen=True)
@@ -180,22 +195,19 @@ class _Shared:
 
 
 def run_development(opts: RunOptions, stream: Any = None) -> int:
-    loaded = validated(Options("run", opts.root, opts.manifest, opts.capabilities))
+    loaded = validated(opts.root, opts.manifest, opts.capabilities)
     if loaded is None:
         return EXIT_FAILED
-    if opts.inline_checks is not None:
-        config = checks_from_table(opts.inline_checks, opts.checks)
-    else:
-        config = read_checks(opts.checks)
+    config = read_checks(opts.checks, opts.inline_checks)
     config.workspaces.update(dict(opts.workspaces))
     require_configured(loaded, config)  # before any agent runs (§11.6)
     sources = starting_repositories(loaded, config, opts.checks, opts.workspace_map)
     shape = DevelopmentShape(opts, loaded)
     try:  # the opt-in, the model and the key are checked before any copy is made
-        agent = make_agent(opts.adapter, DevelopmentSetup(shape, _agent_settings(opts)))
+        agent = make_agent(opts.adapter, DevelopmentSetup(shape, opts.agent))
     except BcevalError as exc:  # an experiment names the arm of its run's errors
         raise DevelopmentError(str(exc)) from None
-    if opts.sandbox == "bwrap":
+    if agent.agent.sandbox == "bwrap":
         shape.bwrap = require_bwrap()
     if opts.out.resolve().is_relative_to(loaded.root.resolve()):  # its own writes would look like the agent's
         raise DevelopmentError(f"--out {opts.out} must be outside the knowledge checkout {loaded.root}")
@@ -218,19 +230,7 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
-    return _finish(opts, config, runs, run_problems, before, after, stream)
-
-
-def _agent_settings(opts: RunOptions) -> AgentSettings | None:
-    """The run's agent settings: the api adapter's own, or the command line's (None without one)."""
-    if opts.adapter == "api":
-        return opts.agent
-    if opts.adapter != "command" or not opts.command:
-        return None
-    allow = opts.sandbox_allow if opts.sandbox == "bwrap" else ()
-    return AgentSettings(
-        opts.command, opts.model, sandbox=opts.sandbox, sandbox_allow=allow, epoch=opts.epoch, timeout=opts.timeout
-    )
+    return _finish(opts, agent.agent, config, runs, run_problems, before, after, stream)
 
 
 def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
@@ -262,7 +262,7 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     run.gates = run_gates(case, checks, workspace, work, run.folder, captured, shared.view, shared.loaded, opts.checks)
     runner_review = read_review(run.folder) if "review" in checks else None
     comparison = _judge(shared, run, asked, report, wrapper, captured, runner_review)
-    _write_case(run, asked, report, captured, comparison, opts.out)
+    _write_case(run, asked, report, captured, comparison)
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
         shutil.copytree(workspace, files.workspace, symlinks=True)
     return run
@@ -305,11 +305,9 @@ def _judge(
         run.problems.append(f"{case.id}: result is not valid JSON: the agent's answer holds no JSON object")
     elif asked.answer is not None:
         run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
-    read_record = None
-    if asked.reads is not None:  # the adapter exposes tool events: §11.8's read-evidence check applies
-        read_record = {"runId": shared.opts.out.name, "reads": asked.reads}
-        if report is not MISSING:
-            run.problems += read_problems(case, report, read_record, loaded.root)
+    read_record = asked.evidence  # the adapter exposes tool events: §11.8's read-evidence check applies
+    if read_record is not None and report is not MISSING:
+        run.problems += read_problems(case, report, read_record, loaded.root)
     if asked.refused_outside:
         run.diagnostics.append(
             f"{case.id}: {len(asked.refused_outside)} write(s) outside the copy were refused and not written."
@@ -338,13 +336,8 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
     }
 
 
-def _write_case(
-    run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison, out: Path
-) -> None:
+def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison) -> None:
     files = DevelopmentCaseDir(run.folder)
-    read_evidence = None
-    if asked.reads is not None:  # the §13 record of the case (api adapter)
-        read_evidence = {**evidence_record(out.name, files.request.read_bytes(), []), "reads": asked.reads}
     evidence = {
         "runner": [g.entry() for g in run.gates],
         "agent": report.get("validation") if isinstance(report, dict) else None,
@@ -356,12 +349,12 @@ def _write_case(
             "head": captured.head,
             "refs": captured.refs.splitlines(),
         },
-        "readEvidence": read_evidence,
+        "readEvidence": asked.evidence,
         "refusedOutside": asked.refused_outside,
     }
     write_atomic(files.evidence, _checked(DevelopmentEvidence, evidence))
     infrastructure = asked.infrastructure or next((g.details for g in run.gates if g.infrastructure), None)
-    case_verdict = {
+    run.document = {
         "case": run.case.id,
         "caseId": run.case.model_id,
         "verdict": run.verdict,
@@ -372,11 +365,12 @@ def _write_case(
         "diagnostics": run.diagnostics,
         "measures": run.measures,
     }
-    write_atomic(files.verdict, _checked(DevelopmentVerdict, case_verdict))
+    write_atomic(files.verdict, _checked(DevelopmentVerdict, run.document))
 
 
 def _finish(
     opts: RunOptions,
+    agent: AgentSettings,
     config: ChecksConfig,
     runs: list[CaseRun],
     run_problems: list[str],
@@ -399,24 +393,15 @@ def _finish(
         "guidance": opts.guidance,
         "checkpoints": list(CHECKPOINTS),
         "adapter": opts.adapter,
-        "model": opts.model,
-        "epoch": opts.epoch,
+        "model": agent.model,
+        "epoch": agent.epoch,
         "checksDigest": config.digest(),
         "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
         "verdict": "PASS" if passed else "FAIL",
         "problems": run_problems + gate_problems,
         "counts": counts,
         "overclaims": sum(r.overclaims for r in runs),
-        "cases": [
-            {
-                "case": r.case.id,
-                "caseId": r.case.model_id,
-                "verdict": r.verdict,
-                "gatesPassed": r.gates_passed,
-                "overclaims": r.overclaims,
-            }
-            for r in runs
-        ],
+        "cases": [{name: r.document[name] for name in CaseLine.model_fields} for r in runs],
     }
     record = run_record("bceval-development-run", members)
     DevelopmentRun.model_validate(record)  # bceval's own output has the shape its published schema says
@@ -448,15 +433,9 @@ def development_unit(plan: Any, arm: Any, run: Any, epoch: int) -> None:
         workspace_map=arm.workspace_map,
         checks=development_checks(arm),
         adapter=run.adapter,
-        command=run.command,
-        model=run.model,
-        epoch=epoch,
-        timeout=run.timeout,
-        sandbox=run.sandbox,
+        agent=agent_for(run.adapter, replace(run, epoch=epoch)),
         manifest=arm.manifest,
         guidance=arm.fields["guidance"] or "plan",
-        sandbox_allow=tuple(run.sandbox_allow),
-        agent=api_settings(run) if run.adapter == "api" else None,
     )
     try:
         code = run_development(opts, stream=sys.stderr)

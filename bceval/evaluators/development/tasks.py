@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from doit.tools import config_changed
 
 from bceval import __version__
+from bceval.agents.settings import AgentSettings
 from bceval.config import DEMO_CORPUS, Settings, environment_values
 from bceval.errors import EvaluationFailed
 from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECKS_RELATIVE, MANIFEST_RELATIVE
-from bceval.evaluators.development.config import development_pyproject
-from bceval.evaluators.development.runner import RunOptions, api_settings, run_development
-from bceval.evaluators.development.steps import Options, run_mode
+from bceval.evaluators.development.cli import development_pyproject, run_mode
+from bceval.evaluators.development.runner import DEMO_AGENT, RunOptions, api_settings, run_development
 from bceval.graph.doitlib import action
 from bceval.layout import GuidanceRunDir, OutDir
-
-DEMO_AGENT = "{python} {checks_dir}/development-demo/agent.py good"  # the demo's scripted control (known-good patch)
 
 
 def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
@@ -45,20 +44,22 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
     def task_development() -> dict[str, Any]:
         """Run every development case in a fresh copy with runner-owned gates (default: the demo's control)."""
-        command = settings.command if custom else None
-        runs = OutDir(settings.out).development_runs.absolute()
+
+        def path(key: str) -> Path | None:
+            return Path(given[key]) if custom and given[key] else None
+
+        opts = RunOptions(
+            root=demo_root,
+            out=OutDir(settings.out).development_runs.absolute(),  # the folder of runs: each gets a new run-NNNN
+            workspace_map=path("workspace_map"),
+            checks=Path(given["checks"]) if given["checks"] else demo_root / CHECKS_RELATIVE,
+            adapter=given["adapter"],
+            agent=AgentSettings((settings.command if custom else None) or DEMO_AGENT),
+            manifest=path("manifest"),
+            capabilities=path("capabilities"),
+        )
         return {
-            "actions": [
-                action(
-                    run_task,
-                    str(demo_root),
-                    str(runs),
-                    given["checks"],
-                    command,
-                    given["adapter"],
-                    (given["manifest"], given["capabilities"], given["workspace_map"]) if custom else (None,) * 3,
-                )
-            ],
+            "actions": [action(run_task, opts)],
             "uptodate": [False],  # every run is a new evaluation with fresh evidence
             "verbosity": 1,
         }
@@ -68,31 +69,13 @@ def development_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
 
 def prepare_task(root: str, manifest: str | None, out: str) -> None:
     """`doit development_prepare`: validate, then prepare into out (a marked directory is rewritten)."""
-    if run_mode(Options("prepare", Path(root), Path(manifest) if manifest else None, None, Path(out))) != 0:
+    if run_mode("prepare", Path(root), Path(manifest) if manifest else None, out=Path(out)) != 0:
         raise EvaluationFailed("Development fixture validation FAILED", verdict=False)
 
 
-def run_task(
-    root: str,
-    runs: str,
-    checks: str | None,
-    command: str | None,
-    adapter: str,
-    paths: tuple[str | None, str | None, str | None] = (None, None, None),
-) -> None:
+def run_task(opts: RunOptions) -> None:
     """`doit development`: one run into a new run-NNNN; a failing run fails the task (its lines are printed)."""
-    root_path = Path(root)
-    manifest, capabilities, workspace_map = (Path(p) if p else None for p in paths)
-    opts = RunOptions(
-        root=root_path,
-        out=GuidanceRunDir.next_in(Path(runs)).path,
-        workspace_map=workspace_map,
-        manifest=manifest,
-        capabilities=capabilities,
-        checks=Path(checks) if checks else root_path / CHECKS_RELATIVE,
-        adapter=adapter,
-        command=command or DEMO_AGENT,
-        agent=api_settings(None) if adapter == "api" else None,
-    )
+    agent = api_settings(None) if opts.adapter == "api" else opts.agent  # the api's settings are read when it runs
+    opts = replace(opts, out=GuidanceRunDir.next_in(opts.out).path, agent=agent)
     if run_development(opts) != 0:
         raise EvaluationFailed(f"Development run FAILED: see {opts.out}", verdict=False)

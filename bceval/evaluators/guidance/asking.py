@@ -1,7 +1,6 @@
 """The guidance question as the live kinds are asked it: one agent per case, in the case's workspace, reading a
-read-only knowledge view that holds only the layers' `skills/` and `knowledge/` and the index (never
-`evaluation/`, where the expected outcomes live). Nothing the agent prints reaches the console.
-"""
+read-only knowledge view of the layers' `skills/` and `knowledge/` and the index (never `evaluation/`, where the
+expected outcomes live). Nothing the agent prints reaches the console."""
 
 from __future__ import annotations
 
@@ -48,22 +47,6 @@ PROTOCOL = (  # the api agent's system message
 )
 
 
-def build_knowledge_view(root: Path, index: Path) -> Path:
-    """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index."""
-    view = temp_folder("knowledge")
-    for layer in LAYERS:
-        for folder in VIEW_FOLDERS:
-            source = root / layer / folder
-            if source.is_dir():
-                shutil.copytree(source, view / layer / folder, symlinks=False)
-    shutil.copyfile(index, view / KNOWLEDGE_INDEX)
-    own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
-    for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
-        path.chmod(0o444 if path.is_file() else 0o555)
-    view.chmod(0o555)
-    return view
-
-
 class GuidanceShape(Shape):
     """The guidance question shape of the live kinds: GuidanceCaseInput -> result document or NoReport."""
 
@@ -80,10 +63,23 @@ class GuidanceShape(Shape):
         self._evidence: dict[str, dict[str, Any]] = {}  # per case: what the api agent's tools returned
 
     def view(self) -> Path:
+        """A read-only copy of the checkout's `<layer>/skills` and `<layer>/knowledge` plus the knowledge index,
+        made at the first question."""
         if self._view is None:
             sweep_stale_folders()  # what killed runs left in the temp dir
             self._head = run_git(self.manifest.root, "rev-parse", "--verify", "HEAD")
-            self._view = build_knowledge_view(self.manifest.root, GuidanceRunDir(self.run_dir).prepared.knowledge_index)
+            view = temp_folder("knowledge")
+            for layer in LAYERS:
+                for folder in VIEW_FOLDERS:
+                    source = self.manifest.root / layer / folder
+                    if source.is_dir():
+                        shutil.copytree(source, view / layer / folder, symlinks=False)
+            shutil.copyfile(GuidanceRunDir(self.run_dir).prepared.knowledge_index, view / KNOWLEDGE_INDEX)
+            own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
+            for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
+                path.chmod(0o444 if path.is_file() else 0o555)
+            view.chmod(0o555)
+            self._view = view
         return self._view
 
     def close(self) -> None:
@@ -123,11 +119,8 @@ class GuidanceShape(Shape):
             release(scratch)
         sent = "" if agent.reads_request_file else prompt
         record = {
-            "case": case.case_id,
-            "workspace": str(case.workspace),
             "promptSha256": write_prompt(self.run_dir, sent) if sent else None,
             "attempts": [attempt.record for attempt in attempts],
-            "outcome": _outcome(answer, attempts),
         }
         return self._finish(agent, case, answer, attempts, usage, record)
 
@@ -145,14 +138,11 @@ class GuidanceShape(Shape):
 
         answer, attempts, usage = agent.ask(attempt, lambda text: _answer_of(agent.endpoint.scrub(text), case.case_id))
         record = {
-            "case": case.case_id,
-            "workspace": str(case.workspace),
             "model": agent.model,
             "servedModel": agent.endpoint.served_model,
             "tools": [tool.name for tool in agent.tools],
             "toolsVersion": TOOLS_VERSION,
             **agent.attempts_record(attempts, user, self.run_dir.name),
-            "outcome": _outcome(answer, attempts),
         }
         record = agent.endpoint.scrub(record)
         self._evidence[case.case_id] = {"readBy": record["readBy"], "readEvidence": record["readEvidence"]}
@@ -161,14 +151,12 @@ class GuidanceShape(Shape):
     def _finish(
         self, agent: Any, case: GuidanceCaseInput, answer: Any, attempts: list[_Attempt], usage: Usage, record: dict
     ) -> dict[str, Any] | NoReport:
+        """Write the case's transcript (`record`: what the kind of agent adds); the answer, else why there is none."""
+        failure = None if answer is not None else (attempts[-1].failure or ("no-answer",))[0]
+        outcome = "answered" if failure is None else f"failed: {failure}"
+        record = {"case": case.case_id, "workspace": str(case.workspace), **record, "outcome": outcome}
         write_transcript(self.run_dir, case.case_id, self.run_dir.name, agent.describe(), record, usage)
-        if answer is not None:
-            return answer
-        return NoReport(attempts[-1].failure[0] if attempts[-1].failure else "no-answer")
-
-
-def _outcome(answer: Any, attempts: list[_Attempt]) -> str:
-    return "answered" if answer is not None else f"failed: {(attempts[-1].failure or ('no-answer',))[0]}"
+        return answer if failure is None else NoReport(failure)
 
 
 def _answer_of(output: str, case_id: str) -> dict[str, Any] | Unreadable:

@@ -23,7 +23,7 @@ from bceval.evaluators.guidance.evidence import capture, load_baseline, protecte
 from bceval.evaluators.guidance.manifest import load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation
 from bceval.evaluators.guidance.prepare import prepare
-from bceval.evaluators.guidance.runner import print_reads, run_from_files
+from bceval.evaluators.guidance.runner import run_verdict
 from bceval.evaluators.guidance.scoring import score
 from bceval.steps.ci import write_guidance_junit
 
@@ -53,10 +53,6 @@ class Options:
     max_cost: float | None = None  # run with a live agent: no new case starts once the run's known cost reaches it
     source: str = "--root"  # how the knowledge checkout was chosen, for the line every command prints
     replace: bool = False  # prepare: the graph's, rewriting an earlier preparation (bceval.evaluators.guidance.prepare)
-
-    def context_line(self) -> str:
-        out = f"; out {self.out}" if self.out else ""
-        return f"bceval: corpus {self.root} ({self.source}); manifest {self.manifest}{out}"
 
 
 def check_arguments(opts: Options) -> None:
@@ -92,9 +88,21 @@ def execute(opts: Options) -> str:
     """Run one mode; returns the success line or raises (GuidanceError, EvaluationFailed)."""
     check_arguments(opts)
     if opts.mode == "demo-workspaces":
-        return _demo_workspaces(opts)
+        runs = create_demo(opts.root, opts.out)
+        made = f"{workspace_count(runs)} workspace(s) in {runs[0].root.parent}"
+        lines = [f"Development guidance demo workspaces created: {made}", f"  knowledge checkout: {runs[0].root}"]
+        lines += [f"  {run.name} workspace map: {run.workspace_map}" for run in runs]
+        lines += [
+            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
+            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
+            for run in runs
+        ]
+        return "\n".join(lines)
     if opts.mode == "run":
-        return _run(opts)
+        assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
+        return run_verdict(
+            opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, opts.max_cost
+        )
     manifest = load_manifest(opts.root, opts.manifest)
     workspaces = load_workspace_map(opts.workspace_map, manifest) if opts.workspace_map else None
     baseline = None
@@ -120,60 +128,10 @@ def execute(opts: Options) -> str:
     if opts.mode == "score":
         outcome = score(manifest, baseline, opts.results)
         if not outcome.passed:
-            raise _failed(opts.mode, outcome.problems)
+            title = f"Development guidance scoring FAILED with {len(outcome.problems)} problem(s):"
+            raise EvaluationFailed(title, outcome.problems)
         return f"Development guidance scoring PASSED: {count} case(s)"
     return f"Development guidance fixture validation PASSED: {count} case(s)"
-
-
-def _demo_workspaces(opts: Options) -> str:
-    runs = create_demo(opts.root, opts.out)
-    lines = [
-        f"Development guidance demo workspaces created: {workspace_count(runs)} workspace(s) in {runs[0].root.parent}",
-        f"  knowledge checkout: {runs[0].root}",
-    ]
-    for run in runs:
-        lines.append(f"  {run.kind} workspace map: {run.workspace_map}")
-    for run in runs:
-        lines.append(
-            f"  try: bceval guidance run --root {run.root} --manifest {run.manifest} "
-            f"--workspace-map {run.workspace_map} --adapter oracle --out RUN"
-        )
-    return "\n".join(lines)
-
-
-def _run(opts: Options) -> str:
-    assert opts.workspace_map and opts.out and opts.adapter  # check_arguments
-    manifest, outcome = run_from_files(
-        opts.root, opts.manifest, opts.workspace_map, opts.out, opts.adapter, opts.agent, max_cost=opts.max_cost
-    )
-    print_reads(outcome)
-    if not outcome.passed:
-        raise _failed(opts.mode, outcome.problems)
-    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {opts.out}"
-
-
-def _failed(mode: str, problems: list[str]) -> EvaluationFailed:
-    return EvaluationFailed(f"Development guidance {TITLES[mode]} FAILED with {len(problems)} problem(s):", problems)
-
-
-def run_mode(mode: str, args: argparse.Namespace) -> int:
-    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
-    title = TITLES.get(mode, "run")
-    try:
-        options = options_from(args)
-        print(options.context_line(), file=sys.stderr)
-        line = execute(options)
-    except EvaluationFailed as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_FAILED
-    except BcevalError as exc:  # bceval's own one-line words, never an agent's
-        print(f"Development guidance {title} FAILED: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
-        print(f"Development guidance {title} FAILED: {UNSAFE}", file=sys.stderr)
-        return EXIT_FAILED
-    print(line)
-    return 0
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -202,17 +160,6 @@ def mode_help(argv: list[str]) -> str | None:
     return parser.format_help()
 
 
-def agent_settings(args: argparse.Namespace) -> tuple[Any, float | None]:
-    """The live agent's settings and the run's --max-cost: these flags, else BCEVAL_* and [tool.bceval], as the
-    review commands read them."""
-    settings = load_settings(**settings_flags(args))
-    if capabilities(args.guidance_adapter or "").endpoint:  # bceval's own agent: its endpoint, no command
-        return from_settings(replace(settings, adapter=args.guidance_adapter)), settings.max_cost
-    if not settings.command:
-        raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
-    return from_settings(settings), settings.max_cost
-
-
 def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
@@ -235,8 +182,14 @@ def options_from(args: argparse.Namespace) -> Options:
                 "give --root PATH, or --root demo for bceval's demo corpus"
             )
         root, source = settings.corpus, settings.corpus_source
-    live = mode == "run" and capabilities(args.guidance_adapter or "").live
-    agent, max_cost = agent_settings(args) if live else (None, None)
+    agent, max_cost = None, None
+    if mode == "run" and capabilities(args.guidance_adapter or "").live:
+        settings = load_settings(**settings_flags(args))  # these flags, else BCEVAL_* and [tool.bceval], as for review
+        endpoint = capabilities(args.guidance_adapter).endpoint  # bceval's own agent: its endpoint, no command
+        if not endpoint and not settings.command:
+            raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
+        agent = from_settings(replace(settings, adapter=args.guidance_adapter) if endpoint else settings)
+        max_cost = settings.max_cost
     return Options(
         source=source,
         mode=mode,
@@ -254,8 +207,24 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
     mode = getattr(args, "guidance_mode", "validate")
-    code = run_mode(mode, args)
+    failed = f"Development guidance {TITLES.get(mode, 'run')} FAILED"
+    code = EXIT_FAILED
+    try:
+        options = options_from(args)
+        out = f"; out {options.out}" if options.out else ""
+        print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
+        line = execute(options)
+    except EvaluationFailed as exc:
+        print(exc.render(), file=sys.stderr)
+    except BcevalError as exc:  # bceval's own one-line words, never an agent's
+        print(f"{failed}: {exc}", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
+        print(f"{failed}: {UNSAFE}", file=sys.stderr)
+    else:
+        print(line)
+        code = 0
     if mode == "run" and getattr(args, "junit", None) and args.guidance_out:
         write_guidance_junit(Path(args.guidance_out), Path(args.junit))
     return code

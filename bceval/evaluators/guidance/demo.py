@@ -1,9 +1,6 @@
-"""Demo workspaces, so a fresh clone can watch the guidance evidence work end to end: the evidence needs
-standalone git repositories, so the demo corpus is copied and committed as `<dir>/knowledge/`, each case's
-workspace from `<corpus>/evaluation/guidance-workspaces/<case id>/` as `<dir>/workspaces/<case id>/`, with one
-`workspace-map.<kind>.json` per manifest and `demo.json` written last. Commits have a fixed author and date
-(SOURCE_DATE_EPOCH, else a constant), so their ids depend only on the content.
-"""
+"""Demo workspaces, so a fresh clone can watch the guidance evidence work end to end: the evidence needs standalone
+git repositories, so the corpus and each case's workspace are copied and committed with a fixed author and date
+(SOURCE_DATE_EPOCH, else a constant), so their ids depend only on the content."""
 
 from __future__ import annotations
 
@@ -35,19 +32,20 @@ def map_name(kind: str) -> str:
 
 
 @dataclass(frozen=True)
-class DemoRun:
-    """One demo manifest, ready for `bceval guidance run`."""
+class RunTarget:
+    """One manifest to run (`bceval guidance run`, a graph subtask): its name (a demo's: its kind), checkout, manifest
+    and workspace map."""
 
-    kind: str
-    root: Path  # the demo knowledge checkout
+    name: str
+    root: Path
     manifest: Path
     workspace_map: Path
 
 
-def demo_runs(directory: Path) -> list[DemoRun]:
+def demo_runs(directory: Path) -> list[RunTarget]:
     """Where the demo in `directory` keeps (or will keep) each manifest and its map; no I/O."""
     knowledge = directory / KNOWLEDGE
-    return [DemoRun(kind, knowledge, knowledge / rel, directory / map_name(kind)) for kind, rel in MANIFESTS.items()]
+    return [RunTarget(kind, knowledge, knowledge / rel, directory / map_name(kind)) for kind, rel in MANIFESTS.items()]
 
 
 def _committed_copy(
@@ -59,14 +57,14 @@ def _committed_copy(
     def ignored(folder: str, names: list[str]) -> list[str]:
         return [name for name in names if Path(folder, name) in skip]
 
-    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored if skip else None)
+    shutil.copytree(source, destination, copy_function=shutil.copyfile, ignore=ignored)
     try:
         commit_folder(destination, message, epoch, _AUTHOR)
     except BcevalError:
         raise GuidanceError(f"Demo repository {destination} could not be created with git") from None
 
 
-def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[DemoRun]:
+def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[RunTarget]:
     """Build the demo into a new or empty `directory` from `corpus` (bceval's demo corpus, or a corpus's own
     guidance manifests and workspaces). `in_output`: `directory` is in bceval's output folder, which may sit
     inside the corpus (the graph's `<out>/guidance-demo`); that folder is then left out of the copy, and an earlier
@@ -87,14 +85,14 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
             raise GuidanceError(f"Demo directory {out} must be outside the demo corpus")
         skip |= {source / inside[0]}
     scan_links(source, "Demo corpus", skip)
-    runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.kind]).is_file()]  # the manifests it has
+    runs = [run for run in demo_runs(out) if (source / MANIFESTS[run.name]).is_file()]  # the manifests it has
     if not runs:
         raise GuidanceError(f"Demo corpus {source} has no guidance manifest ({', '.join(MANIFESTS.values())})")
     cases: dict[str, list[str]] = {}
     for run in runs:  # validate first, so a broken corpus writes nothing
-        manifest = load_manifest(source, source / MANIFESTS[run.kind])
-        cases[run.kind] = [case.id for case in manifest.cases]
-        for case_id in cases[run.kind]:
+        manifest = load_manifest(source, source / MANIFESTS[run.name])
+        cases[run.name] = [case.id for case in manifest.cases]
+        for case_id in cases[run.name]:
             safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
     try:
         moment = source_date_epoch()
@@ -104,7 +102,7 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
     out.mkdir(parents=True, exist_ok=True)
     _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)
     for run in runs:
-        bound = {case_id: str(out / WORKSPACES / case_id) for case_id in cases[run.kind]}
+        bound = {case_id: str(out / WORKSPACES / case_id) for case_id in cases[run.name]}
         for case_id, path in bound.items():
             _committed_copy(source / WORKSPACE_SOURCES / case_id, Path(path), epoch, f"demo workspace {case_id}")
         create_exclusive(run.workspace_map, dumps(bound).encode("utf-8"))
@@ -113,14 +111,14 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
         "version": 1,
         "knowledge": str(out / KNOWLEDGE),
         "runs": [
-            {"kind": run.kind, "manifest": str(run.manifest), "workspaceMap": str(run.workspace_map)} for run in runs
+            {"kind": run.name, "manifest": str(run.manifest), "workspaceMap": str(run.workspace_map)} for run in runs
         ],
     }
     create_exclusive(out / MARKER, dumps(record).encode("utf-8"))  # last: a demo with a marker is complete
     return runs
 
 
-def workspace_count(runs: list[DemoRun]) -> int:
+def workspace_count(runs: list[RunTarget]) -> int:
     return sum(len(json.loads(read_regular_text(run.workspace_map, "utf-8"))) for run in runs)
 
 
@@ -130,7 +128,7 @@ def demo_is_intact(directory: Path) -> bool:
         if not (directory / MARKER).is_file() or not (directory / KNOWLEDGE / ".git").is_dir():
             return False
         made = {run["kind"] for run in json.loads((directory / MARKER).read_text(encoding="utf-8"))["runs"]}
-        runs = [run for run in demo_runs(directory) if run.kind in made]
+        runs = [run for run in demo_runs(directory) if run.name in made]
         for run in runs:
             bound = json.loads(read_regular_text(run.workspace_map, "utf-8"))
             if not all(isinstance(p, str) and os.path.isdir(os.path.join(p, ".git")) for p in bound.values()):

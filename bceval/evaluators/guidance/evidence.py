@@ -1,8 +1,6 @@
-"""Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate.
-
-bceval's own git reads must never write: no optional locks, no fsmonitor, no system or global config, none of
-the variables that point git at another repository, and only plumbing that never refreshes the index.
-"""
+"""Runner-owned read-only evidence (spec §5.2-§5.4): snapshots, baseline capture, the baseline gate. bceval's own
+git reads must never write: no optional locks, no fsmonitor, no system or global config, none of the variables that
+point git at another repository, and only plumbing that never refreshes the index."""
 
 from __future__ import annotations
 
@@ -94,18 +92,6 @@ def _identity(st: os.stat_result) -> dict[str, int]:
     }
 
 
-def _walk(root: Path, label: str) -> list[dict[str, Any]]:
-    """Every entry below root, hidden ones and `.git` included; empty directories are entries too."""
-    entries = []
-    for rel, path, st in walk(root, label):
-        if stat.S_ISDIR(st.st_mode):
-            entries.append({"path": rel, "kind": "directory", **_identity(st)})
-        else:
-            content = {"length": st.st_size, "lastWriteNs": st.st_mtime_ns, "sha256": file_sha256(Path(path))}
-            entries.append({"path": rel, "kind": "file", **_identity(st), **content})
-    return sorted(entries, key=lambda record: record["path"])
-
-
 def _standalone(label: str) -> GuidanceError:
     return GuidanceError(f"{label}: guidance targets must be standalone repositories with internal .git storage")
 
@@ -186,7 +172,13 @@ def snapshot(root: Path, *, target: bool, label: str) -> dict[str, Any]:
     head_file = safe_path(git_dir / "HEAD", f"{label} HEAD file", kind="file")
     index_path = safe_path(git_dir / "index", f"{label} index", missing_ok=True)
     index_sha = file_sha256(index_path) if os.path.lexists(index_path) else None
-    files = _walk(root, label)
+    files = []  # every entry below root, hidden ones and `.git` included; empty directories are entries too
+    for rel, path, st in walk(root, label):
+        if stat.S_ISDIR(st.st_mode):
+            files.append({"path": rel, "kind": "directory", **_identity(st)})
+        else:
+            content = {"length": st.st_size, "lastWriteNs": st.st_mtime_ns, "sha256": file_sha256(Path(path))}
+            files.append({"path": rel, "kind": "file", **_identity(st), **content})
     return {
         "version": SNAPSHOT_VERSION,
         "root": str(root),
@@ -199,7 +191,7 @@ def snapshot(root: Path, *, target: bool, label: str) -> dict[str, Any]:
         "references": references,
         "indexPath": str(index_path),
         "indexSha256": index_sha,
-        "files": files,
+        "files": sorted(files, key=lambda record: record["path"]),
     }
 
 

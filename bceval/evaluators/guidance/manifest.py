@@ -105,27 +105,10 @@ def _threshold(value: Any) -> float:
     return float(value)
 
 
-def _case_id(raw: Any, label: str) -> str:
-    value = require_string(raw, f"{label}.id")
-    if not _KEBAB.fullmatch(value):
-        raise GuidanceError(f"{label}.id must be a lower-case kebab-case identifier")
-    return value
-
-
 def _enum(value: Any, allowed: tuple[str, ...], label: str) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise GuidanceError(f"{label} must be one of: {', '.join(allowed)}")
     return value
-
-
-def _check_plan_input(value: Any, label: str) -> None:
-    if isinstance(value, str):
-        require_string(value, label)
-    elif isinstance(value, dict):
-        require_object(value, label, ("request",))
-        require_string(value["request"], f"{label}.request")
-    else:
-        raise GuidanceError(f"{label} must be a non-empty string or a JSON object with a request")
 
 
 def _check_decision_context(value: Any, label: str) -> dict[str, Any]:
@@ -157,11 +140,20 @@ def _check_consumed(value: Any, label: str) -> list[dict[str, str]]:
 def _case(root: Path, raw: Any, label: str, implementation: bool) -> GuidanceCase:
     """One case of a plan or an implementation manifest, its rules checked in the reference's order."""
     case = require_object(raw, label, IMPLEMENTATION_FIELDS if implementation else PLAN_FIELDS)
-    case_id = _case_id(case["id"], label)
+    case_id = require_string(case["id"], f"{label}.id")
+    if not _KEBAB.fullmatch(case_id):
+        raise GuidanceError(f"{label}.id must be a lower-case kebab-case identifier")
     label = f"Manifest case '{case_id}'"
     kind = "" if implementation else _enum(case["expectedKind"], KINDS, f"{label}.expectedKind")
     outcome = _enum(case["expectedOutcome"], OUTCOMES, f"{label}.expectedOutcome")
-    _check_plan_input(case["development-plan"], f"{label}.development-plan")
+    plan = case["development-plan"]
+    if isinstance(plan, str):
+        require_string(plan, f"{label}.development-plan")
+    elif isinstance(plan, dict):
+        require_object(plan, f"{label}.development-plan", ("request",))
+        require_string(plan["request"], f"{label}.development-plan.request")
+    else:
+        raise GuidanceError(f"{label}.development-plan must be a non-empty string or a JSON object with a request")
     consumed: list[dict[str, str]] = []
     if implementation:
         diff = case["implementation-diff"]

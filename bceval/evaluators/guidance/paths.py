@@ -1,7 +1,5 @@
-"""Safe inputs: paths (spec §5.1), the reference-path resolver (§1.3), root/artifact separation (§5.5), strict JSON
-(§1.1) and the common field validators (§1.2). Paths are normalised lexically (no realpath); a symlink or hard-linked
-file in any component is refused, never followed. Messages name a label chosen by bceval, never the offending value,
-so a model's text never reaches the console."""
+"""Safe inputs (spec §1.1-§1.3, §5.1, §5.5): paths are normalised lexically and any link is refused, never followed;
+messages name a label chosen by bceval, never the offending value, so a model's text never reaches the console."""
 
 from __future__ import annotations
 
@@ -24,10 +22,6 @@ _DOMAIN_LINE = re.compile(r"^domain:[ \t]*\S", re.IGNORECASE | re.MULTILINE)
 _NORMATIVE_HEADING = re.compile(r"^## (?:Best Practice|Anti Pattern)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 DIMENSIONS = ("bc-version", "technologies", "countries", "application-area")
 CONTEXT_LISTS = ("technologies", "countries", "application-area", "unknown")
-
-
-def links_problem(label: str) -> GuidanceError:
-    return GuidanceError(f"{label}: {LINKS}")
 
 
 def is_link(st: os.stat_result) -> bool:
@@ -54,7 +48,7 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
                 return absolute
             raise GuidanceError(f"{label} does not exist") from None
         if is_link(st):
-            raise links_problem(label)
+            raise GuidanceError(f"{label}: {LINKS}")
     if st is None:
         st = os.lstat(absolute)
     if kind == "file" and not stat.S_ISREG(st.st_mode):
@@ -79,7 +73,7 @@ def walk(directory: Path, label: str, skip: frozenset[Path] = frozenset()) -> It
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
             if is_link(st):
-                raise links_problem(label)
+                raise GuidanceError(f"{label}: {LINKS}")
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
                 raise GuidanceError(f"{label}: only regular files and directories are supported")
             if stat.S_ISDIR(st.st_mode):
@@ -109,29 +103,14 @@ def check_separation(protected: list[tuple[str, Path]], artifacts: Iterable[tupl
             raise GuidanceError(f"{label} must be outside target workspaces and the knowledge checkout")
 
 
-def is_normative_article(data: bytes) -> bool:
-    """Front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    text = text.removeprefix("\ufeff")
-    return bool(_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text))
-
-
-def _check_shape(value: object, label: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise GuidanceError(f"{label} must be a non-empty string")
-    segments = value.split("/")
-    if not _SHAPE.fullmatch(value) or any(s in (".", "..") or s.endswith((".", " ")) for s in segments):
-        raise GuidanceError(f"{label} must be a relative reference path without traversal")
-    return value
-
-
 def resolve_reference(root: Path, value: object, label: str, *, mode: str = "generic", article: str = "") -> Path:
     """The absolute file a reference (§1.3) names in the knowledge checkout `root` (already safe-checked). mode:
     "generic" (skill), "knowledge" (a normative article) or "sample" (a good/bad sibling of `article`)."""
-    rel = _check_shape(value, label)
+    if not isinstance(value, str) or not value.strip():
+        raise GuidanceError(f"{label} must be a non-empty string")
+    rel = value
+    if not _SHAPE.fullmatch(rel) or any(s in (".", "..") or s.endswith((".", " ")) for s in rel.split("/")):
+        raise GuidanceError(f"{label} must be a relative reference path without traversal")
     if mode == "knowledge" and not _KNOWLEDGE.fullmatch(rel):
         raise GuidanceError(f"{label} must point to layered knowledge articles (<layer>/knowledge/<domain>/*.md)")
     if mode == "sample":
@@ -151,17 +130,20 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
         if is_link(st):
-            raise links_problem(label)
+            raise GuidanceError(f"{label}: {LINKS}")
         if name not in names:  # a case-insensitive filesystem found it under another spelling
             raise GuidanceError(f"{label}: path casing must match the knowledge checkout exactly")
     if st is None or not stat.S_ISREG(st.st_mode) or not current.is_relative_to(root):
         raise missing
     if mode == "knowledge":
         try:
-            data = read_regular_bytes(current)
+            text = read_regular_bytes(current).decode("utf-8").removeprefix("\ufeff")
         except OSError:
             raise GuidanceError(f"{label} could not be read safely") from None
-        if not is_normative_article(data):
+        except UnicodeDecodeError:
+            text = ""  # not an article
+        # front matter first, a `domain:` line, and a Best Practice or Anti Pattern heading
+        if not (_FRONT_MATTER.match(text) and _DOMAIN_LINE.search(text) and _NORMATIVE_HEADING.search(text)):
             raise GuidanceError(f"{label} must be a normative knowledge article (front matter, domain, practice)")
     return current
 
@@ -170,28 +152,21 @@ def _strict_problem(label: str) -> GuidanceError:
     return GuidanceError(f"{label} must be strict JSON with unique members (UTF-8, at most 32 MiB, depth 64)")
 
 
-def _has_folded_duplicate(value: Any) -> bool:
-    """Member names must be unique ignoring case, in every object (exact repeats are caught earlier)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if len({key.lower() for key in item}) != len(item):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
 def parse_strict(data: bytes, label: str) -> Any:
     """Parse untrusted bytes; any problem becomes the one `strict JSON` message for `label`."""
     try:
         value = parse_json(data, label)  # size, UTF-8, unique members, depth
     except BcevalError:  # its message may quote a member name from the document: never show it
         raise _strict_problem(label) from None
-    if _has_folded_duplicate(value):
-        raise _strict_problem(label)
+    stack = [value]  # member names must also be unique ignoring case, in every object
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if len({key.lower() for key in item}) != len(item):
+                raise _strict_problem(label)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return value
 
 

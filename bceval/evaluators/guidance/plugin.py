@@ -1,6 +1,5 @@
-"""The plan and implementation evaluators: a guidance manifest's cases, their requests, the known-good report
-of each case (what the oracle agent answers: exactly what the case expects, so every case must pass) and
-scoring against the runner-held baseline."""
+"""The plan and implementation evaluators; the oracle agent answers each case's known-good report (exactly what
+the case expects, so every case must pass)."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ from bceval.evaluators.guidance.prepare import goal_of, prepare
 from bceval.evaluators.guidance.report_models import ImplementationGuidanceReport, PlanGuidanceReport
 from bceval.evaluators.guidance.runner import guidance_inputs, guidance_unit
 from bceval.evaluators.guidance.scoring import IMPLEMENTATION_LISTS, case_measures
-from bceval.evaluators.guidance.steps import guidance_verb
-from bceval.evaluators.guidance.tasks import guidance_tasks
+from bceval.evaluators.guidance.tasks import guidance_tasks, guidance_verb
 
 # A guidance run is a whole run per epoch (it captures its workspaces' evidence afresh, so no two arms share an
 # answer); its knowledge is a git checkout; the oracle is its known-good control unless an arm names its agent.
@@ -36,13 +34,6 @@ GUIDANCE_TRAITS = Traits(
 )
 
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
-
-
-def _unresolved(case: GuidanceCase, unknown: list[str]) -> list[str]:
-    gaps = [f"{dimension} is not known for this case; which guidance applies depends on it" for dimension in unknown]
-    if not gaps and (case.expected_outcome == "partial" or case.requires_unresolved):
-        gaps = ["The evaluation is incomplete for this case."]
-    return gaps
 
 
 def _knowledge(
@@ -63,35 +54,6 @@ def _knowledge(
     return entries
 
 
-def _outcome(case: GuidanceCase) -> dict[str, Any]:
-    outcome: dict[str, Any] = {"outcome": case.expected_outcome}
-    if case.expected_outcome in ("partial", "failed"):
-        outcome["outcome-reason"] = f"The fixture expects {case.expected_outcome} for this case."
-    return outcome
-
-
-def oracle_plan_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-    context = dict(case.raw["context"])
-    unknown = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
-    context["unknown"] = unknown
-    knowledge = _knowledge(case, knowledge_root, head, "the change this plan describes", samples=True)
-    return {
-        "skill": {"id": PLAN_SKILL_ID, "version": 1},
-        **_outcome(case),
-        "summary": {
-            "request": goal_of(case.raw["development-plan"]),
-            "kind": case.expected_kind,
-            "candidates": len(knowledge),
-            "selected": len(knowledge),
-        },
-        "context": context,
-        "knowledge": knowledge,
-        "validation-considerations": [],
-        "suppressed": [],
-        "unresolved": _unresolved(case, unknown),
-    }
-
-
 def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     """The consumed entry that exactly matches the current decision; without one the fixture cannot
     pass, and the scorer (not the oracle) says so."""
@@ -103,45 +65,52 @@ def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     return {"path": path, "decision-key": key, "evidence-fingerprint": fingerprint, "prior-decision": "none"}
 
 
-def oracle_implementation_report(case: GuidanceCase, knowledge_root: Path, head: str) -> dict[str, Any]:
-    decision = case.decision_context
+def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implementation: bool) -> dict[str, Any]:
+    """The known-good report of a case, members in the reference's order of its kind."""
     applicable = case.expected_outcome != "not-applicable"
 
     def current(name: str) -> Any:
         # A not-applicable case has no decision to copy: placeholders and empty lists are free there.
         if applicable:
-            return decision[name]
+            return case.decision_context[name]
         return [] if name in IMPLEMENTATION_LISTS else "unavailable"
 
-    knowledge = _knowledge(case, knowledge_root, head, current("decision"), samples=False)
-    omitted = [_omitted_entry(case, path) for path in case.expected_omitted]
     context = dict(case.raw["context"])
-    context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
-    return {
-        "skill": {"id": IMPLEMENTATION_SKILL_ID, "version": 1},
-        **_outcome(case),
-        "summary": {
-            "request": goal_of(case.raw["development-plan"]),
-            "phase": current("phase"),
-            "decision": current("decision"),
-            "decision-key": current("decision-key"),
-            "evidence-fingerprint": current("evidence-fingerprint"),
-            "candidates": len(knowledge) + len(omitted),
-            "selected": len(knowledge),
-            "omitted-consumed": len(omitted),
-        },
-        "pins": {
+    if implementation:
+        context.update({name: current(name) for name in IMPLEMENTATION_LISTS})
+    else:
+        context["unknown"] = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
+    used_for = current("decision") if implementation else "the change this plan describes"
+    knowledge = _knowledge(case, knowledge_root, head, used_for, samples=not implementation)
+    omitted = [_omitted_entry(case, path) for path in case.expected_omitted]  # none in a plan case
+    summary = {"request": goal_of(case.raw["development-plan"])}
+    if implementation:
+        summary.update({name: current(name) for name in ("phase", "decision", "decision-key", "evidence-fingerprint")})
+    else:
+        summary["kind"] = case.expected_kind
+    summary.update({"candidates": len(knowledge) + len(omitted), "selected": len(knowledge)})
+    skill = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
+    report: dict[str, Any] = {"skill": {"id": skill, "version": 1}, "outcome": case.expected_outcome}
+    if case.expected_outcome in ("partial", "failed"):
+        report["outcome-reason"] = f"The fixture expects {case.expected_outcome} for this case."
+    report["summary"] = summary
+    if implementation:
+        summary["omitted-consumed"] = len(omitted)
+        report["pins"] = {
             "knowledge-checkout": head if applicable else "unpinned",
             "development-plan": current("development-plan-pin") if applicable else "unpinned",
             "implementation-evidence": current("implementation-evidence-pin") if applicable else "unpinned",
-        },
-        "context": context,
-        "knowledge": knowledge,
-        "validation-considerations": [],
-        "deduplication": {"strategy": "omit-exact-consumed-match", "omitted": omitted},
-        "suppressed": [],
-        "unresolved": _unresolved(case, list(context["unknown"])),
-    }
+        }
+    report.update({"context": context, "knowledge": knowledge, "validation-considerations": []})
+    if implementation:
+        report["deduplication"] = {"strategy": "omit-exact-consumed-match", "omitted": omitted}
+    gaps = [
+        f"{dimension} is not known for this case; which guidance applies depends on it"
+        for dimension in context["unknown"]
+    ]
+    if not gaps and (case.expected_outcome == "partial" or case.requires_unresolved):
+        gaps = ["The evaluation is incomplete for this case."]
+    return {**report, "suppressed": [], "unresolved": gaps}
 
 
 @dataclass(frozen=True)
@@ -151,8 +120,11 @@ class GuidanceEvaluator:
     traits: Traits
     question: str = GUIDANCE
 
-    def load(self, root: Path | str, manifest: Path | str) -> GuidanceManifest:
-        return load_manifest(root, manifest)
+    # the protocol's hooks that are the package's own functions as they are
+    load = staticmethod(load_manifest)
+    prepare = staticmethod(prepare)
+    run_unit = staticmethod(guidance_unit)
+    unit_inputs = staticmethod(guidance_inputs)
 
     def cases(self, loaded: GuidanceManifest) -> list[GuidanceCase]:
         return list(loaded.cases)
@@ -164,9 +136,6 @@ class GuidanceEvaluator:
         """A case with no expected knowledge (no-knowledge, not-applicable) is a clean control."""
         return "clean" if case.expected_outcome in EMPTY_OUTCOMES else "positive"
 
-    def prepare(self, manifest: GuidanceManifest, workspaces: dict[str, Path] | None, out: Path) -> Path:
-        return prepare(manifest, workspaces, out)
-
     def oracle_reply(self, manifest: GuidanceManifest, question: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         """The oracle agent's answer to a guidance question: the known-good report of its case, if it has one."""
         expected = next((case for case in manifest.cases if case.hashed == question.case_id), None)
@@ -174,8 +143,8 @@ class GuidanceEvaluator:
             return NoReport()
         # Pinned to the view's HEAD like a careful agent; a read-only git query.
         head = run_git(question.knowledge, "rev-parse", "--verify", "HEAD")
-        build = oracle_implementation_report if self.name == IMPLEMENTATION else oracle_plan_report
-        return {"caseId": expected.hashed, "guidanceReport": build(expected, question.knowledge, head)}
+        report = oracle_report(expected, question.knowledge, head, self.name == IMPLEMENTATION)
+        return {"caseId": expected.hashed, "guidanceReport": report}
 
     def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
         return outcomes_from_problems([case.id for case in manifest.cases], problems)
@@ -201,12 +170,6 @@ class GuidanceEvaluator:
 
     def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
         return None  # no rule of its own for a set of arms
-
-    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        guidance_unit(plan, arm, run, epoch, settings)
-
-    def unit_inputs(self, arm: Any) -> dict[str, Any]:
-        return guidance_inputs(arm)
 
 
 PLAN_EVALUATOR = GuidanceEvaluator(

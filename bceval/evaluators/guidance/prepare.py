@@ -154,19 +154,15 @@ def request_document(
     return document
 
 
-def skill_text(manifest: GuidanceManifest) -> str:
-    try:
-        return decode_utf8(read_regular_bytes(manifest.skill_file), "skill")
-    except (BcevalError, OSError):
-        raise GuidanceError("Manifest skill must be a readable UTF-8 text file") from None
-
-
 def prepared_files(manifest: GuidanceManifest, workspaces: dict[str, Path] | None, directory: Path) -> dict[str, str]:
     """File name -> text of everything a preparation writes, computed before anything is written."""
     scan_links(manifest.root, "Knowledge checkout")  # the index walks the whole checkout
     index_path = GuidancePrepareDir(directory).knowledge_index
     files = {KNOWLEDGE_INDEX: knowledge_index_text(manifest.root, GuidanceError)}
-    instructions = skill_text(manifest)
+    try:
+        instructions = decode_utf8(read_regular_bytes(manifest.skill_file), "skill")
+    except (BcevalError, OSError):
+        raise GuidanceError("Manifest skill must be a readable UTF-8 text file") from None
     for case in manifest.cases:
         repository = workspaces[case.id] if workspaces is not None else None
         files[case_request_name(case.hashed)] = dumps(

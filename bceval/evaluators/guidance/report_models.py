@@ -113,26 +113,22 @@ class Pins(_ReportModel):
     implementation_evidence: NonEmpty = Field(alias="implementation-evidence")
 
 
-class PlanKnowledgeEntry(_ReportModel):
-    path: PlanArticle
-    sha: CommitId | SkipJsonSchema[None] = Field(default=None, json_schema_extra=_optional)
-    used_for: NonEmpty = Field(alias="used-for")
-    constraints: Annotated[list[NonEmpty], AfterValidator(_unique), Field(min_length=1), Unique]
-    sample_paths: Annotated[list[PlanSample], AfterValidator(_unique), Unique] = Field(alias="sample-paths")
-
-    _sha_not_null = field_validator("sha", mode="before")(_present_not_null)
-
-
-class ImplementationKnowledgeEntry(PlanKnowledgeEntry):
-    path: NestedArticle
-    sample_paths: Annotated[list[NestedSample], AfterValidator(_unique), Unique] = Field(alias="sample-paths")
-
-
 class PlanReference(_ReportModel):
     path: PlanArticle
     sha: CommitId | SkipJsonSchema[None] = Field(default=None, json_schema_extra=_optional)
 
     _sha_not_null = field_validator("sha", mode="before")(_present_not_null)
+
+
+class PlanKnowledgeEntry(PlanReference):
+    used_for: NonEmpty = Field(alias="used-for")
+    constraints: Annotated[list[NonEmpty], AfterValidator(_unique), Field(min_length=1), Unique]
+    sample_paths: Annotated[list[PlanSample], AfterValidator(_unique), Unique] = Field(alias="sample-paths")
+
+
+class ImplementationKnowledgeEntry(PlanKnowledgeEntry):
+    path: NestedArticle
+    sample_paths: Annotated[list[NestedSample], AfterValidator(_unique), Unique] = Field(alias="sample-paths")
 
 
 class ImplementationReference(PlanReference):
@@ -144,9 +140,8 @@ class PlanSuppressed(_ReportModel):
     reason: Literal["layer-precedence", "configuration"]
 
 
-class ImplementationSuppressed(_ReportModel):
+class ImplementationSuppressed(PlanSuppressed):
     reference: ImplementationReference
-    reason: Literal["layer-precedence", "configuration"]
 
 
 class OmittedEntry(_ReportModel):
@@ -179,10 +174,16 @@ _IMPLEMENTATION_EMPTY = ("not-applicable", "no-knowledge")  # the scorer's rule
 
 
 class _Report(_ReportModel):
-    """The outcome rules both reports share; `empty` names the outcomes that require no knowledge."""
+    """The fields and outcome rules both reports share; `empty` names the outcomes that require no knowledge."""
 
     empty: ClassVar[tuple[str, ...]]
-    _reason_not_null = field_validator("outcome_reason", mode="before", check_fields=False)(_present_not_null)
+    skill: PlanSkill
+    outcome: Outcome
+    outcome_reason: NonEmpty | SkipJsonSchema[None] = Field(
+        default=None, alias="outcome-reason", json_schema_extra=_optional
+    )
+    summary: PlanSummary
+    _reason_not_null = field_validator("outcome_reason", mode="before")(_present_not_null)
 
     @model_validator(mode="after")
     def _outcome(self) -> Any:
@@ -202,12 +203,6 @@ class PlanGuidanceReport(_Report):
     model_config = ConfigDict(title="PlanGuidanceReport", json_schema_extra=_outcome_rules(list(_PLAN_EMPTY)))
     empty = _PLAN_EMPTY
 
-    skill: PlanSkill
-    outcome: Outcome
-    outcome_reason: NonEmpty | SkipJsonSchema[None] = Field(
-        default=None, alias="outcome-reason", json_schema_extra=_optional
-    )
-    summary: PlanSummary
     context: ReportContext
     knowledge: Annotated[list[PlanKnowledgeEntry], Unique]
     validation_considerations: Annotated[list[ValidationConsideration], Unique] = Field(
@@ -226,10 +221,6 @@ class ImplementationGuidanceReport(_Report):
     empty = _IMPLEMENTATION_EMPTY
 
     skill: ImplementationSkill
-    outcome: Outcome
-    outcome_reason: NonEmpty | SkipJsonSchema[None] = Field(
-        default=None, alias="outcome-reason", json_schema_extra=_optional
-    )
     summary: ImplementationSummary
     pins: Pins
     context: ImplementationContext

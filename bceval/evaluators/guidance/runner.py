@@ -1,8 +1,5 @@
-"""`bceval guidance run`: one runner-owned cycle, prepare -> capture -> answer -> score.
-
-The baseline digest stays in this process's memory (never printed, written or handed to an adapter), and every
-run gets a new directory (a bceval.layout.GuidanceRunDir): evidence must be fresh, so a killed run is repeated.
-"""
+"""`bceval guidance run`: prepare -> capture -> answer -> score in one process, whose memory alone holds the
+baseline digest; every run gets a new directory (evidence must be fresh, so a killed run is repeated)."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ from typing import Any
 from bceval.agents.guidance import GuidanceCaseInput, NoReport
 from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
-from bceval.errors import BcevalError
+from bceval.errors import BcevalError, EvaluationFailed
 from bceval.escape import console
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.asking import GuidanceSetup, GuidanceShape
@@ -33,14 +30,15 @@ from bceval.evaluators.guidance.evidence import (
 )
 from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest, load_workspace_map
 from bceval.evaluators.guidance.paths import check_separation, safe_path
-from bceval.evaluators.guidance.scoring import ScoreOutcome, score
-from bceval.evaluators.registry import evaluator
+from bceval.evaluators.guidance.prepare import prepare
+from bceval.evaluators.guidance.scoring import ScoreOutcome, read_leniently, score
 from bceval.jsonio import create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
-from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir, result_name
+from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
 from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
+from bceval.usage import known_number
 
 
 def _exists(run: Path) -> GuidanceError:
@@ -71,15 +69,10 @@ def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
 
 
 def run_guidance(
-    manifest: GuidanceManifest,
-    workspaces: dict[str, Path],
-    directory: Path,
-    adapter: Agent,
-    max_cost: float | None = None,
+    manifest: GuidanceManifest, workspaces: dict[str, Path], run: Path, adapter: Agent, max_cost: float | None
 ) -> ScoreOutcome:
     """Prepare, capture, answer every case, score with the held digest. Once the run's known cost reaches
     `max_cost` no new case starts and the run, which a verdict needs whole, ends unscored (a GuidanceError)."""
-    run = check_new_run(directory)
     check_separation(protected_roots(manifest, workspaces), [(f"Run directory {run}", run)])
     # Refuse what capture would refuse for want of a repository before anything is written.
     check_git_storage(manifest.root, target=False, label=KNOWLEDGE_LABEL)
@@ -91,7 +84,7 @@ def run_guidance(
     except FileExistsError:
         raise _exists(run) from None
     run_dir = GuidanceRunDir(run)
-    evaluator(manifest.kind).prepare(manifest, workspaces, run_dir.requests)
+    prepare(manifest, workspaces, run_dir.requests)
     digest = capture(manifest, workspaces, run_dir.baseline)  # from here on only in this frame
     # the agent's environment: the runner's without the variables that would point its git at another repository
     environment = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}
@@ -159,23 +152,36 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs. `hide`
     names more paths a live agent must not reach (an experiment's output folder)."""
-    check_new_run(directory)
+    run = check_new_run(directory)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}
     hidden.update({f"bceval's output ({number})": Path(path).absolute() for number, path in enumerate(hide, 1)})
-    run_dir = Path(directory).absolute()
-    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run_dir, hidden)))
+    chosen = make_agent(adapter, GuidanceSetup(manifest, agent, GuidanceShape(manifest, run, hidden)))
     check_separation(
         protected_roots(manifest, workspaces), [(f"Workspace map path {workspace_map}", Path(workspace_map))]
     )
-    return manifest, run_guidance(manifest, workspaces, Path(directory), chosen, max_cost)
+    return manifest, run_guidance(manifest, workspaces, run, chosen, max_cost)
 
 
-def print_reads(outcome: ScoreOutcome) -> None:
-    """The one Reads line of a run whose agent's tools bceval ran (as a review scorecard says what was read)."""
+def run_verdict(
+    root: Path | str,
+    manifest_path: Path | str,
+    workspace_map: Path | str,
+    directory: Path,
+    adapter: str,
+    agent: Any = None,
+    max_cost: float | None = None,
+) -> str:
+    """One run from the files, its Reads line on stderr (when bceval ran the agent's tools); returns the PASSED line
+    or raises EvaluationFailed with the run's problems."""
+    manifest, outcome = run_from_files(root, manifest_path, workspace_map, directory, adapter, agent, max_cost=max_cost)
     if outcome.reads is not None:
         print(reads_line(outcome.reads), file=sys.stderr)
+    if not outcome.passed:
+        title = f"Development guidance run FAILED with {len(outcome.problems)} problem(s):"
+        raise EvaluationFailed(title, outcome.problems, verdict=False)
+    return f"Development guidance run PASSED: {len(manifest.cases)} case(s) in {directory}"
 
 
 def _budget(adapter: Agent, max_cost: float | None) -> Any:
@@ -217,16 +223,11 @@ def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -
         raise BcevalError(f"Experiment {current.experiment.name}: arm '{arm.name}', epoch {epoch}: {exc}") from None
     stop.unlink(missing_ok=True)
     if budget is not None:
-        budget.spend(_run_cost(directory), f"{run.run_name}/{directory.name}")
+        usage = (read_record(directory) or {}).get("usage") or {}  # what the run's answers are known to have cost
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        budget.spend(known_number(cost), f"{run.run_name}/{directory.name}")
     verdict = "passed" if outcome.passed else f"{len(outcome.problems)} problem(s)"
     print(f"[{arm.name} e{epoch}] guidance run {directory.name}: {verdict}", file=sys.stderr)
-
-
-def _run_cost(directory: Any) -> float | None:
-    """What a finished guidance run's answers are known to have cost (its run.json), else None."""
-    usage = (read_record(directory) or {}).get("usage") or {}
-    cost = usage.get("costUsd") if isinstance(usage, dict) else None
-    return cost if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
 
 
 def guidance_inputs(arm: Any) -> dict[str, Any]:
@@ -263,18 +264,6 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
 # What the agent read, where bceval ran its tool loop (the api agent) and so recorded every file a `read_file`
 # returned; of an agent whose loop bceval does not run nothing is said (never guessed from its report).
 KNOWLEDGE = "knowledge/"  # the tools' name for the knowledge view (bceval.agents.api)
-
-
-def _cited(results_dir: Path, hashed: str) -> list[str] | None:
-    """The article paths a result's report cites, read leniently (scoring proper judges the report); None when
-    there is no readable report."""
-    try:
-        document = json.loads(read_regular_text(results_dir / result_name(hashed), "utf-8"))
-        entries = document["guidanceReport"].get("knowledge") or []
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    cited = [entry.get("path") for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
-    return list(dict.fromkeys(path for path in cited if isinstance(path, str)))
 
 
 def _article(root: Path, path: str) -> tuple[int, str] | None:
@@ -317,10 +306,10 @@ def guidance_reads(
     cases: dict[str, Any] = {}
     for case in manifest.cases:
         record = evidence.get(case.hashed)
-        cited = _cited(results_dir, case.hashed)
-        if not isinstance(record, dict) or record.get("readBy") != "bceval" or cited is None:
+        read = read_leniently(results_dir, case.hashed)
+        if not isinstance(record, dict) or record.get("readBy") != "bceval" or read is None:
             continue
-        cases[case.id] = case_reads(manifest.root, record.get("readEvidence") or {}, cited).model_dump()
+        cases[case.id] = case_reads(manifest.root, record.get("readEvidence") or {}, read[1]).model_dump()
     if not cases:
         return None
     citations = sum(len(reads["cited"]) for reads in cases.values())

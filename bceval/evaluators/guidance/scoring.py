@@ -31,6 +31,9 @@ SUPPRESSION_REASONS = ("layer-precedence", "configuration")
 DEDUP_STRATEGY = "omit-exact-consumed-match"
 IMPLEMENTATION_LISTS = ("affected-files", "affected-symbols", "changed-tokens")
 _SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_SUMMARY_TEXT = ("request", "phase", "decision", "decision-key", "evidence-fingerprint")
+_SUMMARY_COUNTS = ("candidates", "selected", "omitted-consumed")
+_PINS = ("knowledge-checkout", "development-plan", "implementation-evidence")
 _SHARED_FIELDS = ("skill", "outcome", "summary")
 _ARRAY_FIELDS = ("knowledge", "validation-considerations", "suppressed", "unresolved")
 PLAN_REPORT_FIELDS = (*_SHARED_FIELDS, "context", *_ARRAY_FIELDS)
@@ -68,14 +71,6 @@ def check_envelope(document: Any, case: GuidanceCase, bound: Path) -> Any:
     return result["guidanceReport"]
 
 
-def _check_skill(value: Any, expected: str) -> None:
-    skill = require_object(value, "skill", ("id", "version"))
-    identity = require_string(skill["id"], "skill.id")  # implementation mode too (spec §7.21: stricter)
-    version = skill["version"]
-    if identity != expected or type(version) is not int or version != 1:
-        raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
-
-
 def _check_outcome(report: dict[str, Any], case: GuidanceCase) -> str:
     outcome = require_string(report["outcome"], "outcome")
     if outcome not in OUTCOMES:
@@ -87,36 +82,6 @@ def _check_outcome(report: dict[str, Any], case: GuidanceCase) -> str:
     if "outcome-reason" in report:
         require_string(report["outcome-reason"], "outcome-reason")
     return outcome
-
-
-def _check_arrays(report: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any], list[str]]:
-    knowledge = require_array(report["knowledge"], "knowledge")
-    considerations = require_array(report["validation-considerations"], "validation-considerations")
-    suppressed = require_array(report["suppressed"], "suppressed")
-    unresolved = require_array(report["unresolved"], "unresolved", strings=True)
-    return knowledge, considerations, suppressed, unresolved
-
-
-def _counts_problem() -> GuidanceError:
-    return GuidanceError(
-        "Summary counts are inconsistent: selected must equal the knowledge entries, omitted-consumed the "
-        "omitted entries, and together they must not exceed candidates"
-    )
-
-
-def _check_outcome_rules(
-    outcome: str, case: GuidanceCase, knowledge: list[Any], unresolved: list[str], unknown: list[str]
-) -> None:
-    if outcome in ("no-knowledge", "not-applicable") and knowledge:
-        raise GuidanceError(f"outcome {outcome} requires empty knowledge")
-    if outcome == "completed" and not knowledge:
-        raise GuidanceError("outcome completed requires at least one knowledge entry (report no-knowledge instead)")
-    if (outcome == "partial" or case.requires_unresolved) and not unresolved:
-        raise GuidanceError("unresolved gaps must be listed for a partial outcome or when the fixture requires them")
-    lowered = [text.lower() for text in unresolved]
-    for dimension in unknown:
-        if not any(dimension.lower() in text for text in lowered):
-            raise GuidanceError("Unknown dimensions require an explanation in the unresolved gaps")
 
 
 def _check_sha(value: Any, label: str, rel: str, checkout: KnowledgeCheckout) -> None:
@@ -184,42 +149,16 @@ def _check_suppressed(entries: list[Any], used: list[str], checkout: KnowledgeCh
         paths.append(path)
 
 
-def check_plan_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
-    """Every plan-report rule (§3.3) in order; returns the cited knowledge paths (`used`)."""
-    report = require_object(value, "guidanceReport", PLAN_REPORT_FIELDS)
-    _check_skill(report["skill"], PLAN_SKILL_ID)
-    outcome = _check_outcome(report, case)
-    summary = require_object(report["summary"], "summary", ("request", "kind", "candidates", "selected"))
-    require_string(summary["request"], "summary.request")
-    if require_string(summary["kind"], "summary.kind") != case.expected_kind:
-        raise GuidanceError("summary.kind must equal the fixture's intended change kind")
-    candidates = require_int(summary["candidates"], "summary.candidates")
-    selected = require_int(summary["selected"], "summary.selected")
-    context = check_context(report["context"], "context")
-    knowledge, considerations, suppressed, unresolved = _check_arrays(report)
-    if selected != len(knowledge) or selected > candidates:
-        raise _counts_problem()
-    _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
-    if any(dimension not in context["unknown"] for dimension in case.expected_unknown):
-        raise GuidanceError("context.unknown: an expected unknown dimension was silently resolved")
-    used = _check_knowledge(knowledge, checkout)
-    _check_considerations(considerations)
-    _check_suppressed(suppressed, used, checkout)
-    return used
-
-
-_SUMMARY_TEXT = ("request", "phase", "decision", "decision-key", "evidence-fingerprint")
-_SUMMARY_COUNTS = ("candidates", "selected", "omitted-consumed")
-_PINS = ("knowledge-checkout", "development-plan", "implementation-evidence")
-
-
-def _check_pins(pins: dict[str, Any], checkout: KnowledgeCheckout) -> None:
-    for name in _PINS:
-        require_string(pins[name], f"pins.{name}")
-    pin = pins["knowledge-checkout"]
-    # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
-    if pin != "unpinned" and not (_SHA.fullmatch(pin) and pin == checkout.head):
-        raise GuidanceError("pins.knowledge-checkout: Knowledge checkout pin must be unpinned or the exact HEAD")
+def _check_current_decision(report: dict[str, Any], decision: dict[str, Any]) -> None:
+    """An applicable implementation report repeats the case's current decision and its pins exactly."""
+    for name in ("decision-key", "evidence-fingerprint", "phase", "decision"):
+        if report["summary"][name] != decision.get(name):
+            raise GuidanceError(f"summary.{name} must preserve current decision context exactly")
+    pins = report["pins"]
+    if pins["development-plan"] != decision.get("development-plan-pin") or pins[
+        "implementation-evidence"
+    ] != decision.get("implementation-evidence-pin"):
+        raise GuidanceError("pins must repeat the consumer-supplied pins of the decision context exactly")
 
 
 def _check_omitted(
@@ -249,42 +188,69 @@ def _check_omitted(
         raise GuidanceError("deduplication.omitted does not match the fixture's expected omitted set")
 
 
-def check_implementation_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout) -> list[str]:
-    """Every implementation-report rule (§3.4) in order; returns the cited knowledge paths (`used`)."""
-    report = require_object(value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS)
-    _check_skill(report["skill"], IMPLEMENTATION_SKILL_ID)
+def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, implementation: bool) -> list[str]:
+    """Every report rule of its kind (§3.3, §3.4) in the reference's order; returns the cited knowledge paths."""
+    report = require_object(
+        value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS if implementation else PLAN_REPORT_FIELDS
+    )
+    skill = require_object(report["skill"], "skill", ("id", "version"))
+    expected = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
+    identity, version = require_string(skill["id"], "skill.id"), skill["version"]  # implementation too (§7.21)
+    if identity != expected or type(version) is not int or version != 1:
+        raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
     outcome = _check_outcome(report, case)
-    summary = require_object(report["summary"], "summary", _SUMMARY_TEXT + _SUMMARY_COUNTS)
-    for name in _SUMMARY_TEXT:
+    fields = _SUMMARY_TEXT + _SUMMARY_COUNTS if implementation else ("request", "kind", *_SUMMARY_COUNTS[:2])
+    summary = require_object(report["summary"], "summary", fields)
+    for name in _SUMMARY_TEXT if implementation else ("request",):
         require_string(summary[name], f"summary.{name}")
-    candidates, selected, omitted_count = (require_int(summary[name], f"summary.{name}") for name in _SUMMARY_COUNTS)
-    pins = require_object(report["pins"], "pins", _PINS)
-    _check_pins(pins, checkout)
-    applicable = case.expected_outcome != "not-applicable"
-    decision = case.decision_context
+    if not implementation and require_string(summary["kind"], "summary.kind") != case.expected_kind:
+        raise GuidanceError("summary.kind must equal the fixture's intended change kind")
+    candidates, selected = (require_int(summary[name], f"summary.{name}") for name in _SUMMARY_COUNTS[:2])
+    omitted_count = require_int(summary["omitted-consumed"], "summary.omitted-consumed") if implementation else 0
+    applicable = implementation and case.expected_outcome != "not-applicable"
+    if implementation:
+        pins = require_object(report["pins"], "pins", _PINS)
+        for name in _PINS:
+            require_string(pins[name], f"pins.{name}")
+        pin = pins["knowledge-checkout"]
+        # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
+        if pin != "unpinned" and not (_SHA.fullmatch(pin) and pin == checkout.head):
+            raise GuidanceError("pins.knowledge-checkout: Knowledge checkout pin must be unpinned or the exact HEAD")
     if applicable:
-        for name in ("decision-key", "evidence-fingerprint", "phase", "decision"):
-            if summary[name] != decision.get(name):
-                raise GuidanceError(f"summary.{name} must preserve current decision context exactly")
-        if pins["development-plan"] != decision.get("development-plan-pin") or pins[
-            "implementation-evidence"
-        ] != decision.get("implementation-evidence-pin"):
-            raise GuidanceError("pins must repeat the consumer-supplied pins of the decision context exactly")
-    context = check_context(report["context"], "context", IMPLEMENTATION_LISTS)
+        _check_current_decision(report, case.decision_context)
+    context = check_context(report["context"], "context", IMPLEMENTATION_LISTS if implementation else ())
     if applicable:
         for name in IMPLEMENTATION_LISTS:
-            if context[name] != decision.get(name):
+            if context[name] != case.decision_context.get(name):
                 raise GuidanceError(f"context.{name} must preserve current implementation evidence exactly")
-    knowledge, considerations, suppressed, unresolved = _check_arrays(report)
-    dedup = require_object(report["deduplication"], "deduplication", ("strategy", "omitted"))
-    if dedup["strategy"] != DEDUP_STRATEGY:
-        raise GuidanceError(f"deduplication.strategy must be {DEDUP_STRATEGY}")
-    omitted = require_array(dedup["omitted"], "deduplication.omitted")
+    knowledge = require_array(report["knowledge"], "knowledge")
+    considerations = require_array(report["validation-considerations"], "validation-considerations")
+    suppressed = require_array(report["suppressed"], "suppressed")
+    unresolved = require_array(report["unresolved"], "unresolved", strings=True)
+    omitted: list[Any] = []
+    if implementation:
+        dedup = require_object(report["deduplication"], "deduplication", ("strategy", "omitted"))
+        if dedup["strategy"] != DEDUP_STRATEGY:
+            raise GuidanceError(f"deduplication.strategy must be {DEDUP_STRATEGY}")
+        omitted = require_array(dedup["omitted"], "deduplication.omitted")
     if selected != len(knowledge) or omitted_count != len(omitted) or selected + omitted_count > candidates:
-        raise _counts_problem()
-    _check_outcome_rules(outcome, case, knowledge, unresolved, context["unknown"])
+        raise GuidanceError(
+            "Summary counts are inconsistent: selected must equal the knowledge entries, omitted-consumed the "
+            "omitted entries, and together they must not exceed candidates"
+        )
+    if outcome in ("no-knowledge", "not-applicable") and knowledge:
+        raise GuidanceError(f"outcome {outcome} requires empty knowledge")
+    if outcome == "completed" and not knowledge:
+        raise GuidanceError("outcome completed requires at least one knowledge entry (report no-knowledge instead)")
+    if (outcome == "partial" or case.requires_unresolved) and not unresolved:
+        raise GuidanceError("unresolved gaps must be listed for a partial outcome or when the fixture requires them")
+    lowered = [text.lower() for text in unresolved]
+    if any(not any(dimension.lower() in text for text in lowered) for dimension in context["unknown"]):
+        raise GuidanceError("Unknown dimensions require an explanation in the unresolved gaps")
+    if any(dimension not in context["unknown"] for dimension in case.expected_unknown):  # a plan case's
+        raise GuidanceError("context.unknown: an expected unknown dimension was silently resolved")
     used = _check_knowledge(knowledge, checkout)
-    _check_omitted(omitted, case, summary, used, checkout)
+    _check_omitted(omitted, case, summary, used, checkout)  # a plan case expects none omitted
     _check_considerations(considerations)
     _check_suppressed(suppressed, used, checkout)
     return used
@@ -332,19 +298,6 @@ def _round_trip(value: dict[str, Any]) -> Any:
     return json.loads(dumps(value))
 
 
-def score_case(
-    manifest: GuidanceManifest, case: GuidanceCase, bound: Path, results: Path, checkout: KnowledgeCheckout
-) -> None:
-    """Read and judge one result file; raises GuidanceError with the first failing rule."""
-    document = read_strict(results / result_name(case.hashed), "result file")
-    report = check_envelope(document, case, bound)
-    if manifest.kind == IMPLEMENTATION:
-        used = check_implementation_report(report, case, checkout)
-    else:
-        used = check_plan_report(report, case, checkout)
-    _check_metrics(manifest, case, used)
-
-
 def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> ScoreOutcome:
     """Score every case in manifest order; a failure of the knowledge snapshot itself aborts the run."""
     results = safe_path(results_dir, "Results directory", missing_ok=True)
@@ -360,7 +313,8 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
             fresh = snapshot(bound, target=True, label=workspace_label(case.id))
             if _round_trip(fresh) != baseline.snapshots[case.id]:
                 raise GuidanceError("target workspace identity/content changed since the baseline was captured")
-            score_case(manifest, case, bound, results, checkout)
+            report = check_envelope(read_strict(results / result_name(case.hashed), "result file"), case, bound)
+            _check_metrics(manifest, case, check_report(report, case, checkout, manifest.kind == IMPLEMENTATION))
         except GuidanceError as exc:
             outcome.problems.append(f"{case.id}: {exc}")
         except Exception:  # noqa: BLE001 - anything else is reported without its text
@@ -368,17 +322,26 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
     return outcome
 
 
+def read_leniently(results_dir: Path, hashed: str) -> tuple[Any, list[str]] | None:
+    """A result's outcome and the article paths its report cites, read leniently (scoring proper is `score`); None
+    without a readable report."""
+    try:
+        report = json.loads(read_regular_text(results_dir / result_name(hashed), "utf-8"))["guidanceReport"]
+        entries = report.get("knowledge") or []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    cited = [entry.get("path") for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+    return report.get("outcome"), list(dict.fromkeys(path for path in cited if isinstance(path, str)))
+
+
 def case_measures(manifest: GuidanceManifest, results_dir: Path) -> dict[str, CaseMeasures]:
-    """Per manifest case id, read leniently from its result file (scoring proper is `score`)."""
+    """Per manifest case id, its outcome agreement and cited recall and precision."""
     measures = {}
     for case in manifest.cases:
-        try:
-            document = json.loads(read_regular_text((results_dir / result_name(case.hashed)), "utf-8"))
-            report = document["guidanceReport"]
-            cited = [entry["path"] for entry in report.get("knowledge") or [] if isinstance(entry, dict)]
-            recall, precision = knowledge_metrics(case, [p for p in cited if isinstance(p, str)])
-            agrees = report.get("outcome") == case.expected_outcome
-            measures[case.id] = CaseMeasures(agrees, float(recall), float(precision))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        read = read_leniently(results_dir, case.hashed)
+        if read is None:
             measures[case.id] = CaseMeasures(None, None, None)
+        else:
+            recall, precision = knowledge_metrics(case, read[1])
+            measures[case.id] = CaseMeasures(read[0] == case.expected_outcome, float(recall), float(precision))
     return measures

@@ -64,18 +64,13 @@ class BaselineAdapter(Agent):
     name = "baseline"
     kind = "baseline"
 
-    def __init__(self, corpus: Path, threshold: int = POLARITY_THRESHOLD) -> None:
-        self._corpus = corpus
-        self._threshold = threshold
-        self._article = cache(self._read_article)
-
-    def _read_article(self, path: str) -> str:
-        return read_regular_text(self._corpus / path, "utf-8-sig", "replace")
+    def __init__(self, corpus: Path) -> None:
+        self._article = cache(lambda path: read_regular_text(corpus / path, "utf-8-sig", "replace"))
 
     def describe(self) -> dict[str, Any]:
         return {
             "adapter": self.name,
-            "model": f"lexical-baseline-t{self._threshold}",
+            "model": f"lexical-baseline-t{POLARITY_THRESHOLD}",
             "version": __version__,
             "pinned": True,
         }
@@ -97,5 +92,5 @@ class BaselineAdapter(Agent):
             signal = (relevance, polarity(self._article(row["path"]), case_words), row["path"])
             if best is None or signal[:2] > best[:2]:
                 best = signal
-        cited = [best[2]] if best is not None and best[1] >= self._threshold else []
+        cited = [best[2]] if best is not None and best[1] >= POLARITY_THRESHOLD else []
         return Answer([ResultEntry(id=case.model_id, findings=cited)])

@@ -31,12 +31,8 @@ class ReviewCase:
     expected: list[str]  # article paths the model must report; empty for a clean control
     context: str | None = None
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> ReviewCase:
-        """A case as `as_record` wrote it into bceval's own build files."""
-        return cls(**record)
-
     def as_record(self) -> dict[str, Any]:
+        """The case in bceval's own build files (`ReviewCase(**record)` reads it back)."""
         record = asdict(self)
         if self.context is None:
             del record["context"]

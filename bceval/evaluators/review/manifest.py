@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from bceval.evaluators.review import manifest_schema as schema
-from bceval.jsonio import parse_json
+from bceval.evaluators.review import documents as schema
+from bceval.jsonio import parse_json, read_json_bytes
 
 MANIFEST_VERSION = 2
 SELECTION = "first-paired-al-article"
@@ -61,12 +62,9 @@ def by_convention() -> CheckedManifest:
     return CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
 
 
-def read_manifest(data: bytes | None, where: str) -> CheckedManifest:
-    """The checked manifest from its file's bytes (`where` names the file in errors); None, no manifest file, is
-    the conventions alone."""
-    if data is None:
-        return by_convention()
-    return check_manifest(parse_json(data, where))
+def read_manifest(path: Path | None) -> CheckedManifest:
+    """The checked manifest file (errors name it); None, no manifest file, is the conventions alone."""
+    return by_convention() if path is None else check_manifest(parse_json(read_json_bytes(path), str(path)))
 
 
 def _show(value: Any) -> str:

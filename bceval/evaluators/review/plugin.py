@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,25 +14,60 @@ from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
 from bceval.agents.view import View
+from bceval.cli.parser import settings_flags
+from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewRequest
+from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewManifest, ReviewRequest
 from bceval.evaluators.review.health.model import HealthReport
-from bceval.evaluators.review.health.tasks import health_tasks
-from bceval.evaluators.review.health.verdict import HEALTH_COMMAND
+from bceval.evaluators.review.health.tasks import HEALTH_COMMAND, health_tasks
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
-from bceval.evaluators.review.manifest_schema import ReviewManifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
-from bceval.evaluators.review.steps import derive, planned_cases, recorded_plan
+from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
-from bceval.evaluators.review.verbs import review_verb
-from bceval.jsonio import read_json_bytes
+from bceval.graph.loader import run_graph
 from bceval.layout import INFRA_PATTERN
 from bceval.ordering import sort_key
+from bceval.steps.answer import warn_preflight
+from bceval.steps.ci import score_outputs
+from bceval.steps.prompt import print_prompt
+from bceval.steps.runs import recorded_run
+from bceval.steps.view import report_view
+
+
+def review_verb(verb: str, args: argparse.Namespace) -> int:
+    """Run one review command; a BcevalError from here becomes one line on stderr in bceval.cli.main."""
+    if verb == "view":
+        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+    settings = load_settings(**settings_flags(args))
+    if verb in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
+        settings = recorded_run(settings, args.adapter)
+    check_inputs(settings)
+    check_leaves(settings)
+    verbose = getattr(args, "verbose", False)
+    if verb in ("score", "publish"):
+        check_results(settings)
+    if verb in ("validate", "prepare"):
+        gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
+        check_coverage_target(settings.coverage_report)
+    if verb == "prepare":
+        return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
+    if verb == "prompt":
+        with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
+            code = run_graph(settings, ["prepare"], verbose=verbose)
+        return code or print_prompt(settings, args.case)
+    if verb == "answer":
+        listing = scan_corpus(settings.corpus)  # once: the checks and the graph read the same listing
+        warn_preflight(settings, listing)  # nothing is written unless the whole command line makes sense
+        return run_graph(settings, ["answered"], verbose=verbose, listing=listing)
+    if verb == "score":
+        code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
+        return score_outputs(settings, code, Path(args.junit) if args.junit else None)
+    return run_graph(settings, [verb], verbose=verbose)
 
 
 @dataclass(frozen=True)
@@ -43,8 +80,7 @@ class ReviewEvaluator:
 
     def load(self, root: Path, manifest: Path | None) -> Derivation:
         """The corpus's cases under the manifest (the conventions alone without one), with every problem."""
-        data = read_json_bytes(manifest) if manifest is not None else None
-        return derive_cases(scan_corpus(root), read_manifest(data, str(manifest)))
+        return derive_cases(scan_corpus(root), read_manifest(manifest))
 
     def cases(self, loaded: Derivation) -> list[ReviewCase]:
         return list(loaded.cases)
@@ -53,7 +89,6 @@ class ReviewEvaluator:
         return case.modelId
 
     def case_kind(self, case: ReviewCase) -> str:
-        """A case that expects findings is positive; one that expects none is a clean control."""
         return "positive" if case.expected else "clean"
 
     def oracle_answer(self, case: ReviewCase) -> list[Any]:
@@ -65,7 +100,6 @@ class ReviewEvaluator:
         return STARTER_MANIFEST
 
     def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
-        """How the live kinds are asked a review question (bceval.agents.registry.Shape)."""
         return ReviewShape(cache_dir, hidden)
 
     def prompt(self, view: View, isolated: bool) -> str:
@@ -94,7 +128,7 @@ class ReviewEvaluator:
     def judged(self, recorded: dict[str, Any], results: Path) -> list[dict[str, Any]]:
         """The verdicts of the answered cases of a run without a score.json (an experiment arm's), judged from its
         results as scoring does; `recorded`: the prepared cases.json."""
-        cases = [ReviewCase.from_record(case) for case in recorded.get("cases", [])]
+        cases = [ReviewCase(**case) for case in recorded.get("cases", [])]
         files = sorted(results.glob("result-*.json"), key=lambda p: sort_key(p.name)) if results.is_dir() else []
         infra = sorted(results.glob(INFRA_PATTERN)) if results.is_dir() else []
         report = score_files(cases, recorded.get("thresholds", {}), files, infra)
@@ -129,8 +163,7 @@ class ReviewEvaluator:
             "health": HealthReport,
         }
 
-    def verb(self, verb: str, args: argparse.Namespace) -> int:
-        return review_verb(verb, args)
+    verb = staticmethod(review_verb)
 
     def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
         return None  # no rule of its own for a set of arms

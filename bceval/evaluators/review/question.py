@@ -1,12 +1,9 @@
 """The review question as the live kinds are asked it: the case's agent view (bceval.agents.view), the prompts,
 the answer cache, how an answer is read and what its record keeps.
 
-A command agent runs in the view, materialized for each attempt, with the prompt on stdin (`--isolation none`
-runs it where bceval runs and says so everywhere); the api agent's read-only tools read the view held in memory.
-Answers are cached by what the agent could see and how it was asked (the kind's `cache_key`: the view's digest,
-the command or endpoint, the model, the isolation, the sandbox, the epoch and the prompt version). A killed or
-repeated run never pays twice; another epoch is another sample. Failures are never cached, so a rerun retries
-them. Every attempt is kept in a transcript.
+A command agent runs in the view, materialized for each attempt, with the prompt on stdin; the api agent's
+read-only tools read the view held in memory. Answers are cached by the kind's `cache_key` (what the agent could
+see and how it was asked), so a killed or repeated run never pays twice; failures are never cached.
 """
 
 from __future__ import annotations
@@ -94,7 +91,6 @@ class ReviewShape(Shape):
     def __init__(self, cache_dir: Path, hidden: Mapping[str, Path]) -> None:
         self.cache_dir = cache_dir
         self.hidden = dict(hidden)
-        self._scrubbed_environ: dict[str, str] | None = None
 
     def in_cache(self, agent: Any, case: CaseInput) -> bool:
         view = build_view(case.request_path.parent, case.corpus, case.model_id)
@@ -133,13 +129,6 @@ class ReviewShape(Shape):
             record.update(agent_trace(attempts[-1].record, view))
         return self._answered(agent, case, (entries, attempts, usage), record, key, view, prompts)
 
-    def _scrubbed(self, agent: Any) -> dict[str, str]:
-        """The isolated agent's environment without its working directory: the same for every attempt, so it is
-        worked out once (it resolves every hidden path)."""
-        if self._scrubbed_environ is None:
-            self._scrubbed_environ = scrubbed_environment(agent.environ, list(self.hidden.values()), None)
-        return self._scrubbed_environ
-
     def _attempt(self, agent: Any, case: CaseInput, view: View, number: int, waited: float) -> _Attempt:
         isolated = agent.agent.isolation == "view"
         root = materialize(view) if isolated else None  # tracked until released: an interrupt removes it
@@ -148,7 +137,8 @@ class ReviewShape(Shape):
             request_path = (root / view.request_name) if root is not None else case.request_path
             argv = agent.command_line(request_path, workdir)
             prompt = b"" if agent.reads_request_file else review_prompt(view, isolated).encode("utf-8")
-            env = {**self._scrubbed(agent), "PWD": str(workdir)} if isolated else dict(agent.environ)
+            hidden = list(self.hidden.values())
+            env = scrubbed_environment(agent.environ, hidden, workdir) if isolated else dict(agent.environ)
             argv = agent.sandboxed(argv, workdir, [workdir], env)
             record: dict[str, Any] = {
                 "attempt": number,

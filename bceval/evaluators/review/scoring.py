@@ -1,8 +1,9 @@
-"""Result scoring (§14): load answers, map ids, judge each case with the strict gate, aggregate (every case from
-all entries, in sorted file order)."""
+"""Result scoring (§14): load answers, map ids, judge each case with the strict gate and what its answer read,
+aggregate (every case from all entries, in sorted file order)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -13,11 +14,12 @@ from bceval.escape import console, finding_id, token
 from bceval.evaluators.review.cases import ReviewCase
 from bceval.evaluators.review.entries import ResultEntry, answered_cases
 from bceval.evaluators.review.manifest import THRESHOLD_LABELS
-from bceval.evaluators.review.reads import Article, CaseReads, case_reads
-from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_regular_bytes
-from bceval.models import DropUnset, InfraFailure, ReadSummary, StrictModel
+from bceval.jsonio import MAX_JSON_BYTES, parse_json, read_json_bytes, read_regular_bytes
+from bceval.models import CaseReads, DropUnset, InfraFailure, ReadSummary, StrictModel
+from bceval.ordering import sort_key
 
 SCORE_SCHEMA_VERSION = 1
+Article = Callable[[str], tuple[int, str] | None]  # a corpus path -> (its size, its SHA-256), None when absent
 
 
 class CaseVerdict(DropUnset):
@@ -55,9 +57,6 @@ class FileReading(StrictModel):
     problems: list[str] = Field(default_factory=list)
     answeredBy: dict[str, Any] | None = None
     record: dict[str, Any] | None = Field(default=None, description="The answer record bceval's runs add.")
-    verdicts: list[CaseVerdict | None] = Field(
-        default_factory=list, description="One per entry once judged; None for an id no case has."
-    )
 
 
 class Tally(StrictModel):
@@ -101,13 +100,10 @@ def read_result_document(data: bytes, name: str) -> FileReading:
         reading.problems.append(str(exc))
         return reading
     answered = answered_cases(document, name, reading.problems)
-    if answered is None:
-        return reading
-    if isinstance(document.get("answeredBy"), dict):
-        reading.answeredBy = document["answeredBy"]
-    if isinstance(document.get("record"), dict):
-        reading.record = document["record"]
-    reading.entries = answered
+    if answered is not None:
+        reading.entries = answered
+        reading.answeredBy = document["answeredBy"] if isinstance(document.get("answeredBy"), dict) else None
+        reading.record = document["record"] if isinstance(document.get("record"), dict) else None
     return reading
 
 
@@ -123,10 +119,8 @@ def read_result_file(path: Path) -> FileReading:
 
 def read_infra_file(path: Path) -> InfraFailure:
     """An infrastructure-failure record written by `bceval answer`; anything else is refused in one line."""
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise BcevalError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB")
     try:
-        return InfraFailure.model_validate(parse_json(read_regular_bytes(path), str(path)))
+        return InfraFailure.model_validate(parse_json(read_json_bytes(path), str(path)))
     except ValidationError:
         raise BcevalError(f"{path}: not an infrastructure-failure record written by bceval answer") from None
 
@@ -175,17 +169,10 @@ def verdict_problems(verdict: CaseVerdict) -> list[str]:
         if verdict.infrastructureFailure:
             return [f"{token(verdict.id)}: infrastructure failure ({console(verdict.infrastructureFailure)})"]
         return [f"Results missing case: {token(verdict.id)}"]
-    if verdict.kind == "clean":
-        return (
-            [f"{token(verdict.id)}: clean control produced finding(s): {_ids(verdict.unexpected)}"]
-            if verdict.unexpected
-            else []
-        )
-    problems = []
-    if verdict.missing:
-        problems.append(f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}")
+    problems = [f"{token(verdict.id)}: missing expected finding(s): {_ids(verdict.missing)}"] if verdict.missing else []
     if verdict.unexpected:
-        problems.append(f"{token(verdict.id)}: unexpected finding(s): {_ids(verdict.unexpected)}")
+        what = "clean control produced" if verdict.kind == "clean" else "unexpected"
+        problems.append(f"{token(verdict.id)}: {what} finding(s): {_ids(verdict.unexpected)}")
     return problems
 
 
@@ -203,19 +190,6 @@ def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
     return lookup
 
 
-def judge_reading(
-    reading: FileReading, cases: list[ReviewCase], lookup: dict[str, ReviewCase] | None = None
-) -> FileReading:
-    """Attach a verdict to every entry of one file whose id is known (None for unknown ids); `lookup`: the cases'
-    case_lookup, when the caller judges many files against the same cases."""
-    lookup = case_lookup(cases) if lookup is None else lookup
-    verdicts = []
-    for entry in reading.entries:
-        case = lookup.get(entry.id.lower())
-        verdicts.append(judge(case, entry.findings) if case is not None else None)
-    return reading.model_copy(update={"verdicts": verdicts})
-
-
 def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
     """A verdict with the usage, transcript and cache flags its answer record carries."""
     if not isinstance(record, dict):
@@ -223,6 +197,57 @@ def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVer
     kinds = {"usage": dict, "transcript": str, "cached": bool, "sharedFrom": str}
     update = {key: record[key] if isinstance(record.get(key), kind) else None for key, kind in kinds.items()}
     return verdict.model_copy(update=update)
+
+
+def case_reads(findings: list[str], record: dict[str, Any] | None, article: Article | None) -> CaseReads:
+    """What an answered case read, from the evidence bceval recorded itself; "unknown" without it. A citation is
+    backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell)."""
+    if isinstance(record, dict) and record.get("readBy") == "agent-trace":
+        return traced_reads(findings, record)
+    evidence = record.get("readEvidence") if isinstance(record, dict) and record.get("readBy") == "bceval" else None
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("reads"), list):
+        return CaseReads(source="unknown", cited=list(findings))
+    assert isinstance(record, dict)
+    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
+    lowered = {path.lower() for path in candidates}
+    reads = [item for item in evidence["reads"] if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    opened = sorted({item["path"] for item in reads if item["path"].lower() in lowered}, key=sort_key)
+    backed = set()
+    for item in reads:
+        if item.get("complete") is not True:
+            continue
+        if article is not None and article(item["path"]) != (item.get("bytes"), item.get("sha256")):
+            continue  # not the article as the corpus holds it
+        backed.add(item["path"].lower())
+    cited = {finding.lower() for finding in findings}
+    return CaseReads(
+        source="bceval",
+        opened=opened,
+        cited=list(findings),
+        citedWithoutCompleteRead=[finding for finding in findings if finding.lower() not in backed],
+        readNotCited=[path for path in opened if path.lower() not in cited],
+        candidates=len(candidates),
+    )
+
+
+def traced_reads(findings: list[str], record: dict[str, Any]) -> CaseReads:
+    """What an answer's agent says it read (its stream's Read calls): the candidates it asked for. bceval never saw
+    what the agent got, so no citation is backed: every one is cited without a complete read bceval recorded."""
+    trace = record.get("agentTrace") if isinstance(record.get("agentTrace"), dict) else {}
+    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
+    lowered = {path.lower(): path for path in candidates}
+    calls = [item for item in trace.get("reads") or [] if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    asked = {item["path"].lower() for item in calls}
+    opened = sorted((lowered[path] for path in asked if path in lowered), key=sort_key)
+    cited = {finding.lower() for finding in findings}
+    return CaseReads(
+        source="agent-trace",
+        opened=opened,
+        cited=list(findings),
+        citedWithoutCompleteRead=list(findings),
+        readNotCited=[path for path in opened if path.lower() not in cited],
+        candidates=len(candidates),
+    )
 
 
 def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
@@ -286,26 +311,22 @@ def aggregate(
     require_read: bool = False,
     article: Article | None = None,
 ) -> ScoreReport:
-    """Every case's verdict from judged readings (first answer in file order wins) plus the thresholds.
+    """Every case's verdict (the first answer in file order wins) and the metrics against the thresholds.
 
-    `selected` (manifest ids) limits the evaluation to some cases: the others are neither scored nor
-    missing, and the report is partial, which never passes the gate. `require_read`: a citation that no
-    complete read backs fails its case; `article` tells a read of the corpus's article from another.
-    Cases a budget stopped are not answered (budget): not model misses, not infrastructure failures, and the
-    report is partial.
-    """
+    `selected` (manifest ids) limits the evaluation to some cases; the report is then partial, as it is when a
+    budget stopped some cases, and a partial report never passes the gate. `require_read`: a citation that no
+    complete read backs fails its case; `article` tells a read of the corpus's article from another."""
     problems: list[str] = []
     total = len(cases)
     if selected is not None:
         cases = [case for case in cases if case.id in selected]
     lookup = case_lookup(cases)
-    readings = [r if len(r.verdicts) == len(r.entries) else judge_reading(r, cases, lookup) for r in readings]
     answered_by: list[dict[str, Any]] = []
     for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
         if reading.answeredBy is not None and reading.answeredBy not in answered_by:
             answered_by.append(reading.answeredBy)
-    chosen = _first_answers(readings, selected, require_read, article, problems)
+    chosen = _first_answers(readings, lookup, require_read, article, problems)
     failures, budget = {}, {}
     for failure in infra or []:
         case = lookup.get(failure.id.lower())
@@ -351,24 +372,24 @@ def aggregate(
 
 def _first_answers(
     readings: list[FileReading],
-    selected: set[str] | None,
+    lookup: dict[str, ReviewCase],
     require_read: bool,
     article: Article | None,
     problems: list[str],
 ) -> dict[str, CaseVerdict]:
-    """Each selected case's verdict from the first answer in file order; unknown and duplicate ids are problems."""
+    """Each case's verdict from the first answer in file order; unknown and duplicate ids are problems."""
     chosen: dict[str, CaseVerdict] = {}
     for reading in readings:
         record = reading.record if len(reading.entries) == 1 else None  # a record describes one answer
-        for entry, verdict in zip(reading.entries, reading.verdicts, strict=True):
-            if verdict is not None and selected is not None and verdict.id not in selected:
-                continue  # answered earlier, but not part of this selection
-            if verdict is None:
+        for entry in reading.entries:
+            case = lookup.get(entry.id.lower())
+            if case is None:
                 problems.append(f"Results contain unknown case id: {token(entry.id)}")
-            elif verdict.id in chosen:
+            elif case.id in chosen:
                 problems.append(f"Results contain duplicate case id: {token(entry.id)}")
             else:
-                chosen[verdict.id] = _with_reads(_with_record(verdict, record), record, require_read, article)
+                verdict = _with_record(judge(case, entry.findings), record)
+                chosen[case.id] = _with_reads(verdict, record, require_read, article)
     return chosen
 
 

@@ -21,12 +21,11 @@ from bceval.evaluators.review.scoring import (
     aggregate,
     failed_header,
     failure_notes,
-    judge_reading,
     passed_line,
     read_result_file,
     score_files,
 )
-from bceval.jsonio import decode_utf8, dumps, load_own_json, read_json_bytes, read_regular_bytes, write_atomic
+from bceval.jsonio import decode_utf8, dumps, load_own_json, read_regular_bytes, write_atomic
 from bceval.layout import OutDir, PrepareDir, RunDir, infra_files, result_files
 from bceval.runs.record import selection_of, tampered
 from bceval.scorecard.model import build_scorecard
@@ -50,8 +49,7 @@ FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
     listing = listing or scan_corpus(settings.corpus)
-    data = read_json_bytes(settings.manifest) if settings.manifest is not None else None
-    checked = read_manifest(data, str(settings.manifest))
+    checked = read_manifest(settings.manifest)
     return derive_cases(listing, checked), checked
 
 
@@ -142,7 +140,7 @@ def report_validation(settings: Settings, loose_samples: list[list[str]]) -> Non
 def write_domain(settings: Settings, domain: str) -> None:
     mark_incomplete(settings)
     recorded = load_own_json(domain_cases_file(settings, domain))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
+    cases = [ReviewCase(**case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
     samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
     files = domain_files(
@@ -176,7 +174,7 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
 def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases and thresholds the last validation recorded."""
     recorded = load_own_json(cases_file(settings))
-    return [ReviewCase.from_record(case) for case in recorded["cases"]], recorded["thresholds"]
+    return [ReviewCase(**case) for case in recorded["cases"]], recorded["thresholds"]
 
 
 def write_coverage(settings: Settings) -> None:
@@ -193,7 +191,18 @@ def write_coverage(settings: Settings) -> None:
 
 
 def write_score(settings: Settings) -> None:
+    """score.json of the run's results, or of --results-path (one combined document: unreadable is an input error,
+    as in the reference)."""
     require_complete(settings)
+    if settings.results_path is not None:
+        if not settings.results_path.is_file():
+            raise BcevalError(f"{settings.results_path}: results file not found")
+        reading = read_result_file(settings.results_path)
+        if reading.problems and not reading.entries:
+            raise BcevalError(reading.problems[0])
+        cases, thresholds = recorded_plan(settings)
+        write_atomic(settings.score_file, dumps(aggregate(cases, [reading], thresholds).model_dump()))
+        return
     infra = infra_files(settings.results_dir)
     try:
         results = result_files(settings.results_dir)
@@ -212,21 +221,6 @@ def write_score(settings: Settings) -> None:
     selected = selection_of(settings.run_dir) if settings.results is None else None
     article = corpus_article(settings.corpus)
     report = score_files(cases, thresholds, results, infra, settings.require_read, article, selected)
-    write_atomic(settings.score_file, dumps(report.model_dump()))
-
-
-def score_single_file(settings: Settings) -> None:
-    """--results-path: one combined document; unreadable is an input error, as in the reference."""
-    require_complete(settings)
-    path = settings.results_path
-    assert path is not None
-    if not path.is_file():
-        raise BcevalError(f"{path}: results file not found")
-    reading = read_result_file(path)
-    if reading.problems and not reading.entries:
-        raise BcevalError(reading.problems[0])
-    cases, thresholds = recorded_plan(settings)
-    report = aggregate(cases, [judge_reading(reading, cases)], thresholds)
     write_atomic(settings.score_file, dumps(report.model_dump()))
 
 

@@ -1,12 +1,8 @@
-"""The review pipeline's stages as doit tasks: prepare (validate the manifest and corpus, then write the neutral
-request directory, out/review/ by default, from the intermediate files in out/.build/review/) and score (judge
-each result file, aggregate into score.json, record the scorecard and report the verdict). The frame asks the
-review evaluator for them (its prepare_tasks and score_tasks) and puts the answer stage between them."""
+"""The review pipeline's prepare and score stages as doit tasks; the frame puts the answer stage between them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from doit import create_after
@@ -44,6 +40,7 @@ class PrepareStage:
         recorded = config_changed(
             {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
         )
+        gate = (self.settings.coverage_report, self.settings.gate_paths, self.settings.changed_from)
         return {
             "actions": [action(review.write_cases, self.settings)],
             "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
@@ -51,7 +48,7 @@ class PrepareStage:
             + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
-            "uptodate": [False, recorded] if gated(self.settings) else [recorded],
+            "uptodate": [False, recorded] if any(value is not None for value in gate) else [recorded],
             "verbosity": 1,
         }
 
@@ -153,11 +150,6 @@ class PrepareStage:
         }
 
 
-def gated(settings: Settings) -> bool:
-    """Whether validation also writes a coverage report or gates changed paths: it then runs every time."""
-    return any(value is not None for value in (settings.coverage_report, settings.gate_paths, settings.changed_from))
-
-
 def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     """Task creators of the scoring stage (`summary` is defined last of the whole graph: see loader)."""
     settings, basics = inputs.settings, inputs.basics
@@ -194,36 +186,27 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     }
 
 
-def result_paths(settings: Settings) -> list[Path]:
-    try:
-        return result_files(settings.results_dir)
-    except BcevalError:
-        return []  # score_json reports the missing results in one line
-
-
 def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
     if settings.results_path is not None:  # one combined results document
-        return {
-            "actions": [action(review.score_single_file, settings)],
-            "file_dep": [str(steps.cases_file(settings))]
-            + ([str(settings.results_path)] if settings.results_path.is_file() else []),
-            "targets": [str(settings.score_file)],
-            "task_dep": ["prepare"],
-            "uptodate": [config_changed({**basics, "results_path": str(settings.results_path)})],
+        files = [settings.results_path] if settings.results_path.is_file() else []
+        recorded = {**basics, "results_path": str(settings.results_path)}
+    else:
+        try:
+            results = result_files(settings.results_dir)
+        except BcevalError:
+            results = []  # score_json reports the missing results in one line
+        infra = infra_files(settings.results_dir) if results else []
+        files = results + infra
+        recorded = {
+            **basics,
+            "results": [p.name for p in results],
+            "infra": [p.name for p in infra],
+            "selected": sorted(selection_of(settings.run_dir) or []) if settings.results is None else [],
+            **({"requireRead": True} if settings.require_read else {}),
         }
-    results = result_paths(settings)
-    infra = infra_files(settings.results_dir) if results else []
-    selected = sorted(selection_of(settings.run_dir) or []) if settings.results is None else []
-    recorded = {
-        **basics,
-        "results": [p.name for p in results],
-        "infra": [p.name for p in infra],
-        "selected": selected,
-        **({"requireRead": True} if settings.require_read else {}),
-    }
     return {
         "actions": [action(review.write_score, settings)],
-        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in results + infra],
+        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in files],
         "targets": [str(settings.score_file)],
         "task_dep": ["prepare"],
         "uptodate": [config_changed(recorded)],

@@ -14,12 +14,6 @@ CASES_PER_PAGE = 100  # an experiment's case grid is split into pages of this ma
 FLAKY_LISTED = 50  # flaky (arm, case) pairs listed with their cells at the top of the experiment page
 
 
-def _interval(value: Any) -> tuple[float | None, float | None]:
-    if isinstance(value, dict):
-        return value.get("low"), value.get("high")
-    return None, None
-
-
 def _pooled(summary: dict[str, Any]) -> float | None:
     recall, clean = summary.get("recall") or {}, summary.get("clean_rate") or {}
     total = (recall.get("total") or 0) + (clean.get("total") or 0)
@@ -33,8 +27,9 @@ def experiment_plots(report: dict[str, Any]) -> str:
         result = comparison.get("result") or {}
         for measure, label in (("recall", "recall"), ("clean_rate", "clean rate")):
             part = result.get(measure) or {}
-            low, high = _interval(part.get("interval"))
-            forest_rows.append(svg.Interval(f"{comparison.get('arm')} {label}", part.get("difference"), low, high))
+            interval = part.get("interval") if isinstance(part.get("interval"), dict) else {}
+            name = f"{comparison.get('arm')} {label}"
+            forest_rows.append(svg.Interval(name, part.get("difference"), interval.get("low"), interval.get("high")))
     out = ""
     if forest_rows:
         out += svg.forest("Difference against the control (95% paired bootstrap interval)", forest_rows)
@@ -59,8 +54,7 @@ def _marks(experiment: Experiment, root: str, arm: str, line: dict[str, Any]) ->
     marks = []
     for epoch, passed in enumerate((line.get("outcomes") or {}).get(arm) or [], 1):
         run = experiment.runs.get((arm, epoch))
-        mark = {True: "✓", False: "✗", None: "–"}.get(passed, "–")
-        label = {True: "passed", False: "failed", None: "no answer"}.get(passed, "no answer")
+        mark, label = {True: ("✓", "passed"), False: ("✗", "failed")}.get(passed, ("–", "no answer"))
         if run is None:
             marks.append(f'<span title="{esc(label)}">{mark}</span>')
             continue

@@ -23,20 +23,19 @@ def guidance_page(run: GuidanceRun) -> str:
         ]
     )
     body += problem_list(record.get("problems"))
-    rows, attrs = [], []
-    for case in run.cases:
-        rows.append(
-            [
-                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
-                badge(case.passed),
-                esc(case.expected_outcome),
-                esc(case.reported_outcome or "no report"),
-                esc(", ".join(case.required) or "none"),
-                esc(", ".join(case.reported) or "none"),
-                esc(_evidence(case)),
-            ]
-        )
-        attrs.append(row_data(case.id, case.passed is False))
+    rows = [
+        [
+            link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+            badge(case.passed),
+            esc(case.expected_outcome),
+            esc(case.reported_outcome or "no report"),
+            esc(", ".join(case.required) or "none"),
+            esc(", ".join(case.reported) or "none"),
+            esc(_evidence(case)),
+        ]
+        for case in run.cases
+    ]
+    attrs = [row_data(case.id, case.passed is False) for case in run.cases]
     headers = ["Case", "Verdict", "Expected outcome", "Reported outcome", "Required knowledge", "Reported knowledge"]
     body += "<h2>Cases</h2>" + filters(failed=True) + table([*headers, "Evidence"], rows, "cases", attrs)
     return page(f"Guidance run {run.name}", body, root, experiment_crumbs(root, run.experiment))
@@ -63,13 +62,9 @@ def guidance_case_page(run: GuidanceRun, case: GuidanceCaseRow) -> str:
             ("Evidence", esc(_evidence(case))),
         ]
     )
-    rows = [[f"<code>{esc(p)}</code>", "required", "yes" if p in case.reported else "no"] for p in case.required]
-    rows += [[f"<code>{esc(p)}</code>", "optional", "yes" if p in case.reported else "no"] for p in case.optional]
-    rows += [
-        [f"<code>{esc(p)}</code>", "not expected", "yes"]
-        for p in case.reported
-        if p not in case.required and p not in case.optional
-    ]
+    expected = [(p, "required") for p in case.required] + [(p, "optional") for p in case.optional]
+    expected += [(p, "not expected") for p in case.reported if p not in case.required and p not in case.optional]
+    rows = [[f"<code>{esc(p)}</code>", how, "yes" if p in case.reported else "no"] for p, how in expected]
     body += '<h2 id="expected">Expected against the report</h2>' + table(["Article", "Expected", "Reported"], rows)
     body += "<h2>The report</h2>" + json_value(case.report)
     body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))

@@ -62,23 +62,21 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
 
 
 def _case_table(run: ReviewRun) -> str:
-    rows, attrs = [], []
-    for case in run.cases:
-        rows.append(
-            [
-                link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
-                esc(case.domain),
-                esc(case.kind),
-                badge(case.passed, case.infra is not None),
-                esc(case.reason),
-                esc(cost(case.usage.get("costUsd"))),
-            ]
-        )
-        attrs.append(row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None))
+    rows = [
+        [
+            link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
+            esc(case.domain),
+            esc(case.kind),
+            badge(case.passed, case.infra is not None),
+            esc(case.reason),
+            esc(cost(case.usage.get("costUsd"))),
+        ]
+        for case in run.cases
+    ]
+    attrs = [
+        row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None) for case in run.cases
+    ]
     return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
-
-
-# --- case --------------------------------------------------------------------------------------------------------
 
 
 def _request_section(request: Any) -> str:
@@ -89,7 +87,6 @@ def _request_section(request: Any) -> str:
     if cases and isinstance(cases[0], dict) and cases[0].get("context"):
         items.append(("Context", esc(cases[0]["context"])))
     out = definition(items)
-    candidates = request.get("candidateArticles") or []
     rows = [
         [
             f"<code>{esc(c.get('path'))}</code>",
@@ -97,7 +94,7 @@ def _request_section(request: Any) -> str:
             esc(c.get("description")),
             esc(", ".join(str(k) for k in c.get("keywords") or [])),
         ]
-        for c in candidates
+        for c in request.get("candidateArticles") or []
         if isinstance(c, dict)
     ]
     out += f"<h3>Candidate articles ({len(rows)})</h3>" + table(
@@ -126,24 +123,20 @@ def _view_files(transcript: Any) -> str:
 
 
 def case_page(run: ReviewRun, case: CaseRow) -> str:
-    key = f"{run.key}/cases"
-    root = up(key)
+    root = up(f"{run.key}/cases")
     prepare = OutDir(run.out).prepare
-    run_dir = RunDir(run.directory)
     transcript = read_json(run.directory / case.transcript) if case.transcript else None
     code = read_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
+    answer = "cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"
     body = definition(
         [
             ("Verdict", badge(case.passed, case.infra is not None)),
             ("Why", esc(case.reason)),
             ("Case", esc(f"{case.id} ({case.model_id}), {case.domain}, {case.kind}")),
             ("Run", link("../index.html", run.name)),
-            (
-                "Answer",
-                esc("cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"),
-            ),
+            ("Answer", esc(answer)),
         ]
     )
     body += '<h2 id="expected">Expected against the answer</h2>'
@@ -157,14 +150,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     gone = '<p class="muted">The case file is gone.</p>'
     body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)
-    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, run_dir)
-    usage = case.usage
-    body += "<h2>Cost and tokens</h2>" + definition((k, number(v)) for k, v in usage.items())
-    crumbs = [(f"{root}/{run.key}/index.html", run.name)]
-    return page(f"Case {case.id}", body, root, crumbs)
-
-
-# --- compare -----------------------------------------------------------------------------------------------------
+    body += '<h2 id="conversation">Conversation</h2>' + conversation(transcript, RunDir(run.directory))
+    body += "<h2>Cost and tokens</h2>" + definition((k, number(v)) for k, v in case.usage.items())
+    return page(f"Case {case.id}", body, root, [(f"{root}/{run.key}/index.html", run.name)])
 
 
 NOISE = "one sample per case cannot tell agent noise from a change"
@@ -203,27 +191,22 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     body += svg.grouped_bars("Pass rate per domain", domains, [domain_rates(old), domain_rates(new)])
 
     def answer(run: ReviewRun, case: CaseRow, label: str) -> str:
-        return (
-            link(f"{root}/{case_href(run.key, case.model_id)}", label)
-            + " "
-            + badge(case.passed, case.infra is not None)
-        )
+        to_case = link(f"{root}/{case_href(run.key, case.model_id)}", label)
+        return f"{to_case} {badge(case.passed, case.infra is not None)}"
 
-    rows, attrs = [], []
-    for group, ids in groups.items():
-        for case_id in ids:
-            a, b = before[case_id], after[case_id]
-            rows.append(
-                [
-                    esc(group),
-                    esc(case_id),
-                    answer(old, a, "old answer"),
-                    answer(new, b, "new answer"),
-                    esc(a.reason),
-                    esc(b.reason),
-                ]
-            )
-            attrs.append(row_data(f"{group} {case_id}", group == "regressed") + f' class="{group.split()[0]}"')
+    changes = [(group, case_id, before[case_id], after[case_id]) for group, ids in groups.items() for case_id in ids]
+    rows = [
+        [
+            esc(group),
+            esc(case_id),
+            answer(old, a, "old answer"),
+            answer(new, b, "new answer"),
+            esc(a.reason),
+            esc(b.reason),
+        ]
+        for group, case_id, a, b in changes
+    ]
+    attrs = [row_data(f"{g} {i}", g == "regressed") + f' class="{g.split()[0]}"' for g, i, _, _ in changes]
     headers = ["Change", "Case", old.name, new.name, "Old: why", "New: why"]
     body += "<h2>Cases</h2>" + filters(failed=False) + table(headers, rows, "compare", attrs)
     return page(title, body, root)

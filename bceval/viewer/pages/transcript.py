@@ -75,10 +75,8 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
             out.append(f"<h3>{esc(key)}</h3>" + _turns(value))
         else:
             out.append(definition([(key, json_value(value))]))
-    attempts = transcript.get("attempts") or []
-    for attempt in attempts if isinstance(attempts, list) else []:
-        if isinstance(attempt, dict):
-            out.append(_attempt(attempt, transcript, prompts))
+    attempts = transcript.get("attempts") if isinstance(transcript.get("attempts"), list) else []
+    out += [_attempt(attempt, transcript, prompts) for attempt in attempts if isinstance(attempt, dict)]
     return "".join(out)
 
 
@@ -110,7 +108,6 @@ def _attempt(attempt: dict[str, Any], transcript: dict[str, Any], prompts: RunDi
     if events:
         rows = [[esc(e.get("type")), esc(e.get("subtype")), esc(_event_text(e)[:4000])] for e in events]
         body += "<h4>Agent events</h4>" + table(["Type", "Subtype", "Content"], rows, "events")
-    body += details("stdout", pre(stdout, "stdout"), open_=not events) + details(
-        "stderr", pre(attempt.get("stderr") or "", "stderr")
-    )
+    body += details("stdout", pre(stdout, "stdout"), open_=not events)
+    body += details("stderr", pre(attempt.get("stderr") or "", "stderr"))
     return f'<section class="attempt"><h3>{esc(head)}</h3>{body}</section>'

@@ -8,36 +8,17 @@ from bceval.agents.view import build_view
 from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain
-from bceval.corpus.layers import Leaf, knowledge_markdown, scan_corpus
+from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
-from bceval.evaluators.review.cases import ReviewCase, derive_cases
+from bceval.evaluators.review.cases import derive_cases
 from bceval.evaluators.review.health.model import Finding, HealthReport
 from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
 from bceval.evaluators.review.steps import derive
-from bceval.jsonio import dumps, load_own_json, write_atomic
-from bceval.layout import OutDir, PrepareDir
-from bceval.steps.prepare import cases_file, domain_articles_file, read_rows, read_text, sample_groups
-
-
-def write_health(settings: Settings, groups: list[str]) -> None:
-    recorded = load_own_json(cases_file(settings))
-    cases = [ReviewCase.from_record(case) for case in recorded["cases"]]
-    domains = [leaf["domain"] for leaf in recorded["leaves"]]
-    report = build_report(
-        settings.corpus.name,
-        scan_corpus(settings.corpus),
-        [Leaf(**leaf) for leaf in recorded["leaves"]],  # validation already derived them
-        read_rows(settings, groups),
-        cases,
-        {domain: load_own_json(domain_articles_file(settings, domain)) for domain in domains},
-        {case.modelId: read_text(PrepareDir(settings.prepare_dir).case_file(case.modelId)) for case in cases},
-        margin=settings.health_margin,
-        changed=_changed(settings),
-        views={case.modelId: view_texts(settings, case.modelId) for case in cases},
-    )
-    _write(settings, report)
+from bceval.jsonio import dumps, write_atomic
+from bceval.layout import OutDir
+from bceval.steps.prepare import read_text, sample_groups
 
 
 def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
@@ -50,10 +31,10 @@ def view_texts(settings: Settings, model_id: str) -> dict[str, str]:
     }
 
 
-def write_health_despite_failures(settings: Settings) -> None:
-    """Health of a corpus that fails validation or preparation: everything that can be read, computed in
-    memory (no graph state is trusted), plus one error finding per validation problem and unreadable file,
-    so `bceval health` can explain why the corpus fails."""
+def write_health(settings: Settings, prepared: bool = True) -> None:
+    """The health report of everything that can be read, computed in memory, plus one error finding per
+    validation problem and unreadable file, so `bceval health` can explain why a corpus fails. Only a `prepared`
+    corpus has agent views to audit."""
     findings: list[Finding] = []
     listing = scan_corpus(settings.corpus)  # without a listing there is nothing to report on
     try:
@@ -88,14 +69,11 @@ def write_health_despite_failures(settings: Settings) -> None:
         candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves]),
         texts,
         margin=settings.health_margin,
-        changed=_changed(settings),
+        changed=None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines(),
         extra=findings,
+        views={mid: view_texts(settings, mid) for mid in texts} if prepared else None,
     )
     _write(settings, report)
-
-
-def _changed(settings: Settings) -> list[str] | None:
-    return None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines()
 
 
 def _write(settings: Settings, report: HealthReport) -> None:

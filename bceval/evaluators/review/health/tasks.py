@@ -1,16 +1,26 @@
-"""The health task: out/health.json and .md (coverage, ranking margins, the answer-leak audit)."""
+"""`bceval health`: its doit tasks (out/health.json and .md: coverage, ranking margins, the answer-leak audit), then
+the verdict, errors and warnings on the console, and the exit code."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from doit.tools import config_changed
 
+from bceval.cli.parser import add_command, settings_flags
+from bceval.config import Settings, check_inputs, check_leaves, load_settings
+from bceval.errors import BcevalError
+from bceval.evaluators.base import Command
 from bceval.evaluators.review.health import steps as health
-from bceval.evaluators.review.health.verdict import print_health
+from bceval.evaluators.review.health.model import HealthReport
+from bceval.evaluators.review.health.report import coverage_lines, summary_line
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
+from bceval.graph.loader import run_graph
+from bceval.jsonio import load_own_json
 from bceval.layout import OutDir, PrepareDir
 from bceval.steps import prepare as steps
 
@@ -23,7 +33,7 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         groups, model_ids = list(inputs.groups), inputs.model_ids
         changed = settings.changed_paths
         return {
-            "actions": [action(health.write_health, settings, groups)],
+            "actions": [action(health.write_health, settings)],
             "file_dep": [str(steps.cases_file(settings))]
             + [str(steps.rows_file(settings, group)) for group in groups]
             + [str(steps.domain_articles_file(settings, domain)) for domain in inputs.domains]
@@ -55,3 +65,38 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         }
 
     return {"task_health_files": task_health_files, "task_health": task_health}
+
+
+def print_health(settings: Settings) -> Any:
+    """Print the report's errors and warnings and its summary line; returns the report."""
+    report = HealthReport.model_validate(load_own_json(OutDir(settings.out).health("json")))
+    for finding in report.findings:
+        if finding.severity != "info":
+            print(f"  {finding.severity}: {finding.message}")
+    print("\n".join(coverage_lines(report)))
+    print(summary_line(report, str(OutDir(settings.out).health("md"))))
+    return report
+
+
+def run_health(args: argparse.Namespace) -> int:
+    """`bceval health`: validate and prepare, then the health report on the console, always, and its verdict."""
+    settings = load_settings(**settings_flags(args))
+    check_inputs(settings)
+    check_leaves(settings)
+    if settings.changed_paths is not None and not settings.changed_paths.is_file():  # before the graph runs
+        raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
+    code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))
+    if code:  # validation or preparation failed (it said why); report what can be read anyway
+        print("bceval: the corpus does not prepare cleanly; health reports what it can read", file=sys.stderr)
+        health.write_health(settings, prepared=False)
+    report = print_health(settings)
+    if code:
+        return code  # the corpus itself fails validation or preparation, whatever the findings say
+    return 1 if args.strict and report.errors else 0
+
+
+HEALTH_COMMAND = Command(
+    "health",
+    lambda commands: add_command(commands, "health", "coverage, ranking margins and answer-leak audit of the corpus"),
+    run_health,
+)

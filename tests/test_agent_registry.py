@@ -108,7 +108,7 @@ def loads_none_of(modules: tuple[str, ...], imports: str) -> None:
 
 
 def test_looking_up_kinds_loads_no_process_code():
-    processes = ("bceval.agents.process", "bceval.agents.live", "bceval.agents.sandbox")
+    processes = ("bceval.agents.process", "bceval.agents.command", "bceval.agents.live", "bceval.agents.sandbox")
     loads_none_of(processes, "bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript")
 
 

@@ -426,7 +426,7 @@ def test_a_thread_keeps_one_client_per_endpoint_address_and_key_across_runs():
     import random
     import threading
 
-    from bceval.agents.endpoint import Endpoint
+    from bceval.agents.api import Endpoint
     from bceval.agents.settings import EndpointSettings
 
     def endpoint(base_url: str, key: str = KEY) -> Endpoint:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bceval.agents.api import AdaptiveLimit, retry_after
 from bceval.agents.api_tools import READ_TOOLS, Tool, ToolBox, ToolError
-from bceval.agents.endpoint import AdaptiveLimit, retry_after
 from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.prices import Price, price_table
 from bceval.runs.identity import asking, question
@@ -165,7 +165,7 @@ def test_an_azure_base_url_sends_its_api_version_and_api_key_header(monkeypatch)
     import random
 
     pytest.importorskip("openai")
-    from bceval.agents.endpoint import Endpoint
+    from bceval.agents.api import Endpoint
 
     url = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21"
     endpoint = Endpoint(

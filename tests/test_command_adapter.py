@@ -19,8 +19,8 @@ from cliutil import run_cli
 from conftest import DEMO_CORPUS
 
 from bceval.agents.base import case_input
-from bceval.agents.command import CommandAgent
-from bceval.agents.process import RETRY_WAIT_CAP, TRANSCRIPT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
+from bceval.agents.command import TRANSCRIPT_CAP, CommandAgent
+from bceval.agents.process import RETRY_WAIT_CAP, LiveAgent, _Attempt, backoff, extract_json_object
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import ReviewCase
@@ -404,7 +404,7 @@ def test_infrastructure_failure_is_recorded_apart_from_model_misses(agent, tmp_p
     failed = ids[3]
     agent.modes({failed: mode})
     if mode == "huge":
-        monkeypatch.setattr("bceval.agents.process.MAX_JSON_BYTES", 4096)
+        monkeypatch.setattr("bceval.agents.command.MAX_JSON_BYTES", 4096)
     started = time.monotonic()
     timeout = "1" if mode == "hang" else TIMEOUT
     code, lines, err = answer(capsys, out, "--timeout", timeout, "--retries", "0", "--jobs", "4")

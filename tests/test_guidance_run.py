@@ -20,8 +20,8 @@ from conftest import DEMO_CORPUS, REPO
 from guidance_util import SENTINEL, assert_fails, assert_passes, cli, git, hashed, remove, run_guidance_graph
 
 from bceval.agents import registry
-from bceval.agents.guidance import NoReport
-from bceval.agents.oracle import OracleAgent
+from bceval.agents.base import NoReport
+from bceval.agents.kinds import OracleAgent
 from bceval.config import Settings
 from bceval.evaluators.guidance import runner as guidance_run
 from bceval.evaluators.guidance.demo import create_demo

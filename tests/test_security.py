@@ -17,8 +17,7 @@ import pytest
 
 from bceval import escape
 from bceval.agents import live
-from bceval.agents.folders import own_tree, remove
-from bceval.agents.process import named_files, resolve_command, version_line
+from bceval.agents.command import named_files, resolve_command, version_line
 from bceval.errors import BcevalError
 from bceval.jsonio import NotRegularFile, read_json_bytes, read_regular_bytes, read_regular_text
 from bceval.runs.record import WRITTEN, note_written, sha256_of, tampered
@@ -127,20 +126,20 @@ def test_an_orphan_that_exited_before_its_agent_was_ended_is_reaped(tmp_path):
 
 
 def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
-    folders = [live.new_folder("view") for _ in range(3)]
+    folders = [live.temp_folder("view") for _ in range(3)]
     (folders[0] / "file").write_text("x")
     folders[1].chmod(0o555)
     try:
         live.stop_all()
         assert not any(folder.exists() for folder in folders)
         with pytest.raises(live.Interrupted):
-            live.new_folder("view")
+            live.temp_folder("view")
     finally:
         live.reset()
-    extra = live.new_folder("view")
+    extra = live.temp_folder("view")
     assert extra.is_dir()
-    live.forget_view(extra)
-    remove(extra)
+    live.release(extra)
+    assert not extra.exists()
 
 
 # --- cleanup changes only what bceval wrote ------------------------------------------------------------------
@@ -148,18 +147,19 @@ def test_an_interrupt_removes_every_folder_and_refuses_new_ones():
 
 @pytest.fixture(params=["descriptors", "careful"])
 def removal(request, monkeypatch):
-    """Both ways `remove` has: through descriptors (POSIX), and the careful walk (Windows, and the fallback)."""
-    from bceval.agents import folders
+    """Both ways `remove` has: through descriptors, and the careful walk (the fallback)."""
+    if request.param == "careful":
 
-    if request.param == "descriptors" and not folders._BY_DESCRIPTORS:
-        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
-    monkeypatch.setattr(folders, "_BY_DESCRIPTORS", request.param == "descriptors")
-    if request.param == "descriptors":  # the careful walk must not be what removed a tree
+        def changed(path):
+            raise OSError("the tree changed under us")
+
+        monkeypatch.setattr(live, "_remove_by_descriptors", changed)
+    else:  # the careful walk must not be what removed a tree
 
         def refused(path, *args, **kwargs):
             raise AssertionError(f"the careful walk removed {path}")
 
-        monkeypatch.setattr(folders.shutil, "rmtree", refused)
+        monkeypatch.setattr(live.shutil, "rmtree", refused)
     return request.param
 
 
@@ -169,12 +169,11 @@ def test_removing_a_folder_keeps_the_mode_of_files_linked_in(tmp_path, removal):
     outside.chmod(0o644)
     folder = Path(tempfile.mkdtemp(prefix="bceval-view-"))
     (folder / "ours.md").write_text("ours")
-    own_tree(folder)
     (folder / "ours.md").chmod(0o444)
     os.link(outside, folder / "linked.md")  # what an agent did
     (folder / "link").symlink_to(outside)
     folder.chmod(0o555)
-    remove(folder)
+    live.remove(folder)
     assert not folder.exists()
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644 and outside.read_text() == "corpus text"
 
@@ -192,7 +191,7 @@ def test_removing_a_nested_read_only_view_never_follows_a_link_to_a_folder(tmp_p
     (deep / "escape").symlink_to(elsewhere, target_is_directory=True)  # what an agent did
     for path in (deep, deep.parent, deep.parent.parent, folder):
         path.chmod(0o555)
-    remove(folder)
+    live.remove(folder)
     assert not os.path.lexists(folder)
     assert (elsewhere / "inner" / "article.md").read_text() == "keep"
     assert stat.S_IMODE((elsewhere / "inner").stat().st_mode) == 0o750  # not made writable through the link
@@ -205,7 +204,7 @@ def test_a_view_swapped_for_a_link_removes_only_the_link(tmp_path, removal):
     target.chmod(0o555)
     link = Path(tempfile.gettempdir()) / f"bceval-view-{os.getpid()}-swapped"
     link.symlink_to(target)
-    remove(link)
+    live.remove(link)
     assert not os.path.lexists(link) and (target / "keep").exists()
     assert stat.S_IMODE(target.stat().st_mode) == 0o555
     target.chmod(0o755)
@@ -266,19 +265,15 @@ def _tamper(root: Path, how: str, outside: Path) -> None:
 def test_a_view_is_removed_whole_whatever_its_agent_did_to_it(tmp_path, monkeypatch, how):
     """A view goes whole through descriptors whatever its agent did to it (a file the agent made a link goes as
     the link); nothing outside it changes."""
-    from bceval.agents import folders
-
-    if not folders._BY_DESCRIPTORS:
-        pytest.skip("this system cannot remove through descriptors (no dir_fd support)")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "keep").write_text("keep")
     outside.chmod(0o750)
-    monkeypatch.setattr(folders.shutil, "rmtree", lambda *a, **k: pytest.fail("the careful walk removed the view"))
+    monkeypatch.setattr(live.shutil, "rmtree", lambda *a, **k: pytest.fail("the careful walk removed the view"))
     root = _a_materialized_view()
     if how != "nothing":
         _tamper(root, how, outside)
-    folders.remove(root)
+    live.remove(root)
     assert not os.path.lexists(root)
     assert (outside / "keep").read_text() == "keep" and stat.S_IMODE(outside.stat().st_mode) == 0o750
 
@@ -320,7 +315,7 @@ def test_only_a_short_version_like_first_line_is_a_version():
 
 
 def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, monkeypatch):
-    from bceval.agents import process as process_module
+    from bceval.agents import command as command_module
     from bceval.agents.command import CommandAgent
     from bceval.agents.settings import AgentSettings
     from bceval.evaluators.review.question import ReviewShape
@@ -330,7 +325,7 @@ def test_a_command_that_answers_version_with_a_model_call_is_stopped(tmp_path, m
         tmp_path / "wrapper",
         f"import time\ntime.sleep(5)\nopen({str(marker)!r}, 'w').write('paid')\nprint('wrapper 1.0')\n",
     )
-    monkeypatch.setattr(process_module, "VERSION_TIMEOUT", 0.5)
+    monkeypatch.setattr(command_module, "VERSION_TIMEOUT", 0.5)
     environ = {**os.environ, "BCEVAL_LIVE": "1"}
     shape = ReviewShape(tmp_path / "cache", {"the corpus": tmp_path / "c"})
     adapter = CommandAgent(AgentSettings(command=str(agent)), shape, environ)

@@ -1,9 +1,11 @@
-"""The review question (CaseInput), its answer (Answer) and the result documents every review agent writes.
-The Agent protocol every kind keeps is in bceval.agents.registry."""
+"""The questions the built-in evaluators hand an agent, never with the manifest's expectations: a review case
+(CaseInput) with its answer (Answer) and result document, and a guidance case (GuidanceCaseInput) with its
+NoReport. The Agent protocol every kind keeps is in bceval.agents.registry."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,17 +20,40 @@ if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator's 
     from bceval.evaluators.review.scoring import ResultEntry
 
 
+class _Request:
+    request_path: Path
+
+    def request(self) -> dict[str, Any]:
+        return json.loads(read_regular_text(self.request_path, "utf-8"))
+
+
 @dataclass(frozen=True)
-class CaseInput:
-    """Everything an adapter may look at for one case; the manifest expectations are not in here."""
+class CaseInput(_Request):
+    """Everything an adapter may look at for one review case."""
 
     model_id: str
     request_path: Path  # request-case-*.json in the prepare directory
     case_path: Path  # case-*.al in the prepare directory
     corpus: Path  # where the leaf and the candidate articles the request names are read from
 
-    def request(self) -> dict[str, Any]:
-        return json.loads(read_regular_text(self.request_path, "utf-8"))
+
+@dataclass(frozen=True)
+class GuidanceCaseInput(_Request):
+    """Everything an adapter may use for one guidance case."""
+
+    case_id: str  # the hashed id, as in the request
+    request_path: Path  # <run>/requests/request-<caseId>.json
+    workspace: Path  # the runner-bound workspace: the agent's working directory, read-only
+    knowledge: Path  # the knowledge view the agent reads (today: the knowledge checkout itself)
+    environment: Mapping[str, str]  # what a process-based adapter gives the agent; never the digest
+
+
+@dataclass(frozen=True)
+class NoReport:
+    """The adapter has no report for a guidance case. `kind` is bceval's word for why (no-answer, not-json,
+    timeout, crash, invalid-output, ...), safe to print, never the agent's output."""
+
+    kind: str = "no-answer"
 
 
 @dataclass

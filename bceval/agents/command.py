@@ -1,26 +1,42 @@
 """The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, ...), one fresh process
-per attempt, for every question shape."""
+per attempt, for every question shape; its version, the checks that its executable can start, and what it printed:
+plain text, or a Claude Code `json` / `stream-json` result envelope, and what it cost. An envelope's
+`is_error: true` or a `subtype` other than `success` is a failure ("not logged in" is `success` with is_error)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shlex
+import shutil
+import stat
+import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.process import LiveAgent, _Attempt, named_files, probe_version, resolve_command, run_attempt
-from bceval.agents.sandbox import require_bwrap, sandbox_argv
-from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, check_command, pinned, placeholders
+from bceval.agents import live
+from bceval.agents.process import LiveAgent, _Attempt
+from bceval.agents.sandbox import env_command, require_bwrap, sandbox_argv, shebang
+from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
 from bceval.agents.view import View, release, scrubbed_environment, temp_folder
 from bceval.errors import BcevalError
+from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
+from bceval.prices import priced
 from bceval.runs.identity import asking, question
+from bceval.usage import Usage, known_number
 
 PROMPT_VERSION = 2  # of the review prompt: part of every cache key, a reworded prompt is a different question
+VERSION_TIMEOUT = 10.0  # a command that answers `--version` with a model call is stopped long before it pays much
+VERSION_MAX_CHARS = 80  # a version is one short line; anything longer (or shaped like an answer) is "unknown"
+POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
+TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
+ELSEWHERE = "its case's own folder"  # where an isolated agent runs
+TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
 
 
 class CommandAgent(LiveAgent):
@@ -42,7 +58,7 @@ class CommandAgent(LiveAgent):
         self.require_opt_in()
         check_command(agent.command, agent.model)
         try:
-            self.argv = shlex.split(agent.command, posix=os.name == "posix")
+            self.argv = shlex.split(agent.command)
         except ValueError as exc:
             raise BcevalError(f"--command: cannot split '{agent.command}': {exc}") from None
         if not self.argv:
@@ -90,7 +106,8 @@ class CommandAgent(LiveAgent):
         return self.shape.described(self, described)
 
     def _probe_version(self) -> str:
-        """`<command> --version`, asked as the agent is asked: in an empty folder of its own, in its sandbox."""
+        """`<command> --version`, asked as the agent is asked: in an empty folder of its own, in its sandbox, stdin
+        empty, within VERSION_TIMEOUT."""
         try:
             folder = temp_folder("probe")
         except (OSError, BcevalError):
@@ -100,7 +117,23 @@ class CommandAgent(LiveAgent):
             hidden = list(self.hidden.values())
             env = scrubbed_environment(self.environ, hidden, folder) if self.isolated else dict(self.environ)
             argv = self.sandboxed([self.executable, "--version"], workdir, [folder], env)
-            return probe_version(workdir, argv, env)
+            with tempfile.TemporaryFile() as out:
+                try:
+                    process = live.start(
+                        argv, cwd=workdir, env=env, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+                    )
+                except (OSError, BcevalError):
+                    return "unknown"
+                try:
+                    process.wait(timeout=VERSION_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    pass
+                finally:
+                    live.end(process)
+                    live.forget(process)
+                out.seek(0)
+                head = out.read(4096)
+            return version_line(head) if process.returncode == 0 else "unknown"
         finally:
             release(folder)
 
@@ -135,4 +168,279 @@ class CommandAgent(LiveAgent):
         )
 
     def run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        return run_attempt(self.agent, self.argv[0], argv, cwd, env, prompt, record)
+        """One process of the agent: its answer's text or why there is none; `record` completed."""
+        started = time.monotonic()
+        with (  # unbuffered: each is written or read once, whole
+            tempfile.TemporaryFile(buffering=0) as given,
+            tempfile.TemporaryFile(buffering=0) as out,
+            tempfile.TemporaryFile(buffering=0) as err,
+        ):
+            # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
+            # it cannot block on it.
+            write_all(given.fileno(), prompt)
+            given.seek(0)
+            try:
+                process = live.start(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=given)
+            except OSError as exc:
+                made = _Attempt(record).failed("spawn-error", f"cannot start {self.argv[0]}: {exc.strerror or exc}")
+                record.update(exitCode=None, wallSeconds=0.0, stdout="", stderr="")
+                return made
+            try:
+                stopped = _supervise(process, out, err, started, self.agent.timeout)
+            finally:
+                live.end(process)  # the case is over: nothing the agent started outlives it
+                live.forget(process)
+            wall = time.monotonic() - started
+            # the sizes first: a read of "up to the cap" sets aside the whole cap (32 MiB) for a 100-byte answer
+            out_size, err_size = os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size
+            raw = os.pread(out.fileno(), min(out_size, MAX_JSON_BYTES) + 1, 0)
+            raw_err = os.pread(err.fileno(), min(err_size, TRANSCRIPT_CAP), 0)
+        record.update(
+            exitCode=process.returncode,
+            wallSeconds=round(wall, 3),
+            stdout=_kept(raw, out_size),
+            stdoutBytes=out_size,
+            stderr=_kept(raw_err, err_size),
+            stderrBytes=err_size,
+        )
+        usage = Usage(wallSeconds=round(wall, 3))
+        if stopped is not None:
+            return _Attempt(record, usage=usage).failed(*stopped)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
+        return _read_output(self.agent, text, process.returncode, wall, record, usage)
+
+
+def _kept(data: bytes, size: int) -> str:
+    text = data[:TRANSCRIPT_CAP].decode("utf-8", "replace")
+    if size > TRANSCRIPT_CAP:
+        text += f"\n[bceval: {size - TRANSCRIPT_CAP} more bytes were cut from this transcript]\n"
+    return text
+
+
+def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record: dict, usage: Usage) -> _Attempt:
+    """The attempt of a process that ran to its end: its envelope's answer, cost and trace, or its failure."""
+    output = read_agent_output(text)
+    spent, priced_as = priced(output.usage, agent.prices, (output.model, agent.model))
+    usage = usage.plus(spent)
+    record.update(format=output.format, usage=spent.as_record())
+    if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
+        record.update(costFrom="prices", pricedModel=priced_as)
+    if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
+        record.update(agentTrace=list(output.trace))
+    if output.failure is not None:  # an agent's own error report says more than its exit code
+        return _Attempt(record, usage=usage).failed(*output.failure)
+    if code != 0:
+        return _Attempt(record, usage=usage).failed("crash", f"exit code {code} after {wall:.1f} s")
+    record.update(outcome="answered")
+    return _Attempt(record, text=output.text, usage=usage)
+
+
+def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
+    """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
+    while True:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
+            live.end(process)
+            return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
+        if time.monotonic() - started > timeout:
+            live.end(process)
+            return "timeout", f"no answer within {timeout:g} s"
+    if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
+        return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
+    return None
+
+
+def version_line(output: bytes) -> str:
+    """The version a `--version` printed: its first line when short and plain, else "unknown" (never an answer)."""
+    lines = output.decode("utf-8", "replace").strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    plain = first.isprintable() and not first.startswith(("{", "[", "```"))
+    return first if plain and 0 < len(first) <= VERSION_MAX_CHARS and any(c.isdigit() for c in first) else "unknown"
+
+
+def resolve_command(command: str, environ: Mapping[str, str], elsewhere: bool) -> str:
+    """The executable the agent's process will start, resolved as it will (a relative path is refused when it runs
+    `elsewhere`), and proven startable: else one line."""
+    if os.sep in command:
+        path = Path(command)
+        if not path.is_absolute() and elsewhere:
+            hint = f"; give its absolute path, {path.absolute()}" if path.exists() else ""
+            raise BcevalError(
+                f"--command: '{command}' is a relative path, and the agent runs in {ELSEWHERE}, "
+                f"where it does not exist{hint}"
+            )
+        found = str(path) if path.exists() else None
+    else:
+        found = shutil.which(command, path=environ.get("PATH"))
+    if found is None:
+        raise BcevalError(f"--command: '{command}' was not found on PATH; install it or give a full path")
+    if elsewhere and not os.path.isabs(found):  # a relative PATH entry: the agent would look for it in its folder
+        raise BcevalError(
+            f"--command: '{command}' was found as {found} through a relative PATH entry, and the agent runs in "
+            f"{ELSEWHERE}; give its absolute path, {Path(found).absolute()}"
+        )
+    problem = _cannot_start(Path(found), environ)
+    if problem:
+        raise BcevalError(f"--command: '{command}' cannot start: {problem}")
+    return found
+
+
+def _cannot_start(path: Path, environ: Mapping[str, str]) -> str | None:
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a file"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable (chmod +x it)"
+    try:
+        words = shebang(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if words is None:
+        return None
+    if not words:
+        return f"{path} has an empty #! line"
+    interpreter = words[0]
+    if Path(interpreter).name == "env":
+        named = env_command(words)
+        if named and shutil.which(named, path=environ.get("PATH")) is None:
+            return f"its #! line runs '{named}', which is not on PATH"
+        return None
+    if not os.access(interpreter, os.X_OK):
+        return f"its #! interpreter {interpreter} does not exist or is not executable"
+    return None
+
+
+def named_files(args: list[str], elsewhere: bool) -> list[Path]:
+    """The existing files the command line names by absolute path (the sandbox shows them read-only); a relative
+    one is refused when the agent runs elsewhere."""
+    found = []
+    for arg in args:
+        if PLACEHOLDER.search(arg):
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not value or value.startswith("-"):
+            continue
+        path = Path(value)
+        if not os.path.isfile(path):  # never raises (a name too long, a null byte)
+            continue
+        if path.is_absolute():
+            found.append(Path(os.path.abspath(path)))
+        elif elsewhere and (os.sep in value or "." in value):
+            raise BcevalError(
+                f"--command: '{value}' is a file relative to where bceval runs, but the agent runs in "
+                f"{ELSEWHERE}; give its absolute path ({path.absolute()})"
+            )
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class AgentOutput:
+    """The text to take the answer from (None on failure), why it failed, what it cost, and its format."""
+
+    text: str | None
+    failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
+    usage: Usage
+    format: str  # "plain", "json" or "stream-json"
+    model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
+    trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
+
+
+def _is_envelope(value: Any) -> bool:
+    """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
+    return isinstance(value, dict) and "type" in value and "cases" not in value
+
+
+def _usage(envelope: dict[str, Any]) -> Usage:
+    tokens = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+    duration = known_number(envelope.get("duration_ms"))
+    turns = known_number(envelope.get("num_turns"))
+    return Usage(
+        agentSeconds=duration / 1000 if duration is not None else None,
+        costUsd=known_number(envelope.get("total_cost_usd")),
+        inputTokens=known_number(tokens.get("input_tokens")),
+        outputTokens=known_number(tokens.get("output_tokens")),
+        cacheCreationTokens=known_number(tokens.get("cache_creation_input_tokens")),
+        cacheReadTokens=known_number(tokens.get("cache_read_input_tokens")),
+        turns=int(turns) if turns is not None else None,
+    )
+
+
+def _reported_model(envelope: dict[str, Any], init: Any = None) -> str | None:
+    """The model an envelope names: the stream's `init` line's `model`, else the one key of `modelUsage` (an
+    answer that used several models names none: their tokens cannot be told apart)."""
+    if isinstance(init, dict) and init.get("type") == "system" and isinstance(init.get("model"), str) and init["model"]:
+        return init["model"]
+    used = envelope.get("modelUsage")
+    if isinstance(used, dict) and len(used) == 1:
+        (name,) = used
+        return name if isinstance(name, str) and name else None
+    return None
+
+
+def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> AgentOutput:
+    if envelope.get("type") != "result":
+        detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
+        return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
+    usage = _usage(envelope)
+    model = _reported_model(envelope, init)
+    subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
+    if envelope.get("is_error") is True or subtype != "success":
+        name = (subtype or "unknown")[:60]
+        status = envelope.get("api_error_status")
+        extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
+        flag = ", is_error" if envelope.get("is_error") is True else ""
+        detail = f"the agent reported an error ({name}{flag}{extra})"
+        return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
+    if not isinstance(envelope.get("result"), str):
+        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
+    return AgentOutput(envelope["result"], None, usage, form, model)
+
+
+def read_agent_output(stdout: str) -> AgentOutput:
+    """Recognise a Claude Code `json` or `stream-json` envelope; anything else is plain output."""
+    stripped = stdout.strip()
+    whole = parse_json_text(stripped) if stripped.startswith("{") else None
+    if _is_envelope(whole):
+        return _from_result(whole, "json")
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
+        first, last = parse_json_text(lines[0]), parse_json_text(lines[-1])
+        if _is_envelope(first) and (last is None or _is_envelope(last)):
+            if last is None:
+                broken = ("invalid-output", "stream-json output ends in a broken line", None)
+                return AgentOutput(None, broken, Usage(), "stream-json")
+            output = _from_result(last, "stream-json", first)
+            return replace(output, trace=read_calls(lines[1:-1]))
+    return AgentOutput(stdout, None, Usage(), "plain")
+
+
+def read_calls(lines: list[str]) -> tuple[dict[str, Any], ...]:
+    """The Read tool calls a Claude Code stream shows, as `{path, offset?, limit?}`: the agent's own account, never
+    read evidence."""
+    calls: list[dict[str, Any]] = []
+    for line in lines:
+        event = parse_json_text(line) if line.startswith("{") else None
+        message = event.get("message") if isinstance(event, dict) and event.get("type") == "assistant" else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") != "Read":
+                continue
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            path = given.get("file_path")
+            if isinstance(path, str) and path and len(calls) < TRACE_CAP:
+                call: dict[str, Any] = {"path": path[:4096]}
+                for key in ("offset", "limit"):
+                    if known_number(given.get(key)) is not None:
+                        call[key] = given[key]
+                calls.append(call)
+    return tuple(calls)

@@ -3,6 +3,9 @@ one is made, so asking what a kind can do never loads the process runner."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from bceval import __version__
 from bceval.agents.registry import ANY_SHAPE, Agent, ReviewSetup, Setup, Shape, agent
 from bceval.evaluators.base import DEVELOPMENT, GUIDANCE, REVIEW
 from bceval.evaluators.registry import DEFAULT, evaluator
@@ -16,11 +19,27 @@ def baseline(setup: ReviewSetup) -> Agent:
     return evaluator(DEFAULT).baseline_agent(setup.corpus)  # the review evaluator's own reviewer
 
 
+class OracleAgent(Agent):
+    """The known-good control for every evaluator that has one: it answers exactly what the evaluator expects of
+    each case (its `oracle_reply`), so every case must pass. It reads the manifest on purpose; no other agent may."""
+
+    name = kind = "oracle"
+
+    def __init__(self, expected: Any) -> None:
+        """`expected`: the review run's cases, or a loaded manifest whose kind names its evaluator."""
+        self._expected = expected
+        self._evaluator = evaluator(getattr(expected, "kind", DEFAULT))
+
+    def describe(self) -> dict[str, Any]:
+        return {"adapter": self.name, "model": "manifest-expectations", "version": __version__, "pinned": True}
+
+    def answer(self, question: Any) -> Any:
+        return self._evaluator.oracle_reply(self._expected, question)
+
+
 @agent("oracle", knows_answers=True, questions=(REVIEW, GUIDANCE))
 def oracle(setup: Setup) -> Agent:
     """The known-good control: the evaluator's own answers, so every case must pass."""
-    from bceval.agents.oracle import OracleAgent
-
     return OracleAgent(setup.cases if isinstance(setup, ReviewSetup) else setup.manifest)  # type: ignore[union-attr]
 
 

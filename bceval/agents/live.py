@@ -1,11 +1,14 @@
 """The agent processes and temp folders in use, so that Ctrl-C, a timeout or an agent's daemon never leaves one
-behind: agents run in sessions of their own, and on Linux bceval is a child subreaper (it adopts their orphans)."""
+behind: agents run in sessions of their own, and on Linux bceval is a child subreaper (it adopts their orphans).
+A folder is removed read-only parts included, changing no file's mode (a file an agent linked in keeps its own)."""
 
 from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -14,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.folders import remove
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_bytes
 
@@ -197,10 +199,6 @@ def _reap_orphans() -> None:
 
 def end(process: subprocess.Popen) -> None:
     """End the agent and everything it started, orphans included, and reap it (it may have exited already)."""
-    if os.name != "posix":  # pragma: no cover - Windows
-        process.kill()
-        process.wait()
-        return
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -235,9 +233,9 @@ def end(process: subprocess.Popen) -> None:
 # --- folders ---------------------------------------------------------------------------------------------------
 
 
-def new_folder(kind: str, parent: Path | None = None) -> Path:
+def temp_folder(kind: str, parent: Path | None = None) -> Path:
     """A new folder `bceval-<kind>-<pid>-...` (a later run can tell what a killed one left), remembered until
-    `forget_view`."""
+    `release`: an interrupt removes it."""
     with _lock:
         _refuse_if_stopping()
         root = Path(tempfile.mkdtemp(prefix=f"bceval-{kind}-{os.getpid()}-", dir=parent))
@@ -245,12 +243,65 @@ def new_folder(kind: str, parent: Path | None = None) -> Path:
     return root
 
 
-def forget_view(root: Path) -> bool:
-    """True when the view was still tracked (so the caller removes it, not `stop_all`)."""
+def release(root: Path) -> None:
+    """Remove a folder made by `temp_folder` (unless `stop_all` is removing it already)."""
     with _lock:
         tracked = root in _views
         _views.discard(root)
-    return tracked
+    if tracked:
+        remove(root)
+
+
+# A folder opened for listing and removal: never through a symbolic link.
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def remove(root: Path) -> None:
+    """Remove a folder and anything an agent added, folder by folder through descriptors; a link, a file, or a
+    tree an agent changed under us goes the careful way (a link itself, never its target)."""
+    try:
+        _remove_by_descriptors(root)
+        return
+    except FileNotFoundError:
+        if not os.path.lexists(root):
+            return  # gone already
+    except OSError:
+        pass
+    if os.path.islink(root):  # an agent swapped the folder for a link: remove the link, never its target
+        os.unlink(root)
+        return
+    if not root.is_dir():
+        return
+    for folder, _, _ in os.walk(root):  # top-down: each folder is made writable before its entries go
+        if not os.path.islink(folder):
+            os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(root)
+
+
+def _remove_by_descriptors(root: Path) -> None:
+    """Remove `root` folder by folder, each opened without following a link, made writable and emptied."""
+    top = os.open(root, _FOLDER_FLAGS)
+    try:
+        _empty(top)
+    finally:
+        os.close(top)
+    os.rmdir(root)
+
+
+def _empty(folder: int) -> None:
+    os.fchmod(folder, stat.S_IRWXU)
+    with os.scandir(folder) as entries:
+        found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    for name, is_folder in found:
+        if is_folder:
+            inner = os.open(name, _FOLDER_FLAGS, dir_fd=folder)
+            try:
+                _empty(inner)
+            finally:
+                os.close(inner)
+            os.rmdir(name, dir_fd=folder)
+        else:
+            os.unlink(name, dir_fd=folder)
 
 
 def stop_all() -> int:

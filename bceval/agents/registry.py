@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bceval.agents.settings import AgentSettings
 from bceval.errors import BcevalError
@@ -86,13 +86,22 @@ class Shape:
         return {}
 
 
-class _NeedsCommand:
+class Setup:
+    """What an agent is made from: the shape of question it answers, a live kind's settings, the errors to give (an
+    evaluator's own setup may give its own)."""
+
+    question: str
+    agent: AgentSettings | None
+
+    def unknown(self, name: str) -> BcevalError:
+        raise NotImplementedError
+
     def missing_command(self, name: str) -> BcevalError:
         return BcevalError(REVIEW_NEEDS_COMMAND)
 
 
 @dataclass(frozen=True)
-class ReviewSetup(_NeedsCommand):
+class ReviewSetup(Setup):
     """What an agent answering review questions is made from."""
 
     question: ClassVar[str] = REVIEW
@@ -107,7 +116,7 @@ class ReviewSetup(_NeedsCommand):
 
 
 @dataclass(frozen=True)
-class ShapedSetup(_NeedsCommand):
+class ShapedSetup(Setup):
     """What a live agent answering a plugin evaluator's questions is made from (a kind with ANY_SHAPE answers it)."""
 
     question: str
@@ -118,28 +127,10 @@ class ShapedSetup(_NeedsCommand):
         return BcevalError(f"--adapter {name}: a {self.question} question is answered by a live kind (command)")
 
 
-class Setup(Protocol):
-    """What an agent is made from: the shape of question it answers, a live kind's settings, the errors to give."""
-
-    question: str
-    agent: AgentSettings | None
-
-    def unknown(self, name: str) -> BcevalError: ...
-
-    def missing_command(self, name: str) -> BcevalError: ...
-
-
 ANY_SHAPE = "*"  # in a kind's questions: it answers any question whose setup brings its own Shape
 
 
-@dataclass(frozen=True)
-class AgentKind:
-    name: str
-    capabilities: Capabilities
-    make: Callable[[Any], Agent]
-
-
-_KINDS: dict[str, AgentKind] = {}
+_KINDS: dict[str, tuple[Capabilities, Callable[[Any], Agent]]] = {}  # name -> what it can do, its factory
 
 
 def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[[Any], Agent]]:
@@ -148,7 +139,7 @@ def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[
     def register(make: Callable[[Any], Agent]) -> Callable[[Any], Agent]:
         if name in _KINDS:
             raise ValueError(f"agent kind '{name}' is registered twice")
-        _KINDS[name] = AgentKind(name, Capabilities(**can), make)
+        _KINDS[name] = (Capabilities(**can), make)
         return make
 
     return register
@@ -156,21 +147,18 @@ def agent(name: str, **can: Any) -> Callable[[Callable[[Any], Agent]], Callable[
 
 def agent_names(question: str = REVIEW) -> tuple[str, ...]:
     """The registered kinds that answer `question`, in registration order."""
-    return tuple(name for name, kind in _KINDS.items() if question in kind.capabilities.questions)
+    return tuple(name for name, (can, _) in _KINDS.items() if question in can.questions)
 
 
 def capabilities(name: str) -> Capabilities:
-    kind = _KINDS.get(name)
-    return kind.capabilities if kind is not None else NO_CAPABILITIES
+    return _KINDS[name][0] if name in _KINDS else NO_CAPABILITIES
 
 
 def make_agent(name: str, setup: Setup) -> Agent:
     """The one factory: an agent of kind `name` for the setup's question shape."""
-    kind = _KINDS.get(name)
-    questions = kind.capabilities.questions if kind is not None else ()
-    shaped = ANY_SHAPE in questions and isinstance(setup, ShapedSetup)
-    if kind is None or not (setup.question in questions or shaped):
+    can = capabilities(name)
+    if not (setup.question in can.questions or (ANY_SHAPE in can.questions and isinstance(setup, ShapedSetup))):
         raise setup.unknown(name)
-    if kind.capabilities.live and setup.agent is None:
+    if can.live and setup.agent is None:
         raise setup.missing_command(name)
-    return kind.make(setup)
+    return _KINDS[name][1](setup)

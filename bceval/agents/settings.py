@@ -26,7 +26,6 @@ class EndpointSettings:
     max_output_tokens: int | None = None
     seed: int | None = None
     jobs: int = 1  # the most requests in flight (concurrency adapts below it on 429)
-    prices: PriceTable | None = None
 
     def identity(self) -> dict[str, object]:
         return {
@@ -55,7 +54,7 @@ class AgentSettings:
     sandbox_network: str = "share"  # "share" or "none": whether the bwrap sandbox keeps the host's network
     paid_by: str = ""  # the run answering (its folder): a cached answer it paid for itself is its own, not cached
     endpoint: EndpointSettings | None = None  # the api kind's endpoint; None for a command line
-    prices: PriceTable | None = None  # what tokens cost, by model: a command's envelope that reports tokens only
+    prices: PriceTable | None = None  # what tokens cost, by model (an envelope or a response that gives tokens only)
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently

@@ -16,8 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bceval.agents import live
-from bceval.agents.folders import owned_in, remove
+from bceval.agents.live import release, remove, temp_folder  # the views' users find them here
 from bceval.errors import BcevalError
 from bceval.jsonio import dumps, read_regular_bytes, read_regular_text, write_all
 from bceval.layout import case_file_name, case_request_name
@@ -108,17 +107,6 @@ def _read(path: Path | str) -> bytes:
         raise BcevalError(f"{path}: cannot read it for the agent view: {exc.strerror}") from None
 
 
-def temp_folder(kind: str, parent: Path | None = None) -> Path:
-    """A new temp folder named for its kind and this process; an interrupt removes it (bceval.agents.live)."""
-    return live.new_folder(kind, parent)
-
-
-def release(root: Path) -> None:
-    """Remove a folder made by `temp_folder` (unless an interrupt is removing it already)."""
-    if live.forget_view(root):
-        remove(root)
-
-
 def view_parent() -> Path:
     """Where agent views (and an agent's captured output) go: the system temp dir (TMPDIR)."""
     return Path(tempfile.gettempdir())
@@ -126,9 +114,7 @@ def view_parent() -> Path:
 
 def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
     """Remove the folders of killed runs (bceval's by name and owner, their process gone, untouched for
-    STALE_AFTER) in `parent`, else in the temp dir. POSIX only."""
-    if os.name != "posix":
-        return 0
+    STALE_AFTER) in `parent`, else in the temp dir."""
     now = time.time() if now is None else now
     parent = parent or view_parent()
     removed = 0
@@ -167,34 +153,24 @@ def check_view_folder(parent: Path | None = None) -> None:
     release(_new_folder(parent))
 
 
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
 
 
 def materialize(view: View, parent: Path | None = None) -> Path:
     """Write the view into a new folder (under `parent`, else `view_parent()`), read-only where the filesystem
     allows."""
     root = _new_folder(parent)
-    base = str(root)
-    owned = owned_in(root)  # what `remove` may chmod back: the files written here
-    made: dict[str, None] = {}  # the folders inside the view, parents first (a dict: ordered, fast to look up)
     try:
         for item in view.files:  # paths are relative, normalised and inside the view (see _safe_relative)
-            parts = item.path.split("/")
-            for depth in range(1, len(parts)):
-                folder = "/".join(parts[:depth])
-                if folder not in made:
-                    os.mkdir(os.path.join(base, folder))
-                    made[folder] = None
-            handle = os.open(os.path.join(base, item.path), _CREATE, READ_ONLY_FILE)
+            path = os.path.join(root, item.path)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            handle = os.open(path, _CREATE, READ_ONLY_FILE)
             try:
-                info = os.fstat(handle)
-                owned.add((info.st_dev, info.st_ino))
                 write_all(handle, item.data)
             finally:
                 os.close(handle)
-        for folder in reversed(made):  # innermost first, the view itself last
-            os.chmod(os.path.join(base, folder), READ_ONLY_DIR)
-        os.chmod(base, READ_ONLY_DIR)
+        for folder, _, _ in os.walk(root, topdown=False):  # innermost first, the view itself last
+            os.chmod(folder, READ_ONLY_DIR)
     except OSError as exc:
         release(root)
         raise BcevalError(

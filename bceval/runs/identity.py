@@ -9,31 +9,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 # The settings that make a run what it is (run.json keeps them in this order).
 IDENTITY = ("adapter", "command", "model", "isolation", "sandbox", "sandboxAllow", "epoch")
-
-
-class AgentFields(Protocol):
-    """What every holder of agent settings carries (the run's Settings, the agents' AgentSettings)."""
-
-    @property
-    def command(self) -> str | None: ...
-    @property
-    def model(self) -> str | None: ...
-    @property
-    def isolation(self) -> str: ...
-    @property
-    def sandbox(self) -> str: ...
-    @property
-    def sandbox_allow(self) -> tuple[Path, ...]: ...
-    @property
-    def epoch(self) -> int: ...
-    @property
-    def cache_salt(self) -> str: ...
-    @property
-    def endpoint(self) -> Any: ...  # an endpoint-talking agent's settings (with .identity()), else None
 
 
 @dataclass(frozen=True)
@@ -70,8 +49,9 @@ class Asking:
         }
 
 
-def asking(adapter: str, agent: AgentFields, *, live: bool) -> Asking:
-    """The identity of the agent settings `agent` under `adapter` (the caller says whether its kind is live)."""
+def asking(adapter: str, agent: Any, *, live: bool) -> Asking:
+    """The identity of the agent settings `agent` (the run's Settings or an AgentSettings: the same field names)
+    under `adapter` (the caller says whether its kind is live)."""
     return Asking(
         adapter=adapter,
         live=live,

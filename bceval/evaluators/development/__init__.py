@@ -12,12 +12,25 @@ CAPABILITIES_RELATIVE = "coverage/development-capabilities.json"
 CHECKS_RELATIVE = "evaluation/development-checks.yaml"
 MARKER = ".bcquality-development-evaluation"
 CHECK_IDS = ("compile", "tests", "review")
+# the hand-written contracts and the result template, beside the package (a wheel ships them there: pyproject)
+SCHEMA_DIR = Path(__file__).resolve().parents[3] / "schemas"
 PINNED = re.compile(r"^(?P<repo>.+)@(?P<commit>[0-9a-fA-F]{7,40})$")  # a git repository pinned to a commit
 
 
 def plain_path(path: str) -> bool:
     """A canonical relative path: forward slashes, no empty, `.` or `..` segment."""
     return "\\" not in path and all(s not in ("", ".", "..") for s in path.split("/"))
+
+
+def inside(root: Path, path: str) -> Path | None:
+    """The file a plain path names under `root` (resolved), or None when the path is not plain or leaves the root."""
+    if not plain_path(path):
+        return None
+    try:
+        file = (root / path).resolve()
+        return file if file.is_relative_to(root.resolve()) else None
+    except OSError:
+        return None
 
 
 def anchored(source: str, base: Path) -> str:

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bceval.agents.api_tools import TOOLS_VERSION
+from bceval.agents.api_tools import KNOWLEDGE, READ_WRITE_TOOLS, TOOLS_VERSION, WORKSPACE, WorkspaceBox
 from bceval.agents.process import extract_json_object
 from bceval.agents.registry import Shape
 from bceval.agents.sandbox import sandbox_argv
 from bceval.agents.settings import AgentSettings
-from bceval.agents.write_tools import KNOWLEDGE, READ_WRITE_TOOLS, WORKSPACE, WorkspaceBox
 from bceval.errors import BcevalError
 from bceval.evaluators.base import DEVELOPMENT
 from bceval.evaluators.development import processes as proc

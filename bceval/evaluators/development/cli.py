@@ -12,6 +12,7 @@ from typing import Any
 from bceval.cli.parser import add_command, add_options, settings_flags
 from bceval.config import DEMO_CORPUS, bceval_table, find_corpus, load_settings
 from bceval.config.options import OPTIONS
+from bceval.config.values import convert
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command
@@ -77,9 +78,7 @@ def development_pyproject(cwd: Path) -> dict[str, Any]:
                 raise BcevalError(f"{where} must be a table")
             values[key] = value
         elif option.kind == "path":
-            if not isinstance(value, str) or not value:
-                raise BcevalError(f"{where} must be a non-empty path")
-            values[key] = (base / value).resolve()
+            values[key] = convert(value, "path", base, where)
         elif option.kind == "switch":
             if not isinstance(value, bool):
                 raise BcevalError(f"{where} must be true or false")

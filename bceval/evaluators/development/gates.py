@@ -68,7 +68,7 @@ class Comparison:
 def compare(case: Case, report: Any, gates: list[GateResult], runner_review: dict[str, Any] | None) -> Comparison:
     """The agent's self-reported validation and review against the runner's (§11.7)."""
     result = Comparison()
-    claimed = wrap(member(report, "validation")) if report is not MISSING else []
+    claimed = wrap(member(report, "validation"))  # a missing report claims nothing
     for gate in gates:
         entries = [e for e in claimed if same(member(e, "id"), gate.id)]
         if len(entries) != 1:
@@ -83,7 +83,7 @@ def compare(case: Case, report: Any, gates: list[GateResult], runner_review: dic
             result.overclaims.append(line)
         elif gate.status == "passed":
             result.underclaims.append(line)
-    agent_review = member(report, "review") if report is not MISSING else MISSING
+    agent_review = member(report, "review")
     if runner_review is not None and agent_review is not MISSING:
         claimed_gating, observed = gating_count(agent_review), gating_count(runner_review)
         if claimed_gating != observed:

@@ -8,90 +8,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft7Validator
-
-from bceval.evaluators.development import plain_path
-from bceval.evaluators.development.findings import closed
+from bceval.evaluators.development import inside, plain_path
+from bceval.evaluators.development.findings import contract_errors
 from bceval.evaluators.development.manifest import Case
 from bceval.evaluators.development.report import knowledge_ratios
 from bceval.evaluators.development.values import MISSING, member, text, wrap
 
 LAYERS = ("microsoft", "community", "custom")
-_SHA1 = "^[0-9a-f]{40}$"
-
-# The response contract (JSON Schema draft-07), written from spec §13.
-SCHEMA: dict[str, Any] = {
-    "$schema": "http://json-schema.org/draft-07/schema#",
-    "title": "al-knowledge response",
-    **closed(
-        ["skill", "outcome", "question", "answer", "references", "suppressed"],
-        {
-            "skill": closed(
-                ["id", "version"], {"id": {"const": "al-knowledge"}, "version": {"type": "integer", "minimum": 1}}
-            ),
-            "outcome": {"enum": ["completed", "no-knowledge", "partial", "failed"]},
-            "outcome-reason": {"type": "string", "minLength": 1},
-            "question": {"type": "string", "minLength": 1},
-            "answer": {"type": "string"},
-            "references": {
-                "type": "array",
-                "uniqueItems": True,
-                "items": closed(
-                    ["path", "applicability", "unknown"],
-                    {
-                        "path": {"type": "string", "pattern": r"^(microsoft|community|custom)/knowledge/.+\.md$"},
-                        "sha": {"type": "string", "pattern": _SHA1},
-                        "applicability": {"enum": ["applicable", "conditional"]},
-                        "unknown": {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1}},
-                    },
-                    allOf=[
-                        {
-                            "if": {"properties": {"applicability": {"const": "applicable"}}},
-                            "then": {"properties": {"unknown": {"maxItems": 0}}},
-                            "else": {"properties": {"unknown": {"minItems": 1}}},
-                        }
-                    ],
-                ),
-            },
-            "suppressed": {
-                "type": "array",
-                "items": closed(
-                    ["path", "reason"],
-                    {
-                        "path": {"type": "string", "minLength": 1},
-                        "reason": {"enum": ["layer-precedence", "configuration"]},
-                    },
-                ),
-            },
-        },
-    ),
-    "allOf": [
-        {
-            "if": {"properties": {"outcome": {"enum": ["partial", "failed"]}}, "required": ["outcome"]},
-            "then": {"required": ["outcome-reason"]},
-        },
-        {
-            "if": {"properties": {"outcome": {"const": "completed"}}, "required": ["outcome"]},
-            "then": {"properties": {"answer": {"minLength": 1}, "references": {"minItems": 1}}},
-        },
-        {
-            "if": {"properties": {"outcome": {"enum": ["failed", "no-knowledge"]}}, "required": ["outcome"]},
-            "then": {"properties": {"references": {"maxItems": 0}}},
-        },
-    ],
-}
-
-
-def _schema_errors(response: Any) -> list[str]:
-    found = Draft7Validator(SCHEMA).iter_errors(response)
-    ordered = sorted(found, key=lambda error: ([str(p) for p in error.absolute_path], error.message))
-    return [f"Schema: {error.message}" for error in ordered]
-
-
-def _inside(root: Path, path: str) -> Path | None:
-    """The file a corpus path names, or None when it resolves outside the root."""
-    file = (root / path).resolve()
-    return file if file.is_relative_to(root) else None
 
 
 def _reads(evidence: Any, run_id: str, bound_sha: str, hash_member: str, errors: list[str]) -> dict[str, Any]:
@@ -131,7 +54,7 @@ def validate_response(
     bound: bytes | None = None,
 ) -> list[str]:
     """Every problem of `response`, in the spec's order; the evidence's hash is of `bound` when given."""
-    errors = _schema_errors(response)
+    errors = [f"Schema: {message}" for _, message in contract_errors("al-knowledge-response", response)]
     if errors:
         return errors
     root = Path(root).resolve()
@@ -143,8 +66,8 @@ def validate_response(
     references, suppressed = response["references"], response["suppressed"]
     for entry, is_reference in [(r, True) for r in references] + [(s, False) for s in suppressed]:
         path = entry["path"]
-        file = _inside(root, path)
-        if not plain_path(path) or file is None:
+        file = inside(root, path)
+        if file is None:
             errors.append(f"Noncanonical corpus path: {path}")
         elif not file.is_file():
             errors.append(f"Corpus path does not exist: {path}")
@@ -158,7 +81,7 @@ def validate_response(
         if not plain_path(path):
             errors.append(f"Noncanonical citation path: {path}")
             continue
-        file = _inside(root, path)
+        file = inside(root, path)
         if file is None or not file.is_file():
             errors.append(f"Citation is missing or outside the corpus: {path}")
             continue
@@ -193,7 +116,7 @@ def evidence_record(run_id: str, request: bytes, tool_reads: list[dict[str, Any]
 
 
 def _live(root: Path, path: str) -> bytes | None:
-    file = _inside(root.resolve(), path) if plain_path(path) else None
+    file = inside(root, path)
     try:
         return file.read_bytes() if file is not None and file.is_file() else None
     except OSError:

@@ -14,7 +14,7 @@ from bceval.evaluators.development import (
     CHECK_IDS,
     MANIFEST_RELATIVE,
     DevelopmentError,
-    plain_path,
+    inside,
 )
 from bceval.evaluators.development.values import (
     MISSING,
@@ -57,21 +57,13 @@ class Case:
     def expected_kind(self) -> str:
         return text(member(self.raw, "expectedKind"))
 
-    @property
-    def required(self) -> list[str]:
-        return [text(p) for p in wrap(self.raw["requiredKnowledge"])]
+    def texts(self, name: str) -> list[str]:
+        return [text(item) for item in wrap(self.raw[name])]
 
-    @property
-    def optional(self) -> list[str]:
-        return [text(p) for p in wrap(self.raw["optionalKnowledge"])]
-
-    @property
-    def checks(self) -> list[str]:
-        return [text(c) for c in wrap(self.raw["requiredChecks"])]
-
-    @property
-    def capabilities(self) -> list[str]:
-        return [text(c) for c in wrap(self.raw["capabilities"])]
+    required = property(lambda self: self.texts("requiredKnowledge"))
+    optional = property(lambda self: self.texts("optionalKnowledge"))
+    checks = property(lambda self: self.texts("requiredChecks"))
+    capabilities = property(lambda self: self.texts("capabilities"))
 
 
 @dataclass
@@ -120,20 +112,6 @@ def required(value: Any, name: str, where: str) -> Any:
     if found is MISSING:
         raise DevelopmentError(f"{where}: member '{name}' is missing")
     return found
-
-
-def article_path_problem(root: Path, path: str) -> str | None:
-    """ "invalid" (not a plain relative `.md` path inside the root: §10.3 tighten), "missing", or None."""
-    if not plain_path(path) or not path.endswith(".md"):
-        return "invalid"
-    target = root.joinpath(*path.split("/"))
-    try:
-        inside = target.resolve().is_relative_to(root.resolve())
-    except OSError:
-        return "invalid"
-    if not inside:
-        return "invalid"
-    return None if target.is_file() else "missing"
 
 
 def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path | None = None) -> Loaded:
@@ -208,16 +186,14 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
     """Each capability (§5.2), the links between cases and capabilities both ways (§5.3), and coverage (§5.4)."""
     capability_file, problems = loaded.capability_file, loaded.problems
     raw_capabilities = wrap(required(capability_file, "capabilities", cwhere))
-    ids: set[str] = set()
-    by_id: dict[str, Any] = {}
+    by_id: dict[str, Any] = {}  # the first capability of each id
     for i, capability in enumerate(raw_capabilities):
         cw = f"{cwhere}: capabilities[{i}]"
         cid = text(required(capability, "id", cw))
         status = required(capability, "status", cw)
         fixture_ids = wrap(required(capability, "fixtureIds", cw))
-        if cid in ids:
+        if cid in by_id:
             problems.append(f"Duplicate capability id: {cid}")
-        ids.add(cid)
         by_id.setdefault(cid, capability)
         if not one_of(status, STATUSES):
             problems.append(f"{cid}: invalid capability status '{text(status)}'.")
@@ -233,7 +209,7 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
     # case -> capability links (§5.3)
     for case in loaded.cases:
         for cid in case.capabilities:
-            if cid not in ids:
+            if cid not in by_id:
                 problems.append(f"{case.id}: unknown capability '{cid}'.")
                 continue
             back = wrap(member(by_id[cid], "fixtureIds"))
@@ -241,7 +217,7 @@ def _check_capabilities(loaded: Loaded, registered: dict[str, Case], cwhere: str
                 problems.append(f"{case.id}: capability '{cid}' does not link back to the fixture.")
 
     # coverage (§5.4)
-    loaded.capability_count = len(ids)
+    loaded.capability_count = len(by_id)
     loaded.covered = sum(1 for c in raw_capabilities if one_of(member(c, "status"), COVERED))
     coverage = loaded.covered / len(raw_capabilities) if raw_capabilities else 0
     minimum = loaded.minimum_coverage
@@ -301,10 +277,10 @@ def _check_case(loaded: Loaded, case: Case, registered: dict[str, Case], where: 
     if len({p.lower() for p in paths}) != len(paths):
         problems.append(f"{cid}: requiredKnowledge and optionalKnowledge contain duplicates.")
     for path in paths:
-        problem = article_path_problem(loaded.root, path)
-        if problem == "invalid":
+        file = inside(loaded.root, path) if path.endswith(".md") else None
+        if file is None:  # §10.3 tighten: a plain relative `.md` path inside the root
             problems.append(f"{cid}: invalid knowledge path: {path}")
-        elif problem == "missing":
+        elif not file.is_file():
             problems.append(f"{cid}: knowledge article does not exist: {path}")
     for check in case.checks:
         if check.lower() not in CHECK_IDS:

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from bceval.models import StrictModel
 
 
-class _Aliased(StrictModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class TaskContext(_Aliased):
+class TaskContext(StrictModel):
     goal: str | None
     inputs_available: list[str] = Field(alias="inputs-available")
     technologies: list[Any]
@@ -21,7 +17,7 @@ class TaskContext(_Aliased):
     application_area: list[Any] = Field(alias="application-area")
 
 
-class RequestBody(_Aliased):
+class RequestBody(StrictModel):
     kind: str
     description: str | None
     plan: str | None
@@ -34,7 +30,7 @@ class ImplementationGuidance(StrictModel):
     checkpoints: list[str]
 
 
-class DevelopmentRequest(_Aliased):
+class DevelopmentRequest(StrictModel):
     """request-case-<hash>.json (spec §6.3); a run's arm may give the neutral skill "none" and add the
     implementation guidance with the runner's checkpoints (§12)."""
 

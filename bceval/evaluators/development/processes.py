@@ -70,12 +70,7 @@ def fresh_copy(source: str, target: Path) -> DevelopmentBase:
     pinned = PINNED.match(source)
     if pinned:
         repository, commit = pinned["repo"], pinned["commit"]
-        cloned = subprocess.run(
-            [*GIT, "clone", "-q", "--no-local", "--no-checkout", repository, str(target)],
-            env=git_env(),
-            capture_output=True,
-            check=False,
-        )
+        cloned = git(["clone", "-q", "--no-local", "--no-checkout", repository, str(target)], Path.cwd())
         if cloned.returncode != 0 or git(["checkout", "-q", "--detach", commit], target).returncode != 0:
             raise DevelopmentError(f"starting repository {source} cannot be cloned at that commit")
     else:

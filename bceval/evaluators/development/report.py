@@ -54,7 +54,6 @@ class RunnerEvidence:
 
     validation: list[dict[str, Any]]  # the runner's entries (one per required check)
     review: dict[str, Any] | None  # the runner's review findings-report; None: the review is not a runner gate
-    changes: WorkspaceChanges  # captured against the base commit (§11.5)
 
 
 @dataclass
@@ -101,16 +100,14 @@ def score_wrapper(
     cid = case.id
     score = CaseScore(cid)
     out = score.problems
-    if not same(member(wrapper, "caseId"), case.model_id) or member(wrapper, "caseId") is MISSING:
+    if not same(member(wrapper, "caseId"), case.model_id):  # a missing caseId is '', never a model id
         out.append(f"{cid}: result caseId mismatch.")
         return score
     report = member(wrapper, "implementationReport")
     if report is MISSING:
         out.append(f"{cid}: implementationReport is missing.")
         return score
-    for name in REPORT_FIELDS:
-        if member(report, name) is MISSING:
-            out.append(f"{cid}: implementation report is missing '{name}'.")
+    out += [f"{cid}: implementation report is missing '{n}'." for n in REPORT_FIELDS if member(report, n) is MISSING]
     skill_id = text(member(member(report, "skill"), "id"))
     if not same(skill_id, "al-development"):
         out.append(f"{cid}: implementation report skill is '{skill_id}'.")
@@ -127,7 +124,7 @@ def score_wrapper(
     if not wrap(member(report, "changes")):
         out.append(f"{cid}: implementation report contains no changed files.")
     workspace = member(wrapper, "workspaceRoot")
-    if not _changes(cid, report, workspace, probe, runner, out):
+    if not _changes(cid, report, workspace, probe, out):
         return score
     _review(cid, report, runner, out)
     score.lints += _count_lint(cid, member(report, "review"))
@@ -185,14 +182,12 @@ def _validation(case: Case, entries: list[Any], out: list[str]) -> None:
             out.append(f"{case.id}: required check '{check}' lacks command or evidence details.")
 
 
-def _changes(
-    cid: str, report: Any, workspace: Any, probe: Probe, runner: RunnerEvidence | None, out: list[str]
-) -> bool:
+def _changes(cid: str, report: Any, workspace: Any, probe: Probe, out: list[str]) -> bool:
     """Rule 15; False when the case stops here (not a git worktree)."""
     if blank(workspace) or not Path(text(workspace)).is_dir():
         out.append(f"{cid}: workspaceRoot is missing or unavailable.")
         return True
-    observed = runner.changes if runner else probe(Path(text(workspace)))
+    observed = probe(Path(text(workspace)))
     if observed.state == NOT_GIT:
         out.append(f"{cid}: workspaceRoot is not a readable git worktree.")
         return False
@@ -230,9 +225,7 @@ def _review(cid: str, report: Any, runner: RunnerEvidence | None, out: list[str]
         out.append(f"{cid}: complete post-implementation review is missing.")
         return
     review = runner.review if runner and runner.review is not None else member(report, "review")
-    for name in REVIEW_FIELDS:
-        if member(review, name) is MISSING:
-            out.append(f"{cid}: review is missing '{name}'.")
+    out += [f"{cid}: review is missing '{name}'." for name in REVIEW_FIELDS if member(review, name) is MISSING]
     outcome = text(member(review, "outcome"))
     if not same(outcome, "completed"):
         out.append(f"{cid}: post-implementation review outcome is '{outcome}'.")
@@ -260,8 +253,7 @@ def _rounds(loaded: Loaded, cid: str, report: Any, out: list[str]) -> None:
         out.append(f"{cid}: review-rounds must contain 1..{limit} entries.")
         return
     for i, item in enumerate(rounds, 1):
-        raw_number = member(item, "round")
-        n = 0 if raw_number is MISSING else as_int(raw_number, f"{cid}: review round {i} number")
+        n = as_int(member(item, "round"), f"{cid}: review round {i} number")  # a missing number is 0
         outcome = text(member(item, "outcome"))
         ids = wrap(member(item, "gating-finding-ids"))
         if n != i:

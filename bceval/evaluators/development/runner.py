@@ -13,8 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from bceval.agents.registry import Agent, make_agent
 from bceval.agents.sandbox import require_bwrap
 from bceval.agents.settings import AgentSettings
@@ -45,13 +43,7 @@ from bceval.evaluators.development.gates import (
 )
 from bceval.evaluators.development.knowledge_response import read_measures, read_problems
 from bceval.evaluators.development.manifest import Case, Loaded, load
-from bceval.evaluators.development.models import (
-    CaseLine,
-    DevelopmentEvidence,
-    DevelopmentResult,
-    DevelopmentRun,
-    DevelopmentVerdict,
-)
+from bceval.evaluators.development.models import CaseLine
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.report import OK, RunnerEvidence, WorkspaceChanges, knowledge_measures
 from bceval.evaluators.development.report import score_wrapper as score_report
@@ -143,12 +135,6 @@ def agent_for(adapter: str, settings: Settings) -> AgentSettings | None:
         epoch=settings.epoch,
         timeout=settings.timeout,
     )
-
-
-def _checked(model: type[BaseModel], document: dict[str, Any]) -> str:
-    """The document's text, after proving it has the shape its published schema says (bceval's own output)."""
-    model.model_validate(document)
-    return dumps(document)
 
 
 def knowledge_view(root: Path, parent: Path) -> Path:
@@ -282,7 +268,7 @@ def _wrapper(run: CaseRun, answer: dict[str, Any] | None, workspace: Path, out: 
     wrapper: dict[str, Any] = {"caseId": case.model_id, "workspaceRoot": str(workspace)}
     if report is not MISSING:
         wrapper["implementationReport"] = report
-    write_atomic(DevelopmentCaseDir(run.folder).result, _checked(DevelopmentResult, wrapper))
+    write_atomic(DevelopmentCaseDir(run.folder).result, dumps(wrapper))
     results = DevelopmentRunDir(out).results  # the wrappers together, as report mode and measures read them
     results.mkdir(exist_ok=True)
     write_atomic(results / result_name(case.model_id), dumps(wrapper))
@@ -300,11 +286,12 @@ def _judge(
 ) -> Comparison:
     """The case's problems, its claims against the gates, its verdict and its knowledge measures (onto `run`)."""
     case, loaded = run.case, shared.loaded
-    evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review, WorkspaceChanges(OK, captured.paths))
+    evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review)
+    captured_changes = WorkspaceChanges(OK, captured.paths)  # against the base commit (§11.5), not the probe's HEAD
     if asked.answer is None and asked.infrastructure is None:
         run.problems.append(f"{case.id}: result is not valid JSON: the agent's answer holds no JSON object")
     elif asked.answer is not None:
-        run.problems += score_report(loaded, case, wrapper, lambda _: WorkspaceChanges(OK), evidence).problems
+        run.problems += score_report(loaded, case, wrapper, lambda _: captured_changes, evidence).problems
     read_record = asked.evidence  # the adapter exposes tool events: §11.8's read-evidence check applies
     if read_record is not None and report is not MISSING:
         run.problems += read_problems(case, report, read_record, loaded.root)
@@ -352,7 +339,7 @@ def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture,
         "readEvidence": asked.evidence,
         "refusedOutside": asked.refused_outside,
     }
-    write_atomic(files.evidence, _checked(DevelopmentEvidence, evidence))
+    write_atomic(files.evidence, dumps(evidence))
     infrastructure = asked.infrastructure or next((g.details for g in run.gates if g.infrastructure), None)
     run.document = {
         "case": run.case.id,
@@ -365,7 +352,7 @@ def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture,
         "diagnostics": run.diagnostics,
         "measures": run.measures,
     }
-    write_atomic(files.verdict, _checked(DevelopmentVerdict, run.document))
+    write_atomic(files.verdict, dumps(run.document))
 
 
 def _finish(
@@ -404,7 +391,6 @@ def _finish(
         "cases": [{name: r.document[name] for name in CaseLine.model_fields} for r in runs],
     }
     record = run_record("bceval-development-run", members)
-    DevelopmentRun.model_validate(record)  # bceval's own output has the shape its published schema says
     write_record(opts.out, record)
     out = stream or sys.stdout
     for r in runs:

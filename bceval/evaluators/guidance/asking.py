@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
-from bceval.agents.folders import own_tree
-from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.base import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import Shape, agent_names
 from bceval.agents.settings import AgentSettings
@@ -75,7 +74,6 @@ class GuidanceShape(Shape):
                     if source.is_dir():
                         shutil.copytree(source, view / layer / folder, symlinks=False)
             shutil.copyfile(GuidanceRunDir(self.run_dir).prepared.knowledge_index, view / KNOWLEDGE_INDEX)
-            own_tree(view)  # what cleanup may make writable again: these copies, never a file an agent links in
             for path in sorted(view.rglob("*"), reverse=True):  # files and the deepest folders first
                 path.chmod(0o444 if path.is_file() else 0o555)
             view.chmod(0o555)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.base import GuidanceCaseInput, NoReport
 from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
 from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND

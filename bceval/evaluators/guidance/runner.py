@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bceval.agents.guidance import GuidanceCaseInput, NoReport
+from bceval.agents.base import GuidanceCaseInput, NoReport
 from bceval.agents.registry import Agent, agent_names, capabilities, make_agent
 from bceval.config import agent_settings
 from bceval.errors import BcevalError, EvaluationFailed

@@ -15,14 +15,13 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bceval.agents import live
+from bceval.agents.command import run_process as run_process  # a plugin's judge runs its programs with it
 from bceval.agents.registry import Agent, Shape, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
@@ -42,7 +41,6 @@ ANSWERS = "answers.json"
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 AGENTS = ("oracle", "command")
 HEADERS = ("case", "verdict", "failing stage", "problems")
-OUTPUT_CAP = 1 << 20  # bytes of a judged program's stdout and of its stderr that are read
 
 
 @dataclass(frozen=True)
@@ -73,34 +71,6 @@ class ScoreFile(StrictModel):
     adapter: str
     passed: bool
     cases: list[CaseScore]
-
-
-@dataclass(frozen=True)
-class Ran:
-    exit_code: int | None  # None: stopped at its timeout
-    stdout: bytes
-    stderr: bytes
-
-
-def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
-    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
-        except OSError as exc:
-            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            stopped = process.poll() is None
-            live.end(process)  # whatever it left running goes with it
-            live.forget(process)
-        out.seek(0)
-        err.seek(0)
-        code = None if stopped else process.returncode
-        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP))
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,7 @@ class CaseEvaluator(Evaluator):
     # --- prepare, answer, score ---------------------------------------------------------------------------------
     def prepare(self, loaded: Any, prepared: Path) -> None:
         """Each case's question folder, written anew; folders of cases no longer asked go."""
-        wanted = set()
+        wanted: set[str] = set()
         for case in self.cases(loaded):
             if not SAFE_ID.fullmatch(str(case.id)):
                 raise BcevalError(f"{self.name}: case id '{console(str(case.id))}' is not a safe file name")

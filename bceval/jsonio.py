@@ -16,13 +16,9 @@ MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_DEFAULT_MODE = 0o666 & ~_umask()  # a new file's mode; read once at import, before any threads start
+_UMASK = os.umask(0)  # read once at import, before any threads start (reading it means setting it)
+os.umask(_UMASK)
+_DEFAULT_MODE = 0o666 & ~_UMASK  # a new file's mode
 
 
 class _Duplicate(dict):
@@ -116,7 +112,7 @@ class NotRegularFile(OSError):
     """A path bceval would read that is a FIFO, a device or a socket: never opened for reading, since that blocks."""
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def open_regular(path: Path | str) -> BinaryIO:
@@ -129,8 +125,7 @@ def open_regular(path: Path | str) -> BinaryIO:
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(errno.EINVAL, "not a regular file (a FIFO, device or socket)", str(path))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(handle, True)
+        os.set_blocking(handle, True)
         return os.fdopen(handle, "rb")
     except BaseException:
         os.close(handle)
@@ -241,7 +236,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
-_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
 
 
 def append_text(path: Path, text: str) -> None:

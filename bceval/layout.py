@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,19 +25,25 @@ class _Below:
         return folder.path.joinpath(*self.parts)
 
 
+class _Named(_Below):
+    """A file named after a value, declared once: `prompt = _Named("{}.txt".format, "prompts")` makes
+    `prompt(sha)` `<path>/prompts/<sha>.txt`; a report's value is its suffix (`report()`: report.json)."""
+
+    def __init__(self, name: Callable[[str], str], *parts: str) -> None:
+        super().__init__(*parts)
+        self.name = name
+
+    def __get__(self, folder: Any, owner: Any = None) -> Callable[..., Path]:
+        return lambda value="json": folder.path.joinpath(*self.parts, self.name(value))
+
+
 # --- result files ------------------------------------------------------------------------------------------------
 
 CASE_PATTERN = "result-case-*.json"
 ANY_PATTERN = "result-*.json"
 INFRA_PATTERN = "infra-case-*.json"
-
-
-def result_name(model_id: str) -> str:
-    return f"result-{model_id}.json"
-
-
-def infra_name(model_id: str) -> str:
-    return f"infra-{model_id}.json"
+result_name = "result-{}.json".format  # of a model id
+infra_name = "infra-{}.json".format
 
 
 def _files(directory: Path) -> list[Path]:
@@ -81,25 +88,12 @@ REVIEW_REQUEST = "review-request.json"
 OWNED_PATTERNS = ("case*.al", REVIEW_REQUEST, "request-*.json", KNOWLEDGE_INDEX, "index-*.json")
 
 
-def domain_index_name(domain: str) -> str:
-    return f"index-{domain}.json"
-
-
-def domain_request_name(domain: str) -> str:
-    return f"request-{domain}.json"
-
-
-def case_request_name(model_id: str) -> str:
-    """`request-case-<hash>.json`: one ranked case (review and guidance alike)."""
-    return f"request-{model_id}.json"
-
-
+domain_index_name = "index-{}.json".format
+domain_request_name = "request-{}.json".format
+case_request_name = "request-{}.json".format  # `request-case-<hash>.json`: one ranked case (review and guidance)
 # case_request_name of a model id (`case-` and 8 hex digits, bceval.evaluators.review.neutral.model_id)
 CASE_REQUEST = re.compile(r"request-case-[0-9a-f]{8}\.json")
-
-
-def case_file_name(model_id: str) -> str:
-    return f"{model_id}.al"
+case_file_name = "{}.al".format
 
 
 @dataclass(frozen=True)
@@ -109,9 +103,7 @@ class GuidancePrepareDir:
 
     path: Path
     knowledge_index = _Below(KNOWLEDGE_INDEX)
-
-    def case_request(self, model_id: str) -> Path:
-        return self.path / case_request_name(model_id)
+    case_request = _Named(case_request_name)
 
     @staticmethod
     def owns(name: str) -> bool:
@@ -124,21 +116,15 @@ class PrepareDir(GuidancePrepareDir):
     marker = _Below(MARKER_NAME)
     incomplete = _Below(INCOMPLETE_NAME)
     review_request = _Below(REVIEW_REQUEST)
+    domain_index = _Named(domain_index_name)
+    domain_request = _Named(domain_request_name)
+    case_file = _Named(case_file_name)
 
     @staticmethod
     def owns(name: str) -> bool:
         """Whether a file of this name is one a review preparation writes (any letter case)."""
         lowered = name.lower()
         return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in OWNED_PATTERNS)
-
-    def domain_index(self, domain: str) -> Path:
-        return self.path / domain_index_name(domain)
-
-    def domain_request(self, domain: str) -> Path:
-        return self.path / domain_request_name(domain)
-
-    def case_file(self, model_id: str) -> Path:
-        return self.path / case_file_name(model_id)
 
     @staticmethod
     def expected_names(domains: list[str], model_ids: list[str]) -> set[str]:
@@ -162,12 +148,8 @@ class BuildDir:
     FOLDERS = ("rows", "cases", "domains")  # the review folders whose files are pruned when their group vanishes
     review = _Below("review")
     cases = _Below("review", "cases.json")
-
-    def domain_cases(self, domain: str) -> Path:
-        return self.review / "cases" / f"{domain}.json"
-
-    def domain_articles(self, domain: str) -> Path:
-        return self.review / "domains" / f"{domain}.json"
+    domain_cases = _Named("{}.json".format, "review", "cases")
+    domain_articles = _Named("{}.json".format, "review", "domains")
 
     def rows(self, group: str) -> Path:
         return self.review / "rows" / (group.replace("/", "__") + ".json")
@@ -192,15 +174,9 @@ class RunDir:
     prompts = _Below("prompts")  # the prompts a live agent was sent, each once, named by its SHA-256
     requests = _Below("requests")  # a guidance or development run's prepared requests
     score = _Below("score.json")
-
-    def transcript(self, name: str) -> Path:
-        return self.transcripts / f"{name}.json"
-
-    def prompt(self, sha256: str) -> Path:
-        return self.prompts / f"{sha256}.txt"
-
-    def scorecard(self, suffix: str = "json") -> Path:
-        return self.path / f"scorecard.{suffix}"
+    transcript = _Named("{}.json".format, TRANSCRIPTS)
+    prompt = _Named("{}.txt".format, "prompts")  # by the prompt's SHA-256
+    scorecard = _Named("scorecard.{}".format)
 
 
 # --- guidance preparations and runs ------------------------------------------------------------------------------
@@ -214,13 +190,11 @@ class GuidanceRunDir(RunDir):
     """One guidance run: run.json (its verdict), requests/, evidence/baseline.json, results/, transcripts/."""
 
     baseline = _Below("evidence", "baseline.json")
+    result = _Named(result_name, "results")
 
     @property
     def prepared(self) -> GuidancePrepareDir:
         return GuidancePrepareDir(self.requests)
-
-    def result(self, model_id: str) -> Path:
-        return self.results / result_name(model_id)
 
     @staticmethod
     def next_in(base: Path) -> GuidanceRunDir:
@@ -249,9 +223,7 @@ class DevelopmentCaseDir:
     evidence = _Below("evidence.json")
     verdict = _Below("verdict.json")
     workspace = _Below("workspace")  # kept when the case did not pass
-
-    def check_log(self, check_id: str) -> Path:
-        return self.checks / f"{check_id}.log"
+    check_log = _Named("{}.log".format, "checks")
 
 
 @dataclass(frozen=True)
@@ -261,9 +233,6 @@ class DevelopmentRunDir(RunDir):
 
     def case(self, model_id: str) -> DevelopmentCaseDir:
         return DevelopmentCaseDir(self.path / "development" / model_id)
-
-    def cases(self) -> list[DevelopmentCaseDir]:
-        return [DevelopmentCaseDir(p) for p in sorted((self.path / "development").glob("case-*"))]
 
 
 # --- experiments -------------------------------------------------------------------------------------------------
@@ -277,13 +246,9 @@ class ExperimentDir:
     file = _Below("experiment.yaml")  # the experiment file `experiment ab` writes
     # what the experiment's answers cost, one JSON line per paid answer: its budget (maxCost) reads it
     cost_ledger = _Below("cost-ledger.jsonl")
-
-    def report(self, suffix: str = "json") -> Path:
-        return self.path / f"report.{suffix}"
-
-    def development_summary(self, suffix: str = "json") -> Path:
-        """A development experiment's secondary outcomes per arm (bceval.evaluators.development.arms)."""
-        return self.path / f"development-summary.{suffix}"
+    report = _Named("report.{}".format)
+    # a development experiment's secondary outcomes per arm (bceval.evaluators.development.arms)
+    development_summary = _Named("development-summary.{}".format)
 
     def variant(self, name: str) -> OutDir:
         """A prepare variant: an output folder of its own, shared by the arms reading the same corpus and manifest."""
@@ -322,6 +287,8 @@ class OutDir:
     development = _Below("development")  # `doit development_prepare`'s development preparation
     development_runs = _Below("development-runs")  # `doit development`'s runs: development-runs/run-NNNN
     view = _Below("view")  # `bceval view`'s static site
+    health = _Named("health.{}".format)
+    coverage = _Named("coverage.{}".format)  # `doit coverage`'s report (JSON) and its table (md)
 
     @property
     def prepare(self) -> PrepareDir:
@@ -336,13 +303,6 @@ class OutDir:
 
     def experiment(self, name: str) -> ExperimentDir:
         return ExperimentDir(self.experiments / name)
-
-    def health(self, suffix: str = "json") -> Path:
-        return self.path / f"health.{suffix}"
-
-    def coverage(self, suffix: str = "json") -> Path:
-        """`doit coverage`'s report (JSON) and its table (md)."""
-        return self.path / f"coverage.{suffix}"
 
     @property
     def own_folders(self) -> tuple[Path, ...]:

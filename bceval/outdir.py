@@ -3,6 +3,7 @@ while a graph runs, and swept of what a killed run left behind."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import stat
@@ -59,9 +60,7 @@ def sweep_temp_files(out: Path) -> list[Path]:
 
 
 def alive(pid: int) -> bool:
-    """Whether process `pid` may still be writing (this one included; unknown counts as alive)."""
-    if pid == os.getpid() or os.name != "posix":  # Windows: no harmless way to ask
-        return True
+    """Whether process `pid` may still be running (this one included; unknown counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -105,14 +104,14 @@ class OutputLock:
     def acquire(self) -> None:
         path = OutDir(self.out).lock
         try:  # never through a link, never anything but a plain file
-            handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
             raise BcevalError(f"{path}: cannot open the output lock: {exc.strerror}; remove it") from None
         if not stat.S_ISREG(os.fstat(handle).st_mode):
             os.close(handle)
             raise BcevalError(f"{path}: the output lock is not a regular file; remove it")
         try:
-            _lock(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(handle)
             raise BcevalError(
@@ -122,26 +121,5 @@ class OutputLock:
 
     def release(self) -> None:
         if self._handle is not None:
-            _unlock(self._handle)
-            os.close(self._handle)
+            os.close(self._handle)  # closing the only descriptor of the lock releases it
             self._handle = None
-
-
-if os.name == "nt":  # pragma: no cover - Windows
-    import msvcrt
-
-    def _lock(handle: int) -> None:
-        msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
-
-    def _unlock(handle: int) -> None:
-        os.lseek(handle, 0, os.SEEK_SET)
-        msvcrt.locking(handle, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(handle: int) -> None:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _unlock(handle: int) -> None:
-        fcntl.flock(handle, fcntl.LOCK_UN)

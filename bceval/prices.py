@@ -1,10 +1,5 @@
-"""What tokens cost: the user's price table, per model, in US dollars per million tokens.
-
-It comes from `[tool.bceval.prices."<model>"]` in pyproject.toml or from a YAML file (`--prices FILE`), each
-model with `input`, `output` and, optionally, `cached-input` (the price of prompt tokens the provider served
-from its cache; without it they cost what input costs). A model the table does not name has an unknown cost,
-never a cost of 0.
-"""
+"""What tokens cost: the user's price table (docs/settings.md), per model, in US dollars per million tokens. A model
+the table does not name has an unknown cost, never a cost of 0."""
 
 from __future__ import annotations
 

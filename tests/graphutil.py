@@ -9,8 +9,7 @@ from doit.doit_cmd import DoitMain
 
 from bceval.config import Settings
 from bceval.graph.doitlib import BcevalReporter
-from bceval.graph.loader import build_namespace
-from bceval.steps.output import open_output
+from bceval.graph.loader import build_namespace, open_output
 
 
 class RecordingReporter(BcevalReporter):

@@ -13,6 +13,7 @@ from bceval.corpus.index import build_index
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.corpus.rows import encode_group, index_chunks, read_group
 from bceval.errors import BcevalError
+from bceval.graph.inputs import GraphInputs
 from bceval.steps import prepare as steps
 
 
@@ -111,7 +112,7 @@ def test_the_index_equals_encoding_every_row_at_once(interleaved, tmp_path):
     settings = settings_for(interleaved.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
     assert (settings.prepare_dir / "knowledge-index.json").read_bytes() == expected_index(interleaved.root)
-    groups = list(steps.knowledge_groups(scan_corpus(interleaved.root)))
+    groups = GraphInputs(settings).groups
     assert len(index_chunks(list(steps._read_groups(settings, groups).values()))) == 6  # row by row
 
 

@@ -117,23 +117,11 @@ class CommandAgent(LiveAgent):
             hidden = list(self.hidden.values())
             env = scrubbed_environment(self.environ, hidden, folder) if self.isolated else dict(self.environ)
             argv = self.sandboxed([self.executable, "--version"], workdir, [folder], env)
-            with tempfile.TemporaryFile() as out:
-                try:
-                    process = live.start(
-                        argv, cwd=workdir, env=env, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
-                    )
-                except (OSError, BcevalError):
-                    return "unknown"
-                try:
-                    process.wait(timeout=VERSION_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    pass
-                finally:
-                    live.end(process)
-                    live.forget(process)
-                out.seek(0)
-                head = out.read(4096)
-            return version_line(head) if process.returncode == 0 else "unknown"
+            try:
+                ran = run_process(argv, workdir, VERSION_TIMEOUT, env)
+            except BcevalError:
+                return "unknown"
+            return version_line(ran.stdout[:4096]) if ran.exit_code == 0 else "unknown"
         finally:
             release(folder)
 
@@ -211,6 +199,35 @@ class CommandAgent(LiveAgent):
         except UnicodeDecodeError:
             return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
         return _read_output(self.agent, text, process.returncode, wall, record, usage)
+
+
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int | None  # None: stopped at its timeout
+    stdout: bytes
+    stderr: bytes
+
+
+def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
+    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended.
+    The first TRANSCRIPT_CAP bytes of its stdout and of its stderr are read (a casework judge runs programs so)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
+        except OSError as exc:
+            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            stopped = process.poll() is None
+            live.end(process)  # whatever it left running goes with it
+            live.forget(process)
+        out.seek(0)
+        err.seek(0)
+        code = None if stopped else process.returncode
+        return Ran(code, out.read(TRANSCRIPT_CAP), err.read(TRANSCRIPT_CAP))
 
 
 def _kept(data: bytes, size: int) -> str:

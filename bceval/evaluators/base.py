@@ -1,12 +1,6 @@
-"""The plugin protocol of an evaluator, and the records it answers with.
-
-A kind of evaluation is one package that registers one or more Evaluator objects: the built-in ones are listed in
-bceval.evaluators.registry, third-party ones are found through the entry-point group `bceval.evaluators`
-(`[project.entry-points."bceval.evaluators"] NAME = "package.module:EVALUATOR"`). The package owns everything of
-its kind; the frame (cli, graph, steps, runs, experiments, viewer, scorecard) reaches it only through this
-protocol and never names it. bceval's own evaluators also name the models of their JSON Schema files
-(`schemas()`), give the oracle's reply (`oracle_reply`), and the default one (review) is the frame's own pipeline.
-"""
+"""The plugin protocol of an evaluator (docs/contributing.md), and the records it answers with. The frame reaches
+an evaluator package only through this protocol (registered in bceval.evaluators.registry); bceval's own
+evaluators also give `schemas()` and `oracle_reply`, and the default one (review) is the frame's own pipeline."""
 
 from __future__ import annotations
 
@@ -75,6 +69,8 @@ TaskGenerators = Mapping[str, Callable[[], Any]]  # doit's `task_<name>` functio
 
 @runtime_checkable
 class Evaluator(Protocol):
+    """A subclass inherits the defaults given here (a positive case, outcomes from problems, no extras)."""
+
     name: str  # its registered name: "review", "plan", "implementation", "development", a plugin's own
     description: str  # one line: what it evaluates
     question: str  # the shape of question its agents answer (REVIEW, GUIDANCE, DEVELOPMENT or its own)
@@ -91,9 +87,11 @@ class Evaluator(Protocol):
 
     def case_kind(self, case: Any) -> str:
         """Either "positive" (the case expects something found) or "clean" (a control that expects nothing)."""
+        return "positive"
 
     def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
         """Per-case outcomes of a finished run, from the problems its run record holds."""
+        return outcomes_from_problems([case.id for case in self.cases(loaded)], problems)
 
     def measures(self, loaded: Any, results_dir: Path | None) -> Mapping[str, CaseMeasures] | None:
         """Per case id, what it measures of an answer besides passing (results_dir None: no answers yet); None
@@ -101,10 +99,12 @@ class Evaluator(Protocol):
 
     def commands(self) -> tuple[Command, ...]:
         """The CLI subcommands it adds (evaluators of one package return the same ones; they are added once)."""
+        return ()
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         """The doit task generators it adds to a graph (bceval.graph.inputs.GraphInputs: its settings and the
         corpus listing); cheap, as they run on every command."""
+        return {}
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         """`bceval prepare|answer|score|publish|view --evaluator NAME ...`: its exit code."""

@@ -4,6 +4,7 @@ leaves are read inside actions."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from doit import get_initial_workdir
 from doit.exceptions import InvalidDodoFile
 
-from bceval.config import Settings, context_line, load_settings
+from bceval.config import Settings, check_inputs, context_line, load_settings
 from bceval.corpus.layers import Listing
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import DEFAULT, all_tasks, evaluator
@@ -20,7 +21,7 @@ from bceval.graph.bench import bench_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.inputs import GraphInputs
 from bceval.graph.view import view_tasks
-from bceval.steps.output import open_output
+from bceval.outdir import ensure_output_dir, repair_doit_state
 
 
 def doit_config(settings: Settings) -> dict[str, Any]:
@@ -69,9 +70,8 @@ def build_namespace(
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
             made.update(make())
-    summary = made.pop("task_summary", None)  # scoring's summary is the namespace's last task
-    if summary is not None:
-        made["task_summary"] = summary
+    if "task_summary" in made:  # scoring's summary is the namespace's last task
+        made["task_summary"] = made.pop("task_summary")
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
 
 
@@ -80,12 +80,19 @@ def _experiment_tasks(settings: Settings) -> dict[str, Any]:
     # module before it can report a broken plugin in one line
     from bceval.graph.experiment import experiment_tasks
 
-    return experiment_tasks(settings, prepare_variant)
+    return experiment_tasks(settings, lambda variant: run_graph(variant, ["prepare"]))  # in this process
 
 
-def prepare_variant(variant: Settings) -> int:
-    """`bceval prepare` of an experiment's corpus variant: the same graph, in this process."""
-    return run_graph(variant, ["prepare"])
+def open_output(settings: Settings) -> None:
+    """Before doit opens its state file in the output directory: the inputs exist, the directory is usable,
+    and a state file a killed run left half written is dropped (one line says so)."""
+    check_inputs(settings)
+    ensure_output_dir(settings.out)
+    if repair_doit_state(settings.doit_db):
+        print(
+            f"bceval: {settings.doit_db} was not doit's state database (an older bceval's or damaged); rebuilding",
+            file=sys.stderr,
+        )
 
 
 def run_graph(

@@ -108,11 +108,7 @@ def write_run_record(settings: Settings, selected: list[str] | None, replace: bo
     if existing is not None and isinstance(existing.get(WRITTEN), dict):
         record[WRITTEN] = existing[WRITTEN]  # what bceval wrote stays known, even when an arm's record is new
     elif settings.results is None:  # a new run, or one from before digests were kept: what it wrote, as it is now
-        record[WRITTEN] = {
-            path.name: sha256_of(read_regular_bytes(path))
-            for path in sorted(settings.results_dir.glob("*-case-*.json"))
-            if _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path)
-        }
+        record[WRITTEN] = {path.name: sha256_of(read_regular_bytes(path)) for path in _own_files(settings.results_dir)}
     write_record(settings.run_dir, record)
     removed = prune_vanished(settings.results_dir, cases)
     if removed:
@@ -346,9 +342,7 @@ def recorded_cost(results_dir: Path) -> float:
     """The known cost of the answers a run already has and paid for (results and failures written by bceval answer;
     an answer from another run's cache cost this one nothing)."""
     total = 0.0
-    for path in sorted(results_dir.glob("*-case-*.json")):
-        if not _OWN_FILE.match(path.name):
-            continue
+    for path in _own_files(results_dir):
         record = _document(path).get("record")
         if isinstance(record, dict) and record.get("cached") is not True:  # a cached answer: another run paid for it
             total += Usage.from_record(record.get("usage")).costUsd or 0.0
@@ -359,11 +353,11 @@ def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
     articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
     labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents."""
-    if transcript and transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
-        return {key: transcript[key] for key in ("readBy", "agentTrace", "candidates") if key in transcript}
-    if not transcript or "readEvidence" not in transcript:
-        return {}
-    keys = ("readBy", "readEvidence", "candidates", "waits")
+    transcript = transcript or {}
+    if transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
+        keys: tuple[str, ...] = ("readBy", "agentTrace", "candidates")
+    else:
+        keys = ("readBy", "readEvidence", "candidates", "waits") if "readEvidence" in transcript else ()
     return {key: transcript[key] for key in keys if key in transcript}
 
 
@@ -379,18 +373,18 @@ def status(outcome: Answer) -> str:
 _OWN_FILE = re.compile(r"^(result|infra)-case-[0-9a-f]{8}\.json$")
 
 
-def _written_by_bceval(path: Path) -> bool:
-    """Result and infra files this runner writes carry an `answeredBy` block; hand-written ones do not."""
-    return isinstance(_document(path).get("answeredBy"), dict)
+def _own_files(results_dir: Path) -> list[Path]:
+    """The result and infra files this runner wrote: named exactly like ours and carrying the `answeredBy` block
+    that hand-written ones lack."""
+    named = (path for path in sorted(results_dir.glob("*-case-*.json")) if _OWN_FILE.match(path.name))
+    return [path for path in named if path.is_file() and isinstance(_document(path).get("answeredBy"), dict)]
 
 
 def prune_vanished(results_dir: Path, cases: list[ReviewCase]) -> list[str]:
     """Remove per-case files this runner wrote for cases that no longer exist (any shard's are kept); returns
-    their names. Only files named exactly like ours and carrying our `answeredBy` block go."""
+    their names (see _own_files)."""
     known = {result_name(c.modelId) for c in cases} | {infra_name(c.modelId) for c in cases}
-    removed = []
-    for path in sorted(results_dir.glob("*-case-*.json")):
-        if path.name not in known and _OWN_FILE.match(path.name) and path.is_file() and _written_by_bceval(path):
-            path.unlink()
-            removed.append(path.name)
-    return removed
+    removed = [path for path in _own_files(results_dir) if path.name not in known]
+    for path in removed:
+        path.unlink()
+    return [path.name for path in removed]

@@ -9,7 +9,7 @@ from typing import Any
 
 from bceval.config import Settings
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps_compact, parse_json
+from bceval.jsonio import append_text, dumps_compact, parse_json
 from bceval.usage import known_number
 
 
@@ -30,12 +30,6 @@ def unpriced_warning(budget: str, prices: Any, models: list[str | None]) -> str 
     )
 
 
-def reached(spent: float, limit: float) -> bool:
-    """Whether a known cost has reached its budget; sums of float prices are compared to the nano-dollar, so eight
-    answers at 0.0125 do reach 0.1."""
-    return round(spent, 9) >= limit
-
-
 class Budget:
     """A known cost against its limit. A run's --max-cost starts from what its earlier answers cost; an experiment's
     maxCost (`ledger`) is the sum of its cost ledger, one JSON line per paid answer (`{"unit", "costUsd"}`), read
@@ -53,7 +47,8 @@ class Budget:
         self._lock = threading.Lock()
 
     def reached(self) -> bool:
-        return reached(self.known(), self.limit)
+        # sums of float prices are compared to the nano-dollar, so eight answers at 0.0125 do reach 0.1
+        return round(self.known(), 9) >= self.limit
 
     def known(self) -> float:
         with self._lock:
@@ -77,10 +72,9 @@ class Budget:
             elif self.ledger is None:
                 self.spent += cost
             else:
-                line = dumps_compact({"unit": unit, "costUsd": cost}).encode("utf-8")
                 self.ledger.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.ledger, "ab") as handle:  # one short write in append mode: lines never interleave
-                    handle.write(line)
+                # one short write in append mode: lines never interleave
+                append_text(self.ledger, dumps_compact({"unit": unit, "costUsd": cost}))
                 self._catch_up()
 
     def _catch_up(self) -> None:

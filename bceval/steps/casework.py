@@ -15,31 +15,32 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bceval.agents import live
+from bceval.agents.command import run_process as run_process  # a plugin's judge runs its programs with it
 from bceval.agents.registry import Agent, Shape, ShapedSetup, make_agent
 from bceval.agents.view import release, scrubbed_environment, temp_folder
 from bceval.config import SOURCES, Settings, agent_settings, load_settings
 from bceval.errors import BcevalError
 from bceval.escape import console, html, markdown
-from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
-from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
+from bceval.evaluators.base import RUN, Evaluator, Traits
+from bceval.jsonio import dumps, read_json, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
 from bceval.runs.record import run_record, write_record
 from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.steps.answer import hidden_paths
+from bceval.viewer.html import bullets, table
 
 QUESTION = "question.json"
 ANSWERS = "answers.json"
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-OUTPUT_CAP = 1 << 20  # bytes of a judged program's stdout and of its stderr that are read
 AGENTS = ("oracle", "command")
+HEADERS = ("case", "verdict", "failing stage", "problems")
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,6 @@ class Verdict:
     passed: bool
     stage: str | None = None  # the first stage that failed
     problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Ran:
-    exit_code: int | None  # None: stopped at its timeout
-    stdout: bytes
-    stderr: bytes
 
 
 class CaseScore(StrictModel):
@@ -77,27 +71,6 @@ class ScoreFile(StrictModel):
     adapter: str
     passed: bool
     cases: list[CaseScore]
-
-
-def run_process(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
-    """Run a program (stdin empty) in a session of its own; at `timeout` seconds it and all it started are ended."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            process = live.start(argv, cwd, dict(os.environ if env is None else env), out, err, subprocess.DEVNULL)
-        except OSError as exc:
-            raise BcevalError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            stopped = process.poll() is None
-            live.end(process)  # whatever it left running goes with it
-            live.forget(process)
-        out.seek(0)
-        err.seek(0)
-        code = None if stopped else process.returncode
-        return Ran(code, out.read(OUTPUT_CAP), err.read(OUTPUT_CAP))
 
 
 @dataclass(frozen=True)
@@ -150,7 +123,7 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True)
 
 
-class CaseEvaluator:
+class CaseEvaluator(Evaluator):
     """The Evaluator protocol (bceval.evaluators.base) over five hooks; a subclass sets name and description."""
 
     name = ""
@@ -177,24 +150,6 @@ class CaseEvaluator:
     # --- the protocol -------------------------------------------------------------------------------------------
     def model_id(self, case: Any) -> str:
         return str(case.id)  # a task's id is no secret: its prompt names the task anyway
-
-    def case_kind(self, case: Any) -> str:
-        return "positive"
-
-    def outcomes(self, loaded: Any, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([c.id for c in self.cases(loaded)], problems)
-
-    def measures(self, loaded: Any, results_dir: Path | None) -> None:
-        return None
-
-    def commands(self) -> tuple[Command, ...]:
-        return ()
-
-    def tasks(self, inputs: Any) -> TaskGenerators:
-        return {}
-
-    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
-        return None
 
     def unit_inputs(self, arm: Any) -> dict[str, Any]:
         """The SHA-256 of every file of the arm's corpus (path and bytes) and of its manifest."""
@@ -230,24 +185,21 @@ class CaseEvaluator:
 
     # --- prepare, answer, score ---------------------------------------------------------------------------------
     def prepare(self, loaded: Any, prepared: Path) -> None:
-        """Each case's question folder, written atomically; folders and files of cases no longer asked go."""
-        wanted: dict[str, set[str]] = {}
+        """Each case's question folder, written anew; folders of cases no longer asked go."""
+        wanted: set[str] = set()
         for case in self.cases(loaded):
             if not SAFE_ID.fullmatch(str(case.id)):
                 raise BcevalError(f"{self.name}: case id '{console(str(case.id))}' is not a safe file name")
             asked = self.question_for(loaded, case)
             folder = prepared / case.id
+            shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier question stays
             _write_files(folder, asked.files, f"{self.name} case {case.id}")
             document = {"id": case.id, "prompt": asked.prompt, "files": sorted(asked.files)}
             write_atomic(folder / QUESTION, dumps(document))
-            wanted[case.id] = {QUESTION, *(Path(name).as_posix() for name in asked.files)}
-        for folder in (p for p in prepared.iterdir() if p.is_dir()) if prepared.is_dir() else ():
-            if folder.name not in wanted:
+            wanted.add(case.id)
+        for folder in prepared.iterdir() if prepared.is_dir() else ():
+            if folder.is_dir() and folder.name not in wanted:
                 shutil.rmtree(folder)
-                continue
-            for path in (p for p in folder.rglob("*") if p.is_file()):
-                if path.relative_to(folder).as_posix() not in wanted[folder.name]:
-                    path.unlink()
 
     def answer_run(self, loaded: Any, prepared: Path, run_dir: Path, adapter: str, settings: Settings) -> None:
         """Prepare, answer every case into a new folder, then put it in place of the run of that name."""
@@ -265,11 +217,10 @@ class CaseEvaluator:
         """work/<case>/ of every case by the oracle or a command agent, and answers.json (which failed to answer)."""
         if adapter not in AGENTS:
             raise BcevalError(f"--adapter {adapter}: a {self.name} run answers with {' or '.join(AGENTS)}")
-        hidden = {"the corpus": Path(settings.corpus), "bceval's output": Path(settings.out)}
-        hidden.update({f"bceval's output ({n})": Path(p) for n, p in enumerate(settings.hide, 1)})
         agent = None
         if adapter == "command":
-            agent = make_agent("command", ShapedSetup(self.question, FolderShape(hidden), agent_settings(settings)))
+            shape = FolderShape(hidden_paths(settings))
+            agent = make_agent("command", ShapedSetup(self.question, shape, agent_settings(settings)))
         failures: dict[str, str | None] = {}
         for case in self.cases(loaded):
             work = run_dir / "work" / case.id
@@ -287,7 +238,7 @@ class CaseEvaluator:
         try:
             folder = scratch / "work"
             _copy(question, folder)
-            prompt = parse_json(read_regular_bytes(question / QUESTION), str(question / QUESTION))["prompt"]
+            prompt = read_json(question / QUESTION)["prompt"]
             failure, record = agent.answer(FolderQuestion(folder, prompt))
             _copy(folder, work)
         finally:
@@ -299,7 +250,7 @@ class CaseEvaluator:
 
     def score_run(self, loaded: Any, run_dir: Path, run: str, adapter: str) -> int:
         """Judge every answered case (in a scratch copy); score.json, scorecard.md and run.json; 1 when one fails."""
-        answers = parse_json(read_regular_bytes(run_dir / ANSWERS), str(run_dir / ANSWERS))
+        answers = read_json(run_dir / ANSWERS)
         adapter = answers["agent"].get("adapter", adapter)
         scores = [self._judged(loaded, case, run_dir, answers["failures"]) for case in self.cases(loaded)]
         score = ScoreFile(
@@ -338,17 +289,16 @@ class CaseEvaluator:
     # --- view ---------------------------------------------------------------------------------------------------
     def write_view(self, out: Path) -> int:
         """A static page per scored run of this evaluator under OUT/view/<evaluator>/, and an index of them."""
-        folder = OutDir(out).path / "view" / self.name
-        runs = OutDir(out).runs
+        folder = OutDir(out).view / self.name
         scores = []
-        for path in sorted(runs.glob("*/score.json")) if runs.is_dir() else []:
-            document = parse_json(read_regular_bytes(path), str(path))
+        for path in sorted(OutDir(out).runs.glob("*/score.json")):
+            document = read_json(path)
             if isinstance(document, dict) and document.get("evaluator") == self.name:
                 scores.append(ScoreFile.model_validate(document))
         for score in scores:
             write_atomic(folder / f"{score.run}.html", run_page(score))
-        links = "".join(f'<li><a href="{html(s.run)}.html">{html(s.run)}</a>: {_word(s.passed)}</li>' for s in scores)
-        write_atomic(folder / "index.html", _page(f"{self.name} runs", f"<ul>{links}</ul>"))
+        links = [f'<a href="{html(s.run)}.html">{html(s.run)}</a>: {_word(s.passed)}' for s in scores]
+        write_atomic(folder / "index.html", _page(f"{self.name} runs", bullets(links)))
         print(f"View: {folder / 'index.html'} ({len(scores)} run(s))")
         return 0
 
@@ -362,7 +312,7 @@ def scorecard(score: ScoreFile) -> str:
     head = f"# Scorecard: {markdown(score.evaluator)}, run {markdown(score.run)}\n\nAdapter: {markdown(score.adapter)}."
     lines = [
         f"{head} Passed {passed} of {len(score.cases)} case(s).\n",
-        "| case | verdict | failing stage | problems |",
+        f"| {' | '.join(HEADERS)} |",
         "|---|---|---|---|",
     ]
     for case in score.cases:
@@ -377,11 +327,6 @@ def _page(title: str, body: str) -> str:
 
 
 def run_page(score: ScoreFile) -> str:
-    rows = "".join(
-        f"<tr><td>{html(c.id)}</td><td>{_word(c.passed)}</td><td>{html(c.stage or '')}</td>"
-        f"<td>{'<br>'.join(html(p) for p in c.problems)}</td></tr>\n"
-        for c in score.cases
-    )
-    table = f"<table><tr><th>case</th><th>verdict</th><th>failing stage</th><th>problems</th></tr>\n{rows}</table>"
+    rows = [[html(c.id), _word(c.passed), html(c.stage or ""), "<br>".join(map(html, c.problems))] for c in score.cases]
     summary = f"<p>Adapter {html(score.adapter)}: {_word(score.passed)}.</p>"
-    return _page(f"{score.evaluator}: run {score.run}", summary + table)
+    return _page(f"{score.evaluator}: run {score.run}", summary + table(HEADERS, rows))

@@ -3,7 +3,6 @@ when `$GITHUB_STEP_SUMMARY` names a file, the Markdown summary appended to it (s
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,14 @@ from bceval.viewer.collect import (
     ReviewRun,
     read_experiment,
     read_guidance_run,
+    read_json,
     read_review_run,
 )
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, suite: str, cases: list[TestCase]) -> None:
     try:
-        write_atomic(path, text)
+        write_atomic(path, render(suite, cases))
     except OSError as exc:
         raise BcevalError(f"--junit {path}: cannot write the report ({exc.strerror})") from None
     print(f"bceval: JUnit report: {path}", file=sys.stderr)
@@ -46,12 +46,7 @@ def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
 
 def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | None:
     """The agent's own failure (no report at all), from its transcript: an infrastructure failure."""
-    if not row.transcript:
-        return None
-    try:
-        transcript = json.loads((run.directory / row.transcript).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    transcript = read_json(run.directory / row.transcript) if row.transcript else None
     outcome = transcript.get("outcome") if isinstance(transcript, dict) else None
     return outcome if isinstance(outcome, str) and outcome.startswith("failed") else None
 
@@ -66,12 +61,11 @@ def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix
 def write_guidance_junit(run_dir: Path, path: Path) -> None:
     """One test case per manifest case of a guidance run; a run that did not finish is one error."""
     if not RunDir(run_dir).record.is_file():
-        case = TestCase("guidance run", "bceval.guidance", "error", "the run did not finish: it has no run.json")
-        _write(path, render(f"bceval guidance run {run_dir.name}", [case]))
-        return
-    run = read_guidance_run(run_dir, "", run_dir.name)
-    cases = [guidance_case(run, row, f"bceval.guidance.{run_dir.name}") for row in run.cases]
-    _write(path, render(f"bceval guidance run {run_dir.name}", cases))
+        cases = [TestCase("guidance run", "bceval.guidance", "error", "the run did not finish: it has no run.json")]
+    else:
+        run = read_guidance_run(run_dir, "", run_dir.name)
+        cases = [guidance_case(run, row, f"bceval.guidance.{run_dir.name}") for row in run.cases]
+    _write(path, f"bceval guidance run {run_dir.name}", cases)
 
 
 def write_experiment_junit(directory: Path, path: Path) -> None:
@@ -98,7 +92,7 @@ def write_experiment_junit(directory: Path, path: Path) -> None:
                     cases.append(guidance_case(run, row, classname, suffix))
                 else:
                     cases.append(TestCase(f"{line.get('id')}{suffix}", classname, "skipped", "no answer yet"))
-    _write(path, render(f"bceval experiment {experiment.name}", cases))
+    _write(path, f"bceval experiment {experiment.name}", cases)
 
 
 def append_step_summary(markdown: Path) -> None:
@@ -120,10 +114,7 @@ def score_outputs(settings: Settings, code: int, junit: Path | None) -> int:
         return code
     if junit is not None:  # one test case per case
         run = read_review_run(settings.run_dir, settings.out, "")
-        _write(
-            junit,
-            render(f"bceval run {run.name}", [review_case(r, f"bceval.{run.name}.{r.domain}") for r in run.cases]),
-        )
+        _write(junit, f"bceval run {run.name}", [review_case(r, f"bceval.{run.name}.{r.domain}") for r in run.cases])
     append_step_summary(run_dir.scorecard("md"))
     return code
 

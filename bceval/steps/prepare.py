@@ -17,13 +17,7 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Listing, index_order, sorted_texts
 from bceval.corpus.prepdir import strays
-from bceval.corpus.rows import (
-    GroupRows,
-    encode_group,
-    index_chunks,
-    read_group,
-    row_count,
-)
+from bceval.corpus.rows import GroupRows, encode_group, index_chunks, read_group, row_count
 from bceval.errors import BcevalError
 from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
@@ -69,19 +63,10 @@ def group_files(listing: Listing, folders: list[str], suffix: str) -> list[str]:
     return sorted(f"{folder}/{name}" for folder in folders for name in names[folder] if name.endswith(suffix))
 
 
-def knowledge_groups(listing: Listing) -> dict[str, list[str]]:
-    """Every indexed article by `article_group`; groups and the paths in each in ordinal order."""
-    return _grouped(listing, ".md")
-
-
 def sample_groups(listing: Listing) -> dict[str, list[str]]:
     """Every AL sample (`*.al`) by `article_group`: the rows task of a group checks them too, so validation
     reads every file preparing could, and a sample that is not UTF-8 is an error even when no case uses it."""
-    return _grouped(listing, ".al")
-
-
-def _grouped(listing: Listing, suffix: str) -> dict[str, list[str]]:
-    grouped = {group: group_files(listing, folders, suffix) for group, folders in group_folders(listing).items()}
+    grouped = {group: group_files(listing, folders, ".al") for group, folders in group_folders(listing).items()}
     return {group: rels for group, rels in grouped.items() if rels}
 
 

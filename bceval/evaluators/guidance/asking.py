@@ -91,12 +91,13 @@ class GuidanceShape(Shape):
     def read_evidence(self) -> dict[str, dict[str, Any]]:
         return dict(self._evidence)
 
+    def _request(self, case: GuidanceCaseInput, root: str) -> str:
+        """The case's request, its knowledge at `root`: the view, never the checkout with its expectations."""
+        return dumps({**case.request(), "knowledgeRoot": root, "knowledgeIndex": f"{root}/{KNOWLEDGE_INDEX}"})
+
     def by_process(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
-        request = case.request()
-        request["knowledgeRoot"] = str(view)  # the view, never the checkout with its expectations
-        request["knowledgeIndex"] = str(view / KNOWLEDGE_INDEX)
-        text = dumps(request)
+        text = self._request(case, str(view))
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
         # the runner's environment, already without git-redirecting variables (runner.run_guidance)
         env = scrubbed_environment(case.environment, list(self.hidden.values()), case.workspace)
@@ -115,19 +116,15 @@ class GuidanceShape(Shape):
             answer, attempts, usage = agent.ask(attempt, lambda output: _answer_of(output, case.case_id))
         finally:
             release(scratch)
-        sent = "" if agent.reads_request_file else prompt
         record = {
-            "promptSha256": write_prompt(self.run_dir, sent) if sent else None,
+            "promptSha256": None if agent.reads_request_file else write_prompt(self.run_dir, prompt),
             "attempts": [attempt.record for attempt in attempts],
         }
         return self._finish(agent, case, answer, attempts, usage, record)
 
     def by_endpoint(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
-        request = case.request()
-        request["knowledgeRoot"] = "knowledge"  # paths the tools take: never the checkout itself
-        request["knowledgeIndex"] = f"knowledge/{KNOWLEDGE_INDEX}"
-        user = f"=== request {case.request_path.name} ===\n{dumps(request)}"
+        user = f"=== request {case.request_path.name} ===\n{self._request(case, 'knowledge')}"  # the tools' paths
         system = PROTOCOL.format(head=self._head, index=KNOWLEDGE_INDEX)
 
         def attempt(number: int, waited: float) -> _Attempt:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bceval.agents.registry import capabilities
 from bceval.cli.parser import Parser, add_options, settings_flags
@@ -36,6 +37,7 @@ TITLES = {
     "demo-workspaces": "demo workspaces",
 }
 UNSAFE = "the input could not be read safely"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,11 @@ class Options:
     mode: str
     root: Path
     manifest: Path
-    out: Path | None
-    workspace_map: Path | None
-    baseline: Path | None
-    baseline_sha256: str | None
-    results: Path | None
+    out: Path | None = None
+    workspace_map: Path | None = None
+    baseline: Path | None = None
+    baseline_sha256: str | None = None
+    results: Path | None = None
     adapter: str | None = None
     agent: Any = None  # run --adapter command: bceval.agents.settings.AgentSettings
     max_cost: float | None = None  # run with a live agent: no new case starts once the run's known cost reaches it
@@ -160,10 +162,6 @@ def mode_help(argv: list[str]) -> str | None:
     return parser.format_help()
 
 
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
-
-
 def options_from(args: argparse.Namespace) -> Options:
     mode = args.guidance_mode
     if mode == "demo-workspaces" and args.guidance_manifest:
@@ -190,38 +188,47 @@ def options_from(args: argparse.Namespace) -> Options:
             raise GuidanceError("run --adapter command needs --command (or BCEVAL_COMMAND), the agent command line")
         agent = from_settings(replace(settings, adapter=args.guidance_adapter) if endpoint else settings)
         max_cost = settings.max_cost
+    given = {name: getattr(args, f"guidance_{name}") for name in ("out", "workspace_map", "baseline", "results")}
     return Options(
-        source=source,
-        mode=mode,
-        root=root,
-        manifest=Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
-        out=_path(args.guidance_out),
-        workspace_map=_path(args.guidance_workspace_map),
-        baseline=_path(args.guidance_baseline),
+        mode,
+        root,
+        Path(args.guidance_manifest) if args.guidance_manifest else root / DEFAULT_MANIFEST,
+        **{name: Path(value) if value else None for name, value in given.items()},
         baseline_sha256=args.guidance_baseline_sha256 or None,
-        results=_path(args.guidance_results),
         adapter=getattr(args, "guidance_adapter", None) or None,
         agent=agent,
         max_cost=max_cost,
+        source=source,
     )
 
 
+def guarded(title: str, work: Callable[[], T], caught: type[BcevalError] = GuidanceError) -> T:
+    """Run one guidance step; only bceval's own one-line message (of a `caught` error) can leave it."""
+    try:
+        return work()
+    except EvaluationFailed:  # a run's problems, each in bceval's words
+        raise
+    except caught as exc:
+        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
+    except Exception:  # noqa: BLE001 - never a traceback or foreign text
+        raise EvaluationFailed(f"{title} FAILED: {UNSAFE}", verdict=False) from None
+
+
+def _announced(args: argparse.Namespace) -> str:
+    options = options_from(args)  # which may fail like any mode
+    out = f"; out {options.out}" if options.out else ""
+    print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
+    return execute(options)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Read the options (which may fail like any mode) and run the mode; returns the exit code."""
+    """Read the options and run the mode; returns the exit code."""
     mode = getattr(args, "guidance_mode", "validate")
-    failed = f"Development guidance {TITLES.get(mode, 'run')} FAILED"
     code = EXIT_FAILED
     try:
-        options = options_from(args)
-        out = f"; out {options.out}" if options.out else ""
-        print(f"bceval: corpus {options.root} ({options.source}); manifest {options.manifest}{out}", file=sys.stderr)
-        line = execute(options)
+        line = guarded(f"Development guidance {TITLES.get(mode, 'run')}", lambda: _announced(args), BcevalError)
     except EvaluationFailed as exc:
         print(exc.render(), file=sys.stderr)
-    except BcevalError as exc:  # bceval's own one-line words, never an agent's
-        print(f"{failed}: {exc}", file=sys.stderr)
-    except Exception:  # noqa: BLE001 - never a traceback, never foreign text
-        print(f"{failed}: {UNSAFE}", file=sys.stderr)
     else:
         print(line)
         code = 0

@@ -94,10 +94,7 @@ def create_demo(corpus: Path, directory: Path, in_output: bool = False) -> list[
         cases[run.name] = [case.id for case in manifest.cases]
         for case_id in cases[run.name]:
             safe_path(source / WORKSPACE_SOURCES / case_id, f"Demo workspace source for '{case_id}'", kind="dir")
-    try:
-        moment = source_date_epoch()
-    except BcevalError as exc:
-        raise GuidanceError(str(exc)) from None
+    moment = source_date_epoch()  # its error is bceval's own line, as a GuidanceError's
     epoch = int(moment.timestamp()) if moment else DEFAULT_EPOCH
     out.mkdir(parents=True, exist_ok=True)
     _committed_copy(source, out / KNOWLEDGE, epoch, "bceval demo knowledge checkout", skip)

@@ -18,8 +18,8 @@ import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
-from bceval.evaluators.guidance.paths import parse_strict, require_object, require_string, safe_path, scan_links, walk
-from bceval.jsonio import MAX_JSON_BYTES, create_exclusive, dumps, open_regular, read_regular_bytes
+from bceval.evaluators.guidance.paths import parse_strict, read_limited, require_object, require_string, safe_path, walk
+from bceval.jsonio import create_exclusive, dumps, open_regular, read_regular_bytes
 
 BASELINE_KIND = "bcquality-guidance-runner-baseline"
 SNAPSHOT_VERSION = 1
@@ -140,7 +140,8 @@ def _git_metadata(root: Path, storages: list[Path], label: str) -> dict[str, str
                 continue
             if path.is_dir():
                 if not path.is_relative_to(root):  # inside root the content walk already covers it
-                    scan_links(path, f"{label} git metadata")
+                    for _ in walk(path, f"{label} git metadata"):  # refuses any link or special file
+                        pass
                 continue
             data = read_regular_bytes(path)
             if name.startswith("config") and _INCLUDE_LINE.search(data):
@@ -247,15 +248,9 @@ class Baseline:
 
 def load_baseline(path: Path, digest: str, manifest: GuidanceManifest) -> Baseline:
     """The scoring gate (§5.4): digest from runner memory first, then the recorded bindings."""
-    checked = safe_path(path, f"Baseline {path}", kind="file")
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise GuidanceError("BaselineSha256 must be a SHA256 digest (64 hex digits)")
-    try:
-        if checked.stat().st_size > MAX_JSON_BYTES:
-            raise GuidanceError("Baseline must be strict JSON with unique members (at most 32 MiB)")
-        data = read_regular_bytes(checked)
-    except OSError:
-        raise GuidanceError("Baseline could not be read safely") from None
+    _, data = read_limited(path, f"Baseline {path}", "Baseline")
     if hashlib.sha256(data).hexdigest().upper() != digest.upper():
         raise GuidanceError("Baseline digest mismatch: the baseline changed after capture")
     document = require_object(
@@ -266,22 +261,15 @@ def load_baseline(path: Path, digest: str, manifest: GuidanceManifest) -> Baseli
     version = document["version"]
     if type(version) is not int or version != 1 or document["kind"] != BASELINE_KIND:
         raise GuidanceError("Unsupported runner baseline kind or version")
-    recorded_sha = document["manifestSha256"]
-    if (
-        document["root"] != str(manifest.root)
-        or document["manifestPath"] != str(manifest.path)
-        or not isinstance(recorded_sha, str)
-        or recorded_sha.upper() != manifest.sha256
-    ):
+    recorded_for = (document["root"], document["manifestPath"], str(document["manifestSha256"]).upper())
+    if recorded_for != (str(manifest.root), str(manifest.path), manifest.sha256):
         raise GuidanceError("Baseline was captured for another knowledge root or manifest")
     recorded = require_object(document["workspaces"], "Baseline workspaces")
-    if len(recorded) != len(manifest.cases):
+    if set(recorded) != {case.id for case in manifest.cases}:
         raise GuidanceError("Baseline workspaces: case set mismatch with the manifest")
     bound: dict[str, Path] = {}
     snapshots: dict[str, Any] = {}
     for case in manifest.cases:
-        if case.id not in recorded:
-            raise GuidanceError("Baseline workspaces: case set mismatch with the manifest")
         label = f"Baseline workspace of '{case.id}'"
         entry = require_object(recorded[case.id], label, ("caseId", "root", "snapshot"))
         if entry["caseId"] != case.hashed:

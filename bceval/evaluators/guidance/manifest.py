@@ -13,8 +13,8 @@ from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_PATH
 from bceval.evaluators.guidance.paths import (
     DIMENSIONS,
     check_context,
-    is_text,
     parse_strict,
+    read_limited,
     read_strict,
     require_array,
     require_bool,
@@ -23,7 +23,6 @@ from bceval.evaluators.guidance.paths import (
     resolve_reference,
     safe_path,
 )
-from bceval.jsonio import read_regular_bytes
 
 KINDS = ("feature", "bug", "refactor", "upgrade", "maintenance")
 OUTCOMES = ("completed", "not-applicable", "no-knowledge", "partial", "failed")
@@ -180,7 +179,7 @@ def _case(root: Path, raw: Any, label: str, implementation: bool) -> GuidanceCas
             )
     if outcome in EMPTY_OUTCOMES and (required or optional):
         raise GuidanceError(f"{label}: expectedOutcome {outcome} requires empty required and optional knowledge")
-    if implementation and outcome == "not-applicable" and is_text(diff) and decision:
+    if implementation and outcome == "not-applicable" and diff.strip() and decision:
         raise GuidanceError(f"{label}: a not-applicable case must lack its implementation-diff or decision-context")
     references = "requiredKnowledge/optionalKnowledge" + ("/expectedOmitted" if implementation else "")
     for path in dict.fromkeys(required + optional + (expected if implementation else [])):
@@ -238,11 +237,7 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
 def load_manifest(root: Path | str, manifest_path: Path | str) -> GuidanceManifest:
     """Safe-check the knowledge checkout and the manifest, read it once, validate it."""
     checked_root = safe_path(root, f"Knowledge checkout {root}", kind="dir")
-    checked_manifest = safe_path(manifest_path, f"Manifest {manifest_path}", kind="file")
-    try:
-        data = read_regular_bytes(checked_manifest)
-    except OSError:
-        raise GuidanceError("Manifest could not be read safely") from None
+    checked_manifest, data = read_limited(manifest_path, f"Manifest {manifest_path}", "Manifest")
     return check_manifest(checked_root, checked_manifest, data)
 
 

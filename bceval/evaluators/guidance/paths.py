@@ -38,19 +38,17 @@ def safe_path(path: Path | str, label: str, *, kind: str | None = None, missing_
         if name.endswith((".", " ")):
             raise GuidanceError(f"{label}: path components must not end in a dot or a space")
     current = Path(parts[0])
-    st: os.stat_result | None = None
+    st = os.lstat(current)
     for name in parts[1:]:
         current = current / name
         try:
             st = os.lstat(current)
         except (FileNotFoundError, NotADirectoryError):
-            if missing_ok and (st is None or stat.S_ISDIR(st.st_mode)):
+            if missing_ok and stat.S_ISDIR(st.st_mode):
                 return absolute
             raise GuidanceError(f"{label} does not exist") from None
         if is_link(st):
             raise GuidanceError(f"{label}: {LINKS}")
-    if st is None:
-        st = os.lstat(absolute)
     if kind == "file" and not stat.S_ISREG(st.st_mode):
         raise GuidanceError(f"{label} must be an existing regular file")
     if kind == "dir" and not stat.S_ISDIR(st.st_mode):
@@ -148,8 +146,7 @@ def resolve_reference(root: Path, value: object, label: str, *, mode: str = "gen
     return current
 
 
-def _strict_problem(label: str) -> GuidanceError:
-    return GuidanceError(f"{label} must be strict JSON with unique members (UTF-8, at most 32 MiB, depth 64)")
+STRICT = "must be strict JSON with unique members (UTF-8, at most 32 MiB, depth 64)"
 
 
 def parse_strict(data: bytes, label: str) -> Any:
@@ -157,29 +154,32 @@ def parse_strict(data: bytes, label: str) -> Any:
     try:
         value = parse_json(data, label)  # size, UTF-8, unique members, depth
     except BcevalError:  # its message may quote a member name from the document: never show it
-        raise _strict_problem(label) from None
+        raise GuidanceError(f"{label} {STRICT}") from None
     stack = [value]  # member names must also be unique ignoring case, in every object
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             if len({key.lower() for key in item}) != len(item):
-                raise _strict_problem(label)
+                raise GuidanceError(f"{label} {STRICT}")
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
     return value
 
 
-def read_strict(path: Path, label: str) -> Any:
-    """A safe, regular file of at most 32 MiB, parsed strictly."""
+def read_limited(path: Path | str, label: str, unreadable: str) -> tuple[Path, bytes]:
+    """The checked path and the bytes of a safe, regular file of at most 32 MiB."""
     checked = safe_path(path, label, kind="file")
     try:
         if checked.stat().st_size > MAX_JSON_BYTES:
-            raise _strict_problem(label)
-        data = read_regular_bytes(checked)
+            raise GuidanceError(f"{unreadable} {STRICT}")
+        return checked, read_regular_bytes(checked)
     except OSError:
-        raise GuidanceError(f"{label} could not be read safely") from None
-    return parse_strict(data, label)
+        raise GuidanceError(f"{unreadable} could not be read safely") from None
+
+
+def read_strict(path: Path, label: str) -> Any:
+    return parse_strict(read_limited(path, label, label)[1], label)
 
 
 def require_object(value: Any, label: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -191,12 +191,8 @@ def require_object(value: Any, label: str, required: tuple[str, ...] = ()) -> di
     return value
 
 
-def is_text(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() != ""
-
-
 def require_string(value: Any, label: str) -> str:
-    if not is_text(value):
+    if not isinstance(value, str) or not value.strip():
         raise GuidanceError(f"{label} must be a non-empty string")
     return value
 

@@ -36,24 +36,6 @@ GUIDANCE_TRAITS = Traits(
 ORACLE_CONSTRAINT = "Follow the article's Best Practice and avoid its Anti Pattern."
 
 
-def _knowledge(
-    case: GuidanceCase, knowledge_root: Path, head: str, used_for: str, samples: bool
-) -> list[dict[str, Any]]:
-    entries = []
-    for path in case.required + case.optional:
-        good = path[: -len(".md")] + ".good.al"
-        entries.append(
-            {
-                "path": path,
-                "sha": head,
-                "used-for": used_for,
-                "constraints": [ORACLE_CONSTRAINT],
-                "sample-paths": [good] if samples and (knowledge_root / good).is_file() else [],
-            }
-        )
-    return entries
-
-
 def _omitted_entry(case: GuidanceCase, path: str) -> dict[str, str]:
     """The consumed entry that exactly matches the current decision; without one the fixture cannot
     pass, and the scorer (not the oracle) says so."""
@@ -81,7 +63,12 @@ def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implement
     else:
         context["unknown"] = list(dict.fromkeys([*context["unknown"], *case.expected_unknown]))
     used_for = current("decision") if implementation else "the change this plan describes"
-    knowledge = _knowledge(case, knowledge_root, head, used_for, samples=not implementation)
+    knowledge = []
+    for path in case.required + case.optional:
+        good = path[: -len(".md")] + ".good.al"  # a plan report names the article's good sample when it has one
+        samples = [good] if not implementation and (knowledge_root / good).is_file() else []
+        entry = {"path": path, "sha": head, "used-for": used_for, "constraints": [ORACLE_CONSTRAINT]}
+        knowledge.append({**entry, "sample-paths": samples})
     omitted = [_omitted_entry(case, path) for path in case.expected_omitted]  # none in a plan case
     summary = {"request": goal_of(case.raw["development-plan"])}
     if implementation:

@@ -16,8 +16,7 @@ from bceval.jsonio import create_exclusive, decode_utf8, dumps, read_regular_byt
 from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
 PLAN_INPUTS = ["development-plan", "repository"]
-IMPLEMENTATION_INPUTS = [*PLAN_INPUTS, "implementation-diff", "decision-context", "consumed-guidance"]
-IMPLEMENTATION_PASSTHROUGH = ("implementation-diff", "decision-context", "consumed-guidance")
+IMPLEMENTATION_PASSTHROUGH = ["implementation-diff", "decision-context", "consumed-guidance"]
 OUTCOME_TEXT = "completed | not-applicable | no-knowledge | partial | failed"
 
 _PROTOCOL = (
@@ -30,13 +29,9 @@ _PROTOCOL = (
 )
 
 
-def protocol(kind: str) -> str:
-    if kind == IMPLEMENTATION:
-        return _PROTOCOL.format(
-            what="implementation",
-            context="supplied development context (plan, implementation diff, decision context and consumed guidance)",
-        )
-    return _PROTOCOL.format(what="plan", context="supplied development plan")
+_IMPLEMENTATION_CONTEXT = (
+    "supplied development context (plan, implementation diff, decision context and consumed guidance)"
+)
 
 
 _ARTICLE = "<layer>/knowledge/<domain>/<article>.md"
@@ -126,10 +121,11 @@ def request_document(
     raw = case.raw
     context = raw["context"]
     implementation = manifest.kind == IMPLEMENTATION
-    inputs = IMPLEMENTATION_INPUTS if implementation else PLAN_INPUTS
     template = _IMPLEMENTATION_TEMPLATE if implementation else _PLAN_TEMPLATE
     document: dict[str, Any] = {
-        "protocol": protocol(manifest.kind),
+        "protocol": _PROTOCOL.format(
+            what=manifest.kind, context=_IMPLEMENTATION_CONTEXT if implementation else "supplied development plan"
+        ),
         "caseId": case.hashed,
         "skill": manifest.skill,
         "skillInstructions": skill_text,
@@ -137,7 +133,7 @@ def request_document(
         "knowledgeRoot": str(manifest.root),
         "task-context": {
             "goal": goal_of(raw["development-plan"]),
-            "inputs-available": list(inputs),
+            "inputs-available": PLAN_INPUTS + (IMPLEMENTATION_PASSTHROUGH if implementation else []),
             "bc-version": context["bc-version"],
             "technologies": context["technologies"],
             "countries": context["countries"],

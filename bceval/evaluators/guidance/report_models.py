@@ -17,6 +17,11 @@ def _unique(items: list[Any]) -> list[Any]:
     return items
 
 
+def members(model: Any) -> tuple[str, ...]:
+    """The members a model requires, in its order: the scorer requires these, in this order."""
+    return tuple(field.alias or name for name, field in model.model_fields.items() if field.is_required())
+
+
 def _optional(schema: dict[str, Any]) -> None:
     schema.pop("default", None)  # absent, not null: the scorer rejects `null`
 

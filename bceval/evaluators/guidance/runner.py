@@ -45,13 +45,6 @@ def _exists(run: Path) -> GuidanceError:
     return GuidanceError(f"Run directory {run} already exists: every run needs a new directory (evidence is fresh)")
 
 
-def check_new_run(directory: Path | str) -> Path:
-    run = safe_path(directory, f"Run directory {directory}", missing_ok=True)
-    if os.path.lexists(run):
-        raise _exists(run)
-    return run
-
-
 def _ask(adapter: Agent, case: GuidanceCaseInput) -> bytes | NoReport:
     """The adapter's answer as result-file bytes; anything unusable is a NoReport (never its text)."""
     try:
@@ -152,7 +145,9 @@ def run_from_files(
 ) -> tuple[GuidanceManifest, ScoreOutcome]:
     """The CLI's and the graph's entry: refuse an existing run first, then load and check the inputs. `hide`
     names more paths a live agent must not reach (an experiment's output folder)."""
-    run = check_new_run(directory)
+    run = safe_path(directory, f"Run directory {directory}", missing_ok=True)
+    if os.path.lexists(run):
+        raise _exists(run)
     manifest = load_manifest(root, manifest_path)
     workspaces = load_workspace_map(workspace_map, manifest)
     hidden = {"the workspace map": Path(workspace_map).absolute()}

@@ -12,6 +12,7 @@ from typing import Any
 
 from bceval.evaluators.base import CaseMeasures
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
+from bceval.evaluators.guidance import report_models as models
 from bceval.evaluators.guidance.evidence import KNOWLEDGE_LABEL, Baseline, run_git, snapshot, workspace_label
 from bceval.evaluators.guidance.manifest import CONSUMED_FIELDS, OUTCOMES, GuidanceCase, GuidanceManifest
 from bceval.evaluators.guidance.paths import (
@@ -33,18 +34,6 @@ IMPLEMENTATION_LISTS = ("affected-files", "affected-symbols", "changed-tokens")
 _SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 _SUMMARY_TEXT = ("request", "phase", "decision", "decision-key", "evidence-fingerprint")
 _SUMMARY_COUNTS = ("candidates", "selected", "omitted-consumed")
-_PINS = ("knowledge-checkout", "development-plan", "implementation-evidence")
-_SHARED_FIELDS = ("skill", "outcome", "summary")
-_ARRAY_FIELDS = ("knowledge", "validation-considerations", "suppressed", "unresolved")
-PLAN_REPORT_FIELDS = (*_SHARED_FIELDS, "context", *_ARRAY_FIELDS)
-IMPLEMENTATION_REPORT_FIELDS = (
-    *_SHARED_FIELDS,
-    "pins",
-    "context",
-    *_ARRAY_FIELDS[:2],
-    "deduplication",
-    *_ARRAY_FIELDS[2:],
-)
 
 
 @dataclass(frozen=True)
@@ -190,17 +179,15 @@ def _check_omitted(
 
 def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, implementation: bool) -> list[str]:
     """Every report rule of its kind (§3.3, §3.4) in the reference's order; returns the cited knowledge paths."""
-    report = require_object(
-        value, "guidanceReport", IMPLEMENTATION_REPORT_FIELDS if implementation else PLAN_REPORT_FIELDS
-    )
+    model = models.ImplementationGuidanceReport if implementation else models.PlanGuidanceReport
+    report = require_object(value, "guidanceReport", models.members(model))
     skill = require_object(report["skill"], "skill", ("id", "version"))
     expected = IMPLEMENTATION_SKILL_ID if implementation else PLAN_SKILL_ID
     identity, version = require_string(skill["id"], "skill.id"), skill["version"]  # implementation too (§7.21)
     if identity != expected or type(version) is not int or version != 1:
         raise GuidanceError(f"skill identity/version must be {expected} version 1 (an integer)")
     outcome = _check_outcome(report, case)
-    fields = _SUMMARY_TEXT + _SUMMARY_COUNTS if implementation else ("request", "kind", *_SUMMARY_COUNTS[:2])
-    summary = require_object(report["summary"], "summary", fields)
+    summary = require_object(report["summary"], "summary", models.members(model.model_fields["summary"].annotation))
     for name in _SUMMARY_TEXT if implementation else ("request",):
         require_string(summary[name], f"summary.{name}")
     if not implementation and require_string(summary["kind"], "summary.kind") != case.expected_kind:
@@ -209,8 +196,8 @@ def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, im
     omitted_count = require_int(summary["omitted-consumed"], "summary.omitted-consumed") if implementation else 0
     applicable = implementation and case.expected_outcome != "not-applicable"
     if implementation:
-        pins = require_object(report["pins"], "pins", _PINS)
-        for name in _PINS:
+        pins = require_object(report["pins"], "pins", models.members(models.Pins))
+        for name in models.members(models.Pins):
             require_string(pins[name], f"pins.{name}")
         pin = pins["knowledge-checkout"]
         # Exact comparison: git prints lower case, so an upper-case pin fails (spec §7.4).
@@ -256,9 +243,6 @@ def check_report(value: Any, case: GuidanceCase, checkout: KnowledgeCheckout, im
     return used
 
 
-UNSAFE = "the result could not be read safely"
-
-
 @dataclass
 class ScoreOutcome:
     problems: list[str] = field(default_factory=list)
@@ -281,21 +265,11 @@ def knowledge_metrics(case: GuidanceCase, used: list[str]) -> tuple[Fraction, Fr
 
 
 def _check_metrics(manifest: GuidanceManifest, case: GuidanceCase, used: list[str]) -> None:
-    recall, precision = knowledge_metrics(case, used)
-    if recall < Fraction(manifest.minimum_recall):
-        raise GuidanceError(
-            f"knowledge recall is below the manifest minimum ({float(recall):.3f} < {manifest.minimum_recall:g})"
-        )
-    if precision < Fraction(manifest.minimum_precision):
-        raise GuidanceError(
-            f"knowledge precision is below the manifest minimum ({float(precision):.3f} < "
-            f"{manifest.minimum_precision:g})"
-        )
-
-
-def _round_trip(value: dict[str, Any]) -> Any:
-    """The fresh snapshot as the baseline file would hold it, for structural equality."""
-    return json.loads(dumps(value))
+    minimums = (manifest.minimum_recall, manifest.minimum_precision)
+    measured = zip(("recall", "precision"), knowledge_metrics(case, used), minimums, strict=True)
+    for name, value, minimum in measured:
+        if value < Fraction(minimum):
+            raise GuidanceError(f"knowledge {name} is below the manifest minimum ({float(value):.3f} < {minimum:g})")
 
 
 def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> ScoreOutcome:
@@ -303,7 +277,7 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
     results = safe_path(results_dir, "Results directory", missing_ok=True)
     outcome = ScoreOutcome()
     fresh_root = snapshot(manifest.root, target=False, label=KNOWLEDGE_LABEL)
-    if _round_trip(fresh_root) != baseline.root_snapshot:
+    if json.loads(dumps(fresh_root)) != baseline.root_snapshot:  # as the baseline file holds it
         outcome.problems.append("Knowledge checkout identity/content changed since the baseline was captured")
     checkout = KnowledgeCheckout(root=manifest.root, head=fresh_root["head"])
     for case in manifest.cases:
@@ -311,14 +285,14 @@ def score(manifest: GuidanceManifest, baseline: Baseline, results_dir: Path) -> 
         try:
             # The workspace is compared before its result is read: a report cannot redirect evidence.
             fresh = snapshot(bound, target=True, label=workspace_label(case.id))
-            if _round_trip(fresh) != baseline.snapshots[case.id]:
+            if json.loads(dumps(fresh)) != baseline.snapshots[case.id]:
                 raise GuidanceError("target workspace identity/content changed since the baseline was captured")
             report = check_envelope(read_strict(results / result_name(case.hashed), "result file"), case, bound)
             _check_metrics(manifest, case, check_report(report, case, checkout, manifest.kind == IMPLEMENTATION))
         except GuidanceError as exc:
             outcome.problems.append(f"{case.id}: {exc}")
         except Exception:  # noqa: BLE001 - anything else is reported without its text
-            outcome.problems.append(f"{case.id}: {UNSAFE}")
+            outcome.problems.append(f"{case.id}: the result could not be read safely")
     return outcome
 
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from doit import create_after
 from doit.tools import config_changed
@@ -26,7 +26,7 @@ from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.base import model_id
 from bceval.evaluators.guidance import DEFAULT_MANIFEST, MANIFESTS, GuidanceError
-from bceval.evaluators.guidance.cli import Options, execute
+from bceval.evaluators.guidance.cli import Options, execute, guarded
 from bceval.evaluators.guidance.demo import MARKER, RunTarget, create_demo, demo_is_intact, demo_runs, workspace_count
 from bceval.evaluators.guidance.manifest import load_manifest
 from bceval.evaluators.guidance.runner import run_verdict
@@ -34,8 +34,6 @@ from bceval.graph.doitlib import action
 from bceval.layout import GuidancePrepareDir, GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -58,31 +56,17 @@ class RunSettings:
     max_cost: float | None = None  # a live agent's budget per run (BCEVAL_MAX_COST): see runner.run_guidance
 
 
-def guarded(title: str, work: Callable[[], T]) -> T:
-    """Run one guidance step; only bceval's own one-line message can leave it."""
-    try:
-        return work()
-    except EvaluationFailed:  # a run's problems, each in bceval's words
-        raise
-    except GuidanceError as exc:
-        raise EvaluationFailed(f"{title} FAILED: {exc}", verdict=False) from None
-    except Exception:  # noqa: BLE001 - never a traceback or foreign text
-        raise EvaluationFailed(f"{title} FAILED: the input could not be read safely", verdict=False) from None
-
-
 def prepare_guidance(cfg: GuidanceSettings) -> None:
     """Validate, then (re)write the guidance prepare directory; one line on stdout when it passes."""
     workspace_map = Path(cfg.workspace_map) if cfg.workspace_map else None
-    opts = Options(
-        "prepare", Path(cfg.root), Path(cfg.manifest), Path(cfg.out), workspace_map, None, None, None, replace=True
-    )
+    opts = Options("prepare", Path(cfg.root), Path(cfg.manifest), Path(cfg.out), workspace_map, replace=True)
     print(guarded("Development guidance preparation", lambda: execute(opts)))
 
 
 def make_demo(corpus: str, directory: str) -> None:
     """(Re)build the demo directory; one line on stderr."""
     title = "Development guidance demo workspaces"
-    runs = guarded(title, lambda: create_demo(Path(corpus), Path(directory), in_output=True))
+    runs = guarded(title, lambda: create_demo(Path(corpus), Path(directory), in_output=True), BcevalError)
     print(f"{title} created: {workspace_count(runs)} workspace(s) in {directory}", file=sys.stderr)
 
 

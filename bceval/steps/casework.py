@@ -32,8 +32,7 @@ from bceval.evaluators.base import RUN, CaseOutcome, Command, TaskGenerators, Tr
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
-from bceval.runs.record import run_record, write_record
-from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.runs.record import run_record, write_prompt, write_record, write_transcript
 
 QUESTION = "question.json"
 ANSWERS = "answers.json"

@@ -284,39 +284,33 @@ def _search(box: ToolBox, arguments: dict[str, Any]) -> str:
     return "\n".join(hits) if hits else "(no matches)"
 
 
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: an object of these properties and no others."""
+    needed = {"required": list(required)} if required else {}
+    return {"type": "object", "properties": properties, **needed, "additionalProperties": False}
+
+
 _PATH = {"type": "string", "description": "relative to the folder you were given, forward slashes"}
 LIST_FILES = Tool(
     "list_files",
     "List every file you may read, one relative path a line.",
-    {"type": "object", "properties": {}, "additionalProperties": False},
+    _object({}),
     _list_files,
 )
 READ_FILE = Tool(
     "read_file",
     "Read a text file you may read. Returns up to `limit` lines (default 2000) from line `offset` (1-based, "
     "default 1); a longer file says how to read on.",
-    {
-        "type": "object",
-        "properties": {
-            "path": _PATH,
-            "offset": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    _object(
+        {"path": _PATH, "offset": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1}}, "path"
+    ),
     _read_file,
 )
 SEARCH = Tool(
     "search",
     "Find the lines that contain `pattern` (plain text, case-insensitive) in the files you may read; returns "
     "path:line: text for each, at most 200.",
-    {
-        "type": "object",
-        "properties": {"pattern": {"type": "string"}},
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
+    _object({"pattern": {"type": "string"}}, "pattern"),
     _search,
 )
 READ_TOOLS: tuple[Tool, ...] = (LIST_FILES, READ_FILE, SEARCH)
@@ -410,23 +404,13 @@ _WRITE_PATH = {"type": "string", "description": "under workspace/, forward slash
 WRITE_FILE = Tool(
     "write_file",
     "Create or overwrite a text file under workspace/ with `content` (UTF-8).",
-    {
-        "type": "object",
-        "properties": {"path": _WRITE_PATH, "content": {"type": "string"}},
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
+    _object({"path": _WRITE_PATH, "content": {"type": "string"}}, "path", "content"),
     _write_file,
 )
 EDIT_FILE = Tool(
     "edit_file",
     "Replace the one occurrence of `old` by `new` in a text file under workspace/ (old must occur exactly once).",
-    {
-        "type": "object",
-        "properties": {"path": _WRITE_PATH, "old": {"type": "string"}, "new": {"type": "string"}},
-        "required": ["path", "old", "new"],
-        "additionalProperties": False,
-    },
+    _object({"path": _WRITE_PATH, "old": {"type": "string"}, "new": {"type": "string"}}, "path", "old", "new"),
     _edit_file,
 )
 READ_WRITE_TOOLS: tuple[Tool, ...] = (*READ_TOOLS, WRITE_FILE, EDIT_FILE)

@@ -5,6 +5,7 @@ A folder is removed read-only parts included, changing no file's mode (a file an
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -25,26 +26,25 @@ KILL_ROUNDS = 20  # an agent forking while it is ended: look again until nothing
 _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
-_state: dict[str, Any] = {"subreaper": None, "stopping": False}
+_stopping = threading.Event()  # set by stop_all: nothing new starts
 
 
 class Interrupted(BcevalError):
     """Raised to a worker that would start an agent or a folder after bceval was interrupted."""
 
 
+@functools.cache  # once per process
 def become_subreaper() -> bool:
     """Make this process the child subreaper of everything it starts (Linux); False where that is not possible."""
-    if _state["subreaper"] is None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-            _state["subreaper"] = libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            _state["subreaper"] = False
-    return bool(_state["subreaper"])
+    try:
+        libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+        return libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _refuse_if_stopping() -> None:
-    if _state["stopping"]:
+    if _stopping.is_set():
         raise Interrupted("interrupted: no new agent or view is started")
 
 
@@ -220,7 +220,7 @@ def _empty(folder: int) -> None:
 def stop_all() -> int:
     """On Ctrl-C: end every agent's whole tree and remove every folder in use; nothing new starts afterwards."""
     with _lock:
-        _state["stopping"] = True
+        _stopping.set()
         running, views = list(_running), list(_views)
         _running.clear()
         _views.clear()
@@ -238,5 +238,4 @@ def stop_all() -> int:
 
 def reset() -> None:
     """Allow agents again after `stop_all` (tests that interrupt and go on in one process)."""
-    with _lock:
-        _state["stopping"] = False
+    _stopping.clear()

@@ -217,7 +217,7 @@ def _empty(folder: int) -> None:
             os.unlink(name, dir_fd=folder)
 
 
-def stop_all() -> int:
+def stop_all() -> None:
     """On Ctrl-C: end every agent's whole tree and remove every folder in use; nothing new starts afterwards."""
     with _lock:
         _stopping.set()
@@ -233,7 +233,6 @@ def stop_all() -> int:
                 break
             except OSError:
                 time.sleep(0.02)
-    return len(running)
 
 
 def reset() -> None:

@@ -150,13 +150,11 @@ def new_record(
     a run answered with other agent settings is refused, not mixed."""
     mine = run.asked.fields()
     if existing is not None:
-        keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
-        theirs = {key: existing.get(key) for key in keys}
-        if theirs != {key: mine.get(key) for key in keys}:
-            differs = next(key for key in keys if theirs[key] != mine.get(key))
+        differs = next((key for key in (*IDENTITY, "endpoint") if existing.get(key) != mine.get(key)), None)
+        if differs is not None:
             raise BcevalError(
                 f"run '{run.name}' in {run.directory} was answered with another {differs} "
-                f"({theirs[differs]!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
+                f"({existing.get(differs)!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
         if before is None or selected is None:

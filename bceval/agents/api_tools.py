@@ -56,9 +56,6 @@ class MemoryFolder:
     def __init__(self, files: Mapping[str, bytes]) -> None:
         self.data = dict(files)
 
-    def files(self) -> list[str]:
-        return sorted(self.data)
-
     def read(self, inside: list[str], shown: str) -> bytes:
         data = self.data.get("/".join(inside))
         if data is None:
@@ -127,7 +124,7 @@ class ToolBox:
         found = []
         for name, root in self.roots.items():
             if isinstance(root, MemoryFolder):
-                found += [f"{name}/{relative}" if name else relative for relative in root.files()]
+                found += [f"{name}/{relative}" if name else relative for relative in root.data]
                 continue
             for folder, dirs, names in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))

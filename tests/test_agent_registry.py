@@ -109,7 +109,7 @@ def loads_none_of(modules: tuple[str, ...], imports: str) -> None:
 
 def test_looking_up_kinds_loads_no_process_code():
     processes = ("bceval.agents.process", "bceval.agents.command", "bceval.agents.live", "bceval.agents.sandbox")
-    loads_none_of(processes, "bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.transcript")
+    loads_none_of(processes, "bceval.config, bceval.agents.registry, bceval.experiment.plan, bceval.runs.record")
 
 
 def test_a_command_answer_is_read_and_cached():
@@ -125,7 +125,7 @@ def test_a_command_answer_is_read_and_cached():
 
 
 def test_one_transcript_format_for_every_run(tmp_path: Path):
-    from bceval.runs.transcript import write_transcript
+    from bceval.runs.record import write_transcript
     from bceval.usage import Usage
 
     answered = {"adapter": "command", "model": "m1"}

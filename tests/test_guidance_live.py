@@ -188,7 +188,7 @@ def test_a_correct_agent_passes_with_transcripts_cost_and_a_run_record(demo, cap
     assert len(transcripts) == 4
     transcript = json.loads(transcripts[0].read_text())
     assert transcript["outcome"] == "answered" and transcript["attempts"][0]["format"] == "json"
-    # the one transcript format of every run (bceval.runs.transcript)
+    # the one transcript format of every run (bceval.runs.record)
     assert list(transcript)[:3] == ["schemaVersion", "run", "answeredBy"] and list(transcript)[-1] == "usage"
     assert transcript["schemaVersion"] == 1 and transcript["run"] == run.name
 

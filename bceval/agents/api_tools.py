@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 TOOLS_VERSION = 1  # part of the api agent's cache key: other tools are another question
 READ_LINES = 2000  # lines a read_file returns unless it asks for fewer
@@ -56,9 +56,6 @@ class MemoryFolder:
     def __init__(self, files: Mapping[str, bytes]) -> None:
         self.data = dict(files)
 
-    def files(self) -> list[str]:
-        return sorted(self.data)
-
     def read(self, inside: list[str], shown: str) -> bytes:
         data = self.data.get("/".join(inside))
         if data is None:
@@ -82,16 +79,13 @@ class ToolBox:
 
     def _parts(self, path: Any) -> tuple[str, Root, list[str]]:
         """(the path as the evidence names it, its root, its parts inside the root), or ToolError."""
-        if not isinstance(path, str) or not path.strip():
-            raise ToolError("path must be a non-empty string relative to the folder you were given")
-        text = path.strip().replace("\\", "/")
-        if "\0" in text or text.startswith("/") or (len(text) > 1 and text[1] == ":") or text.startswith("~"):
+        text = _slashed(path, "relative to the folder you were given")
+        if "\0" in text or text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
             raise ToolError(f"'{_short(path)}' is absolute; give a path relative to the folder you were given")
-        normal = posixpath.normpath(text)
-        parts = normal.split("/")
-        if normal == ".." or parts[0] == ".." or ".." in text.split("/"):
+        if ".." in text.split("/"):
             raise ToolError(f"'{_short(path)}' leaves the folder you were given; only paths inside it can be read")
-        root, inside = self._root_of(parts)
+        normal = posixpath.normpath(text)
+        root, inside = self._root_of(normal.split("/"))
         if not inside:
             raise ToolError(f"'{_short(path)}' is a folder, not a file")
         return normal, root, inside
@@ -101,7 +95,7 @@ class ToolBox:
         name, root, inside = self._parts(path)
         if isinstance(root, MemoryFolder):
             return name, root.read(inside, _short(path))
-        _, target = self.resolve(path)
+        target = _on_disk(root, inside, _short(path))
         if not target.is_file():
             raise ToolError(f"'{_short(path)}' is not a file")
         try:
@@ -114,18 +108,7 @@ class ToolBox:
         name, root, inside = self._parts(path)
         if isinstance(root, MemoryFolder):
             raise ToolError(f"'{_short(path)}' is in a folder that cannot be written")
-        current = root
-        for part in inside:
-            current = current / part
-            try:
-                mode = os.lstat(current).st_mode
-            except OSError:
-                raise ToolError(f"'{_short(path)}' does not exist") from None
-            if stat.S_ISLNK(mode):
-                raise ToolError(f"'{_short(path)}' goes through a link; links are not followed")
-        if not current.resolve().is_relative_to(root.resolve()):  # belt and braces: never outside the root
-            raise ToolError(f"'{_short(path)}' leaves the folder you were given")
-        return name, current
+        return name, _on_disk(root, inside, _short(path))
 
     def _root_of(self, parts: list[str]) -> tuple[Root, list[str]]:
         if "" in self.roots:
@@ -141,7 +124,7 @@ class ToolBox:
         found = []
         for name, root in self.roots.items():
             if isinstance(root, MemoryFolder):
-                found += [f"{name}/{relative}" if name else relative for relative in root.files()]
+                found += [f"{name}/{relative}" if name else relative for relative in root.data]
                 continue
             for folder, dirs, names in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))
@@ -212,6 +195,36 @@ def _short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _slashed(path: Any, wanted: str) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError(f"path must be a non-empty string {wanted}")
+    return path.strip().replace("\\", "/")
+
+
+class Outside(ToolError):
+    """A path that would lead out of its root (through a link): a write keeps it as refused outside the copy."""
+
+
+def _on_disk(root: Path, inside: list[str], shown: str, creating: bool = False) -> Path:
+    """Where `inside` is under `root`, reached through no link, or ToolError; `creating`: missing parts are new."""
+    current = root
+    for part in inside:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError as exc:
+            if not creating:
+                raise ToolError(f"'{shown}' does not exist") from None
+            if isinstance(exc, FileNotFoundError):
+                continue  # a new file (or folder) below here
+            raise ToolError(f"'{shown}' cannot be checked ({exc.strerror})") from None
+        if stat.S_ISLNK(mode):
+            raise Outside(f"'{shown}' goes through a link; links are not followed")
+    if not current.parent.resolve().is_relative_to(root.resolve()):  # belt and braces: never outside the root
+        raise Outside(f"'{shown}' leaves the folder you were given")
+    return current
+
+
 def _whole_number(arguments: dict[str, Any], name: str, default: int, lowest: int) -> int:
     value = arguments.get(name, default)
     if value is None:
@@ -268,39 +281,33 @@ def _search(box: ToolBox, arguments: dict[str, Any]) -> str:
     return "\n".join(hits) if hits else "(no matches)"
 
 
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: an object of these properties and no others."""
+    needed = {"required": list(required)} if required else {}
+    return {"type": "object", "properties": properties, **needed, "additionalProperties": False}
+
+
 _PATH = {"type": "string", "description": "relative to the folder you were given, forward slashes"}
 LIST_FILES = Tool(
     "list_files",
     "List every file you may read, one relative path a line.",
-    {"type": "object", "properties": {}, "additionalProperties": False},
+    _object({}),
     _list_files,
 )
 READ_FILE = Tool(
     "read_file",
     "Read a text file you may read. Returns up to `limit` lines (default 2000) from line `offset` (1-based, "
     "default 1); a longer file says how to read on.",
-    {
-        "type": "object",
-        "properties": {
-            "path": _PATH,
-            "offset": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    _object(
+        {"path": _PATH, "offset": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1}}, "path"
+    ),
     _read_file,
 )
 SEARCH = Tool(
     "search",
     "Find the lines that contain `pattern` (plain text, case-insensitive) in the files you may read; returns "
     "path:line: text for each, at most 200.",
-    {
-        "type": "object",
-        "properties": {"pattern": {"type": "string"}},
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
+    _object({"pattern": {"type": "string"}}, "pattern"),
     _search,
 )
 READ_TOOLS: tuple[Tool, ...] = (LIST_FILES, READ_FILE, SEARCH)
@@ -317,9 +324,7 @@ class WorkspaceBox(ToolBox):
     def writable(self, path: Any) -> tuple[str, Path]:
         """(the path as the tools name it, where it is on disk) for a file under workspace/, or ToolError (a path
         that would leave the copy is also kept in `outside`)."""
-        if not isinstance(path, str) or not path.strip():
-            raise ToolError("path must be a non-empty string such as workspace/src/MyTable.Table.al")
-        text = path.strip().replace("\\", "/")
+        text = _slashed(path, "such as workspace/src/MyTable.Table.al")
         if "\0" in text or text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
             self._outside(path, f"'{_short(path)}' is absolute; write to a path under {WORKSPACE}/")
         if ".." in text.split("/"):
@@ -329,29 +334,18 @@ class WorkspaceBox(ToolBox):
             if parts and parts[0] in self.roots:  # another root: the knowledge view
                 self._outside(path, f"'{_short(path)}' is in {parts[0]}/, which is read-only; write under {WORKSPACE}/")
             raise ToolError(f"'{_short(path)}' is not under {WORKSPACE}/; only files there can be written")
-        inside = parts[1:]
-        if not inside:
+        if len(parts) == 1:
             raise ToolError(f"'{_short(path)}' is a folder, not a file")
-        if any(part.lower() == ".git" for part in inside):
+        if any(part.lower() == ".git" for part in parts):
             self._outside(path, "the repository's .git folder cannot be written")
         root = self.roots[WORKSPACE]
         assert isinstance(root, Path)
-        current = root
-        for part in inside:
-            current = current / part
-            try:
-                mode = os.lstat(current).st_mode
-            except FileNotFoundError:
-                continue  # a new file (or folder) below here
-            except OSError as exc:
-                raise ToolError(f"'{_short(path)}' cannot be checked ({exc.strerror})") from None
-            if stat.S_ISLNK(mode):
-                self._outside(path, f"'{_short(path)}' goes through a link; links are not followed")
-        if not current.parent.resolve().is_relative_to(root.resolve()):  # belt and braces
-            self._outside(path, f"'{_short(path)}' leaves {WORKSPACE}/")
-        return "/".join(parts), current
+        try:
+            return "/".join(parts), _on_disk(root, parts[1:], _short(path), creating=True)
+        except Outside as exc:
+            self._outside(path, str(exc))
 
-    def _outside(self, path: Any, message: str) -> None:
+    def _outside(self, path: Any, message: str) -> NoReturn:
         self.outside.append(_short(path))
         raise ToolError(message)
 
@@ -407,23 +401,13 @@ _WRITE_PATH = {"type": "string", "description": "under workspace/, forward slash
 WRITE_FILE = Tool(
     "write_file",
     "Create or overwrite a text file under workspace/ with `content` (UTF-8).",
-    {
-        "type": "object",
-        "properties": {"path": _WRITE_PATH, "content": {"type": "string"}},
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
+    _object({"path": _WRITE_PATH, "content": {"type": "string"}}, "path", "content"),
     _write_file,
 )
 EDIT_FILE = Tool(
     "edit_file",
     "Replace the one occurrence of `old` by `new` in a text file under workspace/ (old must occur exactly once).",
-    {
-        "type": "object",
-        "properties": {"path": _WRITE_PATH, "old": {"type": "string"}, "new": {"type": "string"}},
-        "required": ["path", "old", "new"],
-        "additionalProperties": False,
-    },
+    _object({"path": _WRITE_PATH, "old": {"type": "string"}, "new": {"type": "string"}}, "path", "old", "new"),
     _edit_file,
 )
 READ_WRITE_TOOLS: tuple[Tool, ...] = (*READ_TOOLS, WRITE_FILE, EDIT_FILE)

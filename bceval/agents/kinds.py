@@ -39,7 +39,6 @@ class OracleAgent(Agent):
 
 @agent("oracle", knows_answers=True, questions=(REVIEW, GUIDANCE))
 def oracle(setup: Setup) -> Agent:
-    """The known-good control: the evaluator's own answers, so every case must pass."""
     return OracleAgent(setup.cases if isinstance(setup, ReviewSetup) else setup.manifest)  # type: ignore[union-attr]
 
 

@@ -25,11 +25,8 @@ _MISSING = object()
 
 def extract_json_object(text: str) -> Any:
     """The answer object: the whole output, else the last fenced block, else the last line that is one (strict)."""
-    whole = parse_json_text(text.strip(), _MISSING)
-    if whole is not _MISSING:
-        return whole if isinstance(whole, dict) else None
-    for block in reversed(_FENCE.findall(text)):
-        value = parse_json_text(block.strip(), _MISSING)
+    for candidate in (text, *reversed(_FENCE.findall(text))):
+        value = parse_json_text(candidate.strip(), _MISSING)
         if value is not _MISSING:
             return value if isinstance(value, dict) else None
     for line in reversed(text.splitlines()):

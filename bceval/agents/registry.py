@@ -31,9 +31,6 @@ class Capabilities:
     endpoint: bool = False  # bceval's own loop over a chat-completions endpoint: needs a model, not a command
 
 
-NO_CAPABILITIES = Capabilities(questions=())  # an unregistered name can do nothing (make_agent refuses it)
-
-
 class Agent:
     """One way to answer an evaluator's questions; unless a kind says otherwise nothing starts, closes or is cached,
     and no cost is kept."""
@@ -151,7 +148,7 @@ def agent_names(question: str = REVIEW) -> tuple[str, ...]:
 
 
 def capabilities(name: str) -> Capabilities:
-    return _KINDS[name][0] if name in _KINDS else NO_CAPABILITIES
+    return _KINDS[name][0] if name in _KINDS else Capabilities(questions=())  # an unknown name can do nothing
 
 
 def make_agent(name: str, setup: Setup) -> Agent:

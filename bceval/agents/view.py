@@ -112,10 +112,9 @@ def view_parent() -> Path:
     return Path(tempfile.gettempdir())
 
 
-def sweep_stale_folders(parent: Path | None = None, now: float | None = None) -> int:
+def sweep_stale_folders(parent: Path | None = None) -> int:
     """Remove the folders of killed runs (bceval's by name and owner, their process gone, untouched for
     STALE_AFTER) in `parent`, else in the temp dir."""
-    now = time.time() if now is None else now
     parent = parent or view_parent()
     removed = 0
     try:
@@ -128,7 +127,7 @@ def sweep_stale_folders(parent: Path | None = None, now: float | None = None) ->
             if match is None or not entry.is_dir(follow_symlinks=False):
                 continue
             info = entry.stat(follow_symlinks=False)
-            if info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER or alive(int(match[1])):
+            if info.st_uid != os.getuid() or time.time() - info.st_mtime < STALE_AFTER or alive(int(match[1])):
                 continue
             remove(Path(entry.path))
             removed += 1

@@ -1,4 +1,5 @@
-"""`run.json`, the one versioned record of a run whatever evaluator made it (its writer and reader), and
+"""`run.json`, the one versioned record of a run whatever evaluator made it (its writer and reader), its transcripts
+(one JSON file per answered case of a live agent, the prompts beside them once each as `prompts/<sha256>.txt`), and
 `bceval runs`, the list of the runs in an output directory."""
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from typing import Any
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
 from bceval.jsonio import append_text, create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
-from bceval.layout import OutDir, RunDir
+from bceval.layout import TRANSCRIPTS, OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
+from bceval.usage import Usage
 
 RUN_RECORD_VERSION = 1  # the version of every run.json, whichever evaluator wrote it
+TRANSCRIPT_SCHEMA_VERSION = 1
 WRITTEN = "resultsSha256"  # run.json's member: the SHA-256 of every result and infra file bceval wrote there
 _written_lock = threading.Lock()  # answers of one run are written by parallel threads
 
@@ -147,13 +150,11 @@ def new_record(
     a run answered with other agent settings is refused, not mixed."""
     mine = run.asked.fields()
     if existing is not None:
-        keys = IDENTITY + (("endpoint",) if "endpoint" in mine or "endpoint" in existing else ())
-        theirs = {key: existing.get(key) for key in keys}
-        if theirs != {key: mine.get(key) for key in keys}:
-            differs = next(key for key in keys if theirs[key] != mine.get(key))
+        differs = next((key for key in (*IDENTITY, "endpoint") if existing.get(key) != mine.get(key)), None)
+        if differs is not None:
             raise BcevalError(
                 f"run '{run.name}' in {run.directory} was answered with another {differs} "
-                f"({theirs[differs]!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
+                f"({existing.get(differs)!r}, now {mine.get(differs)!r}); name this one with --run, or remove that run"
             )
         before = existing.get("selection")
         if before is None or selected is None:
@@ -189,6 +190,26 @@ def write_record(run_dir: Path, record: dict[str, Any], exclusive: bool = False)
     if exclusive:
         return create_exclusive(path, dumps(record).encode("utf-8"))
     return write_atomic(path, dumps(record))
+
+
+def write_transcript(
+    run_dir: Path, name: str, run: str, answered_by: dict[str, Any], record: dict[str, Any], usage: Usage
+) -> str:
+    """Write `<run_dir>/transcripts/<name>.json`; returns its path relative to the run directory."""
+    document = {"schemaVersion": TRANSCRIPT_SCHEMA_VERSION, "run": run, "answeredBy": answered_by, **record}
+    document["usage"] = usage.as_record()
+    path = RunDir(run_dir).transcript(name)
+    write_atomic(path, dumps(document))
+    return f"{TRANSCRIPTS}/{path.name}"
+
+
+def write_prompt(run_dir: Path, text: str) -> str:
+    """Store a prompt once under its SHA-256 (an existing copy is the same bytes, so it is kept); returns the hash."""
+    digest = sha256_of(text.encode("utf-8"))
+    path = RunDir(run_dir).prompt(digest)
+    if not path.is_file():
+        write_atomic(path, text)
+    return digest
 
 
 def selection_of(run_dir: Path) -> set[str] | None:

@@ -26,9 +26,7 @@ def failed_case_ids(source: str, out: Path) -> set[str]:
     if path is None:
         raise BcevalError(f"--failed-from {source}: no run of that name in {OutDir(out).runs} and no such score file")
     try:
-        document = json.loads(read_regular_text(path, "utf-8"))
-        rows = document["cases"]
-        return {row["id"] for row in rows if not row["passed"]}
+        return {row["id"] for row in json.loads(read_regular_text(path, "utf-8"))["cases"] if not row["passed"]}
     except (OSError, ValueError, KeyError, TypeError):
         raise BcevalError(f"{path}: not a bceval score or scorecard (no cases with ids and verdicts)") from None
 

@@ -32,10 +32,11 @@ from bceval.runs.record import (
     read_record,
     selection_of,
     sha256_of,
+    write_prompt,
     write_record,
+    write_transcript,
 )
 from bceval.runs.selection import failed_case_ids, select_cases
-from bceval.runs.transcript import write_prompt, write_transcript
 from bceval.steps.budget import Budget, unpriced_warning
 from bceval.steps.prepare import require_complete
 from bceval.usage import Usage

@@ -31,8 +31,7 @@ from bceval.evaluators.base import RUN, Evaluator, Traits
 from bceval.jsonio import dumps, read_json, write_atomic
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.models import StrictModel
-from bceval.runs.record import run_record, write_record
-from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.runs.record import run_record, write_prompt, write_record, write_transcript
 from bceval.steps.answer import hidden_paths
 from bceval.viewer.html import bullets, table
 

@@ -21,7 +21,7 @@ from bceval.evaluators.development.knowledge_response import evidence_record
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.jsonio import dumps, write_atomic
 from bceval.layout import DevelopmentCaseDir
-from bceval.runs.transcript import write_transcript
+from bceval.runs.record import write_transcript
 from bceval.usage import Usage
 
 PROMPT_VERSION = 1  # of the api agent's system message

@@ -24,7 +24,7 @@ from bceval.evaluators.guidance.evidence import run_git
 from bceval.evaluators.guidance.manifest import GuidanceManifest
 from bceval.jsonio import dumps
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
-from bceval.runs.transcript import write_prompt, write_transcript
+from bceval.runs.record import write_prompt, write_transcript
 from bceval.usage import Usage
 
 VIEW_FOLDERS = ("skills", "knowledge")

@@ -21,7 +21,6 @@ ALL_PAIRS_UP_TO = 8  # with at most this many runs every pair gets a compare pag
 
 @dataclass(frozen=True)
 class Built:
-    index: Path
     pages: int
     written: int  # pages whose bytes changed
     removed: int
@@ -78,7 +77,7 @@ def build_site(out: Path, dest: Path) -> Built:
         _write_run(write, run, [])
     write("index.html", index_page(site, all_compares))
     removed = _prune(dest, set(changed))
-    return Built(dest / "index.html", len(changed), sum(changed.values()), removed)
+    return Built(len(changed), sum(changed.values()), removed)
 
 
 def _write_run(

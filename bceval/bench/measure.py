@@ -160,14 +160,13 @@ def measure(articles: int, repeat: int, scratch: Path, source: Path | None = Non
         runs["I/O floor"].append(
             run_process([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env)
         )
-    files = sum(1 for p in corpus.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
+    files = [p for p in corpus.rglob("*") if p.is_file()]
     medians = {name: statistics.median(r.seconds for r in values) for name, values in runs.items()}
     return {
         "articles": articles,
         "domains": shape["domains"],
-        "files": files,
-        "bytes": size,
+        "files": len(files),
+        "bytes": sum(p.stat().st_size for p in files),
         "repeat": repeat,
         "results": {
             name: {

@@ -186,15 +186,8 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
 
     changes = [(group, case_id, before[case_id], after[case_id]) for group, ids in groups.items() for case_id in ids]
     rows = [
-        [
-            esc(group),
-            esc(case_id),
-            answer(old, a, "old answer"),
-            answer(new, b, "new answer"),
-            esc(a.reason),
-            esc(b.reason),
-        ]
-        for group, case_id, a, b in changes
+        [esc(g), esc(i), answer(old, a, "old answer"), answer(new, b, "new answer"), esc(a.reason), esc(b.reason)]
+        for g, i, a, b in changes
     ]
     attrs = [row_data(f"{g} {i}", g == "regressed") + f' class="{g.split()[0]}"' for g, i, _, _ in changes]
     headers = ["Change", "Case", old.name, new.name, "Old: why", "New: why"]

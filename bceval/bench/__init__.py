@@ -51,23 +51,14 @@ def parse_points(text: str, name: str, flag: str) -> list[tuple[Any, ...]] | Non
 
 
 def bench_command(
-    sizes_text: str,
-    repeat: int,
-    out: Path,
-    corpus: Path | None,
-    live_text: str,
-    experiment_text: str,
-    api_text: str = "none",
-    view_text: str = "none",
-    from_environment: bool = False,
+    sizes_text: str, repeat: int, out: Path, corpus: Path | None, texts: Mapping[str, str], from_env: bool = False
 ) -> int:
     """`bceval bench` and `doit bench`: check the arguments (flags, or BCEVAL_BENCH_* variables), measure each
-    synthetic size, or (with `corpus`) one real corpus, then the live, experiment, api and view lines ('none' skips
-    one); write the JSON report and print the table."""
-    texts = {"live": live_text, "experiment": experiment_text, "api": api_text, "view": view_text}
+    synthetic size, or (with `corpus`) one real corpus, then the live, experiment, api and view lines (`texts`, by
+    the names of SHAPES; 'none' skips one); write the JSON report and print the table."""
     points = {
-        name: parse_points(text, name, f"BCEVAL_BENCH_{name.upper()}" if from_environment else f"--{name}")
-        for name, text in texts.items()
+        name: parse_points(texts[name], name, f"BCEVAL_BENCH_{name.upper()}" if from_env else f"--{name}")
+        for name in SHAPES
     }
     try:
         sizes = [int(part) for part in sizes_text.split(",") if part.strip()]
@@ -108,8 +99,7 @@ def bench_action(values: Mapping[str, Any], out: Path) -> None:
         repeat = int(values["repeat"])
     except ValueError:
         raise BcevalError(f"BCEVAL_BENCH_REPEAT must be a whole number, got '{values['repeat']}'") from None
-    live, experiment, api, view = (values[k] for k in ("live", "experiment", "api", "view"))
-    bench_command(values["sizes"], repeat, out, None, live, experiment, api, view, from_environment=True)
+    bench_command(values["sizes"], repeat, out, None, values, from_env=True)
 
 
 def _growth(smaller: dict[str, Any], larger: dict[str, Any]) -> dict[str, Any]:

@@ -91,14 +91,10 @@ def _write_run(
 
 def _prune(dest: Path, keep: set[Path]) -> int:
     """Pages of an earlier build that nothing produced now (a removed run or case), and folders left empty."""
-    removed = 0
-    if not dest.is_dir():
-        return 0
-    for path in sorted(dest.rglob("*.html")):
-        if path not in keep:
-            path.unlink()
-            removed += 1
+    gone = [path for path in dest.rglob("*.html") if path not in keep]  # dest holds the index just written
+    for path in gone:
+        path.unlink()
     for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()
-    return removed
+    return len(gone)

@@ -57,11 +57,11 @@ def _turns(items: list[Any]) -> str:
     return "".join(out)
 
 
-def _member(key: str, value: Any, tag: str, otherwise: str) -> str:
-    """A list of turns under a heading of its own; any other value as `otherwise` shows it."""
+def _as_turns(key: str, value: Any, tag: str) -> str:
+    """A list of turns under a heading of its own; '' for any other value."""
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
         return f"<{tag}>{esc(key)}</{tag}>" + _turns(value)
-    return otherwise
+    return ""
 
 
 def conversation(transcript: Any, prompts: RunDir) -> str:
@@ -77,7 +77,7 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
         out.append("<p>Answered from the cache: the attempts below are those of the answer that was cached.</p>")
     for key, value in transcript.items():
         if key not in KNOWN_TRANSCRIPT and key not in ("cached", "cacheKey"):
-            out.append(_member(key, value, "h3", definition([(key, json_value(value))])))
+            out.append(_as_turns(key, value, "h3") or definition([(key, json_value(value))]))
     attempts = transcript.get("attempts") if isinstance(transcript.get("attempts"), list) else []
     out += [_attempt(attempt, transcript, prompts) for attempt in attempts if isinstance(attempt, dict)]
     return "".join(out)
@@ -101,7 +101,7 @@ def _attempt(attempt: dict[str, Any], transcript: dict[str, Any], prompts: RunDi
             body += details(key, json_value(attempt[key]))
     for key, value in attempt.items():  # an api agent's turns, tool calls and reads, whatever their names
         if key not in ("argv", "usage") and isinstance(value, list | dict):
-            body += _member(key, value, "h4", details(key, json_value(value)))
+            body += _as_turns(key, value, "h4") or details(key, json_value(value))
     stdout = str(attempt.get("stdout") or "")
     events = _events(stdout)
     if events:

@@ -190,15 +190,13 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float) -> dict[
     case, beside the floor (_API_FLOOR)."""
     if importlib.util.find_spec("openai") is None:
         return {"answers": answers, "skipped": "the openai package is not installed (pip install 'bceval[api]')"}
-    corpus, out = scratch / "api-corpus", scratch / "api-out"
-    generate_live_corpus(corpus, answers)
-    settle()
-    env = {**measured_environment(), "BCEVAL_LIVE": "1", "BENCH_KEY": "bench-key-not-secret"}
-    where = ["--corpus", str(corpus), "--out", str(out)]
+    agent = _fixed_time_agent(scratch / "api", answers, latency)  # its corpus and environment; the agent is idle
+    out, env = scratch / "api" / "out", {**agent.env, "BENCH_KEY": "bench-key-not-secret"}
+    where = ["--corpus", str(agent.corpus), "--out", str(out)]
     run_process([*BCEVAL, "prepare", *where], env)
     progress(f"bench: {answers} api answers at --jobs {jobs}, {latency:g} s latency, two tool calls each")
     request, case = _a_prepared_case(OutDir(out).prepare.path)  # asked as bceval asks it
-    prompt = scratch / "api-floor-prompt"
+    prompt = scratch / "api" / "floor-prompt"
     prompt.write_text(
         f"=== request {request.name} ===\n{request.read_text(encoding='utf-8')}\n"
         f"=== file {case.name} ===\n{case.read_text(encoding='utf-8')}",
@@ -265,7 +263,7 @@ def measure_experiment(
             timed[name].append(bceval("report", path, out).seconds)
     reports = []
     for name, answers, path in sizes:
-        # and once without the verdicts an earlier report kept (moved away, not deleted: see the module docstring)
+        # and once without the verdicts an earlier report kept (moved away, not deleted: see bench/measure.py)
         for number, kept in enumerate(sorted(OutDir(out).experiment(name).path.glob("variants/*/.build/epochs"))):
             kept.rename(where / f"kept-verdicts-{name}-{number}")
         cold = bceval("report", path, out).seconds

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,16 +19,6 @@ from typing import Any
 from bceval.bench.corpora import generate_corpus
 from bceval.errors import BcevalError
 from bceval.layout import CASE_PATTERN, OutDir
-
-MEASUREMENTS = (
-    "cold prepare",
-    "no-op rerun",
-    "touch one article",
-    "touch one leaf",
-    "score cold",
-    "score after one result changed",
-    "I/O floor",
-)
 
 
 @dataclass
@@ -45,7 +36,6 @@ def run_process(args: list[str], env: dict[str, str]) -> Run:
         started = time.time()
         start = time.perf_counter()
         process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
-        cpu = None
         if hasattr(os, "wait4"):
             _, status, usage = os.wait4(process.pid, 0)
             elapsed = time.perf_counter() - start
@@ -55,7 +45,7 @@ def run_process(args: list[str], env: dict[str, str]) -> Run:
             cpu = usage.ru_utime + usage.ru_stime
         else:  # pragma: no cover - Windows has no wait4
             process.wait()
-            elapsed, peak = time.perf_counter() - start, None
+            elapsed, peak, cpu = time.perf_counter() - start, None, None
         errors.seek(0)
         error = errors.read().decode("utf-8", "replace")
     if process.returncode != 0:
@@ -130,7 +120,7 @@ def measure(articles: int, repeat: int, scratch: Path, source: Path | None = Non
     def bceval(command: str, out: Path, *extra: str) -> Run:
         return run_process([*BCEVAL, command, "--corpus", str(corpus), "--out", str(out), *extra], env)
 
-    runs: dict[str, list[Run]] = {name: [] for name in MEASUREMENTS}
+    runs: dict[str, list[Run]] = defaultdict(list)  # the measurements in the order each round takes them
     article = next(p for p in sorted(corpus.glob("*/knowledge/*/*.md")) if p.with_suffix(".bad.al").exists())
     leaf = next(p for p in sorted(corpus.glob("*/skills/review/al-*-review.md")) if p.name != "al-code-review.md")
     for round_number in range(repeat):
@@ -160,14 +150,13 @@ def measure(articles: int, repeat: int, scratch: Path, source: Path | None = Non
         runs["I/O floor"].append(
             run_process([sys.executable, "-c", _FLOOR, str(corpus), str(sizes), str(out / "floor")], env)
         )
-    files = sum(1 for p in corpus.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
+    files = [p for p in corpus.rglob("*") if p.is_file()]
     medians = {name: statistics.median(r.seconds for r in values) for name, values in runs.items()}
     return {
         "articles": articles,
         "domains": shape["domains"],
-        "files": files,
-        "bytes": size,
+        "files": len(files),
+        "bytes": sum(p.stat().st_size for p in files),
         "repeat": repeat,
         "results": {
             name: {

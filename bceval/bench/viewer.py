@@ -48,22 +48,21 @@ def generate_site_input(out: Path, arms: int, epochs: int, cases: int, seed: int
     _write(
         variant.build.cases, {"cases": records, "thresholds": {"minimumExpectedRecall": 1.0, "minimumCleanRate": 1.0}}
     )
-    candidates = [
-        {
-            "path": f"microsoft/knowledge/x/article-{n}.md",
-            "title": f"Article {n}",
-            "description": "A rule.",
-            "keywords": ["findset", "loop"],
-        }
-        for n in range(10)
-    ]
+    request = {
+        "protocol": "Review this case.",
+        "skill": "microsoft/skills/review/al-x-review.md",
+        "leafInstructions": "Review the code." * 20,
+        "candidateArticles": [
+            {
+                "path": f"microsoft/knowledge/x/article-{n}.md",
+                "title": f"Article {n}",
+                "description": "A rule.",
+                "keywords": ["findset", "loop"],
+            }
+            for n in range(10)
+        ],
+    }
     for case in records:
-        request = {
-            "protocol": "Review this case.",
-            "skill": "microsoft/skills/review/al-x-review.md",
-            "leafInstructions": "Review the code." * 20,
-            "candidateArticles": candidates,
-        }
         _write(variant.prepare.case_request(case["modelId"]), request)
         _write(variant.prepare.case_file(case["modelId"]), "procedure X()\nbegin\nend;\n" * 15)
     names = [f"arm{n}" for n in range(arms)]

@@ -77,16 +77,8 @@ def dispatch(args: argparse.Namespace) -> int:
     """Run one of the frame's own subcommands; BcevalError from here becomes one line on stderr in `main`."""
     if args.subcommand == "bench":
         corpus = Path(args.bench_corpus) if args.bench_corpus else None
-        return bench_command(
-            args.bench_sizes,
-            args.bench_repeat,
-            Path(args.bench_out),
-            corpus,
-            args.bench_live,
-            args.bench_experiment,
-            args.bench_api,
-            args.bench_view,
-        )
+        texts = {name: getattr(args, f"bench_{name}") for name in ("live", "experiment", "api", "view")}
+        return bench_command(args.bench_sizes, args.bench_repeat, Path(args.bench_out), corpus, texts)
     if args.subcommand == "compare":
         out = load_settings(out=args.out).out
         return print_comparison(args.old, args.new, out, args.allow_different_inputs, args.fail_on_regression)

@@ -4,19 +4,30 @@ times, listed only when `doit view` is asked for), a no-op otherwise."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bceval.config import Settings
 from bceval.graph.doitlib import action
 from bceval.layout import OutDir
 from bceval.steps.view import build_view
-from bceval.viewer.collect import input_files
 
 
-def inputs_digest(settings: Settings) -> str:
+def inputs_digest(out: Path) -> str:
+    """The names, sizes and times of every file the site is built from (a cheap walk)."""
+    layout = OutDir(out)
+    found: list[Path] = []
+    for root in (layout.runs, layout.guidance_runs, layout.experiments):
+        for folder, dirs, files in os.walk(root):  # nothing when it is not there
+            # the prepare variants' corpora copies and doit state are not the viewer's input; their requests are
+            dirs[:] = [d for d in dirs if d not in (".git", "cache", "corpora")]
+            found += [Path(folder, name) for name in files if not name.startswith(".")]
+    if layout.prepare.path.is_dir():
+        found += [p for p in layout.prepare.path.iterdir() if p.is_file() and not p.name.startswith(".")]
     digest = hashlib.sha256()
-    for path in input_files(settings.out):
+    for path in sorted(found):
         try:
             info = path.stat()
         except OSError:
@@ -28,7 +39,7 @@ def inputs_digest(settings: Settings) -> str:
 def view_tasks(settings: Settings) -> dict[str, Callable[[], Any]]:
     def unchanged(task: Any, values: dict[str, Any]) -> bool:
         # computed when the task is considered, not whenever the graph is loaded: the walk is the view's alone
-        digest = inputs_digest(settings)
+        digest = inputs_digest(settings.out)
         task.value_savers.append(lambda: {"view-inputs": digest})
         return values.get("view-inputs") == digest
 

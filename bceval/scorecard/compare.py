@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell, markdown_code
-from bceval.scorecard.model import DomainTotals, Scorecard
+from bceval.scorecard.model import Scorecard
 from bceval.scorecard.stats import mcnemar_exact
 
 
@@ -50,17 +50,13 @@ def compare(old: Scorecard, new: Scorecard, allow_different_inputs: bool = False
             "would mislead; pass --allow-different-inputs to compare the cases they share"
         )
     result = pair({row.id: row.passed for row in old.cases}, {row.id: row.passed for row in new.cases})
-    old_domains = {d.domain: d for d in old.domains}
-    new_domains = {d.domain: d for d in new.domains}
-    for domain in sorted(set(old_domains) | set(new_domains), key=lambda d: (d.lower(), d)):
-        result.domains.append((domain, *_sums(old_domains.get(domain)), *_sums(new_domains.get(domain))))
+    before, after = (
+        {d.domain: (d.positivePassed + d.cleanPassed, d.positiveTotal + d.cleanTotal) for d in card.domains}
+        for card in (old, new)
+    )
+    for domain in sorted(set(before) | set(after), key=lambda d: (d.lower(), d)):  # a domain only one run has: 0/0
+        result.domains.append((domain, *before.get(domain, (0, 0)), *after.get(domain, (0, 0))))
     return result
-
-
-def _sums(domain: DomainTotals | None) -> tuple[int, int]:
-    if domain is None:  # a domain only one run has
-        return 0, 0
-    return domain.positivePassed + domain.cleanPassed, domain.positiveTotal + domain.cleanTotal
 
 
 def render_comparison(old: Scorecard, new: Scorecard, result: Comparison) -> str:

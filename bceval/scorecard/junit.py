@@ -30,24 +30,22 @@ class TestCase:
 
 
 def render(suite: str, cases: Sequence[TestCase]) -> str:
-    counts = {kind: sum(case.outcome == kind for case in cases) for kind in ("failed", "error", "skipped")}
+    count = {kind: sum(case.outcome == kind for case in cases) for kind in ("failed", "error", "skipped")}
     total = sum(case.seconds or 0.0 for case in cases)
+    sums = f'tests="{len(cases)}" failures="{count["failed"]}" errors="{count["error"]}" skipped="{count["skipped"]}"'
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites name={_attr("bceval")} tests="{len(cases)}" failures="{counts["failed"]}" '
-        f'errors="{counts["error"]}" skipped="{counts["skipped"]}" time="{total:.3f}">',
-        f'  <testsuite name={_attr(suite)} tests="{len(cases)}" failures="{counts["failed"]}" '
-        f'errors="{counts["error"]}" skipped="{counts["skipped"]}" time="{total:.3f}">',
+        f'<testsuites name={_attr("bceval")} {sums} time="{total:.3f}">',
+        f'  <testsuite name={_attr(suite)} {sums} time="{total:.3f}">',
     ]
     for case in cases:
         head = f'    <testcase name={_attr(case.name)} classname={_attr(case.classname)} time="{case.seconds or 0:.3f}"'
         if case.outcome == "passed":
             lines.append(head + "/>")
-            continue
-        tag = {"failed": "failure", "error": "error", "skipped": "skipped"}[case.outcome]
-        lines.append(head + ">")
-        lines.append(f"      <{tag} message={_attr(case.message)}>{_text(case.detail)}</{tag}>")
-        lines.append("    </testcase>")
+        else:
+            tag = "failure" if case.outcome == "failed" else case.outcome  # error or skipped
+            detail = f"      <{tag} message={_attr(case.message)}>{_text(case.detail)}</{tag}>"
+            lines += [head + ">", detail, "    </testcase>"]
     lines += ["  </testsuite>", "</testsuites>", ""]
     return "\n".join(lines)
 

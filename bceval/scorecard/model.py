@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from bceval import __version__
 from bceval.errors import BcevalError
@@ -261,11 +261,7 @@ def build_scorecard(
         adapter=adapter,
         thresholds=report.thresholds,
         run=RunInfo(
-            name=run[0],
-            epoch=run[1],
-            selectedCases=report.selectedCases,
-            totalCases=report.totalCases,
-            partial=report.partial,
+            name=run[0], epoch=run[1], **{n: getattr(report, n) for n in ("selectedCases", "totalCases", "partial")}
         ),
         verdict="partial" if report.partial else "passed" if report.passed else "failed",
         recall=_rate(report.positive.passed, report.positive.total),
@@ -311,7 +307,7 @@ def read_scorecard(path: Path) -> Scorecard:
         )
     try:
         return Scorecard.model_validate(document)
-    except ValueError as exc:
-        first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
+    except ValidationError as exc:
+        first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "$"
         raise BcevalError(f"{path}: not a valid bceval scorecard: {where}: {first['msg']}") from None

@@ -18,12 +18,12 @@ def build_view(out: Path) -> Path:
     """Write out/view/ from the runs, experiments and guidance runs in `out`; the progress line goes to stderr."""
     if not out.is_dir():
         raise BcevalError(f"{out}: output directory does not exist; run bceval score, an experiment or a guidance run")
-    built = build_site(out, OutDir(out).view)
+    built = build_site(out, view := OutDir(out).view)
     print(
         f"bceval: view: {built.pages} page(s), {built.written} rewritten, {built.removed} removed",
         file=sys.stderr,
     )
-    return built.index
+    return view / "index.html"
 
 
 def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:

@@ -28,10 +28,9 @@ def read_text(path: Path) -> str | None:
 
 
 def read_json(path: Path) -> Any:
-    text = read_text(path)
     try:
-        return json.loads(text) if text is not None else None
-    except ValueError:
+        return json.loads(read_regular_text(path))
+    except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
         return None
 
 
@@ -76,18 +75,22 @@ class CaseRow:
         )
 
 
-@dataclass
-class ReviewRun:
+@dataclass(kw_only=True)
+class Run:
     key: str  # the run's folder inside the site, e.g. runs/baseline or experiments/demo/runs/oracle-e1
     name: str
     directory: Path
-    out: Path  # the output folder the run belongs to (its review/ is the prepare folder the run answered)
     record: dict[str, Any]
-    card: dict[str, Any] | None
-    cases: list[CaseRow]
     experiment: str | None = None
     arm: str | None = None
     epoch: int | None = None
+
+
+@dataclass(kw_only=True)
+class ReviewRun(Run):
+    out: Path  # the output folder the run belongs to (its review/ is the prepare folder the run answered)
+    card: dict[str, Any] | None
+    cases: list[CaseRow]
 
     @property
     def adapter(self) -> str:
@@ -132,21 +135,14 @@ class GuidanceCaseRow:
     transcript: str | None
 
 
-@dataclass
-class GuidanceRun:
-    key: str
-    name: str
-    directory: Path
-    record: dict[str, Any]
+@dataclass(kw_only=True)
+class GuidanceRun(Run):
     cases: list[GuidanceCaseRow]
-    experiment: str | None = None
-    arm: str | None = None
-    epoch: int | None = None
 
     @property
-    def passed(self) -> bool | None:
+    def verdict(self) -> str:
         value = self.record.get("passed")
-        return value if isinstance(value, bool) else None
+        return ("failed", "passed")[value] if isinstance(value, bool) else "unfinished"
 
 
 @dataclass
@@ -332,17 +328,3 @@ def collect(out: Path) -> Site:
     ]
     found = (read_experiment(d, f"experiments/{safe_name(d.name)}") for d in _folders(layout.experiments))
     return Site(out, runs, guidance, [experiment for experiment in found if experiment is not None])
-
-
-def input_files(out: Path) -> list[Path]:
-    """Every file the site is built from (a cheap walk: the graph's up-to-date check lists their sizes and times)."""
-    layout = OutDir(out)
-    found: list[Path] = []
-    for root in (layout.runs, layout.guidance_runs, layout.experiments):
-        for folder, dirs, files in os.walk(root):  # nothing when it is not there
-            # the prepare variants' corpora copies and doit state are not the viewer's input; their requests are
-            dirs[:] = [d for d in dirs if d not in (".git", "cache", "corpora")]
-            found += [Path(folder, name) for name in files if not name.startswith(".")]
-    if layout.prepare.path.is_dir():
-        found += [p for p in layout.prepare.path.iterdir() if p.is_file() and not p.name.startswith(".")]
-    return sorted(found)

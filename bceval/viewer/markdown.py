@@ -34,10 +34,7 @@ def render(text: str) -> str:
     while index < len(lines):
         line = lines[index]
         stripped = line.strip()
-        if not stripped:
-            index += 1
-            continue
-        if stripped.startswith("<!--"):  # bceval's own markers
+        if not stripped or stripped.startswith("<!--"):  # a blank line or one of bceval's own markers
             index += 1
             continue
         heading = re.match(r"^(#{1,6})\s+(.*)$", stripped)
@@ -57,9 +54,9 @@ def render(text: str) -> str:
             body = "".join("<tr>" + "".join(f"<td>{inline(cell)}</td>" for cell in row) + "</tr>" for row in rows)
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
             continue
-        if re.match(r"^[-*]\s+", stripped):
+        if _ITEM.match(stripped):
             items = []
-            while index < len(lines) and re.match(r"^\s*[-*]\s+", lines[index]):
+            while index < len(lines) and _ITEM.match(lines[index]):
                 items.append(f"<li>{inline(_ITEM.sub('', lines[index]))}</li>")
                 index += 1
             out.append(f"<ul>{''.join(items)}</ul>")

@@ -21,7 +21,6 @@ ALL_PAIRS_UP_TO = 8  # with at most this many runs every pair gets a compare pag
 
 @dataclass(frozen=True)
 class Built:
-    index: Path
     pages: int
     written: int  # pages whose bytes changed
     removed: int
@@ -78,7 +77,7 @@ def build_site(out: Path, dest: Path) -> Built:
         _write_run(write, run, [])
     write("index.html", index_page(site, all_compares))
     removed = _prune(dest, set(changed))
-    return Built(dest / "index.html", len(changed), sum(changed.values()), removed)
+    return Built(len(changed), sum(changed.values()), removed)
 
 
 def _write_run(
@@ -92,14 +91,10 @@ def _write_run(
 
 def _prune(dest: Path, keep: set[Path]) -> int:
     """Pages of an earlier build that nothing produced now (a removed run or case), and folders left empty."""
-    removed = 0
-    if not dest.is_dir():
-        return 0
-    for path in sorted(dest.rglob("*.html")):
-        if path not in keep:
-            path.unlink()
-            removed += 1
+    gone = [path for path in dest.rglob("*.html") if path not in keep]  # dest holds the index just written
+    for path in gone:
+        path.unlink()
     for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()
-    return removed
+    return len(gone)

@@ -30,9 +30,8 @@ def experiment_plots(report: dict[str, Any]) -> str:
             interval = part.get("interval") if isinstance(part.get("interval"), dict) else {}
             name = f"{comparison.get('arm')} {label}"
             forest_rows.append(svg.Interval(name, part.get("difference"), interval.get("low"), interval.get("high")))
-    out = ""
-    if forest_rows:
-        out += svg.forest("Difference against the control (95% paired bootstrap interval)", forest_rows)
+    title = "Difference against the control (95% paired bootstrap interval)"
+    out = svg.forest(title, forest_rows) if forest_rows else ""
     points = [
         (str(a.get("name")), (a.get("usage") or {}).get("costUsd"), _pooled(a.get("summary") or {})) for a in arms
     ]

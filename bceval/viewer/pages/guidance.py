@@ -15,7 +15,7 @@ def guidance_page(run: GuidanceRun) -> str:
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
     body = definition(
         [
-            ("Verdict", esc({True: "passed", False: "failed", None: "unfinished"}[run.passed])),
+            ("Verdict", esc(run.verdict)),
             ("Adapter", esc(record.get("adapter"))),
             ("Manifest", f"<code>{esc(record.get('manifest'))}</code>"),
             ("Manifest SHA-256", f"<code>{esc(record.get('manifestSha256'))}</code>"),

@@ -37,9 +37,7 @@ def _experiment_entry(experiment: Experiment) -> Entry:
     )
     adapters = ", ".join(sorted({str((a.get("settings") or {}).get("adapter") or "-") for a in arms}))
     models = ", ".join(sorted({str((a.get("settings") or {}).get("model") or "-") for a in arms}))
-    spent = [
-        a.get("usage", {}).get("costUsd") for a in arms if isinstance(a.get("usage", {}).get("costUsd"), int | float)
-    ]
+    spent = [c for a in arms if isinstance(c := (a.get("usage") or {}).get("costUsd"), int | float)]
     return Entry(
         "experiment",
         experiment.name,
@@ -55,7 +53,6 @@ def _experiment_entry(experiment: Experiment) -> Entry:
 
 def _guidance_entry(run: GuidanceRun) -> Entry:
     agreed = sum(c.reported_outcome == c.expected_outcome for c in run.cases)
-    verdict = {True: "passed", False: "failed", None: "unfinished"}[run.passed]
     usage = run.record.get("usage") if isinstance(run.record.get("usage"), dict) else {}
     model = (run.record.get("agent") or {}).get("model") if isinstance(run.record.get("agent"), dict) else None
     return Entry(
@@ -64,7 +61,7 @@ def _guidance_entry(run: GuidanceRun) -> Entry:
         f"{run.key}/index.html",
         str(run.record.get("adapter", "-")),
         str(model or "-"),
-        verdict,
+        run.verdict,
         f"outcome agreement {short_rate(agreed, len(run.cases))}",
         cost(usage.get("costUsd")),
         "",

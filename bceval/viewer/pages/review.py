@@ -56,12 +56,6 @@ def run_page(run: ReviewRun, compares: Sequence[tuple[str, str, str]] = ()) -> s
     if crumbs:
         facts.append(("Experiment", link(crumbs[0][0], f"{run.experiment}: arm {run.arm}, epoch {run.epoch}")))
     body = definition(facts) + problem_list(card.get("problems"))
-    body += "<h2>Cases</h2>" + filters(failed=True, infra=True) + _case_table(run)
-    body += compare_links(root, compares, "Compare")
-    return page(f"Run {run.name}", body, root, crumbs)
-
-
-def _case_table(run: ReviewRun) -> str:
     rows = [
         [
             link(f"cases/{safe_name(case.model_id)}.html", case.id, **{"class": "case-link"}),
@@ -76,7 +70,10 @@ def _case_table(run: ReviewRun) -> str:
     attrs = [
         row_data(f"{case.id} {case.domain} {case.kind}", case.failed, case.infra is not None) for case in run.cases
     ]
-    return table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
+    body += "<h2>Cases</h2>" + filters(failed=True, infra=True)
+    body += table(["Case", "Domain", "Kind", "Verdict", "Why", "Cost"], rows, "cases", attrs)
+    body += compare_links(root, compares, "Compare")
+    return page(f"Run {run.name}", body, root, crumbs)
 
 
 def _request_section(request: Any) -> str:
@@ -139,12 +136,9 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
             ("Answer", esc(answer)),
         ]
     )
-    body += '<h2 id="expected">Expected against the answer</h2>'
-    body += (
-        table(["Article", "Reported by the agent"], verdict_rows, "expected")
-        if verdict_rows
-        else ("<p>A clean control: the right answer is no finding, and the agent reported none.</p>")
-    )
+    clean = "<p>A clean control: the right answer is no finding, and the agent reported none.</p>"
+    expected = table(["Article", "Reported by the agent"], verdict_rows, "expected") if verdict_rows else clean
+    body += '<h2 id="expected">Expected against the answer</h2>' + expected
     body += '<h2 id="asked">What the agent was asked</h2>'
     body += _request_section(read_json(prepare.case_request(case.model_id)))
     gone = '<p class="muted">The case file is gone.</p>'
@@ -164,12 +158,8 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
     before = {c.id: c for c in old.cases}
     after = {c.id: c for c in new.cases}
     paired = pair({i: c.passed is True for i, c in before.items()}, {i: c.passed is True for i, c in after.items()})
-    groups = {
-        "regressed": paired.regressed,
-        "fixed": paired.fixed,
-        "still failing": paired.still_failing,
-        "still passing": paired.still_passing,
-    }
+    names = ("regressed", "fixed", "still failing", "still passing")
+    groups = {name: getattr(paired, name.replace(" ", "_")) for name in names}
     changed = len(paired.fixed) + len(paired.regressed)
     body = definition(
         [
@@ -196,15 +186,8 @@ def compare_page(old: ReviewRun, new: ReviewRun, key: str, title: str) -> str:
 
     changes = [(group, case_id, before[case_id], after[case_id]) for group, ids in groups.items() for case_id in ids]
     rows = [
-        [
-            esc(group),
-            esc(case_id),
-            answer(old, a, "old answer"),
-            answer(new, b, "new answer"),
-            esc(a.reason),
-            esc(b.reason),
-        ]
-        for group, case_id, a, b in changes
+        [esc(g), esc(i), answer(old, a, "old answer"), answer(new, b, "new answer"), esc(a.reason), esc(b.reason)]
+        for g, i, a, b in changes
     ]
     attrs = [row_data(f"{g} {i}", g == "regressed") + f' class="{g.split()[0]}"' for g, i, _, _ in changes]
     headers = ["Change", "Case", old.name, new.name, "Old: why", "New: why"]

@@ -57,6 +57,13 @@ def _turns(items: list[Any]) -> str:
     return "".join(out)
 
 
+def _as_turns(key: str, value: Any, tag: str) -> str:
+    """A list of turns under a heading of its own; '' for any other value."""
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        return f"<{tag}>{esc(key)}</{tag}>" + _turns(value)
+    return ""
+
+
 def conversation(transcript: Any, prompts: RunDir) -> str:
     """A transcript as a reader follows it: per attempt the wait, the prompt, the outcome, the output and the
     agent's events; anything else it holds (turns, tool calls, read evidence of an api agent) generically."""
@@ -69,12 +76,8 @@ def conversation(transcript: Any, prompts: RunDir) -> str:
     if transcript.get("cached"):
         out.append("<p>Answered from the cache: the attempts below are those of the answer that was cached.</p>")
     for key, value in transcript.items():
-        if key in KNOWN_TRANSCRIPT or key in ("cached", "cacheKey"):
-            continue
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            out.append(f"<h3>{esc(key)}</h3>" + _turns(value))
-        else:
-            out.append(definition([(key, json_value(value))]))
+        if key not in KNOWN_TRANSCRIPT and key not in ("cached", "cacheKey"):
+            out.append(_as_turns(key, value, "h3") or definition([(key, json_value(value))]))
     attempts = transcript.get("attempts") if isinstance(transcript.get("attempts"), list) else []
     out += [_attempt(attempt, transcript, prompts) for attempt in attempts if isinstance(attempt, dict)]
     return "".join(out)
@@ -97,12 +100,8 @@ def _attempt(attempt: dict[str, Any], transcript: dict[str, Any], prompts: RunDi
         if key in attempt:
             body += details(key, json_value(attempt[key]))
     for key, value in attempt.items():  # an api agent's turns, tool calls and reads, whatever their names
-        if key in ("argv", "usage") or not isinstance(value, list | dict):
-            continue
-        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-            body += f"<h4>{esc(key)}</h4>" + _turns(value)
-        else:
-            body += details(key, json_value(value))
+        if key not in ("argv", "usage") and isinstance(value, list | dict):
+            body += _as_turns(key, value, "h4") or details(key, json_value(value))
     stdout = str(attempt.get("stdout") or "")
     events = _events(stdout)
     if events:

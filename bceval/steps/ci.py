@@ -44,15 +44,11 @@ def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
     return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, _seconds(row.usage))
 
 
-def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | None:
-    """The agent's own failure (no report at all), from its transcript: an infrastructure failure."""
-    transcript = read_json(run.directory / row.transcript) if row.transcript else None
-    outcome = transcript.get("outcome") if isinstance(transcript, dict) else None
-    return outcome if isinstance(outcome, str) and outcome.startswith("failed") else None
-
-
 def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:
-    infra = _guidance_failed_to_answer(run, row)
+    # the agent's own failure (no report at all), from its transcript, is an infrastructure failure
+    transcript = read_json(run.directory / row.transcript) if row.transcript else None
+    said = transcript.get("outcome") if isinstance(transcript, dict) else None
+    infra = said if isinstance(said, str) and said.startswith("failed") else None
     outcome = outcome_of(row.passed, infra is not None)
     message = infra or "; ".join(row.problems)
     return TestCase(f"{row.id}{suffix}", classname, outcome, message if outcome != "passed" else "", message)

@@ -32,16 +32,13 @@ def _write(path: Path, suite: str, cases: list[TestCase]) -> None:
     print(f"bceval: JUnit report: {path}", file=sys.stderr)
 
 
-def _seconds(usage: dict[str, Any]) -> float | None:
-    value = usage.get("wallSeconds")
-    return float(value) if isinstance(value, int | float) else None
-
-
 def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
     outcome = outcome_of(row.passed, row.infra is not None)
     message = "" if outcome == "passed" else row.reason
     detail = f"{row.id} ({row.model_id}, {row.domain}, {row.kind}): {message}" if message else ""
-    return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, _seconds(row.usage))
+    wall = row.usage.get("wallSeconds")
+    seconds = float(wall) if isinstance(wall, int | float) else None
+    return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, seconds)
 
 
 def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:

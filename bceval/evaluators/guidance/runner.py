@@ -197,15 +197,12 @@ def _budget(adapter: Agent, max_cost: float | None) -> Any:
 def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
     """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
     adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
-    agent = None
     question = arm.evaluated_by.question
     if question not in capabilities(adapter).questions:
         answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
         raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
-    budget = None
-    if run.live:
-        agent = agent_settings(run)
-        budget = experiment_ledger(current, settings)  # its ledger, read afresh
+    agent = agent_settings(run) if run.live else None
+    budget = experiment_ledger(current, settings) if run.live else None  # its ledger, read afresh
     stop = current.budget_stop(arm.name, epoch)
     if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
         write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))

@@ -8,10 +8,13 @@ import hashlib
 import os
 import re
 import stat
-import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import git
 
 from bceval.evaluators.guidance import GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceManifest
@@ -50,17 +53,26 @@ _INCLUDE_LINE = re.compile(rb"^\s*\[include(?:if)?\b", re.IGNORECASE | re.MULTIL
 _DIGEST = re.compile(r"[0-9A-Fa-f]{64}")
 
 
-def run_git(root: Path, *args: str, raw: bool = False) -> Any:
-    """One read-only git query in `root`; stdout without trailing CR/LF (bytes untouched when raw). Its environment
-    is the runner's without the variables that redirect git, in the C locale, hardened."""
-    command = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-C", str(root), *args]
-    env = {key: value for key, value in os.environ.items() if key not in REDIRECTING_GIT_VARIABLES}
-    env.update(LANGUAGE="C", LC_ALL="C", **_HARDENED)
+@contextmanager
+def _scrubbed_environ() -> Iterator[None]:
+    """GitPython copies os.environ for each call and can only add to it: drop the redirecting
+    variables for the duration of the call (normally none is set, so nothing changes)."""
+    saved = {name: os.environ.pop(name) for name in REDIRECTING_GIT_VARIABLES if name in os.environ}
     try:
-        done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
-    except (subprocess.CalledProcessError, OSError, ValueError):
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+def run_git(root: Path, *args: str, raw: bool = False) -> Any:
+    """One read-only git query in `root`; stdout without trailing CR/LF (bytes untouched when raw)."""
+    command = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-C", str(root), *args]
+    try:
+        with _scrubbed_environ():
+            output = git.Git().execute(command, env=_HARDENED, stdout_as_string=not raw, strip_newline_in_stdout=False)
+    except (git.GitCommandError, OSError, ValueError):
         raise GuidanceError(GIT_UNREADABLE) from None
-    return done.stdout if raw else done.stdout.decode("utf-8", "surrogateescape").rstrip("\r\n")
+    return output if raw else output.rstrip("\r\n")
 
 
 def file_sha256(path: Path) -> str:

@@ -3,7 +3,6 @@ the table does not name has an unknown cost, never a cost of 0."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 import yaml
 
 from bceval.errors import BcevalError
-from bceval.usage import Usage
+from bceval.usage import Usage, known_number
 
 PRICE_KEYS = ("input", "output", "cached-input")
 
@@ -42,7 +41,7 @@ class PriceTable:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    if known_number(value) is None:
         raise BcevalError(f"{where} must be a number of US dollars per million tokens (0 or more), got {value!r}")
     return float(value)
 

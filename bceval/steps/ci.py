@@ -32,27 +32,20 @@ def _write(path: Path, suite: str, cases: list[TestCase]) -> None:
     print(f"bceval: JUnit report: {path}", file=sys.stderr)
 
 
-def _seconds(usage: dict[str, Any]) -> float | None:
-    value = usage.get("wallSeconds")
-    return float(value) if isinstance(value, int | float) else None
-
-
 def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
     outcome = outcome_of(row.passed, row.infra is not None)
     message = "" if outcome == "passed" else row.reason
     detail = f"{row.id} ({row.model_id}, {row.domain}, {row.kind}): {message}" if message else ""
-    return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, _seconds(row.usage))
-
-
-def _guidance_failed_to_answer(run: GuidanceRun, row: GuidanceCaseRow) -> str | None:
-    """The agent's own failure (no report at all), from its transcript: an infrastructure failure."""
-    transcript = read_json(run.directory / row.transcript) if row.transcript else None
-    outcome = transcript.get("outcome") if isinstance(transcript, dict) else None
-    return outcome if isinstance(outcome, str) and outcome.startswith("failed") else None
+    wall = row.usage.get("wallSeconds")
+    seconds = float(wall) if isinstance(wall, int | float) else None
+    return TestCase(f"{row.id}{suffix}", classname, outcome, message, detail, seconds)
 
 
 def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:
-    infra = _guidance_failed_to_answer(run, row)
+    # the agent's own failure (no report at all), from its transcript, is an infrastructure failure
+    transcript = read_json(run.directory / row.transcript) if row.transcript else None
+    said = transcript.get("outcome") if isinstance(transcript, dict) else None
+    infra = said if isinstance(said, str) and said.startswith("failed") else None
     outcome = outcome_of(row.passed, infra is not None)
     message = infra or "; ".join(row.problems)
     return TestCase(f"{row.id}{suffix}", classname, outcome, message if outcome != "passed" else "", message)

@@ -5,11 +5,9 @@ only the prepare directory is for model runners."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from bceval.clock import generated_at
 from bceval.config import Settings
@@ -154,12 +152,6 @@ def nothing_to_prune(settings: Settings, groups: list[str], domains: list[str], 
     """
     expected = PrepareDir.expected_names(domains, model_ids)
     return not strays(settings.prepare_dir, expected) and not build_strays(settings, groups, domains)
-
-
-def read_rows(settings: Settings, groups: list[str]) -> list[dict[str, Any]]:
-    """Every index row, in index order."""
-    texts = {path: text for group in _read_groups(settings, groups).values() for path, _, text in group.entries()}
-    return [json.loads(texts[path]) for path in index_order(texts)]
 
 
 def group_signatures(root: Path, listing: Listing, groups: Mapping[str, list[str]]) -> dict[str, str]:

@@ -66,19 +66,16 @@ def check_arguments(opts: Options) -> None:
         raise GuidanceError("capture and score require BaselinePath (--baseline FILE)")
     if scoring and not opts.baseline_sha256:
         raise GuidanceError("score requires the runner-retained pre-run BaselineSha256 (--baseline-sha256 HEX)")
-    if capturing and not opts.workspace_map:
-        raise GuidanceError("capture requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
+    if opts.mode in ("capture", "run") and not opts.workspace_map:
+        raise GuidanceError(f"{opts.mode} requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
     if scoring and (opts.workspace_map or opts.out):
         raise GuidanceError("score binds workspaces from the recorded workspace map of the baseline only")
     if opts.mode in ("prepare", "demo-workspaces") and not opts.out:
         raise GuidanceError(f"{opts.mode} requires --out DIR (a new or empty directory)")
-    if opts.mode == "run":
-        if not opts.workspace_map:
-            raise GuidanceError("run requires the runner-owned WorkspaceMapPath (--workspace-map MAP)")
-        if not opts.out:
-            raise GuidanceError("run requires --out RUN (a new run directory)")
-        if not opts.adapter:
-            raise GuidanceError("run requires --adapter NAME (oracle)")
+    if opts.mode == "run" and not opts.out:
+        raise GuidanceError("run requires --out RUN (a new run directory)")
+    if opts.mode == "run" and not opts.adapter:
+        raise GuidanceError("run requires --adapter NAME (oracle)")
     names = ("out", "workspace_map", "baseline", "baseline_sha256", "results", "adapter")
     refused = {name for name in names if getattr(opts, name)} - set(GUIDANCE_MODES[opts.mode][1])
     if refused:

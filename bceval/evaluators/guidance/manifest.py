@@ -212,14 +212,10 @@ def check_manifest(root: Path, manifest_path: Path, data: bytes) -> GuidanceMani
     kind = IMPLEMENTATION if skill == IMPLEMENTATION_SKILL_PATH else PLAN
     raw_cases = require_array(document["cases"], "Manifest cases", non_empty=True)
     cases: list[GuidanceCase] = []
-    ids: set[str] = set()
-    hashed: set[str] = set()
     for index, raw in enumerate(raw_cases):
         case = _case(root, raw, f"Manifest cases[{index}]", kind == IMPLEMENTATION)
-        if case.id in ids or case.hashed in hashed:
+        if any(case.id == seen.id or case.hashed == seen.hashed for seen in cases):
             raise GuidanceError(f"Manifest case '{case.id}': Duplicate fixture or model case identity")
-        ids.add(case.id)
-        hashed.add(case.hashed)
         cases.append(case)
     return GuidanceManifest(
         root=root,

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bceval.agents.base import GuidanceCaseInput, NoReport
-from bceval.evaluators.base import GUIDANCE, RUN, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.evaluators.base import GUIDANCE, RUN, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, MANIFESTS, PLAN, PLAN_SKILL_ID
 from bceval.evaluators.guidance.cli import GUIDANCE_COMMAND
 from bceval.evaluators.guidance.evidence import run_git
@@ -101,7 +101,7 @@ def oracle_report(case: GuidanceCase, knowledge_root: Path, head: str, implement
 
 
 @dataclass(frozen=True)
-class GuidanceEvaluator:
+class GuidanceEvaluator(Evaluator):
     name: str  # the manifest kind: PLAN or IMPLEMENTATION
     description: str
     traits: Traits
@@ -133,9 +133,6 @@ class GuidanceEvaluator:
         report = oracle_report(expected, question.knowledge, head, self.name == IMPLEMENTATION)
         return {"caseId": expected.hashed, "guidanceReport": report}
 
-    def outcomes(self, manifest: GuidanceManifest, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([case.id for case in manifest.cases], problems)
-
     def measures(self, manifest: GuidanceManifest, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id, the CaseMeasures of its report (outcome agreement, cited recall and precision); empty
         without a finished run."""
@@ -154,9 +151,6 @@ class GuidanceEvaluator:
 
     def verb(self, verb: str, args: argparse.Namespace) -> int:
         return guidance_verb(self.name, verb, args)
-
-    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
-        return None  # no rule of its own for a set of arms
 
 
 PLAN_EVALUATOR = GuidanceEvaluator(

@@ -11,7 +11,7 @@ from bceval.corpus.index import knowledge_index_text
 from bceval.errors import BcevalError
 from bceval.evaluators.guidance import IMPLEMENTATION, IMPLEMENTATION_SKILL_ID, PLAN_SKILL_ID, GuidanceError
 from bceval.evaluators.guidance.manifest import GuidanceCase, GuidanceManifest
-from bceval.evaluators.guidance.paths import safe_path, scan_links
+from bceval.evaluators.guidance.paths import DIMENSIONS, safe_path, scan_links
 from bceval.jsonio import create_exclusive, decode_utf8, dumps, read_regular_bytes, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidancePrepareDir, case_request_name
 
@@ -134,10 +134,7 @@ def request_document(
         "task-context": {
             "goal": goal_of(raw["development-plan"]),
             "inputs-available": PLAN_INPUTS + (IMPLEMENTATION_PASSTHROUGH if implementation else []),
-            "bc-version": context["bc-version"],
-            "technologies": context["technologies"],
-            "countries": context["countries"],
-            "application-area": context["application-area"],
+            **{name: context[name] for name in DIMENSIONS},
         },
         "development-plan": raw["development-plan"],
         "resultSchema": {"caseId": case.hashed, "guidanceReport": template},

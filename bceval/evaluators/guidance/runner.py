@@ -32,12 +32,13 @@ from bceval.evaluators.guidance.manifest import GuidanceManifest, load_manifest,
 from bceval.evaluators.guidance.paths import check_separation, safe_path
 from bceval.evaluators.guidance.prepare import prepare
 from bceval.evaluators.guidance.scoring import ScoreOutcome, read_leniently, score
-from bceval.jsonio import create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
+from bceval.jsonio import create_exclusive, dumps, read_regular_text, write_atomic
 from bceval.layout import KNOWLEDGE_INDEX, GuidanceRunDir
 from bceval.models import CaseReads
 from bceval.ordering import sort_key
 from bceval.runs.record import read_record, run_record, write_record
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
+from bceval.steps.scoring import corpus_article
 from bceval.usage import known_number
 
 
@@ -196,15 +197,12 @@ def _budget(adapter: Agent, max_cost: float | None) -> Any:
 def guidance_unit(current: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
     """One whole guidance run of an arm's epoch (prepare, capture, answer, score) into a new run directory."""
     adapter = run.adapter  # the arm's agent, else its evaluator's default (the known-good oracle)
-    agent = None
     question = arm.evaluated_by.question
     if question not in capabilities(adapter).questions:
         answering = " or ".join(agent_names(question))  # "a guidance arm answers with oracle or command, not ..."
         raise BcevalError(f"arm '{arm.name}': a {question} arm answers with {answering}, not {adapter}")
-    budget = None
-    if run.live:
-        agent = agent_settings(run)
-        budget = experiment_ledger(current, settings)  # its ledger, read afresh
+    agent = agent_settings(run) if run.live else None
+    budget = experiment_ledger(current, settings) if run.live else None  # its ledger, read afresh
     stop = current.budget_stop(arm.name, epoch)
     if budget is not None and budget.reached():  # no new run starts once the experiment's known cost reached it
         write_atomic(stop, dumps({"kind": "budget", "detail": f"not started: {budget.describe()}"}))
@@ -261,17 +259,6 @@ def guidance_inputs(arm: Any) -> dict[str, Any]:
 KNOWLEDGE = "knowledge/"  # the tools' name for the knowledge view (bceval.agents.api)
 
 
-def _article(root: Path, path: str) -> tuple[int, str] | None:
-    """The size and SHA-256 of an article in the checkout; None when it is not a file inside it."""
-    if not path or path.startswith("/") or ".." in Path(path).parts:
-        return None
-    try:
-        data = read_regular_bytes(root / path)
-    except (OSError, ValueError):
-        return None
-    return len(data), hashlib.sha256(data).hexdigest()
-
-
 def case_reads(root: Path, evidence: dict[str, Any], cited: list[str]) -> CaseReads:
     """One case's reads from bceval's evidence `{runId, questionSha256, reads}` and the paths its report cited."""
     listed = evidence.get("reads") or []
@@ -279,10 +266,11 @@ def case_reads(root: Path, evidence: dict[str, Any], cited: list[str]) -> CaseRe
     articles = [(item["path"].removeprefix(KNOWLEDGE), item) for item in reads if item["path"].startswith(KNOWLEDGE)]
     articles = [(path, item) for path, item in articles if path != KNOWLEDGE_INDEX]
     opened = sorted({path for path, _ in articles}, key=sort_key)
+    article = corpus_article(root)
     backed = {
         path
         for path, item in articles
-        if item.get("complete") is True and _article(root, path) == (item.get("bytes"), item.get("sha256"))
+        if item.get("complete") is True and article(path) == (item.get("bytes"), item.get("sha256"))
     }
     return CaseReads(
         source="bceval",

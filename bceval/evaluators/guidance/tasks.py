@@ -173,8 +173,7 @@ def run_settings(settings: Settings) -> RunSettings:
     if capabilities(adapter).live and (settings.command or capabilities(adapter).endpoint):
         agent = agent_settings(replace(settings, adapter=adapter))  # BCEVAL_COMMAND, BCEVAL_MODEL, ... as for review
     runs = str(OutDir(settings.out).guidance_runs.absolute())
-    demo = OutDir(settings.out).guidance_demo.absolute()
-    # what every run of these settings shares: the adapter, the folders, the live agent and its budget
+    # what every run of these settings shares: the adapter, the runs folder, the live agent and its budget
     limit = settings.max_cost if agent is not None else None
     run_settings_of = functools.partial(RunSettings, adapter, runs, agent=agent, max_cost=limit)
     if given["workspace_map"]:
@@ -197,7 +196,7 @@ def run_settings(settings: Settings) -> RunSettings:
             "BCEVAL_GUIDANCE_WORKSPACE_MAP runs a manifest against workspaces of your own"
         )
         return run_settings_of((RunTarget("none", source, Path(), Path()),), nothing=nothing)
-    targets = tuple(run for run in demo_runs(demo) if run.name in kinds)
+    targets = tuple(run for run in demo_runs(OutDir(settings.out).guidance_demo.absolute()) if run.name in kinds)
     return run_settings_of(targets, uses_demo=True, problem=problem)
 
 

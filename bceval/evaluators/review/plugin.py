@@ -29,7 +29,7 @@ from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
 from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
-from bceval.graph.run import run_graph
+from bceval.graph.loader import run_graph
 from bceval.layout import INFRA_PATTERN
 from bceval.ordering import sort_key
 from bceval.steps.answer import warn_preflight

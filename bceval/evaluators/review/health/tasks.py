@@ -19,7 +19,7 @@ from bceval.evaluators.review.health.model import HealthReport
 from bceval.evaluators.review.health.report import coverage_lines, summary_line
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
-from bceval.graph.run import run_graph
+from bceval.graph.loader import run_graph
 from bceval.jsonio import load_own_json
 from bceval.layout import OutDir, PrepareDir
 from bceval.steps import prepare as steps

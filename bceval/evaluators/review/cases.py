@@ -17,7 +17,8 @@ from bceval.corpus.layers import (
     sort_key,
 )
 from bceval.evaluators.base import model_id
-from bceval.evaluators.review.manifest import CheckedManifest, DomainOverride
+from bceval.evaluators.review.documents import DomainOverride
+from bceval.evaluators.review.manifest import CheckedManifest
 
 
 @dataclass(frozen=True)

@@ -34,21 +34,12 @@ PLAIN, LAYERED, FORK, MIXED = "plain", "additionalArticles", "articles", "mixed"
 WAIVER_PROBLEM = "Each coverage waiver requires non-empty path and reason values."
 
 
-@dataclass(frozen=True)
-class DomainOverride:
-    article: str | None = None  # slug (with or without .md) to select instead of the first paired article
-    context: str | None = None  # extra context sent with the primary cases (with `articles`: with every case)
-    additionalArticles: list[str] | None = None  # further paired slugs, each with a positive and a clean case
-    # the fork dialect's selection, raw: every entry is checked per domain (a scalar is one entry); None: absent
-    articles: list[Any] | None = None
-
-
 @dataclass
 class CheckedManifest:
     """What survived the checks: thresholds (None when invalid) and overrides by lower-cased domain."""
 
     thresholds: dict[str, float | None] = field(default_factory=dict)
-    overrides: dict[str, tuple[str, DomainOverride]] = field(default_factory=dict)
+    overrides: dict[str, tuple[str, schema.DomainOverride]] = field(default_factory=dict)
     override_keys: list[str] = field(default_factory=list)  # every key, valid or not, in file order
     problems: list[str] = field(default_factory=list)
     waivers: list[str] = field(default_factory=list)  # accepted coverage waiver paths, as written
@@ -86,7 +77,9 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
-def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride | None:
+def _check_override(key: str, value: Any, problems: list[str]) -> schema.DomainOverride | None:
+    """The override's members as the schema model names them, unvalidated: the fork dialect's `articles` stay
+    raw (a scalar is a one-entry list), every entry is checked per domain (cases.py)."""
     if not isinstance(value, dict):
         problems.append(f"Override '{key}' must be a JSON object.")
         return None
@@ -110,7 +103,7 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
         ok = False
     if "articles" in value and not isinstance(value["articles"], list):
         value = {**value, "articles": [value["articles"]]}  # a scalar (null too) is a one-entry list
-    return DomainOverride(**value) if ok else None
+    return schema.DomainOverride.model_construct(**value) if ok else None
 
 
 def _has_text(value: Any) -> bool:

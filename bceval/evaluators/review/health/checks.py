@@ -9,12 +9,12 @@ from typing import Any
 
 from bceval.corpus.layers import LAYER_RANK, LAYERS, Leaf, Listing, paired_articles
 from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.coverage import changed_lines
 from bceval.evaluators.review.health.model import CaseMargin, Coverage, DomainCoverage, Finding
 from bceval.evaluators.review.ranking import RANK_LIMIT, expected_article, score_candidates
 from bceval.ordering import sort_key
 
 _ODD_SAMPLE = re.compile(r"^(?P<slug>.+)\.(?P<kind>good|bad)\.(?P<ext>.+)$", re.IGNORECASE)
-_CHANGED = re.compile(r"^(?P<layer>[^/]+)/knowledge/(?P<domain>[^/]+)/(?P<slug>[^/]+?)(?:\.md|\.good\.al|\.bad\.al)$")
 
 
 # --- coverage -------------------------------------------------------------------------------------
@@ -139,20 +139,13 @@ def changed_path_checks(changed: Iterable[str], listing: Listing, cases: list[Re
     """Every changed paired article (by any of its three files) that no case exercises."""
     exercised = {path.lower() for case in cases for path in case.expected}
     findings: list[Finding] = []
-    seen: set[str] = set()
-    for raw in changed:
-        line = raw.strip().replace("\\", "/").removeprefix("./")
-        match = _CHANGED.match(line)
-        if not match or match["layer"] not in LAYER_RANK:
-            continue
-        folder = f"{match['layer']}/knowledge/{match['domain']}"
-        slug = match["slug"]
-        names = listing.names_in(folder)
-        md = f"{folder}/{slug}.md"
-        if md in seen or not {f"{slug}.md", f"{slug}.good.al", f"{slug}.bad.al"} <= names:
-            continue
-        seen.add(md)
-        if md.lower() not in exercised:
+    for md, line in changed_lines("\n".join(changed)).items():
+        folder, slug = md.rsplit("/", 1)
+        slug = slug.removesuffix(".md")
+        paired = folder.count("/") == 2 and {f"{slug}.md", f"{slug}.good.al", f"{slug}.bad.al"} <= listing.names_in(
+            folder
+        )
+        if paired and md.lower() not in exercised:
             message = (
                 f"{line} changed, but no case exercises {md}; add it to the domain's articles or additionalArticles, "
                 "whichever dialect the manifest uses (or select it), so the evaluation covers it"

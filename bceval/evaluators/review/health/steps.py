@@ -11,7 +11,7 @@ from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import derive_cases
-from bceval.evaluators.review.health.model import Finding, HealthReport
+from bceval.evaluators.review.health.model import Finding
 from bceval.evaluators.review.health.report import build_report, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
@@ -73,9 +73,5 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
         extra=findings,
         views={mid: view_texts(settings, mid) for mid in texts} if prepared else None,
     )
-    _write(settings, report)
-
-
-def _write(settings: Settings, report: HealthReport) -> None:
     write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
     write_atomic(OutDir(settings.out).health("md"), render_markdown(report))

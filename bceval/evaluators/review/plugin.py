@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.view import View
 from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, check_leaves, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
@@ -99,16 +98,9 @@ class ReviewEvaluator:
         """The manifest `bceval init` writes into a corpus of one's own."""
         return STARTER_MANIFEST
 
-    def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
-        return ReviewShape(cache_dir, hidden)
-
-    def prompt(self, view: View, isolated: bool) -> str:
-        """The prompt a live agent gets on its standard input for a case's view (`bceval prompt` shows it)."""
-        return review_prompt(view, isolated)
-
-    def baseline_agent(self, corpus: Path) -> BaselineAdapter:
-        """The `baseline` agent kind: a lexical reviewer with no model, the floor any real model has to beat."""
-        return BaselineAdapter(corpus)
+    question_shape = staticmethod(ReviewShape)  # (cache_dir, hidden): how the live kinds are asked
+    prompt = staticmethod(review_prompt)  # what a live agent gets on its standard input (`bceval prompt` shows it)
+    baseline_agent = staticmethod(BaselineAdapter)  # (corpus): a lexical reviewer with no model, the floor
 
     def oracle_reply(self, cases: list[ReviewCase], question: CaseInput) -> Answer:
         """The oracle agent's answer to a review question of the run whose cases are `cases`."""

@@ -31,34 +31,31 @@ def _knowledge_folders(listing: Listing) -> dict[str, dict[str, frozenset[str]]]
 
 
 def _pairing_findings(layer: str, domain: str, names: frozenset[str]) -> list[Finding]:
+    """A warning for each file of a knowledge folder that pairs with nothing."""
     findings = []
     for name in sorted(names, key=sort_key):
         path = f"{layer}/knowledge/{domain}/{name}"
-        problem = _pairing_problem(path, name, names)
-        if problem is not None:
-            findings.append(Finding(kind=problem[0], severity="warning", path=path, message=problem[1]))
+        odd = _ODD_SAMPLE.match(name)
+        if name.endswith(".md"):
+            good, bad = f"{name[:-3]}.good.al" in names, f"{name[:-3]}.bad.al" in names
+            if good == bad:
+                continue
+            kind, message = (
+                "unpaired-article",
+                f"{path} has only {'.good.al' if good else '.bad.al'}, so no case can use it",
+            )
+        elif odd is not None and odd["ext"] != "al":
+            sample = odd["kind"].lower()
+            kind = "sample-extension"
+            message = (
+                f"{path} is a {sample} sample with extension .{odd['ext']}; only .{sample}.al pairs with an article"
+            )
+        elif odd is not None and f"{odd['slug']}.md" not in names:
+            kind, message = "orphan-sample", f"{path} has no {odd['slug']}.md beside it"
+        else:
+            continue
+        findings.append(Finding(kind=kind, severity="warning", path=path, message=message))
     return findings
-
-
-def _pairing_problem(path: str, name: str, names: frozenset[str]) -> tuple[str, str] | None:
-    """(kind, message) when the file `name` of a knowledge folder pairs with nothing."""
-    if name.endswith(".md"):
-        slug = name[:-3]
-        good, bad = f"{slug}.good.al" in names, f"{slug}.bad.al" in names
-        if good == bad:
-            return None
-        return "unpaired-article", f"{path} has only {'.good.al' if good else '.bad.al'}, so no case can use it"
-    odd = _ODD_SAMPLE.match(name)
-    if odd is None:
-        return None
-    slug, kind, ext = odd["slug"], odd["kind"].lower(), odd["ext"]
-    if ext != "al":
-        return "sample-extension", (
-            f"{path} is a {kind} sample with extension .{ext}; only .{kind}.al pairs with an article"
-        )
-    if f"{slug}.md" not in names:
-        return "orphan-sample", f"{path} has no {slug}.md beside it"
-    return None
 
 
 def _duplicate_slug_findings(domain: str, layers: dict[str, frozenset[str]]) -> list[Finding]:

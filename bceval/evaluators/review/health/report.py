@@ -1,52 +1,8 @@
-"""Assemble the health report and render it as Markdown."""
+"""The health report on the console and as Markdown."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from bceval.corpus.layers import Leaf, Listing
-from bceval.evaluators.review.cases import ReviewCase
-from bceval.evaluators.review.health.checks import changed_path_checks, coverage_checks, margin_checks
-from bceval.evaluators.review.health.leaks import leak_checks, reachable_answer_checks
-from bceval.evaluators.review.health.model import SEVERITY_ORDER, Finding, HealthReport
-
-
-def build_report(
-    corpus_name: str,
-    listing: Listing,
-    leaves: list[Leaf],
-    rows: list[dict[str, Any]],
-    cases: list[ReviewCase],
-    candidates: dict[str, list[dict[str, Any]]],
-    case_texts: dict[str, str],
-    margin: float,
-    changed: list[str] | None = None,
-    extra: list[Finding] | None = None,
-    views: dict[str, dict[str, str]] | None = None,
-) -> HealthReport:
-    """`extra`: findings from outside the checks (validation problems and unreadable files, when health runs
-    on a corpus that does not validate); `views`: per model id, the text of every file of its agent view."""
-    coverage, findings = coverage_checks(listing, leaves, rows, cases)
-    findings += extra or []
-    if changed is not None:
-        findings += changed_path_checks(changed, listing, cases)
-    margins, margin_findings = margin_checks(cases, candidates, case_texts, margin)
-    findings += margin_findings
-    titles = {row["path"]: row["title"] for row in rows}
-    findings += leak_checks(cases, candidates, case_texts, titles)
-    if views is not None:  # the view files of each case: its leaf and ranked candidate articles
-        findings += reachable_answer_checks(cases, case_texts, views)
-    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.kind, f.case or "", f.path or "", f.line or 0))
-    return HealthReport(
-        corpus=corpus_name,
-        errors=sum(f.severity == "error" for f in findings),
-        warnings=sum(f.severity == "warning" for f in findings),
-        notes=sum(f.severity == "info" for f in findings),
-        marginThreshold=margin,
-        coverage=coverage,
-        margins=margins,
-        findings=findings,
-    )
+from bceval.evaluators.review.health.model import HealthReport
 
 
 def summary_line(report: HealthReport, where: str) -> str:

@@ -130,11 +130,6 @@ def format_rate(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
 
 
-def format_short(value: float) -> str:
-    """A rate for people: at most four decimals, no trailing zeros ("0.0909", "0.5", "1")."""
-    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
-
-
 def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | None = None) -> CaseVerdict:
     """The strict gate for one case: exact set equality (ci) for positives, silence for clean controls."""
     positive = bool(case.expected)
@@ -327,9 +322,9 @@ def aggregate(
     clean_rate = clean.passed / clean.total if clean.total else 0.0
     for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
         if value < thresholds[name]:
-            label = THRESHOLD_LABELS[name]
+            short = f"{value:.4f}".rstrip("0").rstrip(".") or "0"  # at most four decimals: "0.0909", "0.5", "1"
             counts = f"({tally.passed}/{tally.total})"
-            problems.append(f"{label} {format_short(value)} {counts} is below {format_rate(thresholds[name])}.")
+            problems.append(f"{THRESHOLD_LABELS[name]} {short} {counts} is below {format_rate(thresholds[name])}.")
     partial = len(cases) < total or bool(budget)
     return ScoreReport(
         passed=not problems and not partial,

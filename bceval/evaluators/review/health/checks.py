@@ -163,10 +163,9 @@ def margin_checks(
     for case in cases:
         rows = candidates.get(case.domain, [])
         article = expected_article(case.input)
+        named = {"case": case.id, "domain": case.domain, "article": article, "candidates": len(rows)}
         if len(rows) <= RANK_LIMIT:
-            margins.append(
-                CaseMargin(case=case.id, domain=case.domain, article=article, candidates=len(rows), ranked=False)
-            )
+            margins.append(CaseMargin(**named, ranked=False))
             if case.domain not in unranked_domains:
                 unranked_domains.append(case.domain)
             continue
@@ -178,17 +177,7 @@ def margin_checks(
         score, excluded = scored[position][0], scored[RANK_LIMIT][0]
         margin = score - excluded
         margins.append(
-            CaseMargin(
-                case=case.id,
-                domain=case.domain,
-                article=article,
-                candidates=len(rows),
-                ranked=True,
-                rank=position + 1,
-                score=score,
-                firstExcludedScore=excluded,
-                margin=margin,
-            )
+            CaseMargin(**named, ranked=True, rank=position + 1, score=score, firstExcludedScore=excluded, margin=margin)
         )
         if position < RANK_LIMIT and margin < threshold:
             message = (

@@ -352,9 +352,10 @@ def has_leaves(corpus: Path) -> bool:
     return False
 
 
-def check_inputs(settings: Settings) -> None:
+def check_inputs(settings: Settings, leaves: bool = False) -> None:
     """Fail early, in one line, when the corpus or manifest cannot be used at all. An experiment's arms name
-    their own corpora (each variant is checked when it is prepared), so its own settings need none."""
+    their own corpora (each variant is checked when it is prepared), so its own settings need none. With `leaves`
+    (a review command), a corpus without a review leaf would evaluate nothing (graph validation says the same)."""
     if settings.corpus_source == NOT_FOUND:
         if settings.experiment is None:
             raise BcevalError(
@@ -372,12 +373,7 @@ def check_inputs(settings: Settings) -> None:
             raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
-
-
-def check_leaves(settings: Settings) -> None:
-    """A review command on a folder without any review leaf would evaluate nothing: refuse it up front (the
-    validation of the graph says the same for `doit`)."""
-    if not has_leaves(settings.corpus):
+    if leaves and not has_leaves(settings.corpus):
         raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
 from bceval.cli.parser import settings_flags
-from bceval.config import check_inputs, check_leaves, check_results, load_settings
+from bceval.config import check_inputs, check_results, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
@@ -45,8 +45,7 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
     settings = load_settings(**settings_flags(args))
     if verb in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
         settings = recorded_run(settings, args.adapter)
-    check_inputs(settings)
-    check_leaves(settings)
+    check_inputs(settings, leaves=True)
     verbose = getattr(args, "verbose", False)
     if verb in ("score", "publish"):
         check_results(settings)

@@ -20,16 +20,6 @@ _ODD_SAMPLE = re.compile(r"^(?P<slug>.+)\.(?P<kind>good|bad)\.(?P<ext>.+)$", re.
 # --- coverage -------------------------------------------------------------------------------------
 
 
-def _knowledge_folders(listing: Listing) -> dict[str, dict[str, frozenset[str]]]:
-    """domain folder -> layer -> names directly in `<layer>/knowledge/<domain>`."""
-    folders: dict[str, dict[str, frozenset[str]]] = {}
-    for folder, names in listing.by_dir.items():
-        parts = folder.split("/")
-        if len(parts) == 3 and parts[1] == "knowledge":
-            folders.setdefault(parts[2], {})[parts[0]] = names
-    return folders
-
-
 def _pairing_findings(layer: str, domain: str, names: frozenset[str]) -> list[Finding]:
     """A warning for each file of a knowledge folder that pairs with nothing."""
     findings = []
@@ -88,7 +78,13 @@ def coverage_checks(
     listing: Listing, leaves: list[Leaf], rows: list[dict[str, Any]], cases: list[ReviewCase]
 ) -> tuple[Coverage, list[Finding]]:
     findings: list[Finding] = []
-    folders = _knowledge_folders(listing)
+    folders: dict[
+        str, dict[str, frozenset[str]]
+    ] = {}  # domain -> layer -> names directly in <layer>/knowledge/<domain>
+    for folder, names in listing.by_dir.items():
+        parts = folder.split("/")
+        if len(parts) == 3 and parts[1] == "knowledge":
+            folders.setdefault(parts[2], {})[parts[0]] = names
     exercised = {path for case in cases for path in case.expected}
     leaf_by_domain = {leaf.domain.lower(): leaf for leaf in leaves}
     domains: list[DomainCoverage] = []

@@ -11,7 +11,7 @@ from typing import Any
 from doit.tools import config_changed
 
 from bceval.cli.parser import add_command, settings_flags
-from bceval.config import Settings, check_inputs, check_leaves, load_settings
+from bceval.config import Settings, check_inputs, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.review.health import steps as health
@@ -80,8 +80,7 @@ def print_health(settings: Settings) -> Any:
 def run_health(args: argparse.Namespace) -> int:
     """`bceval health`: validate and prepare, then the health report on the console, always, and its verdict."""
     settings = load_settings(**settings_flags(args))
-    check_inputs(settings)
-    check_leaves(settings)
+    check_inputs(settings, leaves=True)
     if settings.changed_paths is not None and not settings.changed_paths.is_file():  # before the graph runs
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))

@@ -15,7 +15,7 @@ from bceval.config import Settings, check_inputs, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.review.health import steps as health
-from bceval.evaluators.review.health.model import HealthReport
+from bceval.evaluators.review.health.model import HealthReport, coverage_lines, summary_line
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
 from bceval.graph.loader import run_graph
@@ -72,8 +72,8 @@ def print_health(settings: Settings) -> Any:
     for finding in report.findings:
         if finding.severity != "info":
             print(f"  {finding.severity}: {finding.message}")
-    print("\n".join(health.coverage_lines(report)))
-    print(health.summary_line(report, str(OutDir(settings.out).health("md"))))
+    print("\n".join(coverage_lines(report)))
+    print(summary_line(report, str(OutDir(settings.out).health("md"))))
     return report
 
 

@@ -21,7 +21,7 @@ from bceval.config.options import environment_values as environment_values
 from bceval.corpus.layers import CORPUS_SHAPE, LAYERS
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_text
-from bceval.layout import OutDir, RunDir, result_files
+from bceval.layout import OutDir, RunDir
 from bceval.prices import PriceTable, price_table, read_price_file
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
@@ -375,14 +375,6 @@ def check_inputs(settings: Settings, leaves: bool = False) -> None:
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
     if leaves and not has_leaves(settings.corpus):
         raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
-
-
-def check_results(settings: Settings) -> None:
-    """Results the user named must exist before any work is done."""
-    if settings.results is not None:
-        result_files(settings.results)
-    if settings.results_path is not None and not settings.results_path.is_file():
-        raise BcevalError(f"{settings.results_path}: results file not found")
 
 
 NOTHING_REBUILT = "bceval: everything is up to date; nothing was rebuilt"  # a graph run that found nothing to do

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
 from bceval.cli.parser import settings_flags
-from bceval.config import check_inputs, check_results, load_settings
+from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
@@ -29,7 +29,7 @@ from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, sc
 from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
 from bceval.graph.loader import run_graph
-from bceval.layout import INFRA_PATTERN
+from bceval.layout import INFRA_PATTERN, result_files
 from bceval.ordering import sort_key
 from bceval.steps.answer import warn_preflight
 from bceval.steps.ci import score_outputs
@@ -48,7 +48,10 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
     check_inputs(settings, leaves=True)
     verbose = getattr(args, "verbose", False)
     if verb in ("score", "publish"):
-        check_results(settings)
+        if settings.results is not None:  # results the user named must exist before any work is done
+            result_files(settings.results)
+        if settings.results_path is not None and not settings.results_path.is_file():
+            raise BcevalError(f"{settings.results_path}: results file not found")
     if verb in ("validate", "prepare"):
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
         check_coverage_target(settings.coverage_report)

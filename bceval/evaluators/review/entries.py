@@ -47,7 +47,7 @@ def finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
     used as is, an object gives its `id` as text (null is empty), blanks are dropped, repeats (ignoring
     case) collapse to the first spelling, and the rest is sorted."""
     items = raw if isinstance(raw, list) else [raw]
-    ids: list[str] = []
+    unique: dict[str, str] = {}  # lower-cased -> the first spelling
     for number, item in enumerate(items):
         if isinstance(item, str):
             value = item
@@ -57,10 +57,7 @@ def finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
             problems.append(f"{where}: finding {number} must be a string or an object with a string 'id'")
             return None
         if value.strip():
-            ids.append(value)
-    unique: dict[str, str] = {}
-    for value in ids:
-        unique.setdefault(value.lower(), value)  # first spelling wins
+            unique.setdefault(value.lower(), value)
     return sorted(unique.values(), key=sort_key)
 
 

@@ -41,8 +41,7 @@ RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # pyproject.toml's directory ([tool.bceval]).
 SOURCES: dict[str, tuple[str, str]] = {option.name: (option.env or "", option.kind) for option in SETTINGS}
 RANGES: dict[str, tuple[float, float | None, bool]] = {o.name: o.range for o in SETTINGS if o.range is not None}
-CHOICES = tuple(option for option in SETTINGS if option.choices is not None)  # adapter, isolation, sandbox
-CHOICE_NAMES = frozenset(option.name for option in CHOICES)
+CHOICES = tuple(option.name for option in SETTINGS if option.choices is not None)  # the settings with choices
 
 
 def _default(name: str) -> Any:
@@ -51,7 +50,7 @@ def _default(name: str) -> Any:
 
 def setting_problem(name: str, value: Any) -> str | None:
     """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
-    if name in CHOICE_NAMES:
+    if name in CHOICES:
         allowed = OPTIONS[name].allowed() or ()
         if value not in allowed:
             return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
@@ -122,10 +121,10 @@ class Settings:
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
 
     def __post_init__(self) -> None:
-        for name in (*(option.name for option in CHOICES), *RANGES):
+        for name in (*CHOICES, *RANGES):
             problem = setting_problem(name, getattr(self, name))
             if problem is not None:
-                raise BcevalError(problem if name in CHOICE_NAMES else f"invalid setting {name}: {problem}")
+                raise BcevalError(problem if name in CHOICES else f"invalid setting {name}: {problem}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
@@ -331,7 +330,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         problem = setting_problem(key, value) if key in source else None
         if problem is not None:
             where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
-            raise BcevalError(f"{where}: {problem}" if key in CHOICE_NAMES else f"{where} {problem}")
+            raise BcevalError(f"{where}: {problem}" if key in CHOICES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task

@@ -93,11 +93,8 @@ def coverage_checks(
         paired = [a.md_path for a in paired_articles(listing, domain)]
         if leaf is None and any(n.endswith(".md") for names in folders.get(domain, {}).values() for n in names):
             message = f"knowledge domain '{domain}' has no al-{domain}-review leaf, so no case ever uses its articles"
-            findings.append(
-                Finding(
-                    kind="knowledge-without-leaf", severity="warning", path=f"*/knowledge/{domain}", message=message
-                )
-            )
+            path = f"*/knowledge/{domain}"
+            findings.append(Finding(kind="knowledge-without-leaf", severity="warning", path=path, message=message))
         if leaf is not None and not paired:
             message = f"{leaf.path} has no paired article in any layer"
             findings.append(Finding(kind="leaf-without-knowledge", severity="error", path=leaf.path, message=message))

@@ -118,8 +118,8 @@ def test_a_command_answer_is_read_and_cached():
         "from bceval.evaluators.review import question as review\n"
         "from bceval.evaluators.review.entries import stored_case\n"
         'read = review._entries(\'{"cases": [{"id": "case-1", "findings": [{"id": "b.md"}, "a.md"]}]}\')\n'
-        "assert [case.as_record() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
-        "assert [stored_case(case.as_record()) for case in read] == read\n"
+        "assert [case.model_dump() for case in read] == [{'id': 'case-1', 'findings': ['a.md', 'b.md']}], read\n"
+        "assert [stored_case(case.model_dump()) for case in read] == read\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,12 +18,11 @@ from bceval.config.options import ISOLATIONS as ISOLATIONS
 from bceval.config.options import OPTIONS, SETTINGS
 from bceval.config.options import SANDBOXES as SANDBOXES
 from bceval.config.options import environment_values as environment_values
-from bceval.config.values import bceval_table as bceval_table
-from bceval.config.values import convert
 from bceval.corpus.layers import CORPUS_SHAPE, LAYERS
 from bceval.errors import BcevalError
-from bceval.layout import OutDir, RunDir, result_files
-from bceval.prices import PriceTable
+from bceval.jsonio import read_regular_text
+from bceval.layout import OutDir, RunDir
+from bceval.prices import PriceTable, price_table, read_price_file
 from bceval.runs.identity import Asking, asking
 from bceval.runs.selection import parse_shard
 from bceval.vcs import git_root
@@ -41,8 +41,7 @@ RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # pyproject.toml's directory ([tool.bceval]).
 SOURCES: dict[str, tuple[str, str]] = {option.name: (option.env or "", option.kind) for option in SETTINGS}
 RANGES: dict[str, tuple[float, float | None, bool]] = {o.name: o.range for o in SETTINGS if o.range is not None}
-CHOICES = tuple(option for option in SETTINGS if option.choices is not None)  # adapter, isolation, sandbox
-CHOICE_NAMES = frozenset(option.name for option in CHOICES)
+CHOICES = tuple(option.name for option in SETTINGS if option.choices is not None)  # the settings with choices
 
 
 def _default(name: str) -> Any:
@@ -51,7 +50,7 @@ def _default(name: str) -> Any:
 
 def setting_problem(name: str, value: Any) -> str | None:
     """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
-    if name in CHOICE_NAMES:
+    if name in CHOICES:
         allowed = OPTIONS[name].allowed() or ()
         if value not in allowed:
             return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
@@ -122,10 +121,10 @@ class Settings:
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
 
     def __post_init__(self) -> None:
-        for name in (*(option.name for option in CHOICES), *RANGES):
+        for name in (*CHOICES, *RANGES):
             problem = setting_problem(name, getattr(self, name))
             if problem is not None:
-                raise BcevalError(problem if name in CHOICE_NAMES else f"invalid setting {name}: {problem}")
+                raise BcevalError(problem if name in CHOICES else f"invalid setting {name}: {problem}")
         if self.run is not None and not RUN_NAME.match(self.run):
             raise BcevalError(
                 f"invalid run name '{self.run}': use letters, digits, '.', '_' and '-' (at most 100, no leading dot)"
@@ -202,6 +201,67 @@ class Settings:
         return self.cache or OutDir(self.out).answer_cache
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+def convert(value: Any, kind: str, base: Path, where: str) -> Any:
+    """A setting's value of `kind` from a flag, the environment or pyproject.toml (`where` names it in errors);
+    relative paths resolve against `base`."""
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise BcevalError(f"{where} must be true or false, got '{value}'")
+    if kind == "prices":
+        if isinstance(value, dict):  # [tool.bceval.prices."<model>"] tables
+            return price_table(value, where)
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a price file (YAML) or, in pyproject.toml, a table of models")
+        return read_price_file((base / value).resolve())
+    if kind == "path":
+        if not isinstance(value, str) or not value:
+            raise BcevalError(f"{where} must be a non-empty path")
+        return (base / value).resolve()
+    if kind == "text":
+        if not isinstance(value, str):
+            raise BcevalError(f"{where} must be a string")
+        return value
+    if kind in ("texts", "paths"):
+        # a list from a flag or pyproject.toml; one string from the environment, split on , (texts) or the
+        # platform's path separator (paths, so Windows drive letters survive)
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split("," if kind == "texts" else os.pathsep) if part.strip()]
+        if not isinstance(value, list | tuple) or not all(isinstance(item, str) and item for item in value):
+            raise BcevalError(f"{where} must be a list of non-empty strings")
+        return tuple((base / item).resolve() for item in value) if kind == "paths" else tuple(value)
+    # a whole number for an int setting, a finite one for a float setting; true/false are no numbers
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or (kind == "int" and not float(number).is_integer()):
+        wanted = "a whole number" if kind == "int" else "a number"
+        raise BcevalError(f"{where} must be {wanted}, got '{value}'")
+    return int(number) if kind == "int" else float(number)
+
+
+def bceval_table(cwd: Path) -> tuple[Path, dict[str, Any]]:
+    """(cwd/pyproject.toml, its [tool.bceval] table: {} when there is no file or no table)."""
+    pyproject = cwd / "pyproject.toml"
+    if not pyproject.is_file():
+        return pyproject, {}
+    try:
+        data = tomllib.loads(read_regular_text(pyproject, "utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BcevalError(f"{pyproject}: cannot read [tool.bceval]: {exc}") from None
+    return pyproject, data.get("tool", {}).get("bceval", {})
+
+
 def _pyproject_values(cwd: Path) -> dict[str, Any]:
     pyproject, found = bceval_table(cwd)
     table = {key: value for key, value in found.items() if key != "development"}
@@ -270,7 +330,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         problem = setting_problem(key, value) if key in source else None
         if problem is not None:
             where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
-            raise BcevalError(f"{where}: {problem}" if key in CHOICE_NAMES else f"{where} {problem}")
+            raise BcevalError(f"{where}: {problem}" if key in CHOICES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
@@ -291,9 +351,10 @@ def has_leaves(corpus: Path) -> bool:
     return False
 
 
-def check_inputs(settings: Settings) -> None:
+def check_inputs(settings: Settings, leaves: bool = False) -> None:
     """Fail early, in one line, when the corpus or manifest cannot be used at all. An experiment's arms name
-    their own corpora (each variant is checked when it is prepared), so its own settings need none."""
+    their own corpora (each variant is checked when it is prepared), so its own settings need none. With `leaves`
+    (a review command), a corpus without a review leaf would evaluate nothing (graph validation says the same)."""
     if settings.corpus_source == NOT_FOUND:
         if settings.experiment is None:
             raise BcevalError(
@@ -311,21 +372,8 @@ def check_inputs(settings: Settings) -> None:
             raise BcevalError(f"{settings.manifest}: review fixture manifest is not a file")
     if settings.out.exists() and not settings.out.is_dir():
         raise BcevalError(f"{settings.out}: output path exists and is not a directory")
-
-
-def check_leaves(settings: Settings) -> None:
-    """A review command on a folder without any review leaf would evaluate nothing: refuse it up front (the
-    validation of the graph says the same for `doit`)."""
-    if not has_leaves(settings.corpus):
+    if leaves and not has_leaves(settings.corpus):
         raise BcevalError(f"{settings.corpus}: no review leaf found: {CORPUS_SHAPE}")
-
-
-def check_results(settings: Settings) -> None:
-    """Results the user named must exist before any work is done."""
-    if settings.results is not None:
-        result_files(settings.results)
-    if settings.results_path is not None and not settings.results_path.is_file():
-        raise BcevalError(f"{settings.results_path}: results file not found")
 
 
 NOTHING_REBUILT = "bceval: everything is up to date; nothing was rebuilt"  # a graph run that found nothing to do

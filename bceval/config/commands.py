@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.option import Option
+
 
 @dataclass(frozen=True)
 class Use:
@@ -20,6 +23,17 @@ class Use:
 
 def _uses(*items: str | Use) -> tuple[Use, ...]:
     return tuple(item if isinstance(item, Use) else Use(item) for item in items)
+
+
+def _family(options: tuple[Option, ...], *given: Use) -> tuple[Use, ...]:
+    """A command family's own options (those with a flag, and its positional ones) in the table's order, argparse
+    checking their choices; `given` replaces the use of an option of its name."""
+    replaced = {use.name: use for use in given}
+    return tuple(
+        replaced.get(option.name, Use(option.name, checked=option.choices is not None))
+        for option in options
+        if option.flags or option.kind == "positional"
+    )
 
 
 _CORPUS = _uses(
@@ -129,16 +143,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "evaluators": (),
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
-    "bench": _uses(
-        "bench_sizes",
-        "bench_repeat",
-        "bench_out",
-        "bench_corpus",
-        "bench_live",
-        "bench_experiment",
-        "bench_api",
-        "bench_view",
-    ),
+    "bench": _family(BENCH),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",
@@ -183,16 +188,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _JUNIT,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
-    "guidance": _uses(
-        Use("guidance_mode", checked=True),
-        "guidance_root",
-        "guidance_manifest",
-        "guidance_out",
-        "guidance_workspace_map",
-        "guidance_baseline",
-        "guidance_baseline_sha256",
-        "guidance_results",
-        "guidance_adapter",
+    "guidance": _family(GUIDANCE)
+    + _uses(
         Use("junit", "run: also write a JUnit XML report (one test per case) there"),
         Use("command", "the agent command line (default: $BCEVAL_COMMAND)", "GUIDANCE_COMMAND", group=_LIVE),
         Use("model", "the model; pinned only through {model}", "GUIDANCE_MODEL", group=_LIVE),
@@ -206,18 +203,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("prices", "price table (YAML): USD per million tokens, by model", group=_LIVE),
     )
     + _API_USES,
-    "development": _uses(
-        Use("development_mode", checked=True),
-        "development_root",
-        "development_manifest",
-        "development_capabilities",
-        "development_out",
-        "development_results",
-        "development_workspace_map",
-        "development_checks",
-        "development_adapter",
-        Use("development_guidance", checked=True),
-        "development_fail_on_overclaim",
+    "development": _family(DEVELOPMENT)
+    + _uses(
         Use("command", "the agent command line, run in the copy (default: $BCEVAL_COMMAND)", group="run"),
         Use("model", "the model; pinned only through {model}", group="run"),
         Use("epoch", "which repeated sample this is (default 1)", group="run"),
@@ -226,14 +213,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     )
     + _API_USES,
-    "evidence": _uses(
-        "kr_response",
-        "kr_root",
-        Use("kr_question_file", required=True),
-        "kr_read_evidence",
-        Use("kr_run_id", required=True),
-        "kr_enabled_layers",
-    ),
+    "evidence": _family(KNOWLEDGE, Use("kr_question_file", required=True), Use("kr_run_id", required=True)),
 }
 
 

@@ -17,9 +17,14 @@ SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 
 
+def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
+    """An option whose flag is its name (`--retry-wait` for retry_wait)."""
+    return Option(name, (f"--{name.replace('_', '-')}",), kind=kind, **rest)
+
+
 def _setting(name: str, env: str, kind: str, part: str, default: Any = None, **rest: Any) -> Option:
-    """A setting whose flag is its name (`--retry-wait` for retry_wait) and whose pyproject key is its name."""
-    return Option(name, (f"--{name.replace('_', '-')}",), env, kind, part, default, pyproject=True, **rest)
+    """A setting whose flag is its name and whose pyproject key is its name."""
+    return _flag(name, kind, env=env, part=part, default=default, pyproject=True, **rest)
 
 
 # The settings, in the order load_settings reads them (its first failing source is the one it reports).
@@ -44,10 +49,9 @@ SETTINGS: tuple[Option, ...] = (
         "float",
         "health",
         1.0,
-        None,
-        (0, None, True),
-        "warn when a case's article scores less than M above the first excluded candidate",
-        "M",
+        range=(0, None, True),
+        help="warn when a case's article scores less than M above the first excluded candidate",
+        metavar="M",
         pyproject=True,
     ),
     _setting("changed_paths", "BCEVAL_CHANGED_PATHS", "path", "health", metavar="FILE"),
@@ -85,60 +89,41 @@ SETTINGS: tuple[Option, ...] = (
 # variables for `doit bench`) and `bceval guidance` (and its BCEVAL_GUIDANCE_* variables for the doit tasks).
 OTHERS: tuple[Option, ...] = (
     Option("verbose", ("-v", "--verbose"), kind="switch", help="also list every build step that runs"),
-    Option("force", ("--force",), kind="switch", help="rebuild everything (what CI runs)"),
-    Option(
-        "evaluator",
-        ("--evaluator",),
-        kind="text",
-        metavar="NAME",
-        help="the registered evaluator (default review; `bceval evaluators` lists them)",
+    _flag("force", "switch", help="rebuild everything (what CI runs)"),
+    _flag(
+        "evaluator", metavar="NAME", help="the registered evaluator (default review; `bceval evaluators` lists them)"
     ),
-    Option("no_gate", ("--no-gate",), kind="switch", help="report the verdict but exit 0 when it fails"),
-    Option("strict", ("--strict",), kind="switch", help="exit 1 when any finding is an error"),
-    Option("doit", ("--doit",), kind="switch", help="also write dodo.py and [tool.bceval] in pyproject.toml"),
+    _flag("no_gate", "switch", help="report the verdict but exit 0 when it fails"),
+    _flag("strict", "switch", help="exit 1 when any finding is an error"),
+    _flag("doit", "switch", help="also write dodo.py and [tool.bceval] in pyproject.toml"),
     Option("old", kind="positional", metavar="OLD", help="a run name (in --out) or a scorecard.json"),
     Option("new", kind="positional", metavar="NEW", help="a run name (in --out) or a scorecard.json"),
-    Option("fail_on_regression", ("--fail-on-regression",), kind="switch", help="exit 1 when any case regressed"),
-    Option(
-        "allow_different_inputs",
-        ("--allow-different-inputs",),
-        kind="switch",
-        help="compare even when the request sets differ",
-    ),
+    _flag("fail_on_regression", "switch", help="exit 1 when any case regressed"),
+    _flag("allow_different_inputs", "switch", help="compare even when the request sets differ"),
     # experiments
     Option("file", kind="positional", metavar="FILE", help="the experiment file (YAML)"),
     Option("case", kind="positional", metavar="CASE", help="the case: its manifest id or model id (case-<hash>)"),
-    Option(
+    _flag(
         "no_share",
-        ("--no-share",),
-        kind="switch",
+        "switch",
         part="arm",
         help="every arm asks its own agent, even a question another arm asked with the same view and settings",
     ),
     Option("base", ("--base",), metavar="REF", help="the control: a git ref of the corpus repository"),
     Option("head", ("--head",), metavar="REF", help="the treatment"),
-    Option(
-        "epochs",
-        ("--epochs",),
-        kind="int",
-        default=1,
-        metavar="N",
-        help="samples per case and arm (default 1)",
-        parser_default=True,
-    ),
-    Option("report", ("--report",), kind="switch", help="only write the report from the answers there are"),
+    _flag("epochs", "int", default=1, metavar="N", help="samples per case and arm (default 1)", parser_default=True),
+    _flag("report", "switch", help="only write the report from the answers there are"),
     # the viewer and CI outputs
-    Option("serve", ("--serve",), kind="switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
-    Option(
+    _flag("serve", "switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
+    _flag(
         "port",
-        ("--port",),
-        kind="int",
+        "int",
         default=8000,
         metavar="N",
         help="with --serve: the port (default 8000; 0 picks a free one)",
         parser_default=True,
     ),
-    Option("junit", ("--junit",), kind="path", metavar="PATH", help="also write a JUnit XML report there"),
+    _flag("junit", "path", metavar="PATH", help="also write a JUnit XML report there"),
     Option(
         "ci_step_summary",
         env="GITHUB_STEP_SUMMARY",
@@ -146,15 +131,9 @@ OTHERS: tuple[Option, ...] = (
         part="ci",
         help="GitHub Actions' job summary file: score and experiment report append their Markdown to it",
     ),
-    Option("effect", ("--effect",), kind="float", metavar="D", help="the mean per-case difference to detect"),
-    Option(
-        "power",
-        ("--power",),
-        kind="float",
-        default=0.8,
-        metavar="P",
-        help="the chance of detecting it (default 0.8)",
-        parser_default=True,
+    _flag("effect", "float", metavar="D", help="the mean per-case difference to detect"),
+    _flag(
+        "power", "float", default=0.8, metavar="P", help="the chance of detecting it (default 0.8)", parser_default=True
     ),
     *BENCH,
     *GUIDANCE,

@@ -25,15 +25,6 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _utf16_prefix(text: str, units: int) -> str:
-    taken = 0
-    for index, ch in enumerate(text):
-        taken += 2 if ord(ch) > 0xFFFF else 1
-        if taken > units:
-            return text[:index]
-    return text
-
-
 def lean_description(text: str) -> str:
     """The first sentence, cut at a word boundary to at most 120 UTF-16 units plus an ellipsis."""
     collapsed = _WHITESPACE.sub(" ", text).strip()
@@ -44,7 +35,7 @@ def lean_description(text: str) -> str:
         collapsed = match.group(1).strip()
     if _utf16_len(collapsed) <= LEAN_LIMIT:
         return collapsed
-    head = _utf16_prefix(collapsed, LEAN_LIMIT)
+    head = collapsed.encode("utf-16-le")[: 2 * LEAN_LIMIT].decode("utf-16-le", "ignore")  # no half of a pair
     space = head.rfind(" ")
     if space >= 0 and _utf16_len(head[:space]) > LEAN_MIN_CUT:
         head = head[:space]

@@ -79,7 +79,7 @@ def _walk(
     rel: str,
     recursive: bool,
     by_dir: dict[str, frozenset[str]],
-    walking: tuple[str, ...] = (),  # the real paths of the folders above this one: a link back to one is a loop
+    walking: tuple[str, ...] = (),  # real paths of the folders above: a link to one loops (aa/l->../bb, bb/l->../aa)
 ) -> None:
     real_folder = os.path.realpath(folder)
     if real_folder in walking:
@@ -104,8 +104,6 @@ def _walk(
             raise BcevalError(f"{root / rel / name}: cannot be followed: {exc.strerror}") from None
         if entry.is_symlink():
             _check_link(root, real_root, entry.path, f"{rel}/{entry.name}", is_dir, folder)
-            if is_dir and os.path.realpath(entry.path) in walking:  # aa/l -> ../bb next to bb/l -> ../aa
-                raise BcevalError(f"{root / rel / name}: symbolic link loops back to a folder being listed")
         if is_dir:
             if recursive:
                 _walk(root, real_root, entry.path, f"{rel}/{entry.name}", True, by_dir, (*walking, real_folder))

@@ -35,9 +35,3 @@ def strays(directory: Path, expected: set[str]) -> list[Path]:
         for entry in sorted(directory.iterdir())
         if entry.name not in expected and PrepareDir.owns(entry.name) and entry.is_file() and not entry.is_symlink()
     ]
-
-
-def prune(directory: Path, expected: set[str]) -> None:
-    """Delete the `strays` of a prepare directory."""
-    for entry in strays(directory, expected):
-        entry.unlink()

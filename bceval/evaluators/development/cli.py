@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bceval.cli.parser import add_command, add_options, settings_flags
-from bceval.config import DEMO_CORPUS, bceval_table, find_corpus, load_settings
+from bceval.config import DEMO_CORPUS, bceval_table, convert, find_corpus, load_settings
 from bceval.config.options import OPTIONS
-from bceval.config.values import convert
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command

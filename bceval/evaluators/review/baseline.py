@@ -45,12 +45,8 @@ def words(text: str) -> set[str]:
 
 def sections(markdown: str) -> dict[str, str]:
     """Markdown `## ` sections by lower-cased heading."""
-    found: dict[str, str] = {}
-    matches = list(_SECTION.finditer(markdown))
-    for current, following in zip(matches, [*matches[1:], None], strict=True):
-        end = following.start() if following else len(markdown)
-        found[current.group(1).lower()] = markdown[current.end() : end]
-    return found
+    parts = _SECTION.split(markdown)  # text before the first heading, then heading and body by turns
+    return {heading.lower(): body for heading, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def polarity(article: str, case_words: set[str]) -> int:

@@ -17,7 +17,8 @@ from bceval.corpus.layers import (
     sort_key,
 )
 from bceval.evaluators.base import model_id
-from bceval.evaluators.review.manifest import CheckedManifest, DomainOverride
+from bceval.evaluators.review.documents import DomainOverride
+from bceval.evaluators.review.manifest import CheckedManifest
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,8 @@ def _domain_cases(
     return cases
 
 
-def _case_problems(listing: Listing, cases: list[ReviewCase], leaves: list[Leaf]) -> list[str]:
+def _case_problems(cases: list[ReviewCase], leaves: list[Leaf]) -> list[str]:
+    """Id clashes (a case's input and article are paired files of the listing: they exist)."""
     problems: list[str] = []
     seen_ids: set[str] = set()
     by_model_id: dict[str, str] = {}
@@ -175,11 +177,6 @@ def _case_problems(listing: Listing, cases: list[ReviewCase], leaves: list[Leaf]
             problems.append(f"{case.id}: model id {case.modelId} collides with case {other}")
         if case.modelId in leaf_names:
             problems.append(f"{case.id}: model id {case.modelId} collides with the leaf domain of the same name")
-        if not listing.has_file(case.input):
-            problems.append(f"{case.id}: input does not exist: {case.input}")
-        for path in case.expected:
-            if not listing.has_file(path):
-                problems.append(f"{case.id}: referenced article does not exist: {path}")
     return problems
 
 
@@ -198,7 +195,7 @@ def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
         entry = manifest.overrides.get(leaf.domain.lower())
         paired = result.paired[leaf.domain] = paired_articles(listing, leaf.domain)
         result.cases.extend(_domain_cases(listing, leaf.domain, paired, entry[1] if entry else None, result.problems))
-    result.problems.extend(_case_problems(listing, result.cases, leaves))
+    result.problems.extend(_case_problems(result.cases, leaves))
     for leaf in leaves:
         own = result.cases_of(leaf.domain)
         if not any(case.expected for case in own):

@@ -60,13 +60,18 @@ def changed_articles(text: str) -> list[str]:
     """The article paths a changed-paths text names, in the order of their first line, each once (§11.5): lines
     split at CRLF, LF or CR, trimmed, backslashes made slashes, one leading `./` dropped; a line counts when it is
     exactly `<layer>/knowledge/<domain>/<slug>(.md|.good.al|.bad.al)`."""
-    found: dict[str, None] = {}
+    return list(changed_lines(text))
+
+
+def changed_lines(text: str) -> dict[str, str]:
+    """`changed_articles`, each with the first line (as cleaned) that names it."""
+    found: dict[str, str] = {}
     for raw in _LINE_BREAK.split(text):
         line = raw.strip().replace("\\", "/").removeprefix("./")
         match = _CHANGED_LINE.match(line)
         if match:
-            found.setdefault(f"{match['layer']}/knowledge/{match['domain']}/{match['slug']}.md")
-    return list(found)
+            found.setdefault(f"{match['layer']}/knowledge/{match['domain']}/{match['slug']}.md", line)
+    return found
 
 
 def gate_problems(derivation: Derivation, waivers: list[str], changed: list[str]) -> list[str]:

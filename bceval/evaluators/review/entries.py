@@ -9,17 +9,11 @@ from bceval.ordering import sort_key
 
 
 class ResultEntry(StrictModel):
-    """One case answer as read from a result file, findings already normalized."""
+    """One case answer as read from a result file, findings already normalized (an answer cache entry keeps its
+    model_dump)."""
 
     id: str
     findings: list[str]
-
-    def as_record(self) -> dict[str, Any]:
-        """The case as an answer cache entry keeps it."""
-        return self.model_dump()
-
-
-AnsweredCase = ResultEntry  # the answering side's name for it
 
 
 def answered_cases(document: Any, name: str, problems: list[str]) -> list[ResultEntry] | None:
@@ -53,28 +47,21 @@ def finding_ids(raw: Any, where: str, problems: list[str]) -> list[str] | None:
     used as is, an object gives its `id` as text (null is empty), blanks are dropped, repeats (ignoring
     case) collapse to the first spelling, and the rest is sorted."""
     items = raw if isinstance(raw, list) else [raw]
-    ids: list[str] = []
+    unique: dict[str, str] = {}  # lower-cased -> the first spelling
     for number, item in enumerate(items):
         if isinstance(item, str):
             value = item
-        elif isinstance(item, dict) and "id" in item and (item["id"] is None or _is_scalar_id(item["id"])):
+        elif isinstance(item, dict) and "id" in item and not isinstance(item["id"], bool | list | dict):  # a scalar
             value = "" if item["id"] is None else str(item["id"])
         else:
             problems.append(f"{where}: finding {number} must be a string or an object with a string 'id'")
             return None
         if value.strip():
-            ids.append(value)
-    unique: dict[str, str] = {}
-    for value in ids:
-        unique.setdefault(value.lower(), value)  # first spelling wins
+            unique.setdefault(value.lower(), value)
     return sorted(unique.values(), key=sort_key)
 
 
-def _is_scalar_id(value: Any) -> bool:
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
-
-
 def stored_case(value: Any) -> ResultEntry:
-    """A case as an answer cache entry holds it (see ResultEntry.as_record); anything else raises ValueError (the
+    """A case as an answer cache entry holds it (see ResultEntry); anything else raises ValueError (the
     entry is not ours: the case is answered again)."""
     return ResultEntry.model_validate(value, strict=True)

@@ -34,21 +34,12 @@ PLAIN, LAYERED, FORK, MIXED = "plain", "additionalArticles", "articles", "mixed"
 WAIVER_PROBLEM = "Each coverage waiver requires non-empty path and reason values."
 
 
-@dataclass(frozen=True)
-class DomainOverride:
-    article: str | None = None  # slug (with or without .md) to select instead of the first paired article
-    context: str | None = None  # extra context sent with the primary cases (with `articles`: with every case)
-    additionalArticles: list[str] | None = None  # further paired slugs, each with a positive and a clean case
-    # the fork dialect's selection, raw: every entry is checked per domain (a scalar is one entry); None: absent
-    articles: list[Any] | None = None
-
-
 @dataclass
 class CheckedManifest:
     """What survived the checks: thresholds (None when invalid) and overrides by lower-cased domain."""
 
     thresholds: dict[str, float | None] = field(default_factory=dict)
-    overrides: dict[str, tuple[str, DomainOverride]] = field(default_factory=dict)
+    overrides: dict[str, tuple[str, schema.DomainOverride]] = field(default_factory=dict)
     override_keys: list[str] = field(default_factory=list)  # every key, valid or not, in file order
     problems: list[str] = field(default_factory=list)
     waivers: list[str] = field(default_factory=list)  # accepted coverage waiver paths, as written
@@ -86,19 +77,21 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
-def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride | None:
+def _unknown(value: dict[str, Any], members: tuple[str, ...], what: str) -> list[str]:
+    return [f"{what} has unknown member '{member}'." for member in sorted(value) if member not in members]
+
+
+def _check_override(key: str, value: Any, problems: list[str]) -> schema.DomainOverride | None:
+    """The override's members as the schema model names them, unvalidated: the fork dialect's `articles` stay
+    raw (a scalar is a one-entry list), every entry is checked per domain (cases.py)."""
     if not isinstance(value, dict):
         problems.append(f"Override '{key}' must be a JSON object.")
         return None
-    ok = True
-    for member in sorted(value):
-        if member not in OVERRIDE_MEMBERS:
-            problems.append(f"Override '{key}' has unknown member '{member}'.")
-            ok = False
+    before = len(problems)
+    problems += _unknown(value, OVERRIDE_MEMBERS, f"Override '{key}'")
     for member in ("article", "context"):
         if member in value and not isinstance(value[member], str):
             problems.append(f"Override '{key}': '{member}' must be a string, got {_show(value[member])}.")
-            ok = False
     extra = value.get("additionalArticles")
     if isinstance(extra, str):
         value = {**value, "additionalArticles": [extra]}  # a single slug, as the reference wraps scalars
@@ -107,10 +100,9 @@ def _check_override(key: str, value: Any, problems: list[str]) -> DomainOverride
         isinstance(extra, list) and all(isinstance(item, str) and item.strip() for item in extra)
     ):
         problems.append(f"Override '{key}': 'additionalArticles' must be a list of non-empty slug strings.")
-        ok = False
     if "articles" in value and not isinstance(value["articles"], list):
         value = {**value, "articles": [value["articles"]]}  # a scalar (null too) is a one-entry list
-    return DomainOverride(**value) if ok else None
+    return schema.DomainOverride.model_construct(**value) if len(problems) == before else None
 
 
 def _has_text(value: Any) -> bool:
@@ -125,9 +117,7 @@ def _check_waivers(raw: Any, checked: CheckedManifest) -> None:
         if not isinstance(entry, dict):
             checked.waiver_problems.append(WAIVER_PROBLEM)
             continue
-        for member in sorted(entry):
-            if member not in WAIVER_MEMBERS:
-                checked.waiver_problems.append(f"Coverage waiver {number} has unknown member '{member}'.")
+        checked.waiver_problems += _unknown(entry, WAIVER_MEMBERS, f"Coverage waiver {number}")
         path = entry.get("path")
         if not (_has_text(path) and _has_text(entry.get("reason"))):
             checked.waiver_problems.append(WAIVER_PROBLEM)
@@ -178,9 +168,7 @@ def check_manifest(raw: Any) -> CheckedManifest:
             problems.append(f"{name} must be between 0 and 1, got {_show(raw[name])}.")
         else:
             checked.thresholds[name] = number
-    for member in sorted(raw):
-        if member not in MANIFEST_MEMBERS:
-            problems.append(f"The manifest has unknown member '{member}'.")
+    problems += _unknown(raw, MANIFEST_MEMBERS, "The manifest")
     if "coverageWaivers" in raw:
         _check_waivers(raw["coverageWaivers"], checked)
     overrides = raw.get("overrides", {})

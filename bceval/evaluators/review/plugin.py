@@ -13,9 +13,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from bceval.agents.base import Answer, CaseInput
-from bceval.agents.view import View
 from bceval.cli.parser import settings_flags
-from bceval.config import check_inputs, check_leaves, check_results, load_settings
+from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
@@ -30,7 +29,7 @@ from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, sc
 from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
 from bceval.graph.loader import run_graph
-from bceval.layout import INFRA_PATTERN
+from bceval.layout import INFRA_PATTERN, result_files
 from bceval.ordering import sort_key
 from bceval.steps.answer import warn_preflight
 from bceval.steps.ci import score_outputs
@@ -46,11 +45,13 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
     settings = load_settings(**settings_flags(args))
     if verb in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
         settings = recorded_run(settings, args.adapter)
-    check_inputs(settings)
-    check_leaves(settings)
+    check_inputs(settings, leaves=True)
     verbose = getattr(args, "verbose", False)
     if verb in ("score", "publish"):
-        check_results(settings)
+        if settings.results is not None:  # results the user named must exist before any work is done
+            result_files(settings.results)
+        if settings.results_path is not None and not settings.results_path.is_file():
+            raise BcevalError(f"{settings.results_path}: results file not found")
     if verb in ("validate", "prepare"):
         gate_changes(settings)  # an unreadable changed-paths file or unusable REF: exit 2 before any work
         check_coverage_target(settings.coverage_report)
@@ -99,16 +100,9 @@ class ReviewEvaluator:
         """The manifest `bceval init` writes into a corpus of one's own."""
         return STARTER_MANIFEST
 
-    def question_shape(self, cache_dir: Path, hidden: Mapping[str, Path]) -> ReviewShape:
-        return ReviewShape(cache_dir, hidden)
-
-    def prompt(self, view: View, isolated: bool) -> str:
-        """The prompt a live agent gets on its standard input for a case's view (`bceval prompt` shows it)."""
-        return review_prompt(view, isolated)
-
-    def baseline_agent(self, corpus: Path) -> BaselineAdapter:
-        """The `baseline` agent kind: a lexical reviewer with no model, the floor any real model has to beat."""
-        return BaselineAdapter(corpus)
+    question_shape = staticmethod(ReviewShape)  # (cache_dir, hidden): how the live kinds are asked
+    prompt = staticmethod(review_prompt)  # what a live agent gets on its standard input (`bceval prompt` shows it)
+    baseline_agent = staticmethod(BaselineAdapter)  # (corpus): a lexical reviewer with no model, the floor
 
     def oracle_reply(self, cases: list[ReviewCase], question: CaseInput) -> Answer:
         """The oracle agent's answer to a review question of the run whose cases are `cases`."""

@@ -20,7 +20,7 @@ from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import Shape
 from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
 from bceval.errors import BcevalError
-from bceval.evaluators.review.entries import AnsweredCase, answered_cases, stored_case
+from bceval.evaluators.review.entries import ResultEntry, answered_cases, stored_case
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
 from bceval.layout import cached_answer
 from bceval.models import InfraFailure
@@ -47,24 +47,16 @@ PROTOCOL = (  # the api agent's system message, before the leaf's instructions
     "finding ids copied verbatim from candidateArticles[].path (an empty findings array when nothing applies). "
     "The final message is that JSON object and nothing else.\n\n=== leaf skill instructions ===\n"
 )
-_FINDING = {
-    "type": "object",
-    "properties": {"id": {"type": "string"}},
-    "required": ["id"],
-    "additionalProperties": False,
-}
-_CASE = {
-    "type": "object",
-    "properties": {"id": {"type": "string"}, "findings": {"type": "array", "items": _FINDING}},
-    "required": ["id", "findings"],
-    "additionalProperties": False,
-}
-RESULT_SCHEMA = {  # the review result, as response_format's JSON Schema
-    "type": "object",
-    "properties": {"cases": {"type": "array", "items": _CASE}},
-    "required": ["cases"],
-    "additionalProperties": False,
-}
+
+
+def _object(**properties: Any) -> dict[str, Any]:
+    """A JSON Schema object that has exactly these properties."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+_STRING = {"type": "string"}
+_FINDINGS = {"type": "array", "items": _object(id=_STRING)}
+RESULT_SCHEMA = _object(cases={"type": "array", "items": _object(id=_STRING, findings=_FINDINGS)})  # response_format
 TRACE_KEYS = ("readBy", "agentTrace", "candidates")
 
 
@@ -190,7 +182,7 @@ class ReviewShape(Shape):
         self,
         agent: Any,
         case: CaseInput,
-        asked: tuple[list[AnsweredCase] | None, list[_Attempt], Usage],
+        asked: tuple[list[ResultEntry] | None, list[_Attempt], Usage],
         record: dict[str, Any],
         key: str,
         view: View,
@@ -203,7 +195,7 @@ class ReviewShape(Shape):
             stored = {
                 "command": agent.agent.command,
                 "model": agent.model,
-                "cases": [entry.as_record() for entry in entries],
+                "cases": [entry.model_dump() for entry in entries],
                 "usage": usage.as_record(),
                 "transcript": record,
                 **({"paidBy": agent.agent.paid_by} if agent.agent.paid_by else {}),
@@ -243,7 +235,7 @@ class ReviewShape(Shape):
             record["paidBy"] = payer
         return Answer(entries, None, usage, record, not mine, view.digest, prompts)
 
-    def _cached(self, key: str) -> tuple[list[AnsweredCase], Usage, dict[str, Any], str] | None:
+    def _cached(self, key: str) -> tuple[list[ResultEntry], Usage, dict[str, Any], str] | None:
         path = cached_answer(self.cache_dir, key)
         try:
             stored = json.loads(read_regular_bytes(path))
@@ -277,7 +269,7 @@ def agent_trace(attempt: dict[str, Any], view: View) -> dict[str, Any]:
     return {"readBy": "agent-trace", "agentTrace": {"source": "agent-trace", "reads": reads}, "candidates": candidates}
 
 
-def _entries(text: str) -> list[AnsweredCase] | Unreadable:
+def _entries(text: str) -> list[ResultEntry] | Unreadable:
     """The findings of a review answer, read as a result file is (evaluators.review.entries, so no result model loads);
     the ids are the model's to get right, scoring judges them."""
     document = extract_json_object(text)

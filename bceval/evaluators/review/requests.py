@@ -25,22 +25,6 @@ OUTPUT_LINE = "Reply with JSON only, shaped exactly like this request's resultSc
 _OUTPUT_HEADING = re.compile(r"^## Output[ \t]*\r?\n", re.IGNORECASE | re.MULTILINE)
 
 
-def domain_protocol(leaf_path: str) -> str:
-    return (
-        f"Review the cases below with the leaf skill {leaf_path}: follow leafInstructions, consider only the "
-        "rows in candidateArticles, open the full text of every article that matches, and copy each finding "
-        "id verbatim from candidateArticles[].path."
-    )
-
-
-def case_protocol(leaf_path: str) -> str:
-    return (
-        f"Review this single case with the leaf skill {leaf_path}: follow leafInstructions, weigh the ranked "
-        "candidate article rows in candidateArticles, open the full text of every article that matches, and "
-        "copy each finding id verbatim from candidateArticles[].path."
-    )
-
-
 def leaf_instructions(leaf_text: str) -> str:
     """The leaf up to its own `## Output` section, followed by our output contract."""
     match = _OUTPUT_HEADING.search(leaf_text)
@@ -66,16 +50,24 @@ def review_request(cases: list[ReviewCase]) -> str:
     )
 
 
-def _request(protocol: str, leaf_path: str, instructions: str, domain: str, rows: list, cases: list) -> str:
+def _request(leaf_path: str, instructions: str, domain: str, rows: list, cases: list[ReviewCase], one: bool) -> str:
+    """A leaf request: all of a domain's cases, or `one` case with its ranked candidates."""
+    which, rows_are = (
+        ("this single case", "weigh the ranked candidate article rows")
+        if one
+        else ("the cases below", "consider only the rows")
+    )
     return dumps(
         {
-            "protocol": protocol,
+            "protocol": f"Review {which} with the leaf skill {leaf_path}: follow leafInstructions, {rows_are} in "
+            "candidateArticles, open the full text of every article that matches, and copy each finding id verbatim "
+            "from candidateArticles[].path.",
             "skill": leaf_path,
             "leafInstructions": instructions,
             "knowledgeIndex": domain_index_name(domain),
             "candidateArticles": rows,
             "resultSchema": RESULT_SCHEMA,
-            "cases": cases,
+            "cases": [request_case(case) for case in cases],
         }
     )
 
@@ -97,14 +89,7 @@ def domain_files(
         domain_index_name(domain): dumps(
             {"version": INDEX_VERSION, "domain": domain, "articleCount": len(articles), "articles": articles}
         ),
-        domain_request_name(domain): _request(
-            domain_protocol(leaf_path),
-            leaf_path,
-            instructions,
-            domain,
-            articles,
-            [request_case(case) for case in cases],
-        ),
+        domain_request_name(domain): _request(leaf_path, instructions, domain, articles, cases, one=False),
     }
     problems = []
     unparsed = {row["path"].lower() for row in articles if row.get("parsed") is False}
@@ -125,9 +110,7 @@ def domain_files(
             continue
         ranked.sort(key=lambda row: sort_key(row["path"]))
         files[case_file_name(case.modelId)] = neutral
-        files[case_request_name(case.modelId)] = _request(
-            case_protocol(leaf_path), leaf_path, instructions, domain, ranked, [request_case(case)]
-        )
+        files[case_request_name(case.modelId)] = _request(leaf_path, instructions, domain, ranked, [case], one=True)
     if problems:
         raise EvaluationFailed(f"Review fixture preparation FAILED with {len(problems)} problem(s):", problems)
     return files

@@ -130,11 +130,6 @@ def format_rate(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
 
 
-def format_short(value: float) -> str:
-    """A rate for people: at most four decimals, no trailing zeros ("0.0909", "0.5", "1")."""
-    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
-
-
 def judge(case: ReviewCase, findings: list[str] | None, infra: InfraFailure | None = None) -> CaseVerdict:
     """The strict gate for one case: exact set equality (ci) for positives, silence for clean controls."""
     positive = bool(case.expected)
@@ -181,15 +176,6 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(finding_id(i) for i in ids)
 
 
-def case_lookup(cases: list[ReviewCase]) -> dict[str, ReviewCase]:
-    """Model ids and manifest ids both map to the case, case-insensitively (§14.2)."""
-    lookup: dict[str, ReviewCase] = {}
-    for case in cases:
-        lookup[case.modelId.lower()] = case
-        lookup[case.id.lower()] = case
-    return lookup
-
-
 def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVerdict:
     """A verdict with the usage, transcript and cache flags its answer record carries."""
     if not isinstance(record, dict):
@@ -201,50 +187,38 @@ def _with_record(verdict: CaseVerdict, record: dict[str, Any] | None) -> CaseVer
 
 def case_reads(findings: list[str], record: dict[str, Any] | None, article: Article | None) -> CaseReads:
     """What an answered case read, from the evidence bceval recorded itself; "unknown" without it. A citation is
-    backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell)."""
-    if isinstance(record, dict) and record.get("readBy") == "agent-trace":
-        return traced_reads(findings, record)
-    evidence = record.get("readEvidence") if isinstance(record, dict) and record.get("readBy") == "bceval" else None
-    if not isinstance(evidence, dict) or not isinstance(evidence.get("reads"), list):
+    backed only by a complete read whose bytes and SHA-256 match the article (when `article` can tell). An agent's
+    trace of its Read calls ("agent-trace") names the candidates it asked for, but bceval never saw what it got, so
+    none of its citations is backed."""
+    record = record if isinstance(record, dict) else {}
+    source = record.get("readBy")
+    evidence = record.get("readEvidence" if source == "bceval" else "agentTrace")
+    raw = evidence.get("reads") if isinstance(evidence, dict) else None
+    if source not in ("bceval", "agent-trace") or (source == "bceval" and not isinstance(raw, list)):
         return CaseReads(source="unknown", cited=list(findings))
-    assert isinstance(record, dict)
+    raw = raw if isinstance(raw, list) else []
+    reads = [item for item in raw if isinstance(item, dict) and isinstance(item.get("path"), str)]
     candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
-    lowered = {path.lower() for path in candidates}
-    reads = [item for item in evidence["reads"] if isinstance(item, dict) and isinstance(item.get("path"), str)]
-    opened = sorted({item["path"] for item in reads if item["path"].lower() in lowered}, key=sort_key)
-    backed = set()
-    for item in reads:
-        if item.get("complete") is not True:
-            continue
-        if article is not None and article(item["path"]) != (item.get("bytes"), item.get("sha256")):
-            continue  # not the article as the corpus holds it
-        backed.add(item["path"].lower())
+    lowered = {path.lower(): path for path in candidates}
+    if source == "bceval":  # the paths as the reads spell them
+        opened = sorted({item["path"] for item in reads if item["path"].lower() in lowered}, key=sort_key)
+    else:  # the paths as the candidates spell them
+        opened = sorted(
+            (lowered[path] for path in {item["path"].lower() for item in reads} if path in lowered), key=sort_key
+        )
+    backed = {
+        item["path"].lower()
+        for item in reads
+        if source == "bceval"
+        and item.get("complete") is True  # and the article as the corpus holds it:
+        and (article is None or article(item["path"]) == (item.get("bytes"), item.get("sha256")))
+    }
     cited = {finding.lower() for finding in findings}
     return CaseReads(
-        source="bceval",
+        source=source,
         opened=opened,
         cited=list(findings),
         citedWithoutCompleteRead=[finding for finding in findings if finding.lower() not in backed],
-        readNotCited=[path for path in opened if path.lower() not in cited],
-        candidates=len(candidates),
-    )
-
-
-def traced_reads(findings: list[str], record: dict[str, Any]) -> CaseReads:
-    """What an answer's agent says it read (its stream's Read calls): the candidates it asked for. bceval never saw
-    what the agent got, so no citation is backed: every one is cited without a complete read bceval recorded."""
-    trace = record.get("agentTrace") if isinstance(record.get("agentTrace"), dict) else {}
-    candidates = [path for path in record.get("candidates") or [] if isinstance(path, str)]
-    lowered = {path.lower(): path for path in candidates}
-    calls = [item for item in trace.get("reads") or [] if isinstance(item, dict) and isinstance(item.get("path"), str)]
-    asked = {item["path"].lower() for item in calls}
-    opened = sorted((lowered[path] for path in asked if path in lowered), key=sort_key)
-    cited = {finding.lower() for finding in findings}
-    return CaseReads(
-        source="agent-trace",
-        opened=opened,
-        cited=list(findings),
-        citedWithoutCompleteRead=list(findings),
         readNotCited=[path for path in opened if path.lower() not in cited],
         candidates=len(candidates),
     )
@@ -320,7 +294,8 @@ def aggregate(
     total = len(cases)
     if selected is not None:
         cases = [case for case in cases if case.id in selected]
-    lookup = case_lookup(cases)
+    # model ids and manifest ids both map to the case, case-insensitively (§14.2)
+    lookup = {key.lower(): case for case in cases for key in (case.modelId, case.id)}
     answered_by: list[dict[str, Any]] = []
     for reading in readings:  # loading problems first (§14.1), then id mapping (§14.2)
         problems.extend(reading.problems)
@@ -347,9 +322,9 @@ def aggregate(
     clean_rate = clean.passed / clean.total if clean.total else 0.0
     for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
         if value < thresholds[name]:
-            label = THRESHOLD_LABELS[name]
+            short = f"{value:.4f}".rstrip("0").rstrip(".") or "0"  # at most four decimals: "0.0909", "0.5", "1"
             counts = f"({tally.passed}/{tally.total})"
-            problems.append(f"{label} {format_short(value)} {counts} is below {format_rate(thresholds[name])}.")
+            problems.append(f"{THRESHOLD_LABELS[name]} {short} {counts} is below {format_rate(thresholds[name])}.")
     partial = len(cases) < total or bool(budget)
     return ScoreReport(
         passed=not problems and not partial,

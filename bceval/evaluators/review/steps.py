@@ -10,7 +10,7 @@ from pathlib import Path
 from bceval.clock import created_at
 from bceval.config import Settings
 from bceval.corpus.layers import Listing, scan_corpus
-from bceval.corpus.prepdir import prune
+from bceval.corpus.prepdir import strays
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
@@ -163,9 +163,9 @@ def write_review_request(settings: Settings) -> None:
 def finish_prepare(settings: Settings, groups: list[str]) -> None:
     recorded = load_own_json(cases_file(settings))
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
-    prune(settings.prepare_dir, PrepareDir.expected_names(domains, [case["modelId"] for case in recorded["cases"]]))
+    expected = PrepareDir.expected_names(domains, [case["modelId"] for case in recorded["cases"]])
     incomplete_marker(settings).unlink(missing_ok=True)
-    for path in build_strays(settings, groups, domains):
+    for path in strays(settings.prepare_dir, expected) + build_strays(settings, groups, domains):
         path.unlink()
     print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.")
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))

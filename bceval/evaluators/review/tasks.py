@@ -10,7 +10,6 @@ from doit.tools import config_changed
 
 from bceval import __version__
 from bceval.clock import generated_at
-from bceval.config import Settings
 from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
 from bceval.errors import BcevalError
@@ -156,7 +155,30 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
 
     def task_score_json() -> dict:
         """Judge every result into out/runs/<run>/score.json (metrics, thresholds, every case)."""
-        return score_json_task(settings, basics)
+        if settings.results_path is not None:  # one combined results document
+            files = [settings.results_path] if settings.results_path.is_file() else []
+            recorded = {**basics, "results_path": str(settings.results_path)}
+        else:
+            try:
+                results = result_files(settings.results_dir)
+            except BcevalError:
+                results = []  # score_json reports the missing results in one line
+            infra = infra_files(settings.results_dir) if results else []
+            files = results + infra
+            recorded = {
+                **basics,
+                "results": [p.name for p in results],
+                "infra": [p.name for p in infra],
+                "selected": sorted(selection_of(settings.run_dir) or []) if settings.results is None else [],
+                **({"requireRead": True} if settings.require_read else {}),
+            }
+        return {
+            "actions": [action(review.write_score, settings)],
+            "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in files],
+            "targets": [str(settings.score_file)],
+            "task_dep": ["prepare"],
+            "uptodate": [config_changed(recorded)],
+        }
 
     if settings.answers_in_graph:  # result files to score are only known once the graph has answered
         task_score_json = create_after(executed="answered")(task_score_json)
@@ -177,37 +199,5 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         """The main job's report: the same verdict as `score`, but a failed gate does not fail the run."""
         return always(action(review.report_score, settings, False), "scorecard")
 
-    return {
-        "task_score_json": task_score_json,
-        "task_scorecard": task_scorecard,
-        "task_score": task_score,
-        "task_publish": task_publish,
-        "task_summary": task_summary,
-    }
-
-
-def score_json_task(settings: Settings, basics: dict[str, Any]) -> dict:
-    if settings.results_path is not None:  # one combined results document
-        files = [settings.results_path] if settings.results_path.is_file() else []
-        recorded = {**basics, "results_path": str(settings.results_path)}
-    else:
-        try:
-            results = result_files(settings.results_dir)
-        except BcevalError:
-            results = []  # score_json reports the missing results in one line
-        infra = infra_files(settings.results_dir) if results else []
-        files = results + infra
-        recorded = {
-            **basics,
-            "results": [p.name for p in results],
-            "infra": [p.name for p in infra],
-            "selected": sorted(selection_of(settings.run_dir) or []) if settings.results is None else [],
-            **({"requireRead": True} if settings.require_read else {}),
-        }
-    return {
-        "actions": [action(review.write_score, settings)],
-        "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in files],
-        "targets": [str(settings.score_file)],
-        "task_dep": ["prepare"],
-        "uptodate": [config_changed(recorded)],
-    }
+    creators = (task_score_json, task_scorecard, task_score, task_publish, task_summary)
+    return {creator.__name__: creator for creator in creators}

@@ -9,56 +9,43 @@ from typing import Any
 
 from bceval.corpus.layers import LAYER_RANK, LAYERS, Leaf, Listing, paired_articles
 from bceval.evaluators.review.cases import ReviewCase
+from bceval.evaluators.review.coverage import changed_lines
 from bceval.evaluators.review.health.model import CaseMargin, Coverage, DomainCoverage, Finding
 from bceval.evaluators.review.ranking import RANK_LIMIT, expected_article, score_candidates
 from bceval.ordering import sort_key
 
 _ODD_SAMPLE = re.compile(r"^(?P<slug>.+)\.(?P<kind>good|bad)\.(?P<ext>.+)$", re.IGNORECASE)
-_CHANGED = re.compile(r"^(?P<layer>[^/]+)/knowledge/(?P<domain>[^/]+)/(?P<slug>[^/]+?)(?:\.md|\.good\.al|\.bad\.al)$")
 
 
 # --- coverage -------------------------------------------------------------------------------------
 
 
-def _knowledge_folders(listing: Listing) -> dict[str, dict[str, frozenset[str]]]:
-    """domain folder -> layer -> names directly in `<layer>/knowledge/<domain>`."""
-    folders: dict[str, dict[str, frozenset[str]]] = {}
-    for folder, names in listing.by_dir.items():
-        parts = folder.split("/")
-        if len(parts) == 3 and parts[1] == "knowledge":
-            folders.setdefault(parts[2], {})[parts[0]] = names
-    return folders
-
-
 def _pairing_findings(layer: str, domain: str, names: frozenset[str]) -> list[Finding]:
+    """A warning for each file of a knowledge folder that pairs with nothing."""
     findings = []
     for name in sorted(names, key=sort_key):
         path = f"{layer}/knowledge/{domain}/{name}"
-        problem = _pairing_problem(path, name, names)
-        if problem is not None:
-            findings.append(Finding(kind=problem[0], severity="warning", path=path, message=problem[1]))
+        odd = _ODD_SAMPLE.match(name)
+        if name.endswith(".md"):
+            good, bad = f"{name[:-3]}.good.al" in names, f"{name[:-3]}.bad.al" in names
+            if good == bad:
+                continue
+            kind, message = (
+                "unpaired-article",
+                f"{path} has only {'.good.al' if good else '.bad.al'}, so no case can use it",
+            )
+        elif odd is not None and odd["ext"] != "al":
+            sample = odd["kind"].lower()
+            kind = "sample-extension"
+            message = (
+                f"{path} is a {sample} sample with extension .{odd['ext']}; only .{sample}.al pairs with an article"
+            )
+        elif odd is not None and f"{odd['slug']}.md" not in names:
+            kind, message = "orphan-sample", f"{path} has no {odd['slug']}.md beside it"
+        else:
+            continue
+        findings.append(Finding(kind=kind, severity="warning", path=path, message=message))
     return findings
-
-
-def _pairing_problem(path: str, name: str, names: frozenset[str]) -> tuple[str, str] | None:
-    """(kind, message) when the file `name` of a knowledge folder pairs with nothing."""
-    if name.endswith(".md"):
-        slug = name[:-3]
-        good, bad = f"{slug}.good.al" in names, f"{slug}.bad.al" in names
-        if good == bad:
-            return None
-        return "unpaired-article", f"{path} has only {'.good.al' if good else '.bad.al'}, so no case can use it"
-    odd = _ODD_SAMPLE.match(name)
-    if odd is None:
-        return None
-    slug, kind, ext = odd["slug"], odd["kind"].lower(), odd["ext"]
-    if ext != "al":
-        return "sample-extension", (
-            f"{path} is a {kind} sample with extension .{ext}; only .{kind}.al pairs with an article"
-        )
-    if f"{slug}.md" not in names:
-        return "orphan-sample", f"{path} has no {slug}.md beside it"
-    return None
 
 
 def _duplicate_slug_findings(domain: str, layers: dict[str, frozenset[str]]) -> list[Finding]:
@@ -91,7 +78,13 @@ def coverage_checks(
     listing: Listing, leaves: list[Leaf], rows: list[dict[str, Any]], cases: list[ReviewCase]
 ) -> tuple[Coverage, list[Finding]]:
     findings: list[Finding] = []
-    folders = _knowledge_folders(listing)
+    folders: dict[
+        str, dict[str, frozenset[str]]
+    ] = {}  # domain -> layer -> names directly in <layer>/knowledge/<domain>
+    for folder, names in listing.by_dir.items():
+        parts = folder.split("/")
+        if len(parts) == 3 and parts[1] == "knowledge":
+            folders.setdefault(parts[2], {})[parts[0]] = names
     exercised = {path for case in cases for path in case.expected}
     leaf_by_domain = {leaf.domain.lower(): leaf for leaf in leaves}
     domains: list[DomainCoverage] = []
@@ -100,11 +93,8 @@ def coverage_checks(
         paired = [a.md_path for a in paired_articles(listing, domain)]
         if leaf is None and any(n.endswith(".md") for names in folders.get(domain, {}).values() for n in names):
             message = f"knowledge domain '{domain}' has no al-{domain}-review leaf, so no case ever uses its articles"
-            findings.append(
-                Finding(
-                    kind="knowledge-without-leaf", severity="warning", path=f"*/knowledge/{domain}", message=message
-                )
-            )
+            path = f"*/knowledge/{domain}"
+            findings.append(Finding(kind="knowledge-without-leaf", severity="warning", path=path, message=message))
         if leaf is not None and not paired:
             message = f"{leaf.path} has no paired article in any layer"
             findings.append(Finding(kind="leaf-without-knowledge", severity="error", path=leaf.path, message=message))
@@ -139,20 +129,13 @@ def changed_path_checks(changed: Iterable[str], listing: Listing, cases: list[Re
     """Every changed paired article (by any of its three files) that no case exercises."""
     exercised = {path.lower() for case in cases for path in case.expected}
     findings: list[Finding] = []
-    seen: set[str] = set()
-    for raw in changed:
-        line = raw.strip().replace("\\", "/").removeprefix("./")
-        match = _CHANGED.match(line)
-        if not match or match["layer"] not in LAYER_RANK:
-            continue
-        folder = f"{match['layer']}/knowledge/{match['domain']}"
-        slug = match["slug"]
-        names = listing.names_in(folder)
-        md = f"{folder}/{slug}.md"
-        if md in seen or not {f"{slug}.md", f"{slug}.good.al", f"{slug}.bad.al"} <= names:
-            continue
-        seen.add(md)
-        if md.lower() not in exercised:
+    for md, line in changed_lines("\n".join(changed)).items():
+        folder, slug = md.rsplit("/", 1)
+        slug = slug.removesuffix(".md")
+        paired = folder.count("/") == 2 and {f"{slug}.md", f"{slug}.good.al", f"{slug}.bad.al"} <= listing.names_in(
+            folder
+        )
+        if paired and md.lower() not in exercised:
             message = (
                 f"{line} changed, but no case exercises {md}; add it to the domain's articles or additionalArticles, "
                 "whichever dialect the manifest uses (or select it), so the evaluation covers it"
@@ -173,10 +156,9 @@ def margin_checks(
     for case in cases:
         rows = candidates.get(case.domain, [])
         article = expected_article(case.input)
+        named = {"case": case.id, "domain": case.domain, "article": article, "candidates": len(rows)}
         if len(rows) <= RANK_LIMIT:
-            margins.append(
-                CaseMargin(case=case.id, domain=case.domain, article=article, candidates=len(rows), ranked=False)
-            )
+            margins.append(CaseMargin(**named, ranked=False))
             if case.domain not in unranked_domains:
                 unranked_domains.append(case.domain)
             continue
@@ -188,17 +170,7 @@ def margin_checks(
         score, excluded = scored[position][0], scored[RANK_LIMIT][0]
         margin = score - excluded
         margins.append(
-            CaseMargin(
-                case=case.id,
-                domain=case.domain,
-                article=article,
-                candidates=len(rows),
-                ranked=True,
-                rank=position + 1,
-                score=score,
-                firstExcludedScore=excluded,
-                margin=margin,
-            )
+            CaseMargin(**named, ranked=True, rank=position + 1, score=score, firstExcludedScore=excluded, margin=margin)
         )
         if position < RANK_LIMIT and margin < threshold:
             message = (

@@ -30,10 +30,6 @@ def _parts(text: str) -> list[str]:
     return [part.lower() for word in _WORDISH.findall(text) for part in _CAMEL.findall(word)]
 
 
-def _tokens(line: str) -> set[str]:
-    return {w.lower() for w in _WORDISH.findall(line)} | set(_parts(line))
-
-
 def _code_and_comment(line: str) -> tuple[str, str | None]:
     """Split a line at a `//` that is outside AL string ('') and quoted-identifier ("") literals."""
     quote = None
@@ -76,7 +72,7 @@ def _case_leaks(case: ReviewCase, text: str, telling: set[str]) -> list[Finding]
 
     for number, line in enumerate(text.splitlines(), start=1):
         code, comment = _code_and_comment(line)
-        for word in telling & _tokens(code):
+        for word in telling & ({w.lower() for w in _WORDISH.findall(code)} | set(_parts(code))):
             word_lines.setdefault(word, []).append(number)
         for token in _label_hits(code):
             found("label-leak", number, f"{token} still names the expected outcome")

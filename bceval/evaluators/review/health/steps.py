@@ -11,8 +11,9 @@ from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import derive_cases
-from bceval.evaluators.review.health.model import Finding, HealthReport
-from bceval.evaluators.review.health.report import build_report, render_markdown
+from bceval.evaluators.review.health.checks import changed_path_checks, coverage_checks, margin_checks
+from bceval.evaluators.review.health.leaks import leak_checks, reachable_answer_checks
+from bceval.evaluators.review.health.model import SEVERITY_ORDER, Finding, HealthReport, render_markdown
 from bceval.evaluators.review.manifest import by_convention
 from bceval.evaluators.review.neutral import neutral_file_text
 from bceval.evaluators.review.steps import derive
@@ -60,22 +61,26 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
     for case in derivation.cases:
         with suppress(BcevalError):  # an unreadable sample is reported already
             texts[case.modelId] = neutral_file_text(read_text(settings.corpus / case.input))
-    report = build_report(
-        settings.corpus.name,
-        listing,
-        derivation.leaves,
-        rows,
-        [case for case in derivation.cases if case.modelId in texts],
-        candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves]),
-        texts,
-        margin=settings.health_margin,
-        changed=None if settings.changed_paths is None else read_text(settings.changed_paths).splitlines(),
-        extra=findings,
-        views={mid: view_texts(settings, mid) for mid in texts} if prepared else None,
+    cases = [case for case in derivation.cases if case.modelId in texts]
+    candidates = candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves])
+    coverage, found = coverage_checks(listing, derivation.leaves, rows, cases)
+    findings += found
+    if settings.changed_paths is not None:
+        findings += changed_path_checks(read_text(settings.changed_paths).splitlines(), listing, cases)
+    margins, found = margin_checks(cases, candidates, texts, settings.health_margin)
+    findings += found + leak_checks(cases, candidates, texts, {row["path"]: row["title"] for row in rows})
+    if prepared:  # the view files of each case: its leaf and ranked candidate articles
+        findings += reachable_answer_checks(cases, texts, {mid: view_texts(settings, mid) for mid in texts})
+    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.kind, f.case or "", f.path or "", f.line or 0))
+    report = HealthReport(
+        corpus=settings.corpus.name,
+        errors=sum(f.severity == "error" for f in findings),
+        warnings=sum(f.severity == "warning" for f in findings),
+        notes=sum(f.severity == "info" for f in findings),
+        marginThreshold=settings.health_margin,
+        coverage=coverage,
+        margins=margins,
+        findings=findings,
     )
-    _write(settings, report)
-
-
-def _write(settings: Settings, report: HealthReport) -> None:
     write_atomic(OutDir(settings.out).health("json"), dumps(report.model_dump()))
     write_atomic(OutDir(settings.out).health("md"), render_markdown(report))

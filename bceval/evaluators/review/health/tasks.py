@@ -11,12 +11,11 @@ from typing import Any
 from doit.tools import config_changed
 
 from bceval.cli.parser import add_command, settings_flags
-from bceval.config import Settings, check_inputs, check_leaves, load_settings
+from bceval.config import Settings, check_inputs, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.review.health import steps as health
-from bceval.evaluators.review.health.model import HealthReport
-from bceval.evaluators.review.health.report import coverage_lines, summary_line
+from bceval.evaluators.review.health.model import HealthReport, coverage_lines, summary_line
 from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
 from bceval.graph.loader import run_graph
@@ -81,8 +80,7 @@ def print_health(settings: Settings) -> Any:
 def run_health(args: argparse.Namespace) -> int:
     """`bceval health`: validate and prepare, then the health report on the console, always, and its verdict."""
     settings = load_settings(**settings_flags(args))
-    check_inputs(settings)
-    check_leaves(settings)
+    check_inputs(settings, leaves=True)
     if settings.changed_paths is not None and not settings.changed_paths.is_file():  # before the graph runs
         raise BcevalError(f"{settings.changed_paths}: changed-paths file not found")
     code = run_graph(settings, ["health_files"], verbose=getattr(args, "verbose", False))

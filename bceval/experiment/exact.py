@@ -30,7 +30,7 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
     return scaled_test([int(difference * scale) for difference in fractions], scale, seed, permutations)
 
 
-def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int) -> PermutationTest:
+def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int = 20000) -> PermutationTest:
     """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
     nonzero = [value for value in scaled if value]
     common = math.gcd(*nonzero) or 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bceval.experiment.records import CaseKind
 from bceval.experiment.stats import compare_treatments
@@ -86,24 +87,13 @@ def simulate_power(
     return PowerCell(cases=cases, epochs=epochs, power=better / simulations, simulations=simulations)
 
 
-def power_table(
-    base: Sequence[BaseRate], *, effect: float, power: float, alpha: float, treatment_arms: int, seed: int
-) -> list[PowerCell]:
-    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`."""
+def power_table(base: Sequence[BaseRate], *, power: float, **options: Any) -> list[PowerCell]:
+    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`;
+    `options`: simulate_power's effect, alpha, treatment_arms and seed."""
     cells = []
     for epochs in EPOCH_COUNTS:
         for cases in CASE_COUNTS:
-            cells.append(
-                simulate_power(
-                    base,
-                    effect=effect,
-                    cases=cases,
-                    epochs=epochs,
-                    alpha=alpha,
-                    treatment_arms=treatment_arms,
-                    seed=seed,
-                )
-            )
+            cells.append(simulate_power(base, cases=cases, epochs=epochs, **options))
             if cells[-1].power >= power:
                 break
     return cells

@@ -32,17 +32,6 @@ class Block:
     rows: tuple[tuple[Cell, ...], ...] = ()
 
 
-def dialect_line(arms: list[ArmReport]) -> str:
-    """Which manifest dialect each review arm read; when they differ, that one case id may name different articles."""
-    named = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
-    if not named:
-        return ""
-    line = "Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in named)
-    if len({dialect for _, dialect in named}) > 1:
-        line += " (the dialects differ, so one case id may name a different article in each arm)"
-    return line
-
-
 def _interval(interval: Any, signed: bool = False) -> str:
     """An interval with how it was made, where it is shown; a rough one says so."""
     if interval is None:
@@ -64,14 +53,9 @@ def _difference(kind: Any) -> str:
     return f"{kind.difference:+.3f}{_interval(kind.interval, signed=True)}"
 
 
-def _asked(arm: ArmReport) -> int:
-    """The answers this arm's agent was asked for and paid (cached ones were paid by the run that asked first)."""
-    return arm.answered - arm.fromCache
-
-
 def _cost(arm: ArmReport) -> str:
     """What this arm's own answers cost (cached and shared ones are on the bill of the run that paid them)."""
-    asked = _asked(arm)
+    asked = arm.answered - arm.fromCache  # cached answers were paid by the run that asked first
     if arm.usage.costUsd is None:
         return "unknown" if asked else "-"
     known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
@@ -186,11 +170,17 @@ def _facts(report: ExperimentReport) -> list[str]:
     if report.sequential.look > 1 or report.sequential.plannedLooks is not None:
         facts.append(f"Looks: {report.sequential.note}")
     cases = max((a.cases for a in arms), default=0)
-    return [
-        *facts,
+    facts += [
         f"{report.epochs} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
         f"Arms differ in: {', '.join(report.differing) or 'nothing'}",
-        *[line for line in [dialect_line(arms)] if line],
+    ]
+    dialects = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
+    if dialects:  # when they differ, one case id may name different articles
+        facts.append("Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in dialects))
+        if len({dialect for _, dialect in dialects}) > 1:
+            facts[-1] += " (the dialects differ, so one case id may name a different article in each arm)"
+    return [
+        *facts,
         *[f"Warning: {warning}" for warning in report.warnings],
         f"Report {report.reportId[:16]}, created {report.createdAt}",
     ]
@@ -213,7 +203,7 @@ ARM_COLUMNS: Columns = (
     ("pass^{k} (cases, positive and clean together)", lambda arm: _rate(arm.summary.pass_hat_k.all)),
     ("Flaky cases", lambda arm: f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases"),
     ("Answered / unanswered (answers)", lambda arm: f"{arm.summary.answered} / {arm.unanswered}"),
-    ("Asked", lambda arm: str(_asked(arm))),
+    ("Asked", lambda arm: str(arm.answered - arm.fromCache)),
     ("Shared", lambda arm: str(arm.shared)),
     ("Cached", lambda arm: str(arm.fromCache)),
     ("Infra failures", lambda arm: str(arm.infrastructureFailures)),
@@ -405,23 +395,17 @@ def render_html(report: ExperimentReport) -> str:
 
 # --- the published page ------------------------------------------------------------------------------------------
 
-EXPERIMENT_MARKERS = (
-    "<!-- bceval:experiment:latest:begin -->",
-    "<!-- bceval:experiment:latest:end -->",
-    "<!-- bceval:experiment:history:begin -->",
-    "<!-- bceval:experiment:history:end -->",
-)
-EXPERIMENT_HEADER = (
-    "| Date | Experiment | Arms | Epochs | Cases | Verdicts against the control | Report |\n"
-    "|---|---|---|---|---|---|---|"
-)
-
-
 EXPERIMENT_PAGE = PageFormat(
-    EXPERIMENT_MARKERS,
+    (
+        "<!-- bceval:experiment:latest:begin -->",
+        "<!-- bceval:experiment:latest:end -->",
+        "<!-- bceval:experiment:history:begin -->",
+        "<!-- bceval:experiment:history:end -->",
+    ),
     "# bceval experiments\n\nPublished with `bceval experiment publish`. Text outside bceval's marker comments is "
     "yours to edit; the latest experiment and the history rows are maintained by bceval.",
-    EXPERIMENT_HEADER,
+    "| Date | Experiment | Arms | Epochs | Cases | Verdicts against the control | Report |\n"
+    "|---|---|---|---|---|---|---|",
 )
 
 

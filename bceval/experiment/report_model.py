@@ -267,22 +267,23 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     """This report's look and the level it may spend: alpha when one look was planned and this is it; under
     `looks: K` the O'Brien-Fleming share of alpha for look j of K (equally spaced looks assumed); with looks
     nobody planned, alpha still, and a note that the chance of a false verdict is higher than it."""
-    look = len(earlier) + 1
+    look, planned, spent = len(earlier) + 1, True, alpha
     if looks is None and not earlier:
-        return Sequential(look=1, plannedLooks=None, planned=True, alphaUsed=alpha, note="one look, as planned")
-    if looks is None:
+        note = "one look, as planned"
+    elif looks is None:
+        planned = False
         note = (
             f"not planned in advance: {len(earlier)} earlier report(s) of this experiment had fewer epochs, and "
             f"testing again after adding epochs makes a false verdict likelier than alpha {alpha:g}; declare "
             "`looks: N` in the experiment file to spend alpha over the looks"
         )
-        return Sequential(look=look, plannedLooks=None, planned=False, alphaUsed=alpha, note=note)
-    if look > looks:
+    elif look > looks:
+        planned, spent = False, 0.0
         note = f"look {look} of a plan of {looks}: beyond the plan, so no verdict can be given"
-        return Sequential(look=look, plannedLooks=looks, planned=False, alphaUsed=0.0, note=note)
-    spent = obrien_fleming(alpha, look, looks)
-    note = f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}"
-    return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
+    else:
+        spent = obrien_fleming(alpha, look, looks)
+        note = f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}"
+    return Sequential(look=look, plannedLooks=looks, planned=planned, alphaUsed=spent, note=note)
 
 
 def build_report(

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 from bceval.experiment.exact import fisher_exact, holm, scaled_test
 from bceval.experiment.intervals import percentile_interval, resample_sums, wilson_interval
@@ -141,7 +142,6 @@ class _Draws:
     alpha: float
     seed: int
     resamples: int
-    permutations: int
     level: float
 
 
@@ -154,14 +154,13 @@ def paired_comparison(
     alpha: float = 0.05,
     seed: int,
     resamples: int = 2000,
-    permutations: int = 20000,
     level: float = 0.95,
 ) -> PairedComparison:
     """Treatment against control over the cases both answered at least once, for any per-case pass/fail outcome
     (recall, clean rate, or e.g. "gates passed"): the mean per-case difference, its interval and its test."""
     _check_bootstrap(resamples, level)
     counts, _ = _pair_cases(control, treatment)
-    return _paired(kind, counts, _Draws(alpha, seed, resamples, permutations, level), label=label)
+    return _paired(kind, counts, _Draws(alpha, seed, resamples, level), label=label)
 
 
 def _paired(
@@ -175,7 +174,7 @@ def _paired(
     control = {c: counts[c][0] * (scale // counts[c][1]) for c in counts}
     treated = {c: counts[c][2] * (scale // counts[c][3]) for c in counts}
     differences = {c: treated[c] - control[c] for c in counts}
-    test = scaled_test([differences[c] for c in sorted(counts)], scale, draws.seed, draws.permutations)
+    test = scaled_test([differences[c] for c in sorted(counts)], scale, draws.seed)
     n = len(counts)
     interval = None
     if n:
@@ -231,21 +230,10 @@ def _difference_interval(strata: list[tuple[str, list[int]]], scale: int, draws:
 
 
 def compare_arms(
-    control: Outcomes,
-    treatment: Outcomes,
-    kinds: Mapping[str, CaseKind],
-    *,
-    alpha: float = 0.05,
-    seed: int,
-    resamples: int = 2000,
-    permutations: int = 20000,
-    level: float = 0.95,
-    epochs: int | None = None,
+    control: Outcomes, treatment: Outcomes, kinds: Mapping[str, CaseKind], **options: Any
 ) -> ArmComparison:
-    """Paired comparison of one treatment against control: the overall test and a test per kind, the missing-answer
-    check, and the verdict (one treatment arm: no adjustment)."""
-    draws = {"seed": seed, "resamples": resamples, "permutations": permutations, "level": level, "epochs": epochs}
-    return compare_treatments(control, {"treatment": treatment}, kinds, alpha=alpha, **draws)["treatment"]
+    """One treatment against control, a family of one (no adjustment); `options`: compare_treatments' keywords."""
+    return compare_treatments(control, {"treatment": treatment}, kinds, **options)["treatment"]
 
 
 def compare_treatments(
@@ -257,7 +245,6 @@ def compare_treatments(
     alpha_used: float | None = None,
     seed: int,
     resamples: int = 2000,
-    permutations: int = 20000,
     level: float = 0.95,
     epochs: int | None = None,
 ) -> dict[str, ArmComparison]:
@@ -268,7 +255,7 @@ def compare_treatments(
     _check_bootstrap(resamples, level)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    draws = _Draws(alpha, seed, resamples, permutations, level)
+    draws = _Draws(alpha, seed, resamples, level)
     raw = {name: _compare(control, outcomes, kinds, draws, epochs) for name, outcomes in treatments.items()}
     adjusted = holm({name: result.p_value for name, result in raw.items()})
     family = len(raw)

@@ -29,8 +29,7 @@ class BaseRate:
 class PowerCell:
     cases: int
     epochs: int
-    power: float  # share of `simulations` simulated experiments whose verdict was "better"
-    simulations: int
+    power: float  # share of the simulated experiments whose verdict was "better"
 
 
 def shifted(rates: Sequence[float], effect: float) -> list[float]:
@@ -84,7 +83,7 @@ def simulate_power(
             resamples=1,  # the verdict does not depend on the intervals
         )["treatment"]
         better += result.verdict == "better"
-    return PowerCell(cases=cases, epochs=epochs, power=better / simulations, simulations=simulations)
+    return PowerCell(cases=cases, epochs=epochs, power=better / simulations)
 
 
 def power_table(base: Sequence[BaseRate], *, power: float, **options: Any) -> list[PowerCell]:

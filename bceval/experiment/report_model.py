@@ -195,7 +195,7 @@ def _arm_report(
     per_case: dict[str, list[bool | None]] = {case_id: [] for case_id in outcomes.case_ids}
     counts = dict.fromkeys(COUNTS, 0)
     usages = []  # the usage records of what this arm paid for (None or not a record: nothing is known of it)
-    agreed, recalls, precisions = [], [], []
+    measures = []  # a guidance arm's measures of the reports that could be read
     for epoch in outcomes.epochs:
         usages.append(epoch.usage)
         for unit in epoch.cases:
@@ -205,35 +205,28 @@ def _arm_report(
             line = lines.setdefault(unit.id, {**fresh, "outcomes": {}, "transcripts": {}})
             line["outcomes"].setdefault(arm.name, []).append(unit.passed)
             line["transcripts"].setdefault(arm.name, []).append(unit.transcript)
-            if unit.missing:
-                counts["missing"] += 1
+            if unit.missing or unit.not_started:
+                counts["missing" if unit.missing else "notStarted"] += 1
                 continue
-            if unit.not_started:
-                counts["notStarted"] += 1
-                continue
-            if unit.infra:
-                counts["infrastructureFailures"] += 1
+            counts["infrastructureFailures"] += unit.infra
+            counts["shared"] += unit.shared
             if unit.shared:
-                counts["shared"] += 1
                 continue
-            if unit.answered:
-                counts["answered"] += 1
-                counts["fromCache"] += bool(unit.cached)
+            counts["answered"] += unit.answered
+            counts["fromCache"] += unit.answered and unit.cached
             if not unit.cached:  # a cached answer's cost stays with the run that paid for it
                 usages.append(unit.usage)
-            measure = unit.measure
-            if measure is not None and measure.outcome_agrees is not None:
-                agreed.append(measure.outcome_agrees)
-                recalls.append(measure.recall)
-                precisions.append(measure.precision)
+            if unit.measure is not None and unit.measure.outcome_agrees is not None:
+                measures.append(unit.measure)
     paid = [Usage.from_record(record) for record in usages if isinstance(record, dict) and record]
     total = functools.reduce(Usage.plus, paid, Usage())
     guidance = None
     if outcomes.measured:
+        agreed = [measure.outcome_agrees for measure in measures]
         guidance = GuidanceMeasures(
             outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
-            citedRecall=MeasureMean(mean=_mean(recalls), reports=len(recalls)),
-            citedPrecision=MeasureMean(mean=_mean(precisions), reports=len(precisions)),
+            citedRecall=MeasureMean(mean=_mean([measure.recall for measure in measures]), reports=len(measures)),
+            citedPrecision=MeasureMean(mean=_mean([m.precision for m in measures]), reports=len(measures)),
         )
     per_kind = {case: kinds[case] for case in per_case}
     summary = summarize_arm(per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]

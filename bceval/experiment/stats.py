@@ -9,8 +9,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from bceval.experiment.exact import fisher_exact, holm, scaled_test
-from bceval.experiment.intervals import percentile_interval, resample_sums, wilson_interval
+from bceval.experiment.exact import fisher_exact, holm, percentile_interval, resample_sums, scaled_test, wilson_interval
 from bceval.experiment.records import (
     KIND_LABELS,
     KINDS,

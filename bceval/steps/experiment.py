@@ -105,8 +105,7 @@ def write_report(
     report = kept or report
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}
     for suffix, text in texts.items():
-        if kept is None or _text(folder.report(suffix)) != text:
-            write_atomic(folder.report(suffix), text)
+        write_atomic(folder.report(suffix), text)  # it leaves a file with these very bytes alone
     for warning in report.warnings:
         print(f"bceval: warning: {warning}", file=sys.stderr)
     budget = budget_line(report)
@@ -114,19 +113,12 @@ def write_report(
         print(line)
 
 
-def _text(path: Path) -> str | None:
-    try:
-        return read_regular_text(path, "utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _as_before(path: Path, report: ExperimentReport) -> ExperimentReport | None:
     """The report with the creation time of the one at `path`, if that is all they differ in."""
-    before = _text(path)
     try:
-        same = report.model_copy(update={"createdAt": json.loads(before or "")["createdAt"]})
-    except (ValueError, TypeError, KeyError):
+        before = read_regular_text(path, "utf-8")
+        same = report.model_copy(update={"createdAt": json.loads(before)["createdAt"]})
+    except (OSError, ValueError, TypeError, KeyError):  # none there, or not a report
         return None
     return same if dumps(same.model_dump(mode="json")) == before else None
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
-from bceval.experiment.plan import Plan, ab_experiment, load_plan, resolve
+from bceval.experiment.model import ExperimentFile
+from bceval.experiment.plan import Plan, load_plan, resolve
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -28,9 +31,10 @@ def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
     return replace(settings, no_share=bool(getattr(args, "no_share", False)))
 
 
-def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
-    """The experiment `experiment ab` runs, and where its file goes (written once it resolves, so report and
-    publish can name it like any other)."""
+def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[ExperimentFile, Path]:
+    """The two arms `experiment ab` runs, the corpus at --base against the corpus at --head, and where its file goes
+    (written once it resolves, so report and publish can name it like any other); a value its flags gave that no
+    arm may have is one line naming the flag."""
     if args.epochs < 1:
         raise BcevalError("--epochs must be at least 1")
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
@@ -44,7 +48,20 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
             defaults["manifest"] = manifest.relative_to(settings.corpus.resolve()).as_posix()
         except ValueError:  # elsewhere: both arms read this one file
             defaults["manifest"] = str(manifest)
-    experiment = ab_experiment(args.base, args.head, args.epochs, defaults)
+    document = {
+        "name": re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",  # run-safe
+        "epochs": args.epochs,
+        "defaults": {k: v for k, v in defaults.items() if v is not None},
+        "arms": [{"name": "base", "ref": args.base}, {"name": "head", "ref": args.head}],
+    }
+    try:
+        experiment = ExperimentFile.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = first["loc"]
+        name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
+        flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
+        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None
     return experiment, OutDir(settings.out).experiment(experiment.name).file
 
 

@@ -165,15 +165,13 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
     except ValidationError as exc:
         first = exc.errors()[0]
         location = tuple(first["loc"])
+        field, message = field_path(location), first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
-            line = positions.line(location, key=True)
-            hint = ""
+            line, text = positions.line(location, key=True), f"unknown field '{field}'"
             if location[-1] == "maxCost":  # it was an arm's field once; it bounds the whole experiment now
-                hint = ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
-            raise BcevalError(f"{path}, line {line}: unknown field '{field_path(location)}'{hint}") from None
-        if first["type"] == "missing":
-            line = positions.line(location[:-1])
-            raise BcevalError(f"{path}, line {line}: field '{field_path(location)}' is missing") from None
-        message = first["msg"].removeprefix("Value error, ")
-        line = positions.line(location)
-        raise BcevalError(f"{path}, line {line}: field '{field_path(location) or 'experiment'}': {message}") from None
+                text += ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
+        elif first["type"] == "missing":
+            line, text = positions.line(location[:-1]), f"field '{field}' is missing"
+        else:
+            line, text = positions.line(location), f"field '{field or 'experiment'}': {message}"
+        raise BcevalError(f"{path}, line {line}: {text}") from None

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import git
-from pydantic import ValidationError
 
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
@@ -256,23 +254,3 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
 def default_manifest(corpus: Path) -> Path | None:
     path = corpus / MANIFEST_RELATIVE
     return path if path.is_file() else None
-
-
-def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
-    """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`; a value
-    its flags gave that no arm may have is one line naming the flag."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{base}-{head}").strip("-.")[:100] or "ab"  # run-safe
-    document = {
-        "name": name,
-        "epochs": epochs,
-        "defaults": {k: v for k, v in defaults.items() if v is not None},
-        "arms": [{"name": "base", "ref": base}, {"name": "head", "ref": head}],
-    }
-    try:
-        return ExperimentFile.model_validate(document)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        location = first["loc"]
-        name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
-        flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
-        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None

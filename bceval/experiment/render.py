@@ -334,10 +334,8 @@ def _short_value(value: float | None) -> str:
 def render_markdown(report: ExperimentReport) -> str:
     lines: list[str] = []
     for block in document(report):
-        if block.kind == "h1":
-            lines += [f"# {block.text}", ""]
-        elif block.kind == "h2":
-            lines += [f"## {block.text}", ""]
+        if block.kind in ("h1", "h2"):
+            lines += ["#" * int(block.kind[1]) + f" {block.text}", ""]
         elif block.kind == "para":
             lines += [block.text, ""]
         elif block.kind == "list":

@@ -222,10 +222,10 @@ def _arm_report(
     total = functools.reduce(Usage.plus, paid, Usage())
     guidance = None
     if outcomes.measured:
-        agreed = [measure.outcome_agrees for measure in measures]
+        agreed = [m.outcome_agrees for m in measures]
         guidance = GuidanceMeasures(
             outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
-            citedRecall=MeasureMean(mean=_mean([measure.recall for measure in measures]), reports=len(measures)),
+            citedRecall=MeasureMean(mean=_mean([m.recall for m in measures]), reports=len(measures)),
             citedPrecision=MeasureMean(mean=_mean([m.precision for m in measures]), reports=len(measures)),
         )
     per_kind = {case: kinds[case] for case in per_case}
@@ -357,8 +357,7 @@ def earlier_looks(previous: Any, epochs: int) -> list[Look]:
 
 
 def read_report(document: Any, where: str) -> ExperimentReport:
-    """A parsed report.json as this model (it has the attributes of report_model.ExperimentReport, so it renders
-    the same); one line when it is not one this bceval writes (an older schema, another shape)."""
+    """A parsed report.json; one line when it is not one this bceval writes (an older schema, another shape)."""
     if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
         raise BcevalError(
             f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "

@@ -144,8 +144,7 @@ class ExperimentGraph:
     def export_task(self) -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
         out = OutDir(self.settings.out)
-        arms = [arm for arm in self.plan().arms if arm.commit is not None]
-        marks = [out.corpus_export(arm.commit, arm.subdir) / EXPORT_DONE for arm in arms]
+        marks = [out.corpus_export(arm.commit, arm.subdir) / EXPORT_DONE for arm in self.plan().arms if arm.commit]
         return {
             "actions": [action(steps.export_corpora, self.settings, self.plan)],
             "uptodate": [lambda: all(mark.is_file() for mark in marks)],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bceval.experiment.records import CaseKind
-from bceval.experiment.stats import compare_treatments
+from bceval.experiment.stats import compare_arms
 
 CASE_COUNTS = (8, 16, 32, 64, 128, 256)
 EPOCH_COUNTS = (1, 3, 5, 10)
@@ -73,15 +73,9 @@ def simulate_power(
         kinds = {name: case.kind for name, case in zip(names, drawn, strict=True)}
         control = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, control_rates, strict=True)}
         treatment = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, treatment_rates, strict=True)}
-        result = compare_treatments(
-            control,
-            {"treatment": treatment},
-            kinds,
-            alpha=alpha,
-            alpha_used=alpha / treatment_arms,
-            seed=seed,
-            resamples=1,  # the verdict does not depend on the intervals
-        )["treatment"]
+        result = compare_arms(  # one resample: the verdict does not depend on the intervals
+            control, treatment, kinds, alpha=alpha, alpha_used=alpha / treatment_arms, seed=seed, resamples=1
+        )
         better += result.verdict == "better"
     return PowerCell(cases=cases, epochs=epochs, power=better / simulations)
 

@@ -15,7 +15,7 @@ from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.experiment.model import ExperimentFile
-from bceval.experiment.plan import Plan, load_plan, resolve
+from bceval.experiment.plan import load_plan, resolve
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -131,10 +131,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         settings = _settings(args, Path(args.file))
         plan = load_plan(settings)
-    return _run_mode(args, plan, settings)
-
-
-def _run_mode(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
     if args.experiment_mode == "publish":
         page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
         publish_report(plan, page)

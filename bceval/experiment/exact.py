@@ -22,12 +22,8 @@ EXACT_CELL_BUDGET = 4_000_000_000  # beyond ALWAYS_EXACT_UP_TO: exact while n x 
 
 
 def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutations: int = 20000) -> PermutationTest:
-    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided.
-
-    The non-zero differences are scaled to integers by the lcm of their denominators, so the test compares
-    integers and never floats. Exact whenever there are at most ALWAYS_EXACT_UP_TO of them, or the counting
-    stays within EXACT_CELL_BUDGET; otherwise Monte Carlo with `permutations` draws. No non-zero difference: p = 1.
-    """
+    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided,
+    on integers (scaled by the lcm of their denominators), never floats; no non-zero difference: p = 1."""
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations!r}")
     fractions = [Fraction(difference) for difference in differences]
@@ -36,7 +32,8 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
 
 
 def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int = 20000) -> PermutationTest:
-    """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
+    """sign_flip_test of the differences scaled[i] / scale: exact whenever at most ALWAYS_EXACT_UP_TO are non-zero,
+    or the counting stays within EXACT_CELL_BUDGET; otherwise Monte Carlo with `permutations` draws."""
     nonzero = [value for value in scaled if value]
     common = math.gcd(*nonzero) or 1
     steps = [value // common for value in nonzero]

@@ -220,11 +220,12 @@ def matching(plan: Plan, default_adapter: str, no_share: bool) -> tuple[list[str
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:
     """The settings of one arm in one epoch: a run of its own inside the arm's prepare variant."""
     fields = arm.fields
+    default = arm.corpus / MANIFEST_RELATIVE  # the corpus's own manifest, if it has one
     return replace(
         settings,
         corpus=arm.corpus,
         corpus_source="experiment",
-        manifest=arm.manifest or default_manifest(arm.corpus),
+        manifest=arm.manifest or (default if default.is_file() else None),
         out=plan.folder.variant(arm.variant).path,
         adapter=arm.agent(settings.adapter),
         command=fields["command"] or settings.command,
@@ -249,8 +250,3 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         cache_salt=arm.name if settings.no_share and not arm.control else "",
         hide=(settings.out,),
     )
-
-
-def default_manifest(corpus: Path) -> Path | None:
-    path = corpus / MANIFEST_RELATIVE
-    return path if path.is_file() else None

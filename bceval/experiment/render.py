@@ -356,11 +356,9 @@ _CSS = (
 
 
 def _html_cell(cell: Cell) -> str:
-    if isinstance(cell, str):
-        text = escape(cell)
-        if cell.startswith("**") and cell.endswith("**"):
-            text = f"<strong>{escape(cell[2:-2])}</strong>"
-        return text
+    if isinstance(cell, str):  # a Markdown **bold** cell is <strong>
+        bold = cell.startswith("**") and cell.endswith("**")
+        return f"<strong>{escape(cell[2:-2])}</strong>" if bold else escape(cell)
     marks = " ".join(
         f'<a href="{escape(link)}" title="{escape(title)}">{symbol}</a>'
         if link

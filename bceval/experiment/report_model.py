@@ -228,8 +228,7 @@ def _arm_report(
             citedRecall=MeasureMean(mean=_mean([m.recall for m in measures]), reports=len(measures)),
             citedPrecision=MeasureMean(mean=_mean([m.precision for m in measures]), reports=len(measures)),
         )
-    per_kind = {case: kinds[case] for case in per_case}
-    summary = summarize_arm(per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
+    summary = summarize_arm(per_case, kinds, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
     report = ArmReport(
         name=arm.name,
         control=arm.control,

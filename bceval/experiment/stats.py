@@ -51,12 +51,13 @@ def summarize_arm(
     _check_bootstrap(resamples, level)
     if epochs is None:
         epochs = max((len(entries) for entries in outcomes.values()), default=0)
-    by_kind = _cases_by_kind(outcomes, kinds)
+    # sorted, so results depend on the outcomes and not on the order a mapping was filled in
+    by_kind = {kind: sorted(case for case in outcomes if kinds[case] == kind) for kind in KINDS}
     counts = {case: _case_counts(entries) for case, entries in outcomes.items()}
 
-    def pooled(kind: CaseKind, stream: str) -> Rate:
+    def pooled(kind: CaseKind) -> Rate:  # resampled under the kind's own stream
         clusters = [counts[case] for case in by_kind[kind] if counts[case][1]]
-        return _pooled_rate(clusters, seed=seed, stream=stream, resamples=resamples, level=level)
+        return _pooled_rate(clusters, seed=seed, stream=kind, resamples=resamples, level=level)
 
     answered = sum(total for _, total in counts.values())
     return ArmSummary(
@@ -66,18 +67,13 @@ def summarize_arm(
         cases_answered=sum(total > 0 for _, total in counts.values()),
         answered=answered,
         unanswered=epochs * len(outcomes) - answered,
-        recall=pooled("positive", "positive"),
-        clean_rate=pooled("clean", "clean"),
+        recall=pooled("positive"),
+        clean_rate=pooled("clean"),
         per_epoch=tuple(_epoch_rates(outcomes, by_kind, epoch) for epoch in range(epochs)),
         pass_at_k=_kind_rates(counts, by_kind, lambda passed, total: passed > 0),
         pass_hat_k=_kind_rates(counts, by_kind, lambda passed, total: passed == total),
         flaky_cases=tuple(sorted(case for case, (passed, total) in counts.items() if 0 < passed < total)),
     )
-
-
-def _cases_by_kind(outcomes: Outcomes, kinds: Mapping[str, CaseKind]) -> dict[CaseKind, list[str]]:
-    """Sorted, so results depend on the outcomes and not on the order a mapping was filled in."""
-    return {kind: sorted(case for case in outcomes if kinds[case] == kind) for kind in KINDS}
 
 
 def _case_counts(entries: Sequence[Outcome]) -> Counts:
@@ -291,7 +287,10 @@ def _compare(
     return ArmComparison(
         paired_cases=len(counts),
         left_out=left_out,
-        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in sorted(counts)),
+        differences=tuple(  # each difference exact, then rounded
+            CaseDifference(case, kinds[case], c[0] / c[1], c[2] / c[3], (c[2] * c[1] - c[0] * c[3]) / (c[1] * c[3]))
+            for case, c in sorted(counts.items())
+        ),
         overall=overall,
         recall=_paired("positive", per_kind["positive"], draws),
         clean_rate=_paired("clean", per_kind["clean"], draws),
@@ -392,14 +391,6 @@ def _pair_cases(
         else:
             left_out.append(LeftOutCase(case_id=case, reason="neither arm answered"))
     return paired, tuple(left_out)
-
-
-def _case_difference(case: str, kind: CaseKind, counts: tuple[int, int, int, int]) -> CaseDifference:
-    control_rate, treatment_rate = counts[0] / counts[1], counts[2] / counts[3]
-    difference = (counts[2] * counts[1] - counts[0] * counts[3]) / (counts[1] * counts[3])  # exact, then rounded
-    return CaseDifference(
-        case_id=case, kind=kind, control_rate=control_rate, treatment_rate=treatment_rate, difference=difference
-    )
 
 
 def _check_outcomes(outcomes: Outcomes, kinds: Mapping[str, CaseKind], arm: str) -> None:

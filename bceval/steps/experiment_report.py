@@ -56,8 +56,7 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
         try:
             picked = select_cases(cases, tuple(experiment.cases), tuple(experiment.k), None)
         except BcevalError as exc:
-            where = plan.source or experiment.name
-            raise BcevalError(f"{where}: arm '{arm.name}': {exc}") from None
+            raise BcevalError(f"{plan.source or experiment.name}: arm '{arm.name}': {exc}") from None
         chosen[arm.name] = picked if picked is not None else cases
     return chosen
 

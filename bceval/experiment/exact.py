@@ -70,12 +70,9 @@ def _tails(ways: Mapping[int, int], total: int, observed: int) -> tuple[int, int
 def _subset_sum_counts(magnitudes: list[int]) -> dict[int, int]:
     """How many subsets reach each subset sum: a dynamic programme over the magnitudes, no enumeration of subsets
     (for few magnitudes whose sums are too large to pack)."""
-    ways = {0: 1}
-    for magnitude in magnitudes:
-        grown = dict(ways)
-        for subset_sum, count in ways.items():
-            grown[subset_sum + magnitude] = grown.get(subset_sum + magnitude, 0) + count
-        ways = grown
+    ways = Counter({0: 1})
+    for magnitude in magnitudes:  # each subset without the magnitude, and each with it
+        ways += Counter({subset_sum + magnitude: count for subset_sum, count in ways.items()})
     return ways
 
 
@@ -88,12 +85,8 @@ def _subset_sum_counts_packed(magnitudes: list[int]) -> dict[int, int]:
         ways += ways << (magnitude * width * 8)
     total = sum(magnitudes)
     packed = ways.to_bytes((total + 1) * width, "little")
-    counts = {}
-    for subset_sum in range(total + 1):
-        count = int.from_bytes(packed[subset_sum * width : (subset_sum + 1) * width], "little")
-        if count:
-            counts[subset_sum] = count
-    return counts
+    counts = (int.from_bytes(packed[start : start + width], "little") for start in range(0, len(packed), width))
+    return {subset_sum: count for subset_sum, count in enumerate(counts) if count}
 
 
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:

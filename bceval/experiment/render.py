@@ -111,10 +111,29 @@ def _md_cell(cell: Cell) -> str:
 
 def document(report: ExperimentReport) -> list[Block]:
     """Every part of the report, in order, for either format."""
+    arms, k = report.arms, report.epochs
     blocks = [Block("h1", f"Experiment {report.name}"), Block("list", items=tuple(_facts(report)))]
-    blocks += _arm_blocks(report)
-    if report.comparisons:
-        blocks += _comparison_blocks(report)
+    blocks += [Block("h2", "Arms"), _table(ARM_COLUMNS, [(arm,) for arm in arms], k=k)]
+    guided = [(arm,) for arm in arms if arm.guidance is not None]
+    if guided:
+        blocks.append(_table(GUIDANCE_COLUMNS, guided))
+    per_epoch = tuple(
+        (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
+        for arm in arms
+    )
+    header = ("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1)))
+    blocks += [Block("h2", "Per epoch"), Block("table", header=header, rows=per_epoch)]
+    if report.comparisons:  # the verdicts, the outcomes one by one, and the explanations
+        results = [(c.arm, c.result) for c in report.comparisons]
+        outcomes = [
+            (arm, kind) for arm, result in results for kind in (result.overall, result.recall, result.clean_rate)
+        ]
+        blocks += [
+            Block("h2", "Against the control"),
+            _table(VERDICT_COLUMNS, results),
+            _table(OUTCOME_COLUMNS, outcomes),
+            Block("list", items=tuple(f"{arm}: {result.explanation}" for arm, result in results)),
+        ]
     if report.earlierLooks:
         blocks += [
             Block("h2", "Earlier looks"),
@@ -124,7 +143,6 @@ def document(report: ExperimentReport) -> list[Block]:
                 rows=tuple((look.reportId[:16], look.createdAt, str(look.epochs)) for look in report.earlierLooks),
             ),
         ]
-    arms = report.arms
     flaky = [(arm.name, arm.summary.flaky_cases) for arm in arms if arm.summary.flaky_cases]
     return [
         *blocks,
@@ -249,33 +267,6 @@ OUTCOME_COLUMNS: Columns = (  # one row per comparison and outcome: (arm, the ou
         lambda arm, kind: f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
     ),
 )
-
-
-def _arm_blocks(report: ExperimentReport) -> list[Block]:
-    """The arms' table, the guidance arms' measures, and each arm's rates per epoch."""
-    arms, k = report.arms, report.epochs
-    blocks = [Block("h2", "Arms"), _table(ARM_COLUMNS, [(arm,) for arm in arms], k=k)]
-    guided = [(arm,) for arm in arms if arm.guidance is not None]
-    if guided:
-        blocks.append(_table(GUIDANCE_COLUMNS, guided))
-    per_epoch = tuple(
-        (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
-        for arm in arms
-    )
-    header = ("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1)))
-    return [*blocks, Block("h2", "Per epoch"), Block("table", header=header, rows=per_epoch)]
-
-
-def _comparison_blocks(report: ExperimentReport) -> list[Block]:
-    """Each treatment arm against the control: the verdicts, the outcomes one by one, and the explanations."""
-    results = [(c.arm, c.result) for c in report.comparisons]
-    outcomes = [(arm, kind) for arm, result in results for kind in (result.overall, result.recall, result.clean_rate)]
-    return [
-        Block("h2", "Against the control"),
-        _table(VERDICT_COLUMNS, results),
-        _table(OUTCOME_COLUMNS, outcomes),
-        Block("list", items=tuple(f"{arm}: {result.explanation}" for arm, result in results)),
-    ]
 
 
 def method_note(report: ExperimentReport) -> list[str]:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from bceval.cli.parser import add_options, sentence, settings_flags
 from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
-from bceval.experiment.plan import Plan, ab_experiment, load_plan, resolve
+from bceval.experiment.model import ExperimentFile
+from bceval.experiment.plan import load_plan, resolve
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
@@ -23,16 +26,15 @@ from bceval.steps.experiment_report import plan_experiment, selected_cases
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
 
 
-def _settings(args: argparse.Namespace, experiment: Path | None) -> Settings:
-    flags = settings_flags(args)
-    flags["experiment"] = str(experiment) if experiment is not None else None
-    settings = load_settings(**flags)
+def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
+    settings = load_settings(**{**settings_flags(args), "experiment": str(experiment)})
     return replace(settings, no_share=bool(getattr(args, "no_share", False)))
 
 
-def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, Path]:
-    """The experiment `experiment ab` runs, and where its file goes (written once it resolves, so report and
-    publish can name it like any other)."""
+def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[ExperimentFile, Path]:
+    """The two arms `experiment ab` runs, the corpus at --base against the corpus at --head, and where its file goes
+    (written once it resolves, so report and publish can name it like any other); a value its flags gave that no
+    arm may have is one line naming the flag."""
     if args.epochs < 1:
         raise BcevalError("--epochs must be at least 1")
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
@@ -46,89 +48,62 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Any, P
             defaults["manifest"] = manifest.relative_to(settings.corpus.resolve()).as_posix()
         except ValueError:  # elsewhere: both arms read this one file
             defaults["manifest"] = str(manifest)
-    experiment = ab_experiment(args.base, args.head, args.epochs, defaults)
+    document = {
+        "name": re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",  # run-safe
+        "epochs": args.epochs,
+        "defaults": {k: v for k, v in defaults.items() if v is not None},
+        "arms": [{"name": "base", "ref": args.base}, {"name": "head", "ref": args.head}],
+    }
+    try:
+        experiment = ExperimentFile.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = first["loc"]
+        name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
+        flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
+        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None
     return experiment, OutDir(settings.out).experiment(experiment.name).file
 
 
-def _ab_document(experiment: Any) -> dict[str, Any]:
-    """The fields an `ab` experiment's file gives: those that differ from their defaults, and its name and epochs."""
-    document = experiment.model_dump(mode="json", exclude_defaults=True)
-    return {"name": experiment.name, "epochs": experiment.epochs, **document}
-
-
-def _check_ab_file(experiment: Any, path: Path) -> None:
-    """An `ab` experiment of these refs that exists already must have been run with these settings: its runs and
-    report would otherwise mix two agents (as runs refuse other agent settings)."""
+def _write_ab_file(experiment: Any, path: Path) -> None:
+    """The `ab` experiment's file: its name and epochs, and the fields that differ from their defaults. One that
+    exists already must have been run with these settings: its runs and report would otherwise mix two agents (as
+    runs refuse other agent settings)."""
+    now = {"name": experiment.name, "epochs": experiment.epochs}
+    now.update(experiment.model_dump(mode="json", exclude_defaults=True))
     try:
         before = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError):  # none yet (or none bceval wrote)
-        return
-    if not isinstance(before, dict):
-        return
-    now = _ab_document(experiment)
+        before = None
     # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
-    old = {**before, **(before.get("defaults") or {}), "epochs": None}
+    old = {**before, **(before.get("defaults") or {}), "epochs": None} if isinstance(before, dict) else None
     new = {**now, **now.get("defaults", {}), "epochs": None}
-    if old == new:
-        return
-    keys = sorted(set(old) | set(new))
-    differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
-
-    def shown(value: Any) -> str:
-        return "the default" if value is None else repr(value)
-
-    raise BcevalError(
-        f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({shown(old.get(differs))}, "
-        f"now {shown(new.get(differs))}); choose another --out, or remove that folder"
-    )
-
-
-def _run(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
-    if getattr(args, "report", False):
-        return _report(args, plan, settings)
-    code = run_graph(settings, ["experiment"], verbose=getattr(args, "verbose", False))
-    return _ci_outputs(args, plan, code, summary=False)
+    if old is not None and old != new:
+        keys = sorted(set(old) | set(new))
+        differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
+        was, changed = (
+            ("the default" if value is None else repr(value)) for value in (old.get(differs), new.get(differs))
+        )
+        raise BcevalError(
+            f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({was}, now {changed}); "
+            "choose another --out, or remove that folder"
+        )
+    write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(now, sort_keys=False))
 
 
-def _report(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
-    code = run_graph(settings, ["experiment_prepare"], verbose=getattr(args, "verbose", False))
-    if code:
-        return code
-    write_report(settings, lambda: plan, lambda: selected_cases(plan, settings))
-    return _ci_outputs(args, plan, 0, summary=True)
-
-
-def _publish(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
-    page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
-    publish_report(plan, page)
-    return 0
-
-
-def _power(args: argparse.Namespace, plan: Plan, settings: Settings) -> int:
-    plan_experiment(plan, args.effect, args.power)
-    return 0
-
-
-def _ci_outputs(args: argparse.Namespace, plan: Plan, code: int, summary: bool) -> int:
-    junit = getattr(args, "junit", None)
-    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, summary)
-
-
-MODES = {  # mode: (its one line in `experiment --help`, its description where that is not the line itself, its action)
+MODES = {  # mode: (its one line in `experiment --help`, its description where that is not the line itself)
     "run": (
         "answer every (arm, epoch, case) still missing, then report",
         "Answer every (arm, epoch, case) still missing, then write the report.",
-        _run,
     ),
-    "report": ("write the report from the answers there are (e.g. merged shards)", None, _report),
-    "publish": ("add the experiment's report to the committed page", None, _publish),
+    "report": ("write the report from the answers there are (e.g. merged shards)", None),
+    "publish": ("add the experiment's report to the committed page", None),
     "plan": (
         "how many cases and epochs find a given difference (a seeded simulation)",
         "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
         "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
-        _power,
     ),
-    "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None, _run),
+    "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None),
 }
 
 
@@ -137,7 +112,7 @@ def add_parser(commands: Any) -> None:
     text = "run matched arms over repeated epochs and compare them case by case"
     experiment = commands.add_parser("experiment", help=text, description=sentence(text))
     modes = experiment.add_subparsers(dest="experiment_mode", required=True, metavar="MODE")
-    for mode, (text, description, _) in MODES.items():
+    for mode, (text, description) in MODES.items():
         parser = modes.add_parser(mode, help=text, description=description or sentence(text))
         add_options(parser, f"experiment {mode}")
 
@@ -151,11 +126,26 @@ def run(args: argparse.Namespace) -> int:
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         # refs and arms are checked before anything is written
         plan = resolve(experiment, settings, None, lambda location: flags.get(location, "experiment ab"))
-        _check_ab_file(experiment, file)
-        text = yaml.safe_dump(_ab_document(experiment), sort_keys=False)
-        write_atomic(file, "# written by `bceval experiment ab`\n" + text)
+        _write_ab_file(experiment, file)
         plan = replace(plan, source=file)
     else:
         settings = _settings(args, Path(args.file))
         plan = load_plan(settings)
-    return MODES[args.experiment_mode][2](args, plan, settings)
+    if args.experiment_mode == "publish":
+        page = Path(args.page).resolve() if args.page else (Path.cwd() / "evaluation" / "experiments.md").resolve()
+        publish_report(plan, page)
+        return 0
+    if args.experiment_mode == "plan":
+        plan_experiment(plan, args.effect, args.power)
+        return 0
+    verbose = getattr(args, "verbose", False)
+    report = args.experiment_mode == "report" or getattr(args, "report", False)
+    if report:  # the report from the answers there are, once every variant is prepared
+        code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
+        if code:
+            return code
+        write_report(settings, lambda: plan, lambda: selected_cases(plan, settings))
+    else:
+        code = run_graph(settings, ["experiment"], verbose=verbose)
+    junit = getattr(args, "junit", None)
+    return experiment_outputs(plan.folder.path, code, Path(junit) if junit else None, report)

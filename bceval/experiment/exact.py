@@ -1,28 +1,29 @@
-"""Exact tests and stopping rules: the paired sign-flip permutation test, Fisher's exact test, Holm's adjustment
-and O'Brien-Fleming alpha spending over planned looks."""
+"""Inference for the experiment: the paired sign-flip permutation test, Fisher's exact test, Holm's adjustment,
+O'Brien-Fleming alpha spending over planned looks, and confidence intervals (seeded percentile bootstraps that
+resample whole cases, Wilson score intervals where a bootstrap has no spread). Every random draw comes from a seed
+and a stream label, so results are deterministic."""
 
 from __future__ import annotations
 
+import array
+import hashlib
 import math
+import random
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from statistics import NormalDist
 
-from bceval.experiment.intervals import seeded_rng
-from bceval.experiment.records import PermutationTest
+from bceval.experiment.records import MIN_RELIABLE_CASES, Interval, PermutationTest
 
 ALWAYS_EXACT_UP_TO = 20  # non-zero differences for which the test is exact whatever it costs
 EXACT_CELL_BUDGET = 4_000_000_000  # beyond ALWAYS_EXACT_UP_TO: exact while n x (sum + 1) x (n + 1) bits stay below
 
 
 def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutations: int = 20000) -> PermutationTest:
-    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided.
-
-    The non-zero differences are scaled to integers by the lcm of their denominators, so the test compares
-    integers and never floats. Exact whenever there are at most ALWAYS_EXACT_UP_TO of them, or the counting
-    stays within EXACT_CELL_BUDGET; otherwise Monte Carlo with `permutations` draws. No non-zero difference: p = 1.
-    """
+    """Paired sign-flip permutation test of the sum of per-case differences (exact fractions), two- and one-sided,
+    on integers (scaled by the lcm of their denominators), never floats; no non-zero difference: p = 1."""
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations!r}")
     fractions = [Fraction(difference) for difference in differences]
@@ -30,8 +31,9 @@ def sign_flip_test(differences: Sequence[Fraction | int], *, seed: int, permutat
     return scaled_test([int(difference * scale) for difference in fractions], scale, seed, permutations)
 
 
-def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int) -> PermutationTest:
-    """sign_flip_test of the differences scaled[i] / scale (integers all through)."""
+def scaled_test(scaled: Sequence[int], scale: int, seed: int, permutations: int = 20000) -> PermutationTest:
+    """sign_flip_test of the differences scaled[i] / scale: exact whenever at most ALWAYS_EXACT_UP_TO are non-zero,
+    or the counting stays within EXACT_CELL_BUDGET; otherwise Monte Carlo with `permutations` draws."""
     nonzero = [value for value in scaled if value]
     common = math.gcd(*nonzero) or 1
     steps = [value // common for value in nonzero]
@@ -68,12 +70,9 @@ def _tails(ways: Mapping[int, int], total: int, observed: int) -> tuple[int, int
 def _subset_sum_counts(magnitudes: list[int]) -> dict[int, int]:
     """How many subsets reach each subset sum: a dynamic programme over the magnitudes, no enumeration of subsets
     (for few magnitudes whose sums are too large to pack)."""
-    ways = {0: 1}
-    for magnitude in magnitudes:
-        grown = dict(ways)
-        for subset_sum, count in ways.items():
-            grown[subset_sum + magnitude] = grown.get(subset_sum + magnitude, 0) + count
-        ways = grown
+    ways = Counter({0: 1})
+    for magnitude in magnitudes:  # each subset without the magnitude, and each with it
+        ways += Counter({subset_sum + magnitude: count for subset_sum, count in ways.items()})
     return ways
 
 
@@ -86,20 +85,14 @@ def _subset_sum_counts_packed(magnitudes: list[int]) -> dict[int, int]:
         ways += ways << (magnitude * width * 8)
     total = sum(magnitudes)
     packed = ways.to_bytes((total + 1) * width, "little")
-    counts = {}
-    for subset_sum in range(total + 1):
-        count = int.from_bytes(packed[subset_sum * width : (subset_sum + 1) * width], "little")
-        if count:
-            counts[subset_sum] = count
-    return counts
+    counts = (int.from_bytes(packed[start : start + width], "little") for start in range(0, len(packed), width))
+    return {subset_sum: count for subset_sum, count in enumerate(counts) if count}
 
 
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:
     """Two-sided Fisher exact test of the table [[a, b], [c, d]]: the probability, given the margins, of a table
     no more likely than the observed one. Exact integer arithmetic."""
     row, column, total = a + b, a + c, a + b + c + d
-    if total == 0 or row in (0, total) or column in (0, total):
-        return 1.0
     low, high = max(0, column - (total - row)), min(row, column)
 
     def weight(x: int) -> int:
@@ -135,3 +128,71 @@ def obrien_fleming(alpha: float, look: int, looks: int) -> float:
         return 0.0 if t <= 0 else 2 - 2 * normal.cdf(z / math.sqrt(t))
 
     return spent(look / looks) - spent((look - 1) / looks)
+
+
+# --- confidence intervals ----------------------------------------------------------------------------------------
+
+
+def seeded_rng(seed: int, stream: str) -> random.Random:
+    """One generator per stream, derived from the seed and a label, so adding a statistic shifts no other."""
+    digest = hashlib.sha256(f"{seed}:{stream}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def resample_sums(seed: int, stream: str, values: Sequence[int], resamples: int) -> list[int]:
+    """Each resample's sum of the per-case integers `values`, the cases drawn with replacement (exact integers)."""
+    n = len(values)
+    if n <= 1:
+        return [sum(values)] * resamples
+    rng = seeded_rng(seed, stream)
+    return [sum(values[index] for index in _indices(rng, n)) for _ in range(resamples)]
+
+
+_WORD = 1 << 16
+
+
+def _indices(rng: random.Random, n: int) -> list[int]:
+    """n indices uniform on 0..n-1: random 16-bit words below the largest multiple of n, taken mod n (the words
+    above it are rejected), the same on every machine."""
+    if n > _WORD:
+        return rng.choices(range(n), k=n)
+    usable = _WORD // n * n
+    spare = n // 8 + 16  # rejections are at most n / 65536 of the words: rarely is a second round needed
+    picked: list[int] = []
+    while len(picked) < n:
+        words = array.array("H", rng.randbytes(2 * (n - len(picked) + spare)))
+        if sys.byteorder == "big":
+            words.byteswap()
+        picked += [word % n for word in words if word < usable]
+    return picked[:n]
+
+
+def percentile_interval(values: list[float], level: float, seed: int, stream: str, cases: int, how: str) -> Interval:
+    values.sort()
+    tail = (1 - level) / 2
+    low, high, draws = _percentile(values, tail), _percentile(values, 1 - tail), len(values)
+    method = f"{how} over {cases} cases, {draws:,} resamples"
+    return Interval(low, high, level, method, draws, seed, stream, cases, cases >= MIN_RELIABLE_CASES)
+
+
+def wilson_interval(case_values: Sequence[Fraction], level: float, seed: int, stream: str) -> Interval:
+    """Wilson score interval treating each case as one trial whose outcome is its value in 0..1: wider than the
+    bootstrap's nothing where every case sits at one value, and never of zero width."""
+    n = len(case_values)
+    successes = float(sum(case_values))
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    centre = (successes + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * math.sqrt(max(0.0, successes * (n - successes) / n) + z * z / 4)
+    method = f"Wilson score interval over {n} cases (the bootstrap has no spread here)"
+    return Interval(
+        max(0.0, centre - half), min(1.0, centre + half), level, method, 0, seed, stream, n, n >= MIN_RELIABLE_CASES
+    )
+
+
+def _percentile(ordered: Sequence[float], quantile: float) -> float:
+    """Linear interpolation between order statistics (numpy's default), so it never leaves their range."""
+    position = quantile * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    value = ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+    return min(max(value, ordered[below]), ordered[above])  # rounding must not step outside the two

@@ -114,33 +114,23 @@ class Positions:
         self.node = node
         self.path = path
 
-    def _walk(self, location: Any) -> Any:
-        """The node `location` leads to, or the last one it reaches."""
+    def line(self, location: tuple[Any, ...], key: bool = False) -> int:
+        """The line of the node `location` leads to (with `key`, of its mapping key, e.g. an unknown field), or of
+        the last node it reaches."""
         node = self.node
-        for part in location:
-            child = None
+        for index, part in enumerate(location):
             if isinstance(node, yaml.MappingNode):
-                child = next((value for key, value in node.value if key.value == part), None)
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-                child = node.value[part]
+                pair = next(((k, v) for k, v in node.value if k.value == part), None)
+                if pair is not None and key and index == len(location) - 1:
+                    return pair[0].start_mark.line + 1
+                child = pair and pair[1]
+            else:
+                fits = isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+                child = node.value[part] if fits else None
             if child is None:
                 break
             node = child
-        return node
-
-    def line(self, location: tuple[Any, ...]) -> int:
-        node = self._walk(location)
-        return (node.start_mark.line + 1) if node is not None else 1
-
-    def key_line(self, location: tuple[Any, ...]) -> int:
-        """The line of a mapping key itself (e.g. an unknown field)."""
-        *parents, last = location
-        node = self._walk(parents)
-        if isinstance(node, yaml.MappingNode):
-            key = next((key for key, _ in node.value if key.value == last), None)
-            if key is not None:
-                return key.start_mark.line + 1
-        return self.line(tuple(parents))
+        return node.start_mark.line + 1
 
     def where(self, location: tuple[Any, ...]) -> str:
         """Where a value is: its file and line, and the field."""
@@ -175,15 +165,13 @@ def load_experiment(path: Path) -> tuple[ExperimentFile, Positions]:
     except ValidationError as exc:
         first = exc.errors()[0]
         location = tuple(first["loc"])
+        field, message = field_path(location), first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
-            line = positions.key_line(location)
-            hint = ""
+            line, text = positions.line(location, key=True), f"unknown field '{field}'"
             if location[-1] == "maxCost":  # it was an arm's field once; it bounds the whole experiment now
-                hint = ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
-            raise BcevalError(f"{path}, line {line}: unknown field '{field_path(location)}'{hint}") from None
-        if first["type"] == "missing":
-            line = positions.line(location[:-1])
-            raise BcevalError(f"{path}, line {line}: field '{field_path(location)}' is missing") from None
-        message = first["msg"].removeprefix("Value error, ")
-        line = positions.line(location)
-        raise BcevalError(f"{path}, line {line}: field '{field_path(location) or 'experiment'}': {message}") from None
+                text += ": maxCost bounds the whole experiment, so it goes at the top of the file, beside name"
+        elif first["type"] == "missing":
+            line, text = positions.line(location[:-1]), f"field '{field}' is missing"
+        else:
+            line, text = positions.line(location), f"field '{field or 'experiment'}': {message}"
+        raise BcevalError(f"{path}, line {line}: {text}") from None

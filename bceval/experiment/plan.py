@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import git
-from pydantic import ValidationError
 
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
@@ -63,9 +61,6 @@ class Plan:
     @property
     def folder(self) -> ExperimentDir:
         return ExperimentDir(self.out)
-
-    def variant_out(self, variant: str) -> Path:
-        return self.folder.variant(variant).path
 
     def run_folders(self, arm_name: str, epoch: int) -> Path:
         """Where the whole runs of an arm's epoch go (an evaluator whose unit is a run): run-0001, ..."""
@@ -127,9 +122,8 @@ def resolve(experiment: ExperimentFile, settings: Settings, source: Path | None,
                 agent_settings(run)
         except BcevalError as exc:
             raise BcevalError(f"{where(('arms', index, 'name'))}: arm '{arm_plan.name}': {exc}") from None
-    return replace(
-        plan, differing=differing_fields(plan), warnings=matching_warnings(plan, settings.adapter, settings.no_share)
-    )
+    differing, warnings = matching(plan, settings.adapter, settings.no_share)
+    return replace(plan, differing=differing, warnings=warnings)
 
 
 def _arm_plan(
@@ -188,31 +182,27 @@ def _arm_plan(
     )
 
 
-def _shown(arm: ArmPlan, name: str) -> Any:
-    if name == "ref":  # a ref that moved is a different corpus: compare what it named
-        return arm.commit
-    return arm.fields.get(name)
+def matching(plan: Plan, default_adapter: str, no_share: bool) -> tuple[list[str], list[str]]:
+    """The fields in which some arm differs from the control, and warnings: a matched comparison varies one thing;
+    say so when an arm varies more than one, or none."""
+    control, names = plan.control, ARM_FIELDS + OPTIONAL_ARM_FIELDS
 
+    def shown(arm: ArmPlan, name: str) -> Any:  # a ref that moved is a different corpus: compare what it named
+        return arm.commit if name == "ref" else arm.fields.get(name)
 
-def differing_fields(plan: Plan) -> list[str]:
-    control = plan.control
-    names = ARM_FIELDS + OPTIONAL_ARM_FIELDS
-    return [name for name in names if any(_shown(arm, name) != _shown(control, name) for arm in plan.arms[1:])]
-
-
-def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: bool = False) -> list[str]:
-    """A matched comparison varies one thing; say so when an arm varies more than one, or none."""
+    differing: set[str] = set()
     warnings = []
     for arm in plan.arms[1:]:
-        if arm.evaluator != plan.control.evaluator:
+        if arm.evaluator != control.evaluator:
             warnings.append(
-                f"arm '{arm.name}' is evaluated by {arm.evaluator}, the control by {plan.control.evaluator}: "
+                f"arm '{arm.name}' is evaluated by {arm.evaluator}, the control by {control.evaluator}: "
                 "they share no case, so nothing can be compared"
             )
-        differs = [name for name in ARM_FIELDS if _shown(arm, name) != _shown(plan.control, name)]
+        differing.update(name for name in names if shown(arm, name) != shown(control, name))
+        differs = [name for name in ARM_FIELDS if shown(arm, name) != shown(control, name)]
         if len(differs) > 1:
             warnings.append(
-                f"arm '{arm.name}' differs from the control '{plan.control.name}' in {len(differs)} fields "
+                f"arm '{arm.name}' differs from the control '{control.name}' in {len(differs)} fields "
                 f"({', '.join(differs)}): not a matched comparison, so a difference cannot be put down to one of them"
             )
         shares = arm.evaluated_by.traits.shares_answers
@@ -224,18 +214,19 @@ def matching_warnings(plan: Plan, default_adapter: str = "baseline", no_share: b
             )
         elif not differs:
             warnings.append(f"arm '{arm.name}' is set up exactly like the control: any difference is noise")
-    return warnings
+    return [name for name in names if name in differing], warnings
 
 
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:
     """The settings of one arm in one epoch: a run of its own inside the arm's prepare variant."""
     fields = arm.fields
+    default = arm.corpus / MANIFEST_RELATIVE  # the corpus's own manifest, if it has one
     return replace(
         settings,
         corpus=arm.corpus,
         corpus_source="experiment",
-        manifest=arm.manifest or default_manifest(arm.corpus),
-        out=plan.variant_out(arm.variant),
+        manifest=arm.manifest or (default if default.is_file() else None),
+        out=plan.folder.variant(arm.variant).path,
         adapter=arm.agent(settings.adapter),
         command=fields["command"] or settings.command,
         model=fields["model"] or settings.model,
@@ -259,28 +250,3 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         cache_salt=arm.name if settings.no_share and not arm.control else "",
         hide=(settings.out,),
     )
-
-
-def default_manifest(corpus: Path) -> Path | None:
-    path = corpus / MANIFEST_RELATIVE
-    return path if path.is_file() else None
-
-
-def ab_experiment(base: str, head: str, epochs: int, defaults: dict[str, Any]) -> ExperimentFile:
-    """The two-arm experiment `experiment ab` runs: the corpus at `base` against the corpus at `head`; a value
-    its flags gave that no arm may have is one line naming the flag."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{base}-{head}").strip("-.")[:100] or "ab"  # run-safe
-    document = {
-        "name": name,
-        "epochs": epochs,
-        "defaults": {k: v for k, v in defaults.items() if v is not None},
-        "arms": [{"name": "base", "ref": base}, {"name": "head", "ref": head}],
-    }
-    try:
-        return ExperimentFile.model_validate(document)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        location = first["loc"]
-        name = str(location[1] if location[0] == "defaults" and len(location) > 1 else location[0])
-        flag = "--" + re.sub(r"([A-Z])", r"-\1", name).lower()  # sandboxAllow: --sandbox-allow
-        raise BcevalError(f"{flag}: {first['msg'].removeprefix('Value error, ')}") from None

@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bceval.experiment.records import CaseKind
-from bceval.experiment.stats import compare_treatments
+from bceval.experiment.stats import compare_arms
 
 CASE_COUNTS = (8, 16, 32, 64, 128, 256)
 EPOCH_COUNTS = (1, 3, 5, 10)
@@ -28,8 +29,7 @@ class BaseRate:
 class PowerCell:
     cases: int
     epochs: int
-    power: float  # share of `simulations` simulated experiments whose verdict was "better"
-    simulations: int
+    power: float  # share of the simulated experiments whose verdict was "better"
 
 
 def shifted(rates: Sequence[float], effect: float) -> list[float]:
@@ -73,37 +73,20 @@ def simulate_power(
         kinds = {name: case.kind for name, case in zip(names, drawn, strict=True)}
         control = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, control_rates, strict=True)}
         treatment = {n: [rng.random() < p for _ in range(epochs)] for n, p in zip(names, treatment_rates, strict=True)}
-        result = compare_treatments(
-            control,
-            {"treatment": treatment},
-            kinds,
-            alpha=alpha,
-            alpha_used=alpha / treatment_arms,
-            seed=seed,
-            resamples=1,  # the verdict does not depend on the intervals
-        )["treatment"]
+        result = compare_arms(  # one resample: the verdict does not depend on the intervals
+            control, treatment, kinds, alpha=alpha, alpha_used=alpha / treatment_arms, seed=seed, resamples=1
+        )
         better += result.verdict == "better"
-    return PowerCell(cases=cases, epochs=epochs, power=better / simulations, simulations=simulations)
+    return PowerCell(cases=cases, epochs=epochs, power=better / simulations)
 
 
-def power_table(
-    base: Sequence[BaseRate], *, effect: float, power: float, alpha: float, treatment_arms: int, seed: int
-) -> list[PowerCell]:
-    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`."""
+def power_table(base: Sequence[BaseRate], *, power: float, **options: Any) -> list[PowerCell]:
+    """Power for each of EPOCH_COUNTS at growing CASE_COUNTS, stopping at the first case count that reaches `power`;
+    `options`: simulate_power's effect, alpha, treatment_arms and seed."""
     cells = []
     for epochs in EPOCH_COUNTS:
         for cases in CASE_COUNTS:
-            cells.append(
-                simulate_power(
-                    base,
-                    effect=effect,
-                    cases=cases,
-                    epochs=epochs,
-                    alpha=alpha,
-                    treatment_arms=treatment_arms,
-                    seed=seed,
-                )
-            )
+            cells.append(simulate_power(base, cases=cases, epochs=epochs, **options))
             if cells[-1].power >= power:
                 break
     return cells

@@ -32,17 +32,6 @@ class Block:
     rows: tuple[tuple[Cell, ...], ...] = ()
 
 
-def dialect_line(arms: list[ArmReport]) -> str:
-    """Which manifest dialect each review arm read; when they differ, that one case id may name different articles."""
-    named = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
-    if not named:
-        return ""
-    line = "Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in named)
-    if len({dialect for _, dialect in named}) > 1:
-        line += " (the dialects differ, so one case id may name a different article in each arm)"
-    return line
-
-
 def _interval(interval: Any, signed: bool = False) -> str:
     """An interval with how it was made, where it is shown; a rough one says so."""
     if interval is None:
@@ -64,14 +53,9 @@ def _difference(kind: Any) -> str:
     return f"{kind.difference:+.3f}{_interval(kind.interval, signed=True)}"
 
 
-def _asked(arm: ArmReport) -> int:
-    """The answers this arm's agent was asked for and paid (cached ones were paid by the run that asked first)."""
-    return arm.answered - arm.fromCache
-
-
 def _cost(arm: ArmReport) -> str:
     """What this arm's own answers cost (cached and shared ones are on the bill of the run that paid them)."""
-    asked = _asked(arm)
+    asked = arm.answered - arm.fromCache  # cached answers were paid by the run that asked first
     if arm.usage.costUsd is None:
         return "unknown" if asked else "-"
     known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
@@ -127,10 +111,29 @@ def _md_cell(cell: Cell) -> str:
 
 def document(report: ExperimentReport) -> list[Block]:
     """Every part of the report, in order, for either format."""
+    arms, k = report.arms, report.epochs
     blocks = [Block("h1", f"Experiment {report.name}"), Block("list", items=tuple(_facts(report)))]
-    blocks += _arm_blocks(report)
-    if report.comparisons:
-        blocks += _comparison_blocks(report)
+    blocks += [Block("h2", "Arms"), _table(ARM_COLUMNS, [(arm,) for arm in arms], k=k)]
+    guided = [(arm,) for arm in arms if arm.guidance is not None]
+    if guided:
+        blocks.append(_table(GUIDANCE_COLUMNS, guided))
+    per_epoch = tuple(
+        (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
+        for arm in arms
+    )
+    header = ("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1)))
+    blocks += [Block("h2", "Per epoch"), Block("table", header=header, rows=per_epoch)]
+    if report.comparisons:  # the verdicts, the outcomes one by one, and the explanations
+        results = [(c.arm, c.result) for c in report.comparisons]
+        outcomes = [
+            (arm, kind) for arm, result in results for kind in (result.overall, result.recall, result.clean_rate)
+        ]
+        blocks += [
+            Block("h2", "Against the control"),
+            _table(VERDICT_COLUMNS, results),
+            _table(OUTCOME_COLUMNS, outcomes),
+            Block("list", items=tuple(f"{arm}: {result.explanation}" for arm, result in results)),
+        ]
     if report.earlierLooks:
         blocks += [
             Block("h2", "Earlier looks"),
@@ -140,7 +143,6 @@ def document(report: ExperimentReport) -> list[Block]:
                 rows=tuple((look.reportId[:16], look.createdAt, str(look.epochs)) for look in report.earlierLooks),
             ),
         ]
-    arms = report.arms
     flaky = [(arm.name, arm.summary.flaky_cases) for arm in arms if arm.summary.flaky_cases]
     return [
         *blocks,
@@ -186,11 +188,17 @@ def _facts(report: ExperimentReport) -> list[str]:
     if report.sequential.look > 1 or report.sequential.plannedLooks is not None:
         facts.append(f"Looks: {report.sequential.note}")
     cases = max((a.cases for a in arms), default=0)
-    return [
-        *facts,
+    facts += [
         f"{report.epochs} epoch(s) x {cases} case(s) x {len(arms)} arms; seed {report.seed}; alpha {report.alpha:g}",
         f"Arms differ in: {', '.join(report.differing) or 'nothing'}",
-        *[line for line in [dialect_line(arms)] if line],
+    ]
+    dialects = [(arm.name, arm.manifestDialect) for arm in arms if arm.manifestDialect]
+    if dialects:  # when they differ, one case id may name different articles
+        facts.append("Manifest dialect: " + ", ".join(f"{name} {dialect}" for name, dialect in dialects))
+        if len({dialect for _, dialect in dialects}) > 1:
+            facts[-1] += " (the dialects differ, so one case id may name a different article in each arm)"
+    return [
+        *facts,
         *[f"Warning: {warning}" for warning in report.warnings],
         f"Report {report.reportId[:16]}, created {report.createdAt}",
     ]
@@ -213,7 +221,7 @@ ARM_COLUMNS: Columns = (
     ("pass^{k} (cases, positive and clean together)", lambda arm: _rate(arm.summary.pass_hat_k.all)),
     ("Flaky cases", lambda arm: f"{len(arm.summary.flaky_cases)} of {arm.summary.cases_answered} cases"),
     ("Answered / unanswered (answers)", lambda arm: f"{arm.summary.answered} / {arm.unanswered}"),
-    ("Asked", lambda arm: str(_asked(arm))),
+    ("Asked", lambda arm: str(arm.answered - arm.fromCache)),
     ("Shared", lambda arm: str(arm.shared)),
     ("Cached", lambda arm: str(arm.fromCache)),
     ("Infra failures", lambda arm: str(arm.infrastructureFailures)),
@@ -259,33 +267,6 @@ OUTCOME_COLUMNS: Columns = (  # one row per comparison and outcome: (arm, the ou
         lambda arm, kind: f"{kind.test.p_lower:.4g}" + (" (harm check: worse)" if kind.worse_than_control else ""),
     ),
 )
-
-
-def _arm_blocks(report: ExperimentReport) -> list[Block]:
-    """The arms' table, the guidance arms' measures, and each arm's rates per epoch."""
-    arms, k = report.arms, report.epochs
-    blocks = [Block("h2", "Arms"), _table(ARM_COLUMNS, [(arm,) for arm in arms], k=k)]
-    guided = [(arm,) for arm in arms if arm.guidance is not None]
-    if guided:
-        blocks.append(_table(GUIDANCE_COLUMNS, guided))
-    per_epoch = tuple(
-        (arm.name, *(f"recall {_short(e.recall)}, clean {_short(e.clean_rate)}" for e in arm.summary.per_epoch))
-        for arm in arms
-    )
-    header = ("Arm", *(f"epoch {e} (answers)" for e in range(1, k + 1)))
-    return [*blocks, Block("h2", "Per epoch"), Block("table", header=header, rows=per_epoch)]
-
-
-def _comparison_blocks(report: ExperimentReport) -> list[Block]:
-    """Each treatment arm against the control: the verdicts, the outcomes one by one, and the explanations."""
-    results = [(c.arm, c.result) for c in report.comparisons]
-    outcomes = [(arm, kind) for arm, result in results for kind in (result.overall, result.recall, result.clean_rate)]
-    return [
-        Block("h2", "Against the control"),
-        _table(VERDICT_COLUMNS, results),
-        _table(OUTCOME_COLUMNS, outcomes),
-        Block("list", items=tuple(f"{arm}: {result.explanation}" for arm, result in results)),
-    ]
 
 
 def method_note(report: ExperimentReport) -> list[str]:
@@ -344,10 +325,8 @@ def _short_value(value: float | None) -> str:
 def render_markdown(report: ExperimentReport) -> str:
     lines: list[str] = []
     for block in document(report):
-        if block.kind == "h1":
-            lines += [f"# {block.text}", ""]
-        elif block.kind == "h2":
-            lines += [f"## {block.text}", ""]
+        if block.kind in ("h1", "h2"):
+            lines += ["#" * int(block.kind[1]) + f" {block.text}", ""]
         elif block.kind == "para":
             lines += [block.text, ""]
         elif block.kind == "list":
@@ -368,11 +347,9 @@ _CSS = (
 
 
 def _html_cell(cell: Cell) -> str:
-    if isinstance(cell, str):
-        text = escape(cell)
-        if cell.startswith("**") and cell.endswith("**"):
-            text = f"<strong>{escape(cell[2:-2])}</strong>"
-        return text
+    if isinstance(cell, str):  # a Markdown **bold** cell is <strong>
+        bold = cell.startswith("**") and cell.endswith("**")
+        return f"<strong>{escape(cell[2:-2])}</strong>" if bold else escape(cell)
     marks = " ".join(
         f'<a href="{escape(link)}" title="{escape(title)}">{symbol}</a>'
         if link
@@ -405,23 +382,17 @@ def render_html(report: ExperimentReport) -> str:
 
 # --- the published page ------------------------------------------------------------------------------------------
 
-EXPERIMENT_MARKERS = (
-    "<!-- bceval:experiment:latest:begin -->",
-    "<!-- bceval:experiment:latest:end -->",
-    "<!-- bceval:experiment:history:begin -->",
-    "<!-- bceval:experiment:history:end -->",
-)
-EXPERIMENT_HEADER = (
-    "| Date | Experiment | Arms | Epochs | Cases | Verdicts against the control | Report |\n"
-    "|---|---|---|---|---|---|---|"
-)
-
-
 EXPERIMENT_PAGE = PageFormat(
-    EXPERIMENT_MARKERS,
+    (
+        "<!-- bceval:experiment:latest:begin -->",
+        "<!-- bceval:experiment:latest:end -->",
+        "<!-- bceval:experiment:history:begin -->",
+        "<!-- bceval:experiment:history:end -->",
+    ),
     "# bceval experiments\n\nPublished with `bceval experiment publish`. Text outside bceval's marker comments is "
     "yours to edit; the latest experiment and the history rows are maintained by bceval.",
-    EXPERIMENT_HEADER,
+    "| Date | Experiment | Arms | Epochs | Cases | Verdicts against the control | Report |\n"
+    "|---|---|---|---|---|---|---|",
 )
 
 

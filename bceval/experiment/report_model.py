@@ -195,7 +195,7 @@ def _arm_report(
     per_case: dict[str, list[bool | None]] = {case_id: [] for case_id in outcomes.case_ids}
     counts = dict.fromkeys(COUNTS, 0)
     usages = []  # the usage records of what this arm paid for (None or not a record: nothing is known of it)
-    agreed, recalls, precisions = [], [], []
+    measures = []  # a guidance arm's measures of the reports that could be read
     for epoch in outcomes.epochs:
         usages.append(epoch.usage)
         for unit in epoch.cases:
@@ -205,38 +205,30 @@ def _arm_report(
             line = lines.setdefault(unit.id, {**fresh, "outcomes": {}, "transcripts": {}})
             line["outcomes"].setdefault(arm.name, []).append(unit.passed)
             line["transcripts"].setdefault(arm.name, []).append(unit.transcript)
-            if unit.missing:
-                counts["missing"] += 1
+            if unit.missing or unit.not_started:
+                counts["missing" if unit.missing else "notStarted"] += 1
                 continue
-            if unit.not_started:
-                counts["notStarted"] += 1
-                continue
-            if unit.infra:
-                counts["infrastructureFailures"] += 1
+            counts["infrastructureFailures"] += unit.infra
+            counts["shared"] += unit.shared
             if unit.shared:
-                counts["shared"] += 1
                 continue
-            if unit.answered:
-                counts["answered"] += 1
-                counts["fromCache"] += bool(unit.cached)
+            counts["answered"] += unit.answered
+            counts["fromCache"] += unit.answered and unit.cached
             if not unit.cached:  # a cached answer's cost stays with the run that paid for it
                 usages.append(unit.usage)
-            measure = unit.measure
-            if measure is not None and measure.outcome_agrees is not None:
-                agreed.append(measure.outcome_agrees)
-                recalls.append(measure.recall)
-                precisions.append(measure.precision)
+            if unit.measure is not None and unit.measure.outcome_agrees is not None:
+                measures.append(unit.measure)
     paid = [Usage.from_record(record) for record in usages if isinstance(record, dict) and record]
     total = functools.reduce(Usage.plus, paid, Usage())
     guidance = None
     if outcomes.measured:
+        agreed = [m.outcome_agrees for m in measures]
         guidance = GuidanceMeasures(
             outcomeAgreement=MeasureRate(passed=sum(agreed), total=len(agreed), value=_mean(agreed)),
-            citedRecall=MeasureMean(mean=_mean(recalls), reports=len(recalls)),
-            citedPrecision=MeasureMean(mean=_mean(precisions), reports=len(precisions)),
+            citedRecall=MeasureMean(mean=_mean([m.recall for m in measures]), reports=len(measures)),
+            citedPrecision=MeasureMean(mean=_mean([m.precision for m in measures]), reports=len(measures)),
         )
-    per_kind = {case: kinds[case] for case in per_case}
-    summary = summarize_arm(per_case, per_kind, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
+    summary = summarize_arm(per_case, kinds, seed=experiment.seed, epochs=experiment.epochs)  # type: ignore[arg-type]
     report = ArmReport(
         name=arm.name,
         control=arm.control,
@@ -267,22 +259,23 @@ def sequential_plan(looks: int | None, earlier: list[Look], alpha: float) -> Seq
     """This report's look and the level it may spend: alpha when one look was planned and this is it; under
     `looks: K` the O'Brien-Fleming share of alpha for look j of K (equally spaced looks assumed); with looks
     nobody planned, alpha still, and a note that the chance of a false verdict is higher than it."""
-    look = len(earlier) + 1
+    look, planned, spent = len(earlier) + 1, True, alpha
     if looks is None and not earlier:
-        return Sequential(look=1, plannedLooks=None, planned=True, alphaUsed=alpha, note="one look, as planned")
-    if looks is None:
+        note = "one look, as planned"
+    elif looks is None:
+        planned = False
         note = (
             f"not planned in advance: {len(earlier)} earlier report(s) of this experiment had fewer epochs, and "
             f"testing again after adding epochs makes a false verdict likelier than alpha {alpha:g}; declare "
             "`looks: N` in the experiment file to spend alpha over the looks"
         )
-        return Sequential(look=look, plannedLooks=None, planned=False, alphaUsed=alpha, note=note)
-    if look > looks:
+    elif look > looks:
+        planned, spent = False, 0.0
         note = f"look {look} of a plan of {looks}: beyond the plan, so no verdict can be given"
-        return Sequential(look=look, plannedLooks=looks, planned=False, alphaUsed=0.0, note=note)
-    spent = obrien_fleming(alpha, look, looks)
-    note = f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}"
-    return Sequential(look=look, plannedLooks=looks, planned=True, alphaUsed=spent, note=note)
+    else:
+        spent = obrien_fleming(alpha, look, looks)
+        note = f"look {look} of {looks} planned (O'Brien-Fleming alpha spending): this look may spend {spent:.4g}"
+    return Sequential(look=look, plannedLooks=looks, planned=planned, alphaUsed=spent, note=note)
 
 
 def build_report(
@@ -363,8 +356,7 @@ def earlier_looks(previous: Any, epochs: int) -> list[Look]:
 
 
 def read_report(document: Any, where: str) -> ExperimentReport:
-    """A parsed report.json as this model (it has the attributes of report_model.ExperimentReport, so it renders
-    the same); one line when it is not one this bceval writes (an older schema, another shape)."""
+    """A parsed report.json; one line when it is not one this bceval writes (an older schema, another shape)."""
     if isinstance(document, dict) and document.get("schemaVersion") != REPORT_SCHEMA_VERSION:
         raise BcevalError(
             f"{where}: written with report schema {document.get('schemaVersion')!r}, this bceval writes "

@@ -7,9 +7,9 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
-from bceval.experiment.exact import fisher_exact, holm, scaled_test
-from bceval.experiment.intervals import percentile_interval, resample_sums, wilson_interval
+from bceval.experiment.exact import fisher_exact, holm, percentile_interval, resample_sums, scaled_test, wilson_interval
 from bceval.experiment.records import (
     KIND_LABELS,
     KINDS,
@@ -51,12 +51,13 @@ def summarize_arm(
     _check_bootstrap(resamples, level)
     if epochs is None:
         epochs = max((len(entries) for entries in outcomes.values()), default=0)
-    by_kind = _cases_by_kind(outcomes, kinds)
+    # sorted, so results depend on the outcomes and not on the order a mapping was filled in
+    by_kind = {kind: sorted(case for case in outcomes if kinds[case] == kind) for kind in KINDS}
     counts = {case: _case_counts(entries) for case, entries in outcomes.items()}
 
-    def pooled(kind: CaseKind, stream: str) -> Rate:
+    def pooled(kind: CaseKind) -> Rate:  # resampled under the kind's own stream
         clusters = [counts[case] for case in by_kind[kind] if counts[case][1]]
-        return _pooled_rate(clusters, seed=seed, stream=stream, resamples=resamples, level=level)
+        return _pooled_rate(clusters, seed=seed, stream=kind, resamples=resamples, level=level)
 
     answered = sum(total for _, total in counts.values())
     return ArmSummary(
@@ -66,18 +67,13 @@ def summarize_arm(
         cases_answered=sum(total > 0 for _, total in counts.values()),
         answered=answered,
         unanswered=epochs * len(outcomes) - answered,
-        recall=pooled("positive", "positive"),
-        clean_rate=pooled("clean", "clean"),
+        recall=pooled("positive"),
+        clean_rate=pooled("clean"),
         per_epoch=tuple(_epoch_rates(outcomes, by_kind, epoch) for epoch in range(epochs)),
         pass_at_k=_kind_rates(counts, by_kind, lambda passed, total: passed > 0),
         pass_hat_k=_kind_rates(counts, by_kind, lambda passed, total: passed == total),
         flaky_cases=tuple(sorted(case for case, (passed, total) in counts.items() if 0 < passed < total)),
     )
-
-
-def _cases_by_kind(outcomes: Outcomes, kinds: Mapping[str, CaseKind]) -> dict[CaseKind, list[str]]:
-    """Sorted, so results depend on the outcomes and not on the order a mapping was filled in."""
-    return {kind: sorted(case for case in outcomes if kinds[case] == kind) for kind in KINDS}
 
 
 def _case_counts(entries: Sequence[Outcome]) -> Counts:
@@ -141,7 +137,6 @@ class _Draws:
     alpha: float
     seed: int
     resamples: int
-    permutations: int
     level: float
 
 
@@ -154,14 +149,13 @@ def paired_comparison(
     alpha: float = 0.05,
     seed: int,
     resamples: int = 2000,
-    permutations: int = 20000,
     level: float = 0.95,
 ) -> PairedComparison:
     """Treatment against control over the cases both answered at least once, for any per-case pass/fail outcome
     (recall, clean rate, or e.g. "gates passed"): the mean per-case difference, its interval and its test."""
     _check_bootstrap(resamples, level)
     counts, _ = _pair_cases(control, treatment)
-    return _paired(kind, counts, _Draws(alpha, seed, resamples, permutations, level), label=label)
+    return _paired(kind, counts, _Draws(alpha, seed, resamples, level), label=label)
 
 
 def _paired(
@@ -175,7 +169,7 @@ def _paired(
     control = {c: counts[c][0] * (scale // counts[c][1]) for c in counts}
     treated = {c: counts[c][2] * (scale // counts[c][3]) for c in counts}
     differences = {c: treated[c] - control[c] for c in counts}
-    test = scaled_test([differences[c] for c in sorted(counts)], scale, draws.seed, draws.permutations)
+    test = scaled_test([differences[c] for c in sorted(counts)], scale, draws.seed)
     n = len(counts)
     interval = None
     if n:
@@ -231,21 +225,10 @@ def _difference_interval(strata: list[tuple[str, list[int]]], scale: int, draws:
 
 
 def compare_arms(
-    control: Outcomes,
-    treatment: Outcomes,
-    kinds: Mapping[str, CaseKind],
-    *,
-    alpha: float = 0.05,
-    seed: int,
-    resamples: int = 2000,
-    permutations: int = 20000,
-    level: float = 0.95,
-    epochs: int | None = None,
+    control: Outcomes, treatment: Outcomes, kinds: Mapping[str, CaseKind], **options: Any
 ) -> ArmComparison:
-    """Paired comparison of one treatment against control: the overall test and a test per kind, the missing-answer
-    check, and the verdict (one treatment arm: no adjustment)."""
-    draws = {"seed": seed, "resamples": resamples, "permutations": permutations, "level": level, "epochs": epochs}
-    return compare_treatments(control, {"treatment": treatment}, kinds, alpha=alpha, **draws)["treatment"]
+    """One treatment against control, a family of one (no adjustment); `options`: compare_treatments' keywords."""
+    return compare_treatments(control, {"treatment": treatment}, kinds, **options)["treatment"]
 
 
 def compare_treatments(
@@ -257,7 +240,6 @@ def compare_treatments(
     alpha_used: float | None = None,
     seed: int,
     resamples: int = 2000,
-    permutations: int = 20000,
     level: float = 0.95,
     epochs: int | None = None,
 ) -> dict[str, ArmComparison]:
@@ -268,7 +250,7 @@ def compare_treatments(
     _check_bootstrap(resamples, level)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    draws = _Draws(alpha, seed, resamples, permutations, level)
+    draws = _Draws(alpha, seed, resamples, level)
     raw = {name: _compare(control, outcomes, kinds, draws, epochs) for name, outcomes in treatments.items()}
     adjusted = holm({name: result.p_value for name, result in raw.items()})
     family = len(raw)
@@ -305,7 +287,10 @@ def _compare(
     return ArmComparison(
         paired_cases=len(counts),
         left_out=left_out,
-        differences=tuple(_case_difference(case, kinds[case], counts[case]) for case in sorted(counts)),
+        differences=tuple(  # each difference exact, then rounded
+            CaseDifference(case, kinds[case], c[0] / c[1], c[2] / c[3], (c[2] * c[1] - c[0] * c[3]) / (c[1] * c[3]))
+            for case, c in sorted(counts.items())
+        ),
         overall=overall,
         recall=_paired("positive", per_kind["positive"], draws),
         clean_rate=_paired("clean", per_kind["clean"], draws),
@@ -406,14 +391,6 @@ def _pair_cases(
         else:
             left_out.append(LeftOutCase(case_id=case, reason="neither arm answered"))
     return paired, tuple(left_out)
-
-
-def _case_difference(case: str, kind: CaseKind, counts: tuple[int, int, int, int]) -> CaseDifference:
-    control_rate, treatment_rate = counts[0] / counts[1], counts[2] / counts[3]
-    difference = (counts[2] * counts[1] - counts[0] * counts[3]) / (counts[1] * counts[3])  # exact, then rounded
-    return CaseDifference(
-        case_id=case, kind=kind, control_rate=control_rate, treatment_rate=treatment_rate, difference=difference
-    )
 
 
 def _check_outcomes(outcomes: Outcomes, kinds: Mapping[str, CaseKind], arm: str) -> None:

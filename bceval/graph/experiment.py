@@ -81,12 +81,6 @@ def _identity(asked: Asking) -> dict[str, Any]:
     return {"bceval": __version__, **asked.fields(), "salt": asked.salt}
 
 
-def _in_turn(iterators: list[Iterator[Any]]) -> Iterator[Any]:
-    """One item of each iterator in turn, until every one is exhausted (a shorter one drops out; no item is None)."""
-    for items in zip_longest(*iterators):
-        yield from (item for item in items if item is not None)
-
-
 class ExperimentGraph:
     """What the experiment's task creators share, each read once: the plan, the cases each arm covers, the
     answering of each (arm, epoch) and one progress count over all of them."""
@@ -144,8 +138,7 @@ class ExperimentGraph:
     def export_task(self) -> dict:
         """The corpus at each commit an arm's ref names, exported once (read-only git, no checkout, no fetch)."""
         out = OutDir(self.settings.out)
-        arms = [arm for arm in self.plan().arms if arm.commit is not None]
-        marks = [out.corpus_export(arm.commit, arm.subdir) / EXPORT_DONE for arm in arms]
+        marks = [out.corpus_export(arm.commit, arm.subdir) / EXPORT_DONE for arm in self.plan().arms if arm.commit]
         return {
             "actions": [action(steps.export_corpora, self.settings, self.plan)],
             "uptodate": [lambda: all(mark.is_file() for mark in marks)],
@@ -204,8 +197,9 @@ class ExperimentGraph:
         owners: dict[tuple[str, ...], str] = {}
         runs = self.case_runs()
         made = []
-        for epoch in self.epochs():
-            made += _in_turn([self.run_units(arm, run, owners) for arm, run in runs if run.epoch == epoch])
+        for epoch in self.epochs():  # one unit of each arm in turn; an arm with fewer cases drops out
+            turns = zip_longest(*(self.run_units(arm, run, owners) for arm, run in runs if run.epoch == epoch))
+            made += [pair for turn in turns for pair in turn if pair is not None]
         return [unit for unit, _ in made], [entry for _, entry in made]
 
     def run_units(self, arm: ArmPlan, run: Settings, owners: dict[tuple[str, ...], str]) -> Iterator[tuple[Unit, Any]]:

@@ -45,20 +45,14 @@ def export_corpora(settings: Settings, plan: Callable[[], Plan]) -> None:
                 )
 
 
-def variant_settings(arm: Any, run: Settings) -> Settings:
-    """The settings `bceval prepare --corpus C --out O [--manifest M]` of a variant resolves to: the arm's corpus,
-    manifest and folder, nothing from the BCEVAL_* environment (an arm's settings are its file's)."""
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
-    manifest = str(arm.manifest) if arm.manifest is not None else None
-    return load_settings(environ=environ, corpus=str(run.corpus), out=str(run.out), manifest=manifest)
-
-
 def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Callable[[Settings], int]) -> None:
     """`bceval prepare` of every variant, each in its own folder with its own incremental graph, in this process.
 
-    `prepare(variant_settings)` is that graph's run (the graph layer passes it in: steps never import the graph);
+    `prepare(settings)` is that graph's run (the graph layer passes it in: steps never import the graph);
     it returns the exit code. What a variant's prepare says is kept quiet unless it fails; then every line it
-    wrote, stdout's before stderr's and without its corpus line, is the failure's."""
+    wrote, stdout's before stderr's and without its corpus line, is the failure's. A variant's settings are those
+    `bceval prepare --corpus C --out O [--manifest M]` resolves to, nothing from the BCEVAL_* environment (an arm's
+    settings are its file's)."""
     current = plan()
     done: set[str] = set()
     for arm in current.arms:
@@ -68,7 +62,12 @@ def prepare_variants(settings: Settings, plan: Callable[[], Plan], prepare: Call
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                code = prepare(variant_settings(arm, arm_settings(current, arm, settings, 1)))
+                run = arm_settings(current, arm, settings, 1)
+                environ = {key: value for key, value in os.environ.items() if not key.startswith("BCEVAL_")}
+                manifest = str(arm.manifest) if arm.manifest is not None else None
+                code = prepare(
+                    load_settings(environ=environ, corpus=str(run.corpus), out=str(run.out), manifest=manifest)
+                )
             except BcevalError as exc:  # as bceval's command line reports it
                 print(f"bceval: {exc}", file=sys.stderr)
                 code = exc.exit_code
@@ -105,8 +104,7 @@ def write_report(
     report = kept or report
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}
     for suffix, text in texts.items():
-        if kept is None or _text(folder.report(suffix)) != text:
-            write_atomic(folder.report(suffix), text)
+        write_atomic(folder.report(suffix), text)  # it leaves a file with these very bytes alone
     for warning in report.warnings:
         print(f"bceval: warning: {warning}", file=sys.stderr)
     budget = budget_line(report)
@@ -114,19 +112,12 @@ def write_report(
         print(line)
 
 
-def _text(path: Path) -> str | None:
-    try:
-        return read_regular_text(path, "utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _as_before(path: Path, report: ExperimentReport) -> ExperimentReport | None:
     """The report with the creation time of the one at `path`, if that is all they differ in."""
-    before = _text(path)
     try:
-        same = report.model_copy(update={"createdAt": json.loads(before or "")["createdAt"]})
-    except (ValueError, TypeError, KeyError):
+        before = read_regular_text(path, "utf-8")
+        same = report.model_copy(update={"createdAt": json.loads(before)["createdAt"]})
+    except (OSError, ValueError, TypeError, KeyError):  # none there, or not a report
         return None
     return same if dumps(same.model_dump(mode="json")) == before else None
 

@@ -56,22 +56,9 @@ def selected_cases(plan: Plan, settings: Settings) -> dict[str, list[ReviewCase]
         try:
             picked = select_cases(cases, tuple(experiment.cases), tuple(experiment.k), None)
         except BcevalError as exc:
-            where = plan.source or experiment.name
-            raise BcevalError(f"{where}: arm '{arm.name}': {exc}") from None
+            raise BcevalError(f"{plan.source or experiment.name}: arm '{arm.name}': {exc}") from None
         chosen[arm.name] = picked if picked is not None else cases
     return chosen
-
-
-def epoch_verdicts(settings: Settings, cases: list[ReviewCase], thresholds: dict[str, float]) -> dict[str, Any]:
-    """Every case of one arm in one epoch, judged from whatever results its run holds: its verdict (the review
-    evaluator's CaseVerdict), or None when there is no result yet."""
-    try:
-        files, infra = run_entries(settings.results_dir)
-    except BcevalError:  # no results folder yet
-        files, infra = [], []
-    article = corpus_article(settings.corpus)
-    report = evaluator(DEFAULT).score_files(cases, thresholds, files, infra, settings.require_read, article)
-    return {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in report.cases}
 
 
 def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: list[str]) -> ArmOutcomes:
@@ -83,7 +70,14 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
     epochs = []
     for epoch in range(1, plan.experiment.epochs + 1):
         run = arm_settings(plan, arm, settings, epoch)
-        verdicts = epoch_verdicts(run, wanted, thresholds)
+        try:
+            files, infra = run_entries(run.results_dir)
+        except BcevalError:  # no results folder yet
+            files, infra = [], []
+        article = corpus_article(run.corpus)
+        scored = evaluator(DEFAULT).score_files(wanted, thresholds, files, infra, run.require_read, article)
+        # a case without an answer, an infrastructure failure or a reason it was not answered has no result yet
+        verdicts = {v.id: v if (v.answered or v.infrastructureFailure or v.notAnswered) else None for v in scored.cases}
         run_link = run.run_dir.relative_to(plan.out).as_posix()  # once per epoch: transcripts are relative to it
         units = []
         for case in wanted:

@@ -14,11 +14,10 @@ from bceval.evaluators.base import (
     DEVELOPMENT,
     RUN,
     CaseMeasures,
-    CaseOutcome,
     Command,
+    Evaluator,
     TaskGenerators,
     Traits,
-    outcomes_from_problems,
 )
 from bceval.evaluators.development import MANIFEST_RELATIVE
 from bceval.evaluators.development.arms import check_arms, development_inputs
@@ -51,7 +50,7 @@ DEVELOPMENT_TRAITS = Traits(
 
 
 @dataclass(frozen=True)
-class DevelopmentEvaluator:
+class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a completed change
     name: str = DEVELOPMENT
     description: str = "AL authoring: a coding agent changes a repository, judged by runner-owned gates"
     question: str = DEVELOPMENT
@@ -65,12 +64,6 @@ class DevelopmentEvaluator:
 
     def model_id(self, case: Case) -> str:
         return case.model_id
-
-    def case_kind(self, case: Case) -> str:
-        return "positive"  # every upstream case expects a completed change; there is no control fixture
-
-    def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([case.id for case in loaded.cases], problems)
 
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id: whether the report completed, and its knowledge recall and precision (read, else claimed)."""

@@ -38,11 +38,7 @@ from bceval.steps.view import report_view
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
-
-
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
-
-
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
 

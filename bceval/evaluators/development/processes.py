@@ -74,10 +74,8 @@ def fresh_copy(source: str, target: Path) -> DevelopmentBase:
         if cloned.returncode != 0 or git(["checkout", "-q", "--detach", commit], target).returncode != 0:
             raise DevelopmentError(f"starting repository {source} cannot be cloned at that commit")
     else:
-        folder = Path(source)
-        if not folder.is_dir() or not (folder / "app.json").is_file():
-            raise DevelopmentError(f"starting repository {source} is not a folder with app.json")
-        shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        # checks.starting_repositories already made sure it is a folder with app.json
+        shutil.copytree(Path(source), target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         vcs.commit_folder(target, "bceval: starting repository", vcs.EXPORT_EPOCH, ("bceval", "bceval@localhost"))
     if _z(git(["status", "--porcelain", "-z", "--untracked-files=all"], target).stdout):
         raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")

@@ -216,7 +216,8 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
-    return _finish(opts, agent.agent, config, runs, run_problems, before, after, stream)
+    checkout = {"before": before, "after": after, "unchanged": before == after}
+    return _finish(opts, agent.agent, config, runs, run_problems, checkout, stream)
 
 
 def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
@@ -313,14 +314,9 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
     recall, precision = knowledge_measures(case, report)
     if read_record is None:
         return {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
-    read_recall, read_precision = read_measures(case, report, read_record, root)  # the api agent: what bceval saw
-    return {
-        "knowledgeRecall": read_recall,
-        "knowledgePrecision": read_precision,
-        "knowledgeEvidence": "read",
-        "claimedKnowledgeRecall": recall,
-        "claimedKnowledgePrecision": precision,
-    }
+    read = read_measures(case, report, read_record, root)  # the api agent: what bceval saw it read
+    claimed = {"claimedKnowledgeRecall": recall, "claimedKnowledgePrecision": precision}
+    return {"knowledgeRecall": read[0], "knowledgePrecision": read[1], "knowledgeEvidence": "read", **claimed}
 
 
 def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison) -> None:
@@ -361,8 +357,7 @@ def _finish(
     config: ChecksConfig,
     runs: list[CaseRun],
     run_problems: list[str],
-    before: dict[str, str],
-    after: dict[str, str],
+    checkout: dict[str, Any],
     stream: Any = None,
 ) -> int:
     """Write run.json and print the verdict lines (to `stream`, default stdout: an experiment's go to stderr)."""
@@ -383,7 +378,7 @@ def _finish(
         "model": agent.model,
         "epoch": agent.epoch,
         "checksDigest": config.digest(),
-        "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
+        "knowledgeCheckout": checkout,
         "verdict": "PASS" if passed else "FAIL",
         "problems": run_problems + gate_problems,
         "counts": counts,

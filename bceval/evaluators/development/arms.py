@@ -131,7 +131,8 @@ def development_inputs(arm: Any) -> dict[str, Any]:
 KNOWLEDGE = ("KnowledgeRecall", "KnowledgePrecision")
 
 
-def _read(path: Path) -> Any:
+def read_or_none(path: Path) -> Any:
+    """A JSON file bceval wrote, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -146,7 +147,7 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     seconds = 0.0
     for run in runs:
         for folder in sorted((run / "development").glob("case-*")):
-            verdict = _read(folder / "verdict.json")
+            verdict = read_or_none(folder / "verdict.json")
             if not isinstance(verdict, dict):
                 continue
             units += 1
@@ -160,11 +161,11 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
                 means[f"claimed{measure}"].append(measures[f"claimed{measure}" if read else own])
                 if read:
                     means[f"read{measure}"].append(measures[own])
-            review = _read(folder / "checks" / "review.json")
+            review = read_or_none(folder / "checks" / "review.json")
             counts = ((review or {}).get("merged") or {}).get("summary", {}).get("counts", {})
             for severity in SEVERITIES:
                 findings[severity] += int(counts.get(severity, 0))
-            envelope = _read(folder / "agent" / "envelope.json") or {}
+            envelope = read_or_none(folder / "agent" / "envelope.json") or {}
             seconds += float(envelope.get("seconds") or 0.0)
     return {
         "arm": name,

@@ -9,13 +9,7 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
-from bceval.evaluators.development import (
-    CAPABILITIES_RELATIVE,
-    CHECK_IDS,
-    MANIFEST_RELATIVE,
-    DevelopmentError,
-    inside,
-)
+from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECK_IDS, MANIFEST_RELATIVE, DevelopmentError, inside
 from bceval.evaluators.development.values import (
     MISSING,
     as_double,

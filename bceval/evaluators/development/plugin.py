@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from bceval.evaluators.base import (
-    DEVELOPMENT,
-    RUN,
-    CaseMeasures,
-    Command,
-    Evaluator,
-    TaskGenerators,
-    Traits,
-)
+from bceval.evaluators.base import DEVELOPMENT, RUN, CaseMeasures, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.development import MANIFEST_RELATIVE
-from bceval.evaluators.development.arms import check_arms, development_inputs
+from bceval.evaluators.development.arms import check_arms, development_inputs, read_or_none
 from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
@@ -113,11 +104,8 @@ class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a c
 
 def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:
     """The recall and precision the runner measured from its own read evidence (the api agent), if it did."""
-    verdict = DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict
-    try:
-        measures = json.loads(verdict.read_text(encoding="utf-8")).get("measures") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
+    verdict = read_or_none(DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict)
+    measures = (verdict.get("measures") if isinstance(verdict, dict) else None) or {}
     if measures.get("knowledgeEvidence") != "read":
         return None
     return measures["knowledgeRecall"], measures["knowledgePrecision"]

@@ -23,12 +23,7 @@ from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, Unr
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, write_summary
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
-from bceval.evaluators.development.checks import (
-    ChecksConfig,
-    read_checks,
-    require_configured,
-    starting_repositories,
-)
+from bceval.evaluators.development.checks import ChecksConfig, read_checks, require_configured, starting_repositories
 from bceval.evaluators.development.gates import (
     ERROR,
     FAIL,

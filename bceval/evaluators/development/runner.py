@@ -242,8 +242,7 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     report, wrapper = _wrapper(run, asked.answer, workspace, opts.out)
     checks = shared.config.checks_for(case.id)
     run.gates = run_gates(case, checks, workspace, work, run.folder, captured, shared.view, shared.loaded, opts.checks)
-    runner_review = read_review(run.folder) if "review" in checks else None
-    comparison = _judge(shared, run, asked, report, wrapper, captured, runner_review)
+    comparison = _judge(shared, run, asked, report, wrapper, captured)
     _write_case(run, asked, report, captured, comparison)
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
         shutil.copytree(workspace, files.workspace, symlinks=True)
@@ -272,16 +271,11 @@ def _wrapper(run: CaseRun, answer: dict[str, Any] | None, workspace: Path, out: 
 
 
 def _judge(
-    shared: _Shared,
-    run: CaseRun,
-    asked: Asked,
-    report: Any,
-    wrapper: dict[str, Any],
-    captured: proc.Capture,
-    runner_review: dict[str, Any] | None,
+    shared: _Shared, run: CaseRun, asked: Asked, report: Any, wrapper: dict[str, Any], captured: proc.Capture
 ) -> Comparison:
     """The case's problems, its claims against the gates, its verdict and its knowledge measures (onto `run`)."""
     case, loaded = run.case, shared.loaded
+    runner_review = read_review(run.folder) if "review" in shared.config.checks_for(case.id) else None
     evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review)
     captured_changes = WorkspaceChanges(OK, captured.paths)  # against the base commit (§11.5), not the probe's HEAD
     if asked.answer is None and asked.infrastructure is None:

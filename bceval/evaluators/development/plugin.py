@@ -65,9 +65,8 @@ class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a c
             path = results_dir / result_name(case.model_id)
             if not path.is_file():
                 continue
-            wrapper, problem = parse_result(path.read_bytes())
-            report = member(wrapper, "implementationReport")
-            if problem is None and isinstance(report, dict):
+            report = member(parse_result(path.read_bytes())[0], "implementationReport")  # unparsable: no report
+            if isinstance(report, dict):
                 recall, precision = _read_backed(results_dir, case) or knowledge_measures(case, report)
                 found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
         return found

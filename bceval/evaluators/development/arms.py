@@ -80,21 +80,17 @@ def unmatched(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
     return None
 
 
-def arm_identity(sources: dict[str, str], checks_digest: str, model: str | None, checkout: str) -> dict[str, Any]:
-    """What an arm holds constant: starting repositories (digest or pinned commit), checks, model, checkout."""
+def arm_identity(arm: Any, model: str | None, checkout: str) -> dict[str, Any]:
+    """What an arm holds constant: starting repositories (digest or pinned commit), checks, model, checkout (bad
+    input: one line)."""
+    loaded, checks = load(arm.corpus, arm.manifest), development_checks(arm)
+    config = read_checks(checks)
+    sources = starting_repositories(loaded, config, checks, arm.workspace_map)
     starting = {}
     for case, source in sorted(sources.items()):
         pinned = PINNED.match(source)
         starting[case] = f"commit {pinned['commit'].lower()}" if pinned else tree_digest(Path(source))
-    return {"startingRepositories": starting, "checks": checks_digest, "model": model, "checkout": checkout}
-
-
-def development_sources(arm: Any) -> tuple[Any, Any, dict[str, str]]:
-    """A development arm's loaded manifest, gate configuration and starting repositories (bad input: one line)."""
-    loaded = load(arm.corpus, arm.manifest)
-    checks = development_checks(arm)
-    config = read_checks(checks)
-    return loaded, config, starting_repositories(loaded, config, checks, arm.workspace_map)
+    return {"startingRepositories": starting, "checks": config.digest(), "model": model, "checkout": checkout}
 
 
 def development_checks(arm: Any) -> Path:
@@ -108,9 +104,8 @@ def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
             return index, "every arm of a development experiment uses evaluator development"
     identities = []
     for arm in arms:
-        _, config, sources = development_sources(arm)
         checkout = f"{arm.corpus}" + (f"@{arm.commit}" if arm.commit else "")
-        identities.append((arm.name, arm_identity(sources, config.digest(), arm.fields["model"] or model, checkout)))
+        identities.append((arm.name, arm_identity(arm, arm.fields["model"] or model, checkout)))
     refusal = unmatched(identities)
     if refusal is None:
         return None
@@ -120,8 +115,7 @@ def check_arms(arms: list[Any], model: str | None) -> tuple[int, str] | None:
 def development_inputs(arm: Any) -> dict[str, Any]:
     """What an arm's epoch reads besides its fields; a change to any runs the epoch again."""
     try:
-        _, config, sources = development_sources(arm)
-        identity = arm_identity(sources, config.digest(), arm.fields["model"], str(arm.corpus))
+        identity = arm_identity(arm, arm.fields["model"], str(arm.corpus))
     except (DevelopmentError, OSError):
         return {"development": "unreadable"}
     manifest = arm.manifest.read_bytes() if arm.manifest and arm.manifest.is_file() else b""
@@ -131,7 +125,8 @@ def development_inputs(arm: Any) -> dict[str, Any]:
 KNOWLEDGE = ("KnowledgeRecall", "KnowledgePrecision")
 
 
-def _read(path: Path) -> Any:
+def read_or_none(path: Path) -> Any:
+    """A JSON file bceval wrote, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -146,7 +141,7 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     seconds = 0.0
     for run in runs:
         for folder in sorted((run / "development").glob("case-*")):
-            verdict = _read(folder / "verdict.json")
+            verdict = read_or_none(folder / "verdict.json")
             if not isinstance(verdict, dict):
                 continue
             units += 1
@@ -160,11 +155,11 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
                 means[f"claimed{measure}"].append(measures[f"claimed{measure}" if read else own])
                 if read:
                     means[f"read{measure}"].append(measures[own])
-            review = _read(folder / "checks" / "review.json")
+            review = read_or_none(folder / "checks" / "review.json")
             counts = ((review or {}).get("merged") or {}).get("summary", {}).get("counts", {})
             for severity in SEVERITIES:
                 findings[severity] += int(counts.get(severity, 0))
-            envelope = _read(folder / "agent" / "envelope.json") or {}
+            envelope = read_or_none(folder / "agent" / "envelope.json") or {}
             seconds += float(envelope.get("seconds") or 0.0)
     return {
         "arm": name,

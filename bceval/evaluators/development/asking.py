@@ -59,13 +59,6 @@ class Asked:
     refused_outside: list[str] = field(default_factory=list)  # write paths refused because they leave the copy
 
 
-def _keep(q: DevelopmentQuestion, stdout: str | bytes, stderr: str | bytes, envelope: dict[str, Any]) -> None:
-    folder = DevelopmentCaseDir(q.folder).agent
-    write_atomic(folder / "stdout.txt", stdout)
-    write_atomic(folder / "stderr.txt", stderr)
-    write_atomic(folder / "envelope.json", dumps(envelope))
-
-
 class DevelopmentShape(Shape):
     in_case_view = False
     checks_command = False  # its placeholders are the run's own (checks.expand), expanded per case
@@ -85,15 +78,27 @@ class DevelopmentShape(Shape):
         identity = {"endpoint": endpoint.identity(), "tools": tools, "toolsVersion": TOOLS_VERSION}
         return {**kept, **identity, "promptVersion": PROMPT_VERSION}
 
+    def _keep(
+        self, agent: Any, q: DevelopmentQuestion, output: tuple, envelope: dict, work: dict, by: Any, usage: Usage
+    ) -> None:
+        """The agent's stdout, stderr and envelope in the case's agent/ folder, and its transcript (`work`: the
+        record's members, `by`: who answered)."""
+        folder = DevelopmentCaseDir(q.folder).agent
+        write_atomic(folder / "stdout.txt", output[0])
+        write_atomic(folder / "stderr.txt", output[1])
+        write_atomic(folder / "envelope.json", dumps(envelope))
+        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": agent.agent.epoch, **work}
+        write_transcript(self.opts.out, q.case.model_id, self.opts.out.name, by, record, usage)
+
     def by_process(self, agent: Any, q: DevelopmentQuestion) -> Asked:
         """The agent command line, run in the copy (under bwrap only the copy is writable)."""
-        settings, opts = agent.agent, self.opts
+        settings = agent.agent
         argv = expand(
             tuple(shlex.split(settings.command)),
             q.case,
             q.workspace,
             q.folder,
-            opts.checks,
+            self.opts.checks,
             knowledge=str(q.knowledge) if q.knowledge is not None else "",
             request=str(DevelopmentCaseDir(q.folder).request),
             model=settings.model or "",
@@ -129,17 +134,14 @@ class DevelopmentShape(Shape):
             "stdoutSha256": hashlib.sha256(finished.stdout).hexdigest(),
             "infrastructure": infra,
         }
-        _keep(q, finished.stdout, finished.stderr, envelope)
-        answered_by = {"adapter": "command", "model": settings.model, "pinned": "{model}" in settings.command}
-        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": settings.epoch, **envelope}
-        record["outcome"] = "answered" if answer is not None else ("failed" if infra else "unparsable")
+        by = {"adapter": "command", "model": settings.model, "pinned": "{model}" in settings.command}
+        outcome = "answered" if answer is not None else ("failed" if infra else "unparsable")
         usage = Usage(wallSeconds=envelope["seconds"])
-        write_transcript(opts.out, q.case.model_id, opts.out.name, answered_by, record, usage)
+        self._keep(agent, q, (finished.stdout, finished.stderr), envelope, {**envelope, "outcome": outcome}, by, usage)
         return Asked(answer, infra)
 
     def by_endpoint(self, agent: Any, q: DevelopmentQuestion) -> Asked:
         """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
-        opts = self.opts
         box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
         system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")
         user = f"=== request ===\n{q.request_text}"
@@ -148,7 +150,7 @@ class DevelopmentShape(Shape):
         failure = scrub(f"{talk.failure[0]}: {talk.failure[1]}") if talk.failure else None
         reads = box.reads()
         work = {
-            "outcome": "answered" if failure is None else f"failed: {talk.failure[0] if talk.failure else ''}",
+            "outcome": f"failed: {talk.failure[0]}" if talk.failure else "answered",
             "detail": talk.failure[1] if talk.failure else None,
             "servedModel": talk.served_model,
             "systemSha256": hashlib.sha256(system.encode("utf-8")).hexdigest(),
@@ -179,11 +181,10 @@ class DevelopmentShape(Shape):
             "stdoutSha256": hashlib.sha256((text or "").encode("utf-8")).hexdigest(),
             "infrastructure": infra,
         }
-        _keep(q, text or "", (failure or "") + ("\n" if failure else ""), envelope)
-        evidence = evidence_record(opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
-        record = {"case": q.case.model_id, "manifestId": q.case.id, "epoch": agent.agent.epoch, **work}
-        record.update(readBy="bceval", readEvidence=evidence)
-        write_transcript(opts.out, q.case.model_id, opts.out.name, agent.describe(), record, usage)
+        evidence = evidence_record(self.opts.out.name, DevelopmentCaseDir(q.folder).request.read_bytes(), reads)
+        work.update(readBy="bceval", readEvidence=evidence)
+        stderr = (failure or "") + ("\n" if failure else "")
+        self._keep(agent, q, (text or "", stderr), envelope, work, agent.describe(), usage)
         return Asked(answer, infra, evidence, list(work["refusedOutside"]))
 
 

@@ -37,11 +37,7 @@ from bceval.steps.view import report_view
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
 RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
 PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
-
-
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
-
-
 PREFIX = "development_"
 TABLE = "[tool.bceval.development]"
 
@@ -225,8 +221,7 @@ def _read(path: Path, what: str) -> bytes:
         raise BcevalError(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
 
 
-def run_validator(args: argparse.Namespace, out: Any = None) -> int:
-    out = out or sys.stdout
+def run_validator(args: argparse.Namespace) -> int:
     try:
         if not args.kr_response:
             raise BcevalError("evidence needs RESPONSE, the al-knowledge answer (JSON)")
@@ -239,13 +234,13 @@ def run_validator(args: argparse.Namespace, out: Any = None) -> int:
         if not root.is_dir():
             raise BcevalError(f"--root {root} is not a folder")
     except BcevalError as exc:
-        print(json.dumps({"valid": False, "errors": [str(exc)]}), file=out)
+        print(json.dumps({"valid": False, "errors": [str(exc)]}))
         return 2
     layers = [layer.strip() for layer in args.kr_enabled_layers.split(",") if layer.strip()]
     errors = validate_response(
         response, question=question, root=root, run_id=args.kr_run_id, evidence=evidence, enabled_layers=layers
     )
-    print(json.dumps({"valid": not errors, "errors": errors}), file=out)
+    print(json.dumps({"valid": not errors, "errors": errors}))
     return 1 if errors else 0
 
 

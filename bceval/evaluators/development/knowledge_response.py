@@ -81,15 +81,14 @@ def validate_response(
         if not plain_path(path):
             errors.append(f"Noncanonical citation path: {path}")
             continue
-        file = inside(root, path)
-        if file is None or not file.is_file():
+        content = _live(root, path)
+        if content is None:
             errors.append(f"Citation is missing or outside the corpus: {path}")
             continue
         record = reads.get(path)
         if record is None or record.get("complete") is not True:
             errors.append(f"No complete read evidence for citation: {path}")
             continue
-        content = file.read_bytes()
         try:
             content.decode("utf-8")
         except UnicodeDecodeError:

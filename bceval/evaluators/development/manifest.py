@@ -9,13 +9,7 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.base import model_id
-from bceval.evaluators.development import (
-    CAPABILITIES_RELATIVE,
-    CHECK_IDS,
-    MANIFEST_RELATIVE,
-    DevelopmentError,
-    inside,
-)
+from bceval.evaluators.development import CAPABILITIES_RELATIVE, CHECK_IDS, MANIFEST_RELATIVE, DevelopmentError, inside
 from bceval.evaluators.development.values import (
     MISSING,
     as_double,
@@ -124,13 +118,11 @@ def load(root: Path, manifest_path: Path | None = None, capabilities_path: Path 
     capability_file = read_document(capabilities_path, "capability file")
     where, cwhere = str(manifest_path), str(capabilities_path)
     raw_cases = required(manifest, "cases", where)
-    cases = [
-        Case(text(required(raw, "id", f"{where}: cases[{i}]")) if isinstance(raw, dict) else "", raw, i)
-        for i, raw in enumerate(wrap(raw_cases))
-    ]
-    for case in cases:
-        if not isinstance(case.raw, dict):
-            raise DevelopmentError(f"{where}: cases[{case.index}] must be an object")
+    cases = []
+    for i, raw in enumerate(wrap(raw_cases)):
+        if not isinstance(raw, dict):
+            raise DevelopmentError(f"{where}: cases[{i}] must be an object")
+        cases.append(Case(text(required(raw, "id", f"{where}: cases[{i}]")), raw, i))
     loaded = Loaded(root, manifest_path, manifest, capability_file, cases, None)
     problems = loaded.problems
     _check_top(loaded, raw_cases, where, cwhere)

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from bceval.evaluators.base import (
-    DEVELOPMENT,
-    RUN,
-    CaseMeasures,
-    CaseOutcome,
-    Command,
-    TaskGenerators,
-    Traits,
-    outcomes_from_problems,
-)
+from bceval.evaluators.base import DEVELOPMENT, RUN, CaseMeasures, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.development import MANIFEST_RELATIVE
-from bceval.evaluators.development.arms import check_arms, development_inputs
+from bceval.evaluators.development.arms import check_arms, development_inputs, read_or_none
 from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
@@ -51,7 +41,7 @@ DEVELOPMENT_TRAITS = Traits(
 
 
 @dataclass(frozen=True)
-class DevelopmentEvaluator:
+class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a completed change
     name: str = DEVELOPMENT
     description: str = "AL authoring: a coding agent changes a repository, judged by runner-owned gates"
     question: str = DEVELOPMENT
@@ -66,12 +56,6 @@ class DevelopmentEvaluator:
     def model_id(self, case: Case) -> str:
         return case.model_id
 
-    def case_kind(self, case: Case) -> str:
-        return "positive"  # every upstream case expects a completed change; there is no control fixture
-
-    def outcomes(self, loaded: Loaded, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([case.id for case in loaded.cases], problems)
-
     def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, Any] | None:
         """Per case id: whether the report completed, and its knowledge recall and precision (read, else claimed)."""
         if results_dir is None:
@@ -81,9 +65,8 @@ class DevelopmentEvaluator:
             path = results_dir / result_name(case.model_id)
             if not path.is_file():
                 continue
-            wrapper, problem = parse_result(path.read_bytes())
-            report = member(wrapper, "implementationReport")
-            if problem is None and isinstance(report, dict):
+            report = member(parse_result(path.read_bytes())[0], "implementationReport")  # unparsable: no report
+            if isinstance(report, dict):
                 recall, precision = _read_backed(results_dir, case) or knowledge_measures(case, report)
                 found[case.id] = CaseMeasures(same(member(report, "outcome"), "completed"), recall, precision)
         return found
@@ -120,11 +103,8 @@ class DevelopmentEvaluator:
 
 def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:
     """The recall and precision the runner measured from its own read evidence (the api agent), if it did."""
-    verdict = DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict
-    try:
-        measures = json.loads(verdict.read_text(encoding="utf-8")).get("measures") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
+    verdict = read_or_none(DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict)
+    measures = (verdict.get("measures") if isinstance(verdict, dict) else None) or {}
     if measures.get("knowledgeEvidence") != "read":
         return None
     return measures["knowledgeRecall"], measures["knowledgePrecision"]

@@ -22,8 +22,7 @@ GIT = [*vcs.GIT, "-c", "core.quotePath=false"]
 
 def git_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    env.update(extra)
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", LC_ALL="C", **extra)
     return env
 
 
@@ -74,10 +73,8 @@ def fresh_copy(source: str, target: Path) -> DevelopmentBase:
         if cloned.returncode != 0 or git(["checkout", "-q", "--detach", commit], target).returncode != 0:
             raise DevelopmentError(f"starting repository {source} cannot be cloned at that commit")
     else:
-        folder = Path(source)
-        if not folder.is_dir() or not (folder / "app.json").is_file():
-            raise DevelopmentError(f"starting repository {source} is not a folder with app.json")
-        shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        # checks.starting_repositories already made sure it is a folder with app.json
+        shutil.copytree(Path(source), target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         vcs.commit_folder(target, "bceval: starting repository", vcs.EXPORT_EPOCH, ("bceval", "bceval@localhost"))
     if _z(git(["status", "--porcelain", "-z", "--untracked-files=all"], target).stdout):
         raise DevelopmentError(f"starting repository {source} has a dirty working tree after the copy")

@@ -204,13 +204,11 @@ def _changes(cid: str, report: Any, workspace: Any, probe: Probe, out: list[str]
             out.append(f"{cid}: changed path is not repository-relative: {path}")
         collected.append(path)
     reported = _unique_sorted(collected)
-    actual_lower = {a.lower() for a in actual}
-    reported_lower = {r.lower() for r in reported}
     for path in reported:
-        if path.lower() not in actual_lower:
+        if path.lower() not in {a.lower() for a in actual}:
             out.append(f"{cid}: reported change is absent from the worktree diff: {path}")
     for path in actual:
-        if path.lower() not in reported_lower:
+        if path.lower() not in {r.lower() for r in reported}:
             out.append(f"{cid}: worktree change is absent from the implementation report: {path}")
     return True
 

@@ -23,12 +23,7 @@ from bceval.evaluators.development import CHECKS_RELATIVE, DevelopmentError, Unr
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.arms import CHECKPOINTS, arm_request, development_checks, write_summary
 from bceval.evaluators.development.asking import Asked, DevelopmentQuestion, DevelopmentSetup, DevelopmentShape
-from bceval.evaluators.development.checks import (
-    ChecksConfig,
-    read_checks,
-    require_configured,
-    starting_repositories,
-)
+from bceval.evaluators.development.checks import ChecksConfig, read_checks, require_configured, starting_repositories
 from bceval.evaluators.development.gates import (
     ERROR,
     FAIL,
@@ -216,7 +211,8 @@ def run_development(opts: RunOptions, stream: Any = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     run_problems = [CHECKOUT_CHANGED] if before != after else []
     run_problems += [f"starting repository of '{c}' changed outside its copy" for c in outside]
-    return _finish(opts, agent.agent, config, runs, run_problems, before, after, stream)
+    checkout = {"before": before, "after": after, "unchanged": before == after}
+    return _finish(opts, agent.agent, config, runs, run_problems, checkout, stream)
 
 
 def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
@@ -246,8 +242,7 @@ def _run_case(shared: _Shared, case: Case, source: str) -> CaseRun:
     report, wrapper = _wrapper(run, asked.answer, workspace, opts.out)
     checks = shared.config.checks_for(case.id)
     run.gates = run_gates(case, checks, workspace, work, run.folder, captured, shared.view, shared.loaded, opts.checks)
-    runner_review = read_review(run.folder) if "review" in checks else None
-    comparison = _judge(shared, run, asked, report, wrapper, captured, runner_review)
+    comparison = _judge(shared, run, asked, report, wrapper, captured)
     _write_case(run, asked, report, captured, comparison)
     if run.verdict != PASS:  # failing workspaces are kept, outside any view
         shutil.copytree(workspace, files.workspace, symlinks=True)
@@ -276,16 +271,11 @@ def _wrapper(run: CaseRun, answer: dict[str, Any] | None, workspace: Path, out: 
 
 
 def _judge(
-    shared: _Shared,
-    run: CaseRun,
-    asked: Asked,
-    report: Any,
-    wrapper: dict[str, Any],
-    captured: proc.Capture,
-    runner_review: dict[str, Any] | None,
+    shared: _Shared, run: CaseRun, asked: Asked, report: Any, wrapper: dict[str, Any], captured: proc.Capture
 ) -> Comparison:
     """The case's problems, its claims against the gates, its verdict and its knowledge measures (onto `run`)."""
     case, loaded = run.case, shared.loaded
+    runner_review = read_review(run.folder) if "review" in shared.config.checks_for(case.id) else None
     evidence = RunnerEvidence([g.entry() for g in run.gates], runner_review)
     captured_changes = WorkspaceChanges(OK, captured.paths)  # against the base commit (§11.5), not the probe's HEAD
     if asked.answer is None and asked.infrastructure is None:
@@ -313,14 +303,9 @@ def _measures(case: Case, report: Any, read_record: dict[str, Any] | None, root:
     recall, precision = knowledge_measures(case, report)
     if read_record is None:
         return {"knowledgeRecall": recall, "knowledgePrecision": precision, "knowledgeEvidence": "claimed"}
-    read_recall, read_precision = read_measures(case, report, read_record, root)  # the api agent: what bceval saw
-    return {
-        "knowledgeRecall": read_recall,
-        "knowledgePrecision": read_precision,
-        "knowledgeEvidence": "read",
-        "claimedKnowledgeRecall": recall,
-        "claimedKnowledgePrecision": precision,
-    }
+    read = read_measures(case, report, read_record, root)  # the api agent: what bceval saw it read
+    claimed = {"claimedKnowledgeRecall": recall, "claimedKnowledgePrecision": precision}
+    return {"knowledgeRecall": read[0], "knowledgePrecision": read[1], "knowledgeEvidence": "read", **claimed}
 
 
 def _write_case(run: CaseRun, asked: Asked, report: Any, captured: proc.Capture, comparison: Comparison) -> None:
@@ -361,8 +346,7 @@ def _finish(
     config: ChecksConfig,
     runs: list[CaseRun],
     run_problems: list[str],
-    before: dict[str, str],
-    after: dict[str, str],
+    checkout: dict[str, Any],
     stream: Any = None,
 ) -> int:
     """Write run.json and print the verdict lines (to `stream`, default stdout: an experiment's go to stderr)."""
@@ -383,7 +367,7 @@ def _finish(
         "model": agent.model,
         "epoch": agent.epoch,
         "checksDigest": config.digest(),
-        "knowledgeCheckout": {"before": before, "after": after, "unchanged": before == after},
+        "knowledgeCheckout": checkout,
         "verdict": "PASS" if passed else "FAIL",
         "problems": run_problems + gate_problems,
         "counts": counts,

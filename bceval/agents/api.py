@@ -21,7 +21,7 @@ from bceval.agents.settings import EndpointSettings
 from bceval.agents.view import View
 from bceval.errors import BcevalError
 from bceval.runs.identity import asking, question
-from bceval.usage import Usage
+from bceval.usage import Usage, known_number
 
 PROMPT_VERSION = 1  # of this agent's review protocol: with TOOLS_VERSION, part of every cache key
 INSTALL = "the api adapter needs the openai package: pip install 'bceval[api]'"
@@ -116,14 +116,6 @@ def _field(value: Any, key: str) -> Any:
 def _count(usage: Any, key: str) -> int | None:
     value = _field(usage, key)
     return value if isinstance(value, int) else None
-
-
-def _reported_cost(usage: Any) -> float | None:
-    """The cost the provider put in the response's usage (OpenRouter's `cost`), if any."""
-    value = _field(usage, "cost")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return float(value)
 
 
 def _clip(text: Any) -> str | None:
@@ -327,7 +319,8 @@ class Endpoint:
         usage = _field(response, "usage")
         prompt, completion = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
         cached = _count(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0
-        cost = _reported_cost(usage)
+        reported = known_number(_field(usage, "cost"))  # the provider's own (OpenRouter's `cost`), if any
+        cost = float(reported) if reported is not None else None
         if cost is None and price is not None and prompt is not None and completion is not None:
             cost = price.cost(prompt, completion, cached)
         talk.cost_known = talk.cost_known and cost is not None

@@ -13,7 +13,7 @@ from bceval.corpus.layers import Listing, scan_corpus
 from bceval.corpus.prepdir import strays
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
+from bceval.evaluators.review.coverage import changed_lines, coverage_document, coverage_markdown, gate_problems
 from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
 from bceval.evaluators.review.requests import domain_files, review_request
 from bceval.evaluators.review.scoring import (
@@ -70,9 +70,9 @@ def gate_changes(settings: Settings) -> list[str] | None:
             data = read_regular_bytes(settings.gate_paths)
         except OSError:
             raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
-        return changed_articles(decode_utf8(data, str(settings.gate_paths)))
+        return list(changed_lines(decode_utf8(data, str(settings.gate_paths))))
     if settings.changed_from is not None:
-        return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
+        return list(changed_lines("\n".join(changed_since(settings.corpus, settings.changed_from))))
     return None
 
 

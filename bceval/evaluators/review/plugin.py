@@ -72,7 +72,8 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
 
 
 @dataclass(frozen=True)
-class ReviewEvaluator(Evaluator):  # outcomes from problems, measures and arm rules: the protocol's defaults
+class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from problems, no measures, no arm rules
+    # (run_unit and unit_inputs are only asked of an evaluator whose unit is a whole run)
     name: str = REVIEW
     description: str = "AI code review of AL samples, guided by review leaves and knowledge articles"
     question: str = REVIEW
@@ -151,12 +152,6 @@ class ReviewEvaluator(Evaluator):  # outcomes from problems, measures and arm ru
         }
 
     verb = staticmethod(review_verb)
-
-    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        raise BcevalError(f"arm '{arm.name}': the review evaluator answers case by case, not in whole runs")
-
-    def unit_inputs(self, arm: Any) -> dict[str, Any]:
-        return {}
 
 
 REVIEW_EVALUATOR = ReviewEvaluator()

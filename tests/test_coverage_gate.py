@@ -17,7 +17,7 @@ from graphutil import run_graph
 from bceval.config import load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.evaluators.review.cases import derive_cases
-from bceval.evaluators.review.coverage import changed_articles, coverage_document
+from bceval.evaluators.review.coverage import changed_lines, coverage_document
 from bceval.evaluators.review.manifest import check_manifest
 from bceval.jsonio import dumps
 
@@ -305,7 +305,7 @@ def test_changed_lines_are_read_exactly():
             "",
         ]
     )
-    assert changed_articles(text) == [
+    assert list(changed_lines(text)) == [
         "microsoft/knowledge/ui/a.md",
         "microsoft/knowledge/ui/b.md",
         "community/knowledge/ui/c.md",
@@ -461,7 +461,7 @@ def test_of_two_copies_the_effective_one_is_checked(corpus):
     corpus.overrides({"perf": {"articles": ["alpha"]}})
     listing = scan_corpus(corpus.root)
     checked = check_manifest(json.loads(corpus.manifest.read_text()))
-    changed = changed_articles("microsoft/knowledge/perf/twin.md\ncustom/knowledge/perf/twin.bad.al\n")
+    changed = list(changed_lines("microsoft/knowledge/perf/twin.md\ncustom/knowledge/perf/twin.bad.al\n"))
     assert gate_problems(derive_cases(listing, checked), checked.waivers, changed) == [
         f"{GATE}custom/knowledge/perf/twin.md"
     ]

@@ -14,6 +14,7 @@ from bceval.corpus.layers import knowledge_markdown, scan_corpus
 from bceval.corpus.rows import encode_group, index_chunks, read_group
 from bceval.errors import BcevalError
 from bceval.graph.inputs import GraphInputs
+from bceval.layout import BuildDir
 from bceval.steps import prepare as steps
 
 
@@ -113,7 +114,7 @@ def test_the_index_equals_encoding_every_row_at_once(interleaved, tmp_path):
     assert run_graph(settings, "prepare")[0] == 0
     assert (settings.prepare_dir / "knowledge-index.json").read_bytes() == expected_index(interleaved.root)
     groups = GraphInputs(settings).groups
-    assert len(index_chunks(list(steps._read_groups(settings, groups).values()))) == 6  # row by row
+    assert len(index_chunks([read_group(BuildDir(settings.build_dir).rows(g)) for g in groups])) == 6  # row by row
 
 
 def test_the_index_of_the_demo_corpus_equals_encoding_every_row_at_once(tmp_path):
@@ -137,8 +138,8 @@ def test_an_article_moving_domain_updates_both_candidate_files(small_corpus, tmp
     code, executed = run_graph(settings, "prepare")
     assert code == 0
     assert {"index", "domain:performance", "domain:security"} <= set(executed)
-    performance = json.loads(steps.domain_articles_file(settings, "performance").read_text())
-    security = json.loads(steps.domain_articles_file(settings, "security").read_text())
+    performance = json.loads(BuildDir(settings.build_dir).domain_articles("performance").read_text())
+    security = json.loads(BuildDir(settings.build_dir).domain_articles("security").read_text())
     assert moved in [r["path"] for r in performance] and moved not in [r["path"] for r in security]
     assert snapshot(settings.prepare_dir) == cold_snapshot(small_corpus.root, tmp_path)
 
@@ -156,10 +157,10 @@ def test_a_missing_candidate_file_is_rebuilt_and_force_rebuilds_them_all(small_c
 
     settings = settings_for(small_corpus.root, tmp_path / "out")
     assert run_graph(settings, "prepare")[0] == 0
-    right = steps.domain_articles_file(settings, "security").read_bytes()
-    steps.domain_articles_file(settings, "security").unlink()
+    right = BuildDir(settings.build_dir).domain_articles("security").read_bytes()
+    BuildDir(settings.build_dir).domain_articles("security").unlink()
     assert run_graph(settings, "prepare")[0] == 0
-    assert steps.domain_articles_file(settings, "security").read_bytes() == right
+    assert BuildDir(settings.build_dir).domain_articles("security").read_bytes() == right
     asked = record_candidate_requests(monkeypatch)
     assert cli_run_graph(settings, ["prepare"], force=True) == 0
     assert asked == [["performance", "security"]]

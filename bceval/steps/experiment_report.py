@@ -25,10 +25,9 @@ from bceval.experiment.report_model import (
     earlier_looks,
 )
 from bceval.jsonio import read_regular_text
-from bceval.layout import RunDir, run_entries
+from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
-from bceval.steps.prepare import cases_file
 from bceval.steps.scoring import corpus_article
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
@@ -100,7 +99,9 @@ def review_outcomes(plan: Plan, settings: Settings, arm: ArmPlan, wanted_ids: li
                 )
             )
         epochs.append(EpochOutcomes(units))
-    dialect = json.loads(read_regular_text(cases_file(arm_settings(plan, arm, settings, 1)), "utf-8")).get("dialect")
+    dialect = json.loads(
+        read_regular_text(BuildDir(arm_settings(plan, arm, settings, 1).build_dir).cases, "utf-8")
+    ).get("dialect")
     return ArmOutcomes([case.id for case in wanted], epochs, dialect=dialect)
 
 

@@ -15,24 +15,12 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Listing, index_order, sorted_texts
 from bceval.corpus.prepdir import strays
-from bceval.corpus.rows import GroupRows, encode_group, index_chunks, read_group, row_count
+from bceval.corpus.rows import encode_group, index_chunks, read_group, row_count
 from bceval.errors import BcevalError
 from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
 
 INCOMPLETE_TEXT = "A bceval prepare run started writing here and has not finished; these requests are incomplete.\n"
-
-
-def cases_file(settings: Settings) -> Path:
-    return BuildDir(settings.build_dir).cases
-
-
-def domain_cases_file(settings: Settings, domain: str) -> Path:
-    return BuildDir(settings.build_dir).domain_cases(domain)
-
-
-def domain_articles_file(settings: Settings, domain: str) -> Path:
-    return BuildDir(settings.build_dir).domain_articles(domain)
 
 
 def article_group(rel: str) -> str:
@@ -68,10 +56,6 @@ def sample_groups(listing: Listing) -> dict[str, list[str]]:
     return {group: rels for group, rels in grouped.items() if rels}
 
 
-def rows_file(settings: Settings, group: str) -> Path:
-    return BuildDir(settings.build_dir).rows(group)
-
-
 def read_text(path: Path) -> str:
     try:
         data = read_regular_bytes(path)
@@ -87,27 +71,18 @@ def write_group_rows(settings: Settings, listing: Listing, group: str, folders: 
         read_text(settings.corpus / rel)
     ordered = sorted_texts(group_files(listing, folders, ".md"))  # one layer, so path order is index order
     rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
-    write_atomic(rows_file(settings, group), encode_group(rows))
-
-
-def _read_groups(settings: Settings, groups: list[str]) -> dict[str, GroupRows]:
-    return {group: read_group(rows_file(settings, group)) for group in groups}
-
-
-def incomplete_marker(settings: Settings) -> Path:
-    """Present in the prepare directory from the first write of a prepare run until it finished."""
-    return PrepareDir(settings.prepare_dir).incomplete
+    write_atomic(BuildDir(settings.build_dir).rows(group), encode_group(rows))
 
 
 def mark_incomplete(settings: Settings) -> None:
-    marker = incomplete_marker(settings)
+    marker = PrepareDir(settings.prepare_dir).incomplete  # present from a prepare run's first write until it ends
     if not marker.exists():
         write_atomic(marker, INCOMPLETE_TEXT)
 
 
 def require_complete(settings: Settings) -> None:
     """Answering or scoring a half-written request set would mislead; refuse in one line."""
-    if incomplete_marker(settings).exists():
+    if PrepareDir(settings.prepare_dir).incomplete.exists():
         raise BcevalError(
             f"{settings.prepare_dir}: the last prepare did not finish, so the requests are incomplete; "
             "fix what it reported and run bceval prepare"
@@ -117,7 +92,7 @@ def require_complete(settings: Settings) -> None:
 def write_index(settings: Settings, groups: list[str], domains: list[str]) -> None:
     """knowledge-index.json and the candidate rows of each leaf domain."""
     mark_incomplete(settings)
-    read = list(_read_groups(settings, groups).values())
+    read = [read_group(BuildDir(settings.build_dir).rows(group)) for group in groups]
     write_atomic(
         PrepareDir(settings.prepare_dir).knowledge_index,
         index_document(index_chunks(read), row_count(read), generated_at()),
@@ -129,17 +104,20 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
             texts[path], domain_of[path] = text, domain
     chosen = candidate_paths([(path, domain_of[path]) for path in index_order(texts)], domains)
     for domain, paths in chosen.items():
-        write_atomic(domain_articles_file(settings, domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n")
+        write_atomic(
+            BuildDir(settings.build_dir).domain_articles(domain), b"[" + b",".join([texts[p] for p in paths]) + b"]\n"
+        )
 
 
 def build_strays(settings: Settings, groups: list[str], domains: list[str]) -> list[Path]:
     """Intermediate files of vanished folders and domains."""
-    keep = {rows_file(settings, group) for group in groups}
-    keep |= {domain_cases_file(settings, d) for d in domains} | {domain_articles_file(settings, d) for d in domains}
+    build = BuildDir(settings.build_dir)
+    keep = {build.rows(group) for group in groups}
+    keep |= {build.domain_cases(d) for d in domains} | {build.domain_articles(d) for d in domains}
     return [
         path
         for folder in BuildDir.FOLDERS
-        for path in sorted((BuildDir(settings.build_dir).review / folder).glob("*.json"))
+        for path in sorted((build.review / folder).glob("*.json"))
         if path not in keep
     ]
 

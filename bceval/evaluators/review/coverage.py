@@ -56,15 +56,10 @@ def coverage_document(derivation: Derivation) -> dict[str, Any]:
     }
 
 
-def changed_articles(text: str) -> list[str]:
-    """The article paths a changed-paths text names, in the order of their first line, each once (§11.5): lines
-    split at CRLF, LF or CR, trimmed, backslashes made slashes, one leading `./` dropped; a line counts when it is
-    exactly `<layer>/knowledge/<domain>/<slug>(.md|.good.al|.bad.al)`."""
-    return list(changed_lines(text))
-
-
 def changed_lines(text: str) -> dict[str, str]:
-    """`changed_articles`, each with the first line (as cleaned) that names it."""
+    """The article paths a changed-paths text names, in the order of their first line, each once (§11.5), each with
+    that line as cleaned: lines split at CRLF, LF or CR, trimmed, backslashes made slashes, one leading `./` dropped;
+    a line counts when it is exactly `<layer>/knowledge/<domain>/<slug>(.md|.good.al|.bad.al)`."""
     found: dict[str, str] = {}
     for raw in _LINE_BREAK.split(text):
         line = raw.strip().replace("\\", "/").removeprefix("./")

@@ -17,7 +17,7 @@ from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
 from bceval.errors import BcevalError
-from bceval.evaluators.base import REVIEW, CaseOutcome, Command, TaskGenerators, Traits, outcomes_from_problems
+from bceval.evaluators.base import REVIEW, CaseOutcome, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewManifest, ReviewRequest
@@ -72,7 +72,8 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
 
 
 @dataclass(frozen=True)
-class ReviewEvaluator:
+class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from problems, no measures, no arm rules
+    # (run_unit and unit_inputs are only asked of an evaluator whose unit is a whole run)
     name: str = REVIEW
     description: str = "AI code review of AL samples, guided by review leaves and knowledge articles"
     question: str = REVIEW
@@ -116,9 +117,6 @@ class ReviewEvaluator:
             outcomes.append(CaseOutcome(case.id, verdict.passed, tuple(verdict_problems(verdict))))
         return outcomes
 
-    def outcomes(self, loaded: Derivation, problems: list[str]) -> list[CaseOutcome]:
-        return outcomes_from_problems([case.id for case in loaded.cases], problems)
-
     def judged(self, recorded: dict[str, Any], results: Path) -> list[dict[str, Any]]:
         """The verdicts of the answered cases of a run without a score.json (an experiment arm's), judged from its
         results as scoring does; `recorded`: the prepared cases.json."""
@@ -137,10 +135,6 @@ class ReviewEvaluator:
     planned_cases = staticmethod(planned_cases)
     recorded_plan = staticmethod(recorded_plan)
 
-    def measures(self, loaded: Derivation, results_dir: Path | None) -> dict[str, Any] | None:
-        """A review case is measured by its verdict alone."""
-        return None
-
     def commands(self) -> tuple[Command, ...]:
         return (HEALTH_COMMAND,)
 
@@ -158,15 +152,6 @@ class ReviewEvaluator:
         }
 
     verb = staticmethod(review_verb)
-
-    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
-        return None  # no rule of its own for a set of arms
-
-    def run_unit(self, plan: Any, arm: Any, run: Any, epoch: int, settings: Any) -> None:
-        raise BcevalError(f"arm '{arm.name}': the review evaluator answers case by case, not in whole runs")
-
-    def unit_inputs(self, arm: Any) -> dict[str, Any]:
-        return {}
 
 
 REVIEW_EVALUATOR = ReviewEvaluator()

@@ -242,8 +242,7 @@ def read_problems(verdict: CaseVerdict, require_read: bool) -> list[str]:
 
 
 def read_summary(verdicts: list[CaseVerdict], require_read: bool) -> ReadSummary | None:
-    answered = [v for v in verdicts if v.answered and v.reads is not None]
-    known = [v.reads for v in answered if v.reads is not None and v.reads.source == "bceval"]
+    known = [v.reads for v in verdicts if v.answered and v.reads is not None and v.reads.source == "bceval"]
     if not known and not require_read:
         return None
     citations = sum(len(reads.cited) for reads in known)

@@ -13,7 +13,7 @@ from bceval.corpus.layers import Listing, scan_corpus
 from bceval.corpus.prepdir import strays
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
-from bceval.evaluators.review.coverage import changed_articles, coverage_document, coverage_markdown, gate_problems
+from bceval.evaluators.review.coverage import changed_lines, coverage_document, coverage_markdown, gate_problems
 from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
 from bceval.evaluators.review.requests import domain_files, review_request
 from bceval.evaluators.review.scoring import (
@@ -26,16 +26,12 @@ from bceval.evaluators.review.scoring import (
     score_files,
 )
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_regular_bytes, write_atomic
-from bceval.layout import OutDir, PrepareDir, RunDir, infra_files, result_files
+from bceval.layout import BuildDir, OutDir, PrepareDir, RunDir, infra_files, result_files
 from bceval.runs.record import selection_of, tampered
 from bceval.scorecard.model import build_scorecard
 from bceval.scorecard.render import render_html, render_markdown
 from bceval.steps.prepare import (
     build_strays,
-    cases_file,
-    domain_articles_file,
-    domain_cases_file,
-    incomplete_marker,
     mark_incomplete,
     read_text,
     require_complete,
@@ -74,9 +70,9 @@ def gate_changes(settings: Settings) -> list[str] | None:
             data = read_regular_bytes(settings.gate_paths)
         except OSError:
             raise BcevalError(f"{settings.gate_paths}: changed-paths file not found") from None
-        return changed_articles(decode_utf8(data, str(settings.gate_paths)))
+        return list(changed_lines(decode_utf8(data, str(settings.gate_paths))))
     if settings.changed_from is not None:
-        return changed_articles("\n".join(changed_since(settings.corpus, settings.changed_from)))
+        return list(changed_lines("\n".join(changed_since(settings.corpus, settings.changed_from))))
     return None
 
 
@@ -122,16 +118,16 @@ def write_cases(settings: Settings) -> None:
         "leaves": leaves,
         "cases": cases,
     }
-    write_atomic(cases_file(settings), dumps(recorded))
+    write_atomic(BuildDir(settings.build_dir).cases, dumps(recorded))
     for leaf in leaves:
         own = [case for case in cases if case["domain"] == leaf["domain"]]
-        write_atomic(domain_cases_file(settings, leaf["domain"]), dumps({"leaf": leaf, "cases": own}))
+        write_atomic(BuildDir(settings.build_dir).domain_cases(leaf["domain"]), dumps({"leaf": leaf, "cases": own}))
 
 
 def report_validation(settings: Settings, loose_samples: list[list[str]]) -> None:
     """Print the verdict once every file preparing reads has been read: the rows tasks read the articles and
     the samples beside them, this reads the leaves and samples in folders without an article."""
-    recorded = load_own_json(cases_file(settings))
+    recorded = load_own_json(BuildDir(settings.build_dir).cases)
     for rel in [leaf["path"] for leaf in recorded["leaves"]] + [rel for group in loose_samples for rel in group]:
         read_text(settings.corpus / rel)
     print(validation_line(len(recorded["cases"]), len(recorded["leaves"])))
@@ -139,7 +135,7 @@ def report_validation(settings: Settings, loose_samples: list[list[str]]) -> Non
 
 def write_domain(settings: Settings, domain: str) -> None:
     mark_incomplete(settings)
-    recorded = load_own_json(domain_cases_file(settings, domain))
+    recorded = load_own_json(BuildDir(settings.build_dir).domain_cases(domain))
     cases = [ReviewCase(**case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
     samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
@@ -147,7 +143,7 @@ def write_domain(settings: Settings, domain: str) -> None:
         domain,
         leaf_path,
         read_text(settings.corpus / leaf_path),
-        load_own_json(domain_articles_file(settings, domain)),
+        load_own_json(BuildDir(settings.build_dir).domain_articles(domain)),
         cases,
         samples,
     )
@@ -161,10 +157,10 @@ def write_review_request(settings: Settings) -> None:
 
 
 def finish_prepare(settings: Settings, groups: list[str]) -> None:
-    recorded = load_own_json(cases_file(settings))
+    recorded = load_own_json(BuildDir(settings.build_dir).cases)
     domains = [leaf["domain"] for leaf in recorded["leaves"]]
     expected = PrepareDir.expected_names(domains, [case["modelId"] for case in recorded["cases"]])
-    incomplete_marker(settings).unlink(missing_ok=True)
+    PrepareDir(settings.prepare_dir).incomplete.unlink(missing_ok=True)
     for path in strays(settings.prepare_dir, expected) + build_strays(settings, groups, domains):
         path.unlink()
     print(f"Prepared {len(recorded['cases'])} neutral fixture(s) in {settings.prepare_dir}.")
@@ -173,7 +169,7 @@ def finish_prepare(settings: Settings, groups: list[str]) -> None:
 
 def recorded_plan(settings: Settings) -> tuple[list[ReviewCase], dict[str, float]]:
     """The cases and thresholds the last validation recorded."""
-    recorded = load_own_json(cases_file(settings))
+    recorded = load_own_json(BuildDir(settings.build_dir).cases)
     return [ReviewCase(**case) for case in recorded["cases"]], recorded["thresholds"]
 
 

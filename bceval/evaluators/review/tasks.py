@@ -16,7 +16,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.review import steps as review
 from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
-from bceval.layout import OutDir, PrepareDir, infra_files, result_files
+from bceval.layout import BuildDir, OutDir, PrepareDir, infra_files, result_files
 from bceval.runs.record import selection_of
 from bceval.steps import prepare as steps
 from bceval.steps import publish
@@ -33,6 +33,7 @@ class PrepareStage:
     def __init__(self, inputs: GraphInputs) -> None:
         self.inputs = inputs
         self.settings, self.prep, self.basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
+        self.build = BuildDir(inputs.settings.build_dir)
 
     def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
@@ -43,8 +44,7 @@ class PrepareStage:
         return {
             "actions": [action(review.write_cases, self.settings)],
             "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
-            "targets": [str(steps.cases_file(self.settings))]
-            + [str(steps.domain_cases_file(self.settings, d)) for d in self.inputs.domains],
+            "targets": [str(self.build.cases)] + [str(self.build.domain_cases(d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
             "uptodate": [False, recorded] if any(value is not None for value in gate) else [recorded],
@@ -79,7 +79,7 @@ class PrepareStage:
             yield {
                 "name": group,
                 "actions": [action(steps.write_group_rows, self.settings, listing, group, folders[group])],
-                "targets": [str(steps.rows_file(self.settings, group))],
+                "targets": [str(self.build.rows(group))],
                 # A stat signature of the folder's articles instead of one file_dep each: at 25,000
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
                 "uptodate": [
@@ -96,9 +96,8 @@ class PrepareStage:
         groups, domains = list(self.inputs.groups), self.inputs.domains
         return {
             "actions": [action(steps.write_index, self.settings, groups, domains)],
-            "file_dep": [str(steps.rows_file(self.settings, group)) for group in groups],
-            "targets": [str(self.prep.knowledge_index)]
-            + [str(steps.domain_articles_file(self.settings, d)) for d in domains],
+            "file_dep": [str(self.build.rows(group)) for group in groups],
+            "targets": [str(self.prep.knowledge_index)] + [str(self.build.domain_articles(d)) for d in domains],
             "task_dep": ["prepare_dir"],
             "uptodate": [config_changed({**self.basics, "groups": groups, "domains": domains, "at": generated_at()})],
         }
@@ -113,8 +112,8 @@ class PrepareStage:
                 "name": domain,
                 "actions": [action(review.write_domain, self.settings, domain)],
                 "file_dep": [
-                    str(steps.domain_cases_file(self.settings, domain)),
-                    str(steps.domain_articles_file(self.settings, domain)),
+                    str(self.build.domain_cases(domain)),
+                    str(self.build.domain_articles(domain)),
                 ]
                 + ([str(self.settings.corpus / leaf.path)] if leaf else [])
                 + [str(self.settings.corpus / case.input) for case in cases],
@@ -129,7 +128,7 @@ class PrepareStage:
         """review-request.json: every case in one all-domains request."""
         return {
             "actions": [action(review.write_review_request, self.settings)],
-            "file_dep": [str(steps.cases_file(self.settings))],
+            "file_dep": [str(self.build.cases)],
             "targets": [str(self.prep.review_request)],
             "task_dep": ["prepare_dir"],
             "uptodate": [config_changed(self.basics)],
@@ -144,7 +143,7 @@ class PrepareStage:
             "uptodate": [
                 config_changed({**self.basics, "planned": self.inputs.plan is not None}),
                 lambda: steps.nothing_to_prune(self.settings, self.inputs.groups, self.inputs.domains, model_ids),
-                lambda: not steps.incomplete_marker(self.settings).exists(),
+                lambda: not self.prep.incomplete.exists(),
             ],
         }
 
@@ -174,7 +173,7 @@ def score_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
             }
         return {
             "actions": [action(review.write_score, settings)],
-            "file_dep": [str(steps.cases_file(settings))] + [str(path) for path in files],
+            "file_dep": [str(BuildDir(settings.build_dir).cases)] + [str(path) for path in files],
             "targets": [str(settings.score_file)],
             "task_dep": ["prepare"],
             "uptodate": [config_changed(recorded)],

@@ -20,12 +20,12 @@ from bceval.graph.doitlib import action
 from bceval.graph.inputs import GraphInputs
 from bceval.graph.loader import run_graph
 from bceval.jsonio import load_own_json
-from bceval.layout import OutDir, PrepareDir
-from bceval.steps import prepare as steps
+from bceval.layout import BuildDir, OutDir, PrepareDir
 
 
 def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
     settings, prep, out = inputs.settings, PrepareDir(inputs.prep), OutDir(inputs.settings.out)
+    build = BuildDir(settings.build_dir)
 
     def task_health_files() -> dict:
         """out/health.json and .md: coverage, ranking margins and the answer-leak audit."""
@@ -33,9 +33,9 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
         changed = settings.changed_paths
         return {
             "actions": [action(health.write_health, settings)],
-            "file_dep": [str(steps.cases_file(settings))]
-            + [str(steps.rows_file(settings, group)) for group in groups]
-            + [str(steps.domain_articles_file(settings, domain)) for domain in inputs.domains]
+            "file_dep": [str(build.cases)]
+            + [str(build.rows(group)) for group in groups]
+            + [str(build.domain_articles(domain)) for domain in inputs.domains]
             + [str(prep.case_file(mid)) for mid in model_ids]
             + [str(prep.case_request(mid)) for mid in model_ids]
             + ([str(changed)] if changed is not None and changed.is_file() else []),

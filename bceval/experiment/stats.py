@@ -140,7 +140,27 @@ class _Draws:
     level: float
 
 
-def _paired(kind: str, counts: Paired, draws: _Draws, strata: Strata | None = None) -> PairedComparison:
+def paired_comparison(
+    control: Outcomes,
+    treatment: Outcomes,
+    *,
+    kind: str = "all",
+    label: str | None = None,
+    alpha: float = 0.05,
+    seed: int,
+    resamples: int = 2000,
+    level: float = 0.95,
+) -> PairedComparison:
+    """Treatment against control over the cases both answered at least once, for any per-case pass/fail outcome
+    (recall, clean rate, or e.g. "gates passed"): the mean per-case difference, its interval and its test."""
+    _check_bootstrap(resamples, level)
+    counts, _ = _pair_cases(control, treatment)
+    return _paired(kind, counts, _Draws(alpha, seed, resamples, level), label=label)
+
+
+def _paired(
+    kind: str, counts: Paired, draws: _Draws, strata: Strata | None = None, label: str | None = None
+) -> PairedComparison:
     """`strata`: (stream, cases) groups resampled apart (the kinds, for all cases together); default: one group of
     every case, resampled under the label `kind`."""
     groups = [(kind, counts)] if strata is None else strata
@@ -161,7 +181,7 @@ def _paired(kind: str, counts: Paired, draws: _Draws, strata: Strata | None = No
     total = scale * n
     return PairedComparison(
         kind=kind,
-        label=KIND_LABELS[kind],
+        label=label or KIND_LABELS.get(kind, kind),
         paired_cases=n,
         control_mean=sum(control.values()) / total if n else None,
         treatment_mean=sum(treated.values()) / total if n else None,
@@ -338,7 +358,7 @@ def _explain(comparison: ArmComparison, verdict: Verdict, text: str) -> str:
     return f"{lead} ({counts}); {how} {p} {threshold}"
 
 
-def missing_check(control: Outcomes, treatment: Outcomes, epochs: int | None) -> MissingCheck:
+def missing_check(control: Outcomes, treatment: Outcomes, epochs: int | None = None) -> MissingCheck:
     """Unanswered (case, epoch) slots of each arm over every case either covers (`epochs` slots per case, default
     the longest outcome list), and whether their rates differ beyond chance (two-sided Fisher exact test)."""
     cases = set(control) | set(treatment)

@@ -13,8 +13,9 @@ from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
+from bceval.experiment import power as simulation  # its SIMULATIONS read when used (the tests lower it)
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings
-from bceval.experiment.power import SIMULATIONS, BaseRate, power_table, reachable, smallest
+from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 from bceval.experiment.report_model import (
     ArmOutcomes,
     CaseOutcome,
@@ -208,7 +209,7 @@ def plan_experiment(plan: Plan, effect: float, power: float) -> None:
     cells = power_table(
         base, effect=effect, power=power, alpha=experiment.alpha, treatment_arms=arms, seed=experiment.seed
     )
-    print(f"Power (share of {SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
+    print(f"Power (share of {simulation.SIMULATIONS} seeded simulated experiments whose verdict is 'better'):")
     print("  epochs  cases  power")
     for cell in cells:
         print(f"  {cell.epochs:>6}  {cell.cases:>5}  {cell.power:.2f}")

@@ -183,7 +183,6 @@ class ArmOutcomes:
     dialect: str | None = None  # a review arm's manifest dialect (bceval.evaluators.review.manifest)
 
 
-USAGE_KEPT = ("costUsd", "wallSeconds", "agentSeconds", "inputTokens", "outputTokens")
 COUNTS = ("answered", "shared", "fromCache", "infrastructureFailures", "missing", "notStarted")  # ArmReport fields
 
 
@@ -242,7 +241,7 @@ def _arm_report(
         unanswered=summary.unanswered,
         usage=ArmUsage(
             costKnown=sum(usage.costUsd is not None for usage in paid),
-            **{name: getattr(total, name) for name in USAGE_KEPT},
+            **{name: getattr(total, name) for name in ArmUsage.model_fields if name != "costKnown"},
         ),
         summary=summary,
         guidance=guidance,

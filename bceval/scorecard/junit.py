@@ -11,10 +11,6 @@ from xml.sax.saxutils import escape, quoteattr
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _text(value: object) -> str:
-    return escape(_NOT_XML.sub("", str(value)))
-
-
 def _attr(value: object) -> str:
     return quoteattr(_NOT_XML.sub("", str(value)))
 
@@ -44,8 +40,8 @@ def render(suite: str, cases: Sequence[TestCase]) -> str:
             lines.append(head + "/>")
         else:
             tag = "failure" if case.outcome == "failed" else case.outcome  # error or skipped
-            detail = f"      <{tag} message={_attr(case.message)}>{_text(case.detail)}</{tag}>"
-            lines += [head + ">", detail, "    </testcase>"]
+            text = escape(_NOT_XML.sub("", case.detail))
+            lines += [head + ">", f"      <{tag} message={_attr(case.message)}>{text}</{tag}>", "    </testcase>"]
     lines += ["  </testsuite>", "</testsuites>", ""]
     return "\n".join(lines)
 

@@ -19,10 +19,6 @@ HISTORY_BEGIN = "<!-- bceval:history:begin -->"
 HISTORY_END = "<!-- bceval:history:end -->"
 MARKERS = (LATEST_BEGIN, LATEST_END, HISTORY_BEGIN, HISTORY_END)
 MAX_HISTORY_ROWS = 100
-HISTORY_HEADER = (
-    "| Date | Adapter | Model | Cases | Recall | Clean rate | Verdict | Corpus commit | Run |\n"
-    "|---|---|---|---|---|---|---|---|---|"
-)
 
 
 def history_row(card: Scorecard) -> str:
@@ -67,7 +63,8 @@ SCORECARD_PAGE = PageFormat(
     "# bceval scorecard\n\nPublished with `bceval publish` from each run's `out/runs/<run>/scorecard.json`. Text "
     "outside bceval's marker\ncomments is yours to edit; the latest-run section and the history rows are maintained "
     "by bceval.",
-    HISTORY_HEADER,
+    "| Date | Adapter | Model | Cases | Recall | Clean rate | Verdict | Corpus commit | Run |\n"
+    "|---|---|---|---|---|---|---|---|---|",
 )
 
 

@@ -100,8 +100,8 @@ def write_report(
     folder = current.folder
     selected = {arm: [case.id for case in cases] for arm, cases in chosen().items()}
     report = load_report(current, settings, selected, created_at())
-    kept = _as_before(folder.report("json"), report) if reuse else None
-    report = kept or report
+    if reuse:
+        report = _as_before(folder.report("json"), report) or report
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}
     for suffix, text in texts.items():
         write_atomic(folder.report(suffix), text)  # it leaves a file with these very bytes alone

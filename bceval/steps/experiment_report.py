@@ -13,7 +13,7 @@ from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import RUN, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
-from bceval.experiment import power as simulation
+from bceval.experiment import power as simulation  # its SIMULATIONS read when used (the tests lower it)
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings
 from bceval.experiment.power import BaseRate, power_table, reachable, smallest
 from bceval.experiment.report_model import (
@@ -29,6 +29,7 @@ from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
 from bceval.steps.scoring import corpus_article
+from bceval.viewer.collect import read_json
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -156,7 +157,8 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     """`selected`: per arm answering case by case, the manifest ids the experiment covers (an arm whose unit is a
     run answers its whole manifest)."""
     outcomes = {}
-    earlier = earlier_looks(_previous_report(plan.folder.report("json")), plan.experiment.epochs)
+    # an unreadable last report is none (no earlier look is known): a broken file must not stop a new report
+    earlier = earlier_looks(read_json(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
@@ -165,15 +167,6 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     budget = experiment_ledger(plan, settings)
     spent = None if budget is None else (budget.limit, budget.known())
     return build_report(plan, outcomes, created, earlier, spent)
-
-
-def _previous_report(path: Path) -> Any:
-    """The experiment's last report.json as parsed JSON, or None when there is none or it cannot be read (then no
-    earlier look is known: a broken file must not stop a new report)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def control_base_rates(report: Any, control: str) -> list[Any]:
@@ -197,7 +190,7 @@ def plan_experiment(plan: Plan, effect: float, power: float) -> None:
             raise BcevalError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
     experiment = plan.experiment
     path = plan.folder.report("json")
-    base = control_base_rates(_previous_report(path), plan.control.name)
+    base = control_base_rates(read_json(path), plan.control.name)
     if base:
         source = f"the control's per-case pass rates in {path} ({len(base)} cases of arm '{plan.control.name}')"
     else:

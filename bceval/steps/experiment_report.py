@@ -126,8 +126,9 @@ def run_outcomes(plan: Plan, arm: ArmPlan) -> ArmOutcomes:
         run = RunDir(found) if found else None
         record = json.loads(read_regular_text(run.record, "utf-8")) if run else None
         passed = {o.case: o.passed for o in judge.outcomes(loaded, record["problems"] if record else [])}
-        # a case the run could not judge (a development run's infrastructure error) is counted apart, never a failure
-        listed = (record or {}).get("cases")  # a development run's case lines (a guidance run's is a count)
+        # a case the run could not judge is counted apart, never a failure: a run record may list its cases as
+        # lines, where `"verdict": "error"` marks one (a record whose `cases` is a count marks none)
+        listed = (record or {}).get("cases")
         errors = {
             c.get("case")
             for c in (listed if isinstance(listed, list) else [])

@@ -5,7 +5,6 @@ A folder is removed read-only parts included, changing no file's mode (a file an
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import shutil
 import signal
@@ -26,41 +25,71 @@ KILL_ROUNDS = 20  # an agent forking while it is ended: look again until nothing
 _running: set[subprocess.Popen] = set()
 _views: set[Path] = set()
 _lock = threading.Lock()
-_stopping = threading.Event()  # set by stop_all: nothing new starts
+_state: dict[str, Any] = {"subreaper": None, "stopping": False, "listed": None}
+_stops = 0  # how many times stop_all ran: an agent whose start was under way by then is ended once it exists
+_starting = 0  # agents being started outside the lock (worker threads)
+_sweeping = 0  # `end`s looking for orphans: a start under way would look like one, so they wait for each other
+_quiet = threading.Condition(_lock)
 
 
 class Interrupted(BcevalError):
     """Raised to a worker that would start an agent or a folder after bceval was interrupted."""
 
 
-@functools.cache  # once per process
 def become_subreaper() -> bool:
     """Make this process the child subreaper of everything it starts (Linux); False where that is not possible."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-        return libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    if _state["subreaper"] is None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+            _state["subreaper"] = libc is not None and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _state["subreaper"] = False
+    return bool(_state["subreaper"])
 
 
 def _refuse_if_stopping() -> None:
-    if _stopping.is_set():
+    if _state["stopping"]:
         raise Interrupted("interrupted: no new agent or view is started")
 
 
 def start(
     argv: list[str], cwd: Path | None, env: dict[str, str], stdout: Any, stderr: Any, stdin: Any = subprocess.PIPE
 ) -> subprocess.Popen:
-    """Start an agent in its own session, remembered until `end`. It is forked and registered under the lock, so
-    neither `stop_all` nor a sweep for orphans (which reads the agents after the processes) sees it half-started."""
+    """Start an agent in its own session, remembered until `end`. A worker forks outside the lock and ends a start
+    that finishes after `stop_all`; the main thread (the one interrupted) keeps the lock until it is registered.
+    A start and a sweep reading every process wait for each other (the new agent would look like an orphan)."""
+    global _starting
+    main = threading.current_thread() is threading.main_thread()
+    whole = main or _whole_table()  # the main thread's children are where a sweep looks for orphans
     with _lock:
         _refuse_if_stopping()
         become_subreaper()
-        process = subprocess.Popen(
-            argv, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, env=env, start_new_session=True
-        )
-        _running.add(process)
+        while whole and _sweeping:
+            _quiet.wait()
+        if main:  # registered before any interrupt can be handled, so none escapes `stop_all`
+            process = _popen(argv, cwd, env, stdout, stderr, stdin)
+            _running.add(process)
+            return process
+        _starting += 1
+        stops = _stops
+    try:
+        process = _popen(argv, cwd, env, stdout, stderr, stdin)
+    finally:
+        with _lock:
+            _starting -= 1
+            _quiet.notify_all()
+    with _lock:
+        stopped = stops != _stops or _state["stopping"]
+        if not stopped:
+            _running.add(process)
+    if stopped:
+        end(process)
+        raise Interrupted("interrupted: no new agent or view is started")
     return process
+
+
+def _popen(argv: list[str], cwd: Path | None, env: dict[str, str], out: Any, err: Any, stdin: Any) -> subprocess.Popen:
+    return subprocess.Popen(argv, cwd=cwd, stdin=stdin, stdout=out, stderr=err, env=env, start_new_session=True)
 
 
 def forget(process: subprocess.Popen) -> None:
@@ -81,13 +110,60 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
     return (int(fields[1]), int(fields[3]), fields[0]) if len(fields) >= 4 else None
 
 
-def _table() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, session id, state) of every process."""
+def _children(pid: int) -> list[int]:
+    """The children of a process (every thread's); only asked where the kernel lists them (see `_adopted`)."""
     try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return {}
-    return {pid: info for pid in pids if (info := _stat(pid)) is not None}
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            found += [int(word) for word in read_regular_bytes(f"/proc/{pid}/task/{task}/children").split()]
+        except OSError:
+            continue  # the thread ended meanwhile
+    return found
+
+
+def _adopted() -> list[int] | None:
+    """The children of bceval's main thread (where adopted orphans go), or None where the kernel lists none."""
+    me = os.getpid()
+    try:
+        return [int(word) for word in read_regular_bytes(f"/proc/{me}/task/{me}/children").split()]
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []
+
+
+def _table(skip: frozenset[int] = frozenset(), roots: tuple[int, ...] = ()) -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, session id, state) of adopted orphans and `roots` with their descendants (not those of
+    `skip`, agents still running); every process where the kernel does not list children."""
+    table: dict[int, tuple[int, int, str]] = {}
+    pending = _adopted()
+    whole = pending is None
+    try:
+        pending = [int(name) for name in os.listdir("/proc") if name.isdigit()] if whole else [*pending, *roots]
+    except OSError:
+        return table
+    while pending:
+        pid = pending.pop()
+        if pid in table:
+            continue
+        info = _stat(pid)
+        if info is None:
+            continue
+        table[pid] = info
+        if not whole and pid not in skip:
+            pending += _children(pid)
+    return table
+
+
+def _whole_table() -> bool:
+    """True where the kernel does not list children, so a sweep reads every process."""
+    if _state.get("listed") is None:
+        _state["listed"] = _adopted() is not None
+    return not _state["listed"]
 
 
 def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
@@ -111,10 +187,9 @@ def _agent_tree(leader: int, table: dict[int, tuple[int, int, str]]) -> set[int]
 def _reap_orphans() -> None:
     """Collect the exit status of orphans bceval adopted (zombies that no Popen waits for)."""
     me, my_session = os.getpid(), os.getsid(0)
-    table = _table()
-    with _lock:  # read after the table: an agent started meanwhile is not taken for an orphan
+    with _lock:
         agents = {process.pid for process in _running}
-    for pid, (parent, session, state) in table.items():
+    for pid, (parent, session, state) in _table(frozenset(agents)).items():
         if parent == me and state == "Z" and session != my_session and pid not in agents:
             try:
                 os.waitpid(pid, os.WNOHANG)
@@ -129,17 +204,29 @@ def end(process: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     if sys.platform.startswith("linux"):
-        for _ in range(KILL_ROUNDS):
-            tree = _agent_tree(process.pid, _table())
-            if not tree:
-                break
-            for pid in tree:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            time.sleep(0.01)
-        _reap_orphans()
+        global _sweeping
+        whole = _whole_table()
+        with _lock:  # reading every process: no agent is half-started (forked, not yet registered) meanwhile
+            while whole and _starting:
+                _quiet.wait()
+            _sweeping += 1
+            others = frozenset(p.pid for p in _running if p is not process)
+        try:
+            for _ in range(KILL_ROUNDS):
+                tree = _agent_tree(process.pid, _table(others, (process.pid,)))
+                if not tree:
+                    break
+                for pid in tree:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.01)
+            _reap_orphans()
+        finally:
+            with _lock:
+                _sweeping -= 1
+                _quiet.notify_all()
     process.wait()
 
 
@@ -217,10 +304,12 @@ def _empty(folder: int) -> None:
             os.unlink(name, dir_fd=folder)
 
 
-def stop_all() -> None:
+def stop_all() -> int:
     """On Ctrl-C: end every agent's whole tree and remove every folder in use; nothing new starts afterwards."""
+    global _stops
     with _lock:
-        _stopping.set()
+        _state["stopping"] = True
+        _stops += 1
         running, views = list(_running), list(_views)
         _running.clear()
         _views.clear()
@@ -233,8 +322,10 @@ def stop_all() -> None:
                 break
             except OSError:
                 time.sleep(0.02)
+    return len(running)
 
 
 def reset() -> None:
     """Allow agents again after `stop_all` (tests that interrupt and go on in one process)."""
-    _stopping.clear()
+    with _lock:
+        _state["stopping"] = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import shlex
 import shutil
 import stat
@@ -14,7 +15,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from bceval.agents import live
 from bceval.agents.process import LiveAgent, _Attempt
 from bceval.agents.sandbox import env_command, require_bwrap, sandbox_argv, shebang
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
-from bceval.agents.view import View, release, scrubbed_environment, temp_folder
+from bceval.agents.view import View, release, scrubbed_environment, temp_folder, view_parent
 from bceval.errors import BcevalError
 from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
 from bceval.prices import priced
@@ -159,9 +161,9 @@ class CommandAgent(LiveAgent):
         """One process of the agent: its answer's text or why there is none; `record` completed."""
         started = time.monotonic()
         with (  # unbuffered: each is written or read once, whole
-            tempfile.TemporaryFile(buffering=0) as given,
-            tempfile.TemporaryFile(buffering=0) as out,
-            tempfile.TemporaryFile(buffering=0) as err,
+            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as given,
+            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as out,
+            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as err,
         ):
             # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
             # it cannot block on it.
@@ -255,20 +257,42 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
     return _Attempt(record, text=output.text, usage=usage)
 
 
-def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
-    """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
-    while True:
+@contextmanager
+def _exit_watch(process: subprocess.Popen) -> Iterator[Callable[[], bool]]:
+    """`exited()` waits up to POLL_SECONDS for the agent's exit. On Linux a pidfd wakes it at the exit itself, so a
+    short answer is not rounded up to Popen.wait's polling steps; elsewhere Popen.wait polls."""
+    try:
+        pidfd: int | None = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+
+    def exited() -> bool:
+        if pidfd is not None:
+            select.select([pidfd], [], [], POLL_SECONDS)
+            return process.poll() is not None
         try:
             process.wait(timeout=POLL_SECONDS)
-            break
+            return True
         except subprocess.TimeoutExpired:
-            pass
-        if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
-            live.end(process)
-            return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
-        if time.monotonic() - started > timeout:
-            live.end(process)
-            return "timeout", f"no answer within {timeout:g} s"
+            return False
+
+    try:
+        yield exited
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _supervise(process: subprocess.Popen, out: Any, err: Any, started: float, timeout: float) -> Any:
+    """Wait for the agent; end it on timeout or when its output passes the cap: then (kind, detail), else None."""
+    with _exit_watch(process) as exited:
+        while not exited():
+            if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > MAX_JSON_BYTES:
+                live.end(process)
+                return "too-large", f"output passed {MAX_JSON_BYTES} bytes; the command was stopped"
+            if time.monotonic() - started > timeout:
+                live.end(process)
+                return "timeout", f"no answer within {timeout:g} s"
     if os.fstat(out.fileno()).st_size > MAX_JSON_BYTES:
         return "too-large", f"output of {os.fstat(out.fileno()).st_size} bytes exceeds {MAX_JSON_BYTES} bytes"
     return None

@@ -37,13 +37,20 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oracle_answers: Path)
     return FakeAgent(tmp_path / "agent", monkeypatch, oracle_answers)
 
 
-@pytest.fixture
-def view_root() -> Path:
-    """Where agent views go for the test: the system temp dir."""
+@pytest.fixture(params=["memory", "disk"])
+def view_root(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where agent views go for the test: the memory-backed folder bceval prefers (skipped where there is none),
+    or the system temp dir it uses when TMPDIR is set. The isolation tests run on both."""
     import tempfile
 
     from bceval.agents import view
 
+    if request.param == "memory":
+        monkeypatch.delenv("TMPDIR", raising=False)
+        if view.view_parent() != view.MEMORY_FOLDER:
+            pytest.skip("no writable memory-backed folder (/dev/shm) here")
+        return view.MEMORY_FOLDER
+    monkeypatch.setenv("TMPDIR", tempfile.gettempdir())
     root = Path(tempfile.gettempdir())
     assert view.view_parent() == root
     return root

@@ -255,7 +255,7 @@ def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path, vi
     """Run the probe under the sandbox on `interpreter`; None when it saw exactly what the sandbox binds, else
     what differed. The expected set follows the binds (the view, the grant, the agent's installation and its
     interpreter's), so it holds wherever the checkout and its venv live, /tmp included. The views are made where
-    real ones live (`view_root`: the system temp dir)."""
+    real ones live (`view_root`: the memory-backed folder, or the system temp dir)."""
     views = [Path(tempfile.mkdtemp(prefix="bceval-view-", dir=view_root)) for _ in range(2)]
     try:
         view, other_view = views

@@ -160,10 +160,11 @@ class CommandAgent(LiveAgent):
     def run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         """One process of the agent: its answer's text or why there is none; `record` completed."""
         started = time.monotonic()
+        scratch = view_parent()  # in memory where it can be: three files for every attempt
         with (  # unbuffered: each is written or read once, whole
-            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as given,
-            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as out,
-            tempfile.TemporaryFile(dir=view_parent(), buffering=0) as err,
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as given,
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as out,
+            tempfile.TemporaryFile(dir=scratch, buffering=0) as err,
         ):
             # The prompt is a file on stdin, not a pipe: no thread has to feed it, and an agent that never reads
             # it cannot block on it.

@@ -255,6 +255,14 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def read_json_or_none(path: Path) -> Any:
+    """A JSON file's value, or None when it is missing, unreadable or not JSON (what a page or a rerun can skip)."""
+    try:
+        return json.loads(read_regular_text(path))
+    except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
+        return None
+
+
 def load_own_json(path: Path) -> Any:
     """Read an intermediate file that bceval wrote itself (trusted, no limits)."""
     return json.loads(read_regular_bytes(path))

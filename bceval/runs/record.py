@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,15 @@ from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.escape import markdown_cell
-from bceval.jsonio import append_text, create_exclusive, dumps, read_regular_bytes, read_regular_text, write_atomic
+from bceval.jsonio import (
+    append_text,
+    create_exclusive,
+    dumps,
+    read_json_or_none,
+    read_regular_bytes,
+    read_regular_text,
+    write_atomic,
+)
 from bceval.layout import TRANSCRIPTS, OutDir, RunDir
 from bceval.runs.identity import IDENTITY, Asking
 from bceval.usage import Usage
@@ -38,10 +45,7 @@ class RunFacts:
 
 
 def _read_object(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(read_regular_text(path, "utf-8"))
-    except (OSError, ValueError):
-        return None
+    value = read_json_or_none(path)
     return value if isinstance(value, dict) else None
 
 

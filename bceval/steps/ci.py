@@ -9,7 +9,7 @@ from typing import Any
 
 from bceval.config import Settings, environment_values
 from bceval.errors import BcevalError
-from bceval.jsonio import write_atomic
+from bceval.jsonio import read_json_or_none, write_atomic
 from bceval.layout import ExperimentDir, RunDir
 from bceval.scorecard.junit import TestCase, outcome_of, render
 from bceval.viewer.collect import (
@@ -19,7 +19,6 @@ from bceval.viewer.collect import (
     ReviewRun,
     read_experiment,
     read_guidance_run,
-    read_json,
     read_review_run,
 )
 
@@ -43,7 +42,7 @@ def review_case(row: CaseRow, classname: str, suffix: str = "") -> TestCase:
 
 def guidance_case(run: GuidanceRun, row: GuidanceCaseRow, classname: str, suffix: str = "") -> TestCase:
     # the agent's own failure (no report at all), from its transcript, is an infrastructure failure
-    transcript = read_json(run.directory / row.transcript) if row.transcript else None
+    transcript = read_json_or_none(run.directory / row.transcript) if row.transcript else None
     said = transcript.get("outcome") if isinstance(transcript, dict) else None
     infra = said if isinstance(said, str) and said.startswith("failed") else None
     outcome = outcome_of(row.passed, infra is not None)

@@ -24,12 +24,11 @@ from bceval.experiment.report_model import (
     build_report,
     earlier_looks,
 )
-from bceval.jsonio import read_regular_text
+from bceval.jsonio import read_json_or_none, read_regular_text
 from bceval.layout import BuildDir, RunDir, run_entries
 from bceval.runs.selection import select_cases
 from bceval.steps.budget import experiment_ledger
 from bceval.steps.scoring import corpus_article
-from bceval.viewer.collect import read_json
 
 if TYPE_CHECKING:  # annotations only: the frame reaches the review evaluator through its plugin
     from bceval.evaluators.review.cases import ReviewCase
@@ -159,7 +158,7 @@ def load_report(plan: Plan, settings: Settings, selected: dict[str, list[str]], 
     run answers its whole manifest)."""
     outcomes = {}
     # an unreadable last report is none (no earlier look is known): a broken file must not stop a new report
-    earlier = earlier_looks(read_json(plan.folder.report("json")), plan.experiment.epochs)
+    earlier = earlier_looks(read_json_or_none(plan.folder.report("json")), plan.experiment.epochs)
     for arm in plan.arms:
         if arm.evaluated_by.traits.unit == RUN:
             outcomes[arm.name] = run_outcomes(plan, arm)
@@ -191,7 +190,7 @@ def plan_experiment(plan: Plan, effect: float, power: float) -> None:
             raise BcevalError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
     experiment = plan.experiment
     path = plan.folder.report("json")
-    base = control_base_rates(read_json(path), plan.control.name)
+    base = control_base_rates(read_json_or_none(path), plan.control.name)
     if base:
         source = f"the control's per-case pass rates in {path} ({len(base)} cases of arm '{plan.control.name}')"
     else:

@@ -5,7 +5,6 @@ such, never guessed. An experiment arm's run has no score.json: its results are 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, GUIDANCE
 from bceval.evaluators.registry import DEFAULT, evaluator, usable
-from bceval.jsonio import read_regular_text
+from bceval.jsonio import read_json_or_none, read_regular_text
 from bceval.layout import GUIDANCE_RUN, ExperimentDir, OutDir, RunDir
 from bceval.ordering import sort_key
 from bceval.viewer.html import safe_name
@@ -24,13 +23,6 @@ def read_text(path: Path) -> str | None:
     try:
         return read_regular_text(path)  # a FIFO among the files is refused, never waited on
     except (OSError, UnicodeDecodeError):
-        return None
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(read_regular_text(path))
-    except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
         return None
 
 
@@ -182,22 +174,22 @@ def _row(case: dict[str, Any]) -> CaseRow:
 
 def read_review_run(run_dir: Path, out: Path, key: str, **where: Any) -> ReviewRun:
     run = RunDir(run_dir)
-    score = read_json(run.score)
+    score = read_json_or_none(run.score)
     if isinstance(score, dict) and isinstance(score.get("cases"), list):
         cases = score["cases"]
     else:  # a run without a score.json (an experiment arm's): judged from its results as scoring does
-        recorded = read_json(OutDir(out).build.cases)
+        recorded = read_json_or_none(OutDir(out).build.cases)
         try:
             cases = evaluator(DEFAULT).judged(recorded, run.results) if isinstance(recorded, dict) else []
         except Exception:  # noqa: BLE001 - a run the scorer cannot read is shown without cases
             cases = []
-    card = read_json(run.scorecard())
+    card = read_json_or_none(run.scorecard())
     return ReviewRun(
         key=key,
         name=run_dir.name,
         directory=run_dir,
         out=out,
-        record=read_json(run.record) or {},
+        record=read_json_or_none(run.record) or {},
         card=card if isinstance(card, dict) else None,
         cases=[_row(case) for case in cases if isinstance(case, dict)],
         **where,
@@ -236,9 +228,9 @@ def workspace_changes(snapshot: dict[str, Any]) -> list[str]:
 
 def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> GuidanceRun:
     run = RunDir(run_dir)
-    record = read_json(run.record) or {}
+    record = read_json_or_none(run.record) or {}
     problems = [str(p) for p in record.get("problems") or []]
-    baseline = read_json(run_dir / "evidence" / "baseline.json") or {}
+    baseline = read_json_or_none(run_dir / "evidence" / "baseline.json") or {}
     workspaces = baseline.get("workspaces") if isinstance(baseline.get("workspaces"), dict) else {}
     try:
         loader = next(found for found in usable() if found.question == GUIDANCE)  # a plan or implementation one
@@ -247,7 +239,7 @@ def read_guidance_run(run_dir: Path, key: str, name: str, **where: Any) -> Guida
         cases = []
     rows = []
     for case in cases:
-        document = read_json(run.results / f"result-{case.hashed}.json")
+        document = read_json_or_none(run.results / f"result-{case.hashed}.json")
         report = document.get("guidanceReport") if isinstance(document, dict) else None
         report = report if isinstance(report, dict) else {}
         cited = [e.get("path") for e in report.get("knowledge") or [] if isinstance(e, dict)]
@@ -293,7 +285,7 @@ def _answers_by_case(arm: dict[str, Any]) -> bool:
 
 def read_experiment(directory: Path, key: str) -> Experiment | None:
     where = ExperimentDir(directory)
-    report = read_json(where.report())
+    report = read_json_or_none(where.report())
     if not isinstance(report, dict):
         return None
     experiment = Experiment(directory.name, directory, report, read_text(where.report("md")))

@@ -4,7 +4,6 @@ share, and their secondary outcomes over every finished epoch."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from bceval.evaluators.development.checks import read_checks, starting_repositor
 from bceval.evaluators.development.manifest import load, read_skill
 from bceval.evaluators.development.processes import tree_digest
 from bceval.evaluators.development.report import SEVERITIES
-from bceval.jsonio import dumps, write_atomic
+from bceval.jsonio import dumps, read_json_or_none, write_atomic
 from bceval.steps.experiment_report import completed_run
 
 GUIDANCE_ARMS = ("none", "plan", "implementation", "both")
@@ -125,14 +124,6 @@ def development_inputs(arm: Any) -> dict[str, Any]:
 KNOWLEDGE = ("KnowledgeRecall", "KnowledgePrecision")
 
 
-def read_or_none(path: Path) -> Any:
-    """A JSON file bceval wrote, or None when it is missing or unreadable."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     """One arm's numbers over its finished runs (each a development run directory)."""
     units = gates = overclaims = errors = 0
@@ -141,7 +132,7 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
     seconds = 0.0
     for run in runs:
         for folder in sorted((run / "development").glob("case-*")):
-            verdict = read_or_none(folder / "verdict.json")
+            verdict = read_json_or_none(folder / "verdict.json")
             if not isinstance(verdict, dict):
                 continue
             units += 1
@@ -155,11 +146,11 @@ def arm_summary(name: str, guidance: str, runs: list[Path]) -> dict[str, Any]:
                 means[f"claimed{measure}"].append(measures[f"claimed{measure}" if read else own])
                 if read:
                     means[f"read{measure}"].append(measures[own])
-            review = read_or_none(folder / "checks" / "review.json")
+            review = read_json_or_none(folder / "checks" / "review.json")
             counts = ((review or {}).get("merged") or {}).get("summary", {}).get("counts", {})
             for severity in SEVERITIES:
                 findings[severity] += int(counts.get(severity, 0))
-            envelope = read_or_none(folder / "agent" / "envelope.json") or {}
+            envelope = read_json_or_none(folder / "agent" / "envelope.json") or {}
             seconds += float(envelope.get("seconds") or 0.0)
     return {
         "arm": name,

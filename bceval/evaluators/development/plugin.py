@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from bceval.evaluators.base import DEVELOPMENT, RUN, CaseMeasures, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.development import MANIFEST_RELATIVE
-from bceval.evaluators.development.arms import check_arms, development_inputs, read_or_none
+from bceval.evaluators.development.arms import check_arms, development_inputs
 from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
@@ -27,6 +27,7 @@ from bceval.evaluators.development.report import knowledge_measures, parse_resul
 from bceval.evaluators.development.runner import development_unit
 from bceval.evaluators.development.tasks import development_tasks
 from bceval.evaluators.development.values import member, same
+from bceval.jsonio import read_json_or_none
 from bceval.layout import DevelopmentRunDir, result_name
 
 DEVELOPMENT_TRAITS = Traits(
@@ -103,7 +104,7 @@ class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a c
 
 def _read_backed(results_dir: Path, case: Any) -> tuple[float, float] | None:
     """The recall and precision the runner measured from its own read evidence (the api agent), if it did."""
-    verdict = read_or_none(DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict)
+    verdict = read_json_or_none(DevelopmentRunDir(results_dir.parent).case(case.model_id).verdict)
     measures = (verdict.get("measures") if isinstance(verdict, dict) else None) or {}
     if measures.get("knowledgeEvidence") != "read":
         return None

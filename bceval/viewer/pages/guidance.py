@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from bceval.jsonio import read_json_or_none
 from bceval.layout import RunDir
-from bceval.viewer.collect import GuidanceCaseRow, GuidanceRun, read_json
+from bceval.viewer.collect import GuidanceCaseRow, GuidanceRun
 from bceval.viewer.html import badge, cost, definition, esc, filters, link, page, row_data, safe_name, table
 from bceval.viewer.pages.common import experiment_crumbs, problem_list, up
 from bceval.viewer.pages.transcript import conversation, json_value
@@ -52,7 +53,7 @@ def _evidence(case: GuidanceCaseRow) -> str:
 
 def guidance_case_page(run: GuidanceRun, case: GuidanceCaseRow) -> str:
     root = up(f"{run.key}/cases")
-    transcript = read_json(run.directory / case.transcript) if case.transcript else None
+    transcript = read_json_or_none(run.directory / case.transcript) if case.transcript else None
     body = definition(
         [
             ("Verdict", badge(case.passed)),

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bceval.jsonio import read_json_or_none
 from bceval.layout import OutDir, RunDir
 from bceval.scorecard.compare import pair
 from bceval.viewer import svg
-from bceval.viewer.collect import CaseRow, ReviewRun, read_json, read_text
+from bceval.viewer.collect import CaseRow, ReviewRun, read_text
 from bceval.viewer.html import (
     badge,
     cost,
@@ -122,7 +123,7 @@ def _view_files(transcript: Any) -> str:
 def case_page(run: ReviewRun, case: CaseRow) -> str:
     root = up(f"{run.key}/cases")
     prepare = OutDir(run.out).prepare
-    transcript = read_json(run.directory / case.transcript) if case.transcript else None
+    transcript = read_json_or_none(run.directory / case.transcript) if case.transcript else None
     code = read_text(prepare.case_file(case.model_id))
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
@@ -140,7 +141,7 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     expected = table(["Article", "Reported by the agent"], verdict_rows, "expected") if verdict_rows else clean
     body += '<h2 id="expected">Expected against the answer</h2>' + expected
     body += '<h2 id="asked">What the agent was asked</h2>'
-    body += _request_section(read_json(prepare.case_request(case.model_id)))
+    body += _request_section(read_json_or_none(prepare.case_request(case.model_id)))
     gone = '<p class="muted">The case file is gone.</p>'
     body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from bceval.evaluators.base import Evaluator
 from bceval.evaluators.registry import BUILT_IN, evaluator, registered
 
@@ -142,3 +144,13 @@ def test_a_plugins_subcommand_is_offered_and_runs(tmp_path):
     assert (done.returncode, done.stdout) == (3, "hello from toy\n"), done.stderr
     assert "toy-hello" in _bceval(site, "--help").stdout
     assert "invalid choice" in _bceval(site, "toy-nope").stderr
+
+
+def test_bcevals_own_help_lists_every_subcommand_whatever_follows(tmp_path, capsys):
+    from bceval.cli.main import main
+
+    for given in (["--help"], ["-h", "prepare"]):
+        with pytest.raises(SystemExit):
+            main(given)
+        shown = capsys.readouterr().out
+        assert all(name in shown for name in ("prepare", "guidance", "development", "evidence", "health", "compare"))

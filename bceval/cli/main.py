@@ -61,9 +61,9 @@ def _parser(commands: dict[str, Command] | None = None, only: str | None = None)
 
 
 def _subcommand(given: list[str]) -> tuple[str | None, dict[str, Command]]:
-    """The subcommand named (the first word: bceval's own flags take no value) when it is known without loading
-    every evaluator, and the evaluator subcommands to offer (all of them when it is not)."""
-    name = next((arg for arg in given if not arg.startswith("-")), None)
+    """The subcommand named first when it is known without loading every evaluator, and the evaluator subcommands
+    to offer (all of them when it is not, or when bceval's own --help or --version comes first)."""
+    name = given[0] if given and not given[0].startswith("-") else None
     if name in COMMAND_TEXTS or name in LAST_TEXTS or name in FRAME_COMMANDS:
         return name, {}
     commands = commands_for(name) if name is not None else all_commands()

@@ -265,14 +265,13 @@ class ExperimentGraph:
                 files += results + infra
                 runs.append([str(run.results_dir), str(run.corpus), run.require_read])
         chosen = {name: [case.id for case in cases] for name, cases in self.chosen().items()}
-        identity = {"bceval": __version__, "plan": repr(plan), "chosen": chosen, "runs": runs}
-        identity["maxCost"] = plan.budget(self.settings)
+        settings = {"bceval": __version__, "runs": runs, "maxCost": plan.budget(self.settings)}
         return {
             "actions": [report],
             "task_dep": after,
             "targets": [plan.folder.report(suffix) for suffix in ("json", "md", "html")],
             "file_dep": files,
-            "uptodate": [config_changed(identity)],
+            "uptodate": [config_changed({"plan": repr(plan), "chosen": chosen, **settings})],
         }
 
     def verdict_task(self) -> dict:

@@ -15,6 +15,7 @@ from bceval.config.option import Option as Option
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
+ADDITIONAL_IDS = ("curabis", "microsoft")  # the case-id schemes of `additionalArticles` (docs/review.md)
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -83,6 +84,17 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
+    _flag(
+        "additional_ids",
+        env="BCEVAL_ADDITIONAL_IDS",
+        part="corpus",
+        default="curabis",
+        choices=ADDITIONAL_IDS,
+        pyproject="additional-ids",
+        metavar="SCHEME",
+        help="case ids of a manifest's additionalArticles: curabis (<domain>-<kind>-<slug>) or microsoft "
+        "(<domain>-<name>-<kind>, the override's context on every case)",
+    ),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

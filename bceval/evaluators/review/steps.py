@@ -45,8 +45,8 @@ FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
     listing = listing or scan_corpus(settings.corpus)
-    checked = read_manifest(settings.manifest)
-    return derive_cases(listing, checked), checked
+    checked = read_manifest(settings.manifest, settings.additional_ids)
+    return derive_cases(listing, checked, settings.additional_ids), checked
 
 
 def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:

@@ -14,6 +14,7 @@ from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
 from bceval.errors import BcevalError
 from bceval.evaluators.review import steps as review
+from bceval.evaluators.review.manifest import CURABIS
 from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import BuildDir, OutDir, PrepareDir, infra_files, result_files
@@ -37,8 +38,14 @@ class PrepareStage:
 
     def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
+        ids = self.settings.additional_ids
         recorded = config_changed(
-            {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
+            {
+                **self.basics,
+                "listing": self.inputs.listing.digest,
+                "manifest": str(self.settings.manifest),
+                **({"additionalIds": ids} if ids != CURABIS else {}),  # absent by default: keys unchanged
+            }
         )
         gate = (self.settings.coverage_report, self.settings.gate_paths, self.settings.changed_from)
         return {

@@ -121,6 +121,7 @@ class Settings:
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
     # how the corpus is read as upstream reads it now (docs/review.md, "Upstream as it is now")
     additional_ids: str = _default("additional_ids")  # the case-id scheme of `additionalArticles`
+    index: str = _default("index")  # lenient (the 841b4e7 builder) or strict (invalid articles are skipped)
 
     def __post_init__(self) -> None:
         for name in (*CHOICES, *RANGES):

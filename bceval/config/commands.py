@@ -42,6 +42,7 @@ _CORPUS = _uses(
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
     Use("additional_ids", "additionalArticles case ids: curabis (default) or microsoft"),
+    Use("index", "the knowledge index: lenient (default) or strict"),
 )
 _GATE = _uses(  # review-dialects.md §11.4, §11.5
     Use("coverage_report", "also write the coverage report (paired vs selected articles) here"),

@@ -16,6 +16,7 @@ ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 ADDITIONAL_IDS = ("curabis", "microsoft")  # the case-id schemes of `additionalArticles` (docs/review.md)
+INDEXES = ("lenient", "strict")  # the knowledge index builders: 841b4e7's, and upstream's strict one
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -94,6 +95,17 @@ SETTINGS: tuple[Option, ...] = (
         metavar="SCHEME",
         help="case ids of a manifest's additionalArticles: curabis (<domain>-<kind>-<slug>) or microsoft "
         "(<domain>-<name>-<kind>, the override's context on every case)",
+    ),
+    _setting(
+        "index",
+        "BCEVAL_INDEX",
+        "text",
+        "corpus",
+        "lenient",
+        choices=INDEXES,
+        metavar="BUILDER",
+        help="the knowledge index: lenient (every article, as at 841b4e7) or strict (invalid articles skipped with "
+        "a warning, rows with sourceSha256)",
     ),
 )
 

@@ -23,6 +23,9 @@ class IndexRow(StrictModel):
     title: str
     description: str = Field(description="Lean description: first sentence, at most 120 UTF-16 units plus an ellipsis.")
     parsed: bool = Field(description="False when the frontmatter could not be read; such rows keep every file visible.")
+    sourceSha256: str | None = Field(
+        default=None, pattern="^[0-9a-f]{64}$", description="The strict index's: SHA-256 of the article's bytes."
+    )
 
 
 class KnowledgeIndex(StrictModel):
@@ -32,6 +35,11 @@ class KnowledgeIndex(StrictModel):
     knowledgeAllow: list[str]
     knowledgeDeny: list[str]
     articleCount: int = Field(ge=0)
+    sourceSnapshot: str | None = Field(
+        default=None,
+        pattern="^[0-9a-f]{64}$",
+        description="The strict index's: SHA-256 of the compact JSON [{path, sha256}] of its rows by path.",
+    )
     articles: list[IndexRow]
 
 

@@ -12,6 +12,7 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
+from bceval.corpus.strict import STRICT
 from bceval.errors import BcevalError
 from bceval.evaluators.review import steps as review
 from bceval.evaluators.review.manifest import CURABIS
@@ -35,6 +36,7 @@ class PrepareStage:
         self.inputs = inputs
         self.settings, self.prep, self.basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
         self.build = BuildDir(inputs.settings.build_dir)
+        self.strict = {"index": STRICT} if self.settings.index == STRICT else {}  # absent by default: keys unchanged
 
     def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
@@ -91,9 +93,15 @@ class PrepareStage:
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
                 "uptodate": [
                     config_changed(
-                        {"bceval": __version__, "format": ROWS_FORMAT, "files": self.inputs.signatures[group]}
+                        {
+                            "bceval": __version__,
+                            "format": ROWS_FORMAT,
+                            "files": self.inputs.signatures[group],
+                            **self.strict,
+                        }
                     )
                 ],
+                "verbosity": 1,  # the strict index's warnings reach stderr
             }
 
     def task_index(self) -> dict:
@@ -106,7 +114,11 @@ class PrepareStage:
             "file_dep": [str(self.build.rows(group)) for group in groups],
             "targets": [str(self.prep.knowledge_index)] + [str(self.build.domain_articles(d)) for d in domains],
             "task_dep": ["prepare_dir"],
-            "uptodate": [config_changed({**self.basics, "groups": groups, "domains": domains, "at": generated_at()})],
+            "uptodate": [
+                config_changed(
+                    {**self.basics, "groups": groups, "domains": domains, "at": generated_at(), **self.strict}
+                )
+            ],
         }
 
     def task_domain(self) -> Iterator[dict]:

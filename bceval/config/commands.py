@@ -146,6 +146,11 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
     "bench": _family(BENCH),
+    "skills": _uses(
+        Use("skills_mode", checked=True),
+        Use("corpus", "the corpus checkout (default: settings, else the corpus found here)"),
+        "skill_index",
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",

@@ -159,6 +159,18 @@ OTHERS: tuple[Option, ...] = (
     _flag(
         "power", "float", default=0.8, metavar="P", help="the chance of detecting it (default 0.8)", parser_default=True
     ),
+    # `bceval skills` (upstream-2026-09.md §5)
+    Option(
+        "skills_mode",
+        kind="positional",
+        part="skills",
+        default="check",
+        metavar="MODE",
+        choices=("build", "check"),
+        help="build (write the skill index) or check (default: compare it with the skills, one line a problem)",
+        parser_default=True,
+    ),
+    Option("skill_index", ("--skill-index",), kind="path", metavar="FILE", help="default: <corpus>/skill-index.json"),
     *BENCH,
     *GUIDANCE,
     *DEVELOPMENT,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -112,20 +111,16 @@ def read_article(root: Path, rel: str) -> bytes:
         raise BcevalError(f"{root / rel}: cannot read: {exc.strerror}") from None
 
 
-def skip_line(rel: str, reason: str) -> str:
-    return f"Skipping invalid knowledge article '{rel}': {reason}."
-
-
-def strict_rows(root: Path, rels: list[str]) -> list[dict[str, Any]]:
-    """The rows of the valid articles among `rels`; each invalid one is a warning on stderr."""
-    rows = []
+def strict_rows(root: Path, rels: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of the valid articles among `rels`, and a warning line for each invalid one."""
+    rows, warnings = [], []
     for rel in rels:
         row, reason = strict_row(rel, read_article(root, rel))
         if row is None:
-            print(f"bceval: warning: {skip_line(rel, str(reason))}", file=sys.stderr)
+            warnings.append(f"bceval: warning: Skipping invalid knowledge article '{rel}': {reason}.")
         else:
             rows.append(row)
-    return rows
+    return rows, warnings
 
 
 def skipped_articles(root: Path, rels: list[str]) -> dict[str, str]:
@@ -141,8 +136,12 @@ def skipped_articles(root: Path, rels: list[str]) -> dict[str, str]:
     return skipped
 
 
+def manifest_digest(rows: list[dict[str, Any]]) -> str:
+    """SHA-256 of the compact JSON `[{"path":…,"sha256":…},…]` of the rows' paths and `sourceSha256`, in order."""
+    manifest = [{"path": row["path"], "sha256": row["sourceSha256"]} for row in rows]
+    return hashlib.sha256(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 def source_snapshot(rows: list[dict[str, Any]]) -> str:
-    """SHA-256 of the compact JSON `[{"path":…,"sha256":…},…]` over the rows in ordinal path order (§2.3)."""
-    manifest = [{"path": row["path"], "sha256": row["sourceSha256"]} for row in sorted(rows, key=lambda r: r["path"])]
-    text = json.dumps(manifest, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The index's `sourceSnapshot`: the manifest digest over the rows in ordinal path order (§2.3)."""
+    return manifest_digest(sorted(rows, key=lambda row: row["path"]))

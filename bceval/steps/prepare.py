@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -72,7 +73,9 @@ def write_group_rows(settings: Settings, listing: Listing, group: str, folders: 
         read_text(settings.corpus / rel)
     ordered = sorted_texts(group_files(listing, folders, ".md"))  # one layer, so path order is index order
     if settings.index == STRICT:
-        rows = strict_rows(settings.corpus, ordered)
+        rows, warnings = strict_rows(settings.corpus, ordered)
+        for line in warnings:
+            print(line, file=sys.stderr)
     else:
         rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
     write_atomic(BuildDir(settings.build_dir).rows(group), encode_group(rows))

@@ -16,6 +16,7 @@ from bceval.corpus.layers import (
     paired_articles,
     sort_key,
 )
+from bceval.corpus.skills import declared_leaf_order, read_skill_index
 from bceval.evaluators.base import model_id
 from bceval.evaluators.review.documents import DomainOverride
 from bceval.evaluators.review.manifest import CURABIS, MICROSOFT, CheckedManifest
@@ -220,10 +221,16 @@ def _case_problems(cases: list[ReviewCase], leaves: list[Leaf]) -> list[str]:
     return problems
 
 
+def _position(declared: list[str], domain: str) -> int:
+    """Where a leaf domain comes in the declared order; after every declared one when it is not declared."""
+    return declared.index(domain) if domain in declared else len(declared)
+
+
 def derive_cases(listing: Listing, manifest: CheckedManifest, additional_ids: str = CURABIS) -> Derivation:
     """Every case of the corpus and every problem, in the spec's problem order; `additional_ids` is the scheme of
     `additionalArticles` cases (curabis or microsoft)."""
-    leaves = discover_leaves(listing)
+    declared = declared_leaf_order(read_skill_index(listing.root))  # the corpus's skill index orders the leaves
+    leaves = sorted(discover_leaves(listing), key=lambda leaf: _position(declared, leaf.domain.lower()))
     result = Derivation(leaves=leaves, problems=list(manifest.problems))
     if not leaves:  # nothing to evaluate is no pass: say what a corpus looks like
         result.problems.append(f"{listing.root}: no review leaf found: {CORPUS_SHAPE}")

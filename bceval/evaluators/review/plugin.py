@@ -16,6 +16,7 @@ from bceval.agents.base import Answer, CaseInput
 from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
+from bceval.corpus.models import SkillIndex
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.review.baseline import BaselineAdapter
@@ -26,6 +27,7 @@ from bceval.evaluators.review.health.tasks import HEALTH_COMMAND, health_tasks
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
+from bceval.evaluators.review.skills import SKILLS_COMMAND
 from bceval.evaluators.review.steps import check_coverage_target, derive, gate_changes, planned_cases, recorded_plan
 from bceval.evaluators.review.tasks import prepare_tasks, score_tasks
 from bceval.graph.loader import run_graph
@@ -136,7 +138,7 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
     recorded_plan = staticmethod(recorded_plan)
 
     def commands(self) -> tuple[Command, ...]:
-        return (HEALTH_COMMAND,)
+        return (HEALTH_COMMAND, SKILLS_COMMAND)
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return health_tasks(inputs)
@@ -149,6 +151,7 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
             "review-result": ResultDocument,
             "score": ScoreReport,
             "health": HealthReport,
+            "skill-index": SkillIndex,
         }
 
     verb = staticmethod(review_verb)

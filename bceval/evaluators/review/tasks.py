@@ -12,6 +12,7 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
+from bceval.corpus.skills import SKILL_INDEX
 from bceval.corpus.strict import STRICT
 from bceval.errors import BcevalError
 from bceval.evaluators.review import steps as review
@@ -40,19 +41,21 @@ class PrepareStage:
 
     def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
-        ids = self.settings.additional_ids
+        ids, skills = self.settings.additional_ids, self.settings.corpus / SKILL_INDEX
         recorded = config_changed(
             {
                 **self.basics,
                 "listing": self.inputs.listing.digest,
                 "manifest": str(self.settings.manifest),
-                **({"additionalIds": ids} if ids != CURABIS else {}),  # absent by default: keys unchanged
+                # absent by default, so the keys of a corpus without them are unchanged
+                **({"additionalIds": ids} if ids != CURABIS else {}),
+                **({"skillIndex": True} if skills.is_file() else {}),  # it orders the leaves
             }
         )
         gate = (self.settings.coverage_report, self.settings.gate_paths, self.settings.changed_from)
         return {
             "actions": [action(review.write_cases, self.settings)],
-            "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
+            "file_dep": [str(path) for path in (self.settings.manifest, skills) if path is not None and path.is_file()],
             "targets": [str(self.build.cases)] + [str(self.build.domain_cases(d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date

@@ -182,3 +182,13 @@ def test_health_lists_skipped_articles_and_the_cases_they_break_in_any_mode(smal
 @requires_shared
 def test_the_strict_index_skips_nothing_of_the_shared_corpus():
     assert skipped_articles(SHARED_CORPUS, knowledge_markdown(scan_corpus(SHARED_CORPUS))) == {}
+
+
+@pytest.mark.parametrize("index", ["lenient", "strict"])
+def test_an_article_that_is_no_utf8_is_an_error_only_for_the_lenient_index(small_corpus, tmp_path, capsys, index):
+    small_corpus.write("microsoft/knowledge/performance/broken.md", INVALID["bad-utf8"][0])
+    out = tmp_path / "out"
+    run_cli(capsys, "health", "--corpus", small_corpus.root, "--out", out, "--index", index)
+    findings = json.loads((out / "health.json").read_text())["findings"]
+    kinds = {f["kind"] for f in findings if f.get("path") == "microsoft/knowledge/performance/broken.md"}
+    assert kinds == ({"strict-skip"} if index == "strict" else {"strict-skip", "unreadable-file"})

@@ -12,7 +12,7 @@ LEAN_LIMIT = 120  # UTF-16 code units, as the reference measures
 LEAN_MIN_CUT = 40
 ELLIPSIS = "\u2026"
 
-_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _KEY_LINE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*:\s*(.*)$")
 _H1 = re.compile(r"^#\s+(.+?)\s*$")
 _DESCRIPTION = re.compile(r"^##\s+Description\s*$", re.IGNORECASE)
@@ -52,7 +52,7 @@ def _parse_value(raw: str) -> str | list[str] | None:
 
 def frontmatter(text: str) -> tuple[list[tuple[str, str]], list[str]] | None:
     """(key, raw value) of each frontmatter key line, and the lines after the frontmatter; None without one."""
-    lines = _LINE_BREAK.split(text)
+    lines = LINE_BREAK.split(text)
     if not lines or lines[0].strip() != "---":
         return None
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)

@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from bceval.clock import generated_at
+from bceval.corpus.articles import LINE_BREAK
 from bceval.corpus.layers import LAYER_RANK, scan_corpus
 from bceval.corpus.strict import manifest_digest
 from bceval.errors import BcevalError
-from bceval.jsonio import dumps_compact, parse_json, read_json_bytes, read_regular_bytes
+from bceval.jsonio import parse_json, read_json_bytes, read_regular_bytes
 from bceval.ordering import sort_key
 
 SKILL_INDEX = "skill-index.json"
 REQUIRED = ("id", "version", "title", "description", "inputs", "outputs")
 FILTERS = ("bc-version", "technologies", "countries", "application-area")
 REVIEW_SUPER_SKILL = "al-code-review"
-_LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _KEY = re.compile(r"([a-zA-Z][\w-]*)\s*:\s*(.*)")  # from column 1
 _ITEM = re.compile(r"\s+-\s+(.+?)\s*")
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -33,7 +33,7 @@ def _scalar(text: str, key: str) -> Any:
 
 def skill_frontmatter(text: str, where: str) -> dict[str, Any]:
     """Keys (lower-cased; the last wins) -> a string, or a list (`[a, b]`, or an empty value over `  - item` lines)."""
-    lines = _LINE_BREAK.split(text.lstrip("\ufeff"))
+    lines = LINE_BREAK.split(text.lstrip("\ufeff"))
     if len(lines) < 3 or lines[0].strip() != "---":
         raise BcevalError(f"Missing frontmatter in '{where}'.")
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
@@ -145,10 +145,6 @@ def skill_index(root: Path) -> dict[str, Any]:
         "sourceSnapshot": manifest_digest(records),  # in record order
         "skills": records,
     }
-
-
-def skill_index_text(root: Path) -> str:
-    return dumps_compact(skill_index(root))
 
 
 def read_skill_index(root: Path) -> Any | None:

@@ -54,8 +54,10 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
             return None
 
     articles = {rel: readable(rel) for rel in knowledge_markdown(listing)}
-    skipped = skipped_articles(settings.corpus, [rel for rel, text in articles.items() if text is not None])
-    strict = settings.index == STRICT  # the corpus's index leaves the skipped articles out
+    skipped = skipped_articles(settings.corpus, list(articles))  # an article that is no UTF-8 too
+    strict = settings.index == STRICT  # the corpus's index leaves the skipped articles out, and reads no other
+    if strict:
+        findings = [f for f in findings if f.kind != "unreadable-file" or f.path not in skipped]
     rows = [
         index_row(rel, text) for rel, text in articles.items() if text is not None and not (strict and rel in skipped)
     ]

@@ -11,7 +11,9 @@ from cliutil import run_cli
 from conftest import SHARED_CORPUS, article_text, requires_shared
 
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.corpus.models import KnowledgeIndex
 from bceval.corpus.strict import skipped_articles, strict_row
+from bceval.evaluators.review.documents import LeafRequest
 
 FIELDS = {
     "bc-version": "[all]",
@@ -139,6 +141,8 @@ def test_prepare_with_the_strict_index(mixed, tmp_path, capsys):
     assert index["articles"][0]["sourceSha256"] == hashlib.sha256(article.read_bytes()).hexdigest()
     request = json.loads(next((out / "review").glob("request-case-*.json")).read_text())
     assert all(len(row["sourceSha256"]) == 64 for row in request["candidateArticles"])
+    KnowledgeIndex.model_validate(index)  # the committed schemas allow both
+    LeafRequest.model_validate(request)
     (mixed.root / "community/knowledge/performance/bad-utf8.md").unlink()  # the lenient index refuses it
     code, _, err = run_cli(capsys, "prepare", "--corpus", mixed.root, "--out", out)  # back to the lenient index
     assert code == 0 and not [line for line in err if "Skipping" in line]

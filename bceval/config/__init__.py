@@ -119,6 +119,9 @@ class Settings:
     coverage_report: Path | None = None  # where the coverage report goes (JSON)
     gate_paths: Path | None = None  # --changed-paths of validate/prepare: the changed files, one per line
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
+    # how the corpus is read as upstream reads it now (docs/review.md, "Upstream as it is now")
+    additional_ids: str = _default("additional_ids")  # the case-id scheme of `additionalArticles`
+    index: str = _default("index")  # lenient (the 841b4e7 builder) or strict (invalid articles are skipped)
 
     def __post_init__(self) -> None:
         for name in (*CHOICES, *RANGES):
@@ -265,11 +268,13 @@ def bceval_table(cwd: Path) -> tuple[Path, dict[str, Any]]:
 def _pyproject_values(cwd: Path) -> dict[str, Any]:
     pyproject, found = bceval_table(cwd)
     table = {key: value for key, value in found.items() if key != "development"}
-    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})  # development: its own
+    names = {option.pyproject_key(): option.name for option in SETTINGS if option.pyproject}  # development: its own
+    unknown = sorted(set(table) - set(names))
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
     return {
-        key: convert(value, SOURCES[key][1], cwd, f"{pyproject}: [tool.bceval] {key}") for key, value in table.items()
+        names[key]: convert(value, SOURCES[names[key]][1], cwd, f"{pyproject}: [tool.bceval] {key}")
+        for key, value in table.items()
     }
 
 
@@ -329,7 +334,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     for key, value in chosen.items():  # a bad value is refused naming the flag, variable or file it came from
         problem = setting_problem(key, value) if key in source else None
         if problem is not None:
-            where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
+            where = source[key]
+            if where == "pyproject.toml":
+                where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {OPTIONS[key].pyproject_key()}"
             raise BcevalError(f"{where}: {problem}" if key in CHOICES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])

@@ -41,6 +41,8 @@ _CORPUS = _uses(
     Use("manifest", "default: <corpus>/evaluation/review-fixtures.json"),
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
+    Use("additional_ids", "additionalArticles case ids: curabis (default) or microsoft"),
+    Use("index", "the knowledge index: lenient (default) or strict"),
 )
 _GATE = _uses(  # review-dialects.md §11.4, §11.5
     Use("coverage_report", "also write the coverage report (paired vs selected articles) here"),
@@ -144,6 +146,11 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
     "bench": _family(BENCH),
+    "skills": _uses(
+        Use("skills_mode", checked=True),
+        Use("corpus", "the corpus checkout (default: settings, else the corpus found here)"),
+        "skill_index",
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",

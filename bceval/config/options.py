@@ -15,6 +15,8 @@ from bceval.config.option import Option as Option
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
+ADDITIONAL_IDS = ("curabis", "microsoft")  # the case-id schemes of `additionalArticles` (docs/review.md)
+INDEXES = ("lenient", "strict")  # the knowledge index builders: 841b4e7's, and upstream's strict one
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -83,6 +85,28 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
+    _flag(
+        "additional_ids",
+        env="BCEVAL_ADDITIONAL_IDS",
+        part="corpus",
+        default="curabis",
+        choices=ADDITIONAL_IDS,
+        pyproject="additional-ids",
+        metavar="SCHEME",
+        help="case ids of a manifest's additionalArticles: curabis (<domain>-<kind>-<slug>) or microsoft "
+        "(<domain>-<name>-<kind>, the override's context on every case)",
+    ),
+    _setting(
+        "index",
+        "BCEVAL_INDEX",
+        "text",
+        "corpus",
+        "lenient",
+        choices=INDEXES,
+        metavar="BUILDER",
+        help="the knowledge index: lenient (every article, as at 841b4e7) or strict (invalid articles skipped with "
+        "a warning, rows with sourceSha256)",
+    ),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*
@@ -135,6 +159,18 @@ OTHERS: tuple[Option, ...] = (
     _flag(
         "power", "float", default=0.8, metavar="P", help="the chance of detecting it (default 0.8)", parser_default=True
     ),
+    # `bceval skills` (upstream-2026-09.md §5)
+    Option(
+        "skills_mode",
+        kind="positional",
+        part="skills",
+        default="check",
+        metavar="MODE",
+        choices=("build", "check"),
+        help="build (write the skill index) or check (default: compare it with the skills, one line a problem)",
+        parser_default=True,
+    ),
+    Option("skill_index", ("--skill-index",), kind="path", metavar="FILE", help="default: <corpus>/skill-index.json"),
     *BENCH,
     *GUIDANCE,
     *DEVELOPMENT,

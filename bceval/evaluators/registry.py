@@ -19,7 +19,7 @@ DEFAULT = "review"
 # imported when first asked for; naming the subcommands here lets a command load only the evaluator it runs (a
 # test keeps them equal to each one's `commands()`)
 _OWN = {
-    "review": ("bceval.evaluators.review.plugin:REVIEW_EVALUATOR", ("health",)),
+    "review": ("bceval.evaluators.review.plugin:REVIEW_EVALUATOR", ("health", "skills")),
     "plan": ("bceval.evaluators.guidance.plugin:PLAN_EVALUATOR", ("guidance",)),
     "implementation": ("bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR", ("guidance",)),
     "development": ("bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR", ("development", "evidence")),

@@ -16,6 +16,7 @@ from bceval.agents.base import Answer, CaseInput
 from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
+from bceval.corpus.models import SkillIndex
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.review.baseline import BaselineAdapter
@@ -139,9 +140,11 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
     recorded_plan = staticmethod(recorded_plan)
 
     def commands(self) -> tuple[Command, ...]:
-        from bceval.evaluators.review.health.tasks import HEALTH_COMMAND  # not at the top: start-up time (25 ms)
+        # not at the top: start-up time (25 ms); a command that runs neither needs only their names (the registry's)
+        from bceval.evaluators.review.health.tasks import HEALTH_COMMAND
+        from bceval.evaluators.review.skills import SKILLS_COMMAND
 
-        return (HEALTH_COMMAND,)
+        return (HEALTH_COMMAND, SKILLS_COMMAND)
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         from bceval.evaluators.review.health.tasks import health_tasks  # not at the top: start-up time (25 ms)
@@ -156,6 +159,7 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
             "review-result": ResultDocument,
             "score": ScoreReport,
             "health": HealthReport,
+            "skill-index": SkillIndex,
         }
 
     verb = staticmethod(review_verb)

@@ -21,6 +21,7 @@ _OWN = {
     "plan": "bceval.evaluators.guidance.plugin:PLAN_EVALUATOR",
     "implementation": "bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR",
     "development": "bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR",
+    "pr-review": "bceval.evaluators.pr_review.plugin:PR_REVIEW_EVALUATOR",
 }
 
 

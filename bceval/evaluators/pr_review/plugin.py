@@ -1,0 +1,209 @@
+"""The pr-review evaluator: BC-Bench's code-review entries as whole changes to review (docs/pr-review.md). A case
+is an entry, its question a git working tree with the patch as uncommitted changes, its answer `review.json`; a
+run is scored by the #872 matcher under a verdict provider (`articles` unless `bceval pr-review score --verdicts`
+says otherwise)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bceval.config import SOURCES, load_settings
+from bceval.errors import BcevalError
+from bceval.evaluators.base import CaseMeasures, Command
+from bceval.evaluators.pr_review import report
+from bceval.evaluators.pr_review.answers import Review, parse_review
+from bceval.evaluators.pr_review.entries import Dataset, Entry, read_dataset
+from bceval.evaluators.pr_review.matching import MATCHER, score_entry
+from bceval.evaluators.pr_review.metrics import Judged, coverage, inventory, per_article, run_numbers
+from bceval.evaluators.pr_review.providers import DEFAULT, verdicts
+from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
+from bceval.jsonio import dumps, read_json, read_json_or_none, read_regular_text, write_atomic
+from bceval.layout import OutDir
+from bceval.runs.record import run_record, write_record
+from bceval.steps.casework import ANSWERS, QUESTION, CaseEvaluator, Question
+
+NAME = "pr-review"
+ANSWER = "review.json"
+PROMPT_VERSION = "pr-review-1"
+PROMPT = """You are reviewing a change to a Business Central AL repository, checked out in the current directory.
+
+Review only the uncommitted changes of the working tree: run `git diff HEAD` to see them, and do not diff other
+commits. Do not modify any file. The only file you may write is `review.json` in the current directory, and you
+must write it before you finish.
+
+`review.json` holds one JSON array of findings, or `[]` when you find nothing to report. Each finding is an object:
+  "file": the repository-relative path of the changed file,
+  "line_start": the line of the file as changed (1-based), and "line_end" when the finding spans lines,
+  "severity": "critical", "high", "medium" or "low",
+  "domain": the area of the concern (security, performance, style, ...),
+  "body": what is wrong and how to fix it,
+  "articles": optionally, the ids (<domain>/<slug>) of the BCQuality knowledge articles the finding rests on.
+Write no wrapping object, no code fence and no prose: the array alone.
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str  # the task id: a hash of the dataset and the instance id, the only name the agent sees
+    entry: Entry
+    view: str  # MINIMAL or BASE_FILES
+    base: dict[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    dataset: Dataset
+    corpus: Path
+    cases: list[Case]
+    skipped: list[tuple[str, str]]  # (instance id, why no view could be built)
+
+
+class PrReviewEvaluator(CaseEvaluator):
+    name = NAME
+    description = "reviews of whole changes: BC-Bench's code-review entries, scored by its one-to-one matcher"
+
+    def load(self, root: Path, manifest: Path | None) -> Loaded:
+        if manifest is None:
+            raise BcevalError(f"{NAME} reads a BC-Bench code-review file: give it with --manifest")
+        dataset = read_dataset(manifest)
+        checkout = Path(os.environ[CHECKOUT_ENV]) if os.environ.get(CHECKOUT_ENV) else None
+        cases, skipped = [], []
+        for entry in dataset.entries:
+            try:
+                base = base_files(entry, checkout)
+            except BcevalError as exc:
+                skipped.append((entry.instance_id, str(exc)))
+                continue
+            cases.append(Case(dataset.task_id(entry), entry, BASE_FILES if base else MINIMAL, base))
+        return Loaded(dataset, Path(root), cases, skipped)
+
+    def cases(self, loaded: Loaded) -> list[Case]:
+        return loaded.cases
+
+    def case_kind(self, case: Case) -> str:
+        return "positive" if case.entry.expected_comments else "clean"
+
+    def question_for(self, loaded: Loaded, case: Case) -> Question:
+        return Question(PROMPT, case.base)
+
+    def known_answer(self, loaded: Loaded, case: Case) -> dict[str, bytes]:
+        gold = [c.model_dump(exclude_none=True) for c in case.entry.expected_comments]
+        return {ANSWER: dumps(gold).encode("utf-8")}
+
+    def prepare(self, loaded: Loaded, prepared: Path) -> None:
+        super().prepare(loaded, prepared)
+        for case in loaded.cases:
+            build_view(prepared / case.id, case.entry, (QUESTION, ANSWER))
+        if loaded.skipped:
+            listed = "; ".join(f"{instance} ({why})" for instance, why in loaded.skipped)
+            print(f"{NAME}: {len(loaded.skipped)} entries skipped, no view can be built: {listed}")
+
+    def score_run(self, loaded: Loaded, run_dir: Path, run: str, adapter: str, spec: str = DEFAULT) -> int:
+        """Score every answered entry under the provider `spec`: score.json (numbers, per-entry pairs), the
+        scorecard, bcbench.jsonl (BC-Bench's per-entry result fields) and run.json."""
+        answers = read_json(run_dir / ANSWERS)
+        adapter = answers["agent"].get("adapter", adapter)
+        provider = verdicts(spec)
+        judged, records = [], []
+        for case in loaded.cases:
+            failure = answers["failures"].get(case.id, "not answered in this run")
+            review = parse_review(None) if failure else _review(run_dir / "work" / case.id)
+            found = review.findings if review.valid else None
+            scored = score_entry(case.entry.expected_comments, case.entry.ignored_comments, found, provider)
+            matched = tuple(p.gold for p in scored.chosen if not p.ignored)
+            judged.append(Judged(case.entry, scored.score, matched))
+            records.append(report.entry_record(case, review, scored, failure))
+        document = {
+            "kind": "bceval-pr-review-score",
+            "version": 1,
+            "evaluator": NAME,
+            "run": run,
+            "adapter": adapter,
+            "dataset": {"path": str(loaded.dataset.path), "sha256": loaded.dataset.sha256},
+            "skipped": [{"instance_id": i, "why": w} for i, w in loaded.skipped],
+            "matcher": MATCHER,
+            "verdicts": {
+                "provider": provider.label,
+                "comparable_with_bcbench": provider.comparable,
+                "by_article": provider.by_article,
+                "by_location": provider.by_location,
+                "unjudged": provider.unjudged,
+            },
+            "prompt_version": PROMPT_VERSION,
+            "numbers": run_numbers(judged),
+            "articles": per_article(judged),
+            "coverage": coverage(loaded.dataset.entries, inventory(loaded.corpus)),
+            "entries": records,
+        }
+        write_atomic(run_dir / "score.json", dumps(document))
+        write_atomic(run_dir / "scorecard.md", report.scorecard(document))
+        write_atomic(run_dir / "bcbench.jsonl", report.bcbench_export(document))
+        problems = [f"{r['task']}: {r['why']}" for r in records if not r["clean"]]
+        verdict_lines = [{"case": r["task"], "verdict": "passed" if r["clean"] else "failed"} for r in records]
+        members = {"evaluator": NAME, "adapter": adapter, "passed": not problems, "problems": problems}
+        write_record(run_dir, run_record("bceval-pr-review-run", {**members, "cases": verdict_lines}))
+        micro = document["numbers"]["micro"]
+        print(
+            f"{NAME} run {run} ({provider.label}): micro F1 {micro['f1']:.3f}, P {micro['precision']:.3f}, "
+            f"R {micro['recall']:.3f} over {len(records)} entries; scorecard: {run_dir / 'scorecard.md'}"
+        )
+        return 0
+
+    def measures(self, loaded: Loaded, results_dir: Path | None) -> dict[str, CaseMeasures] | None:
+        """Per entry, the recall and precision of its findings (from the run's score.json)."""
+        document = read_json_or_none(results_dir.parent / "score.json") if results_dir else None
+        entries = document.get("entries", []) if isinstance(document, dict) else []
+        return {e["task"]: CaseMeasures(None, e["recall"], e["precision"]) for e in entries}
+
+    def write_view(self, out: Path) -> int:
+        index, runs = report.write_pages(out, NAME)
+        print(f"View: {index} ({runs} run(s))")
+        return 0
+
+    def commands(self) -> tuple[Command, ...]:
+        return (Command(NAME, _add_command, self._run_command),)
+
+    def schemas(self) -> dict[str, Any]:
+        return {}
+
+    def _run_command(self, args: argparse.Namespace) -> int:
+        settings = load_settings(**{k: v for k, v in vars(args).items() if k in SOURCES and v is not None})
+        loaded = self.load(settings.corpus, settings.manifest)
+        if args.mode == "coverage":
+            print(dumps(coverage(loaded.dataset.entries, inventory(loaded.corpus))), end="")
+            return 0
+        run = args.run or f"{args.adapter}-{NAME}"
+        run_dir = OutDir(settings.out).run(run).path
+        if not (run_dir / ANSWERS).is_file():
+            raise BcevalError(f"{run_dir}: no answered run (bceval answer --evaluator {NAME} makes one)")
+        return self.score_run(loaded, run_dir, run, args.adapter, args.verdicts)
+
+
+def _review(folder: Path) -> Any:
+    path = folder / ANSWER
+    try:
+        return parse_review(read_regular_text(path, errors="replace"))
+    except (FileNotFoundError, IsADirectoryError):
+        return parse_review(None)
+    except OSError as exc:
+        return Review(False, problem=f"{ANSWER} cannot be read ({exc.strerror or exc})")
+
+
+def _add_command(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = "re-score a pr-review run under a verdict provider, or report the article coverage"
+    parser = commands.add_parser(NAME, help=text, description=text[0].upper() + text[1:] + ".")
+    parser.add_argument("mode", choices=("score", "coverage"))
+    parser.add_argument("--manifest", required=True, help="the BC-Bench code-review file (codereview.jsonl)")
+    parser.add_argument("--corpus", help="the BCQuality checkout whose articles coverage counts")
+    parser.add_argument("--out", help="output root (default: out/)")
+    parser.add_argument("--run", help="the run to score (default: <adapter>-pr-review)")
+    parser.add_argument("--adapter", default="oracle", help="the adapter whose run it is (default oracle)")
+    parser.add_argument("--verdicts", default=DEFAULT, help="articles[@T] (default), location[@T] or replay:FILE")
+    return parser
+
+
+PR_REVIEW_EVALUATOR = PrReviewEvaluator()

@@ -214,3 +214,24 @@ def test_on_bcbench_the_oracle_scores_1_silence_passes_the_negatives_and_lines_s
     # at 10 lines only a gold range of 5 or more lines still reaches its copy (the distance is to the range)
     ranges = sum((c.line_end or c.line_start) - c.line_start >= 5 for e in entries for c in e.expected_comments)
     assert matched == {3: 235, 10: ranges} and ranges == 4
+
+
+def test_a_two_arm_experiment_compares_the_oracle_with_a_silent_reviewer(tmp_path, capsys, monkeypatch, dataset):
+    clean_environment(monkeypatch)
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    agent = tmp_path / "silent.py"
+    agent.write_text(SILENT_AGENT, encoding="utf-8")
+    experiment = tmp_path / "pr.yaml"
+    experiment.write_text(
+        f"name: pr-demo\nepochs: 1\ndefaults:\n  corpus: {tmp_path}\n  manifest: {dataset}\n  evaluator: pr-review\n"
+        f"  command: {sys.executable} {agent}\narms:\n  - name: oracle\n    adapter: oracle\n"
+        "  - name: silent\n    adapter: command\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert run_cli(capsys, "experiment", "run", experiment, "--out", out)[0] == 0
+    report = json.loads((out / "experiments" / "pr-demo" / "report.json").read_text(encoding="utf-8"))
+    overall = report["comparisons"][0]["result"]["overall"]
+    assert (overall["control_mean"], overall["treatment_mean"], overall["difference"]) == (1.0, 0.5, -0.5)
+    code, printed, _ = run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)
+    assert code == 0 and printed[-1].endswith("(2 run(s))")

@@ -226,14 +226,18 @@ def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
 
 
 def write_pages(out: Path, name: str) -> tuple[Path, int]:
-    """OUT/view/pr-review/: an index of the scored runs, a page per run, a page per entry of each run."""
-    folder = OutDir(out).view / name
+    """OUT/view/pr-review/: an index of the scored runs (bceval's and experiments'), a page per run, a page per
+    entry of each run."""
+    where = OutDir(out)
+    folder = where.view / name
     links = []
-    for path in sorted(OutDir(out).runs.glob("*/score.json")):
+    scores = [*where.runs.glob("*/score.json"), *where.path.glob("experiments/*/variants/**/score.json")]
+    for path in sorted(scores):
         d = read_json_or_none(path)
         if not isinstance(d, dict) or d.get("kind") != "bceval-pr-review-score":
             continue
-        run = path.parent.name
+        below = path.parent.relative_to(where.runs if path.is_relative_to(where.runs) else where.path).parts
+        run = "-".join(part for part in below if part not in ("experiments", "variants", "guidance"))
         dataset = Path(d["dataset"]["path"])
         patches = {e.instance_id: e.patch for e in read_dataset(dataset).entries} if dataset.is_file() else {}
         rows = []

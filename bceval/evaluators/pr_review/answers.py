@@ -23,7 +23,8 @@ class Review:
     problem: str | None = None  # why the whole review is invalid
 
 
-def _json_text(text: str) -> str:
+def json_text(text: str) -> str:
+    """The JSON part of an answer's text: all of it when it starts with [ or {, else its first fenced block."""
     trimmed = text.strip()
     if trimmed.startswith(("[", "{")):
         return trimmed
@@ -78,7 +79,7 @@ def parse_review(text: str | None) -> Review:
     """The findings of a review's text (None: no review.json was written)."""
     if text is None:
         return Review(False, problem="no review.json")
-    source = _json_text(text)
+    source = json_text(text)
     if not source:
         return Review(False, problem="review.json is empty")
     try:

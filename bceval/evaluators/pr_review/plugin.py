@@ -5,28 +5,26 @@ says otherwise)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bceval.config import SOURCES, load_settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CaseMeasures, Command
-from bceval.evaluators.pr_review import report
+from bceval.evaluators.pr_review import commands, report
 from bceval.evaluators.pr_review.answers import Review, parse_review
+from bceval.evaluators.pr_review.commands import NAME
 from bceval.evaluators.pr_review.entries import Dataset, Entry, read_dataset
 from bceval.evaluators.pr_review.matching import MATCHER, score_entry
 from bceval.evaluators.pr_review.metrics import Judged, coverage, inventory, per_article, run_numbers
-from bceval.evaluators.pr_review.providers import DEFAULT, verdicts
+from bceval.evaluators.pr_review.providers import DEFAULT, Verdicts, verdicts
 from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
-from bceval.jsonio import dumps, read_json, read_json_or_none, read_regular_text, write_atomic
-from bceval.layout import OutDir
+from bceval.jsonio import dumps, dumps_compact, read_json, read_json_or_none, read_regular_text, write_atomic
 from bceval.runs.record import run_record, write_record
 from bceval.steps.casework import ANSWERS, QUESTION, CaseEvaluator, Question
 
-NAME = "pr-review"
 ANSWER = "review.json"
 PROMPT_VERSION = "pr-review-1"
 PROMPT = """You are reviewing a change to a Business Central AL repository, checked out in the current directory.
@@ -102,12 +100,15 @@ class PrReviewEvaluator(CaseEvaluator):
             listed = "; ".join(f"{instance} ({why})" for instance, why in loaded.skipped)
             print(f"{NAME}: {len(loaded.skipped)} entries skipped, no view can be built: {listed}")
 
-    def score_run(self, loaded: Loaded, run_dir: Path, run: str, adapter: str, spec: str = DEFAULT) -> int:
-        """Score every answered entry under the provider `spec`: score.json (numbers, per-entry pairs), the
-        scorecard, bcbench.jsonl (BC-Bench's per-entry result fields) and run.json."""
+    def score_run(
+        self, loaded: Loaded, run_dir: Path, run: str, adapter: str, provider: Verdicts | None = None, **more: Any
+    ) -> int:
+        """Score every answered entry under the provider (default: articles): score.json (numbers, per-entry
+        pairs), the scorecard, bcbench.jsonl (BC-Bench's per-entry result fields), run.json, and a judge's
+        verdicts.jsonl (what `--verdicts replay:FILE` replays); `more` joins score.json's header."""
         answers = read_json(run_dir / ANSWERS)
         adapter = answers["agent"].get("adapter", adapter)
-        provider = verdicts(spec)
+        provider = provider or verdicts(DEFAULT)
         judged, records = [], []
         for case in loaded.cases:
             failure = answers["failures"].get(case.id, "not answered in this run")
@@ -137,11 +138,14 @@ class PrReviewEvaluator(CaseEvaluator):
             "numbers": run_numbers(judged),
             "articles": per_article(judged),
             "coverage": coverage(loaded.dataset.entries, inventory(loaded.corpus)),
+            **more,
             "entries": records,
         }
         write_atomic(run_dir / "score.json", dumps(document))
         write_atomic(run_dir / "scorecard.md", report.scorecard(document))
         write_atomic(run_dir / "bcbench.jsonl", report.bcbench_export(document))
+        if provider.stored:
+            write_atomic(run_dir / "verdicts.jsonl", "".join(dumps_compact(line) for line in provider.stored))
         problems = [f"{r['task']}: {r['why']}" for r in records if not r["clean"]]
         verdict_lines = [{"case": r["task"], "verdict": "passed" if r["clean"] else "failed"} for r in records]
         members = {"evaluator": NAME, "adapter": adapter, "passed": not problems, "problems": problems}
@@ -165,22 +169,13 @@ class PrReviewEvaluator(CaseEvaluator):
         return 0
 
     def commands(self) -> tuple[Command, ...]:
-        return (Command(NAME, _add_command, self._run_command),)
+        return (
+            Command(NAME, commands.add_pr_review, partial(commands.run_pr_review, self)),
+            Command("judge", commands.add_judge, commands.run_judge),
+        )
 
     def schemas(self) -> dict[str, Any]:
         return {}
-
-    def _run_command(self, args: argparse.Namespace) -> int:
-        settings = load_settings(**{k: v for k, v in vars(args).items() if k in SOURCES and v is not None})
-        loaded = self.load(settings.corpus, settings.manifest)
-        if args.mode == "coverage":
-            print(dumps(coverage(loaded.dataset.entries, inventory(loaded.corpus))), end="")
-            return 0
-        run = args.run or f"{args.adapter}-{NAME}"
-        run_dir = OutDir(settings.out).run(run).path
-        if not (run_dir / ANSWERS).is_file():
-            raise BcevalError(f"{run_dir}: no answered run (bceval answer --evaluator {NAME} makes one)")
-        return self.score_run(loaded, run_dir, run, args.adapter, args.verdicts)
 
 
 def _review(folder: Path) -> Any:
@@ -191,19 +186,6 @@ def _review(folder: Path) -> Any:
         return parse_review(None)
     except OSError as exc:
         return Review(False, problem=f"{ANSWER} cannot be read ({exc.strerror or exc})")
-
-
-def _add_command(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    text = "re-score a pr-review run under a verdict provider, or report the article coverage"
-    parser = commands.add_parser(NAME, help=text, description=text[0].upper() + text[1:] + ".")
-    parser.add_argument("mode", choices=("score", "coverage"))
-    parser.add_argument("--manifest", required=True, help="the BC-Bench code-review file (codereview.jsonl)")
-    parser.add_argument("--corpus", help="the BCQuality checkout whose articles coverage counts")
-    parser.add_argument("--out", help="output root (default: out/)")
-    parser.add_argument("--run", help="the run to score (default: <adapter>-pr-review)")
-    parser.add_argument("--adapter", default="oracle", help="the adapter whose run it is (default oracle)")
-    parser.add_argument("--verdicts", default=DEFAULT, help="articles[@T] (default), location[@T] or replay:FILE")
-    return parser
 
 
 PR_REVIEW_EVALUATOR = PrReviewEvaluator()

@@ -7,8 +7,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bceval.errors import BcevalError
 from bceval.evaluators.pr_review.entries import Comment
@@ -43,6 +44,7 @@ class Verdicts:
     by_article: int = 0  # pairs confirmed by a shared article
     by_location: int = 0  # pairs confirmed by file and tolerance alone (the gold names no article, or location@T)
     unjudged: int = 0  # replay: candidate pairs no stored verdict covers (not confirmed)
+    stored: list[dict[str, Any]] = field(default_factory=list)  # judge: every verdict, for a later replay
 
     def __call__(
         self, expected: Sequence[Comment], ignored: Sequence[Comment], found: Sequence[Comment], pairs: list[Pair]

@@ -13,6 +13,7 @@ from bceval.escape import html, markdown
 from bceval.evaluators.pr_review.answers import Review
 from bceval.evaluators.pr_review.entries import read_dataset
 from bceval.evaluators.pr_review.matching import Scored
+from bceval.evaluators.pr_review.providers import TOLERANCE
 from bceval.jsonio import dumps_compact, read_json_or_none, write_atomic
 from bceval.layout import OutDir
 
@@ -225,6 +226,28 @@ def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _elsewhere(e: dict[str, Any]) -> list[str]:
+    """The findings the diff cannot show: at a file or line the patch does not add."""
+    shown = {(p["found"]) for p in e["pairs"]}
+    return [
+        f"f{i} at {c['file']}:{c['line_start']}, no gold comment in that file"
+        for i, c in enumerate(e["findings"])
+        if i not in shown
+    ]
+
+
+def _disagreements(e: dict[str, Any], provider: str) -> list[str]:
+    """For a judge's verdicts: the pairs where location@5 would have decided otherwise."""
+    if not provider.startswith(("judge", "replay")):
+        return []
+    return [
+        f"g{p['gold']} / f{p['found']}: the judge says {'match' if p['verdict'] else 'no match'}, location@5 "
+        f"(distance {p['distance']}) the opposite"
+        for p in e["pairs"]
+        if not p["ignored"] and p["verdict"] != (p["distance"] <= TOLERANCE)
+    ]
+
+
 def write_pages(out: Path, name: str) -> tuple[Path, int]:
     """OUT/view/pr-review/: an index of the scored runs (bceval's and experiments'), a page per run, a page per
     entry of each run."""
@@ -244,9 +267,10 @@ def write_pages(out: Path, name: str) -> tuple[Path, int]:
         for e in d["entries"]:
             page = f"{run}/{e['task']}.html"
             body = _table(["line", "diff", "gold", "found"], _diff_rows(patches.get(e["instance_id"], ""), e))
-            dropped = "".join(f"<li>{html(x)}</li>" for x in e["dropped"])
+            notes = [*e["dropped"], *_elsewhere(e), *_disagreements(e, d["verdicts"]["provider"])]
+            listed = "".join(f"<li>{html(x)}</li>" for x in notes)
             write_atomic(
-                folder / page, _page(f"{e['instance_id']} in {run}", f"<p>{html(e['why'])}</p><ul>{dropped}</ul>{body}")
+                folder / page, _page(f"{e['instance_id']} in {run}", f"<p>{html(e['why'])}</p><ul>{listed}</ul>{body}")
             )
             rows.append(
                 [

@@ -235,3 +235,26 @@ def test_a_two_arm_experiment_compares_the_oracle_with_a_silent_reviewer(tmp_pat
     assert (overall["control_mean"], overall["treatment_mean"], overall["difference"]) == (1.0, 0.5, -0.5)
     code, printed, _ = run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)
     assert code == 0 and printed[-1].endswith("(2 run(s))")
+
+
+PRINTING_AGENT = """
+import json, subprocess
+diff = subprocess.run(["git", "diff", "HEAD"], capture_output=True, text=True, check=True).stdout
+found = [{"file": "src/Tokens.Codeunit.al", "line_start": 4, "severity": "high", "body": "a secret",
+          "articles": ["security/secrettext-for-credentials"]}] if "GetToken" in diff else []
+print("My review:\\n```json\\n" + json.dumps(found) + "\\n```")
+"""
+
+
+def test_an_answer_printed_on_stdout_is_read_when_no_review_json_is_written(tmp_path, capsys, monkeypatch, dataset):
+    clean_environment(monkeypatch)
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    agent = tmp_path / "printing.py"
+    agent.write_text(PRINTING_AGENT, encoding="utf-8")
+    common = ("--evaluator", "pr-review", "--manifest", dataset, "--out", tmp_path / "out")
+    assert run_cli(capsys, "answer", *common, "--adapter", "command", "--command", f"{sys.executable} {agent}")[0] == 0
+    assert run_cli(capsys, "score", *common, "--adapter", "command")[0] == 0
+    score = json.loads((tmp_path / "out" / "runs" / "command-pr-review" / "score.json").read_text(encoding="utf-8"))
+    assert [e["clean"] for e in score["entries"]] == [True, True]
+    assert score["numbers"]["severity"] == {"mae_weighted": 1.0, "mae_pooled": 1.0, "exact": 0.0, "pairs": 1}
+    assert score["verdicts"]["by_article"] == 1

@@ -22,6 +22,7 @@ from bceval.evaluators.pr_review.metrics import Judged, coverage, inventory, per
 from bceval.evaluators.pr_review.providers import DEFAULT, Verdicts, verdicts
 from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
 from bceval.jsonio import dumps, dumps_compact, read_json, read_json_or_none, read_regular_text, write_atomic
+from bceval.layout import RunDir
 from bceval.runs.record import run_record, write_record
 from bceval.steps.casework import ANSWERS, QUESTION, CaseEvaluator, Question
 
@@ -112,7 +113,7 @@ class PrReviewEvaluator(CaseEvaluator):
         judged, records = [], []
         for case in loaded.cases:
             failure = answers["failures"].get(case.id, "not answered in this run")
-            review = parse_review(None) if failure else _review(run_dir / "work" / case.id)
+            review = parse_review(None) if failure else _review(run_dir / "work" / case.id, run_dir, case.id)
             found = review.findings if review.valid else None
             scored = score_entry(case.entry.expected_comments, case.entry.ignored_comments, found, provider)
             matched = tuple(p.gold for p in scored.chosen if not p.ignored)
@@ -178,14 +179,22 @@ class PrReviewEvaluator(CaseEvaluator):
         return {}
 
 
-def _review(folder: Path) -> Any:
-    path = folder / ANSWER
+def _review(folder: Path, run_dir: Path, task: str) -> Review:
+    """The review.json an answer left in its folder, else what the agent printed (its transcript's last attempt,
+    when kept whole)."""
     try:
-        return parse_review(read_regular_text(path, errors="replace"))
+        return parse_review(read_regular_text(folder / ANSWER, errors="replace"))
     except (FileNotFoundError, IsADirectoryError):
-        return parse_review(None)
+        pass
     except OSError as exc:
         return Review(False, problem=f"{ANSWER} cannot be read ({exc.strerror or exc})")
+    transcript = read_json_or_none(RunDir(run_dir).transcript(task))
+    attempts = transcript.get("attempts") if isinstance(transcript, dict) else None
+    last = attempts[-1] if isinstance(attempts, list) and attempts and isinstance(attempts[-1], dict) else {}
+    printed = last.get("stdout")
+    if isinstance(printed, str) and printed.strip() and len(printed.encode("utf-8")) == last.get("stdoutBytes"):
+        return parse_review(printed)
+    return parse_review(None)
 
 
 PR_REVIEW_EVALUATOR = PrReviewEvaluator()

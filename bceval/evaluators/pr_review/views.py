@@ -60,9 +60,8 @@ def build_view(folder: Path, entry: Entry, hidden: tuple[str, ...]) -> None:
     _git(folder, "init", "-q", "--template=")
     (folder / ".git" / "info").mkdir()
     (folder / ".git" / "info" / "exclude").write_text("".join(f"/{name}\n" for name in hidden), encoding="utf-8")
-    _git(folder, "add", "-A")
+    if changed_files(entry):
+        _git(folder, "add", "-A")
     _git(folder, "commit", "-q", "--allow-empty", "-m", "base")
-    _git(folder, "apply", "--ignore-whitespace", "-", stdin=entry.patch.encode("utf-8"))
-    added = _paths(entry.patch, "b")
-    if added:
-        _git(folder, "add", "-N", "--", *added)
+    # new files intent-to-add: `git diff HEAD` shows them
+    _git(folder, "apply", "--ignore-whitespace", "--intent-to-add", "-", stdin=entry.patch.encode("utf-8"))

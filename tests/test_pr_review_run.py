@@ -258,3 +258,17 @@ def test_an_answer_printed_on_stdout_is_read_when_no_review_json_is_written(tmp_
     assert [e["clean"] for e in score["entries"]] == [True, True]
     assert score["numbers"]["severity"] == {"mae_weighted": 1.0, "mae_pooled": 1.0, "exact": 0.0, "pairs": 1}
     assert score["verdicts"]["by_article"] == 1
+
+
+def test_an_experiment_refuses_arms_reading_different_datasets(tmp_path, capsys, monkeypatch, dataset):
+    clean_environment(monkeypatch)
+    other = tmp_path / "other.jsonl"
+    other.write_text(dataset.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    experiment = tmp_path / "pr.yaml"
+    experiment.write_text(
+        f"name: pr-pins\nepochs: 1\ndefaults:\n  corpus: {tmp_path}\n  evaluator: pr-review\n  adapter: oracle\n"
+        f"arms:\n  - name: a\n    manifest: {dataset}\n  - name: b\n    manifest: {other}\n",
+        encoding="utf-8",
+    )
+    code, _, error = run_cli(capsys, "experiment", "run", experiment, "--out", tmp_path / "out")
+    assert code == 2 and error[-1].endswith("arm 'b' reads another dataset than arm 'a'")

@@ -169,6 +169,19 @@ class PrReviewEvaluator(CaseEvaluator):
         print(f"View: {index} ({runs} run(s))")
         return 0
 
+    def check_arms(self, arms: list[Any], settings: Any) -> tuple[int, str] | None:
+        """Its arms read one dataset: scores from different dataset pins do not compare."""
+        pins: dict[str, str] = {}
+        for index, arm in enumerate(arms):
+            if arm.evaluator != NAME:
+                continue
+            if arm.manifest is None:
+                return index, f"a {NAME} arm names its BC-Bench code-review file as its manifest"
+            pins.setdefault(read_dataset(Path(arm.manifest)).sha256, arm.name)
+            if len(pins) > 1:
+                return index, f"arm '{arm.name}' reads another dataset than arm '{next(iter(pins.values()))}'"
+        return None
+
     def commands(self) -> tuple[Command, ...]:
         return (
             Command(NAME, commands.add_pr_review, partial(commands.run_pr_review, self)),

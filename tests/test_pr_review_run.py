@@ -272,3 +272,18 @@ def test_an_experiment_refuses_arms_reading_different_datasets(tmp_path, capsys,
     )
     code, _, error = run_cli(capsys, "experiment", "run", experiment, "--out", tmp_path / "out")
     assert code == 2 and error[-1].endswith("arm 'b' reads another dataset than arm 'a'")
+
+
+@requires_bcbench
+def test_no_byte_of_a_bcbench_view_names_its_entry_or_gold(tmp_path, capsys, monkeypatch):
+    clean_environment(monkeypatch)
+    lines = (BCBENCH / "codereview.jsonl").read_text(encoding="utf-8").splitlines()[::12]  # 12 entries
+    manifest = tmp_path / "some.jsonl"
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run_cli(capsys, "prepare", "--evaluator", "pr-review", "--manifest", manifest, "--out", out)[0] == 0
+    data = every_byte(out / "pr-review" / "prepared")
+    entries = [json.loads(line) for line in lines]
+    secrets = {e["instance_id"] for e in entries} | {e["description"] for e in entries}
+    secrets |= {c["body"] for e in entries for c in e["expected_comments"]}
+    assert len(secrets) > 24 and not [s for s in secrets if s.encode() in data]

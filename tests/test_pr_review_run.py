@@ -127,6 +127,14 @@ def test_the_oracle_passes_a_silent_agent_passes_only_the_silent_entry(tmp_path,
         ("negative", True, 1.0),
     ]
     assert score["numbers"]["silent"] == {"passed": 1, "entries": 1, "rate": 1.0}
+    assert score["by_area"]["security"] == {
+        "entries": 2,
+        "precision": 1.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "f0_5": 0.0,
+        "f2": 0.0,
+    }
     articles = {a["article"]: (a["recall"], a["n"], a["guard"], a["guard_n"]) for a in score["articles"]}
     assert articles == {
         "security/permission-set-avoid-wildcard-grants": (None, 0, 1.0, 1),

@@ -122,6 +122,14 @@ def run_numbers(judged: Sequence[Judged]) -> dict[str, Any]:
     }
 
 
+def by_area(judged: Sequence[Judged]) -> dict[str, dict[str, Any]]:
+    """Micro P/R/F1 of the entries of each `metadata.area` (no area: "none"), with their count."""
+    areas: dict[str, list[EntryScore]] = defaultdict(list)
+    for one in judged:
+        areas[one.entry.metadata.area or "none"].append(one.score)
+    return {area: {"entries": len(scores), **_rounded(_micro(scores))} for area, scores in sorted(areas.items())}
+
+
 def per_article(judged: Sequence[Judged]) -> list[dict[str, Any]]:
     """Per article: recall of its gold comments and the guard of the entries listing it (share with no incorrect
     finding), each with its n; `ranked` only when both n reach MIN_RANKED."""

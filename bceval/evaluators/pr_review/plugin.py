@@ -18,7 +18,7 @@ from bceval.evaluators.pr_review.answers import Review, parse_review
 from bceval.evaluators.pr_review.commands import NAME
 from bceval.evaluators.pr_review.entries import Dataset, Entry, read_dataset
 from bceval.evaluators.pr_review.matching import MATCHER, score_entry
-from bceval.evaluators.pr_review.metrics import Judged, coverage, inventory, per_article, run_numbers
+from bceval.evaluators.pr_review.metrics import Judged, by_area, coverage, inventory, per_article, run_numbers
 from bceval.evaluators.pr_review.providers import DEFAULT, Verdicts, verdicts
 from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
 from bceval.jsonio import dumps, dumps_compact, read_json, read_json_or_none, read_regular_text, write_atomic
@@ -137,6 +137,7 @@ class PrReviewEvaluator(CaseEvaluator):
             },
             "prompt_version": PROMPT_VERSION,
             "numbers": run_numbers(judged),
+            "by_area": by_area(judged),
             "articles": per_article(judged),
             "coverage": coverage(loaded.dataset.entries, inventory(loaded.corpus)),
             **more,

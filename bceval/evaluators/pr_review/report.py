@@ -147,6 +147,11 @@ def scorecard(d: dict[str, Any]) -> str:
         "",
     ]
     lines += ["| number | value |", "|---|---|", *(f"| {a} | {b} |" for a, b in _numbers_rows(d["numbers"]))]
+    lines += ["", "| area | entries | micro P | micro R | micro F1 |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {markdown(area)} | {n['entries']} | {n['precision']:.3f} | {n['recall']:.3f} | {n['f1']:.3f} |"
+        for area, n in d["by_area"].items()
+    ]
     lines += [
         "",
         f"Coverage against the corpus: {len(c['covered'])} of {c['inventory']} articles covered, "

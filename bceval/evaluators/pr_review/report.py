@@ -12,7 +12,7 @@ from typing import Any
 from bceval.escape import html, markdown
 from bceval.evaluators.pr_review.answers import Review
 from bceval.evaluators.pr_review.entries import read_dataset
-from bceval.evaluators.pr_review.matching import Scored
+from bceval.evaluators.pr_review.matching import Scored, normalized
 from bceval.evaluators.pr_review.providers import TOLERANCE
 from bceval.jsonio import dumps_compact, read_json_or_none, write_atomic
 from bceval.layout import OutDir
@@ -187,7 +187,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _notes(comments: list[dict[str, Any]], prefix: str, partner: dict[int, int], other: str) -> str:
+def _notes(comments: list[tuple[int, dict[str, Any]]], prefix: str, partner: dict[int, int], other: str) -> str:
     parts = []
     for index, c in comments:
         linked = f' &harr; <a href="#{other}{partner[index]}">{other}{partner[index]}</a>' if index in partner else ""
@@ -217,7 +217,7 @@ def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
         found = [
             (i, c)
             for i, c in enumerate(e["findings"])
-            if here and c["file"].lstrip("./") == path and c["line_start"] == here
+            if here and normalized(c["file"]) == path and c["line_start"] == here
         ]
         klass = "add" if text.startswith("+") else "del" if text.startswith("-") else ""
         rows.append(
@@ -232,7 +232,7 @@ def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
 
 
 def _elsewhere(e: dict[str, Any]) -> list[str]:
-    """The findings the diff cannot show: at a file or line the patch does not add."""
+    """The findings in a file with no gold comment: they pair with nothing."""
     shown = {(p["found"]) for p in e["pairs"]}
     return [
         f"f{i} at {c['file']}:{c['line_start']}, no gold comment in that file"

@@ -5,6 +5,7 @@ viewer; and, on BC-Bench's 144 entries, the oracle, `[]` and shifted-line answer
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zlib
@@ -243,6 +244,19 @@ def test_a_two_arm_experiment_compares_the_oracle_with_a_silent_reviewer(tmp_pat
     assert (overall["control_mean"], overall["treatment_mean"], overall["difference"]) == (1.0, 0.5, -0.5)
     code, printed, _ = run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)
     assert code == 0 and printed[-1].endswith("(2 run(s))")
+    arms = out / "experiments" / "pr-demo" / "variants"
+    control, treatment = (next(arms.glob(f"*/*/{arm}-e1/run-0001")) for arm in ("oracle", "silent"))
+    code, printed, _ = run_cli(capsys, "pr-review", "compare", "--control", control, "--treatment", treatment)
+    compared = json.loads("\n".join(printed))
+    assert (compared["entries"], compared["control_f1"], compared["treatment_f1"]) == (2, 1.0, 0.5)
+    assert (compared["difference"], compared["micro_difference"]) == (-0.5, -1.0)
+    rescored = ("pr-review", "score", "--manifest", dataset, "--run", "x", "--verdicts", "location@0")
+    shutil.copytree(treatment, out / "runs" / "x")
+    assert run_cli(capsys, *rescored, "--out", out)[0] == 0
+    code, _, error = run_cli(capsys, "pr-review", "compare", "--control", control, "--treatment", out / "runs" / "x")
+    assert code == 2 and error == [
+        "bceval: compare: the runs differ in dataset, verdict provider or prompt; they do not compare"
+    ]
 
 
 PRINTING_AGENT = """

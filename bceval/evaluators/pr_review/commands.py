@@ -1,6 +1,6 @@
-"""The pr-review evaluator's own commands: `bceval pr-review score|coverage` (re-score an answered run under another
-verdict provider; the dataset's article coverage) and `bceval judge calibrate` (the judge against BC-Bench's
-hand-labelled pairs)."""
+"""The pr-review evaluator's own commands: `bceval pr-review score|coverage|compare` (re-score an answered run under
+another verdict provider; the dataset's article coverage; two sets of runs entry by entry) and `bceval judge
+calibrate` (the judge against BC-Bench's hand-labelled pairs)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from bceval.config import SOURCES, load_settings
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.pr_review.judge import calibration_numbers, judge_for, judge_verdicts, read_calibration
-from bceval.evaluators.pr_review.metrics import coverage, inventory
+from bceval.evaluators.pr_review.metrics import coverage, inventory, paired
 from bceval.evaluators.pr_review.providers import DEFAULT, verdicts
 from bceval.jsonio import dumps, read_json_or_none, write_atomic
 from bceval.layout import OutDir
@@ -31,10 +31,10 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_pr_review(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    text = "re-score a pr-review run under a verdict provider, or report the article coverage"
+    text = "re-score a pr-review run under a verdict provider, compare runs, or report the article coverage"
     parser = commands.add_parser(NAME, help=text, description=_sentence(text))
-    parser.add_argument("mode", choices=("score", "coverage"))
-    parser.add_argument("--manifest", required=True, help="the BC-Bench code-review file (codereview.jsonl)")
+    parser.add_argument("mode", choices=("score", "coverage", "compare"))
+    parser.add_argument("--manifest", help="the BC-Bench code-review file (codereview.jsonl; score, coverage)")
     parser.add_argument("--corpus", help="the BCQuality checkout whose articles coverage counts")
     parser.add_argument("--out", help="output root (default: out/)")
     parser.add_argument("--run", help="the run to score (default: <adapter>-pr-review)")
@@ -43,6 +43,8 @@ def add_pr_review(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
         "--verdicts", default=DEFAULT, help="articles[@T] (default), location[@T], replay:FILE or judge:MODEL"
     )
     _endpoint_flags(parser)
+    for side in ("control", "treatment"):
+        parser.add_argument(f"--{side}", action="append", default=[], help=f"compare: a {side} run folder (repeat)")
     return parser
 
 
@@ -50,7 +52,35 @@ def _calibration_path(out: Path, model: str) -> Path:
     return OutDir(out).path / NAME / "calibration" / f"{model.replace('/', '_')}.json"
 
 
+def _scores(folders: list[str], side: str) -> list[dict[str, Any]]:
+    if not folders:
+        raise BcevalError(f"compare: name at least one --{side} run folder")
+    found = []
+    for folder in folders:
+        path = Path(folder) / "score.json" if Path(folder).is_dir() else Path(folder)
+        document = read_json_or_none(path)
+        if not isinstance(document, dict) or document.get("kind") != "bceval-pr-review-score":
+            raise BcevalError(f"{path}: not the score.json of a pr-review run")
+        found.append(document)
+    return found
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Two sides' runs entry by entry (docs/pr-review.md, "Comparing runs"); runs of another dataset, provider or
+    prompt are refused."""
+    control, treatment = _scores(args.control, "control"), _scores(args.treatment, "treatment")
+    pins = {(d["dataset"]["sha256"], d["verdicts"]["provider"], d["prompt_version"]) for d in control + treatment}
+    if len(pins) > 1:
+        raise BcevalError("compare: the runs differ in dataset, verdict provider or prompt; they do not compare")
+    print(dumps(paired(control, treatment)), end="")
+    return 0
+
+
 def run_pr_review(evaluator: Any, args: argparse.Namespace) -> int:
+    if args.mode == "compare":
+        return compare(args)
+    if args.manifest is None:
+        raise BcevalError(f"{NAME} {args.mode}: give the BC-Bench code-review file with --manifest")
     settings = load_settings(**{k: v for k, v in vars(args).items() if k in SOURCES and v is not None})
     loaded = evaluator.load(settings.corpus, settings.manifest)
     if args.mode == "coverage":

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest, bootstrap
+from scipy.stats import binomtest, bootstrap, wilcoxon
 
 from bceval.evaluators.pr_review.entries import Entry
 from bceval.evaluators.pr_review.matching import EntryScore, f_beta
@@ -180,4 +180,51 @@ def coverage(entries: Sequence[Entry], articles: set[str]) -> dict[str, Any]:
         "zero_coverage": sorted(articles - declared),
         "unknown": sorted(declared - articles),
         "unannotated": sorted(e.instance_id for e in entries if not e.articles),
+    }
+
+
+def _sides(runs: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per entry (instance id), its records over the runs (epochs) of one side."""
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for run in runs:
+        for record in run["entries"]:
+            found[record["instance_id"]].append(record)
+    return found
+
+
+def paired(control: Sequence[dict[str, Any]], treatment: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Two sides' score.json documents (one per epoch) compared entry by entry: the mean per-entry F1 difference
+    with a bootstrap interval that resamples entries (each entry's epochs stay together), the Wilcoxon signed-rank
+    p-value, and the micro F1 difference resampled the same way."""
+    left, right = _sides(control), _sides(treatment)
+    ids = sorted(set(left) & set(right))
+    if len(ids) < 2:
+        return {"entries": len(ids)}
+    f1 = np.array([[_mean([r["f1"] for r in side[i]], 0.0) for i in ids] for side in (left, right)])
+    counts = np.array(
+        [
+            [[sum(r[k] for r in side[i]) for k in ("matched", "generated", "ignored", "expected")] for i in ids]
+            for side in (left, right)
+        ],
+        dtype=float,
+    )
+    draws = np.random.default_rng(SEED).integers(0, len(ids), (10_000, len(ids)))
+
+    def micro(sums: np.ndarray) -> float:
+        m, g, i, x = sums
+        return f_beta(_ratio(m, g - i), _ratio(m, x), 1.0)
+
+    deltas = f1[1] - f1[0]
+    drawn_micro = [micro(counts[1][d].sum(axis=0)) - micro(counts[0][d].sum(axis=0)) for d in draws[:2000]]
+    p = float(wilcoxon(deltas).pvalue) if np.any(deltas) else 1.0
+    return {
+        "entries": len(ids),
+        "control_f1": round(float(f1[0].mean()), 6),
+        "treatment_f1": round(float(f1[1].mean()), 6),
+        "difference": round(float(deltas.mean()), 6),
+        "interval": [round(float(v), 6) for v in np.percentile(deltas[draws].mean(axis=1), [2.5, 97.5])],
+        "wilcoxon_p": float(f"{p:.6g}"),
+        "micro_difference": round(micro(counts[1].sum(axis=0)) - micro(counts[0].sum(axis=0)), 6),
+        "micro_interval": [round(float(v), 6) for v in np.percentile(drawn_micro, [2.5, 97.5])],
+        "how": "percentile bootstrap over entries (10,000 for the mean, 2,000 for micro F1, seed 42), 95%",
     }

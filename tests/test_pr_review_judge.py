@@ -110,6 +110,11 @@ def test_a_run_scored_by_the_judge_stores_its_verdicts_for_replay(tmp_path, caps
         never = ("--run", "never", "--verdicts", "judge:never", *endpoint)
         shutil.copytree(out / "runs" / "oracle-pr-review", out / "runs" / "never")
         assert run_cli(capsys, "pr-review", "score", *common, *never)[1][-1].count("micro F1 0.000") == 1
+    never_score = json.loads((out / "runs" / "never" / "score.json").read_text(encoding="utf-8"))
+    assert never_score["sensitivity"] == {
+        "provider": "location@5",
+        "micro": {**never_score["sensitivity"]["micro"], "f1": 1.0},
+    }
     assert run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)[0] == 0
     pages = "".join(p.read_text(encoding="utf-8") for p in (out / "view" / "pr-review" / "never").glob("*.html"))
     assert "the judge says no match, location@5 (distance 0) the opposite" in pages

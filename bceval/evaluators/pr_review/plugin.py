@@ -19,7 +19,7 @@ from bceval.evaluators.pr_review.commands import NAME
 from bceval.evaluators.pr_review.entries import Dataset, Entry, read_dataset
 from bceval.evaluators.pr_review.matching import MATCHER, score_entry
 from bceval.evaluators.pr_review.metrics import Judged, by_area, coverage, inventory, per_article, run_numbers
-from bceval.evaluators.pr_review.providers import DEFAULT, Verdicts, verdicts
+from bceval.evaluators.pr_review.providers import DEFAULT, TOLERANCE, Verdicts, verdicts
 from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
 from bceval.jsonio import dumps, dumps_compact, read_json, read_json_or_none, read_regular_text, write_atomic
 from bceval.layout import RunDir
@@ -110,15 +110,21 @@ class PrReviewEvaluator(CaseEvaluator):
         answers = read_json(run_dir / ANSWERS)
         adapter = answers["agent"].get("adapter", adapter)
         provider = provider or verdicts(DEFAULT)
-        judged, records = [], []
+        judged, records, located = [], [], []
+        proxy = verdicts(f"location@{TOLERANCE}")  # a judge's sensitivity: the same answers by location alone
         for case in loaded.cases:
             failure = answers["failures"].get(case.id, "not answered in this run")
             review = parse_review(None) if failure else _review(run_dir / "work" / case.id, run_dir, case.id)
             found = review.findings if review.valid else None
-            scored = score_entry(case.entry.expected_comments, case.entry.ignored_comments, found, provider)
+            gold, ignored = case.entry.expected_comments, case.entry.ignored_comments
+            scored = score_entry(gold, ignored, found, provider)
             matched = tuple(p.gold for p in scored.chosen if not p.ignored)
             judged.append(Judged(case.entry, scored.score, matched))
             records.append(report.entry_record(case, review, scored, failure))
+            if provider.comparable:
+                located.append(Judged(case.entry, score_entry(gold, ignored, found, proxy).score, ()))
+        if located:
+            more["sensitivity"] = {"provider": proxy.label, "micro": run_numbers(located)["micro"]}
         document = {
             "kind": "bceval-pr-review-score",
             "version": 1,

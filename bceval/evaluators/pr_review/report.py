@@ -97,11 +97,13 @@ def _header(d: dict[str, Any]) -> list[str]:
         "comparable with BC-Bench" if v["comparable_with_bcbench"] else "a bceval proxy, NOT comparable with BC-Bench"
     )
     views = sorted({e["view"] for e in d["entries"]})
+    sensitivity = d.get("sensitivity")
+    compared = f" Under {sensitivity['provider']}: micro F1 {sensitivity['micro']['f1']:.3f}." if sensitivity else ""
     return [
         f"Dataset: {d['dataset']['path']} (sha256 {d['dataset']['sha256'][:12]}); {n['entries']} entries scored, "
         f"{len(d['skipped'])} skipped (no view). View: {', '.join(views)}. Prompt: {d['prompt_version']}.",
         f"Verdicts: {v['provider']} ({label}); {v['by_article']} pair(s) confirmed by a shared article, "
-        f"{v['by_location']} by file and lines alone, {v['unjudged']} unjudged. Matcher: {d['matcher']}.",
+        f"{v['by_location']} by file and lines alone, {v['unjudged']} unjudged. Matcher: {d['matcher']}.{compared}",
     ]
 
 

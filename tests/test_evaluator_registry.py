@@ -58,7 +58,7 @@ def _bceval(site, *given):
 
 def test_the_built_in_evaluators_keep_the_protocol_in_listed_order():
     names = [entry.name for entry in registered() if entry.origin == BUILT_IN]
-    assert names == ["review", "plan", "implementation", "development"]
+    assert names == ["review", "plan", "implementation", "development", "pr-review"]
     for name in names:
         assert isinstance(evaluator(name), Evaluator)
         assert evaluator(name).description
@@ -74,6 +74,7 @@ def test_a_plugin_is_listed_with_its_distribution_and_escaped_text(tmp_path):
         ["plan", "built-in"],
         ["implementation", "built-in"],
         ["development", "built-in"],
+        ["pr-review", "built-in"],
         ["toy", "toy-dist"],
     ]
     assert "\x1b" not in done.stdout  # a plugin's text is data: escaped for the console
@@ -98,7 +99,7 @@ def test_an_unknown_evaluator_is_refused_naming_the_registered_ones(tmp_path):
     done = _bceval(tmp_path, "prepare", "--evaluator", "nope", "--corpus", "demo", "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert done.stderr.strip().endswith(
-        "no evaluator named 'nope' (registered: review, plan, implementation, development)"
+        "no evaluator named 'nope' (registered: review, plan, implementation, development, pr-review)"
     )
     assert not (tmp_path / "out").exists()
 

@@ -23,6 +23,7 @@ _OWN = {
     "plan": ("bceval.evaluators.guidance.plugin:PLAN_EVALUATOR", ("guidance",)),
     "implementation": ("bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR", ("guidance",)),
     "development": ("bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR", ("development", "evidence")),
+    "pr-review": ("bceval.evaluators.pr_review.plugin:PR_REVIEW_EVALUATOR", ("pr-review", "judge")),
 }
 
 

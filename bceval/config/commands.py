@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option
 
 
@@ -214,6 +214,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     )
     + _API_USES,
     "evidence": _family(KNOWLEDGE, Use("kr_question_file", required=True), Use("kr_run_id", required=True)),
+    "findings": _family(FINDINGS),
 }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bceval.agents.registry import agent_names
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option as Option
 
 ISOLATIONS = ("view", "none")
@@ -139,6 +139,7 @@ OTHERS: tuple[Option, ...] = (
     *GUIDANCE,
     *DEVELOPMENT,
     *KNOWLEDGE,
+    *FINDINGS,
 )
 
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}

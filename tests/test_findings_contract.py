@@ -310,3 +310,19 @@ def test_the_review_gate_keeps_what_normalization_changed(tmp_path, capsys):
     assert review["merged"]["findings"] and all(
         a["answer"]["findings"][0]["id"].startswith("demo-review:") for a in normalized
     )
+
+
+@pytest.mark.parametrize("severity", ["blocker", "major", "minor", "info"])
+@pytest.mark.parametrize("confidence", ["high", "medium", "low"])
+def test_the_schema_caps_every_uncited_finding_at_minor_and_medium(world, severity, confidence):
+    capped = severity in ("minor", "info") and confidence != "high"
+    uncited = agent(severity=severity, confidence=confidence)
+    assert (lines(report([uncited]), world["scope"]) == []) is capped
+    own = {**agent(id="agent:cross-cutting", domain="Agent"), "severity": severity, "confidence": confidence}
+    top = {**rolled(), "findings": [*rolled()["findings"][:2], {**own, "from-sub-skill": "agent"}]}
+    top["summary"]["counts"] = report(top["findings"])["summary"]["counts"]
+    nested = rolled()
+    nested["sub-results"][0]["findings"][1].update(severity=severity, confidence=confidence)
+    for document in (top, nested):
+        schema = [line for line in lines(document, world["scope"]) if line.startswith("Invalid findings-report")]
+        assert (schema == []) is capped, schema

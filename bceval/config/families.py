@@ -245,31 +245,15 @@ KNOWLEDGE: tuple[Option, ...] = (
 
 # findings: the flags of `bceval findings validate` (spec upstream-2026-09.md §3.2: upstream's validator parameters)
 _findings = partial(_flagged, "findings", "findings")
+_positional = partial(Option, kind="positional", part="findings")
 FINDINGS: tuple[Option, ...] = (
-    Option(
-        "findings_action",
-        kind="positional",
-        part="findings",
-        metavar="validate",
-        choices=("validate",),
-        help="exit 0: accepted; 1: rejected, one line per problem; 2: bad input",
-    ),
-    Option("findings_report", kind="positional", part="findings", metavar="REPORT", help="the findings-report (JSON)"),
+    _positional("findings_action", metavar="validate", choices=("validate",), help="check REPORT (exit 1: rejected)"),
+    _positional("findings_report", metavar="REPORT", help="the findings-report (JSON)"),
     _findings("corpus", "path", metavar="DIR", help="the checkout cited knowledge paths must exist in (default: .)"),
-    _findings(
-        "retrieved",
-        "paths",
-        metavar="PATH",
-        help="a knowledge path retrieved in full (repeatable); any other cited path is REFERENCE_NOT_RETRIEVED",
-    ),
+    _findings("retrieved", "paths", metavar="PATH", help="a knowledge path retrieved in full (repeatable)"),
     _findings("source_root", "path", metavar="DIR", help="where location files are read to count their lines"),
     _findings("source", "paths", metavar="PATH", help="a source path findings may point at (repeatable)"),
     _findings("super", "switch", help="a super-skill report (default: a leaf report)"),
-    _findings(
-        "expected_composition",
-        "path",
-        metavar="FILE",
-        help="with --super: the coordinator's selected, skipped and accepted leaves (JSON)",
-    ),
+    _findings("expected_composition", "path", metavar="FILE", help="with --super: the coordinator's leaves (JSON)"),
     _findings("normalize", "switch", help="accept a report that bounded normalization repairs (ids, ranges)"),
 )

@@ -74,6 +74,10 @@ _API_USES = _uses(
     Use("max_output_tokens", "tokens per response (default: the endpoint's)", group=_API),
     Use("seed", "sampling seed, for endpoints that take one", group=_API),
 )
+# review questions only: how the api agent gets the candidate articles (docs/live-agents.md)
+_KNOWLEDGE = Use(
+    "knowledge", "embedded (default: the request holds the candidates) or bounded (found with tools)", group=_API
+)
 _BUDGET = _uses(
     Use("max_cost", "no new case starts once the run's known cost reaches USD"),
     Use("prices", "price table (YAML): USD per million tokens, by model"),
@@ -106,7 +110,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("failed_from", "the cases that did not pass in that run or file"),
     )
     + _BUDGET
-    + _API_USES,
+    + _API_USES
+    + (_KNOWLEDGE,),
     "score": _CORPUS
     + _uses("evaluator")
     + _uses(

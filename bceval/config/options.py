@@ -15,6 +15,7 @@ from bceval.config.option import Option as Option
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
+KNOWLEDGE_MODES = ("embedded", "bounded")  # the api agent is handed the candidate rows, or finds them with its tools
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -80,6 +81,7 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
     _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
     _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("knowledge", "BCEVAL_KNOWLEDGE", "text", "agent", "embedded", choices=KNOWLEDGE_MODES, metavar="MODE"),
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),

@@ -221,8 +221,9 @@ def test_applicability_defaults_are_omitted_and_unknown_dimensions_are_named():
     ],
 )
 def test_one_bad_row_anywhere_fails_every_search_with_its_problem(fields, problem):
-    bad = _row("microsoft/knowledge/events/z.md", **{"domain": "events", **fields})
-    box = box_of(_folder(_row("microsoft/knowledge/ui/a.md"), bad))
+    folder = _folder(_row("microsoft/knowledge/ui/a.md"), _row("microsoft/knowledge/events/z.md", domain="events"))
+    assert json.loads(_folder(_row("microsoft/knowledge/events/z.md", **fields))[INDEX])["articles"] == []  # skipped
+    box = box_of(_edited(folder, lambda index: index["articles"][0].update(fields)))  # events/z.md, changed later
     assert refused(box, "search_knowledge", domain="ui") == (
         f"Malformed knowledge index row at microsoft/knowledge/events/z.md: {problem}. {CATALOG_RECOVERY}"
     )

@@ -46,8 +46,10 @@ def source_snapshot(rows: list[dict[str, Any]]) -> str:
 
 
 def prepared_index(rows: list[dict[str, Any]], bodies: dict[str, bytes], generated_at: str) -> bytes:
-    """A strict prepared index of `rows` (bceval's index rows), each given the `sourceSha256` of its body."""
-    kept = sorted(({**row, "sourceSha256": sha256(bodies[row["path"]])} for row in rows), key=lambda r: r["path"])
+    """A strict prepared index of `rows` (bceval's index rows), each given the `sourceSha256` of its body; as the
+    strict builder does (§2.2), a row that breaks a metadata rule is left out."""
+    kept = [{**row, "sourceSha256": sha256(bodies[row["path"]])} for row in rows if metadata_problem(row) is None]
+    kept.sort(key=lambda row: row["path"])
     header = {"version": 1, "generatedAt": generated_at, "enabledLayers": [], "knowledgeAllow": [], "knowledgeDeny": []}
     document = {**header, "articleCount": len(kept), "sourceSnapshot": source_snapshot(kept), "articles": kept}
     return dumps_compact(document).encode("utf-8")
@@ -58,9 +60,8 @@ def prepared_index(rows: list[dict[str, Any]], bodies: dict[str, bytes], generat
 
 def path_problem(path: Any) -> str | None:
     """Why `path` is no exact knowledge path (§4.1's path rules), or None."""
-    if not isinstance(path, str) or not path.strip() or not _PATH.match(path) or _BAD_CHARS.search(path):
-        return f"Invalid knowledge path: {path}"
-    if any(part in ("", ".", "..") or part.endswith((".", " ")) for part in path.split("/")):
+    bad = not isinstance(path, str) or not _PATH.match(path) or _BAD_CHARS.search(path)
+    if bad or any(part in ("", ".", "..") or part.endswith((".", " ")) for part in path.split("/")):
         return f"Invalid knowledge path: {path}"
     return None
 

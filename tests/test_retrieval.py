@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_CORPUS
+from conftest import DEMO_CORPUS, SHARED_CORPUS
 
 from bceval.agents.api_tools import MemoryFolder, ToolBox
 from bceval.agents.retrieval import (
@@ -78,6 +78,13 @@ def test_the_paged_catalog_is_lossless_bounded_and_repeats_its_header(demo):
         assert offsets == sorted(set(offsets)) and found[-1]["complete"] and found[-1]["continuation"] is None
         assert found[-1]["remainingCount"] == 0 and found[0]["totalCount"] == len(domain_rows)
     assert len(pages(box, domain=DOMAIN, maxBytes=1500)) > 1
+    every = [
+        row["path"]
+        for d in {r["domain"] for r in rows}
+        for p in pages(box, domain=d, maxBytes=1500)
+        for row in p["candidates"]
+    ]
+    assert sorted(every) == sorted(row["path"] for row in rows)  # the union over all domains is every row
     first = ask(box, "search_knowledge", domain=DOMAIN, maxBytes=1500)
     assert list(first) == [
         *("version", "domain", "context", "enabledLayers", "indexedLayers", "excludeConditional", "defaults"),
@@ -387,3 +394,22 @@ def test_the_tools_read_only_their_folder(tmp_path: Path, demo):
     assert [spec["function"]["name"] for spec in box.specs()] == ["search_knowledge", "get_articles"]
     for path in ("/etc/passwd", "microsoft/knowledge/../../secret.md", "microsoft/knowledge/ui/a.md\0"):
         assert refused(box, "get_articles", paths=[path]).startswith("Invalid knowledge path")
+
+
+@pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason=f"needs the public BCQuality corpus at {SHARED_CORPUS}")
+def test_every_article_of_the_shared_corpus_is_kept_found_and_read_whole():
+    rows = json.loads(knowledge_index_text(SHARED_CORPUS, BcevalError))["articles"]
+    files = {row["path"]: (SHARED_CORPUS / row["path"]).read_bytes() for row in rows}
+    box = box_of(bounded_folder(files, rows, WHEN))
+    assert json.loads(box.read(INDEX)[1])["articleCount"] == len(rows) == 255  # no row breaks a metadata rule
+    found = [row["path"] for d in {r["domain"] for r in rows} for p in pages(box, domain=d) for row in p["candidates"]]
+    assert sorted(found) == sorted(files)
+    for start in range(0, len(found), 8):
+        asked: dict = {"paths": found[start : start + 8]}
+        while True:
+            batch = ask(box, "get_articles", **asked)
+            assert all(a["body"].encode() == files[a["path"]] for a in batch["articles"])
+            if batch["complete"]:
+                break
+            asked = {"paths": batch["remainingPaths"], **batch["continuation"]}
+    assert len(box.reads()) == 255 and all(read["complete"] for read in box.reads())

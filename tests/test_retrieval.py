@@ -12,6 +12,7 @@ import pytest
 from conftest import DEMO_CORPUS, SHARED_CORPUS
 
 from bceval.agents.api_tools import MemoryFolder, ToolBox
+from bceval.agents.registry import Shape, ShapedSetup, make_agent
 from bceval.agents.retrieval import (
     BODY_RECOVERY,
     BOUNDED_TOOLS,
@@ -21,7 +22,7 @@ from bceval.agents.retrieval import (
     prepared_index,
     source_snapshot,
 )
-from bceval.agents.settings import EndpointSettings
+from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.corpus.index import knowledge_index_text
 from bceval.errors import BcevalError
 
@@ -413,3 +414,13 @@ def test_every_article_of_the_shared_corpus_is_kept_found_and_read_whole():
                 break
             asked = {"paths": batch["remainingPaths"], **batch["continuation"]}
     assert len(box.reads()) == 255 and all(read["complete"] for read in box.reads())
+
+
+def test_bounded_is_refused_for_a_question_shape_that_has_no_bounded_mode():
+    class Plain(Shape):
+        hidden: dict = {}
+        tools = ()
+
+    settings = AgentSettings(command="", model="m", endpoint=EndpointSettings(knowledge="bounded"))
+    with pytest.raises(BcevalError, match="^--knowledge bounded applies to review questions only"):
+        make_agent("api", ShapedSetup("development", Plain(), settings))

@@ -94,6 +94,7 @@ class ReviewShape(Shape):
     in_case_view = True
     checks_command = True
     tools = READ_TOOLS
+    bounded = True  # takes --knowledge bounded: the api agent finds the candidates with BOUNDED_TOOLS
 
     def __init__(self, cache_dir: Path, hidden: Mapping[str, Path]) -> None:
         self.cache_dir = cache_dir

@@ -133,21 +133,12 @@ def _unquoted(value: str) -> str:
     return value.strip("\"'")
 
 
-def _list_problem(row: dict[str, Any], field: str) -> str | None:
-    values = row.get(field)
-    if not isinstance(values, list) or not values:
-        return f"missing/invalid {field}"
-    if not all(isinstance(v, str) and v.strip() for v in values):
-        return f"invalid {field} value"
-    return None
-
-
 def _bc_version_problem(values: list[str]) -> str | None:
     plain = [_unquoted(value) for value in values]
     if "all" in plain:
         return None if len(plain) == 1 else "mixed bc-version sentinel"
-    if len(plain) == 1 and _RANGE.match(plain[0]):
-        low, high = _RANGE.match(plain[0]).groups()  # type: ignore[union-attr]
+    if len(plain) == 1 and (found := _RANGE.match(plain[0])):
+        low, high = found.groups()
         if int(low) < 1 or (high and int(high) < 1):
             return "invalid bc-version range bound"
         return "descending bc-version range" if high and int(low) > int(high) else None
@@ -168,9 +159,11 @@ def metadata_problem(row: dict[str, Any]) -> str | None:
     if not isinstance(row.get("domain"), str) or not _SLUG.match(row["domain"]):
         return "missing/invalid domain"
     for field in ("bc-version", "technologies", "countries", "application-area", "keywords"):
-        problem = _list_problem(row, field)
-        if problem:
-            return problem
+        values = row.get(field)
+        if not isinstance(values, list) or not values:
+            return f"missing/invalid {field}"
+        if not all(isinstance(v, str) and v.strip() for v in values):
+            return f"invalid {field} value"
     for field in ("title", "description"):
         value = row.get(field)
         if not isinstance(value, str) or not value.strip() or "\r" in value or "\n" in value:

@@ -80,9 +80,8 @@ def review_prompt(view: View, isolated: bool) -> str:
 def user_message(view: View, bounded: bool = False) -> str:
     request = view.text(view.request_name)
     if bounded:  # the candidates are left for the tools to find, with the domain they are searched in
-        shown = {
-            key: value for key, value in json.loads(request).items() if key not in ("candidateArticles", "protocol")
-        }
+        shown = json.loads(request)
+        del shown["candidateArticles"], shown["protocol"]  # the protocol names them; BOUNDED_PROTOCOL replaces it
         domain = shown["skill"].rsplit("/", 1)[-1].removeprefix("al-").removesuffix("-review.md")
         request = dumps({"knowledgeDomain": domain, **shown})
     return f"=== request {view.request_name} ===\n{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"

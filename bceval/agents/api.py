@@ -386,6 +386,8 @@ class ApiAgent(LiveAgent):
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
+        if agent.endpoint.knowledge != "embedded" and not getattr(self.shape, "bounded", False):
+            raise BcevalError(f"--knowledge {agent.endpoint.knowledge} applies to review questions only: drop it here")
         self.require_opt_in()
         self.model, self.pinned = agent.model, True  # the model is in every request
         self.tools = self.shape.tools

@@ -95,6 +95,7 @@ class Settings:
     max_turns: int = _default("max_turns")
     max_output_tokens: int | None = None
     seed: int | None = None
+    knowledge: str = _default("knowledge")  # one of KNOWLEDGE_MODES: how the api agent gets the candidate articles
     max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
     prices: PriceTable | None = None  # USD per million tokens, by model
     # which cases a run answers
@@ -397,6 +398,8 @@ def agent_settings(settings: Settings) -> AgentSettings:
     endpoint = settings.endpoint
     if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
+    if settings.knowledge != "embedded" and endpoint is None:
+        raise BcevalError(f"--knowledge {settings.knowledge} needs --adapter api: its tools serve the knowledge")
     return _same_named(
         AgentSettings, settings, command=settings.command or "", paid_by=str(settings.run_dir), endpoint=endpoint
     )

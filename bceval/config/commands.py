@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option
 
 
@@ -76,6 +76,10 @@ _API_USES = _uses(
     Use("max_output_tokens", "tokens per response (default: the endpoint's)", group=_API),
     Use("seed", "sampling seed, for endpoints that take one", group=_API),
 )
+# review questions only: how the api agent gets the candidate articles (docs/live-agents.md)
+_KNOWLEDGE = Use(
+    "knowledge", "embedded (default: the request holds the candidates) or bounded (found with tools)", group=_API
+)
 _BUDGET = _uses(
     Use("max_cost", "no new case starts once the run's known cost reaches USD"),
     Use("prices", "price table (YAML): USD per million tokens, by model"),
@@ -108,7 +112,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("failed_from", "the cases that did not pass in that run or file"),
     )
     + _BUDGET
-    + _API_USES,
+    + _API_USES
+    + (_KNOWLEDGE,),
     "score": _CORPUS
     + _uses("evaluator")
     + _uses(
@@ -221,6 +226,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     )
     + _API_USES,
     "evidence": _family(KNOWLEDGE, Use("kr_question_file", required=True), Use("kr_run_id", required=True)),
+    "findings": _family(FINDINGS),
 }
 
 

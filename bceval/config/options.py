@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bceval.agents.registry import agent_names
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option as Option
 
 ISOLATIONS = ("view", "none")
@@ -17,6 +17,7 @@ SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
 ADDITIONAL_IDS = ("curabis", "microsoft")  # the case-id schemes of `additionalArticles` (docs/review.md)
 INDEXES = ("lenient", "strict")  # the knowledge index builders: 841b4e7's, and upstream's strict one
+KNOWLEDGE_MODES = ("embedded", "bounded")  # the api agent is handed the candidate rows, or finds them with its tools
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -82,6 +83,7 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
     _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
     _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("knowledge", "BCEVAL_KNOWLEDGE", "text", "agent", "embedded", choices=KNOWLEDGE_MODES, metavar="MODE"),
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
@@ -175,6 +177,7 @@ OTHERS: tuple[Option, ...] = (
     *GUIDANCE,
     *DEVELOPMENT,
     *KNOWLEDGE,
+    *FINDINGS,
 )
 
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}

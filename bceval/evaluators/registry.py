@@ -22,7 +22,10 @@ _OWN = {
     "review": ("bceval.evaluators.review.plugin:REVIEW_EVALUATOR", ("health", "skills")),
     "plan": ("bceval.evaluators.guidance.plugin:PLAN_EVALUATOR", ("guidance",)),
     "implementation": ("bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR", ("guidance",)),
-    "development": ("bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR", ("development", "evidence")),
+    "development": (
+        "bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR",
+        ("development", "evidence", "findings"),
+    ),
     "pr-review": ("bceval.evaluators.pr_review.plugin:PR_REVIEW_EVALUATOR", ("pr-review", "judge")),
 }
 

@@ -199,7 +199,8 @@ def matching(plan: Plan, default_adapter: str, no_share: bool) -> tuple[list[str
                 "they share no case, so nothing can be compared"
             )
         differing.update(name for name in names if shown(arm, name) != shown(control, name))
-        differs = [name for name in ARM_FIELDS if shown(arm, name) != shown(control, name)]
+        asked = (*ARM_FIELDS, "knowledge")  # knowledge is optional, yet asks another question (request, tools)
+        differs = [name for name in asked if shown(arm, name) != shown(control, name)]
         if len(differs) > 1:
             warnings.append(
                 f"arm '{arm.name}' differs from the control '{control.name}' in {len(differs)} fields "
@@ -234,6 +235,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
+        knowledge=fields.get("knowledge") or settings.knowledge,
         max_cost=None,  # the experiment's one budget bounds every arm and epoch (Plan.budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",

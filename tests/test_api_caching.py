@@ -8,15 +8,22 @@ import json
 
 import pytest
 from agents import clean_environment
-from apiserver import ChatServer, common_prefix
+from apiserver import ChatServer, answers_from, common_prefix
 from cliutil import run_cli
-from conftest import SHARED_CORPUS, requires_shared
+from conftest import DEMO_CORPUS, SHARED_CORPUS, requires_shared
 
 from bceval.usage import Usage, cached_share
 
 pytest.importorskip("openai", reason="the api adapter's tests need the openai package (pip install 'bceval[api]')")
 
-PRICES = "prices:\n  bench: {input: 2.0, output: 8.0, cached-input: 0.5}\n"
+PRICES = "prices:\n  bench: {input: 2.0, output: 8.0, cached-input: 0.5}\n  lazy: {input: 2.0, output: 8.0}\n"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    clean_environment(monkeypatch)
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
 
 
 def test_a_usage_record_names_the_uncached_cost_only_when_it_is_known():
@@ -34,10 +41,7 @@ def test_the_cached_share_counts_each_agent_s_prompt_tokens_its_own_way():
 
 
 @requires_shared
-def test_a_run_of_the_shared_corpus_has_most_of_its_prompt_tokens_cached(tmp_path, capsys, monkeypatch):
-    clean_environment(monkeypatch)
-    monkeypatch.setenv("BCEVAL_LIVE", "1")
-    monkeypatch.setenv("OPENAI_API_KEY", "local")
+def test_a_run_of_the_shared_corpus_has_most_of_its_prompt_tokens_cached(tmp_path, capsys):
     out, prices = tmp_path / "out", tmp_path / "prices.yaml"
     prices.write_text(PRICES, encoding="utf-8")
     corpus = ["--corpus", SHARED_CORPUS, "--out", out]
@@ -73,3 +77,24 @@ def test_a_run_of_the_shared_corpus_has_most_of_its_prompt_tokens_cached(tmp_pat
     markdown = (out / "runs" / "api-bench" / "scorecard.md").read_text(encoding="utf-8")
     share = f"({usage['cachedShare']:.0%} of prompt tokens read from the provider's cache, "
     assert share + f"${usage['uncachedCostUsd']:.4f} without caching)" in markdown
+
+
+def test_an_experiment_reports_each_arm_s_cached_share_and_its_cost_without_caching(tmp_path, capsys, oracle_answers):
+    out, prices, file = tmp_path / "out", tmp_path / "prices.yaml", tmp_path / "cache.yaml"
+    prices.write_text(PRICES, encoding="utf-8")  # no cached-input: cached tokens cost what the others do
+    with ChatServer(answers_from(oracle_answers), prefix_cache=True) as chat:
+        file.write_text(
+            f"name: cache\nepochs: 2\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: api\n  model: lazy\n"
+            f"  baseUrl: {chat.base_url}\narms:\n  - name: control\n  - name: same\n",
+            encoding="utf-8",
+        )
+        code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--prices", prices)
+        assert code in (0, 1), lines + err
+    control, same = json.loads((out / "experiments" / "cache" / "report.json").read_text())["arms"]
+    assert same["shared"] == control["answered"]  # asked alike: its answers are the control's, paid once
+    usage = control["usage"]
+    assert usage["cachedShare"] > 0.5  # the second epoch asks each case's question again, byte for byte
+    assert usage["cachedShare"] == pytest.approx(usage["cacheReadTokens"] / usage["inputTokens"])
+    assert usage["uncachedCostUsd"] == pytest.approx(usage["costUsd"])
+    markdown = (out / "experiments" / "cache" / "report.md").read_text(encoding="utf-8")
+    assert f"{usage['cachedShare']:.0%} of prompt tokens cached, ${usage['costUsd']:.4f} without" in markdown

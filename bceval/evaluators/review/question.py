@@ -77,14 +77,23 @@ def review_prompt(view: View, isolated: bool) -> str:
     return f"{CONTRACT}\n\n{note}{user_message(view)}"
 
 
-def user_message(view: View, bounded: bool = False) -> str:
+def user_message(view: View) -> str:
+    """A command agent's: the request file, named, then the case file."""
+    request = f"=== request {view.request_name} ===\n{view.text(view.request_name)}"
+    return f"{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"
+
+
+def endpoint_message(view: View, bounded: bool) -> str:
+    """The api agent's: what a leaf's cases share first, the case last, in the same bytes every time, so a provider's
+    prompt cache holds everything before the case. The request's members already come in that order (its `cases`
+    last); its file name, which names the case, is left out of the header."""
     request = view.text(view.request_name)
     if bounded:  # the candidates are left for the tools to find, with the domain they are searched in
         shown = json.loads(request)
         del shown["candidateArticles"], shown["protocol"]  # the protocol names them; BOUNDED_PROTOCOL replaces it
         domain = shown["skill"].rsplit("/", 1)[-1].removeprefix("al-").removesuffix("-review.md")
         request = dumps({"knowledgeDomain": domain, **shown})
-    return f"=== request {view.request_name} ===\n{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"
+    return f"=== request ===\n{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"
 
 
 class ReviewShape(Shape):
@@ -181,7 +190,7 @@ class ReviewShape(Shape):
         cached = self._answer_from_cache(agent, key, base, view, (), None)
         if cached is not None:
             return cached
-        user = user_message(view, bounded)
+        user = endpoint_message(view, bounded)
         system = (BOUNDED_PROTOCOL if bounded else PROTOCOL) + str(request.get("leafInstructions", ""))
         files = {item.path: item.data for item in view.files}
         if bounded:  # the candidates' prepared index beside their bodies: what search_knowledge and get_articles read

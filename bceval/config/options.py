@@ -135,6 +135,10 @@ OTHERS: tuple[Option, ...] = (
     _flag(
         "power", "float", default=0.8, metavar="P", help="the chance of detecting it (default 0.8)", parser_default=True
     ),
+    _flag("seeds", "int", default=2000, metavar="N", help="simulated experiments (default 2000)", parser_default=True),
+    _flag("json", "path", metavar="OUT", help="write the figures there as JSON"),
+    _flag("base_rates", "text", metavar="P,...", help="the control's pass rates, cases drawn from them (e.g. 0.5)"),
+    _flag("until_decided", "switch", help="answer epoch by epoch and stop once the verdict is clear (stop: decided)"),
     *BENCH,
     *GUIDANCE,
     *DEVELOPMENT,

@@ -16,6 +16,7 @@ from bceval.errors import BcevalError
 from bceval.evaluators.base import Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, load_experiment
+from bceval.experiment.sequential import until_decided
 from bceval.layout import ExperimentDir, OutDir
 
 Where = Callable[[tuple[Any, ...]], str]  # a field's location -> where its value came from, for an error
@@ -82,6 +83,8 @@ def load_plan(settings: Settings) -> Plan:
     """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
     assert settings.experiment is not None
     experiment, positions = load_experiment(settings.experiment)
+    if settings.until_decided:
+        experiment = until_decided(experiment)
     return resolve(experiment, settings, settings.experiment, positions.where)
 
 

@@ -6,14 +6,20 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 from statistics import NormalDist
 
 import pytest
+from agents import clean_environment
+from cliutil import run_cli
+from conftest import DEMO_CORPUS
 
 from bceval.experiment.power import BaseRate
 from bceval.experiment.sequential import Design, boundaries, interval, look, spent, statistic
 from bceval.experiment.simulate import World, adaptive, simulate
+from bceval.experiment.stats import agreeing, compare_arms
 
+CASES = 16  # the demo corpus
 DESIGN = Design(alpha=0.05, power=0.8, effect=0.2, max_epochs=4)
 
 
@@ -78,6 +84,20 @@ def test_the_adaptive_type_one_error_stays_at_alpha_over_two_thousand_seeded_exp
         assert type_one <= 0.06, (rate, type_one)  # measured: 0.018 / 0.018 / 0.013 over 1000
 
 
+def test_a_fixed_headline_never_contradicts_its_interval_four_cases_are_too_few_to_say():
+    control, treatment = {f"c{i}": [False] for i in range(4)}, {f"c{i}": [True] for i in range(4)}
+    before = compare_arms(control, treatment, dict.fromkeys(control, "positive"), seed=0)
+    assert before.verdict == "no detectable difference" and before.overall.interval.low > 0  # the contradiction
+    after = agreeing(before)
+    assert after.verdict == "no verdict" and after.verdict_text == (
+        "too few cases to say: the test finds no difference (p = 0.125) but the 4-case 95% interval "
+        "[+0.020, +1.000] excludes 0"
+    )
+    many = {f"c{i}": [True] for i in range(16)}
+    clear = compare_arms(dict.fromkeys(many, [False]), many, dict.fromkeys(many, "positive"), seed=0)
+    assert agreeing(clear) == clear and clear.verdict == "better"
+
+
 def test_simulate_is_deterministic_and_reports_both_designs():
     world = World([BaseRate("positive", 0.5)], 32, 1, seed=0)
     first = simulate(world, DESIGN, 60)
@@ -85,3 +105,63 @@ def test_simulate_is_deterministic_and_reports_both_designs():
     assert set(first["fixed"]) >= {"answers", "power", "typeI"}
     assert set(first["adaptive"]) >= {"answersNull", "answersEffect", "power", "typeI"}
     assert first["adaptive"]["answersNull"] < first["fixed"]["answers"]
+
+
+# --- live: scripted command agents answering epoch by epoch -----------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    clean_environment(monkeypatch)
+
+
+LAZY = """#!{python}
+import json, sys
+request = json.loads(open(next(a for a in sys.argv[1:] if a.endswith(".json"))).read()) if any(
+    a.endswith(".json") for a in sys.argv[1:]) else None
+if request is None:
+    text = sys.stdin.read()
+    start = text.index("\\n", text.index("=== request ")) + 1
+    request = json.loads(text[start:text.index("\\n=== file ", start)])
+print(json.dumps({"cases": [{"id": request["cases"][0]["id"], "findings": []}]}))
+"""
+
+
+def sequential_file(tmp_path, name: str, control: str, treatment: str, stop: str = "decided"):
+    text = (
+        f"name: {name}\nstop:\n  when: {stop}\n  maxEpochs: 3\ndefaults:\n  corpus: {DEMO_CORPUS}\n"
+        f"  adapter: command\narms:\n  - name: a\n    command: {control}\n  - name: b\n    command: {treatment}\n"
+    )
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_real_difference_stops_early_for_efficacy_and_a_rerun_answers_nothing_new(agent, tmp_path, capsys):
+    agent.write_script("lazy-agent", LAZY.replace("{python}", sys.executable))
+    out = tmp_path / "out"
+    file = sequential_file(tmp_path, "clear", "lazy-agent", "fake-agent --arm b")
+    code, lines, _ = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert code == 0, lines
+    report = json.loads((out / "experiments" / "clear" / "report.json").read_text(encoding="utf-8"))
+    stopped = report["sequential"]["stopped"]
+    assert (stopped["look"], stopped["reason"], stopped["answers"]) == (2, "efficacy", 2 * 2 * CASES)
+    assert stopped["arms"][0]["decision"] == "better" and stopped["arms"][0]["interval"][0] > 0
+    assert report["epochs"] == 2 and report["comparisons"][0]["result"]["verdict"] == "better"
+    assert "better (efficacy at look 2 of 3)" in lines[0] and "look 2 of 3, efficacy" in lines[1]
+    calls = len(agent.calls())
+    assert calls == 2 * CASES  # the lazy agent logs nothing; the fake one answered two epochs
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)
+    assert len(agent.calls()) == calls
+
+
+def test_identical_agents_stop_at_the_first_look_for_futility(agent, tmp_path, capsys):
+    out = tmp_path / "out"
+    file = sequential_file(tmp_path, "same", "fake-agent --arm a", "fake-agent --arm b", stop="never")
+    code, lines, _ = run_cli(capsys, "experiment", "run", file, "--out", out, "--until-decided")
+    assert code == 0, lines
+    report = json.loads((out / "experiments" / "same" / "report.json").read_text(encoding="utf-8"))
+    stopped = report["sequential"]["stopped"]
+    assert (stopped["look"], stopped["reason"], stopped["answers"]) == (1, "futility", 2 * CASES)
+    assert stopped["arms"][0]["interval"] == [0.0, 0.0] and len(agent.calls()) == 2 * CASES
+    assert "no difference of 0.2 or more (futility at look 1 of 3)" in lines[0]

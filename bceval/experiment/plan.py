@@ -13,7 +13,7 @@ import git
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.base import Evaluator
+from bceval.evaluators.base import CASE, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, load_experiment
 from bceval.experiment.sequential import until_decided
@@ -117,6 +117,12 @@ def resolve(experiment: ExperimentFile, settings: Settings, source: Path | None,
         if refusal is not None:
             index, text = refusal
             raise BcevalError(f"{where(('arms', index, 'name'))}: {text}")
+    if experiment.stop is not None and experiment.stop.when == "decided":
+        whole = next((index for index, arm in enumerate(arms) if arm.evaluated_by.traits.unit != CASE), None)
+        if whole is not None:
+            raise BcevalError(
+                f"{where(('arms', whole, 'name'))}: stop: decided looks case by case; this arm's unit is a run"
+            )
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:

@@ -13,9 +13,10 @@ from bceval.experiment.plan import Plan
 from bceval.experiment.power import BaseRate
 from bceval.experiment.report_model import ArmOutcomes
 from bceval.experiment.sequential import Design, Look, design_of, look, until_decided
+from bceval.experiment.sequential_report import sequential_report
 from bceval.experiment.simulate import World, simulate
 from bceval.jsonio import dumps, read_json_or_none, write_atomic
-from bceval.steps.experiment_report import control_base_rates, review_outcomes
+from bceval.steps.experiment_report import control_base_rates, load_report, review_outcomes
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,16 @@ def sequential_state(plan: Plan, settings: Settings, selected: dict[str, list[st
         if found.stopped:
             break
     return state
+
+
+def sequential_load(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> Any:
+    """The report of a sequential experiment: over the epochs up to its last look, with the look's verdicts."""
+    design = design_of(plan.experiment)
+    assert design is not None
+    state = sequential_state(plan, settings, selected, design)
+    looked = replace(plan, experiment=plan.experiment.model_copy(update={"epochs": max(state.epochs, 1)}))
+    report = load_report(looked, settings, selected, created)
+    return sequential_report(report, design, state.look, state.epochs, state.reason)
 
 
 def base_rates(text: str | None, plan: Plan) -> tuple[list[BaseRate], str]:

@@ -81,7 +81,7 @@ def test_the_adaptive_type_one_error_stays_at_alpha_over_two_thousand_seeded_exp
         world = World([BaseRate("positive", rate)], 32, 1, seed=0)
         decisions = [adaptive(world, DESIGN, 0.0, run)[1] for run in range(2000)]
         type_one = sum(decision != "none" for decision in decisions) / 2000
-        assert type_one <= 0.06, (rate, type_one)  # measured: 0.018 / 0.018 / 0.013 over 1000
+        assert type_one <= 0.06, (rate, type_one)  # measured: 0.018 / 0.0185 / 0.0145
 
 
 def test_a_fixed_headline_never_contradicts_its_interval_four_cases_are_too_few_to_say():
@@ -145,12 +145,12 @@ def test_a_real_difference_stops_early_for_efficacy_and_a_rerun_answers_nothing_
     assert code == 0, lines
     report = json.loads((out / "experiments" / "clear" / "report.json").read_text(encoding="utf-8"))
     stopped = report["sequential"]["stopped"]
-    assert (stopped["look"], stopped["reason"], stopped["answers"]) == (2, "efficacy", 2 * 2 * CASES)
+    assert (stopped["look"], stopped["reason"], stopped["answers"]) == (1, "efficacy", 2 * CASES)
     assert stopped["arms"][0]["decision"] == "better" and stopped["arms"][0]["interval"][0] > 0
-    assert report["epochs"] == 2 and report["comparisons"][0]["result"]["verdict"] == "better"
-    assert "better (efficacy at look 2 of 3)" in lines[0] and "look 2 of 3, efficacy" in lines[1]
+    assert report["epochs"] == 1 and report["comparisons"][0]["result"]["verdict"] == "better"
+    assert "better (efficacy at look 1 of 3)" in lines[0] and "look 1 of 3, efficacy" in lines[1]
     calls = len(agent.calls())
-    assert calls == 2 * CASES  # the lazy agent logs nothing; the fake one answered two epochs
+    assert calls == CASES  # the lazy agent logs nothing; the fake one answered one epoch of three
     assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)
     assert len(agent.calls()) == calls
 

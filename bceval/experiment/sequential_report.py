@@ -89,8 +89,8 @@ def sequential_report(
         effect=design.effect,
         power=design.power,
         maxEpochs=design.max_epochs,
-        efficacy=f"Hwang-Shih-DeCani, gamma {EFFICACY_GAMMA:g} (near O'Brien-Fleming), alpha {design.alpha:g}",
-        futility=f"Hwang-Shih-DeCani, gamma {FUTILITY_GAMMA:g} (near Pocock), beta {1 - design.power:g}",
+        efficacy=f"Hwang-Shih-DeCani, gamma {EFFICACY_GAMMA:g}, alpha {design.alpha:g}",
+        futility=f"Hwang-Shih-DeCani, gamma {FUTILITY_GAMMA:g}, beta {1 - design.power:g}",
         efficacyBoundaries=_finite(design.efficacy(design.alpha)),
         futilityBoundaries=_finite(design.futility),
     )

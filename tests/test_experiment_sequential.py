@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 import sys
 from statistics import NormalDist
 
@@ -13,6 +14,7 @@ import pytest
 from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
+from guidance_util import git
 
 from bceval.experiment.power import BaseRate
 from bceval.experiment.sequential import Design, boundaries, interval, look, spent, statistic
@@ -165,3 +167,21 @@ def test_identical_agents_stop_at_the_first_look_for_futility(agent, tmp_path, c
     assert (stopped["look"], stopped["reason"], stopped["answers"]) == (1, "futility", 2 * CASES)
     assert stopped["arms"][0]["interval"] == [0.0, 0.0] and len(agent.calls()) == 2 * CASES
     assert "no difference of 0.2 or more (futility at look 1 of 3)" in lines[0]
+
+
+def test_ab_until_decided_writes_its_stop_into_the_file_and_stops_for_futility(agent, tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO_CORPUS, root / "corpus")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "commit", "-q", "--allow-empty", "-m", "nothing changed")
+    base, head = git(root, "rev-parse", "HEAD~1"), git(root, "rev-parse", "HEAD")
+    out = tmp_path / "out"
+    args = ["experiment", "ab", "--base", base, "--head", head, "--corpus", root / "corpus", "--out", out]
+    code, lines, err = run_cli(capsys, *args, "--adapter", "command", "--command", "fake-agent", "--until-decided")
+    assert code == 0, lines + err
+    folder = out / "experiments" / f"ab-{base}-{head}"[:100]
+    assert "when: decided" in (folder / "experiment.yaml").read_text(encoding="utf-8")
+    stopped = json.loads((folder / "report.json").read_text(encoding="utf-8"))["sequential"]["stopped"]
+    assert (stopped["look"], stopped["reason"]) == (1, "futility") and "look 1 of 8, futility" in lines[1]

@@ -155,6 +155,12 @@ def test_a_real_difference_stops_early_for_efficacy_and_a_rerun_answers_nothing_
     assert calls == CASES  # the lazy agent logs nothing; the fake one answered one epoch of three
     assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == (0, lines)
     assert len(agent.calls()) == calls
+    # a longer design afterwards would hold look 1 to a stricter boundary: the stop it was decided under stands
+    file.write_text(file.read_text(encoding="utf-8").replace("maxEpochs: 3", "maxEpochs: 12"), encoding="utf-8")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
+    report = json.loads((out / "experiments" / "clear" / "report.json").read_text(encoding="utf-8"))
+    assert report["sequential"]["stopped"]["reason"] == "efficacy" and len(agent.calls()) == calls
+    assert report["sequential"]["note"].endswith("maxEpochs is 12 now, but the stop stands")
 
 
 def test_identical_agents_stop_at_the_first_look_for_futility(agent, tmp_path, capsys):

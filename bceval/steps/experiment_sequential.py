@@ -18,12 +18,16 @@ from bceval.experiment.simulate import World, simulate
 from bceval.jsonio import dumps, read_json_or_none, write_atomic
 from bceval.steps.experiment_report import control_base_rates, load_report, review_outcomes
 
+STOP_RECORD = "sequential-stop.json"  # the design an efficacy or futility stop was decided under
+BINDING = ("efficacy", "futility")
+
 
 @dataclass(frozen=True)
 class State:
     epochs: int  # the epochs every arm answered for every case, up to the look that stopped
     look: Look | None  # the look after them (None before the first epoch is complete)
     reason: str | None  # efficacy, futility, max, budget; None: answer the next epoch
+    design: Design  # the design the looks were held to
 
     @property
     def decided(self) -> bool:
@@ -51,11 +55,23 @@ def differences(control: dict[str, list[Any]], treatment: dict[str, list[Any]]) 
 
 
 def sequential_state(plan: Plan, settings: Settings, selected: dict[str, list[str]], design: Design) -> State:
+    """Where the experiment stands under the design a stop for efficacy or futility was decided under (recorded,
+    so that raising maxEpochs afterwards does not move it), else under `design`."""
+    held = _held(plan, design)
+    state = _looks(plan, settings, selected, held)
+    if held != design and state.reason not in BINDING:  # the recorded stop no longer holds (its answers changed)
+        state = _looks(plan, settings, selected, design)
+    if state.reason in BINDING:
+        write_atomic(plan.folder.path / STOP_RECORD, dumps({"maxEpochs": state.design.max_epochs}))
+    return state
+
+
+def _looks(plan: Plan, settings: Settings, selected: dict[str, list[str]], design: Design) -> State:
     """The looks after each epoch every arm answered completely, up to the first that stops; an epoch with an
     answer the budget kept from starting stops at the look before it."""
     wide = replace(plan, experiment=plan.experiment.model_copy(update={"epochs": design.max_epochs}))
     outcomes = {arm.name: review_outcomes(wide, settings, arm, selected[arm.name]) for arm in plan.arms}
-    state = State(0, None, None)
+    state = State(0, None, None, design)
     for epoch in range(1, design.max_epochs + 1):
         units = [unit for arm in outcomes.values() for unit in arm.epochs[epoch - 1].cases]
         if any(unit.not_started for unit in units):
@@ -65,10 +81,17 @@ def sequential_state(plan: Plan, settings: Settings, selected: dict[str, list[st
         control = per_case(outcomes[plan.control.name], epoch)
         arms = {arm.name: differences(control, per_case(outcomes[arm.name], epoch)) for arm in plan.arms[1:]}
         found = look(design, epoch, arms)
-        state = State(epoch, found, found.reason)
+        state = State(epoch, found, found.reason, design)
         if found.stopped:
             break
     return state
+
+
+def _held(plan: Plan, design: Design) -> Design:
+    """The design a stop for efficacy or futility was decided under, as recorded; else `design`."""
+    record = read_json_or_none(plan.folder.path / STOP_RECORD)
+    held = record.get("maxEpochs") if isinstance(record, dict) else None
+    return replace(design, max_epochs=held) if isinstance(held, int) and held >= 1 else design
 
 
 def sequential_load(plan: Plan, settings: Settings, selected: dict[str, list[str]], created: str) -> Any:
@@ -78,7 +101,11 @@ def sequential_load(plan: Plan, settings: Settings, selected: dict[str, list[str
     state = sequential_state(plan, settings, selected, design)
     looked = replace(plan, experiment=plan.experiment.model_copy(update={"epochs": max(state.epochs, 1)}))
     report = load_report(looked, settings, selected, created)
-    return sequential_report(report, design, state.look, state.epochs, state.reason)
+    report = sequential_report(report, state.design, state.look, state.epochs, state.reason)
+    if state.design != design:
+        note = f"{report.sequential.note}; maxEpochs is {design.max_epochs} now, but the stop stands"
+        report = report.model_copy(update={"sequential": report.sequential.model_copy(update={"note": note})})
+    return report
 
 
 def base_rates(text: str | None, plan: Plan) -> tuple[list[BaseRate], str]:

@@ -191,3 +191,22 @@ def test_ab_until_decided_writes_its_stop_into_the_file_and_stops_for_futility(a
     assert "when: decided" in (folder / "experiment.yaml").read_text(encoding="utf-8")
     stopped = json.loads((folder / "report.json").read_text(encoding="utf-8"))["sequential"]["stopped"]
     assert (stopped["look"], stopped["reason"]) == (1, "futility") and "look 1 of 8, futility" in lines[1]
+
+
+def test_a_budget_stop_continues_the_same_design_once_the_budget_allows(agent, tmp_path, capsys):
+    agent.mode("json")  # 0.0125 USD per answer, as the envelope reports it
+    out = tmp_path / "out"
+    file = sequential_file(tmp_path, "paid", "fake-agent --model m1", "fake-agent --model m2")
+    text = file.read_text(encoding="utf-8")
+    file.write_text(text.replace("stop:", "maxCost: 0.2\nstop:"), encoding="utf-8")
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--retry-wait", "0")
+    assert code in (0, 1), lines + err
+    stopped = json.loads((out / "experiments" / "paid" / "report.json").read_text())["sequential"]["stopped"]
+    assert (stopped["look"], stopped["reason"]) == (0, "budget") and len(agent.calls()) == 16
+    assert any("look 0 of 3, the budget; raise maxCost to continue the same design" in line for line in lines)
+    file.write_text(text.replace("stop:", "maxCost: 1\nstop:"), encoding="utf-8")
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--retry-wait", "0")
+    assert code == 0, lines + err
+    stopped = json.loads((out / "experiments" / "paid" / "report.json").read_text())["sequential"]["stopped"]
+    assert (stopped["look"], stopped["reason"], stopped["answers"]) == (1, "futility", 2 * CASES)
+    assert stopped["costUsd"] == pytest.approx(0.4) and stopped["tokens"] > 0 and len(agent.calls()) == 2 * CASES

@@ -75,6 +75,12 @@ def test_holm_holds_the_second_arm_to_the_whole_alpha_only_after_the_first_cross
     by_name = {arm.name: arm for arm in result.arms}
     assert by_name["c"].boundary > by_name["b"].boundary  # c has the larger |Z|: held to alpha / 2
     assert [arm.name for arm in result.arms] == ["b", "c"]
+    rng = random.Random(5)
+    for _ in range(300):  # whatever Holm decides, no arm's verdict contradicts its repeated interval
+        arms = {name: [rng.choice([-1.0, 0.0, 0.0, 1.0, 0.5]) for _ in range(24)] for name in "bcd"}
+        for arm in look(DESIGN, rng.randint(1, 4), arms).arms:
+            low, high = arm.interval
+            assert (arm.decision in ("better", "worse")) == (low > 0 or high < 0), arm
 
 
 def test_the_adaptive_type_one_error_stays_at_alpha_over_two_thousand_seeded_experiments():

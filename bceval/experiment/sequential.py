@@ -149,10 +149,12 @@ class Look:
 
 def look(design: Design, epoch: int, arms: Mapping[str, Sequence[float]]) -> Look:
     """The look after `epoch` epochs: per treatment arm its per-case differences; Holm's step-down over the arms
-    (the arm with the largest |Z| is held to alpha / m, the next to alpha / (m - 1), ...)."""
+    (the arm with the largest |Z| is held to alpha / m, the next to alpha / (m - 1), ...). Once a step fails, that
+    arm and the rest take their intervals at alpha / m, which hold 0 as their verdicts say."""
     names = sorted(arms, key=lambda name: (-abs(statistic(arms[name])), name))
     index = min(epoch, design.max_epochs) - 1
     futile_at = design.futility[index]
+    strictest = design.efficacy(design.alpha / max(len(names), 1))[index]
     results: dict[str, ArmLook] = {}
     rejecting = True
     for rank, name in enumerate(names):
@@ -160,6 +162,7 @@ def look(design: Design, epoch: int, arms: Mapping[str, Sequence[float]]) -> Loo
         critical = design.efficacy(design.alpha / (len(names) - rank))[index]
         z = statistic(differences)
         rejecting = rejecting and abs(z) >= critical and bool(differences)
+        critical = critical if rejecting else strictest
         low, high = interval(differences, critical)
         futile = statistic(differences, design.effect) < -futile_at
         decision = ("better" if z > 0 else "worse") if rejecting else "futile" if futile else "continue"

@@ -216,3 +216,16 @@ def test_a_budget_stop_continues_the_same_design_once_the_budget_allows(agent, t
     stopped = json.loads((out / "experiments" / "paid" / "report.json").read_text())["sequential"]["stopped"]
     assert (stopped["look"], stopped["reason"], stopped["answers"]) == (1, "futility", 2 * CASES)
     assert stopped["costUsd"] == pytest.approx(0.4) and stopped["tokens"] > 0 and len(agent.calls()) == 2 * CASES
+
+
+def test_a_sequential_improvement_bought_with_harm_in_one_kind_is_mixed():
+    from bceval.experiment.sequential_report import _verdict
+
+    kinds = {f"p{i}": "positive" for i in range(24)} | {f"c{i}": "clean" for i in range(8)}
+    control = {case: [kind == "clean"] for case, kind in kinds.items()}
+    treatment = {case: [kind == "positive"] for case, kind in kinds.items()}
+    result = compare_arms(control, treatment, kinds, seed=0, resamples=50)
+    arm = look(DESIGN, 2, {"b": [1.0] * 24 + [-1.0] * 8}).arms[0]
+    assert arm.decision == "better"
+    mixed = _verdict(result, arm, "efficacy", "look 2 of 4", 0.2)
+    assert mixed.verdict == "mixed" and mixed.verdict_text.startswith("mixed: better overall, clean rate the other way")

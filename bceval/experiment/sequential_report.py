@@ -55,7 +55,13 @@ def _verdict(result: ArmComparison, arm: ArmLook | None, reason: str | None, at:
         return replace(
             result, verdict="no verdict", verdict_text="no verdict: no epoch is complete yet", explanation=""
         )
-    if arm.decision in ("better", "worse"):
+    up, kinds = arm.decision == "better", (result.recall, result.clean_rate)
+    against = [kind for kind in kinds if (kind.worse_than_control if up else kind.better_than_control)]
+    if arm.decision not in ("better", "worse"):
+        against = []
+    if against:  # harm in a kind counts unadjusted, as in a fixed design: no improvement bought with it
+        verdict, text = "mixed", f"mixed: {arm.decision} overall, {against[0].label} the other way (efficacy at {at})"
+    elif arm.decision in ("better", "worse"):
         verdict, text = arm.decision, f"{arm.decision} (efficacy at {at})"
     elif arm.decision == "futile":
         verdict, text = "no detectable difference", f"no difference of {effect:g} or more (futility at {at})"

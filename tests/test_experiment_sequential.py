@@ -18,6 +18,7 @@ from guidance_util import git
 
 from bceval.experiment.power import BaseRate
 from bceval.experiment.sequential import Design, boundaries, interval, look, spent, statistic
+from bceval.experiment.sequential_report import _verdict
 from bceval.experiment.simulate import World, adaptive, simulate
 from bceval.experiment.stats import agreeing, compare_arms
 
@@ -219,8 +220,6 @@ def test_a_budget_stop_continues_the_same_design_once_the_budget_allows(agent, t
 
 
 def test_a_sequential_improvement_bought_with_harm_in_one_kind_is_mixed():
-    from bceval.experiment.sequential_report import _verdict
-
     kinds = {f"p{i}": "positive" for i in range(24)} | {f"c{i}": "clean" for i in range(8)}
     control = {case: [kind == "clean"] for case, kind in kinds.items()}
     treatment = {case: [kind == "positive"] for case, kind in kinds.items()}

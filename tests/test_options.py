@@ -73,6 +73,6 @@ def test_each_setting_of_the_table_is_a_field_of_settings():
     for option in SETTINGS:
         assert option.name in declared, option.name
     # besides the table's settings, only what load_settings derives and what an experiment sets for an arm
-    arm = {"corpus_source", "no_share", "cache", "cache_salt", "hide"}
+    arm = {"corpus_source", "no_share", "until_decided", "cache", "cache_salt", "hide"}
     assert declared == {option.name for option in SETTINGS} | arm
     assert OPTIONS["no_share"].part == "arm"

@@ -16,19 +16,22 @@ from bceval.config import MANIFEST_RELATIVE, Settings, load_settings
 from bceval.errors import BcevalError
 from bceval.experiment.model import ExperimentFile
 from bceval.experiment.plan import load_plan, resolve
+from bceval.experiment.sequential import until_decided
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
 from bceval.steps.ci import experiment_outputs
 from bceval.steps.experiment import publish_report, write_report
 from bceval.steps.experiment_report import plan_experiment, selected_cases
+from bceval.steps.experiment_sequential import simulate_experiment
 
 AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
 
 
 def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
     settings = load_settings(**{**settings_flags(args), "experiment": str(experiment)})
-    return replace(settings, no_share=bool(getattr(args, "no_share", False)))
+    until = bool(getattr(args, "until_decided", False))
+    return replace(settings, no_share=bool(getattr(args, "no_share", False)), until_decided=until)
 
 
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[ExperimentFile, Path]:
@@ -56,6 +59,8 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Experi
     }
     try:
         experiment = ExperimentFile.model_validate(document)
+        if args.until_decided:  # the file says so: its report and reruns hold to the same design
+            experiment = until_decided(experiment)
     except ValidationError as exc:
         first = exc.errors()[0]
         location = first["loc"]
@@ -103,6 +108,11 @@ MODES = {  # mode: (its one line in `experiment --help`, its description where t
         "How many cases and epochs find a given mean per-case difference, from a seeded simulation of the "
         "report's verdict (using the control's pass rates of the experiment's last report, if there is one).",
     ),
+    "simulate": (
+        "how many answers stopping once the verdict is clear saves (a seeded simulation)",
+        "Simulate the file's design (its stop, else stop's defaults) under no effect and under its planned effect, "
+        "beside the fixed design of the same power, and write expected answers, power and type-I error as JSON.",
+    ),
     "ab": ("two arms without a file: the corpus at --base against the corpus at --head", None),
 }
 
@@ -139,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
         plan_experiment(plan, args.effect, args.power)
         return 0
     verbose = getattr(args, "verbose", False)
+    if args.experiment_mode == "simulate":  # the cases it covers are known once its variants are prepared
+        code = run_graph(settings, ["experiment_prepare"], verbose=verbose)
+        if not code:
+            cases = len(selected_cases(plan, settings)[plan.control.name])
+            simulate_experiment(plan, cases, args.seeds, Path(args.json), args.base_rates)
+        return code
     report = args.experiment_mode == "report" or getattr(args, "report", False)
     if report:  # the report from the answers there are, once every variant is prepared
         code = run_graph(settings, ["experiment_prepare"], verbose=verbose)

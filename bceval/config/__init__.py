@@ -112,6 +112,7 @@ class Settings:
     health_margin: float = _default("health_margin")  # warn when a case ranks this close to the cutoff
     changed_paths: Path | None = None  # changed files, one per line (health)
     # set by an experiment for each arm, never by a flag, the environment or pyproject.toml
+    until_decided: bool = False  # experiments: stop once the verdict is clear (stop: when: decided)
     no_share: bool = False  # experiments: every arm asks its own agent, even for a question another arm asked
     cache: Path | None = None  # answer cache (default <out>/cache/answers; experiments share the top one)
     cache_salt: str = ""  # part of every live answer's cache key: an experiment arm's name under --no-share

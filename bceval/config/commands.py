@@ -164,7 +164,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file")
+    "experiment run": _uses("file", "until_decided")
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING
     + _EXPERIMENT_AGENT
@@ -179,11 +179,14 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "experiment plan": _uses(Use("file", ""), Use("effect", "e.g. 0.1: cases pass 10 points more often", required=True))
     + _uses("power")
     + _EXPERIMENT_COMMON,
+    "experiment simulate": _uses(Use("file", ""), "seeds", Use("json", required=True), "base_rates")
+    + _EXPERIMENT_COMMON,
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),
         "epochs",
         "report",
+        "until_decided",
         Use("manifest", "the manifest of both arms (default: each ref's own, else by convention)"),
     )
     + _EXPERIMENT_COMMON

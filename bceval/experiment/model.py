@@ -80,6 +80,18 @@ class Arm(ArmSettings):
     name: str = Field(pattern=NAME_PATTERN, description="Letters, digits, '.', '_' and '-'; unique.")
 
 
+class Stop(StrictModel):
+    """When an experiment may stop before its last epoch (a group sequential design: docs/experiments.md)."""
+
+    when: Literal["decided", "never"] = Field(
+        default="never",
+        description="decided: answer epoch by epoch and stop once the verdict is clear; never: answer every epoch.",
+    )
+    effect: float = Field(default=0.2, gt=0, lt=1, description="The smallest mean per-case difference worth finding.")
+    power: float = Field(default=0.8, gt=0, lt=1, description="The chance of finding it; futility spends 1 - power.")
+    maxEpochs: int = Field(default=8, ge=1, le=100, description="The most epochs the design may use (its last look).")
+
+
 class ExperimentFile(StrictModel):
     name: str = Field(pattern=NAME_PATTERN)
     cases: list[str] = Field(default_factory=list, description="Case ids, as --case takes them.")
@@ -99,6 +111,7 @@ class ExperimentFile(StrictModel):
         description="Budget in USD of the whole experiment (every arm and epoch; default: --max-cost): no new case "
         "of a live arm starts once the experiment's known cost reaches it.",
     )
+    stop: Stop | None = Field(default=None, description="Stop early once the verdict is clear; unset: never.")
     defaults: ArmSettings = Field(default_factory=ArmSettings)
     arms: list[Arm] = Field(min_length=2, description="The first arm is the control.")
 

@@ -13,9 +13,10 @@ import git
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
-from bceval.evaluators.base import Evaluator
+from bceval.evaluators.base import CASE, Evaluator
 from bceval.evaluators.registry import DEFAULT, evaluator
 from bceval.experiment.model import ARM_FIELDS, OPTIONAL_ARM_FIELDS, ExperimentFile, load_experiment
+from bceval.experiment.sequential import until_decided
 from bceval.layout import ExperimentDir, OutDir
 
 Where = Callable[[tuple[Any, ...]], str]  # a field's location -> where its value came from, for an error
@@ -82,6 +83,8 @@ def load_plan(settings: Settings) -> Plan:
     """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
     assert settings.experiment is not None
     experiment, positions = load_experiment(settings.experiment)
+    if settings.until_decided:
+        experiment = until_decided(experiment)
     return resolve(experiment, settings, settings.experiment, positions.where)
 
 
@@ -114,6 +117,12 @@ def resolve(experiment: ExperimentFile, settings: Settings, source: Path | None,
         if refusal is not None:
             index, text = refusal
             raise BcevalError(f"{where(('arms', index, 'name'))}: {text}")
+    if experiment.stop is not None and experiment.stop.when == "decided":
+        whole = next((index for index, arm in enumerate(arms) if arm.evaluated_by.traits.unit != CASE), None)
+        if whole is not None:
+            raise BcevalError(
+                f"{where(('arms', whole, 'name'))}: stop: decided looks case by case; this arm's unit is a run"
+            )
     plan = Plan(experiment, source, OutDir(settings.out).experiment(experiment.name).path, arms)
     for index, arm_plan in enumerate(arms):  # an arm's agent settings are checked before anything runs
         try:

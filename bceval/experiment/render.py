@@ -70,8 +70,45 @@ def _p(test: Any) -> str:
     return f"{test.p_value:.4g} ({method})"
 
 
+def _sequential_headline(report: ExperimentReport) -> list[str]:
+    """A sequential experiment: each arm's verdict beside its repeated interval, then where it stopped and what
+    the verdict cost."""
+    stopped = report.sequential.stopped
+    assert stopped is not None
+    lines = []
+    looks = {arm.arm: arm for arm in stopped.arms}
+    level = f"{1 - report.alpha:.0%}"
+    for comparison in report.comparisons:
+        arm = looks.get(comparison.arm)
+        where = f"Experiment {report.name}: {comparison.arm} vs {comparison.control} (control)"
+        if arm is None or arm.difference is None:
+            lines.append(f"{where}: {comparison.result.verdict_text}")
+            continue
+        low, high = arm.interval
+        lines.append(
+            f"{where}: {comparison.result.verdict_text}; mean per-case difference {arm.difference:+.3f}, repeated "
+            f"{level} interval [{low:+.3f}, {high:+.3f}] (valid under the sequential design), "
+            f"{comparison.result.paired_cases} paired cases"
+        )
+    planned = report.sequential.plannedLooks
+    why = {
+        None: "not decided yet: rerun to answer the next epoch",
+        "max": "the design's last look",
+        "budget": "the budget; raise maxCost to continue the same design",
+    }.get(stopped.reason, stopped.reason)
+    tokens = "unknown" if stopped.tokens is None else f"{stopped.tokens:,}"
+    cost = "unknown" if stopped.costUsd is None else f"{stopped.costUsd:.4f} USD"
+    lines.append(
+        f"Experiment {report.name}: look {stopped.look} of {planned}, {why}; {stopped.answers} answers, "
+        f"{tokens} tokens, cost {cost}"
+    )
+    return lines
+
+
 def headline(report: ExperimentReport) -> list[str]:
     """One line per treatment arm: the verdict in words, on the estimand it is about, with its test."""
+    if report.sequential.stopped is not None:
+        return _sequential_headline(report)
     lines = []
     for comparison in report.comparisons:
         result = comparison.result

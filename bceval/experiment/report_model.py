@@ -16,8 +16,8 @@ from bceval.experiment.exact import obrien_fleming
 from bceval.experiment.model import ExperimentFile
 from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
-from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
-from bceval.models import StrictModel
+from bceval.experiment.stats import agreeing, compare_treatments, refuse, summarize_arm
+from bceval.models import DropUnset, StrictModel
 from bceval.usage import Usage, cached_share
 
 REPORT_SCHEMA_VERSION = 2
@@ -108,14 +108,52 @@ class Look(StrictModel):
     epochs: int = Field(ge=1)
 
 
-class Sequential(StrictModel):
+class SequentialDesign(StrictModel):
+    """A `stop: when: decided` experiment's design: a look after every epoch up to maxEpochs."""
+
+    effect: float
+    power: float
+    maxEpochs: int = Field(ge=1)
+    efficacy: str = Field(description="The alpha-spending function of the efficacy boundaries.")
+    futility: str = Field(description="The beta-spending function of the (non-binding) futility boundaries.")
+    efficacyBoundaries: list[float | None] = Field(description="Critical |Z| per look at alpha; null: none.")
+    futilityBoundaries: list[float | None] = Field(description="Critical Z against the planned effect per look.")
+
+
+class StoppedArm(StrictModel):
+    arm: str
+    decision: Literal["better", "worse", "futile", "continue"]
+    difference: float | None = Field(description="The mean per-case difference at the look.")
+    z: float
+    boundary: float | None = Field(description="The efficacy boundary the arm was held to (Holm's share of alpha).")
+    interval: list[float] = Field(
+        description="The repeated confidence interval at that boundary: valid whenever the experiment stops."
+    )
+
+
+class Stopped(StrictModel):
+    """Where a sequential experiment stands: the look it stopped at (or has reached), why, and what it cost."""
+
+    look: int = Field(ge=0, description="The last look: epochs every arm answered for every case.")
+    reason: Literal["efficacy", "futility", "max", "budget"] | None = Field(description="null: not decided yet.")
+    answers: int = Field(ge=0, description="(case, epoch) answers of every arm (asked or shared).")
+    tokens: int | None = Field(description="Input and output tokens of the answers asked; null: unknown.")
+    costUsd: float | None = Field(description="What the answers asked are known to have cost; null: unknown.")
+    arms: list[StoppedArm]
+
+
+class Sequential(DropUnset):
     """How often the experiment has been looked at, and what that does to the level the verdicts are held to."""
+
+    OPTIONAL = ("design", "stopped")
 
     look: int = Field(ge=1, description="This report's look: 1 + the earlier reports with fewer epochs.")
     plannedLooks: int | None = Field(description="`looks` of the experiment file; null: one look was planned.")
     planned: bool = Field(description="Whether every look so far was declared in advance.")
     alphaUsed: float = Field(description="The level adjusted p-values are held to at this look.")
     note: str
+    design: SequentialDesign | None = Field(default=None, description="stop: decided: the design; else left out.")
+    stopped: Stopped | None = Field(default=None, description="stop: decided: the last look; else left out.")
 
 
 class BudgetReport(StrictModel):
@@ -312,6 +350,7 @@ def build_report(
     )
     if sequential.alphaUsed == 0.0:  # beyond a declared plan: refuse rather than test at level 0
         results = {name: refuse(result, sequential.note) for name, result in results.items()}
+    results = {name: agreeing(result) for name, result in results.items()}  # a verdict beside its interval
     identity = {
         "name": experiment.name,
         "arms": [(arm.name, arm.fields, arm.commit) for arm in plan.arms],

@@ -336,6 +336,26 @@ def decide(comparison: ArmComparison) -> ArmComparison:
     return replace(comparison, verdict=verdict, verdict_text=text, explanation=_explain(comparison, verdict, text))
 
 
+def agreeing(comparison: ArmComparison) -> ArmComparison:
+    """The comparison whose verdict does not contradict its overall interval: a test finding no difference even
+    before any adjustment beside an interval excluding 0, or a verdict beside an interval holding 0, is "too few
+    cases to say", with both. (An unadjusted interval beside a difference only Holm's adjustment hides agrees.)"""
+    interval, verdict = comparison.overall.interval, comparison.verdict
+    if verdict not in ("better", "worse", "no detectable difference") or interval is None:
+        return comparison
+    excludes = interval.low > 0 or interval.high < 0
+    found = verdict != "no detectable difference" or comparison.p_value < comparison.alpha
+    if excludes == found:
+        return comparison
+    p = comparison.p_value if excludes else comparison.p_adjusted
+    text = (
+        f"too few cases to say: the test finds {'one' if found else 'no difference'} (p = {p:.4g}) but the "
+        f"{interval.cases}-case {interval.level:.0%} interval [{interval.low:+.3f}, {interval.high:+.3f}] "
+        f"{'excludes' if excludes else 'includes'} 0"
+    )
+    return replace(comparison, verdict="no verdict", verdict_text=text, explanation=text)
+
+
 def _explain(comparison: ArmComparison, verdict: Verdict, text: str) -> str:
     overall = comparison.overall
     if verdict == "no verdict":

@@ -22,6 +22,7 @@ from bceval.config import Settings
 from bceval.errors import BcevalError
 from bceval.evaluators.base import CASE, RUN
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings, load_plan
+from bceval.experiment.sequential import design_of
 from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, always, once
 from bceval.layout import EXPORT_DONE, BuildDir, OutDir, RunDir, run_entries
@@ -31,6 +32,7 @@ from bceval.runs.selection import shard_cases
 from bceval.steps import experiment as steps
 from bceval.steps.answer import Progress, RunAnswers, answer_case, write_run_record
 from bceval.steps.experiment_report import completed_run, selected_cases, variant_cases
+from bceval.steps.experiment_sequential import State, sequential_state
 from bceval.steps.units import Unit, answer_units, missing_results
 
 
@@ -120,7 +122,16 @@ class ExperimentGraph:
         return ViewDigests(OutDir(Path(variant_out)).prepare.path, Path(corpus))
 
     def epochs(self) -> range:
-        return range(1, self.plan().experiment.epochs + 1)
+        """The epochs to answer: the file's, or a sequential design's most (it stops at the look that decides)."""
+        design = design_of(self.plan().experiment)
+        return range(1, (design.max_epochs if design else self.plan().experiment.epochs) + 1)
+
+    def state(self) -> State:
+        """Where a sequential design stands: its last look over the epochs answered so far."""
+        selected = {name: [case.id for case in cases] for name, cases in self.chosen().items()}
+        design = design_of(self.plan().experiment)
+        assert design is not None
+        return sequential_state(self.plan(), self.settings, selected, design)
 
     def case_runs(self) -> list[tuple[ArmPlan, Settings]]:
         """(arm, its run's settings) of every (arm, epoch) answering case by case, epoch by epoch."""
@@ -162,6 +173,8 @@ class ExperimentGraph:
         reads it, the answer it shares) is unchanged."""
         units, asked = self.units()
         runs = self.case_runs()
+        if design_of(self.plan().experiment) is not None:
+            return self.sequential_unit_task(units, asked)
 
         def answered() -> bool:
             shard = self.settings.shard
@@ -182,6 +195,34 @@ class ExperimentGraph:
             "actions": [action(answer_all)],
             "task_dep": ["experiment_run"],  # each run's record first: it vouches for what its answers write
             "uptodate": [config_changed({"units": asked}), answered],
+        }
+
+    def sequential_unit_task(self, units: list[Unit], asked: list[Any]) -> dict:
+        """The units of a sequential design, an epoch at a time: after each, a look decides whether to go on. Up to
+        date once a look decided (efficacy, futility, the last look); a budget stop goes on when the budget allows."""
+        if self.settings.shard is not None:
+            raise InvalidTask(f"{self.plan().source}: stop: decided looks at every case after each epoch; no --shard")
+        runs = self.case_runs()
+
+        def answer_epochs() -> None:
+            self.progress.total = len(units)
+            state = self.state()
+            while not state.decided and state.epochs < len(self.epochs()):
+                epoch = state.epochs + 1
+                try:
+                    answer_units([unit for unit in units if unit.name.split("/")[1] == f"e{epoch}"], self.settings.jobs)
+                finally:
+                    for _, run in runs:
+                        if run.epoch == epoch:
+                            fold_written(run.run_dir)
+                state = self.state()
+                if state.epochs < epoch:  # the epoch stays incomplete (the budget, failures): look again on a rerun
+                    break
+
+        return {
+            "actions": [action(answer_epochs)],
+            "task_dep": ["experiment_run"],
+            "uptodate": [config_changed({"units": asked}), lambda: self.state().decided],
         }
 
     def units(self) -> tuple[list[Unit], list[Any]]:

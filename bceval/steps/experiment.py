@@ -24,11 +24,13 @@ from bceval.experiment.render import (
     render_markdown,
 )
 from bceval.experiment.report_model import ExperimentReport, read_report
+from bceval.experiment.sequential import design_of
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, read_regular_text, write_atomic
 from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
 from bceval.scorecard.publish import publish_entry
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 from bceval.steps.experiment_report import load_report
+from bceval.steps.experiment_sequential import sequential_load
 from bceval.vcs import export_commit
 
 
@@ -99,7 +101,8 @@ def save_report(
     current = plan()
     folder = current.folder
     selected = {arm: [case.id for case in cases] for arm, cases in chosen().items()}
-    report = load_report(current, settings, selected, created_at())
+    load = sequential_load if design_of(current.experiment) else load_report
+    report = load(current, settings, selected, created_at())
     if reuse:
         report = _as_before(folder.report("json"), report) or report
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}

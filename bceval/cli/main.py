@@ -15,11 +15,12 @@ from bceval.config import load_settings
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.registry import DEFAULT, all_commands, evaluator, registered
+from bceval.steps.ci import add_ci_parser, run_ci
 from bceval.steps.init import init_corpus
 from bceval.steps.runs import print_comparison, print_runs
 
 # the subcommands that are the frame's own; every other one is an evaluator's (`--evaluator`, default review)
-FRAME_COMMANDS = ("bench", "compare", "experiment", "evaluators", "runs", "init")
+FRAME_COMMANDS = ("bench", "ci", "compare", "experiment", "evaluators", "runs", "init")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     from bceval.cli import experiment  # not at the top: it reads the evaluator registry (main reports its errors)
 
     experiment.add_parser(commands)
+    add_ci_parser(commands)
     add_command(commands, "compare", "compare two runs or scorecards case by case (markdown on stdout)")
     return parser
 
@@ -88,6 +90,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return experiment.run(args)
     if args.subcommand == "evaluators":
         return print_evaluators()
+    if args.subcommand == "ci":
+        return run_ci(args, main)
     if args.subcommand == "runs":
         return print_runs(load_settings(out=args.out).out)
     return init_corpus(load_settings(**settings_flags(args)), args.doit)  # init

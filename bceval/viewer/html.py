@@ -96,7 +96,8 @@ main{padding:1em 1.2em;max-width:1400px}
 h1{font-size:1.4em;margin:.2em 0 .6em}h2{font-size:1.15em;margin:1.4em 0 .5em}h3{font-size:1em}
 table{border-collapse:collapse;margin:.4em 0 1em}th,td{border:1px solid #d0d7de;padding:.25em .5em;text-align:left;
 vertical-align:top}th{background:#f6f8fa}
-table.code td{border:none;padding:0 .5em}table.code td.ln{color:#8c959f;text-align:right;user-select:none}
+table.code td{border:none;padding:0 .5em}table.code code{white-space:pre}
+table.code td.ln{color:#8c959f;text-align:right;user-select:none}
 pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:40em;white-space:pre-wrap;word-break:break-word}
 .badge{padding:0 .45em;border-radius:.6em;font-size:.85em;white-space:nowrap}.pass{background:#dafbe1}
 .fail{background:#ffebe9}.infra{background:#fff8c5}.none{background:#eaeef2}

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bceval.jsonio import read_json_or_none
-from bceval.layout import OutDir, RunDir
+from bceval.layout import PrepareDir, RunDir
 from bceval.scorecard.compare import pair
 from bceval.viewer import svg
 from bceval.viewer.collect import CaseRow, ReviewRun, read_text
@@ -111,7 +111,7 @@ def _view_files(transcript: Any) -> str:
     rows = [
         [
             f"<code>{esc(f.get('path'))}</code>",
-            esc(f.get("bytes", "")),
+            esc(f.get("size", "")),
             f"<code>{esc(str(f.get('sha256', ''))[:16])}</code>",
         ]
         for f in files
@@ -122,13 +122,14 @@ def _view_files(transcript: Any) -> str:
 
 def case_page(run: ReviewRun, case: CaseRow) -> str:
     root = up(f"{run.key}/cases")
-    prepare = OutDir(run.out).prepare
+    asked = run.asked
     transcript = read_json_or_none(run.directory / case.transcript) if case.transcript else None
-    code = read_text(prepare.case_file(case.model_id))
+    code = read_text(PrepareDir(asked).case_file(case.model_id)) if asked else None
     verdict_rows = [[esc(path), "yes" if path in case.findings else "no"] for path in case.expected]
     verdict_rows += [[esc(path), "reported, not expected"] for path in case.findings if path not in case.expected]
     answer = "cached" if case.cached else f"shared from {case.shared_from}" if case.shared_from else "asked"
-    body = definition(
+    body = f'<p class="badge infra">The agent failed: {esc(case.infra)}</p>' if case.infra else ""
+    body += definition(
         [
             ("Verdict", badge(case.passed, case.infra is not None)),
             ("Why", esc(case.reason)),
@@ -141,7 +142,10 @@ def case_page(run: ReviewRun, case: CaseRow) -> str:
     expected = table(["Article", "Reported by the agent"], verdict_rows, "expected") if verdict_rows else clean
     body += '<h2 id="expected">Expected against the answer</h2>' + expected
     body += '<h2 id="asked">What the agent was asked</h2>'
-    body += _request_section(read_json_or_none(prepare.case_request(case.model_id)))
+    if asked is None:
+        body += '<p class="muted">What this run was asked is kept nowhere: it was scored before bceval kept them.</p>'
+    else:
+        body += _request_section(read_json_or_none(PrepareDir(asked).case_request(case.model_id)))
     gone = '<p class="muted">The case file is gone.</p>'
     body += "<h3>The case code</h3>" + (numbered(code) if code is not None else gone)
     body += "<h2>The view's files</h2>" + _view_files(transcript)

@@ -66,7 +66,12 @@ def bullets(items: Iterable[str], cls: str = "") -> str:
 
 
 _TEMPLATES = Environment(
-    loader=PackageLoader("bceval.viewer"), autoescape=True, finalize=_printed, trim_blocks=True, lstrip_blocks=True
+    loader=PackageLoader("bceval.viewer"),
+    autoescape=True,
+    finalize=_printed,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    auto_reload=False,  # the templates are the package's own: one stat each per page would add up
 )
 _TEMPLATES.filters.update(
     cost=cost,

@@ -281,6 +281,7 @@ class OutDir:
     lock = _Below(".bceval.lock")  # held while a graph runs on this folder
     runs = _Below("runs")
     answer_cache = _Below("cache", "answers")
+    asked = _Named(str, "cache", "requests")  # the request set scored runs were asked, kept under its digest
     bench_report = _Below("bench.json")  # `doit bench`'s report
     # the default guidance preparation (a GuidancePrepareDir); an experiment variant's guidance runs
     guidance = _Below("guidance")

@@ -18,7 +18,7 @@ from bceval.evaluators.registry import DEFAULT, all_commands, commands_for, eval
 from bceval.steps.init import init_corpus
 
 # the subcommands that are the frame's own; every other one is an evaluator's (`--evaluator`, default review)
-FRAME_COMMANDS = ("bench", "compare", "experiment", "evaluators", "runs", "init")
+FRAME_COMMANDS = ("bench", "ci", "compare", "experiment", "evaluators", "runs", "init")
 
 
 # the frame's subcommands in the order --help lists them: the evaluators' come after these, then the last ones
@@ -54,6 +54,10 @@ def _parser(commands: dict[str, Command] | None = None, only: str | None = None)
         from bceval.cli import experiment
 
         experiment.add_parser(subparsers)
+    if only in (None, "ci"):
+        from bceval.steps.ci import add_ci_parser  # not at the top: start-up time (the scorecard's models)
+
+        add_ci_parser(subparsers)
     for name, text in LAST_TEXTS.items():
         if only in (None, name):
             add_command(subparsers, name, text)
@@ -113,6 +117,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return experiment.run(args)
     if args.subcommand == "evaluators":
         return print_evaluators()
+    if args.subcommand == "ci":
+        from bceval.steps.ci import run_ci  # not at the top: as add_ci_parser
+
+        return run_ci(args, main)
     if args.subcommand == "runs":
         from bceval.steps.runs import print_runs  # not at the top: as print_comparison
 

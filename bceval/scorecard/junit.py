@@ -26,23 +26,35 @@ class TestCase:
 
 
 def render(suite: str, cases: Sequence[TestCase]) -> str:
+    return render_suites([(suite, cases)])
+
+
+def _sums(cases: Sequence[TestCase]) -> str:
     count = {kind: sum(case.outcome == kind for case in cases) for kind in ("failed", "error", "skipped")}
     total = sum(case.seconds or 0.0 for case in cases)
-    sums = f'tests="{len(cases)}" failures="{count["failed"]}" errors="{count["error"]}" skipped="{count["skipped"]}"'
-    lines = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites name={_attr("bceval")} {sums} time="{total:.3f}">',
-        f'  <testsuite name={_attr(suite)} {sums} time="{total:.3f}">',
-    ]
-    for case in cases:
-        head = f'    <testcase name={_attr(case.name)} classname={_attr(case.classname)} time="{case.seconds or 0:.3f}"'
-        if case.outcome == "passed":
-            lines.append(head + "/>")
-        else:
-            tag = "failure" if case.outcome == "failed" else case.outcome  # error or skipped
-            text = escape(_NOT_XML.sub("", case.detail))
-            lines += [head + ">", f"      <{tag} message={_attr(case.message)}>{text}</{tag}>", "    </testcase>"]
-    lines += ["  </testsuite>", "</testsuites>", ""]
+    return (
+        f'tests="{len(cases)}" failures="{count["failed"]}" errors="{count["error"]}" skipped="{count["skipped"]}" '
+        f'time="{total:.3f}"'
+    )
+
+
+def render_suites(suites: Sequence[tuple[str, Sequence[TestCase]]]) -> str:
+    """One document of several test suites (`bceval ci`: its checks, then the cases of each run it scored)."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={_attr('bceval')} "]
+    lines[1] += _sums([case for _, cases in suites for case in cases]) + ">"
+    for suite, cases in suites:
+        lines.append(f"  <testsuite name={_attr(suite)} {_sums(cases)}>")
+        for case in cases:
+            head = f"    <testcase name={_attr(case.name)} classname={_attr(case.classname)}"
+            head += f' time="{case.seconds or 0:.3f}"'
+            if case.outcome == "passed":
+                lines.append(head + "/>")
+            else:
+                tag = "failure" if case.outcome == "failed" else case.outcome  # error or skipped
+                text = escape(_NOT_XML.sub("", case.detail))
+                lines += [head + ">", f"      <{tag} message={_attr(case.message)}>{text}</{tag}>", "    </testcase>"]
+        lines.append("  </testsuite>")
+    lines += ["</testsuites>", ""]
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -151,6 +152,22 @@ def request_set_sha256(prepare_dir: Path) -> str:
     for path in sorted(p for p in prepare_dir.iterdir() if p.is_file() and not p.name.startswith(".")):
         digest.update(f"{path.name}\0{sha256_file(path)}\n".encode())
     return digest.hexdigest()
+
+
+def keep_request_set(prepare_dir: Path, kept: Path) -> None:
+    """A copy of the request set in `kept` (named by its digest), made once: what a scored run was asked stays
+    readable after the corpus changes (the viewer's case pages)."""
+    if kept.is_dir():
+        return
+    temporary = kept.with_name(f".{kept.name}-{os.getpid()}")
+    temporary.mkdir(parents=True, exist_ok=True)
+    for path in prepare_dir.iterdir():
+        if path.is_file() and not path.name.startswith("."):
+            shutil.copyfile(path, temporary / path.name)
+    try:
+        temporary.rename(kept)  # whole or not at all
+    except OSError:  # another run kept the same set first
+        shutil.rmtree(temporary)
 
 
 def git_state(path: Path, ignore: Path | None = None) -> tuple[str, bool | None]:

@@ -16,6 +16,7 @@ from bceval.evaluators.registry import DEFAULT, evaluator, usable
 from bceval.jsonio import read_json_or_none, read_regular_text
 from bceval.layout import GUIDANCE_RUN, ExperimentDir, OutDir, RunDir
 from bceval.ordering import sort_key
+from bceval.scorecard.model import request_set_sha256
 from bceval.viewer.html import safe_name
 
 
@@ -35,7 +36,7 @@ class CaseRow:
     domain: str
     kind: str
     passed: bool | None  # None: not answered (or an infrastructure failure)
-    infra: dict[str, Any] | None
+    infra: str | None  # why no answer could be obtained (the agent's error)
     expected: list[str]
     findings: list[str]
     missing: list[str]
@@ -53,7 +54,7 @@ class CaseRow:
     def reason(self) -> str:
         """Why the case passed or failed, in the scorer's words."""
         if self.infra:
-            return f"infrastructure failure: {self.infra.get('kind')}: {self.infra.get('detail', '')}"
+            return f"infrastructure failure: {self.infra}"
         if self.passed is None:
             return "not answered"
         parts = []
@@ -103,6 +104,20 @@ class ReviewRun(Run):
     def rate(self, kind: str) -> tuple[int, int]:
         rows = [case for case in self.cases if case.kind == kind]
         return sum(case.passed is True for case in rows), len(rows)
+
+    @property
+    def asked(self) -> Path | None:
+        """The folder of the requests and case files this run was asked: its request set as kept when it was scored
+        (or the prepare folder, while it holds that set); an unscored run's (an experiment arm's) prepare folder;
+        None when the set it was scored against is kept nowhere (a run scored before sets were kept)."""
+        prepare = OutDir(self.out).prepare.path
+        digest = ((self.card or {}).get("corpus") or {}).get("requestSetSha256")
+        if not isinstance(digest, str):
+            return prepare
+        kept = OutDir(self.out).asked(digest)
+        if kept.is_dir():
+            return kept
+        return prepare if prepare.is_dir() and request_set_sha256(prepare) == digest else None
 
     @property
     def cost(self) -> float | None:
@@ -163,7 +178,7 @@ def _row(case: dict[str, Any]) -> CaseRow:
         domain=str(case.get("domain", "")),
         kind=str(case.get("kind", "")),
         passed=case.get("passed") if case.get("answered", True) and not infra else None,
-        infra=infra if isinstance(infra, dict) else None,
+        infra=str(infra) if infra else None,
         **lists,
         usage=case.get("usage") if isinstance(case.get("usage"), dict) else {},
         transcript=case.get("transcript") if isinstance(case.get("transcript"), str) else None,

@@ -30,7 +30,7 @@ from bceval.evaluators.review.scoring import (
 from bceval.jsonio import decode_utf8, dumps, load_own_json, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, OutDir, PrepareDir, RunDir, infra_files, result_files
 from bceval.runs.record import selection_of, tampered
-from bceval.scorecard.model import build_scorecard
+from bceval.scorecard.model import build_scorecard, keep_request_set
 from bceval.scorecard.render import render_html, render_markdown
 from bceval.steps.prepare import (
     build_strays,
@@ -246,5 +246,6 @@ def write_scorecard(settings: Settings) -> None:
         (settings.run_name, settings.epoch),
     )
     write_atomic(settings.scorecard_json, dumps(card.model_dump(mode="json")))
+    keep_request_set(settings.prepare_dir, OutDir(settings.out).asked(card.corpus.requestSetSha256))
     write_atomic(RunDir(settings.run_dir).scorecard("md"), render_markdown(card, heading="#"))
     write_atomic(RunDir(settings.run_dir).scorecard("html"), render_html(card))

@@ -1,11 +1,15 @@
-"""What every page kind shares: relative links, rates as text and the text files a page shows."""
+"""What every page kind shares: relative links, case pages and rates as text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
+from bceval.jsonio import read_json_or_none
+from bceval.layout import RunDir
 from bceval.scorecard.stats import wilson_interval
-from bceval.viewer.html import bullets, esc, link, safe_name
+from bceval.viewer.collect import Run
+from bceval.viewer.html import render, safe_name
+from bceval.viewer.pages.transcript import conversation
 
 
 def up(key: str) -> str:
@@ -22,14 +26,15 @@ def experiment_crumbs(root: str, experiment: str | None) -> list[tuple[str, str]
     return [(f"{root}/experiments/{safe_name(experiment)}/index.html", experiment)] if experiment else []
 
 
-def problem_list(problems: list[str] | None) -> str:
-    return "<h2>Problems</h2>" + bullets(map(esc, problems)) if problems else ""
-
-
-def compare_links(root: str, compares: Sequence[tuple[str, str, str]], heading: str) -> str:
-    """(old, new, href) pairs under `heading`, as links relative to the root."""
-    items = (link(f"{root}/{href}", f"{a} → {b}") for a, b, href in compares)
-    return f"<h2>{heading}</h2>" + bullets(items) if compares else ""
+def case_page_of(template: str, title: str, run: Run, case: Any, **context: Any) -> str:
+    """A case page of a run: the way back to the run and the case's conversation; a `transcript` callable in
+    `context` gets the transcript and returns more context."""
+    root = up(f"{run.key}/cases")
+    transcript = read_json_or_none(run.directory / case.transcript) if case.transcript else None
+    context.update(context.pop("transcript", lambda _: {})(transcript))
+    crumbs = [(f"{root}/{run.key}/index.html", run.name)]
+    talk = conversation(transcript, RunDir(run.directory))
+    return render(template, title=title, root=root, crumbs=crumbs, run=run, case=case, conversation=talk, **context)
 
 
 def short_rate(passed: int, total: int) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from bceval.viewer.collect import Experiment, GuidanceRun, ReviewRun, Site
-from bceval.viewer.html import bullets, cost, esc, filters, link, page, row_data, safe_name, table
+from bceval.viewer.html import cost, render, safe_name
 from bceval.viewer.pages.common import short_rate
 
 
@@ -73,16 +73,5 @@ def index_page(site: Site, compares: Sequence[tuple[str, str, str]]) -> str:
     entries += [_experiment_entry(experiment) for experiment in site.experiments]
     entries += [_guidance_entry(run) for run in site.guidance]
     entries.sort(key=lambda e: e.date, reverse=True)  # newest first; undated ones keep their order at the end
-    rows = [[esc(e.kind), link(e.href, e.name), *map(esc, e[3:8]), esc(e.date[:19].replace("T", " "))] for e in entries]
-    attrs = [row_data(" ".join([e.kind, e.name, e.adapter, e.model, e.verdict])) for e in entries]
-    body = filters() + table(
-        ["Kind", "Name", "Adapter", "Model", "Verdict", "Score", "Cost", "Date"], rows, "index", attrs
-    )
-    if not entries:
-        body = (
-            f"<p>Nothing to show yet in {esc(site.out)}: run <code>bceval score</code>, an experiment or a "
-            "guidance run.</p>"
-        )
-    if compares:
-        body += "<h2>Compare runs</h2>" + bullets((link(href, f"{a} → {b}") for a, b, href in compares), "compares")
-    return page("Runs, experiments and guidance runs", body, "")
+    title = "Runs, experiments and guidance runs"
+    return render("index.html", title=title, entries=entries, compares=compares, out=site.out)

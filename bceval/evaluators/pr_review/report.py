@@ -9,7 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bceval.escape import html, markdown
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from bceval.escape import console, markdown
 from bceval.evaluators.pr_review.answers import Review
 from bceval.evaluators.pr_review.entries import read_dataset
 from bceval.evaluators.pr_review.matching import Scored, normalized
@@ -18,10 +21,15 @@ from bceval.jsonio import dumps_compact, read_json_or_none, write_atomic
 from bceval.layout import OutDir
 
 HUNK = re.compile(r"@@ -\S+ \+(\d+)")
-STYLE = (
-    "body{font:14px/1.4 system-ui,sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-    "padding:.2em .4em;vertical-align:top;text-align:left}pre{margin:0;white-space:pre-wrap}.add{background:#e6ffec}"
-    ".del{background:#ffebe9}.gold{background:#fff8c5}.found{background:#ddf4ff}.miss{color:#cf222e}"
+# The pages' markup and style, in templates/ beside this module; every value is escaped, and its control characters
+# shown as escapes (`\x1b`) as on a console.
+PAGES = Environment(
+    loader=PackageLoader("bceval.evaluators.pr_review"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    finalize=lambda value: value if isinstance(value, Markup) or not isinstance(value, str) else console(value),
 )
 
 
@@ -176,32 +184,14 @@ def scorecard(d: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html(title)}</title>'
-        f"<style>{STYLE}</style></head>\n<body><h1>{html(title)}</h1>\n{body}\n</body></html>\n"
-    )
+def _notes(comments: list[tuple[int, dict[str, Any]]], partner: dict[int, int]) -> list[dict[str, Any]]:
+    return [
+        {"index": i, "severity": c.get("severity") or "unspecified", "partner": partner.get(i), "body": c["body"]}
+        for i, c in comments
+    ]
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _notes(comments: list[tuple[int, dict[str, Any]]], prefix: str, partner: dict[int, int], other: str) -> str:
-    parts = []
-    for index, c in comments:
-        linked = f' &harr; <a href="#{other}{partner[index]}">{other}{partner[index]}</a>' if index in partner else ""
-        missing = "" if index in partner else ' <span class="miss">unmatched</span>'
-        parts.append(
-            f'<div id="{prefix}{index}"><b>{prefix}{index}</b> [{html(c.get("severity") or "unspecified")}]'
-            f"{linked}{missing} {html(c['body'])}</div>"
-        )
-    return "".join(parts)
-
-
-def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
+def _diff_rows(patch: str, e: dict[str, Any]) -> list[dict[str, Any]]:
     """The patch, one row per line, with the gold and found comments of a file's new line beside it."""
     chosen = [p for p in e["pairs"] if p["chosen"] and not p["ignored"]]
     gold_partner = {p["gold"]: p["found"] for p in chosen}
@@ -221,14 +211,14 @@ def _diff_rows(patch: str, e: dict[str, Any]) -> list[list[str]]:
             for i, c in enumerate(e["findings"])
             if here and normalized(c["file"]) == path and c["line_start"] == here
         ]
-        klass = "add" if text.startswith("+") else "del" if text.startswith("-") else ""
         rows.append(
-            [
-                str(here or ""),
-                f'<pre class="{klass}">{html(text)}</pre>',
-                f'<div class="gold">{_notes(gold, "g", gold_partner, "f")}</div>' if gold else "",
-                f'<div class="found">{_notes(found, "f", found_partner, "g")}</div>' if found else "",
-            ]
+            {
+                "line": here or "",
+                "text": text,
+                "kind": "add" if text.startswith("+") else "del" if text.startswith("-") else "",
+                "gold": _notes(gold, gold_partner),
+                "found": _notes(found, found_partner),
+            }
         )
     return rows
 
@@ -260,7 +250,7 @@ def write_pages(out: Path, name: str) -> tuple[Path, int]:
     entry of each run."""
     where = OutDir(out)
     folder = where.view / name
-    links = []
+    runs = []
     scores = [*where.runs.glob("*/score.json"), *where.path.glob("experiments/*/variants/**/score.json")]
     for path in sorted(scores):
         d = read_json_or_none(path)
@@ -270,29 +260,19 @@ def write_pages(out: Path, name: str) -> tuple[Path, int]:
         run = "-".join(part for part in below if part not in ("experiments", "variants", "guidance"))
         dataset = Path(d["dataset"]["path"])
         patches = {e.instance_id: e.patch for e in read_dataset(dataset).entries} if dataset.is_file() else {}
-        rows = []
+        entries = []
         for e in d["entries"]:
             page = f"{run}/{e['task']}.html"
-            body = _table(["line", "diff", "gold", "found"], _diff_rows(patches.get(e["instance_id"], ""), e))
             notes = [*e["dropped"], *_elsewhere(e), *_disagreements(e, d["verdicts"]["provider"])]
-            listed = "".join(f"<li>{html(x)}</li>" for x in notes)
-            write_atomic(
-                folder / page, _page(f"{e['instance_id']} in {run}", f"<p>{html(e['why'])}</p><ul>{listed}</ul>{body}")
-            )
-            rows.append(
-                [
-                    f'<a href="{html(page)}">{html(e["instance_id"])}</a>',
-                    e["kind"],
-                    str(e["matched"]),
-                    str(e["expected"]),
-                    str(e["incorrect"]),
-                    f"{e['f1']:.3f}",
-                ]
-            )
-        numbers = _table(["number", "value"], [[html(a), html(b)] for a, b in _numbers_rows(d["numbers"])])
-        header = "".join(f"<p>{html(h)}</p>" for h in _header(d))
-        entries = _table(["entry", "kind", "matched", "expected", "incorrect", "F1"], rows)
-        write_atomic(folder / f"{run}.html", _page(f"pr-review run {run}", header + numbers + entries))
-        links.append(f'<li><a href="{html(run)}.html">{html(run)}</a>: micro F1 {d["numbers"]["micro"]["f1"]:.3f}</li>')
-    write_atomic(folder / "index.html", _page("pr-review runs", f"<ul>{''.join(links)}</ul>"))
-    return folder / "index.html", len(links)
+            rows = _diff_rows(patches.get(e["instance_id"], ""), e)
+            _render(folder / page, "entry.html", run=run, e=e, notes=notes, rows=rows)
+            entries.append((page, e))
+        numbers = _numbers_rows(d["numbers"])
+        _render(folder / f"{run}.html", "run.html", run=run, header=_header(d), numbers=numbers, entries=entries)
+        runs.append((run, d["numbers"]["micro"]["f1"]))
+    _render(folder / "index.html", "index.html", runs=runs)
+    return folder / "index.html", len(runs)
+
+
+def _render(path: Path, template: str, **context: Any) -> None:
+    write_atomic(path, PAGES.get_template(template).render(context))

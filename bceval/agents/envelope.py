@@ -1,0 +1,137 @@
+"""What an agent command printed: plain text, or a Claude Code `json` / `stream-json` result envelope, its answer,
+cost, the model that served it and the trace of its Read calls. An envelope's `is_error: true` or a `subtype` other
+than `success` is a failure ("not logged in" is `success` with is_error)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bceval.jsonio import parse_json_text
+from bceval.usage import Usage, known_number
+
+TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
+READ = "read"  # the status of a Read call whose result arrived without error: the only kind that counts as a read
+
+
+@dataclass(frozen=True)
+class AgentOutput:
+    """The text to take the answer from (None on failure), why it failed, what it cost, and its format."""
+
+    text: str | None
+    failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
+    usage: Usage
+    format: str  # "plain", "json" or "stream-json"
+    model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
+    trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
+
+
+def _is_envelope(value: Any) -> bool:
+    """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
+    return isinstance(value, dict) and "type" in value and "cases" not in value
+
+
+def _usage(envelope: dict[str, Any]) -> Usage:
+    tokens = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+    duration = known_number(envelope.get("duration_ms"))
+    turns = known_number(envelope.get("num_turns"))
+    return Usage(
+        agentSeconds=duration / 1000 if duration is not None else None,
+        costUsd=known_number(envelope.get("total_cost_usd")),
+        inputTokens=known_number(tokens.get("input_tokens")),
+        outputTokens=known_number(tokens.get("output_tokens")),
+        cacheCreationTokens=known_number(tokens.get("cache_creation_input_tokens")),
+        cacheReadTokens=known_number(tokens.get("cache_read_input_tokens")),
+        turns=int(turns) if turns is not None else None,
+    )
+
+
+def _reported_model(envelope: dict[str, Any], init: Any = None) -> str | None:
+    """The model an envelope names: the stream's `init` line's `model`, else the one key of `modelUsage` (an
+    answer that used several models names none: their tokens cannot be told apart)."""
+    if isinstance(init, dict) and init.get("type") == "system" and isinstance(init.get("model"), str) and init["model"]:
+        return init["model"]
+    used = envelope.get("modelUsage")
+    if isinstance(used, dict) and len(used) == 1:
+        (name,) = used
+        return name if isinstance(name, str) and name else None
+    return None
+
+
+def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> AgentOutput:
+    if envelope.get("type") != "result":
+        detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
+        return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
+    usage = _usage(envelope)
+    model = _reported_model(envelope, init)
+    subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
+    if envelope.get("is_error") is True or subtype != "success":
+        name = (subtype or "unknown")[:60]
+        status = envelope.get("api_error_status")
+        extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
+        flag = ", is_error" if envelope.get("is_error") is True else ""
+        detail = f"the agent reported an error ({name}{flag}{extra})"
+        return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
+    if not isinstance(envelope.get("result"), str):
+        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
+    return AgentOutput(envelope["result"], None, usage, form, model)
+
+
+def read_agent_output(stdout: str) -> AgentOutput:
+    """Recognise a Claude Code `json` or `stream-json` envelope; anything else is plain output."""
+    stripped = stdout.strip()
+    whole = parse_json_text(stripped) if stripped.startswith("{") else None
+    if _is_envelope(whole):
+        return _from_result(whole, "json")
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
+        first, last = parse_json_text(lines[0]), parse_json_text(lines[-1])
+        if _is_envelope(first) and (last is None or _is_envelope(last)):
+            if last is None:
+                broken = ("invalid-output", "stream-json output ends in a broken line", None)
+                return AgentOutput(None, broken, Usage(), "stream-json")
+            output = _from_result(last, "stream-json", first)
+            return replace(output, trace=read_calls(_events(lines[1:-1]), last.get("permission_denials")))
+    return AgentOutput(stdout, None, Usage(), "plain")
+
+
+def _events(lines: list[str]) -> list[dict[str, Any]]:
+    events = (parse_json_text(line) if line.startswith("{") else None for line in lines)
+    return [event for event in events if isinstance(event, dict)]
+
+
+def _blocks(event: dict[str, Any], role: str) -> list[dict[str, Any]]:
+    """The content blocks of a stream's `assistant` or `user` message event."""
+    message = event.get("message") if event.get("type") == role else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def read_calls(events: list[dict[str, Any]], denials: Any = None) -> tuple[dict[str, Any], ...]:
+    """The Read tool calls a Claude Code stream shows, as `{path, offset?, limit?, status}`: the agent's own account,
+    never read evidence. `status` is "read" only when the call's tool_result arrived without error and the envelope's
+    `permission_denials` does not name it; else "refused" (denied), "failed" (an error result) or "no-result"."""
+    denied = {item.get("tool_use_id") for item in denials or [] if isinstance(item, dict)}
+    results: dict[str, str] = {}  # tool_use_id -> how its result came back
+    for event in events:
+        for block in _blocks(event, "user"):
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                error = block.get("is_error") is True
+                refused = error and "permission" in str(block.get("content"))[:1000].lower()
+                results[block["tool_use_id"]] = "refused" if refused else "failed" if error else READ
+    calls: list[dict[str, Any]] = []
+    for event in events:
+        for block in _blocks(event, "assistant"):
+            if block.get("type") != "tool_use" or block.get("name") != "Read":
+                continue
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            path = given.get("file_path")
+            if isinstance(path, str) and path and len(calls) < TRACE_CAP:
+                call: dict[str, Any] = {"path": path[:4096]}
+                for key in ("offset", "limit"):
+                    if known_number(given.get(key)) is not None:
+                        call[key] = given[key]
+                use = block.get("id")
+                call["status"] = "refused" if use in denied else results.get(use, "no-result")
+                calls.append(call)
+    return tuple(calls)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
-from bceval.agents.envelope import read_agent_output
+from bceval.agents.envelope import agent_retries, last_line, read_agent_output
 from bceval.agents.process import LiveAgent, _Attempt
 from bceval.agents.sandbox import env_command, require_bwrap, sandbox_argv, shebang
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
@@ -38,6 +38,8 @@ VERSION_MAX_CHARS = 80  # a version is one short line; anything longer (or shape
 POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 ELSEWHERE = "its case's own folder"  # where an isolated agent runs
+NETWORK_KINDS = ("agent-error", "crash", "timeout")  # failures an agent without a network ends in
+NO_NETWORK = "the sandbox removed the network (--sandbox-network none): an agent that calls a model API needs share"
 
 
 class CommandAgent(LiveAgent):
@@ -193,14 +195,22 @@ class CommandAgent(LiveAgent):
             stderr=_kept(raw_err, err_size),
             stderrBytes=err_size,
         )
+        retried = agent_retries(record["stdout"])
+        if retried:  # the agent's own retries of its model calls: a run that waits on them says so
+            record.update(agentRetries=retried)
         usage = Usage(wallSeconds=round(wall, 3))
         if stopped is not None:
-            return _Attempt(record, usage=usage).failed(*stopped)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
-        return _read_output(self.agent, text, process.returncode, wall, record, usage)
+            made = _Attempt(record, usage=usage).failed(*stopped)
+        else:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
+            made = _read_output(self.agent, text, process.returncode, wall, record, usage)
+        if made.failure is not None and made.failure[0] in NETWORK_KINDS and self.agent.sandbox_network == "none":
+            kind, detail, subtype = made.failure
+            made.failed(kind, f"{detail}; {NO_NETWORK}", subtype)
+        return made
 
 
 @dataclass(frozen=True)
@@ -252,6 +262,10 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
     if output.failure is not None:  # an agent's own error report says more than its exit code
         return _Attempt(record, usage=usage).failed(*output.failure)
     if code != 0:
+        cause = last_line(record.get("stderr", ""))
+        if not text.strip() and cause:  # it stopped before any output and said why: a retry would say it again
+            made = _Attempt(record, usage=usage, final=True)
+            return made.failed("crash", f"exit code {code} after {wall:.1f} s, before any output: {cause}")
         return _Attempt(record, usage=usage).failed("crash", f"exit code {code} after {wall:.1f} s")
     record.update(outcome="answered")
     return _Attempt(record, text=output.text, usage=usage)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bceval.escape import console
 from bceval.jsonio import parse_json_text
 from bceval.usage import Usage, known_number
 
 TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
+CAUSE_CHARS = 200  # of an agent's own words kept in a one-line failure
 READ = "read"  # the status of a Read call whose result arrived without error: the only kind that counts as a read
 
 
@@ -71,6 +73,8 @@ def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> Agent
         extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
         flag = ", is_error" if envelope.get("is_error") is True else ""
         detail = f"the agent reported an error ({name}{flag}{extra})"
+        said = last_line(envelope.get("result")) if isinstance(envelope.get("result"), str) else ""
+        detail += f": {said}" if said else ""
         return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
     if not isinstance(envelope.get("result"), str):
         return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
@@ -135,3 +139,23 @@ def read_calls(events: list[dict[str, Any]], denials: Any = None) -> tuple[dict[
                 call["status"] = "refused" if use in denied else results.get(use, "no-result")
                 calls.append(call)
     return tuple(calls)
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of an agent's words, cut and made inert for one line of bceval's."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return console(lines[-1][:CAUSE_CHARS]) if lines else ""
+
+
+def agent_retries(stdout: str) -> dict[str, Any] | None:
+    """The retries of its model calls a Claude Code stream reports (`api_retry` events): how many, and the seconds
+    it waited before them; None when it reports none."""
+    count, waited = 0, 0.0
+    for line in stdout.splitlines():
+        if '"api_retry"' not in line:
+            continue
+        event = parse_json_text(line.strip())
+        if isinstance(event, dict) and event.get("type") == "system" and event.get("subtype") == "api_retry":
+            count += 1
+            waited += (known_number(event.get("retry_delay_ms")) or 0) / 1000
+    return {"count": count, "waitSeconds": round(waited, 3)} if count else None

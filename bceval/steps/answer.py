@@ -353,13 +353,22 @@ def recorded_cost(results_dir: Path) -> float:
 def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
     articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
-    labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents."""
+    labelled as the agent's own (`readBy: "agent-trace"`), and the retries of its model calls it reported."""
     transcript = transcript or {}
     if transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
         keys: tuple[str, ...] = ("readBy", "agentTrace", "candidates")
     else:
         keys = ("readBy", "readEvidence", "candidates", "waits") if "readEvidence" in transcript else ()
-    return {key: transcript[key] for key in keys if key in transcript}
+    own = {key: transcript[key] for key in keys if key in transcript}
+    retried = [
+        a["agentRetries"] for a in transcript.get("attempts") or [] if isinstance(a, dict) and "agentRetries" in a
+    ]
+    if retried:  # the agent's own retries of its model calls, over every attempt
+        own["agentRetries"] = {
+            "count": sum(item["count"] for item in retried),
+            "waitSeconds": round(sum(item["waitSeconds"] for item in retried), 3),
+        }
+    return own
 
 
 def status(outcome: Answer) -> str:

@@ -1,0 +1,108 @@
+"""Failures that explain themselves: a start-up failure is one attempt with its cause, an agent's error carries its
+own words (escaped, cut), a network the sandbox removed is named, and an agent's own retries are counted."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from agents import clean_environment
+from cliutil import run_cli
+from conftest import DEMO_CORPUS
+
+from bceval.agents.sandbox import require_bwrap
+from bceval.errors import BcevalError
+
+RUN = "command"
+
+# An agent that answers every case with no findings, after the stream events FAKE_EVENTS holds (JSON lines).
+STREAM_AGENT = r"""#!{python}
+import json, os, sys
+prompt = sys.stdin.read()
+start = prompt.index("\n", prompt.index("=== request ")) + 1
+request = json.loads(prompt[start:prompt.index("\n=== file ", start)])
+answer = json.dumps({"cases": [{"id": request["cases"][0]["id"], "findings": []}]})
+print(json.dumps({"type": "system", "subtype": "init", "cwd": os.getcwd(), "model": "m"}))
+sys.stdout.write(os.environ.get("FAKE_EVENTS", ""))
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer}))
+"""
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    clean_environment(monkeypatch)
+
+
+def answer(capsys, out: Path, command: str, *flags: str):
+    base = ["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "command", "--command", command]
+    return run_cli(capsys, *base, "--retries", "2", "--retry-wait", "0.01", "--timeout", "20", *flags)
+
+
+def documents(out: Path, kind: str) -> dict[str, dict]:
+    results = out / "runs" / RUN / "results"
+    return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob(f"{kind}-case-*.json"))}
+
+
+def transcript(out: Path, name: str) -> dict:
+    model_id = name.removeprefix("infra-").removeprefix("result-").removesuffix(".json")
+    return json.loads((out / "runs" / RUN / "transcripts" / f"{model_id}.json").read_text(encoding="utf-8"))
+
+
+def test_a_start_up_failure_is_one_attempt_and_its_cause_is_in_the_one_line(agent, tmp_path, capsys):
+    cause = 'Error finding codex home: CODEX_HOME points to "/nowhere", but that path does not exist'
+    agent.write_script("startup-crash", f"#!/bin/sh\necho 'starting' >&2\necho '{cause}' >&2\nexit 1\n")
+    code, lines, err = answer(capsys, tmp_path / "out", "startup-crash", "--case", "performance-bad")
+    failures = documents(tmp_path / "out", "infra")
+    assert len(failures) == 1
+    ((name, failure),) = failures.items()
+    assert failure["kind"] == "crash" and failure["attempts"] == 1
+    assert failure["detail"].endswith(f"before any output: {cause}")
+    assert len(transcript(tmp_path / "out", name)["attempts"]) == 1
+    said = [line for line in err if line.startswith("bceval: case-") and "failed (crash)" in line]
+    assert len(said) == 1 and cause in said[0]
+
+
+def test_a_crash_without_a_cause_is_still_retried(agent, tmp_path, capsys):
+    agent.write_script("silent-crash", "#!/bin/sh\nexit 1\n")
+    answer(capsys, tmp_path / "out", "silent-crash", "--case", "performance-bad")
+    (failure,) = documents(tmp_path / "out", "infra").values()
+    assert failure["kind"] == "crash" and failure["attempts"] == 3
+
+
+def test_an_agent_error_carries_its_result_text_escaped_and_cut(agent, tmp_path, capsys):
+    said = "API Error: Unable to connect to API (ConnectionRefused)\x1b[31m" + "x" * 400
+    envelope = {"type": "result", "subtype": "success", "is_error": True, "result": said}
+    data = agent.data / "envelope.json"
+    data.write_text(json.dumps(envelope), encoding="utf-8")
+    agent.write_script("erring", f"#!/bin/sh\ncat '{data}'\nexit 1\n")
+    answer(capsys, tmp_path / "out", "erring", "--case", "performance-bad", "--retries", "0")
+    (failure,) = documents(tmp_path / "out", "infra").values()
+    detail = failure["detail"]
+    assert detail.startswith("the agent reported an error (success, is_error): API Error: Unable to connect to API")
+    assert "\\x1b[31m" in detail and "\x1b" not in detail and len(detail) < 300
+
+
+def test_the_agents_own_retries_are_counted_into_the_answer_record(agent, tmp_path, capsys, monkeypatch):
+    agent.write_script("retrying", STREAM_AGENT.replace("{python}", sys.executable))
+    retry = {"type": "system", "subtype": "api_retry", "attempt": 1, "retry_delay_ms": 600.5, "error_status": 529}
+    monkeypatch.setenv("FAKE_EVENTS", "".join(json.dumps({**retry, "attempt": n}) + "\n" for n in (1, 2)))
+    code, lines, err = answer(capsys, tmp_path / "out", "retrying", "--case", "performance-bad")
+    assert code == 0, lines + err
+    ((name, result),) = documents(tmp_path / "out", "result").items()
+    assert result["record"]["agentRetries"] == {"count": 2, "waitSeconds": 1.201}
+    assert transcript(tmp_path / "out", name)["attempts"][0]["agentRetries"] == {"count": 2, "waitSeconds": 1.201}
+
+
+def test_a_network_the_sandbox_removed_is_named_as_the_cause(agent, tmp_path, capsys):
+    try:
+        require_bwrap()
+    except BcevalError as exc:
+        pytest.skip(f"no working bwrap here: {exc}")
+    envelope = {"type": "result", "subtype": "success", "is_error": True, "result": "Unable to connect to API"}
+    agent.write_script("offline", f"#!/bin/sh\necho '{json.dumps(envelope)}'\nexit 1\n")
+    flags = ("--case", "performance-bad", "--retries", "0", "--sandbox", "bwrap", "--sandbox-network", "none")
+    answer(capsys, tmp_path / "out", "offline", *flags)
+    (failure,) = documents(tmp_path / "out", "infra").values()
+    assert "Unable to connect to API; the sandbox removed the network (--sandbox-network none)" in failure["detail"]

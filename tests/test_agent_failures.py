@@ -106,3 +106,82 @@ def test_a_network_the_sandbox_removed_is_named_as_the_cause(agent, tmp_path, ca
     answer(capsys, tmp_path / "out", "offline", *flags)
     (failure,) = documents(tmp_path / "out", "infra").values()
     assert "Unable to connect to API; the sandbox removed the network (--sandbox-network none)" in failure["detail"]
+
+
+# --- the circuit breaker ---------------------------------------------------------------------------------------
+
+
+def case_ids(out: Path) -> list[str]:
+    return sorted(p.stem.removeprefix("request-") for p in (out / "review").glob("request-case-*.json"))
+
+
+def test_the_breaker_stops_a_run_whose_first_answers_all_fail_alike(agent, tmp_path, capsys):
+    agent.mode("crash")
+    code, lines, err = answer(capsys, tmp_path / "out", "fake-agent", "--retries", "0")
+    assert code == 1
+    stop = [line for line in lines + err if "stopped after 5 answers in a row failed the same way" in line]
+    assert len(stop) == 1 and "(crash: exit code 3 after" in stop[0] and "check that the command answers" in stop[0]
+    assert len(documents(tmp_path / "out", "infra")) == 5  # what was answered is kept; nothing more was asked
+    assert len(agent.calls()) == 5
+
+
+def test_the_breaker_stops_n_failures_in_a_row_later_and_keeps_the_answers(agent, tmp_path, capsys):
+    counter = agent.data / "count"
+    script = (
+        '#!/bin/sh\n[ "$1" = --version ] && exec fake-agent "$@"\n'
+        f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"\n'
+        'if [ $n -gt 6 ]; then echo "some output"; exit 3; fi\nexec fake-agent "$@"\n'
+    )
+    agent.write_script("sixth-fails", script)
+    out = tmp_path / "out"
+    code, lines, err = answer(capsys, out, "sixth-fails", "--retries", "0", "--breaker", "3")
+    assert code == 1 and any("stopped after 3 answers in a row" in line for line in err)
+    assert len(documents(out, "result")) == 6 and len(documents(out, "infra")) == 3
+
+
+def test_different_causes_or_no_breaker_answer_every_case(agent, tmp_path, capsys):
+    counter = agent.data / "count"
+    script = (
+        '#!/bin/sh\n[ "$1" = --version ] && exec fake-agent "$@"\n'
+        f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"\n'
+        'if [ $((n % 2)) = 1 ]; then echo "some output"; exit 3; fi\nFAKE_MODE=max-turns exec fake-agent "$@"\n'
+    )
+    agent.write_script("two-ways", script)
+    code, lines, err = answer(capsys, tmp_path / "out", "two-ways", "--retries", "0")
+    assert not any("stopped after" in line for line in err) and len(documents(tmp_path / "out", "infra")) == 16
+    agent.mode("crash")
+    code, lines, err = answer(capsys, tmp_path / "out2", "fake-agent", "--retries", "0", "--no-breaker")
+    assert not any("stopped after" in line for line in err) and len(documents(tmp_path / "out2", "infra")) == 16
+
+
+def test_the_breaker_stops_an_experiment_whose_agent_cannot_answer(agent, tmp_path, capsys):
+    agent.mode("crash")
+    file = tmp_path / "x.yaml"
+    file.write_text(
+        f"name: x\nepochs: 2\ndefaults:\n  corpus: {DEMO_CORPUS}\n  adapter: command\narms:\n"
+        "  - name: a\n    command: fake-agent --arm a\n  - name: b\n    command: fake-agent --arm b\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, lines, err = run_cli(capsys, "experiment", "run", file, "--out", out, "--retries", "0", "--jobs", "2")
+    assert code == 1 and any("stopped after 5 answers in a row failed the same way (crash:" in x for x in lines + err)
+    assert 5 <= len(agent.calls()) <= 6  # of 64: the ones under way when it stopped finish
+    kept = list((out / "experiments" / "x").rglob("infra-case-*.json"))
+    assert len(kept) == len(agent.calls())
+
+
+def test_the_breaker_stops_the_api_agent_whose_endpoint_is_unreachable(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("openai")
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    out = tmp_path / "out"
+    base = ["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "api", "--model", "m"]
+    code, lines, err = run_cli(capsys, *base, "--base-url", f"http://127.0.0.1:{port}/v1", "--retries", "0")
+    stop = [line for line in lines + err if "stopped after 5 answers in a row failed the same way" in line]
+    assert code == 1 and len(stop) == 1 and "cannot reach the endpoint" in stop[0]
+    assert len(list((out / "runs").rglob("infra-case-*.json"))) == 5

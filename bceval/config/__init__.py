@@ -107,6 +107,8 @@ class Settings:
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
     require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
+    breaker: int = _default("breaker")  # a live run stops after this many answers in a row failed alike
+    no_breaker: bool = _default("no_breaker")
     # what `bceval health` weighs
     health_margin: float = _default("health_margin")  # warn when a case ranks this close to the cutoff
     changed_paths: Path | None = None  # changed files, one per line (health)

@@ -58,10 +58,17 @@ _EXPERIMENT_RUNNING = _uses(
     Use("shard", "answer only the cases of shard K of N (by case id)"),
     "no_share",
 )
-_EXPERIMENT_AGENT = _uses(
-    Use("timeout", "seconds per attempt (default 300)"),
-    Use("retries", "retries after an infrastructure failure"),
-    Use("retry_wait", "pause before a retry, doubling (default 5)"),
+_BREAKER = _uses(
+    Use("breaker", "stop after N answers in a row failed the same way (default 5)"),
+    Use("no_breaker", "answer every case however many fail alike"),
+)
+_EXPERIMENT_AGENT = (
+    _uses(
+        Use("timeout", "seconds per attempt (default 300)"),
+        Use("retries", "retries after an infrastructure failure"),
+        Use("retry_wait", "pause before a retry, doubling (default 5)"),
+    )
+    + _BREAKER
 )
 _JUNIT = _uses(Use("junit", "also write a JUnit XML report (one test per arm, epoch and case) there"))
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
@@ -100,6 +107,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
         Use("retry_wait", "pause before a retry, doubling (default 5)"),
+        *_BREAKER,
         Use("shard", "answer only shard K of N (deterministic split)"),
         Use("cases", "answer this case (repeatable)"),
         Use("patterns", "cases whose id or domain fit"),

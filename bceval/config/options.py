@@ -83,6 +83,9 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
+    # a live run stops once this many answers in a row failed with the same infrastructure cause
+    _setting("breaker", "BCEVAL_BREAKER", "int", "agent", 5, range=(1, 10_000, True), metavar="N"),
+    _setting("no_breaker", "BCEVAL_NO_BREAKER", "bool", "agent", False),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bceval.agents.envelope import read_agent_output
+from bceval.agents.envelope import agent_retries, read_agent_output
 from bceval.evaluators.review.question import agent_trace
 from bceval.evaluators.review.scoring import case_reads
 
@@ -106,3 +106,54 @@ def test_a_trace_of_older_records_without_status_still_counts_its_reads():
     record = agent_trace({"agentTrace": [{"path": f"{WORKDIR}/{ARTICLES[0]}"}], "workdir": WORKDIR}, _View())
     assert record["agentTrace"] == {"source": "agent-trace", "reads": [{"path": ARTICLES[0]}]}
     assert Path(record["agentTrace"]["reads"][0]["path"]).as_posix() == ARTICLES[0]
+
+
+def test_the_served_model_is_the_one_the_streams_assistant_messages_name():
+    output = read_agent_output(transcript(_use(0, ARTICLES[0]), _result(0, "x")))
+    assert output.model == "served-model-1"  # not the init line's or modelUsage's requested model
+
+
+def codex(*events: dict) -> str:
+    return "\n".join(json.dumps(event) for event in ({"type": "thread.started", "thread_id": "t"}, *events)) + "\n"
+
+
+def _command(command: str, code: int = 0, output: str = "text") -> dict:
+    item = {"type": "command_execution", "command": command, "aggregated_output": output, "exit_code": code}
+    return {"type": "item.completed", "item": {**item, "status": "completed" if code == 0 else "failed"}}
+
+
+def test_a_codex_event_stream_gives_its_answer_tokens_turns_and_reads():
+    answer = '{"cases": []}'
+    text = codex(
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5 (unexpected status 500)"},
+        _command(f"/bin/bash -lc 'cat {ARTICLES[0]}'"),
+        _command(f"/bin/bash -lc \"sed -n '1,200p' {ARTICLES[1]} && head -5 {ARTICLES[2]}\""),
+        _command(f"cat {ARTICLES[3]}", 1, "cat: x: No such file or directory"),
+        _command(f"cat {ARTICLES[4]}", 1, "cat: x: Permission denied"),
+        {"type": "item.completed", "item": {"type": "agent_message", "text": answer}},
+        {"type": "turn.completed", "usage": {"input_tokens": 900, "cached_input_tokens": 300, "output_tokens": 40}},
+    )
+    output = read_agent_output(text)
+    assert (output.failure, output.text, output.format) == (None, answer, "codex-json")
+    usage = output.usage
+    assert (usage.inputTokens, usage.cacheReadTokens, usage.outputTokens, usage.turns) == (900, 300, 40, 1)
+    assert [(call["path"], call["status"]) for call in output.trace] == [
+        (ARTICLES[0], "read"),
+        (ARTICLES[1], "read"),
+        (ARTICLES[2], "read"),
+        (ARTICLES[3], "failed"),
+        (ARTICLES[4], "refused"),
+    ]
+    assert agent_retries(text) == {"count": 1, "waitSeconds": 0.0}
+
+
+def test_a_failed_or_unfinished_codex_turn_is_a_failure_with_its_reason():
+    failed = read_agent_output(codex({"type": "turn.failed", "error": {"message": "unexpected status 404\x1b"}}))
+    assert failed.failure == (
+        "agent-error",
+        "the agent reported an error (turn.failed): unexpected status 404\\x1b",
+        "turn.failed",
+    )
+    unfinished = read_agent_output(codex({"type": "turn.started"}))
+    assert unfinished.failure == ("invalid-output", "codex output has no turn.completed", None)

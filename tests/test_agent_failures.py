@@ -125,14 +125,17 @@ def test_the_breaker_stops_a_run_whose_first_answers_all_fail_alike(agent, tmp_p
     assert len(agent.calls()) == 5
 
 
-def test_the_breaker_stops_n_failures_in_a_row_later_and_keeps_the_answers(agent, tmp_path, capsys):
-    counter = agent.data / "count"
-    script = (
-        '#!/bin/sh\n[ "$1" = --version ] && exec fake-agent "$@"\n'
-        f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"\n'
-        'if [ $n -gt 6 ]; then echo "some output"; exit 3; fi\nexec fake-agent "$@"\n'
+def counted(agent, name: str, body: str) -> None:
+    """An agent script that knows which answer it gives ($n, from 1; the --version probe is not counted)."""
+    counter = agent.data / f"{name}.count"
+    head = '#!/bin/sh\n[ "$1" = --version ] && exec fake-agent "$@"\n'
+    agent.write_script(
+        name, f'{head}n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"\n{body}\n'
     )
-    agent.write_script("sixth-fails", script)
+
+
+def test_the_breaker_stops_n_failures_in_a_row_later_and_keeps_the_answers(agent, tmp_path, capsys):
+    counted(agent, "sixth-fails", '[ $n -gt 6 ] && { echo "some output"; exit 3; }\nexec fake-agent "$@"')
     out = tmp_path / "out"
     code, lines, err = answer(capsys, out, "sixth-fails", "--retries", "0", "--breaker", "3")
     assert code == 1 and any("stopped after 3 answers in a row" in line for line in err)
@@ -140,13 +143,8 @@ def test_the_breaker_stops_n_failures_in_a_row_later_and_keeps_the_answers(agent
 
 
 def test_different_causes_or_no_breaker_answer_every_case(agent, tmp_path, capsys):
-    counter = agent.data / "count"
-    script = (
-        '#!/bin/sh\n[ "$1" = --version ] && exec fake-agent "$@"\n'
-        f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"\n'
-        'if [ $((n % 2)) = 1 ]; then echo "some output"; exit 3; fi\nFAKE_MODE=max-turns exec fake-agent "$@"\n'
-    )
-    agent.write_script("two-ways", script)
+    odd = '[ $((n % 2)) = 1 ] && { echo "some output"; exit 3; }\nFAKE_MODE=max-turns exec fake-agent "$@"'
+    counted(agent, "two-ways", odd)
     code, lines, err = answer(capsys, tmp_path / "out", "two-ways", "--retries", "0")
     assert not any("stopped after" in line for line in err) and len(documents(tmp_path / "out", "infra")) == 16
     agent.mode("crash")

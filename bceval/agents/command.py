@@ -22,6 +22,7 @@ from typing import Any
 
 from bceval.agents import live
 from bceval.agents.envelope import agent_retries, last_line, read_agent_output
+from bceval.agents.presets import PRESETS
 from bceval.agents.process import LiveAgent, _Attempt
 from bceval.agents.sandbox import env_command, require_bwrap, sandbox_argv, shebang
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
@@ -55,6 +56,8 @@ class CommandAgent(LiveAgent):
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
+        if agent.agent:  # a preset's environment, unless the user's own says otherwise
+            self.environ = {**PRESETS[agent.agent].environment, **self.environ}
         if not self.shape.checks_command:
             return
         # the opt-in gate, the command line and its executable, and the sandbox's own checks, before any case
@@ -255,6 +258,8 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
     spent, priced_as = priced(output.usage, agent.prices, (output.model, agent.model))
     usage = usage.plus(spent)
     record.update(format=output.format, usage=spent.as_record())
+    if output.served:
+        record.update(servedModel=output.served)
     if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
         record.update(costFrom="prices", pricedModel=priced_as)
     if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence

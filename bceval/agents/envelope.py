@@ -4,6 +4,7 @@ than `success` is a failure ("not logged in" is `success` with is_error)."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +27,7 @@ class AgentOutput:
     format: str  # "plain", "json" or "stream-json"
     model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
     trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
+    served: str | None = None  # the model the stream's assistant messages name: the one that served the answer
 
 
 def _is_envelope(value: Any) -> bool:
@@ -90,18 +92,34 @@ def read_agent_output(stdout: str) -> AgentOutput:
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
         first, last = parse_json_text(lines[0]), parse_json_text(lines[-1])
+        if _is_envelope(first) and first.get("type") == "thread.started":
+            return codex_output(_events(lines))
         if _is_envelope(first) and (last is None or _is_envelope(last)):
             if last is None:
                 broken = ("invalid-output", "stream-json output ends in a broken line", None)
                 return AgentOutput(None, broken, Usage(), "stream-json")
+            events = _events(lines[1:-1])
             output = _from_result(last, "stream-json", first)
-            return replace(output, trace=read_calls(_events(lines[1:-1]), last.get("permission_denials")))
+            served = served_model(events)  # priced by the model that served it, where the stream names it
+            trace = read_calls(events, last.get("permission_denials"))
+            return replace(output, model=served or output.model, served=served, trace=trace)
     return AgentOutput(stdout, None, Usage(), "plain")
 
 
 def _events(lines: list[str]) -> list[dict[str, Any]]:
     events = (parse_json_text(line) if line.startswith("{") else None for line in lines)
     return [event for event in events if isinstance(event, dict)]
+
+
+def served_model(events: list[dict[str, Any]]) -> str | None:
+    """The model the last assistant message of a Claude Code stream names: the one that served it (the init line and
+    `modelUsage` name the one asked for)."""
+    for event in reversed(events):
+        message = event.get("message") if event.get("type") == "assistant" else None
+        name = message.get("model") if isinstance(message, dict) else None
+        if isinstance(name, str) and name and name != "<synthetic>":  # Claude Code's own error messages
+            return name[:200]
+    return None
 
 
 def _blocks(event: dict[str, Any], role: str) -> list[dict[str, Any]]:
@@ -142,20 +160,86 @@ def read_calls(events: list[dict[str, Any]], denials: Any = None) -> tuple[dict[
 
 
 def last_line(text: str) -> str:
-    """The last non-empty line of an agent's words, cut and made inert for one line of bceval's."""
+    """The last line of an agent's words that names an error (a stack trace after it says less), else its last
+    line; cut and made inert for one line of bceval's."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return console(lines[-1][:CAUSE_CHARS]) if lines else ""
+    errors = [line for line in lines if "error" in line.lower()]
+    return console((errors or lines)[-1][:CAUSE_CHARS]) if lines else ""
 
 
 def agent_retries(stdout: str) -> dict[str, Any] | None:
-    """The retries of its model calls a Claude Code stream reports (`api_retry` events): how many, and the seconds
-    it waited before them; None when it reports none."""
+    """The retries of its model calls an agent's stream reports (Claude Code's `api_retry` events, Codex's
+    "Reconnecting..." errors): how many, and the seconds it waited before them; None when it reports none."""
     count, waited = 0, 0.0
     for line in stdout.splitlines():
-        if '"api_retry"' not in line:
+        if '"api_retry"' not in line and '"Reconnecting' not in line:
             continue
         event = parse_json_text(line.strip())
-        if isinstance(event, dict) and event.get("type") == "system" and event.get("subtype") == "api_retry":
+        if not isinstance(event, dict):
+            continue
+        if event.get("type") == "system" and event.get("subtype") == "api_retry":
             count += 1
             waited += (known_number(event.get("retry_delay_ms")) or 0) / 1000
+        elif event.get("type") == "error" and str(event.get("message")).startswith("Reconnecting"):
+            count += 1
     return {"count": count, "waitSeconds": round(waited, 3)} if count else None
+
+
+# --- Codex: `codex exec --json` events ------------------------------------------------------------------------------
+
+READERS = {"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "awk", "grep", "rg"}  # what shows a file's text
+
+
+def codex_output(events: list[dict[str, Any]]) -> AgentOutput:
+    """What a Codex `--json` event stream says: the last agent message is the answer; `turn.completed` gives the
+    tokens, `turn.failed` (or no end at all) is a failure; its command executions that print a file are its reads."""
+    items = [e["item"] for e in events if e.get("type") == "item.completed" and isinstance(e.get("item"), dict)]
+    ends = [e for e in events if e.get("type") in ("turn.completed", "turn.failed")]
+    usage = Usage(turns=sum(e["type"] == "turn.completed" for e in ends) or None)
+    for end in ends:
+        tokens = end.get("usage") if isinstance(end.get("usage"), dict) else {}
+        usage = usage.plus(
+            Usage(
+                inputTokens=known_number(tokens.get("input_tokens")),
+                outputTokens=known_number(tokens.get("output_tokens")),
+                cacheReadTokens=known_number(tokens.get("cached_input_tokens")),
+            )
+        )
+    trace = tuple(call for item in items if item.get("type") == "command_execution" for call in _codex_reads(item))
+    messages = [
+        item["text"] for item in items if item.get("type") == "agent_message" and isinstance(item.get("text"), str)
+    ]
+    if not ends or ends[-1]["type"] == "turn.failed":
+        error = ends[-1].get("error") if ends else None
+        said = last_line(str(error.get("message", ""))) if isinstance(error, dict) else ""
+        detail = f"the agent reported an error (turn.failed): {said}" if ends else "codex output has no turn.completed"
+        failure = ("agent-error", detail, "turn.failed") if ends else ("invalid-output", detail, None)
+        return AgentOutput(None, failure, usage, "codex-json", trace=trace)
+    if not messages:
+        return AgentOutput(None, ("invalid-output", "codex output has no agent message", None), usage, "codex-json")
+    return AgentOutput(messages[-1], None, usage, "codex-json", trace=trace)
+
+
+def _codex_reads(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files a command execution printed (`cat`, `sed -n`, `head` ... of a path), each as a Read call: "read"
+    when the command exited 0, else "failed" ("refused" when its output says it was denied)."""
+    command = item.get("command")
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+        if len(words) == 3 and words[1] in ("-lc", "-c"):  # a shell running a script: read the script
+            words = shlex.split(words[2])
+    except ValueError:
+        return []
+    if item.get("exit_code") == 0 and item.get("status") == "completed":
+        status = READ
+    else:
+        status = "refused" if "denied" in str(item.get("aggregated_output"))[:2000].lower() else "failed"
+    calls, program = [], None
+    for word in words:
+        if word in ("&&", "||", ";", "|"):
+            program = None
+        elif program is None:
+            program = word.rsplit("/", 1)[-1]
+        elif program in READERS and not word.startswith("-") and "." in word and len(calls) < TRACE_CAP:
+            calls.append({"path": word[:4096], "status": status})
+    return calls

@@ -55,6 +55,7 @@ class AgentSettings:
     paid_by: str = ""  # the run answering (its folder): a cached answer it paid for itself is its own, not cached
     endpoint: EndpointSettings | None = None  # the api kind's endpoint; None for a command line
     prices: PriceTable | None = None  # what tokens cost, by model (an envelope or a response that gives tokens only)
+    agent: str | None = None  # the preset (bceval.agents.presets) the command line came from: its environment
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently

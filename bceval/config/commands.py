@@ -96,6 +96,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
+        Use("agent", "claude-code or codex: the command adapter with that CLI, set up (or give --command)"),
         Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
         Use("model", "the model; pinned only when the command passes it on through {model}"),
         Use("epoch", "which repeated sample this is (default 1)"),
@@ -187,6 +188,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default) or command"),
         Use("command", "agent command line (command adapter)"),
+        Use("agent", "claude-code or codex: the command adapter with that CLI, set up"),
         Use("model", "the model; pinned only through {model}"),
         Use("isolation", "view (default) or none"),
         Use("sandbox", "none (default) or bwrap"),

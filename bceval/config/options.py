@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from bceval.agents.presets import PRESETS
 from bceval.agents.registry import agent_names
 from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option as Option
@@ -36,6 +37,7 @@ SETTINGS: tuple[Option, ...] = (
     _setting("results", "BCEVAL_RESULTS", "path", "results", metavar="DIR"),
     _setting("results_path", "BCEVAL_RESULTS_PATH", "path", "results", metavar="FILE"),
     _setting("command", "BCEVAL_COMMAND", "text", "agent"),
+    _setting("agent", "BCEVAL_AGENT", "text", "agent", choices=tuple(PRESETS)),
     _setting("model", "BCEVAL_MODEL", "text", "agent"),
     _setting("jobs", "BCEVAL_JOBS", "int", "agent", 1, range=(1, 64, True), metavar="N"),
     _setting("timeout", "BCEVAL_TIMEOUT", "float", "agent", 300.0, range=(0, None, False), metavar="S"),

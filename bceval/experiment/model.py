@@ -38,6 +38,7 @@ class ArmSettings(StrictModel):
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
     adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
     command: str | None = None
+    agent: str | None = Field(default=None, description="claude-code or codex: the command adapter with that CLI.")
     model: str | None = None
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
@@ -56,7 +57,7 @@ class ArmSettings(StrictModel):
         default=None, description="A citation without a complete read of the article fails its case."
     )
 
-    @field_validator("adapter", "isolation", "sandbox")
+    @field_validator("adapter", "isolation", "sandbox", "agent")
     @classmethod
     def _one_of(cls, value: str | None, info: ValidationInfo) -> str | None:
         allowed = ARM_CHOICES[info.field_name]
@@ -66,7 +67,7 @@ class ArmSettings(StrictModel):
 
 
 # Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
-OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead")
+OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead", "agent")
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = tuple(name for name in ArmSettings.model_fields if name not in OPTIONAL_ARM_FIELDS)
 

@@ -112,3 +112,47 @@ def test_an_experiment_arm_names_its_agent(stand_ins, tmp_path, capsys):
     report = json.loads((tmp_path / "out" / "experiments" / "x" / "report.json").read_text(encoding="utf-8"))
     commands = {arm["name"]: arm["settings"]["command"] for arm in report["arms"]}
     assert commands == {"a": preset_command("claude-code", "m1", None), "b": preset_command("codex", "m1", None)}
+
+
+def answer_one(capsys, out, run="command-m1"):
+    base = ["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--agent", "claude-code", "--model", "m1"]
+    code, lines, err = run_cli(capsys, *base, "--case", "performance-bad", "--run", run)
+    assert code == 0, lines + err
+    (result,) = (out / "runs" / run / "results").glob("result-*.json")
+    return json.loads(result.read_text(encoding="utf-8"))
+
+
+def test_the_agents_configuration_is_an_input_of_the_question(stand_ins, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    empty = answer_one(capsys, out)  # no configuration: an empty folder of its own, the question as it always was
+    assert "agentConfig" not in empty["answeredBy"]
+    (call,) = [json.loads(line) for line in stand_ins.read_text(encoding="utf-8").splitlines()]
+    assert call["config"] and call["said"] is None
+
+    user = tmp_path / "claude-config"
+    (user / "projects" / "old").mkdir(parents=True)  # the CLI's own state: never copied, never in the digest
+    (user / "CLAUDE.md").write_text("Always cite two articles.\n", encoding="utf-8")
+    (user / ".credentials.json").write_text("{}", encoding="utf-8")  # copied, not in the digest
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user))
+    first = answer_one(capsys, out)
+    assert first["record"]["cached"] is False  # a new question: a new answer, not the empty configuration's
+    digest = first["answeredBy"]["agentConfig"]
+    calls = [json.loads(line) for line in stand_ins.read_text(encoding="utf-8").splitlines()]
+    assert calls[-1]["said"] == "Always cite two articles.\n" and calls[-1]["config"] != str(user)
+    assert sorted(p.name for p in user.iterdir()) == [".credentials.json", "CLAUDE.md", "projects"]
+    assert list((user / "projects").iterdir()) == [user / "projects" / "old"]  # the user's folder is untouched
+    model_id = first["cases"][0]["id"]
+    attempt = json.loads((out / "runs" / "command-m1" / "transcripts" / f"{model_id}.json").read_text())["attempts"][0]
+    assert attempt["agentConfig"] == {
+        "variable": "CLAUDE_CONFIG_DIR",
+        "source": str(user),
+        "sha256": digest,
+        "files": ["CLAUDE.md"],
+    }
+    (user / ".credentials.json").write_text('{"token": "new"}', encoding="utf-8")
+    assert answer_one(capsys, out, "again")["answeredBy"]["agentConfig"] == digest
+    (user / "CLAUDE.md").write_text("Cite one article.\n", encoding="utf-8")
+    changed = answer_one(capsys, out, "changed")
+    assert changed["answeredBy"]["agentConfig"] != digest and changed["record"]["cached"] is False
+    record = json.loads((out / "runs" / "changed" / "run.json").read_text(encoding="utf-8"))
+    assert record["agentConfig"] == changed["answeredBy"]["agentConfig"]  # in the run's identity too

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
+from bceval.agents.agentconfig import AgentConfig, read_config
 from bceval.agents.envelope import agent_retries, last_line, read_agent_output
 from bceval.agents.presets import PRESETS
 from bceval.agents.process import LiveAgent, _Attempt
@@ -56,8 +57,10 @@ class CommandAgent(LiveAgent):
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
-        if agent.agent:  # a preset's environment, unless the user's own says otherwise
+        self.config: AgentConfig | None = None
+        if agent.agent:  # a preset's environment, unless the user's own says otherwise, and its configuration
             self.environ = {**PRESETS[agent.agent].environment, **self.environ}
+            self.config = read_config(PRESETS[agent.agent].config_variable, self.environ)
         if not self.shape.checks_command:
             return
         # the opt-in gate, the command line and its executable, and the sandbox's own checks, before any case
@@ -109,6 +112,8 @@ class CommandAgent(LiveAgent):
             "isolation": self.agent.isolation,
             "sandbox": self.agent.sandbox,
         }
+        if self.config is not None and self.config.digest:
+            described["agentConfig"] = self.config.digest
         return self.shape.described(self, described)
 
     def _probe_version(self) -> str:
@@ -133,7 +138,8 @@ class CommandAgent(LiveAgent):
 
     def cache_key(self, view: View, case: Any) -> str:
         """What a review answer depends on (under --isolation none, where the corpus is: the agent can read it)."""
-        asked = replace(asking("command", self.agent, live=True), model=self.model)
+        digest = self.config.digest if self.config is not None else None  # of the configuration it copies
+        asked = replace(asking("command", self.agent, live=True), model=self.model, config=digest)
         key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
         if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
             key = hashlib.sha256(f"{key}|network={self.agent.sandbox_network}".encode()).hexdigest()
@@ -162,7 +168,22 @@ class CommandAgent(LiveAgent):
         )
 
     def run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        """One process of the agent: its answer's text or why there is none; `record` completed."""
+        """One process of the agent, with a fresh copy of its configuration folder (read-only under bwrap) when it
+        has one: its answer's text or why there is none; `record` completed."""
+        if self.config is None:
+            return self._run(argv, cwd, env, prompt, record)
+        folder = materialize_config(self.config)
+        try:
+            if self.bwrap is not None:  # the copy is the attempt's own: what it writes there goes with it
+                at = argv.index("--chdir")
+                bind = "--bind" if PRESETS[self.agent.agent or ""].config_writable else "--ro-bind"
+                argv = [*argv[:at], bind, str(folder), str(folder), *argv[at:]]
+            record.update(argv=argv, agentConfig=self.config.record())
+            return self._run(argv, cwd, {**env, self.config.variable: str(folder)}, prompt, record)
+        finally:
+            release(folder)
+
+    def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         started = time.monotonic()
         scratch = view_parent()  # in memory where it can be: three files for every attempt
         with (  # unbuffered: each is written or read once, whole
@@ -214,6 +235,16 @@ class CommandAgent(LiveAgent):
             kind, detail, subtype = made.failure
             made.failed(kind, f"{detail}; {NO_NETWORK}", subtype)
         return made
+
+
+def materialize_config(config: AgentConfig) -> Path:
+    """A fresh copy of an agent's configuration in a folder of its own (removed with `release`)."""
+    root = temp_folder("config", view_parent())
+    for name, data in config.files:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ class Preset:
     command: str  # without a model: the CLI's own default
     model_flag: str  # how a model reaches it (through {model}, so the run is pinned)
     environment: dict[str, str] = field(default_factory=dict)  # added to the agent's environment
+    config_variable: str = ""  # the variable naming its configuration folder
+    config_writable: bool = False  # it writes its state there: its copy is bound read-write under bwrap
 
 
 PRESETS = {
@@ -24,6 +26,7 @@ PRESETS = {
         "--allowedTools Read,Glob,Grep --disallowedTools Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch,Task",
         "--model {model}",
         {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
+        "CLAUDE_CONFIG_DIR",
     ),
     # the prompt on stdin (`-`), JSON events, no git repository needed, no colour. Not its own sandbox: that runs a
     # helper from CODEX_HOME, which it refuses under /tmp and cannot run from a noexec folder, so every shell command
@@ -32,6 +35,8 @@ PRESETS = {
         "codex exec --json --skip-git-repo-check --sandbox danger-full-access --color never",
         "-m {model}",
         {},
+        "CODEX_HOME",
+        config_writable=True,  # it keeps its databases there, and will not start without them
     ),
 }
 

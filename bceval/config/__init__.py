@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.agentconfig import config_digest
 from bceval.agents.presets import PRESETS, preset_command
 from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
 from bceval.agents.settings import AgentSettings, EndpointSettings
@@ -86,6 +87,7 @@ class Settings:
     adapter: str = _default("adapter")  # one of ADAPTERS
     command: str | None = None
     agent: str | None = None  # a preset (bceval.agents.presets): --command and --adapter come from it
+    agent_config: str | None = None  # the digest of the preset's configuration folder (never a flag: its variable)
     model: str | None = None
     jobs: int = _default("jobs")
     timeout: float = _default("timeout")
@@ -351,6 +353,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         chosen.update(
             adapter="command", command=preset_command(chosen["agent"], chosen.get("model"), chosen.get("command"))
         )
+        chosen["agent_config"] = config_digest(chosen["agent"], environ)
     return Settings(**chosen)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import git
 
+from bceval.agents.agentconfig import config_digest
 from bceval.agents.presets import preset_command
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
@@ -243,6 +245,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
         agent=agent,
+        agent_config=config_digest(agent, os.environ) if agent else None,
         max_cost=None,  # the experiment's one budget bounds every arm and epoch (Plan.budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",

@@ -131,6 +131,7 @@ def test_a_codex_event_stream_gives_its_answer_tokens_turns_and_reads():
         _command(f"/bin/bash -lc \"sed -n '1,200p' {ARTICLES[1]} && head -5 {ARTICLES[2]}\""),
         _command(f"cat {ARTICLES[3]}", 1, "cat: x: No such file or directory"),
         _command(f"cat {ARTICLES[4]}", 1, "cat: x: Permission denied"),
+        {"type": "item.started", "item": {"id": "late", "type": "command_execution", "command": "cat late.md"}},
         {"type": "item.completed", "item": {"type": "agent_message", "text": answer}},
         {"type": "turn.completed", "usage": {"input_tokens": 900, "cached_input_tokens": 300, "output_tokens": 40}},
     )
@@ -144,6 +145,7 @@ def test_a_codex_event_stream_gives_its_answer_tokens_turns_and_reads():
         (ARTICLES[2], "read"),
         (ARTICLES[3], "failed"),
         (ARTICLES[4], "refused"),
+        ("late.md", "no-result"),  # its start reported, its end never
     ]
     assert agent_retries(text) == {"count": 1, "waitSeconds": 0.0}
 

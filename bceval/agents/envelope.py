@@ -139,7 +139,8 @@ def read_calls(events: list[dict[str, Any]], denials: Any = None) -> tuple[dict[
         for block in _blocks(event, "user"):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 error = block.get("is_error") is True
-                refused = error and "permission" in str(block.get("content"))[:1000].lower()
+                said = str(block.get("content"))[:1000].lower()
+                refused = error and ("permission" in said or "not enabled" in said)  # denied, or a disabled tool
                 results[block["tool_use_id"]] = "refused" if refused else "failed" if error else READ
     calls: list[dict[str, Any]] = []
     for event in events:
@@ -194,6 +195,9 @@ def codex_output(events: list[dict[str, Any]]) -> AgentOutput:
     """What a Codex `--json` event stream says: the last agent message is the answer; `turn.completed` gives the
     tokens, `turn.failed` (or no end at all) is a failure; its command executions that print a file are its reads."""
     items = [e["item"] for e in events if e.get("type") == "item.completed" and isinstance(e.get("item"), dict)]
+    done = {item.get("id") for item in items}
+    started = [e["item"] for e in events if e.get("type") == "item.started" and isinstance(e.get("item"), dict)]
+    items += [{**item, "status": "no-result"} for item in started if item.get("id") not in done]  # never finished
     ends = [e for e in events if e.get("type") in ("turn.completed", "turn.failed")]
     usage = Usage(turns=sum(e["type"] == "turn.completed" for e in ends) or None)
     for end in ends:
@@ -230,7 +234,9 @@ def _codex_reads(item: dict[str, Any]) -> list[dict[str, Any]]:
             words = shlex.split(words[2])
     except ValueError:
         return []
-    if item.get("exit_code") == 0 and item.get("status") == "completed":
+    if item.get("status") == "no-result":  # Codex reported its start only (its end went missing)
+        status = "no-result"
+    elif item.get("exit_code") == 0 and item.get("status") == "completed":
         status = READ
     else:
         status = "refused" if "denied" in str(item.get("aggregated_output"))[:2000].lower() else "failed"

@@ -15,8 +15,8 @@ from bceval.errors import BcevalError
 GIT = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
 
 
-def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str]) -> None:
-    """`git init` + one commit of everything in `folder`, with no user, system or environment configuration and
+def hermetic_env(epoch: int, author: tuple[str, str]) -> dict[str, str]:
+    """The environment of a git command that reads no user, system or environment configuration and commits with
     a fixed author and date, so the content alone decides the commit."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env.update(
@@ -29,6 +29,12 @@ def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str
         GIT_AUTHOR_DATE=f"@{epoch} +0000",
         GIT_COMMITTER_DATE=f"@{epoch} +0000",
     )
+    return env
+
+
+def commit_folder(folder: Path, message: str, epoch: int, author: tuple[str, str]) -> None:
+    """`git init` + one commit of everything in `folder`, hermetic (see hermetic_env)."""
+    env = hermetic_env(epoch, author)
     # --template=: no sample hooks, a minimal .git
     for args in (["init", "-q", "--template="], ["add", "-A"], ["commit", "-q", "-m", message]):
         try:

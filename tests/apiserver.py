@@ -65,6 +65,15 @@ def calls(*pairs: tuple[str, dict[str, Any] | str]) -> dict[str, Any]:
     }
 
 
+def common_prefix(one: bytes, other: bytes) -> int:
+    """The length of the longest prefix two byte strings share (a binary search: slices compare in C)."""
+    low, high = 0, min(len(one), len(other))
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if one[:middle] == other[:middle] else (low, middle - 1)
+    return low
+
+
 def final(case_id: str, findings: list[str]) -> dict[str, Any]:
     return {"content": json.dumps({"cases": [{"id": case_id, "findings": [{"id": f} for f in findings]}]})}
 
@@ -72,9 +81,11 @@ def final(case_id: str, findings: list[str]) -> dict[str, Any]:
 class ChatServer:
     """The server, its scripted models and its log; a context manager that starts and stops it."""
 
-    def __init__(self, answers: dict[str, list[str]], latency: float = 0.0) -> None:
+    def __init__(self, answers: dict[str, list[str]], latency: float = 0.0, prefix_cache: bool = False) -> None:
         self.answers = answers
         self.latency = latency
+        self.prefix_cache = prefix_cache  # usage as a provider's automatic prompt caching would report it
+        self.prompts: dict[str, list[bytes]] = {}  # model -> the prompts it was sent, in arrival order
         self.log: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.in_flight = 0
@@ -124,6 +135,7 @@ class ChatServer:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             self.log.append({"path": path, "headers": headers, "body": body, "time": time.monotonic()})
+            prompt_tokens, cached = self.cached_prefix(body) if self.prefix_cache else (1000, 200)
         try:
             if self.latency:
                 time.sleep(self.latency)
@@ -137,8 +149,9 @@ class ChatServer:
         message = {"role": "assistant", "content": reply.get("content")}
         if "tool_calls" in reply:
             message["tool_calls"] = reply["tool_calls"]
-        usage: dict[str, Any] = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
-        usage["prompt_tokens_details"] = {"cached_tokens": 200}
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": 100}
+        usage["total_tokens"] = prompt_tokens + 100
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
         if body["model"] == "priced":
             usage["cost"] = 0.002
         completion = {
@@ -152,6 +165,20 @@ class ChatServer:
             "usage": usage,
         }
         return 200, completion, {}
+
+    def cached_prefix(self, body: dict[str, Any]) -> tuple[int, int]:
+        """(prompt tokens, cached tokens) of a request as automatic prefix caching counts them: the prompt is the
+        request's tools, response format and messages, in that order (as providers render them: tools and schema
+        before the conversation), as compact JSON; a token is 4 of its UTF-8 bytes (rounded up for the prompt, down
+        for the cache); the cached part is the longest prefix it shares with an earlier request to the same model.
+        No minimum length and no 128-token steps: a provider's (OpenAI's: 1,024 tokens, then steps of 128) would
+        cache a little less of short prompts. Called under the lock."""
+        parts = {name: body.get(name) for name in ("tools", "response_format", "messages")}
+        prompt = json.dumps(parts, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        earlier = self.prompts.setdefault(body["model"], [])
+        shared = max((common_prefix(prompt, seen) for seen in earlier), default=0)
+        earlier.append(prompt)
+        return -(-len(prompt) // 4), shared // 4
 
     # --- the scripted models ------------------------------------------------------------------------------------
 

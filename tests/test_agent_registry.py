@@ -56,7 +56,7 @@ def test_the_oracle_answers_what_the_review_evaluator_expects(tmp_path: Path):
     outcome = evaluator("review").score([case], {case.modelId: answer.entries[0].findings})
     assert [(o.case, o.passed) for o in outcome] == [("x-bad", True)]
     assert evaluator("review").score([case], {})[0].problems == ("Results missing case: x-bad",)
-    assert evaluator_names() == ("review", "plan", "implementation", "development")
+    assert evaluator_names() == ("review", "plan", "implementation", "development", "pr-review")
     assert {evaluator(name).question for name in ("plan", "implementation")} == {GUIDANCE}
 
 
@@ -71,6 +71,7 @@ def test_evaluators_load_when_named_and_each_is_registered_under_its_own_name():
     loaded = done.stdout.strip()
     assert "bceval.evaluators.review.plugin" in loaded
     assert "bceval.evaluators.guidance.plugin" not in loaded and "bceval.evaluators.development.plugin" not in loaded
+    assert "bceval.evaluators.pr_review.plugin" not in loaded
 
 
 def test_each_evaluator_says_what_its_runs_do():

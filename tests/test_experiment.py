@@ -22,6 +22,7 @@ from guidance_util import git
 from bceval.cli import main
 
 CASES = 16
+REPORT_FILES = ("report.json", "report.md", "report.html")
 ARTICLE = "microsoft/knowledge/performance/filter-before-findset.md"
 
 
@@ -411,6 +412,36 @@ def test_a_rerun_with_nothing_new_keeps_its_report_and_one_with_anything_new_wri
     assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0
     assert len(agent.calls()) == 3 * CASES
     assert arm(report_of(out, "kept"), "b")["settings"]["command"] == "fake-agent --arm b2"
+
+
+def test_a_rerun_with_nothing_new_does_not_build_its_report_yet_says_its_verdict(agent, tmp_path, capsys, monkeypatch):
+    from bceval.steps import experiment as steps
+
+    built = []
+    build = steps.load_report
+    monkeypatch.setattr(steps, "load_report", lambda *args: built.append(args) or build(*args))
+    out = tmp_path / "out"
+    text = two_arms("fresh")
+    file = write(tmp_path / "fresh.yaml", text.replace("{arm}", "b"))
+    folder = out / "experiments" / "fresh"
+    first = run_cli(capsys, "experiment", "run", file, "--out", out)
+    assert first[0] == 0 and first[1][-1] == f"Report: {folder / 'report.md'}" and len(built) == 1
+
+    def files() -> dict[str, tuple[int, int]]:
+        return {name: ((folder / name).stat().st_ino, (folder / name).stat().st_mtime_ns) for name in REPORT_FILES}
+
+    written = files()
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[:2] == first[:2]  # the same verdict
+    assert len(built) == 1 and files() == written  # from the report there, not built again
+    # one result changed: built again
+    result = next(folder.glob("variants/*/runs/a-e1/results/result-*.json"))
+    result.write_text(result.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0 and len(built) == 2
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0 and len(built) == 2
+    # the plan changed (its alpha: nothing is answered again): built again, and it says so
+    write(file, "alpha: 0.1\n" + text.replace("{arm}", "b"))
+    assert run_cli(capsys, "experiment", "run", file, "--out", out)[0] == 0 and len(built) == 3
+    assert report_of(out, "fresh")["alpha"] == 0.1 and len(agent.calls()) == 2 * CASES
 
 
 def test_shards_answer_apart_and_the_report_merges_them(agent, tmp_path, capsys):

@@ -93,6 +93,12 @@ def retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, moment.timestamp() - (time.time() if now is None else now))
 
 
+def shared_first(request: dict[str, Any], shared: tuple[str, ...]) -> dict[str, Any]:
+    """`request` with the members every case shares first (in `shared`'s order), then the others in theirs: a
+    provider caches the longest prompt prefix it has seen, so what differs between cases goes last."""
+    return {**{name: request[name] for name in shared if name in request}, **request}
+
+
 @dataclass
 class Conversation:
     """What one attempt's conversation produced: the final text or why there is none, and what it did."""
@@ -103,6 +109,7 @@ class Conversation:
     waits: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     cost_known: bool = True
+    uncached_known: bool = True
     served_model: str | None = None
     structured: bool = False
     deadline: float = 0.0  # time.monotonic() when the attempt's time is up
@@ -324,6 +331,12 @@ class Endpoint:
         if cost is None and price is not None and prompt is not None and completion is not None:
             cost = price.cost(prompt, completion, cached)
         talk.cost_known = talk.cost_known and cost is not None
+        # the cost had nothing been cached: the cached tokens at the input price (known without them, or with a price)
+        saving = 0.0 if not cached else None
+        if price is not None and prompt is not None and completion is not None:
+            saving = price.cost(prompt, completion) - price.cost(prompt, completion, cached)
+        uncached = cost + saving if cost is not None and saving is not None else None
+        talk.uncached_known = talk.uncached_known and uncached is not None
         talk.usage = talk.usage.plus(
             Usage(
                 costUsd=cost,
@@ -331,6 +344,7 @@ class Endpoint:
                 outputTokens=completion,
                 cacheReadTokens=cached if prompt is not None else None,
                 turns=1,
+                uncachedCostUsd=uncached,
             )
         )
         turn: dict[str, Any] = {
@@ -386,6 +400,8 @@ class ApiAgent(LiveAgent):
             raise BcevalError("the api adapter needs its endpoint settings")
         if agent.sandbox != "none" or agent.isolation != "view":
             raise BcevalError("the api adapter runs no process: it takes neither --sandbox nor --isolation none")
+        if agent.endpoint.knowledge != "embedded" and not getattr(self.shape, "bounded", False):
+            raise BcevalError(f"--knowledge {agent.endpoint.knowledge} applies to review questions only: drop it here")
         self.require_opt_in()
         self.model, self.pinned = agent.model, True  # the model is in every request
         self.tools = self.shape.tools
@@ -421,6 +437,7 @@ class ApiAgent(LiveAgent):
         talk = self.endpoint.converse(system, user, box, schema, self.agent.timeout, self.agent.prices)
         wall = round(time.monotonic() - started, 3)
         usage = talk.usage if talk.cost_known else replace(talk.usage, costUsd=None)
+        usage = usage if talk.uncached_known else replace(usage, uncachedCostUsd=None)
         return talk, usage.plus(Usage(wallSeconds=wall)), wall
 
     def attempt(

@@ -26,6 +26,7 @@ class EndpointSettings:
     max_output_tokens: int | None = None
     seed: int | None = None
     jobs: int = 1  # the most requests in flight (concurrency adapts below it on 429)
+    knowledge: str = "embedded"  # or "bounded": the review request holds no candidates, the agent's tools find them
 
     def identity(self) -> dict[str, object]:
         return {
@@ -34,6 +35,7 @@ class EndpointSettings:
             "maxTurns": self.max_turns,
             "maxOutputTokens": self.max_output_tokens,
             "seed": self.seed,
+            **({"knowledge": self.knowledge} if self.knowledge != "embedded" else {}),  # embedded: keys unchanged
         }
 
 

@@ -179,16 +179,12 @@ def render_table(report: dict[str, Any]) -> str:
 
 def _throughput_text(measured: dict[str, Any]) -> str:
     """How a throughput measurement (see live._throughput) reads in the table."""
-    text = (
+    return (
         f"at --jobs {measured['jobs']}, {measured['secondsPerAnswer']:g} s each: {measured['wallSeconds']:.2f} s, "
         f"the plain launcher's floor {measured['floorSeconds']:.2f} s, the ideal {measured['idealSeconds']:.2f} s: "
         f"{measured['ratioToFloor']:.3f}× the floor, {measured['ratioToIdeal']:.3f}× the ideal (the floor "
         f"{measured['floorRatioToIdeal']:.3f}×)"
+        f"; CPU per answer {measured['cpuPerAnswerSeconds'] * 1000:.1f} ms, the floor's "
+        f"{measured['floorCpuPerAnswerSeconds'] * 1000:.1f} ms: bceval's own "
+        f"{measured['ownCpuPerAnswerSeconds'] * 1000:.1f} ms"
     )
-    if measured.get("ownCpuPerAnswerSeconds") is not None:
-        text += (
-            f"; CPU per answer {measured['cpuPerAnswerSeconds'] * 1000:.1f} ms, the floor's "
-            f"{measured['floorCpuPerAnswerSeconds'] * 1000:.1f} ms: bceval's own "
-            f"{measured['ownCpuPerAnswerSeconds'] * 1000:.1f} ms"
-        )
-    return text

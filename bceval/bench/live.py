@@ -89,11 +89,8 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
     ideal = answers / jobs * seconds
     wall = median([r.seconds for r in runs])
     floor = median([r.seconds for r in floors])
-    cpu = floor_cpu = own_cpu = None
-    if all(r.cpu_seconds is not None for r in runs + floors):
-        cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)  # type: ignore[misc]
-        floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)  # type: ignore[misc]
-        own_cpu = round(cpu - floor_cpu, 5)  # the difference of the two rounded numbers, so the three add up
+    cpu = round(median([r.cpu_seconds for r in runs]) / answers, 5)
+    floor_cpu = round(median([r.cpu_seconds for r in floors]) / answers, 5)
     return {
         "answered": answered,
         "jobs": jobs,
@@ -107,10 +104,10 @@ def _throughput(runs: list[Run], floors: list[Run], answers: int, answered: int,
         "floorRatioToIdeal": round(floor / ideal, 3),
         "ratioToFloor": round(wall / floor, 3),
         "overheadPerAnswerSeconds": round((wall - ideal) * jobs / answers, 4),
-        "peakRssMb": max((r.peak_rss_mb for r in runs if r.peak_rss_mb is not None), default=None),
+        "peakRssMb": max(r.peak_rss_mb for r in runs),
         "cpuPerAnswerSeconds": cpu,
         "floorCpuPerAnswerSeconds": floor_cpu,
-        "ownCpuPerAnswerSeconds": own_cpu,
+        "ownCpuPerAnswerSeconds": round(cpu - floor_cpu, 5),  # of the two rounded numbers, so the three add up
     }
 
 
@@ -211,7 +208,7 @@ def measure_api(scratch: Path, answers: int, jobs: int, latency: float) -> dict[
         run = run_process([*command, "--timeout", str(latency * 40 + 10)], env)
     answered = len(list(OutDir(out).run("api-bench").results.glob(CASE_PATTERN)))
     measured = _throughput([run], [floor], answers, answered, jobs, latency * RESPONSES_PER_CASE)
-    cpu = round(run.cpu_seconds / answers * 1000, 2) if run.cpu_seconds is not None else None
+    cpu = round(run.cpu_seconds / answers * 1000, 2)
     return {"answers": answers, "latencySeconds": latency, **measured, "cpuMsPerAnswer": cpu}
 
 

@@ -24,8 +24,8 @@ from bceval.layout import CASE_PATTERN, OutDir
 @dataclass
 class Run:
     seconds: float
-    peak_rss_mb: float | None
-    cpu_seconds: float | None = None  # user + system time of the process and every child it waited for
+    peak_rss_mb: float
+    cpu_seconds: float  # user + system time of the process and every child it waited for
     started: float = 0.0  # time.time() when it was started
 
 
@@ -36,23 +36,17 @@ def run_process(args: list[str], env: dict[str, str]) -> Run:
         started = time.time()
         start = time.perf_counter()
         process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errors, env=env)
-        if hasattr(os, "wait4"):
-            _, status, usage = os.wait4(process.pid, 0)
-            elapsed = time.perf_counter() - start
-            process.returncode = os.waitstatus_to_exitcode(status)
-            scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-            peak = usage.ru_maxrss / scale
-            cpu = usage.ru_utime + usage.ru_stime
-        else:  # pragma: no cover - Windows has no wait4
-            process.wait()
-            elapsed, peak, cpu = time.perf_counter() - start, None, None
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
         errors.seek(0)
         error = errors.read().decode("utf-8", "replace")
     if process.returncode != 0:
         step = " ".join(arg for arg in args[1:5] if not arg.startswith("-") and "/" not in arg)
         last = (error.strip().splitlines() or ["no output"])[-1]
         raise BcevalError(f"bench: {step} failed (exit {process.returncode}): {last}")
-    return Run(elapsed, peak, cpu, started)
+    return Run(elapsed, usage.ru_maxrss / scale, usage.ru_utime + usage.ru_stime, started)
 
 
 _FLOOR = """
@@ -79,8 +73,7 @@ def _touch(path: Path, round_number: int) -> None:
 
 def settle() -> None:
     """Write every dirty page out before a measurement starts, not in the middle of it."""
-    if hasattr(os, "sync"):
-        os.sync()
+    os.sync()
 
 
 def measured_environment() -> dict[str, str]:
@@ -162,7 +155,7 @@ def measure(articles: int, repeat: int, scratch: Path, source: Path | None = Non
             name: {
                 "medianSeconds": round(medians[name], 4),
                 "runsSeconds": [round(r.seconds, 4) for r in values],
-                "peakRssMb": max((r.peak_rss_mb for r in values if r.peak_rss_mb is not None), default=None),
+                "peakRssMb": max(r.peak_rss_mb for r in values),
             }
             for name, values in runs.items()
         },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -87,7 +88,6 @@ class Settings:
     adapter: str = _default("adapter")  # one of ADAPTERS
     command: str | None = None
     agent: str | None = None  # a preset (bceval.agents.presets): --command and --adapter come from it
-    agent_config: str | None = None  # the digest of the preset's configuration folder (never a flag: its variable)
     model: str | None = None
     jobs: int = _default("jobs")
     timeout: float = _default("timeout")
@@ -104,6 +104,7 @@ class Settings:
     max_turns: int = _default("max_turns")
     max_output_tokens: int | None = None
     seed: int | None = None
+    knowledge: str = _default("knowledge")  # one of KNOWLEDGE_MODES: how the api agent gets the candidate articles
     max_cost: float | None = None  # USD: no new case starts once the run's known cost reaches it
     prices: PriceTable | None = None  # USD per million tokens, by model
     # which cases a run answers
@@ -130,6 +131,9 @@ class Settings:
     coverage_report: Path | None = None  # where the coverage report goes (JSON)
     gate_paths: Path | None = None  # --changed-paths of validate/prepare: the changed files, one per line
     changed_from: str | None = None  # or: the files changed in REF...HEAD of the corpus's git checkout
+    # how the corpus is read as upstream reads it now (docs/review.md, "Upstream as it is now")
+    additional_ids: str = _default("additional_ids")  # the case-id scheme of `additionalArticles`
+    index: str = _default("index")  # lenient (the 841b4e7 builder) or strict (invalid articles are skipped)
 
     def __post_init__(self) -> None:
         for name in (*CHOICES, *RANGES):
@@ -185,6 +189,12 @@ class Settings:
     def live(self) -> bool:
         """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
         return capabilities(self.adapter).live
+
+    @functools.cached_property
+    def agent_config(self) -> str | None:
+        """The digest of a preset agent's configuration folder, as the agent will be given it (its variable in this
+        process's environment); None without one."""
+        return config_digest(self.agent, os.environ) if self.agent and self.live else None
 
     @property
     def asked(self) -> Asking:
@@ -276,11 +286,13 @@ def bceval_table(cwd: Path) -> tuple[Path, dict[str, Any]]:
 def _pyproject_values(cwd: Path) -> dict[str, Any]:
     pyproject, found = bceval_table(cwd)
     table = {key: value for key, value in found.items() if key != "development"}
-    unknown = sorted(set(table) - {option.name for option in SETTINGS if option.pyproject})  # development: its own
+    names = {option.pyproject_key(): option.name for option in SETTINGS if option.pyproject}  # development: its own
+    unknown = sorted(set(table) - set(names))
     if unknown:
         raise BcevalError(f"{pyproject}: [tool.bceval] has unknown setting '{unknown[0]}'")
     return {
-        key: convert(value, SOURCES[key][1], cwd, f"{pyproject}: [tool.bceval] {key}") for key, value in table.items()
+        names[key]: convert(value, SOURCES[names[key]][1], cwd, f"{pyproject}: [tool.bceval] {key}")
+        for key, value in table.items()
     }
 
 
@@ -340,7 +352,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     for key, value in chosen.items():  # a bad value is refused naming the flag, variable or file it came from
         problem = setting_problem(key, value) if key in source else None
         if problem is not None:
-            where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {key}" if source[key] == "pyproject.toml" else source[key]
+            where = source[key]
+            if where == "pyproject.toml":
+                where = f"{cwd / 'pyproject.toml'}: [tool.bceval] {OPTIONS[key].pyproject_key()}"
             raise BcevalError(f"{where}: {problem}" if key in CHOICES else f"{where} {problem}")
     if chosen.get("shard"):
         parse_shard(chosen["shard"])
@@ -353,7 +367,6 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         chosen.update(
             adapter="command", command=preset_command(chosen["agent"], chosen.get("model"), chosen.get("command"))
         )
-        chosen["agent_config"] = config_digest(chosen["agent"], environ)
     return Settings(**chosen)
 
 
@@ -408,6 +421,8 @@ def agent_settings(settings: Settings) -> AgentSettings:
     endpoint = settings.endpoint
     if not settings.command and endpoint is None:
         raise BcevalError(REVIEW_NEEDS_COMMAND)
+    if settings.knowledge != "embedded" and endpoint is None:
+        raise BcevalError(f"--knowledge {settings.knowledge} needs --adapter api: its tools serve the knowledge")
     return _same_named(
         AgentSettings, settings, command=settings.command or "", paid_by=str(settings.run_dir), endpoint=endpoint
     )

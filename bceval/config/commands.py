@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option
 
 
@@ -41,6 +41,8 @@ _CORPUS = _uses(
     Use("manifest", "default: <corpus>/evaluation/review-fixtures.json"),
     Use("out", "output root (default: out/); requests go to DIR/review/"),
     "verbose",
+    Use("additional_ids", "additionalArticles case ids: curabis (default) or microsoft"),
+    Use("index", "the knowledge index: lenient (default) or strict"),
 )
 _GATE = _uses(  # review-dialects.md §11.4, §11.5
     Use("coverage_report", "also write the coverage report (paired vs selected articles) here"),
@@ -81,6 +83,10 @@ _API_USES = _uses(
     Use("max_output_tokens", "tokens per response (default: the endpoint's)", group=_API),
     Use("seed", "sampling seed, for endpoints that take one", group=_API),
 )
+# review questions only: how the api agent gets the candidate articles (docs/live-agents.md)
+_KNOWLEDGE = Use(
+    "knowledge", "embedded (default: the request holds the candidates) or bounded (found with tools)", group=_API
+)
 _BUDGET = _uses(
     Use("max_cost", "no new case starts once the run's known cost reaches USD"),
     Use("prices", "price table (YAML): USD per million tokens, by model"),
@@ -115,7 +121,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("failed_from", "the cases that did not pass in that run or file"),
     )
     + _BUDGET
-    + _API_USES,
+    + _API_USES
+    + (_KNOWLEDGE,),
     "score": _CORPUS
     + _uses("evaluator")
     + _uses(
@@ -153,6 +160,11 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
     "bench": _family(BENCH),
+    "skills": _uses(
+        Use("skills_mode", checked=True),
+        Use("corpus", "the corpus checkout (default: settings, else the corpus found here)"),
+        "skill_index",
+    ),
     "init": _uses(Use("corpus", "the corpus checkout (default: found from the current folder)"), "doit"),
     "compare": _uses(
         "old",
@@ -224,6 +236,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     )
     + _API_USES,
     "evidence": _family(KNOWLEDGE, Use("kr_question_file", required=True), Use("kr_run_id", required=True)),
+    "findings": _family(FINDINGS),
 }
 
 

@@ -1,6 +1,6 @@
 """The options of the command families that are no settings: `bceval bench`, `bceval guidance`, `bceval
-development` and `bceval evidence`, with the BCEVAL_BENCH_*, BCEVAL_GUIDANCE_* and BCEVAL_DEVELOPMENT_* variables
-of their doit tasks. Part of the options table (`bceval.config.options`)."""
+development`, `bceval evidence` and `bceval findings`, with the BCEVAL_BENCH_*, BCEVAL_GUIDANCE_* and
+BCEVAL_DEVELOPMENT_* variables of their doit tasks. Part of the options table (`bceval.config.options`)."""
 
 from __future__ import annotations
 
@@ -240,4 +240,20 @@ KNOWLEDGE: tuple[Option, ...] = (
         help="comma-separated layers (default: microsoft,community,custom; '' disables every layer)",
         parser_default=True,
     ),
+)
+
+
+# findings: the flags of `bceval findings validate` (spec upstream-2026-09.md §3.2: upstream's validator parameters)
+_findings = partial(_flagged, "findings", "findings")
+_positional = partial(Option, kind="positional", part="findings")
+FINDINGS: tuple[Option, ...] = (
+    _positional("findings_action", metavar="validate", choices=("validate",), help="check REPORT (exit 1: rejected)"),
+    _positional("findings_report", metavar="REPORT", help="the findings-report (JSON)"),
+    _findings("corpus", "path", metavar="DIR", help="the checkout cited knowledge paths must exist in (default: .)"),
+    _findings("retrieved", "paths", metavar="PATH", help="a knowledge path retrieved in full (repeatable)"),
+    _findings("source_root", "path", metavar="DIR", help="where location files are read to count their lines"),
+    _findings("source", "paths", metavar="PATH", help="a source path findings may point at (repeatable)"),
+    _findings("super", "switch", help="a super-skill report (default: a leaf report)"),
+    _findings("expected_composition", "path", metavar="FILE", help="with --super: the coordinator's leaves (JSON)"),
+    _findings("normalize", "switch", help="accept a report that bounded normalization repairs (ids, ranges)"),
 )

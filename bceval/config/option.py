@@ -27,9 +27,12 @@ class Option:
     range: tuple[float, float | None, bool] | None = None  # (lowest, highest, whether the lowest is allowed)
     help: str | None = None
     metavar: str | None = None
-    pyproject: bool = False  # whether [tool.bceval] may set it (under its name; part development: the name without
-    # development_ under [tool.bceval.development])
+    pyproject: bool | str = False  # whether [tool.bceval] may set it (under its name, or this key when a string;
+    # part development: the name without development_ under [tool.bceval.development])
     parser_default: bool = False  # argparse fills in the default (the command reads no other source for it)
+
+    def pyproject_key(self) -> str:
+        return self.pyproject if isinstance(self.pyproject, str) else self.name
 
     def allowed(self) -> tuple[str, ...] | None:
         return self.choices() if callable(self.choices) else self.choices

@@ -10,12 +10,15 @@ from typing import Any
 
 from bceval.agents.presets import PRESETS
 from bceval.agents.registry import agent_names
-from bceval.config.families import BENCH, DEVELOPMENT, GUIDANCE, KNOWLEDGE
+from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option as Option
 
 ISOLATIONS = ("view", "none")
 SANDBOXES = ("none", "bwrap")
 SANDBOX_NETWORKS = ("share", "none")  # bwrap keeps the host's network (the model API), or has none
+ADDITIONAL_IDS = ("curabis", "microsoft")  # the case-id schemes of `additionalArticles` (docs/review.md)
+INDEXES = ("lenient", "strict")  # the knowledge index builders: 841b4e7's, and upstream's strict one
+KNOWLEDGE_MODES = ("embedded", "bounded")  # the api agent is handed the candidate rows, or finds them with its tools
 
 
 def _flag(name: str, kind: str = "text", **rest: Any) -> Option:
@@ -82,12 +85,35 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_turns", "BCEVAL_MAX_TURNS", "int", "agent", 12, range=(1, 1000, True), metavar="N"),
     _setting("max_output_tokens", "BCEVAL_MAX_OUTPUT_TOKENS", "int", "agent", range=(1, 10**7, True), metavar="N"),
     _setting("seed", "BCEVAL_SEED", "int", "agent", range=(0, 2**63 - 1, True), metavar="N"),
+    _setting("knowledge", "BCEVAL_KNOWLEDGE", "text", "agent", "embedded", choices=KNOWLEDGE_MODES, metavar="MODE"),
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
     # a live run stops once this many answers in a row failed with the same infrastructure cause
     _setting("breaker", "BCEVAL_BREAKER", "int", "agent", 5, range=(1, 10_000, True), metavar="N"),
     _setting("no_breaker", "BCEVAL_NO_BREAKER", "bool", "agent", False),
+    _flag(
+        "additional_ids",
+        env="BCEVAL_ADDITIONAL_IDS",
+        part="corpus",
+        default="curabis",
+        choices=ADDITIONAL_IDS,
+        pyproject="additional-ids",
+        metavar="SCHEME",
+        help="case ids of a manifest's additionalArticles: curabis (<domain>-<kind>-<slug>) or microsoft "
+        "(<domain>-<name>-<kind>, the override's context on every case)",
+    ),
+    _setting(
+        "index",
+        "BCEVAL_INDEX",
+        "text",
+        "corpus",
+        "lenient",
+        choices=INDEXES,
+        metavar="BUILDER",
+        help="the knowledge index: lenient (every article, as at 841b4e7) or strict (invalid articles skipped with "
+        "a warning, rows with sourceSha256)",
+    ),
 )
 
 # Options that are no setting: a command's own switches and arguments, `bceval bench` (and its BCEVAL_BENCH_*
@@ -140,10 +166,23 @@ OTHERS: tuple[Option, ...] = (
     _flag(
         "power", "float", default=0.8, metavar="P", help="the chance of detecting it (default 0.8)", parser_default=True
     ),
+    # `bceval skills` (upstream-2026-09.md §5)
+    Option(
+        "skills_mode",
+        kind="positional",
+        part="skills",
+        default="check",
+        metavar="MODE",
+        choices=("build", "check"),
+        help="build (write the skill index) or check (default: compare it with the skills, one line a problem)",
+        parser_default=True,
+    ),
+    Option("skill_index", ("--skill-index",), kind="path", metavar="FILE", help="default: <corpus>/skill-index.json"),
     *BENCH,
     *GUIDANCE,
     *DEVELOPMENT,
     *KNOWLEDGE,
+    *FINDINGS,
 )
 
 OPTIONS: dict[str, Option] = {option.name: option for option in SETTINGS + OTHERS}

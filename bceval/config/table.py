@@ -28,7 +28,7 @@ def _key(option: Option) -> str:
         return ""
     if option.part == "development":
         return f"`development.{option.name.removeprefix('development_')}`"
-    return f"`{option.name}`"
+    return f"`{option.pyproject_key()}`"
 
 
 def _cell(text: str) -> str:

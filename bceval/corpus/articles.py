@@ -12,7 +12,7 @@ LEAN_LIMIT = 120  # UTF-16 code units, as the reference measures
 LEAN_MIN_CUT = 40
 ELLIPSIS = "\u2026"
 
-_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _KEY_LINE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*:\s*(.*)$")
 _H1 = re.compile(r"^#\s+(.+?)\s*$")
 _DESCRIPTION = re.compile(r"^##\s+Description\s*$", re.IGNORECASE)
@@ -50,25 +50,32 @@ def _parse_value(raw: str) -> str | list[str] | None:
     return value or None
 
 
-def parse_article(text: str) -> dict[str, Any] | None:
-    """Frontmatter fields plus title and raw description; None when the frontmatter is missing."""
-    lines = _LINE_BREAK.split(text)
+def frontmatter(text: str) -> tuple[list[tuple[str, str]], list[str]] | None:
+    """(key, raw value) of each frontmatter key line, and the lines after the frontmatter; None without one."""
+    lines = LINE_BREAK.split(text)
     if not lines or lines[0].strip() != "---":
         return None
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         return None
+    keyed = [match.groups() for match in map(_KEY_LINE.match, lines[1:end]) if match]
+    return keyed, lines[end + 1 :]
+
+
+def parse_article(text: str) -> dict[str, Any] | None:
+    """Frontmatter fields plus title and raw description; None when the frontmatter is missing."""
+    found = frontmatter(text)
+    if found is None:
+        return None
     fields: dict[str, str | list[str]] = {}
-    for line in lines[1:end]:
-        match = _KEY_LINE.match(line)
-        if match:
-            value = _parse_value(match.group(2))
-            if value is not None:
-                fields[match.group(1).lower()] = value  # keys are case-insensitive; last one wins
+    for key, raw in found[0]:
+        value = _parse_value(raw)
+        if value is not None:
+            fields[key.lower()] = value  # keys are case-insensitive; last one wins
     title = ""
     in_description = False
     description: list[str] = []
-    for line in lines[end + 1 :]:
+    for line in found[1]:
         heading = _H1.match(line) if not title else None
         if heading:
             title = heading.group(1).strip()  # a blank H1 leaves the title open, as in the reference

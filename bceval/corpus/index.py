@@ -16,7 +16,7 @@ from bceval.jsonio import decode_utf8, dumps_compact, read_regular_bytes
 INDEX_VERSION = 1
 
 
-def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
+def build_index(rows: list[dict[str, Any]], timestamp: str, snapshot: str | None = None) -> dict[str, Any]:
     return {
         "version": INDEX_VERSION,
         "generatedAt": timestamp,
@@ -24,14 +24,15 @@ def build_index(rows: list[dict[str, Any]], timestamp: str) -> dict[str, Any]:
         "knowledgeAllow": [],
         "knowledgeDeny": [],
         "articleCount": len(rows),
+        **({"sourceSnapshot": snapshot} if snapshot is not None else {}),
         "articles": rows,
     }
 
 
-def index_document(chunks: list[bytes], count: int, timestamp: str) -> bytes:
+def index_document(chunks: list[bytes], count: int, timestamp: str, snapshot: str | None = None) -> bytes:
     """knowledge-index.json, the compact encoding of `build_index(rows, timestamp)`, from the `count` rows'
-    compact JSON in index order."""
-    empty = dumps_compact({**build_index([], timestamp), "articleCount": count}).encode("utf-8")
+    compact JSON in index order; the strict index's `snapshot` goes after the count."""
+    empty = dumps_compact({**build_index([], timestamp, snapshot), "articleCount": count}).encode("utf-8")
     return b"".join([empty[: -len(b"]}\n")], b",".join(chunks), b"]}\n"])
 
 

@@ -113,12 +113,15 @@ def _walk(
         by_dir[rel] = frozenset(names)
 
 
-def scan_corpus(root: Path) -> Listing:
-    """One walk of `<layer>/skills/review/*` and `<layer>/knowledge/**` for every layer on disk."""
+def scan_corpus(
+    root: Path, parts: tuple[tuple[str, bool], ...] = (("skills/review", False), ("knowledge", True))
+) -> Listing:
+    """One walk of `<layer>/skills/review/*` and `<layer>/knowledge/**` (or of `parts`: (folder, recursive)) for
+    every layer on disk."""
     real_root = os.path.realpath(root)
     by_dir: dict[str, frozenset[str]] = {}
     for layer in LAYERS:
-        for rel, recursive in ((f"{layer}/skills/review", False), (f"{layer}/knowledge", True)):
+        for rel, recursive in ((f"{layer}/{part}", recursive) for part, recursive in parts):
             start = os.path.join(root, *rel.split("/"))
             if os.path.isdir(start) and not _inside(real_root, os.path.realpath(start)):
                 raise BcevalError(f"{root / rel}: leads outside the corpus through a symbolic link")

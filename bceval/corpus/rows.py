@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bceval.corpus.layers import index_order
+from bceval.corpus.strict import STRICT, source_snapshot
 from bceval.errors import BcevalError
 from bceval.jsonio import read_regular_bytes
 
@@ -50,3 +51,8 @@ def index_chunks(groups: list[GroupRows]) -> list[bytes]:
 
 def row_count(groups: list[GroupRows]) -> int:
     return sum(len(group.rows) for group in groups)
+
+
+def snapshot(groups: list[GroupRows], index: str) -> str | None:
+    """The strict index's `sourceSnapshot` over every group's rows; None for the lenient one, which has none."""
+    return source_snapshot([row for group in groups for row in group.rows]) if index == STRICT else None

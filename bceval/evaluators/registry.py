@@ -15,12 +15,18 @@ GROUP = "bceval.evaluators"
 BUILT_IN = "built-in"
 DEFAULT = "review"
 
-# bceval's own, in the order they are listed: name -> "module:attribute", imported when first asked for
+# bceval's own, in the order they are listed: name -> ("module:attribute", the CLI subcommands it adds), each
+# imported when first asked for; naming the subcommands here lets a command load only the evaluator it runs (a
+# test keeps them equal to each one's `commands()`)
 _OWN = {
-    "review": "bceval.evaluators.review.plugin:REVIEW_EVALUATOR",
-    "plan": "bceval.evaluators.guidance.plugin:PLAN_EVALUATOR",
-    "implementation": "bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR",
-    "development": "bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR",
+    "review": ("bceval.evaluators.review.plugin:REVIEW_EVALUATOR", ("health", "skills")),
+    "plan": ("bceval.evaluators.guidance.plugin:PLAN_EVALUATOR", ("guidance",)),
+    "implementation": ("bceval.evaluators.guidance.plugin:IMPLEMENTATION_EVALUATOR", ("guidance",)),
+    "development": (
+        "bceval.evaluators.development.plugin:DEVELOPMENT_EVALUATOR",
+        ("development", "evidence", "findings"),
+    ),
+    "pr-review": ("bceval.evaluators.pr_review.plugin:PR_REVIEW_EVALUATOR", ("pr-review", "judge")),
 }
 
 
@@ -29,13 +35,14 @@ class Registered:
     name: str
     origin: str  # BUILT_IN, or the distribution that provides it
     where: str  # "module:attribute"
+    commands: tuple[str, ...] | None = None  # its CLI subcommands; None: a plugin's, known once it is loaded
 
 
 @cache
 def registered() -> tuple[Registered, ...]:
     """Every evaluator bceval can use: its own first, then the entry points (a plugin cannot take a built-in's
     name, and two plugins cannot take the same one)."""
-    found = [Registered(name, BUILT_IN, where) for name, where in _OWN.items()]
+    found = [Registered(name, BUILT_IN, where, commands) for name, (where, commands) in _OWN.items()]
     for point in entry_points(group=GROUP):
         origin = point.dist.name if point.dist is not None else "unknown distribution"
         clash = next((r for r in found if r.name == point.name), None)
@@ -87,6 +94,15 @@ def all_commands() -> dict[str, Command]:
         for command in found.commands():
             seen.setdefault(command.name, command)
     return seen
+
+
+def commands_for(name: str) -> dict[str, Command]:
+    """The CLI subcommand `name` when one of bceval's own evaluators adds it (only that evaluator is loaded), else
+    every evaluator's: a plugin's subcommands are known only once it is loaded."""
+    owner = next((r.name for r in registered() if r.commands is not None and name in r.commands), None)
+    if owner is None:
+        return all_commands()
+    return {command.name: command for command in evaluator(owner).commands() if command.name == name}
 
 
 def all_tasks(inputs: object) -> dict[str, object]:

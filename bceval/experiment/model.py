@@ -56,6 +56,11 @@ class ArmSettings(StrictModel):
     requireRead: bool | None = Field(
         default=None, description="A citation without a complete read of the article fails its case."
     )
+    knowledge: Literal["embedded", "bounded"] | None = Field(
+        default=None,
+        description="The api adapter: embedded (default: the request holds the candidate articles) or bounded (the "
+        "agent finds them with its search_knowledge and get_articles tools).",
+    )
 
     @field_validator("adapter", "isolation", "sandbox", "agent")
     @classmethod
@@ -67,7 +72,7 @@ class ArmSettings(StrictModel):
 
 
 # Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
-OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead", "agent")
+OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead", "knowledge", "agent")
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = tuple(name for name in ArmSettings.model_fields if name not in OPTIONAL_ARM_FIELDS)
 

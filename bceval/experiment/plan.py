@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Any
 
 import git
 
-from bceval.agents.agentconfig import config_digest
 from bceval.agents.presets import preset_command
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
@@ -208,7 +206,8 @@ def matching(plan: Plan, default_adapter: str, no_share: bool) -> tuple[list[str
                 "they share no case, so nothing can be compared"
             )
         differing.update(name for name in names if shown(arm, name) != shown(control, name))
-        differs = [name for name in ARM_FIELDS if shown(arm, name) != shown(control, name)]
+        asked = (*ARM_FIELDS, "knowledge")  # knowledge is optional, yet asks another question (request, tools)
+        differs = [name for name in asked if shown(arm, name) != shown(control, name)]
         if len(differs) > 1:
             warnings.append(
                 f"arm '{arm.name}' differs from the control '{control.name}' in {len(differs)} fields "
@@ -245,7 +244,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
         agent=agent,
-        agent_config=config_digest(agent, os.environ) if agent else None,
+        knowledge=fields.get("knowledge") or settings.knowledge,
         max_cost=None,  # the experiment's one budget bounds every arm and epoch (Plan.budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,
         run=f"{arm.name}-e{epoch}",

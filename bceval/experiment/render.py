@@ -59,6 +59,9 @@ def _cost(arm: ArmReport) -> str:
     if arm.usage.costUsd is None:
         return "unknown" if asked else "-"
     known = "" if arm.usage.costKnown == asked else f" ({arm.usage.costKnown} of {asked} reported)"
+    if arm.usage.cachedShare is not None:  # the provider's prompt cache: its share, and the cost without it
+        without = f", ${arm.usage.uncachedCostUsd:.4f} without" if arm.usage.uncachedCostUsd is not None else ""
+        known += f"; {arm.usage.cachedShare:.0%} of prompt tokens cached{without}"
     return f"${arm.usage.costUsd:.4f}{known}"
 
 

@@ -18,7 +18,7 @@ from bceval.experiment.plan import ArmPlan, Plan
 from bceval.experiment.records import ArmComparison, ArmSummary
 from bceval.experiment.stats import compare_treatments, refuse, summarize_arm
 from bceval.models import StrictModel
-from bceval.usage import Usage
+from bceval.usage import Usage, cached_share
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -32,6 +32,9 @@ class ArmUsage(StrictModel):
     agentSeconds: float | None = None
     inputTokens: int | None = None
     outputTokens: int | None = None
+    cacheReadTokens: int | None = None
+    uncachedCostUsd: float | None = Field(default=None, description="The cost had nothing been read from a cache.")
+    cachedShare: float | None = Field(default=None, description="Prompt tokens read from the provider's cache.")
 
 
 class MeasureRate(StrictModel):
@@ -241,7 +244,8 @@ def _arm_report(
         unanswered=summary.unanswered,
         usage=ArmUsage(
             costKnown=sum(usage.costUsd is not None for usage in paid),
-            **{name: getattr(total, name) for name in ArmUsage.model_fields if name != "costKnown"},
+            cachedShare=cached_share(paid),
+            **{name: getattr(total, name) for name in ArmUsage.model_fields if hasattr(total, name)},  # Usage's sums
         ),
         summary=summary,
         guidance=guidance,

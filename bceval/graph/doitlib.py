@@ -70,7 +70,7 @@ def always(run: Callable[[], BaseFail | None], *after: str) -> dict[str, Any]:
 # Tasks that report rather than build: they run every time, so they do not make a run "not up to date". `publish`
 # is not one: it writes the user's page, and after it "nothing was rebuilt" would read as "nothing happened".
 REPORT_TASKS = frozenset(
-    "validate health scorecard score summary bench answered experiment_prepare experiment_report".split()
+    "validate health scorecard score summary bench answered experiment_prepare experiment_report experiment".split()
 )
 
 

@@ -24,7 +24,7 @@ from bceval.evaluators.base import CASE, RUN
 from bceval.experiment.plan import ArmPlan, Plan, arm_settings, load_plan
 from bceval.graph.answer import view_digest
 from bceval.graph.doitlib import action, always, once
-from bceval.layout import EXPORT_DONE, OutDir, RunDir
+from bceval.layout import EXPORT_DONE, BuildDir, OutDir, RunDir, run_entries
 from bceval.runs.identity import Asking, key_maker, question
 from bceval.runs.record import fold_written
 from bceval.runs.selection import shard_cases
@@ -47,8 +47,8 @@ def experiment_tasks(settings: Settings, prepare: Callable[[Settings], int]) -> 
         "task_experiment_run": _delayed(graph.run_tasks, prepared),
         "task_unit": _delayed(graph.unit_task, prepared),
         "task_run_unit": _delayed(graph.run_unit_tasks, prepared),
-        "task_experiment_report": _delayed(graph.report_task),
-        "task_experiment": _experiment,
+        "task_experiment_report": _delayed(graph.report_task, {"executed": "unit"}),  # its result files listed
+        "task_experiment": graph.verdict_task,
     }
 
 
@@ -69,11 +69,6 @@ def _no_experiment() -> dict:
         raise BcevalError("no experiment: name its file with BCEVAL_EXPERIMENT or [tool.bceval] experiment")
 
     return {"actions": [action(missing)], "uptodate": [False]}
-
-
-def _experiment() -> dict:
-    """Run the experiment (BCEVAL_EXPERIMENT) and write its report."""
-    return {"actions": None, "task_dep": ["experiment_report"]}
 
 
 def _identity(asked: Asking) -> dict[str, Any]:
@@ -252,6 +247,33 @@ class ExperimentGraph:
                 previous = name
 
     def report_task(self) -> dict:
-        """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts."""
-        report = action(steps.write_report, self.settings, self.plan, self.chosen, True)
-        return always(report, "unit", "experiment_run", "run_unit")
+        """report.json, .md and .html: per-arm numbers, paired comparisons, per-case pass counts; up to date while
+        the runs' result files, the experiment file, the variants' cases, the cost ledger, the plan, the cases
+        each arm covers and the settings the report reads are as they were."""
+        plan = self.plan()
+        report = action(steps.save_report, self.settings, self.plan, self.chosen, True)
+        after = ["unit", "experiment_run", "run_unit"]
+        if any(arm.evaluated_by.traits.unit == RUN for arm in plan.arms):
+            return always(report, *after)  # a whole run's files are found only once it ran, after this task is made
+        files = [path for path in (plan.source, plan.folder.cost_ledger) if path is not None and path.is_file()]
+        runs = []
+        for arm in plan.arms:
+            files.append(BuildDir(arm_settings(plan, arm, self.settings, 1).build_dir).cases)
+            for epoch in self.epochs():
+                run = arm_settings(plan, arm, self.settings, epoch)
+                results, infra = run_entries(run.results_dir) if run.results_dir.is_dir() else ([], [])
+                files += results + infra
+                runs.append([str(run.results_dir), str(run.corpus), run.require_read])
+        chosen = {name: [case.id for case in cases] for name, cases in self.chosen().items()}
+        settings = {"bceval": __version__, "runs": runs, "maxCost": plan.budget(self.settings)}
+        return {
+            "actions": [report],
+            "task_dep": after,
+            "targets": [plan.folder.report(suffix) for suffix in ("json", "md", "html")],
+            "file_dep": files,
+            "uptodate": [config_changed({"plan": repr(plan), "chosen": chosen, **settings})],
+        }
+
+    def verdict_task(self) -> dict:
+        """Run the experiment (BCEVAL_EXPERIMENT) and write its report."""
+        return always(action(steps.say_verdict, self.plan), "experiment_report")  # its report, new or up to date

@@ -17,10 +17,8 @@ from bceval.corpus.layers import Listing
 from bceval.errors import BcevalError
 from bceval.evaluators.registry import DEFAULT, all_tasks, evaluator
 from bceval.graph.answer import answer_tasks
-from bceval.graph.bench import bench_tasks
 from bceval.graph.doitlib import BcevalReporter, run_namespace, uncaptured
 from bceval.graph.inputs import GraphInputs
-from bceval.graph.view import view_tasks
 from bceval.outdir import ensure_output_dir, repair_doit_state
 
 
@@ -38,11 +36,18 @@ def doit_config(settings: Settings) -> dict[str, Any]:
 
 
 # The stages a task needs, where that is fewer than all of them: doit makes every task of its namespace on every
-# command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's; an experiment
-# (whose variants are prepared by graphs of their own) needs only its own.
+# command, and `bceval answer` needs none of scoring's (one per case), health's or an experiment's; the default
+# evaluator's commands load no other evaluator; an experiment (whose variants are prepared by graphs of their own)
+# needs only its own. `doit` in a checkout lists every task, so it builds them all.
+SCORED = ("prepare", "answer", "score")
 STAGES_OF = {
     "prepare": ("prepare",),
+    "validate": ("prepare",),
     "answered": ("prepare", "answer"),
+    "score": SCORED,
+    "summary": SCORED,
+    "publish": SCORED,
+    "health_files": ("prepare", "own"),
     "experiment": ("experiment",),
     "experiment_prepare": ("experiment",),
 }
@@ -62,10 +67,11 @@ def build_namespace(
         "prepare": lambda: pipeline.prepare_tasks(inputs),
         "answer": lambda: answer_tasks(inputs),
         "score": lambda: pipeline.score_tasks(inputs),
-        "bench": lambda: bench_tasks(settings),
-        "evaluators": lambda: all_tasks(inputs),  # each evaluator's own (health, guidance, development, ...)
+        "bench": lambda: _bench_tasks(settings),
+        "own": lambda: pipeline.tasks(inputs),  # the default evaluator's own (health)
+        "evaluators": lambda: all_tasks(inputs),  # every evaluator's own (guidance, development, a plugin's, ...)
         "experiment": lambda: _experiment_tasks(settings),
-        "view": lambda: view_tasks(settings),
+        "view": lambda: _view_tasks(settings),
     }
     for stage, make in stages.items():
         if wanted is None or stage in wanted:
@@ -73,6 +79,18 @@ def build_namespace(
     if "task_summary" in made:  # scoring's summary is the namespace's last task
         made["task_summary"] = made.pop("task_summary")
     return {"DOIT_CONFIG": doit_config(settings), **{name: uncaptured(value) for name, value in made.items()}}
+
+
+def _bench_tasks(settings: Settings) -> dict[str, Any]:
+    from bceval.graph.bench import bench_tasks  # not at the top: start-up time (the bench's modules take 40 ms)
+
+    return bench_tasks(settings)
+
+
+def _view_tasks(settings: Settings) -> dict[str, Any]:
+    from bceval.graph.view import view_tasks  # not at the top: start-up time (the viewer's modules take 80 ms)
+
+    return view_tasks(settings)
 
 
 def _experiment_tasks(settings: Settings) -> dict[str, Any]:

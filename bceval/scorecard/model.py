@@ -21,7 +21,7 @@ from bceval.models import DropUnset, ReadSummary, StrictModel
 if TYPE_CHECKING:  # annotations only: a review run's score report
     from bceval.evaluators.review.scoring import ScoreReport
 from bceval.scorecard.stats import wilson_interval
-from bceval.usage import Usage
+from bceval.usage import Usage, cached_share
 
 SCORECARD_SCHEMA_VERSION = 2  # 2: run, usage and per-case records; version 1 scorecards still read
 KEY_PACKAGES = ("doit", "pydantic", "jsonschema", "gitpython", "pyyaml")
@@ -110,6 +110,12 @@ class UsageTotals(StrictModel):
     cacheReadTokens: int | None = None
     turns: int | None = None
     cached: int = Field(ge=0, description="Answers served from the answer cache.")
+    uncachedCostUsd: float | None = Field(
+        default=None, description="The cost had no prompt token been read from the provider's cache (the api agent)."
+    )
+    cachedShare: float | None = Field(
+        default=None, description="The share of prompt tokens read from the provider's cache, where it was reported."
+    )
 
 
 class Scorecard(DropUnset):
@@ -197,11 +203,12 @@ def adapter_info(report: ScoreReport) -> AdapterInfo:
 
 def usage_totals(report: ScoreReport) -> UsageTotals:
     """The run's time, cost and tokens from its answer records; unknown stays unknown."""
-    total, answers, cost_known, cached = Usage(), 0, 0, 0
+    total, answers, cost_known, cached, usages = Usage(), 0, 0, 0, []
     for verdict in report.cases:
         if verdict.usage is None:
             continue
         usage = Usage.from_record(verdict.usage)
+        usages.append(usage)
         total = total.plus(usage)
         answers += 1
         cost_known += usage.costUsd is not None
@@ -213,6 +220,7 @@ def usage_totals(report: ScoreReport) -> UsageTotals:
         costKnown=cost_known,
         costPerPassedCase=cost / passed if cost is not None and passed else None,
         cached=cached,
+        cachedShare=cached_share(usages),
         **total.as_record(),
     )
 

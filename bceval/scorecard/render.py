@@ -91,6 +91,9 @@ def _usage_text(card: Scorecard) -> str | None:
     tokens = ""
     if usage.inputTokens is not None or usage.outputTokens is not None:
         tokens = f"; tokens in {usage.inputTokens or 0:,}, out {usage.outputTokens or 0:,}"
+    if usage.cachedShare is not None:
+        without = f", {_money(usage.uncachedCostUsd)} without caching" if usage.uncachedCostUsd is not None else ""
+        tokens += f" ({usage.cachedShare:.0%} of prompt tokens read from the provider's cache{without})"
     cached = f"; {usage.cached} answer(s) from the cache" if usage.cached else ""
     return (
         f"Cost {cost}, {_money(usage.costPerPassedCase)} per passed case; {', '.join(times) or 'time unknown'}"

@@ -25,7 +25,7 @@ from bceval.experiment.render import (
 )
 from bceval.experiment.report_model import ExperimentReport, read_report
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, read_regular_text, write_atomic
-from bceval.layout import EXPORT_DONE, OutDir
+from bceval.layout import EXPORT_DONE, ExperimentDir, OutDir
 from bceval.scorecard.publish import publish_entry
 from bceval.steps.budget import Budget, experiment_ledger, unpriced_warning
 from bceval.steps.experiment_report import load_report
@@ -90,12 +90,12 @@ def experiment_spending(plan: Plan, settings: Settings) -> Budget | None:
     return budget
 
 
-def write_report(
+def save_report(
     settings: Settings, plan: Callable[[], Plan], chosen: Callable[[], dict[str, list[Any]]], reuse: bool = False
-) -> None:
-    """report.json, .md and .html of the experiment (`chosen`: per arm, the cases it covers); its verdict lines on
-    stdout. `reuse` (a run's report): a report that comes out as the one there but for its creation time keeps that
-    one's files (and creation time)."""
+) -> ExperimentReport:
+    """report.json, .md and .html of the experiment (`chosen`: per arm, the cases it covers). `reuse` (a run's
+    report): a report that comes out as the one there but for its creation time keeps that one's files (and
+    creation time), so a rebuild that finds nothing new changes nothing."""
     current = plan()
     folder = current.folder
     selected = {arm: [case.id for case in cases] for arm, cases in chosen().items()}
@@ -105,6 +105,21 @@ def write_report(
     texts = {"json": dumps(report.model_dump(mode="json")), "md": render_markdown(report), "html": render_html(report)}
     for suffix, text in texts.items():
         write_atomic(folder.report(suffix), text)  # it leaves a file with these very bytes alone
+    return report
+
+
+def write_report(settings: Settings, plan: Callable[[], Plan], chosen: Callable[[], dict[str, list[Any]]]) -> None:
+    """`bceval experiment report`: the report from the answers there are, and its verdict lines."""
+    _say(save_report(settings, plan, chosen), plan().folder)
+
+
+def say_verdict(plan: Callable[[], Plan]) -> None:
+    """The verdict lines of the report there, rebuilt or up to date (a run's last task)."""
+    _say(_saved_report(plan()), plan().folder)
+
+
+def _say(report: ExperimentReport, folder: ExperimentDir) -> None:
+    """The report's warnings on stderr, its verdict lines on stdout."""
     for warning in report.warnings:
         print(f"bceval: warning: {warning}", file=sys.stderr)
     budget = budget_line(report)
@@ -122,11 +137,15 @@ def _as_before(path: Path, report: ExperimentReport) -> ExperimentReport | None:
     return same if dumps(same.model_dump(mode="json")) == before else None
 
 
-def publish_report(plan: Plan, page: Any) -> None:
+def _saved_report(plan: Plan) -> ExperimentReport:
     path = plan.folder.report("json")
     if not path.is_file():
         raise BcevalError(f"{path}: no report yet; run bceval experiment run (or report) first")
-    report = read_report(parse_json(read_regular_bytes(path), str(path)), str(path))
+    return read_report(parse_json(read_regular_bytes(path), str(path)), str(path))
+
+
+def publish_report(plan: Plan, page: Any) -> None:
+    report = _saved_report(plan)
     changed = publish_entry(page, experiment_entry(report), EXPERIMENT_PAGE)
     state = "updated" if changed else "already up to date"
     print(f"Published experiment {report.name} ({report.reportId[:12]}) to {page}: {state}.")

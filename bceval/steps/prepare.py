@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidate_paths, index_document
 from bceval.corpus.layers import Listing, index_order, sorted_texts
 from bceval.corpus.prepdir import strays
-from bceval.corpus.rows import encode_group, index_chunks, read_group, row_count
+from bceval.corpus.rows import encode_group, index_chunks, read_group, row_count, snapshot
+from bceval.corpus.strict import STRICT, strict_rows
 from bceval.errors import BcevalError
 from bceval.jsonio import decode_utf8, read_regular_bytes, write_atomic
 from bceval.layout import BuildDir, PrepareDir
@@ -70,7 +72,12 @@ def write_group_rows(settings: Settings, listing: Listing, group: str, folders: 
     for rel in group_files(listing, folders, ".al"):
         read_text(settings.corpus / rel)
     ordered = sorted_texts(group_files(listing, folders, ".md"))  # one layer, so path order is index order
-    rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
+    if settings.index == STRICT:
+        rows, warnings = strict_rows(settings.corpus, ordered)
+        for line in warnings:
+            print(line, file=sys.stderr)
+    else:
+        rows = [index_row(rel, read_text(settings.corpus / rel)) for rel in ordered]
     write_atomic(BuildDir(settings.build_dir).rows(group), encode_group(rows))
 
 
@@ -95,7 +102,7 @@ def write_index(settings: Settings, groups: list[str], domains: list[str]) -> No
     read = [read_group(BuildDir(settings.build_dir).rows(group)) for group in groups]
     write_atomic(
         PrepareDir(settings.prepare_dir).knowledge_index,
-        index_document(index_chunks(read), row_count(read), generated_at()),
+        index_document(index_chunks(read), row_count(read), generated_at(), snapshot(read, settings.index)),
     )
     texts: dict[str, bytes] = {}
     domain_of: dict[str, str] = {}

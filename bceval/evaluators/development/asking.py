@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bceval.agents.api import shared_first
 from bceval.agents.api_tools import KNOWLEDGE, READ_WRITE_TOOLS, TOOLS_VERSION, WORKSPACE, WorkspaceBox
 from bceval.agents.process import extract_json_object
 from bceval.agents.registry import Shape
@@ -36,6 +38,8 @@ SYSTEM_KNOWLEDGE = (
     "'knowledge/' is a read-only copy of the BCQuality knowledge checkout; knowledge/knowledge-index.json lists its "
     "articles, and the request's knowledge paths are relative to knowledge/. "
 )
+
+SHARED = ("protocol", "skill", "skillInstructions", "implementationGuidance", "knowledgeIndex")  # every case's
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ class DevelopmentShape(Shape):
         """bceval's own conversation: read tools over workspace/ (and knowledge/), write tools over workspace/."""
         box = WorkspaceBox({WORKSPACE: q.workspace, **({KNOWLEDGE: q.knowledge} if q.knowledge is not None else {})})
         system = SYSTEM.format(knowledge=SYSTEM_KNOWLEDGE if q.knowledge is not None else "")
-        user = f"=== request ===\n{q.request_text}"
+        user = f"=== request ===\n{dumps(shared_first(json.loads(q.request_text), SHARED))}"
         talk, usage, seconds = agent.converse(system, user, box, None)
         scrub = agent.endpoint.scrub
         failure = scrub(f"{talk.failure[0]}: {talk.failure[1]}") if talk.failure else None

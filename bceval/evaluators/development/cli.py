@@ -1,5 +1,6 @@
 """The development evaluator's commands: `bceval development` (spec §2, §11: the lines of each mode and their exit
-codes, with `[tool.bceval.development]` in pyproject.toml filling the flags not given) and `bceval evidence` (§13)."""
+codes, with `[tool.bceval.development]` in pyproject.toml filling the flags not given), `bceval evidence` (§13) and
+`bceval findings validate` (upstream-2026-09.md §3)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from bceval.corpus.index import knowledge_index_text
 from bceval.errors import EXIT_FAILED, BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.development import DevelopmentError, UnreadableKnowledge, anchored
+from bceval.evaluators.development.contract import LEAF, SUPER, Scope, judge
+from bceval.evaluators.development.findings import findings_report_errors
 from bceval.evaluators.development.knowledge_response import validate_response
 from bceval.evaluators.development.prepare import write_prepared
 from bceval.evaluators.development.processes import probe_workspace
@@ -28,8 +31,9 @@ from bceval.evaluators.development.runner import (
     run_development,
     validated,
 )
+from bceval.evaluators.development.superskill import load_composition
 from bceval.evaluators.development.values import number_text
-from bceval.jsonio import decode_utf8, parse_json, read_regular_bytes
+from bceval.jsonio import decode_utf8, parse_json, read_json, read_regular_bytes
 from bceval.layout import GuidanceRunDir, OutDir
 from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
@@ -251,4 +255,46 @@ EVIDENCE_COMMAND = Command(
         commands, "evidence", "check an al-knowledge answer against its question, corpus and read evidence"
     ),
     run_validator,
+)
+
+
+def run_findings(args: argparse.Namespace) -> int:
+    """`bceval findings validate`: the schema, then the expected composition, then the semantic checks (with
+    --normalize, the bounded normalization); one line per problem and exit 1, else one line and exit 0."""
+    path = Path(args.findings_report)
+    report = read_json(path)
+    composition = None  # read after the schema passed, as upstream does
+    if args.findings_expected_composition and not findings_report_errors(report):
+        if not args.findings_super:
+            message = "Expected composition is supported only for super-skill reports."
+            raise DevelopmentError(f"--expected-composition: {message}")
+        composition = load_composition(Path(args.findings_expected_composition))
+    corpus = Path(args.findings_corpus or ".")
+    if not corpus.is_dir():
+        raise DevelopmentError(f"--corpus {corpus} is not a folder")
+    kind = SUPER if args.findings_super else LEAF
+    scope = Scope(
+        corpus,
+        frozenset(args.findings_retrieved or ()),
+        _path(args.findings_source_root),
+        frozenset(args.findings_source or ()),
+        kind,
+        composition,
+    )
+    verdict = judge(report, scope, args.findings_normalize)
+    if verdict.problems:
+        print("\n".join(str(problem) for problem in verdict.problems))
+        return EXIT_FAILED
+    ids, ranges = len(verdict.normalized_ids), len(verdict.removed_ranges)
+    how = f", after bounded normalization of {ids} id(s) and {ranges} range(s)" if verdict.normalized else ""
+    print(f"Findings-report accepted: {path} ({kind} report{how}).")
+    return 0
+
+
+FINDINGS_COMMAND = Command(
+    "findings",
+    lambda commands: add_command(
+        commands, "findings", "validate a findings-report against upstream's schema and semantic contract"
+    ),
+    run_findings,
 )

@@ -1,4 +1,5 @@
-"""The hand-written draft-07 contracts in schemas/ (from the spec, not from a model) and their validators."""
+"""The hand-written draft-07 contracts in data/ (from the spec, not from a model) and their validators; the
+semantic half of the findings-report contract is bceval.evaluators.development.contract."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def _validator(name: str) -> Draft7Validator:
 
 
 def contract_errors(name: str, document: Any) -> list[tuple[str, str]]:
-    """(path, message) of every way `document` breaks schemas/<name>.json, in path then message order."""
+    """(path, message) of every way `document` breaks data/<name>.json, in path then message order."""
     found = sorted(_validator(name).iter_errors(document), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     return [("/".join(str(p) for p in error.absolute_path), error.message) for error in found]
 

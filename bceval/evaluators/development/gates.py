@@ -16,7 +16,7 @@ from bceval.agents.process import extract_json_object
 from bceval.evaluators.development import CHECK_IDS, plain_path
 from bceval.evaluators.development import processes as proc
 from bceval.evaluators.development.checks import Check, expand
-from bceval.evaluators.development.findings import findings_report_errors
+from bceval.evaluators.development.contract import Scope, judge
 from bceval.evaluators.development.manifest import Case, Loaded
 from bceval.evaluators.development.report import SEVERITIES, gating_count
 from bceval.evaluators.development.values import MISSING, member, same, text, wrap
@@ -189,6 +189,7 @@ def _review_gate(
     found = re.search(r"^quality-skill:[ \t]*(\S+)", loaded.skill_text or "", re.MULTILINE)
     skill = found.group(1) if found else "microsoft/skills/review/al-code-review.md"
     answers: list[dict[str, Any]] = []
+    accepted: list[dict[str, Any]] = []
     log_lines: list[str] = []
     outcome = "completed"
     infra = False
@@ -212,20 +213,27 @@ def _review_gate(
             infra = True
             log_lines.append(f"{path}: no findings-report JSON object in the reviewer's answer")
             continue
-        invalid = findings_report_errors(answer)
-        if invalid:
+        # judged as upstream's host judges a leaf report on `path`: schema, semantics, bounded normalization; cited
+        # articles are not checked here, since bceval cannot see what the reviewer read (no REFERENCE_NOT_RETRIEVED)
+        # and one absent from the checkout fails the review below (reference integrity) instead of voiding it
+        verdict = judge(answer, Scope(None, None, gate_copy, frozenset({path})), normalize=True)
+        if verdict.problems:
             infra = True
+            invalid = [str(problem) for problem in verdict.problems]
             log_lines.append(f"{path}: the answer is not a findings-report: {invalid[0]}")
             answers.append({"path": path, "answer": answer, "invalid": invalid})
             continue
-        answers.append({"path": path, "answer": answer})
-        broken = _broken_references(answer, view)
+        report = verdict.report
+        telemetry = {"normalizedIds": verdict.normalized_ids, "removedRanges": verdict.removed_ranges}
+        answers.append({"path": path, "answer": answer, **(telemetry if verdict.normalized else {})})
+        accepted.append(report)
+        broken = _broken_references(report, view)
         if broken:  # the reference-integrity gate: a cited article must exist in the pinned checkout
             log_lines.append(f"{path}: cites {len(broken)} article(s) absent from the knowledge checkout")
             outcome = "failed"
-        if answer["outcome"] != "completed":
+        if report["outcome"] != "completed":
             outcome = "partial" if outcome == "completed" else outcome
-    merged = _merged(outcome, len(al_files), [a["answer"] for a in answers if "invalid" not in a])
+    merged = _merged(outcome, len(al_files), accepted)
     write_atomic(DevelopmentCaseDir(folder).checks / "review.json", dumps({"merged": merged, "answers": answers}))
     write_atomic(DevelopmentCaseDir(folder).checks / "review.log", "\n".join(log_lines) + "\n")
     if infra:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from bceval.evaluators.base import DEVELOPMENT, RUN, CaseMeasures, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.development import MANIFEST_RELATIVE
 from bceval.evaluators.development.arms import check_arms, development_inputs
-from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, development_verb
+from bceval.evaluators.development.cli import DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, FINDINGS_COMMAND, development_verb
 from bceval.evaluators.development.manifest import Case, Loaded, load
 from bceval.evaluators.development.models import (
     DevelopmentBase,
@@ -73,7 +73,7 @@ class DevelopmentEvaluator(Evaluator):  # every case is positive: it expects a c
         return found
 
     def commands(self) -> tuple[Command, ...]:
-        return (DEVELOPMENT_COMMAND, EVIDENCE_COMMAND)
+        return (DEVELOPMENT_COMMAND, EVIDENCE_COMMAND, FINDINGS_COMMAND)
 
     def tasks(self, inputs: Any) -> TaskGenerators:
         return development_tasks(inputs.settings)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bceval.agents.api import shared_first
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, ToolBox
 from bceval.agents.base import GuidanceCaseInput, NoReport
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
@@ -44,6 +45,8 @@ PROTOCOL = (  # the api agent's system message
     'resultSchema ({{"caseId": ..., "guidanceReport": {{...}}}}). The final message is that JSON object and '
     "nothing else."
 )
+
+SHARED = ("protocol", "skill", "skillInstructions", "knowledgeRoot", "knowledgeIndex")  # every case's, in requests
 
 
 class GuidanceShape(Shape):
@@ -91,13 +94,13 @@ class GuidanceShape(Shape):
     def read_evidence(self) -> dict[str, dict[str, Any]]:
         return dict(self._evidence)
 
-    def _request(self, case: GuidanceCaseInput, root: str) -> str:
+    def _request(self, case: GuidanceCaseInput, root: str) -> dict[str, Any]:
         """The case's request, its knowledge at `root`: the view, never the checkout with its expectations."""
-        return dumps({**case.request(), "knowledgeRoot": root, "knowledgeIndex": f"{root}/{KNOWLEDGE_INDEX}"})
+        return {**case.request(), "knowledgeRoot": root, "knowledgeIndex": f"{root}/{KNOWLEDGE_INDEX}"}
 
     def by_process(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
-        text = self._request(case, str(view))
+        text = dumps(self._request(case, str(view)))
         prompt = f"{CONTRACT.format(head=self._head)}\n\n=== request {case.request_path.name} ===\n{text}"
         # the runner's environment, already without git-redirecting variables (runner.run_guidance)
         env = scrubbed_environment(case.environment, list(self.hidden.values()), case.workspace)
@@ -124,7 +127,8 @@ class GuidanceShape(Shape):
 
     def by_endpoint(self, agent: Any, case: GuidanceCaseInput) -> dict[str, Any] | NoReport:
         view = self.view()
-        user = f"=== request {case.request_path.name} ===\n{self._request(case, 'knowledge')}"  # the tools' paths
+        # the tools' paths; what every case shares first, and no file name naming the case (agents.api.shared_first)
+        user = f"=== request ===\n{dumps(shared_first(self._request(case, 'knowledge'), SHARED))}"
         system = PROTOCOL.format(head=self._head, index=KNOWLEDGE_INDEX)
 
         def attempt(number: int, waited: float) -> _Attempt:

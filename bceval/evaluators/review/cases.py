@@ -16,9 +16,10 @@ from bceval.corpus.layers import (
     paired_articles,
     sort_key,
 )
+from bceval.corpus.skills import declared_leaf_order, read_skill_index
 from bceval.evaluators.base import model_id
 from bceval.evaluators.review.documents import DomainOverride
-from bceval.evaluators.review.manifest import CheckedManifest
+from bceval.evaluators.review.manifest import CURABIS, MICROSOFT, CheckedManifest
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,46 @@ def _fork_cases(
     return cases
 
 
+def _entry_name(entry: Any) -> str:
+    """A microsoft `additionalArticles` entry as its harness reads it (upstream-2026-09.md §1.3): as text (null is
+    empty, a list its items joined by spaces), a trailing `.md` replaced by the file name without extension."""
+    if isinstance(entry, list):
+        text = " ".join(_entry_name(item) for item in entry)
+    else:
+        text = "" if entry is None else str(entry)
+    return text.rsplit("/", 1)[-1][: -len(".md")] if text.endswith(".md") else text
+
+
+def _microsoft_extras(
+    domain: str, paired: list[PairedArticle], primary: PairedArticle, override: DomainOverride, problems: list[str]
+) -> list[ReviewCase]:
+    """microsoft's additional cases: ids `<domain>-<name>-<kind>` in the manifest's spelling, the context on each,
+    the duplicate test before the lookup."""
+    selected, cases = [primary], []
+    for entry in override.additionalArticles or []:
+        name = _entry_name(entry)
+        if any(article.slug.lower() == name.lower() for article in selected):
+            problems.append(f"{domain}: additional article is already selected: {name}.md")
+            continue
+        article = _lookup(paired, name)
+        if article is None:
+            problems.append(
+                f"{domain}: additional article does not exist or lacks .good.al and .bad.al companion samples: "
+                f"{name}.md"
+            )
+            continue
+        selected.append(article)
+        cases.extend(_case_pair(domain, article, "", override.context, f"-{name}"))
+    return cases
+
+
 def _domain_cases(
-    listing: Listing, domain: str, paired: list[PairedArticle], override: DomainOverride | None, problems: list[str]
+    listing: Listing,
+    domain: str,
+    paired: list[PairedArticle],
+    override: DomainOverride | None,
+    problems: list[str],
+    additional_ids: str,
 ) -> list[ReviewCase]:
     if not paired:
         problems.append(f"{domain}: no enabled knowledge layer has an article with both good and bad companion samples")
@@ -145,6 +184,8 @@ def _domain_cases(
         primary = paired[0]
     context = override.context if override is not None else None
     cases = _case_pair(domain, primary, "", context)
+    if override is not None and additional_ids == MICROSOFT:
+        return cases + _microsoft_extras(domain, paired, primary, override, problems)
     seen = {primary.slug.lower()}
     for entry in (override.additionalArticles or []) if override is not None else []:
         slug = entry.removesuffix(".md")
@@ -180,9 +221,16 @@ def _case_problems(cases: list[ReviewCase], leaves: list[Leaf]) -> list[str]:
     return problems
 
 
-def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
-    """Every case of the corpus and every problem, in the spec's problem order."""
-    leaves = discover_leaves(listing)
+def _position(declared: list[str], domain: str) -> int:
+    """Where a leaf domain comes in the declared order; after every declared one when it is not declared."""
+    return declared.index(domain) if domain in declared else len(declared)
+
+
+def derive_cases(listing: Listing, manifest: CheckedManifest, additional_ids: str = CURABIS) -> Derivation:
+    """Every case of the corpus and every problem, in the spec's problem order; `additional_ids` is the scheme of
+    `additionalArticles` cases (curabis or microsoft)."""
+    declared = declared_leaf_order(read_skill_index(listing.root))  # the corpus's skill index orders the leaves
+    leaves = sorted(discover_leaves(listing), key=lambda leaf: _position(declared, leaf.domain.lower()))
     result = Derivation(leaves=leaves, problems=list(manifest.problems))
     if not leaves:  # nothing to evaluate is no pass: say what a corpus looks like
         result.problems.append(f"{listing.root}: no review leaf found: {CORPUS_SHAPE}")
@@ -194,7 +242,8 @@ def derive_cases(listing: Listing, manifest: CheckedManifest) -> Derivation:
     for leaf in leaves:
         entry = manifest.overrides.get(leaf.domain.lower())
         paired = result.paired[leaf.domain] = paired_articles(listing, leaf.domain)
-        result.cases.extend(_domain_cases(listing, leaf.domain, paired, entry[1] if entry else None, result.problems))
+        override = entry[1] if entry else None
+        result.cases.extend(_domain_cases(listing, leaf.domain, paired, override, result.problems, additional_ids))
     result.problems.extend(_case_problems(result.cases, leaves))
     for leaf in leaves:
         own = result.cases_of(leaf.domain)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bceval.corpus.articles import LINE_BREAK
 from bceval.evaluators.review.cases import Derivation
 
 GATE_PROBLEM = "Changed paired article is not selected for evaluation and has no coverage waiver: {path}"
@@ -13,7 +14,6 @@ GATE_PROBLEM = "Changed paired article is not selected for evaluation and has no
 _CHANGED_LINE = re.compile(
     r"^(?P<layer>microsoft|community|custom)/knowledge/(?P<domain>[^/]+)/(?P<slug>.+?)(?:\.good\.al|\.bad\.al|\.md)$"
 )
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def ratio(selected: int, paired: int) -> int | float:
@@ -61,7 +61,7 @@ def changed_lines(text: str) -> dict[str, str]:
     that line as cleaned: lines split at CRLF, LF or CR, trimmed, backslashes made slashes, one leading `./` dropped;
     a line counts when it is exactly `<layer>/knowledge/<domain>/<slug>(.md|.good.al|.bad.al)`."""
     found: dict[str, str] = {}
-    for raw in _LINE_BREAK.split(text):
+    for raw in LINE_BREAK.split(text):
         line = raw.strip().replace("\\", "/").removeprefix("./")
         match = _CHANGED_LINE.match(line)
         if match:

@@ -32,6 +32,7 @@ STARTER_MANIFEST = {  # what `bceval init` writes: the convention alone, with th
 # neither (both harnesses derive the same cases) or both (refused).
 PLAIN, LAYERED, FORK, MIXED = "plain", "additionalArticles", "articles", "mixed"
 WAIVER_PROBLEM = "Each coverage waiver requires non-empty path and reason values."
+CURABIS, MICROSOFT = "curabis", "microsoft"  # the case-id schemes of `additionalArticles` (docs/review.md)
 
 
 @dataclass
@@ -53,9 +54,11 @@ def by_convention() -> CheckedManifest:
     return CheckedManifest(thresholds={name: 1.0 for name in THRESHOLDS})
 
 
-def read_manifest(path: Path | None) -> CheckedManifest:
+def read_manifest(path: Path | None, additional_ids: str = CURABIS) -> CheckedManifest:
     """The checked manifest file (errors name it); None, no manifest file, is the conventions alone."""
-    return by_convention() if path is None else check_manifest(parse_json(read_json_bytes(path), str(path)))
+    if path is None:
+        return by_convention()
+    return check_manifest(parse_json(read_json_bytes(path), str(path)), additional_ids)
 
 
 def _show(value: Any) -> str:
@@ -81,9 +84,10 @@ def _unknown(value: dict[str, Any], members: tuple[str, ...], what: str) -> list
     return [f"{what} has unknown member '{member}'." for member in sorted(value) if member not in members]
 
 
-def _check_override(key: str, value: Any, problems: list[str]) -> schema.DomainOverride | None:
+def _check_override(key: str, value: Any, problems: list[str], additional_ids: str) -> schema.DomainOverride | None:
     """The override's members as the schema model names them, unvalidated: the fork dialect's `articles` stay
-    raw (a scalar is a one-entry list), every entry is checked per domain (cases.py)."""
+    raw (a scalar is a one-entry list), every entry is checked per domain (cases.py), and so are microsoft's
+    `additionalArticles` (any value, read as a list)."""
     if not isinstance(value, dict):
         problems.append(f"Override '{key}' must be a JSON object.")
         return None
@@ -93,11 +97,15 @@ def _check_override(key: str, value: Any, problems: list[str]) -> schema.DomainO
         if member in value and not isinstance(value[member], str):
             problems.append(f"Override '{key}': '{member}' must be a string, got {_show(value[member])}.")
     extra = value.get("additionalArticles")
-    if isinstance(extra, str):
+    if additional_ids == MICROSOFT and "additionalArticles" in value:
+        value = {**value, "additionalArticles": extra if isinstance(extra, list) else [extra]}  # null: [null]
+    elif isinstance(extra, str):
         value = {**value, "additionalArticles": [extra]}  # a single slug, as the reference wraps scalars
         extra = value["additionalArticles"]
-    if "additionalArticles" in value and not (
-        isinstance(extra, list) and all(isinstance(item, str) and item.strip() for item in extra)
+    if (
+        additional_ids != MICROSOFT
+        and "additionalArticles" in value
+        and not (isinstance(extra, list) and all(isinstance(item, str) and item.strip() for item in extra))
     ):
         problems.append(f"Override '{key}': 'additionalArticles' must be a list of non-empty slug strings.")
     if "articles" in value and not isinstance(value["articles"], list):
@@ -143,7 +151,7 @@ def _dialect(overrides: dict[str, Any], problems: list[str]) -> str:
     return LAYERED if keys[LAYERED] else FORK if keys[FORK] else PLAIN
 
 
-def check_manifest(raw: Any) -> CheckedManifest:
+def check_manifest(raw: Any, additional_ids: str = CURABIS) -> CheckedManifest:
     """All top-level problems at once (the reference stops at the first missing member; we list them)."""
     checked = CheckedManifest(thresholds={name: None for name in THRESHOLDS})
     problems = checked.problems
@@ -181,7 +189,7 @@ def check_manifest(raw: Any) -> CheckedManifest:
             first = checked.overrides[key.lower()][0]
             problems.append(f"Override domains '{first}' and '{key}' name the same domain (case is ignored).")
             continue
-        override = _check_override(key, value, problems)
+        override = _check_override(key, value, problems, additional_ids)
         if override is not None:
             checked.overrides[key.lower()] = (key, override)
     checked.dialect = _dialect(overrides, problems)

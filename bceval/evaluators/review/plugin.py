@@ -16,13 +16,13 @@ from bceval.agents.base import Answer, CaseInput
 from bceval.cli.parser import settings_flags
 from bceval.config import check_inputs, load_settings
 from bceval.corpus.layers import scan_corpus
+from bceval.corpus.models import SkillIndex
 from bceval.errors import BcevalError
 from bceval.evaluators.base import REVIEW, CaseOutcome, Command, Evaluator, TaskGenerators, Traits
 from bceval.evaluators.review.baseline import BaselineAdapter
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.documents import LeafRequest, ResultDocument, ReviewManifest, ReviewRequest
 from bceval.evaluators.review.health.model import HealthReport
-from bceval.evaluators.review.health.tasks import HEALTH_COMMAND, health_tasks
 from bceval.evaluators.review.manifest import STARTER_MANIFEST, read_manifest
 from bceval.evaluators.review.question import ReviewShape, review_prompt
 from bceval.evaluators.review.scoring import ResultEntry, ScoreReport, judge, score_files, verdict_problems
@@ -32,18 +32,18 @@ from bceval.graph.loader import run_graph
 from bceval.layout import INFRA_PATTERN, result_files
 from bceval.ordering import sort_key
 from bceval.steps.answer import warn_preflight
-from bceval.steps.ci import score_outputs
-from bceval.steps.prompt import print_prompt
-from bceval.steps.runs import recorded_run
-from bceval.steps.view import report_view
 
 
 def review_verb(verb: str, args: argparse.Namespace) -> int:
     """Run one review command; a BcevalError from here becomes one line on stderr in bceval.cli.main."""
     if verb == "view":
+        from bceval.steps.view import report_view  # not at the top: start-up time (the viewer takes 80 ms)
+
         return report_view(load_settings(out=args.out).out, args.serve, args.port)
     settings = load_settings(**settings_flags(args))
     if verb in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
+        from bceval.steps.runs import recorded_run  # not at the top: start-up time (the scorecard takes 75 ms)
+
         settings = recorded_run(settings, args.adapter)
     check_inputs(settings, leaves=True)
     verbose = getattr(args, "verbose", False)
@@ -58,6 +58,8 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
     if verb == "prepare":
         return run_graph(settings, ["prepare"], force=args.force, verbose=verbose)
     if verb == "prompt":
+        from bceval.steps.prompt import print_prompt  # not at the top: start-up time (as recorded_run)
+
         with redirect_stdout(sys.stderr):  # stdout holds the prompt alone: the preparation reports on stderr
             code = run_graph(settings, ["prepare"], verbose=verbose)
         return code or print_prompt(settings, args.case)
@@ -66,6 +68,8 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
         warn_preflight(settings, listing)  # nothing is written unless the whole command line makes sense
         return run_graph(settings, ["answered"], verbose=verbose, listing=listing)
     if verb == "score":
+        from bceval.steps.ci import score_outputs  # not at the top: start-up time (the viewer's records take 60 ms)
+
         code = run_graph(settings, ["summary" if args.no_gate else "score"], verbose=verbose)
         return score_outputs(settings, code, Path(args.junit) if args.junit else None)
     return run_graph(settings, [verb], verbose=verbose)
@@ -136,9 +140,15 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
     recorded_plan = staticmethod(recorded_plan)
 
     def commands(self) -> tuple[Command, ...]:
-        return (HEALTH_COMMAND,)
+        # not at the top: start-up time (25 ms); a command that runs neither needs only their names (the registry's)
+        from bceval.evaluators.review.health.tasks import HEALTH_COMMAND
+        from bceval.evaluators.review.skills import SKILLS_COMMAND
+
+        return (HEALTH_COMMAND, SKILLS_COMMAND)
 
     def tasks(self, inputs: Any) -> TaskGenerators:
+        from bceval.evaluators.review.health.tasks import health_tasks  # not at the top: start-up time (25 ms)
+
         return health_tasks(inputs)
 
     def schemas(self) -> dict[str, type[BaseModel]]:
@@ -149,6 +159,7 @@ class ReviewEvaluator(Evaluator):  # the protocol's defaults: outcomes from prob
             "review-result": ResultDocument,
             "score": ScoreReport,
             "health": HealthReport,
+            "skill-index": SkillIndex,
         }
 
     verb = staticmethod(review_verb)

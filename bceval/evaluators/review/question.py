@@ -19,7 +19,9 @@ from bceval.agents.base import Answer, CaseInput
 from bceval.agents.envelope import READ
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import Shape
+from bceval.agents.retrieval import BOUNDED_TOOLS, bounded_folder
 from bceval.agents.view import View, build_view, materialize, release, scrubbed_environment
+from bceval.clock import generated_at
 from bceval.errors import BcevalError
 from bceval.evaluators.review.entries import ResultEntry, answered_cases, stored_case
 from bceval.jsonio import dumps, parse_json, read_regular_bytes, write_atomic
@@ -48,6 +50,15 @@ PROTOCOL = (  # the api agent's system message, before the leaf's instructions
     "finding ids copied verbatim from candidateArticles[].path (an empty findings array when nothing applies). "
     "The final message is that JSON object and nothing else.\n\n=== leaf skill instructions ===\n"
 )
+BOUNDED_PROTOCOL = (  # --knowledge bounded: the request holds no candidates; the agent finds and reads them
+    "You are a code reviewer in an evaluation of Business Central AL review guidance. The user message holds a "
+    "review request (JSON) and the AL file under review. Follow the leaf skill's instructions below. The knowledge "
+    "articles are not in the request: find those of the request's knowledgeDomain with search_knowledge and read "
+    "the full text of every one you cite with get_articles. When you are done, answer with one JSON object shaped "
+    "like the request's resultSchema: the case id from the request and the finding ids copied verbatim from the "
+    "catalog rows' paths (an empty findings array when nothing applies). The final message is that JSON object and "
+    "nothing else.\n\n=== leaf skill instructions ===\n"
+)
 
 
 def _object(**properties: Any) -> dict[str, Any]:
@@ -68,10 +79,22 @@ def review_prompt(view: View, isolated: bool) -> str:
 
 
 def user_message(view: View) -> str:
-    return (
-        f"=== request {view.request_name} ===\n{view.text(view.request_name)}\n"
-        f"=== file {view.case_name} ===\n{view.text(view.case_name)}"
-    )
+    """A command agent's: the request file, named, then the case file."""
+    request = f"=== request {view.request_name} ===\n{view.text(view.request_name)}"
+    return f"{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"
+
+
+def endpoint_message(view: View, bounded: bool) -> str:
+    """The api agent's: what a leaf's cases share first, the case last, in the same bytes every time, so a provider's
+    prompt cache holds everything before the case. The request's members already come in that order (its `cases`
+    last); its file name, which names the case, is left out of the header."""
+    request = view.text(view.request_name)
+    if bounded:  # the candidates are left for the tools to find, with the domain they are searched in
+        shown = json.loads(request)
+        del shown["candidateArticles"], shown["protocol"]  # the protocol names them; BOUNDED_PROTOCOL replaces it
+        domain = shown["skill"].rsplit("/", 1)[-1].removeprefix("al-").removesuffix("-review.md")
+        request = dumps({"knowledgeDomain": domain, **shown})
+    return f"=== request ===\n{request}\n=== file {view.case_name} ===\n{view.text(view.case_name)}"
 
 
 class ReviewShape(Shape):
@@ -80,6 +103,7 @@ class ReviewShape(Shape):
     in_case_view = True
     checks_command = True
     tools = READ_TOOLS
+    bounded = True  # takes --knowledge bounded: the api agent finds the candidates with BOUNDED_TOOLS
 
     def __init__(self, cache_dir: Path, hidden: Mapping[str, Path]) -> None:
         self.cache_dir = cache_dir
@@ -151,12 +175,14 @@ class ReviewShape(Shape):
         view = build_view(case.request_path.parent, case.corpus, case.model_id)
         key = agent.cache_key(view, case)
         request = json.loads(view.text(view.request_name))
+        bounded = agent.agent.endpoint is not None and agent.agent.endpoint.knowledge == "bounded"
+        tools = BOUNDED_TOOLS if bounded else agent.tools
         base = {
             "case": case.model_id,
             "epoch": agent.agent.epoch,
             "model": agent.model,
             "endpoint": agent.agent.endpoint.identity() if agent.agent.endpoint else None,
-            "tools": [tool.name for tool in agent.tools],
+            "tools": [tool.name for tool in tools],
             "toolsVersion": TOOLS_VERSION,
             "view": {"sha256": view.digest, "files": view.manifest()},
             "cacheKey": key,
@@ -165,11 +191,14 @@ class ReviewShape(Shape):
         cached = self._answer_from_cache(agent, key, base, view, (), None)
         if cached is not None:
             return cached
-        user = user_message(view)
-        system = PROTOCOL + str(request.get("leafInstructions", ""))
+        user = endpoint_message(view, bounded)
+        system = (BOUNDED_PROTOCOL if bounded else PROTOCOL) + str(request.get("leafInstructions", ""))
+        files = {item.path: item.data for item in view.files}
+        if bounded:  # the candidates' prepared index beside their bodies: what search_knowledge and get_articles read
+            files = bounded_folder(files, request["candidateArticles"], generated_at())
 
         def attempt(number: int, waited: float) -> _Attempt:  # the tools read the view held in memory
-            box = ToolBox(MemoryFolder({item.path: item.data for item in view.files}), agent.tools)
+            box = ToolBox(MemoryFolder(files), tools)
             return agent.attempt(system, user, box, RESULT_SCHEMA, number, waited)
 
         entries, attempts, usage = agent.ask(attempt, lambda text: _entries(agent.endpoint.scrub(text)))

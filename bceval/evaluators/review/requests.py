@@ -79,8 +79,10 @@ def domain_files(
     articles: list[dict[str, Any]],
     cases: list[ReviewCase],
     samples: dict[str, str],
+    skipped: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Every file of one leaf domain, or EvaluationFailed when a case misses the ranking gate.
+    """Every file of one leaf domain, or EvaluationFailed when a case misses the ranking gate (`skipped`: why the
+    strict index left out a selected article).
 
     Nothing is returned (so nothing is written) unless every case of the domain passes the gate.
     """
@@ -99,6 +101,12 @@ def domain_files(
             problems.append(
                 f"{case.id}: the frontmatter of {article} cannot be read (it must open with a '---' line and close "
                 "with another), so the article has no domain or keywords; fix its frontmatter"
+            )
+            continue
+        if skipped and article in skipped:
+            problems.append(
+                f"{case.id}: ranking gate failed: the strict index skips {article} ({skipped[article]}), so no "
+                "ranking can select it; fix the article, or select another with an 'article' override"
             )
             continue
         neutral = neutral_file_text(samples[case.input])

@@ -11,10 +11,12 @@ from bceval.clock import created_at
 from bceval.config import Settings
 from bceval.corpus.layers import Listing, scan_corpus
 from bceval.corpus.prepdir import strays
+from bceval.corpus.strict import STRICT, skipped_articles
 from bceval.errors import BcevalError, EvaluationFailed
 from bceval.evaluators.review.cases import Derivation, ReviewCase, derive_cases
 from bceval.evaluators.review.coverage import changed_lines, coverage_document, coverage_markdown, gate_problems
 from bceval.evaluators.review.manifest import CheckedManifest, read_manifest
+from bceval.evaluators.review.ranking import expected_article
 from bceval.evaluators.review.requests import domain_files, review_request
 from bceval.evaluators.review.scoring import (
     ScoreReport,
@@ -45,8 +47,8 @@ FAILED_HEADER = "Review fixture validation FAILED with {count} problem(s):"
 def derive(settings: Settings, listing: Listing | None = None) -> tuple[Derivation, CheckedManifest]:
     """Validation: the manifest and the corpus listing to cases plus every problem."""
     listing = listing or scan_corpus(settings.corpus)
-    checked = read_manifest(settings.manifest)
-    return derive_cases(listing, checked), checked
+    checked = read_manifest(settings.manifest, settings.additional_ids)
+    return derive_cases(listing, checked, settings.additional_ids), checked
 
 
 def planned_cases(settings: Settings, listing: Listing) -> Derivation | None:
@@ -139,14 +141,14 @@ def write_domain(settings: Settings, domain: str) -> None:
     cases = [ReviewCase(**case) for case in recorded["cases"]]
     leaf_path = recorded["leaf"]["path"]
     samples = {case.input: read_text(settings.corpus / case.input) for case in cases}
-    files = domain_files(
-        domain,
-        leaf_path,
-        read_text(settings.corpus / leaf_path),
-        load_own_json(BuildDir(settings.build_dir).domain_articles(domain)),
-        cases,
-        samples,
-    )
+    articles = load_own_json(BuildDir(settings.build_dir).domain_articles(domain))
+    skipped = {}
+    if settings.index == STRICT:  # a selected article the strict index skipped: say why rather than "add keywords"
+        indexed = {row["path"] for row in articles}
+        selected = [expected_article(case.input) for case in cases]
+        skipped = skipped_articles(settings.corpus, [rel for rel in selected if rel not in indexed])
+    leaf_text = read_text(settings.corpus / leaf_path)
+    files = domain_files(domain, leaf_path, leaf_text, articles, cases, samples, skipped)
     for name, text in files.items():
         write_atomic(settings.prepare_dir / name, text)
 

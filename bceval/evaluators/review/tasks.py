@@ -12,8 +12,11 @@ from bceval import __version__
 from bceval.clock import generated_at
 from bceval.corpus.prepdir import claim
 from bceval.corpus.rows import FORMAT as ROWS_FORMAT
+from bceval.corpus.skills import SKILL_INDEX
+from bceval.corpus.strict import STRICT
 from bceval.errors import BcevalError
 from bceval.evaluators.review import steps as review
+from bceval.evaluators.review.manifest import CURABIS
 from bceval.graph.doitlib import action, always
 from bceval.graph.inputs import GraphInputs
 from bceval.layout import BuildDir, OutDir, PrepareDir, infra_files, result_files
@@ -34,16 +37,25 @@ class PrepareStage:
         self.inputs = inputs
         self.settings, self.prep, self.basics = inputs.settings, PrepareDir(inputs.prep), inputs.basics
         self.build = BuildDir(inputs.settings.build_dir)
+        self.strict = {"index": STRICT} if self.settings.index == STRICT else {}  # absent by default: keys unchanged
 
     def task_cases(self) -> dict:
         """Validate the manifest and corpus conventions; record the derived cases."""
+        ids, skills = self.settings.additional_ids, self.settings.corpus / SKILL_INDEX
         recorded = config_changed(
-            {**self.basics, "listing": self.inputs.listing.digest, "manifest": str(self.settings.manifest)}
+            {
+                **self.basics,
+                "listing": self.inputs.listing.digest,
+                "manifest": str(self.settings.manifest),
+                # absent by default, so the keys of a corpus without them are unchanged
+                **({"additionalIds": ids} if ids != CURABIS else {}),
+                **({"skillIndex": True} if skills.is_file() else {}),  # it orders the leaves
+            }
         )
         gate = (self.settings.coverage_report, self.settings.gate_paths, self.settings.changed_from)
         return {
             "actions": [action(review.write_cases, self.settings)],
-            "file_dep": [str(self.settings.manifest)] if self.settings.manifest is not None else [],
+            "file_dep": [str(path) for path in (self.settings.manifest, skills) if path is not None and path.is_file()],
             "targets": [str(self.build.cases)] + [str(self.build.domain_cases(d)) for d in self.inputs.domains],
             # with a coverage report or a changed-paths gate asked for, validation runs every time (it is cheap); the
             # configuration is still recorded, so the next plain run finds the cases up to date
@@ -84,9 +96,15 @@ class PrepareStage:
                 # articles doit's per-dependency bookkeeping cost more than the stats themselves.
                 "uptodate": [
                     config_changed(
-                        {"bceval": __version__, "format": ROWS_FORMAT, "files": self.inputs.signatures[group]}
+                        {
+                            "bceval": __version__,
+                            "format": ROWS_FORMAT,
+                            "files": self.inputs.signatures[group],
+                            **self.strict,
+                        }
                     )
                 ],
+                "verbosity": 1,  # the strict index's warnings reach stderr
             }
 
     def task_index(self) -> dict:
@@ -99,7 +117,11 @@ class PrepareStage:
             "file_dep": [str(self.build.rows(group)) for group in groups],
             "targets": [str(self.prep.knowledge_index)] + [str(self.build.domain_articles(d)) for d in domains],
             "task_dep": ["prepare_dir"],
-            "uptodate": [config_changed({**self.basics, "groups": groups, "domains": domains, "at": generated_at()})],
+            "uptodate": [
+                config_changed(
+                    {**self.basics, "groups": groups, "domains": domains, "at": generated_at(), **self.strict}
+                )
+            ],
         }
 
     def task_domain(self) -> Iterator[dict]:

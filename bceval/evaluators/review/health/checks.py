@@ -188,3 +188,22 @@ def margin_checks(
         )
         findings.append(Finding(kind="ranking-not-run", severity="info", message=message))
     return margins, findings
+
+
+# --- the strict index -----------------------------------------------------------------------------
+
+
+def strict_checks(skipped: dict[str, str], cases: list[ReviewCase], strict: bool) -> list[Finding]:
+    """The articles upstream's strict index skips (`skipped`: path -> why), and the cases that select one: under
+    the strict index (`strict`: it is the corpus's) they fail the ranking gate."""
+    findings = [
+        Finding(kind="strict-skip", severity="warning", path=rel, message=f"the strict index skips {rel}: {reason}")
+        for rel, reason in skipped.items()
+    ]
+    for case in cases:
+        article = expected_article(case.input)
+        if article in skipped:
+            message = f"{case.id}: fails the ranking gate under the strict index, which skips {article}"
+            severity = "error" if strict else "warning"
+            findings.append(Finding(kind="strict-gate", severity=severity, case=case.id, path=article, message=message))
+    return findings

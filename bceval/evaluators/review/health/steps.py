@@ -9,9 +9,10 @@ from bceval.config import Settings
 from bceval.corpus.articles import index_row
 from bceval.corpus.index import candidates_by_domain
 from bceval.corpus.layers import knowledge_markdown, scan_corpus
+from bceval.corpus.strict import STRICT, skipped_articles
 from bceval.errors import BcevalError
 from bceval.evaluators.review.cases import derive_cases
-from bceval.evaluators.review.health.checks import changed_path_checks, coverage_checks, margin_checks
+from bceval.evaluators.review.health.checks import changed_path_checks, coverage_checks, margin_checks, strict_checks
 from bceval.evaluators.review.health.leaks import leak_checks, reachable_answer_checks
 from bceval.evaluators.review.health.model import SEVERITY_ORDER, Finding, HealthReport, render_markdown
 from bceval.evaluators.review.manifest import by_convention
@@ -53,7 +54,13 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
             return None
 
     articles = {rel: readable(rel) for rel in knowledge_markdown(listing)}
-    rows = [index_row(rel, text) for rel, text in articles.items() if text is not None]
+    skipped = skipped_articles(settings.corpus, list(articles))  # an article that is no UTF-8 too
+    strict = settings.index == STRICT  # the corpus's index leaves the skipped articles out, and reads no other
+    if strict:
+        findings = [f for f in findings if f.kind != "unreadable-file" or f.path not in skipped]
+    rows = [
+        index_row(rel, text) for rel, text in articles.items() if text is not None and not (strict and rel in skipped)
+    ]
     samples = [rel for group in sample_groups(listing).values() for rel in group]
     for rel in [leaf.path for leaf in derivation.leaves] + samples:
         readable(rel)
@@ -65,6 +72,7 @@ def write_health(settings: Settings, prepared: bool = True) -> None:
     candidates = candidates_by_domain(rows, [leaf.domain for leaf in derivation.leaves])
     coverage, found = coverage_checks(listing, derivation.leaves, rows, cases)
     findings += found
+    findings += strict_checks(skipped, derivation.cases, strict)
     if settings.changed_paths is not None:
         findings += changed_path_checks(read_text(settings.changed_paths).splitlines(), listing, cases)
     margins, found = margin_checks(cases, candidates, texts, settings.health_margin)

@@ -12,6 +12,7 @@ from doit.tools import config_changed
 
 from bceval.cli.parser import add_command, settings_flags
 from bceval.config import Settings, check_inputs, load_settings
+from bceval.corpus.strict import STRICT
 from bceval.errors import BcevalError
 from bceval.evaluators.base import Command
 from bceval.evaluators.review.health import steps as health
@@ -49,6 +50,7 @@ def health_tasks(inputs: GraphInputs) -> dict[str, Callable[[], Any]]:
                         "articles": inputs.signatures,  # article bodies: what the agent views hold
                         "margin": settings.health_margin,
                         "changed": str(changed) if changed else None,
+                        **({"index": settings.index} if settings.index == STRICT else {}),  # the strict findings
                     }
                 )
             ],

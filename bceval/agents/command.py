@@ -1,7 +1,6 @@
 """The `command` kind: a live agent behind any command line (`claude -p`, `codex exec`, ...), one fresh process
-per attempt, for every question shape; its version, the checks that its executable can start, and what it printed:
-plain text, or a Claude Code `json` / `stream-json` result envelope, and what it cost. An envelope's
-`is_error: true` or a `subtype` other than `success` is a failure ("not logged in" is `success` with is_error)."""
+per attempt, for every question shape; its version, the checks that its executable can start, its sandbox, and its
+process's supervision; what it printed is read by bceval.agents.envelope."""
 
 from __future__ import annotations
 
@@ -22,15 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from bceval.agents import live
+from bceval.agents.agentconfig import AgentConfig, read_config
+from bceval.agents.envelope import agent_retries, last_line, read_agent_output
+from bceval.agents.presets import PRESETS
 from bceval.agents.process import LiveAgent, _Attempt
 from bceval.agents.sandbox import env_command, require_bwrap, sandbox_argv, shebang
 from bceval.agents.settings import PLACEHOLDER, UNPINNED_MODEL, AgentSettings, check_command, pinned, placeholders
 from bceval.agents.view import View, release, scrubbed_environment, temp_folder, view_parent
 from bceval.errors import BcevalError
-from bceval.jsonio import MAX_JSON_BYTES, parse_json_text, write_all
+from bceval.jsonio import MAX_JSON_BYTES, write_all
 from bceval.prices import priced
 from bceval.runs.identity import asking, question
-from bceval.usage import Usage, known_number
+from bceval.usage import Usage
 
 PROMPT_VERSION = 2  # of the review prompt: part of every cache key, a reworded prompt is a different question
 VERSION_TIMEOUT = 10.0  # a command that answers `--version` with a model call is stopped long before it pays much
@@ -38,7 +40,8 @@ VERSION_MAX_CHARS = 80  # a version is one short line; anything longer (or shape
 POLL_SECONDS = 0.1  # how often a running agent's output size and time are checked
 TRANSCRIPT_CAP = 1 << 20  # bytes of stdout and of stderr kept per attempt
 ELSEWHERE = "its case's own folder"  # where an isolated agent runs
-TRACE_CAP = 1000  # Read calls kept of one answer: a trace is the agent's account, not a log to keep in full
+NETWORK_KINDS = ("agent-error", "crash", "timeout")  # failures an agent without a network ends in
+NO_NETWORK = "the sandbox removed the network (--sandbox-network none): an agent that calls a model API needs share"
 
 
 class CommandAgent(LiveAgent):
@@ -54,6 +57,10 @@ class CommandAgent(LiveAgent):
         self.bwrap: str | None = None
         self._version: str | None = None
         self._version_lock = threading.Lock()
+        self.config: AgentConfig | None = None
+        if agent.agent:  # a preset's environment, unless the user's own says otherwise, and its configuration
+            self.environ = {**PRESETS[agent.agent].environment, **self.environ}
+            self.config = read_config(PRESETS[agent.agent].config_variable, self.environ)
         if not self.shape.checks_command:
             return
         # the opt-in gate, the command line and its executable, and the sandbox's own checks, before any case
@@ -105,6 +112,8 @@ class CommandAgent(LiveAgent):
             "isolation": self.agent.isolation,
             "sandbox": self.agent.sandbox,
         }
+        if self.config is not None and self.config.digest:
+            described["agentConfig"] = self.config.digest
         return self.shape.described(self, described)
 
     def _probe_version(self) -> str:
@@ -129,7 +138,8 @@ class CommandAgent(LiveAgent):
 
     def cache_key(self, view: View, case: Any) -> str:
         """What a review answer depends on (under --isolation none, where the corpus is: the agent can read it)."""
-        asked = replace(asking("command", self.agent, live=True), model=self.model)
+        digest = self.config.digest if self.config is not None else None  # of the configuration it copies
+        asked = replace(asking("command", self.agent, live=True), model=self.model, config=digest)
         key = question(asked, view.digest, case.corpus, case.request_path).cache_key(PROMPT_VERSION)
         if self.agent.sandbox_network != "share":  # absent when shared: existing keys stay valid
             key = hashlib.sha256(f"{key}|network={self.agent.sandbox_network}".encode()).hexdigest()
@@ -158,7 +168,22 @@ class CommandAgent(LiveAgent):
         )
 
     def run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
-        """One process of the agent: its answer's text or why there is none; `record` completed."""
+        """One process of the agent, with a fresh copy of its configuration folder (read-only under bwrap) when it
+        has one: its answer's text or why there is none; `record` completed."""
+        if self.config is None:
+            return self._run(argv, cwd, env, prompt, record)
+        folder = materialize_config(self.config)
+        try:
+            if self.bwrap is not None:  # the copy is the attempt's own: what it writes there goes with it
+                at = argv.index("--chdir")
+                bind = "--bind" if PRESETS[self.agent.agent or ""].config_writable else "--ro-bind"
+                argv = [*argv[:at], bind, str(folder), str(folder), *argv[at:]]
+            record.update(argv=argv, agentConfig=self.config.record())
+            return self._run(argv, cwd, {**env, self.config.variable: str(folder)}, prompt, record)
+        finally:
+            release(folder)
+
+    def _run(self, argv: list[str], cwd: Path | None, env: dict[str, str], prompt: bytes, record: dict) -> _Attempt:
         started = time.monotonic()
         scratch = view_parent()  # in memory where it can be: three files for every attempt
         with (  # unbuffered: each is written or read once, whole
@@ -194,14 +219,32 @@ class CommandAgent(LiveAgent):
             stderr=_kept(raw_err, err_size),
             stderrBytes=err_size,
         )
+        retried = agent_retries(record["stdout"])
+        if retried:  # the agent's own retries of its model calls: a run that waits on them says so
+            record.update(agentRetries=retried)
         usage = Usage(wallSeconds=round(wall, 3))
         if stopped is not None:
-            return _Attempt(record, usage=usage).failed(*stopped)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
-        return _read_output(self.agent, text, process.returncode, wall, record, usage)
+            made = _Attempt(record, usage=usage).failed(*stopped)
+        else:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return _Attempt(record, usage=usage).failed("invalid-output", "output is not UTF-8")
+            made = _read_output(self.agent, text, process.returncode, wall, record, usage)
+        if made.failure is not None and made.failure[0] in NETWORK_KINDS and self.agent.sandbox_network == "none":
+            kind, detail, subtype = made.failure
+            made.failed(kind, f"{detail}; {NO_NETWORK}", subtype)
+        return made
+
+
+def materialize_config(config: AgentConfig) -> Path:
+    """A fresh copy of an agent's configuration in a folder of its own (removed with `release`)."""
+    root = temp_folder("config", view_parent())
+    for name, data in config.files:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
 
 
 @dataclass(frozen=True)
@@ -246,6 +289,8 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
     spent, priced_as = priced(output.usage, agent.prices, (output.model, agent.model))
     usage = usage.plus(spent)
     record.update(format=output.format, usage=spent.as_record())
+    if output.served:
+        record.update(servedModel=output.served)
     if priced_as is not None:  # the envelope gave tokens, not a cost: the user's price table made it
         record.update(costFrom="prices", pricedModel=priced_as)
     if output.trace:  # the Read calls the agent's stream shows: its own account, never bceval's evidence
@@ -253,6 +298,10 @@ def _read_output(agent: AgentSettings, text: str, code: int, wall: float, record
     if output.failure is not None:  # an agent's own error report says more than its exit code
         return _Attempt(record, usage=usage).failed(*output.failure)
     if code != 0:
+        cause = last_line(record.get("stderr", ""))
+        if not text.strip() and cause:  # it stopped before any output and said why: a retry would say it again
+            made = _Attempt(record, usage=usage, final=True)
+            return made.failed("crash", f"exit code {code} after {wall:.1f} s, before any output: {cause}")
         return _Attempt(record, usage=usage).failed("crash", f"exit code {code} after {wall:.1f} s")
     record.update(outcome="answered")
     return _Attempt(record, text=output.text, usage=usage)
@@ -383,106 +432,3 @@ def named_files(args: list[str], elsewhere: bool) -> list[Path]:
                 f"{ELSEWHERE}; give its absolute path ({path.absolute()})"
             )
     return list(dict.fromkeys(found))
-
-
-@dataclass(frozen=True)
-class AgentOutput:
-    """The text to take the answer from (None on failure), why it failed, what it cost, and its format."""
-
-    text: str | None
-    failure: tuple[str, str, str | None] | None  # (kind, detail, agent subtype)
-    usage: Usage
-    format: str  # "plain", "json" or "stream-json"
-    model: str | None = None  # the model the envelope says answered (what a price table is looked up by first)
-    trace: tuple[dict[str, Any], ...] = ()  # the Read tool calls a stream-json envelope shows: the agent's own claims
-
-
-def _is_envelope(value: Any) -> bool:
-    """An object with a `type` and no `cases`: an agent's envelope, never an answer object itself."""
-    return isinstance(value, dict) and "type" in value and "cases" not in value
-
-
-def _usage(envelope: dict[str, Any]) -> Usage:
-    tokens = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
-    duration = known_number(envelope.get("duration_ms"))
-    turns = known_number(envelope.get("num_turns"))
-    return Usage(
-        agentSeconds=duration / 1000 if duration is not None else None,
-        costUsd=known_number(envelope.get("total_cost_usd")),
-        inputTokens=known_number(tokens.get("input_tokens")),
-        outputTokens=known_number(tokens.get("output_tokens")),
-        cacheCreationTokens=known_number(tokens.get("cache_creation_input_tokens")),
-        cacheReadTokens=known_number(tokens.get("cache_read_input_tokens")),
-        turns=int(turns) if turns is not None else None,
-    )
-
-
-def _reported_model(envelope: dict[str, Any], init: Any = None) -> str | None:
-    """The model an envelope names: the stream's `init` line's `model`, else the one key of `modelUsage` (an
-    answer that used several models names none: their tokens cannot be told apart)."""
-    if isinstance(init, dict) and init.get("type") == "system" and isinstance(init.get("model"), str) and init["model"]:
-        return init["model"]
-    used = envelope.get("modelUsage")
-    if isinstance(used, dict) and len(used) == 1:
-        (name,) = used
-        return name if isinstance(name, str) and name else None
-    return None
-
-
-def _from_result(envelope: dict[str, Any], form: str, init: Any = None) -> AgentOutput:
-    if envelope.get("type") != "result":
-        detail = f"{form} output ends in an object of type {str(envelope.get('type'))[:40]!r}, not a result"
-        return AgentOutput(None, ("invalid-output", detail, None), Usage(), form)
-    usage = _usage(envelope)
-    model = _reported_model(envelope, init)
-    subtype = envelope.get("subtype") if isinstance(envelope.get("subtype"), str) else None
-    if envelope.get("is_error") is True or subtype != "success":
-        name = (subtype or "unknown")[:60]
-        status = envelope.get("api_error_status")
-        extra = f", API status {status}" if isinstance(status, int) and not isinstance(status, bool) else ""
-        flag = ", is_error" if envelope.get("is_error") is True else ""
-        detail = f"the agent reported an error ({name}{flag}{extra})"
-        return AgentOutput(None, ("agent-error", detail, name), usage, form, model)
-    if not isinstance(envelope.get("result"), str):
-        return AgentOutput(None, ("invalid-output", f"{form} result has no 'result' text", None), usage, form, model)
-    return AgentOutput(envelope["result"], None, usage, form, model)
-
-
-def read_agent_output(stdout: str) -> AgentOutput:
-    """Recognise a Claude Code `json` or `stream-json` envelope; anything else is plain output."""
-    stripped = stdout.strip()
-    whole = parse_json_text(stripped) if stripped.startswith("{") else None
-    if _is_envelope(whole):
-        return _from_result(whole, "json")
-    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
-    if len(lines) > 1 and lines[0].startswith("{") and lines[-1].startswith("{"):
-        first, last = parse_json_text(lines[0]), parse_json_text(lines[-1])
-        if _is_envelope(first) and (last is None or _is_envelope(last)):
-            if last is None:
-                broken = ("invalid-output", "stream-json output ends in a broken line", None)
-                return AgentOutput(None, broken, Usage(), "stream-json")
-            output = _from_result(last, "stream-json", first)
-            return replace(output, trace=read_calls(lines[1:-1]))
-    return AgentOutput(stdout, None, Usage(), "plain")
-
-
-def read_calls(lines: list[str]) -> tuple[dict[str, Any], ...]:
-    """The Read tool calls a Claude Code stream shows, as `{path, offset?, limit?}`: the agent's own account, never
-    read evidence."""
-    calls: list[dict[str, Any]] = []
-    for line in lines:
-        event = parse_json_text(line) if line.startswith("{") else None
-        message = event.get("message") if isinstance(event, dict) and event.get("type") == "assistant" else None
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") != "Read":
-                continue
-            given = block.get("input") if isinstance(block.get("input"), dict) else {}
-            path = given.get("file_path")
-            if isinstance(path, str) and path and len(calls) < TRACE_CAP:
-                call: dict[str, Any] = {"path": path[:4096]}
-                for key in ("offset", "limit"):
-                    if known_number(given.get(key)) is not None:
-                        call[key] = given[key]
-                calls.append(call)
-    return tuple(calls)

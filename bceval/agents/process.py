@@ -51,6 +51,7 @@ class _Attempt:
     text: str | None = None
     failure: tuple[str, str, str | None] | None = None
     usage: Usage = field(default_factory=Usage)
+    final: bool = False  # a failure no retry can mend (a start-up failure): the answer's last attempt
 
     def failed(self, kind: str, detail: str, subtype: str | None = None) -> _Attempt:
         """This attempt as a failure (kind, detail, the agent's subtype), its record saying so too."""
@@ -118,7 +119,7 @@ class LiveAgent(Agent):
                 self.sleep(wait)
             made = attempt(number, wait)
             attempts.append(made)
-            if made.failure is not None and made.failure[0] == "spawn-error":
+            if made.failure is not None and (made.failure[0] == "spawn-error" or made.final):
                 break  # a command that cannot start will not start on a retry either
             if made.failure is None:
                 answer = read(made.text or "")

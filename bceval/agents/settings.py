@@ -57,6 +57,8 @@ class AgentSettings:
     paid_by: str = ""  # the run answering (its folder): a cached answer it paid for itself is its own, not cached
     endpoint: EndpointSettings | None = None  # the api kind's endpoint; None for a command line
     prices: PriceTable | None = None  # what tokens cost, by model (an envelope or a response that gives tokens only)
+    agent: str | None = None  # the preset (bceval.agents.presets) the command line came from: its environment
+    agent_config: str | None = None  # the digest of its configuration folder (bceval.agents.agentconfig)
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently

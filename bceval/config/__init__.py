@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -11,6 +12,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bceval.agents.agentconfig import config_digest
+from bceval.agents.presets import PRESETS, preset_command
 from bceval.agents.registry import REVIEW_NEEDS_COMMAND, agent_names, capabilities
 from bceval.agents.settings import AgentSettings, EndpointSettings
 from bceval.clock import source_date_epoch
@@ -31,7 +34,12 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = PACKAGE_ROOT.parent / "evaluation" / "demo-corpus"
 MANIFEST_RELATIVE = Path("evaluation") / "review-fixtures.json"
 ADAPTERS = agent_names()  # the agent kinds that answer review questions: baseline, oracle, command
-ARM_CHOICES = {"adapter": ADAPTERS, "isolation": ISOLATIONS, "sandbox": SANDBOXES}  # what an experiment arm may give
+ARM_CHOICES = {
+    "adapter": ADAPTERS,
+    "isolation": ISOLATIONS,
+    "sandbox": SANDBOXES,
+    "agent": tuple(PRESETS),
+}  # what an experiment arm may give
 DEMO_NAME = "demo"  # `--corpus demo`: the demo corpus (a folder named demo is `./demo`)
 NOT_FOUND = "no corpus found here"  # Locations.corpus_source when no corpus was given or found
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -50,7 +58,7 @@ def _default(name: str) -> Any:
 
 def setting_problem(name: str, value: Any) -> str | None:
     """What is wrong with a value outside the setting's choices or range (None when nothing is)."""
-    if name in CHOICES:
+    if name in CHOICES and (value is not None or OPTIONS[name].default is not None):  # None: an optional one unset
         allowed = OPTIONS[name].allowed() or ()
         if value not in allowed:
             return f"unknown {name} '{value}'; choose one of: {', '.join(allowed)}"
@@ -79,6 +87,7 @@ class Settings:
     # who answers, and how: the agent settings every live answer's cache key holds
     adapter: str = _default("adapter")  # one of ADAPTERS
     command: str | None = None
+    agent: str | None = None  # a preset (bceval.agents.presets): --command and --adapter come from it
     model: str | None = None
     jobs: int = _default("jobs")
     timeout: float = _default("timeout")
@@ -108,6 +117,8 @@ class Settings:
     results: Path | None = None  # results directory to score (default: the adapter's)
     results_path: Path | None = None  # one combined result file to score instead
     require_read: bool = _default("require_read")  # a citation without a complete read is an error of its case
+    breaker: int = _default("breaker")  # a live run stops after this many answers in a row failed alike
+    no_breaker: bool = _default("no_breaker")
     # what `bceval health` weighs
     health_margin: float = _default("health_margin")  # warn when a case ranks this close to the cutoff
     changed_paths: Path | None = None  # changed files, one per line (health)
@@ -179,6 +190,12 @@ class Settings:
     def live(self) -> bool:
         """Whether the adapter calls a live model (spends money, opt-in): its command and model define the run."""
         return capabilities(self.adapter).live
+
+    @functools.cached_property
+    def agent_config(self) -> str | None:
+        """The digest of a preset agent's configuration folder, as the agent will be given it (its variable in this
+        process's environment); None without one."""
+        return config_digest(self.agent, os.environ) if self.agent and self.live else None
 
     @property
     def asked(self) -> Asking:
@@ -345,6 +362,12 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     source_date_epoch(environ)  # fail here, in one line, rather than inside a task
     if chosen.get("results") is not None and chosen.get("results_path") is not None:
         raise BcevalError("give either a results directory or a results file, not both")
+    if chosen.get("agent"):  # a preset is the command adapter with its command line
+        if chosen.get("adapter", "command") != "command":
+            raise BcevalError(f"--agent {chosen['agent']} is a command agent: drop --adapter {chosen['adapter']}")
+        chosen.update(
+            adapter="command", command=preset_command(chosen["agent"], chosen.get("model"), chosen.get("command"))
+        )
     return Settings(**chosen)
 
 

@@ -60,10 +60,17 @@ _EXPERIMENT_RUNNING = _uses(
     Use("shard", "answer only the cases of shard K of N (by case id)"),
     "no_share",
 )
-_EXPERIMENT_AGENT = _uses(
-    Use("timeout", "seconds per attempt (default 300)"),
-    Use("retries", "retries after an infrastructure failure"),
-    Use("retry_wait", "pause before a retry, doubling (default 5)"),
+_BREAKER = _uses(
+    Use("breaker", "stop after N answers in a row failed the same way (default 5)"),
+    Use("no_breaker", "answer every case however many fail alike"),
+)
+_EXPERIMENT_AGENT = (
+    _uses(
+        Use("timeout", "seconds per attempt (default 300)"),
+        Use("retries", "retries after an infrastructure failure"),
+        Use("retry_wait", "pause before a retry, doubling (default 5)"),
+    )
+    + _BREAKER
 )
 _JUNIT = _uses(Use("junit", "also write a JUnit XML report (one test per arm, epoch and case) there"))
 _LIVE = "run --adapter command (a live agent; needs BCEVAL_LIVE=1)"
@@ -95,6 +102,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
+        Use("agent", "claude-code or codex: the command adapter with that CLI, set up (or give --command)"),
         Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
         Use("model", "the model; pinned only when the command passes it on through {model}"),
         Use("epoch", "which repeated sample this is (default 1)"),
@@ -106,6 +114,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
         Use("retry_wait", "pause before a retry, doubling (default 5)"),
+        *_BREAKER,
         Use("shard", "answer only shard K of N (deterministic split)"),
         Use("cases", "answer this case (repeatable)"),
         Use("patterns", "cases whose id or domain fit"),
@@ -194,6 +203,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default) or command"),
         Use("command", "agent command line (command adapter)"),
+        Use("agent", "claude-code or codex: the command adapter with that CLI, set up"),
         Use("model", "the model; pinned only through {model}"),
         Use("isolation", "view (default) or none"),
         Use("sandbox", "none (default) or bwrap"),

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from bceval.agents.presets import PRESETS
 from bceval.agents.registry import agent_names
 from bceval.config.families import BENCH, DEVELOPMENT, FINDINGS, GUIDANCE, KNOWLEDGE
 from bceval.config.option import Option as Option
@@ -39,6 +40,7 @@ SETTINGS: tuple[Option, ...] = (
     _setting("results", "BCEVAL_RESULTS", "path", "results", metavar="DIR"),
     _setting("results_path", "BCEVAL_RESULTS_PATH", "path", "results", metavar="FILE"),
     _setting("command", "BCEVAL_COMMAND", "text", "agent"),
+    _setting("agent", "BCEVAL_AGENT", "text", "agent", choices=tuple(PRESETS)),
     _setting("model", "BCEVAL_MODEL", "text", "agent"),
     _setting("jobs", "BCEVAL_JOBS", "int", "agent", 1, range=(1, 64, True), metavar="N"),
     _setting("timeout", "BCEVAL_TIMEOUT", "float", "agent", 300.0, range=(0, None, False), metavar="S"),
@@ -87,6 +89,9 @@ SETTINGS: tuple[Option, ...] = (
     _setting("max_cost", "BCEVAL_MAX_COST", "float", "agent", range=(0, None, False), metavar="USD"),
     _setting("prices", "BCEVAL_PRICES", "prices", "agent", metavar="FILE"),
     _setting("require_read", "BCEVAL_REQUIRE_READ", "bool", "results", False),
+    # a live run stops once this many answers in a row failed with the same infrastructure cause
+    _setting("breaker", "BCEVAL_BREAKER", "int", "agent", 5, range=(1, 10_000, True), metavar="N"),
+    _setting("no_breaker", "BCEVAL_NO_BREAKER", "bool", "agent", False),
     _flag(
         "additional_ids",
         env="BCEVAL_ADDITIONAL_IDS",

@@ -38,6 +38,7 @@ class ArmSettings(StrictModel):
     workspaceMap: str | None = Field(default=None, description="Guidance arms: manifest id -> workspace map.")
     adapter: str | None = Field(default=None, description=f"One of {', '.join(ADAPTERS)}.")
     command: str | None = None
+    agent: str | None = Field(default=None, description="claude-code or codex: the command adapter with that CLI.")
     model: str | None = None
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
@@ -61,7 +62,7 @@ class ArmSettings(StrictModel):
         "agent finds them with its search_knowledge and get_articles tools).",
     )
 
-    @field_validator("adapter", "isolation", "sandbox")
+    @field_validator("adapter", "isolation", "sandbox", "agent")
     @classmethod
     def _one_of(cls, value: str | None, info: ValidationInfo) -> str | None:
         allowed = ARM_CHOICES[info.field_name]
@@ -71,7 +72,7 @@ class ArmSettings(StrictModel):
 
 
 # Arm fields an arm's settings carry only when given, so the records of experiments without them stay as they were.
-OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead", "knowledge")
+OPTIONAL_ARM_FIELDS = ("baseUrl", "requireRead", "knowledge", "agent")
 # The arm fields that make one arm's question different from another's (the report names those that differ).
 ARM_FIELDS = tuple(name for name in ArmSettings.model_fields if name not in OPTIONAL_ARM_FIELDS)
 

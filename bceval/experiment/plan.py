@@ -10,6 +10,7 @@ from typing import Any
 
 import git
 
+from bceval.agents.presets import preset_command
 from bceval.agents.registry import capabilities
 from bceval.config import CORPUS_SHAPE, MANIFEST_RELATIVE, Settings, agent_settings, has_leaves
 from bceval.errors import BcevalError
@@ -155,6 +156,12 @@ def _arm_plan(
         value = getattr(arm, key) if getattr(arm, key) is not None else getattr(defaults, key)
         if value is not None or key in ARM_FIELDS:
             values[key] = value
+    if values.get("agent"):  # a preset: the command adapter with its command line, as the run records it
+        try:
+            values["command"] = preset_command(values["agent"], values["model"], values["command"])
+        except BcevalError as exc:
+            raise BcevalError(f"{at('agent')}: {exc}") from None
+        values["adapter"] = "command"
     name = values["evaluator"] or DEFAULT
     traits = evaluator(name).traits
     corpus = (base / values["corpus"]).resolve() if values["corpus"] else settings.corpus
@@ -230,6 +237,7 @@ def matching(plan: Plan, default_adapter: str, no_share: bool) -> tuple[list[str
 def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Settings:
     """The settings of one arm in one epoch: a run of its own inside the arm's prepare variant."""
     fields = arm.fields
+    agent = fields.get("agent") or (None if fields["command"] else settings.agent)
     default = arm.corpus / MANIFEST_RELATIVE  # the corpus's own manifest, if it has one
     return replace(
         settings,
@@ -244,6 +252,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
         base_url=fields.get("baseUrl") or settings.base_url,
+        agent=agent,
         knowledge=fields.get("knowledge") or settings.knowledge,
         max_cost=None,  # the experiment's one budget bounds every arm and epoch (Plan.budget), not each run
         require_read=fields["requireRead"] if fields.get("requireRead") is not None else settings.require_read,

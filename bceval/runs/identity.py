@@ -29,6 +29,7 @@ class Asking:
     epoch: int = 1
     salt: str = ""  # keeps answers apart that would otherwise be shared (experiments' --no-share)
     endpoint: tuple[tuple[str, Any], ...] = ()  # the api kind's endpoint and sampling; () for every other agent
+    config: str | None = None  # the digest of a preset agent's configuration folder; None: none, or an empty one
 
     @property
     def isolated(self) -> bool:
@@ -46,6 +47,7 @@ class Asking:
             "sandboxAllow": list(self.sandbox_allow),
             "epoch": self.epoch,
             **({"endpoint": dict(self.endpoint)} if self.endpoint else {}),  # absent for others: records unchanged
+            **({"agentConfig": self.config} if self.config else {}),  # likewise: only with a configuration
         }
 
 
@@ -63,6 +65,7 @@ def asking(adapter: str, agent: Any, *, live: bool) -> Asking:
         epoch=agent.epoch,
         salt=agent.cache_salt,
         endpoint=tuple(agent.endpoint.identity().items()) if live and agent.endpoint is not None else (),
+        config=agent.agent_config if live else None,
     )
 
 
@@ -89,6 +92,7 @@ class Question:
             asked.epoch,
             *([asked.salt] if asked.salt else []),  # absent when unset: existing keys stay valid
             *([dict(asked.endpoint)] if asked.endpoint else []),  # likewise: only the api kind has one
+            *([{"agentConfig": asked.config}] if asked.config else []),  # likewise: only with a configuration
             *self.where,
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()

@@ -185,6 +185,43 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes} min"
 
 
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+CHECK = {  # what to look at when every answer fails the same way, by the kind of failure
+    "timeout": "that the agent reaches its model and answers within --timeout",
+    "crash": "that the command answers one prompt by hand (`bceval prompt CASE | COMMAND`)",
+    "spawn-error": "that the command starts",
+    "agent-error": "the agent's model URL, key and network (under a sandbox: --sandbox-network and the grants)",
+    "invalid-output": "the command's output format (the answer object, or a Claude Code or Codex envelope)",
+    "too-large": "what the command prints",
+}
+
+
+class Breaker:
+    """Stops an invocation that cannot succeed: `limit` answers in a row (the first ones, or any later) failed with
+    the same infrastructure cause. The cause is the failure's kind and detail with its numbers left out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cause: str | None = None
+        self._count = 0
+
+    def note(self, settings: Settings, failure: InfraFailure | None) -> None:
+        if not settings.live or settings.no_breaker:
+            return
+        cause = None if failure is None else f"{failure.kind}: {_NUMBER.sub('N', failure.detail)}"
+        with self._lock:
+            self._count = self._count + 1 if cause is not None and cause == self._cause else int(cause is not None)
+            self._cause = cause
+            tripped = self._count == settings.breaker
+        if tripped and failure is not None:
+            line = (
+                f"bceval: stopped after {settings.breaker} answers in a row failed the same way ({failure.kind}: "
+                f"{console(failure.detail)}); check {CHECK.get(failure.kind, 'the agent')}; what was answered is kept "
+                f"in {settings.results_dir} (--no-breaker answers every case)"
+            )
+            raise EvaluationFailed(line, [], False)
+
+
 class Progress:
     """The progress lines of one invocation (a run, or every arm and epoch of an experiment):
     `[12/32] arm treatment, epoch 2, performance-bad (case-0ad1f118): answered in 3.1 s; 37 s so far, about 1 min
@@ -197,6 +234,7 @@ class Progress:
         self._started: float | None = None
         self._done = 0
         self._lock = threading.Lock()
+        self.breaker = Breaker()  # one streak of failures over every run of the invocation
 
     def start(self) -> None:
         with self._lock:
@@ -284,6 +322,7 @@ class RunAnswers:
                 file=sys.stderr,
                 flush=True,
             )
+        self.progress.breaker.note(settings, outcome.failure)
 
     def skip(self, case: ReviewCase, described: dict[str, Any]) -> None:
         """Record a case the budget never started: no result, an infra file of kind "budget" (never a model miss)."""
@@ -353,13 +392,22 @@ def recorded_cost(results_dir: Path) -> float:
 def own_evidence(transcript: dict[str, Any] | None) -> dict[str, Any]:
     """What bceval itself saw of an answer whose tool loop it ran (the api agent): the read evidence, its candidate
     articles and the answer's retries and waits; for a command agent whose stream shows its Read calls, that trace,
-    labelled as the agent's own (`readBy: "agent-trace"`). Nothing for other agents."""
+    labelled as the agent's own (`readBy: "agent-trace"`), and the retries of its model calls it reported."""
     transcript = transcript or {}
     if transcript.get("readBy") == "agent-trace":  # the agent's own account of its reads
         keys: tuple[str, ...] = ("readBy", "agentTrace", "candidates")
     else:
         keys = ("readBy", "readEvidence", "candidates", "waits") if "readEvidence" in transcript else ()
-    return {key: transcript[key] for key in keys if key in transcript}
+    own = {key: transcript[key] for key in keys if key in transcript}
+    retried = [
+        a["agentRetries"] for a in transcript.get("attempts") or [] if isinstance(a, dict) and "agentRetries" in a
+    ]
+    if retried:  # the agent's own retries of its model calls, over every attempt
+        own["agentRetries"] = {
+            "count": sum(item["count"] for item in retried),
+            "waitSeconds": round(sum(item["waitSeconds"] for item in retried), 3),
+        }
+    return own
 
 
 def status(outcome: Answer) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from bceval.agents.api_tools import READ_TOOLS, TOOLS_VERSION, MemoryFolder, ToolBox
 from bceval.agents.base import Answer, CaseInput
+from bceval.agents.envelope import READ
 from bceval.agents.process import Unreadable, _Attempt, extract_json_object
 from bceval.agents.registry import Shape
 from bceval.agents.retrieval import BOUNDED_TOOLS, bounded_folder
@@ -284,18 +285,20 @@ def agent_trace(attempt: dict[str, Any], view: View) -> dict[str, Any]:
     if not calls:
         return {}
     workdir = Path(str(attempt.get("workdir", "")))
-    reads = []
+    reads, refused = [], []
     for call in calls:
         path = Path(call["path"])
         if path.is_absolute() and path.is_relative_to(workdir):
             path = path.relative_to(workdir)
-        reads.append({**call, "path": path.as_posix()})
+        # only a read whose result arrived is one; a refused or failed one is kept apart, never scored as opened
+        (reads if call.get("status", READ) == READ else refused).append({**call, "path": path.as_posix()})
     try:
         rows = json.loads(view.text(view.request_name)).get("candidateArticles") or []
     except (ValueError, AttributeError):
         rows = []
     candidates = [row["path"] for row in rows if isinstance(row, dict) and isinstance(row.get("path"), str)]
-    return {"readBy": "agent-trace", "agentTrace": {"source": "agent-trace", "reads": reads}, "candidates": candidates}
+    trace = {"source": "agent-trace", "reads": reads, **({"notRead": refused} if refused else {})}
+    return {"readBy": "agent-trace", "agentTrace": trace, "candidates": candidates}
 
 
 def _entries(text: str) -> list[ResultEntry] | Unreadable:

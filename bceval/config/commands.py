@@ -139,7 +139,14 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "the model, as for bceval answer"),
         Use("isolation", "view (default) or none"),
     ),
-    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "evaluator", "serve", "port"),
+    "view": _uses(
+        Use("out", "output root (default: out/); the site goes to DIR/view/"),
+        Use("corpus", "the corpus whose out/ to show (default: the corpus found here)"),
+        "site",
+        "evaluator",
+        "serve",
+        "port",
+    ),
     "evaluators": (),
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),

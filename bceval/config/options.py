@@ -114,6 +114,7 @@ OTHERS: tuple[Option, ...] = (
     _flag("epochs", "int", default=1, metavar="N", help="samples per case and arm (default 1)", parser_default=True),
     _flag("report", "switch", help="only write the report from the answers there are"),
     # the viewer and CI outputs
+    _flag("site", "path", metavar="DIR", help="write the site there (default: <out>/view/; e.g. for a read-only out)"),
     _flag("serve", "switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
     _flag(
         "port",

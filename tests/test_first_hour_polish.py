@@ -1,0 +1,45 @@
+"""Issue 47, "First hour, polished": the traps a newcomer still hit, each answered in one clear line."""
+
+from __future__ import annotations
+
+import errno
+import tempfile
+from pathlib import Path
+
+import pytest
+from agents import clean_environment
+from cliutil import run_cli
+from conftest import DEMO_CORPUS
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    clean_environment(monkeypatch)
+
+
+def test_the_quickstart_verdict_says_the_baseline_floor_is_expected_and_what_to_try_next(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "score", "--no-gate", "--corpus", DEMO_CORPUS, "--out", tmp_path / "out")
+    assert code == 0 and any(line.startswith("Review evaluation FAILED with ") for line in out)
+    assert out[-2].startswith("The baseline is a lexical floor, not a model: its FAILED verdict is expected")
+    assert "`bceval view`" in out[-1] and "--adapter oracle" in out[-1] and "live agent" in out[-1]
+
+
+def test_view_of_a_read_only_output_folder_is_one_line_and_site_writes_elsewhere(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    assert run_cli(capsys, "score", "--no-gate", "--corpus", DEMO_CORPUS, "--out", out)[0] == 0
+    real = tempfile.mkstemp
+
+    def read_only(*args, **kwargs):  # a downloaded CI artifact, a read-only mount
+        if Path(kwargs["dir"]).is_relative_to(out):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    code, _, err = run_cli(capsys, "view", "--out", out)
+    assert (code, err) == (
+        2,
+        [f"bceval: {out / 'view'}: cannot write the site (Read-only file system); write it elsewhere with --site DIR"],
+    )
+    code, printed, _ = run_cli(capsys, "view", "--out", out, "--site", tmp_path / "site")
+    assert code == 0 and printed == [str(tmp_path / "site" / "index.html")] and not (out / "view").exists()
+    assert "baseline" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
+from guidance_util import git
 
 
 @pytest.fixture(autouse=True)
@@ -43,3 +45,14 @@ def test_view_of_a_read_only_output_folder_is_one_line_and_site_writes_elsewhere
     code, printed, _ = run_cli(capsys, "view", "--out", out, "--site", tmp_path / "site")
     assert code == 0 and printed == [str(tmp_path / "site" / "index.html")] and not (out / "view").exists()
     assert "baseline" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_experiment_ab_in_a_fresh_git_checkout_writes_out_gitignore(tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO_CORPUS, root)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    ab = ("experiment", "ab", "--base", "HEAD", "--head", "HEAD", "--adapter", "oracle", "--corpus", root)
+    assert run_cli(capsys, *ab, "--out", root / "out")[0] == 0
+    assert (root / "out" / ".gitignore").is_file() and git(root, "status", "--porcelain") == ""

@@ -19,6 +19,7 @@ from bceval.experiment.plan import load_plan, resolve
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
+from bceval.outdir import ensure_output_dir
 from bceval.steps.ci import experiment_outputs
 from bceval.steps.experiment import publish_report, write_report
 from bceval.steps.experiment_report import plan_experiment, selected_cases
@@ -126,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         # refs and arms are checked before anything is written
         plan = resolve(experiment, settings, None, lambda location: flags.get(location, "experiment ab"))
+        ensure_output_dir(settings.out)  # its .gitignore first: the file below would make the folder
         _write_ab_file(experiment, file)
         plan = replace(plan, source=file)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,6 +13,9 @@ from agents import clean_environment
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 from guidance_util import git
+from test_scoring import THRESHOLDS, case
+
+from bceval.evaluators.review.scoring import aggregate, failed_header, passed_line, read_result_document
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +60,16 @@ def test_experiment_ab_in_a_fresh_git_checkout_writes_out_gitignore(tmp_path, ca
     ab = ("experiment", "ab", "--base", "HEAD", "--head", "HEAD", "--adapter", "oracle", "--corpus", root)
     assert run_cli(capsys, *ab, "--out", root / "out")[0] == 0
     assert (root / "out" / ".gitignore").is_file() and git(root, "status", "--porcelain") == ""
+
+
+def test_a_selection_without_clean_cases_has_no_clean_rate_to_fail():
+    bad = case("perf-bad", ["microsoft/knowledge/perf/a.md"])
+    found = {"cases": [{"id": bad.modelId, "findings": ["microsoft/knowledge/perf/a.md"]}]}
+    report = aggregate([bad], [read_result_document(json.dumps(found).encode(), "result-x.json")], THRESHOLDS)
+    assert report.passed and report.problems == []
+    assert passed_line(report) == "Review evaluation PASSED: recall=1 (1/1), no clean cases selected."
+    good = case("perf-good", [])
+    report = aggregate([good], [read_result_document(b'{"cases": []}', "result-x.json")], THRESHOLDS)
+    assert "Expected-finding recall" not in " ".join(report.problems)  # a selected clean case without an answer fails
+    header = failed_header(report.model_copy(update={"partial": True}))
+    assert "no expected-finding cases selected, clean-rate=0 (0/0)" in header

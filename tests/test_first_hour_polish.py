@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from agents import clean_environment
+from catalogue import run_bceval
+from catalogue_security import LIVE
 from cliutil import run_cli
 from conftest import DEMO_CORPUS
 from guidance_util import git
@@ -73,3 +75,22 @@ def test_a_selection_without_clean_cases_has_no_clean_rate_to_fail():
     assert "Expected-finding recall" not in " ".join(report.problems)  # a selected clean case without an answer fails
     header = failed_header(report.model_copy(update={"partial": True}))
     assert "no expected-finding cases selected, clean-rate=0 (0/0)" in header
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (bwrap) on PATH")
+def test_tmpdir_inside_the_output_folder_under_bwrap_is_one_bceval_line(tmp_path):
+    agent = tmp_path / "bin" / "agent"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"findings\": []}'\n", encoding="utf-8")
+    agent.chmod(0o755)
+    out = tmp_path / "out"
+    (out / "tmp").mkdir(parents=True)
+    args = ["answer", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--adapter", "command", "--command", str(agent)]
+    ran = run_bceval(
+        [*args, "--sandbox", "bwrap", "--case", "ui-bad"], tmp_path, env=LIVE | {"TMPDIR": str(out / "tmp")}
+    )
+    last = ran.stderr.strip().splitlines()[-1]
+    assert ran.code == 2 and not ran.traceback, ran.stderr
+    assert last.startswith(f"bceval: the read-only path {out / 'tmp'}/bceval-") and last.endswith(
+        "set TMPDIR outside it"
+    )

@@ -472,7 +472,7 @@ def test_validate_refuses_every_file_prepare_would_refuse(small_corpus, tmp_path
     code, out, err = run(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
     assert code == 2 and out == ""
     (line,) = err.strip().splitlines()[1:]  # after the corpus line, exactly one
-    assert line.startswith(f"{path}: not valid UTF-8 (byte 0xE9 at offset ")
+    assert line.startswith(f"bceval: {path}: not valid UTF-8 (byte 0xE9 at offset ")
 
 
 # --- 8. broken frontmatter is named as such; health explains a corpus that fails ----------------------------------

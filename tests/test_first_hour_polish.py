@@ -17,6 +17,7 @@ from conftest import DEMO_CORPUS
 from guidance_util import git
 from test_scoring import THRESHOLDS, case
 
+from bceval.cli import main
 from bceval.evaluators.review.scoring import aggregate, failed_header, passed_line, read_result_document
 
 
@@ -94,3 +95,32 @@ def test_tmpdir_inside_the_output_folder_under_bwrap_is_one_bceval_line(tmp_path
     assert last.startswith(f"bceval: the read-only path {out / 'tmp'}/bceval-") and last.endswith(
         "set TMPDIR outside it"
     )
+
+
+def test_a_mistyped_flag_case_id_pattern_or_manifest_member_names_the_closest(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["answer", "--adaptr", "oracle"])
+    assert capsys.readouterr().err == (
+        "bceval: unrecognized arguments: --adaptr oracle; did you mean --adapter? (see bceval --help)\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["experiment", "ab", "--base", "a", "--head", "b", "--jobz=2"])
+    assert "did you mean --jobs?" in capsys.readouterr().err
+    demo = ("--corpus", DEMO_CORPUS, "--out", tmp_path / "out")
+    for flags, said in (
+        (("--case", "perfromance-bad"), "--case perfromance-bad: no case has that manifest or model id"),
+        (("-k", "perfromance"), "-k perfromance: the pattern matches no case id or domain"),
+    ):
+        assert run_cli(capsys, "answer", "--adapter", "oracle", *flags, *demo)[2] == [
+            f"bceval: {said}; did you mean {flags[1].replace('fro', 'for')}?"
+        ]
+    manifest = tmp_path / "m.json"
+    manifest.write_text('{"version": 2, "overides": {}}', encoding="utf-8")
+    code, out, _ = run_cli(capsys, "validate", *demo, "--manifest", manifest)
+    assert code == 1 and "  - The manifest has unknown member 'overides'; did you mean overrides?" in out
+
+
+def test_score_before_answer_says_to_answer_first(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "score", "--adapter", "api", "--corpus", DEMO_CORPUS, "--out", tmp_path / "out")
+    results = tmp_path / "out" / "runs" / "api" / "results"
+    assert (code, err) == (2, [f"bceval: {results}: results directory does not exist; run bceval answer first"])

@@ -203,6 +203,10 @@ def write_score(settings: Settings) -> None:
     try:
         results = result_files(settings.results_dir)
     except BcevalError:
+        if settings.results is None and not settings.results_dir.is_dir():  # `score` before `answer`
+            raise BcevalError(
+                f"{settings.results_dir}: results directory does not exist; run bceval answer first"
+            ) from None
         if not infra:
             raise
         raise BcevalError(

@@ -343,10 +343,8 @@ def test_foreign_infra_record_is_one_line(capsys, tmp_path):
     (results / "infra-case-00000000.json").write_text("{}")
     code, err = cli(capsys, "score", *out, "--results", str(results))
     assert code == 2
-    assert (
-        err[-1]
-        == f"bceval: {results / 'infra-case-00000000.json'}: not an infrastructure-failure record written by bceval answer"
-    )
+    infra = results / "infra-case-00000000.json"
+    assert err[-1] == f"bceval: {infra}: not an infrastructure-failure record written by bceval answer"
 
 
 def test_baseline_answers_follow_article_body_edits(tmp_path):

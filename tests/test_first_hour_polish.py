@@ -124,3 +124,24 @@ def test_score_before_answer_says_to_answer_first(tmp_path, capsys):
     code, _, err = run_cli(capsys, "score", "--adapter", "api", "--corpus", DEMO_CORPUS, "--out", tmp_path / "out")
     results = tmp_path / "out" / "runs" / "api" / "results"
     assert (code, err) == (2, [f"bceval: {results}: results directory does not exist; run bceval answer first"])
+
+
+def test_a_command_not_on_path_is_reported_before_a_clash_with_the_run(agent, tmp_path, capsys):
+    base = ["answer", "--adapter", "command", "--case", "ui-bad", "--corpus", DEMO_CORPUS, "--out", tmp_path / "out"]
+    assert run_cli(capsys, *base, "--command", "fake-agent")[0] == 0
+    code, _, err = run_cli(capsys, *base, "--command", "claude-code -p")
+    assert (code, err) == (
+        2,
+        ["bceval: --command: 'claude-code' was not found on PATH; install it or give a full path"],
+    )
+
+
+def test_experiment_ab_takes_a_name(tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO_CORPUS, root)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    ab = ("experiment", "ab", "--base", "HEAD", "--head", "HEAD", "--corpus", root, "--out", tmp_path / "out")
+    assert run_cli(capsys, *ab, "--adapter", "oracle", "--name", "oracle-try")[0] == 0
+    assert (tmp_path / "out" / "experiments" / "oracle-try" / "report.json").is_file()

@@ -50,7 +50,7 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Experi
         except ValueError:  # elsewhere: both arms read this one file
             defaults["manifest"] = str(manifest)
     document = {
-        "name": re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",  # run-safe
+        "name": args.name or re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",
         "epochs": args.epochs,
         "defaults": {k: v for k, v in defaults.items() if v is not None},
         "arms": [{"name": "base", "ref": args.base}, {"name": "head", "ref": args.head}],

@@ -177,6 +177,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),
+        "name",
         "epochs",
         "report",
         Use("manifest", "the manifest of both arms (default: each ref's own, else by convention)"),

@@ -136,12 +136,40 @@ def test_a_command_not_on_path_is_reported_before_a_clash_with_the_run(agent, tm
     )
 
 
-def test_experiment_ab_takes_a_name(tmp_path, capsys):
-    root = tmp_path / "repo"
+def committed_demo(root: Path) -> Path:
+    """The demo corpus in a git repository of its own, one commit."""
     shutil.copytree(DEMO_CORPUS, root)
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_experiment_ab_takes_a_name(tmp_path, capsys):
+    root = committed_demo(tmp_path / "repo")
     ab = ("experiment", "ab", "--base", "HEAD", "--head", "HEAD", "--corpus", root, "--out", tmp_path / "out")
     assert run_cli(capsys, *ab, "--adapter", "oracle", "--name", "oracle-try")[0] == 0
     assert (tmp_path / "out" / "experiments" / "oracle-try" / "report.json").is_file()
+
+
+def test_experiments_take_the_agent_and_selection_flags_answer_takes(tmp_path, capsys):
+    root = committed_demo(tmp_path / "repo")
+    out = tmp_path / "out"
+    api = ("--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "NO_KEY", "--temperature", "0", "--seed", "1")
+    rest = ("--max-cost", "1", "--prices", DEMO_CORPUS / "nope.yaml", "--sandbox-network", "none")
+    ab = ("experiment", "ab", "--base", "HEAD", "--head", "HEAD", "--corpus", root, "--out", out, "--adapter", "oracle")
+    code, _, err = run_cli(capsys, *ab, *api, *rest, "--case", "ui-bad")
+    assert code == 2 and err == [f"bceval: {DEMO_CORPUS / 'nope.yaml'}: price file not found"]
+    assert (
+        run_cli(capsys, *ab, *api, "--max-cost", "1", "--sandbox-network", "none", "--case", "ui-bad", "-k", "ui-g*")[0]
+        == 0
+    )
+    name = "ab-HEAD-HEAD"
+    report = json.loads((out / "experiments" / name / "report.json").read_text(encoding="utf-8"))
+    assert report["arms"][0]["answered"] == 2  # ui-bad and ui-good only
+    file = tmp_path / "e.yaml"
+    file.write_text(f"name: e\narms:\n  - name: a\n    corpus: {root}\n  - name: b\n    corpus: {root}\n")
+    run = ("experiment", "run", file, "--out", out, "--adapter", "oracle", *api, "--sandbox-network", "none")
+    assert run_cli(capsys, *run, "-k", "security-*")[0] == 0
+    report = json.loads((out / "experiments" / "e" / "report.json").read_text(encoding="utf-8"))
+    assert report["arms"][0]["answered"] == 2

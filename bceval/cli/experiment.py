@@ -29,7 +29,9 @@ AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_a
 
 def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
     settings = load_settings(**{**settings_flags(args), "experiment": str(experiment)})
-    return replace(settings, no_share=bool(getattr(args, "no_share", False)))
+    # --case and -k replace the file's cases and k; BCEVAL_CASES, BCEVAL_K and pyproject.toml do not
+    selection = {name: getattr(settings, name) if getattr(args, name, None) else () for name in ("cases", "patterns")}
+    return replace(settings, no_share=bool(getattr(args, "no_share", False)), **selection)
 
 
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[ExperimentFile, Path]:
@@ -52,6 +54,8 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Experi
     document = {
         "name": args.name or re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",
         "epochs": args.epochs,
+        "cases": args.cases or [],
+        "k": args.patterns or [],
         "defaults": {k: v for k, v in defaults.items() if v is not None},
         "arms": [{"name": "base", "ref": args.base}, {"name": "head", "ref": args.head}],
     }
@@ -76,9 +80,10 @@ def _write_ab_file(experiment: Any, path: Path) -> None:
         before = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError):  # none yet (or none bceval wrote)
         before = None
-    # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
-    old = {**before, **(before.get("defaults") or {}), "epochs": None} if isinstance(before, dict) else None
-    new = {**now, **now.get("defaults", {}), "epochs": None}
+    # more (or fewer) epochs and cases only add (or leave out) runs of the same arms; anything else makes other arms
+    same = {"epochs": None, "cases": None, "k": None}
+    old = {**before, **(before.get("defaults") or {}), **same} if isinstance(before, dict) else None
+    new = {**now, **now.get("defaults", {}), **same}
     if old is not None and old != new:
         keys = sorted(set(old) | set(new))
         differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")

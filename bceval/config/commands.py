@@ -78,6 +78,31 @@ _BUDGET = _uses(
     Use("max_cost", "no new case starts once the run's known cost reaches USD"),
     Use("prices", "price table (YAML): USD per million tokens, by model"),
 )
+# The agent and selection flags of `answer`, which the experiment commands take too (as the arms' defaults).
+_AGENT = _uses(
+    Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
+    Use("model", "the model; pinned only when the command passes it on through {model}"),
+)
+_SANDBOXING = _uses(
+    Use("isolation", "view (default: each case in a folder of its own) or none"),
+    Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
+    Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
+    Use("sandbox_network", "share (default: the agent reaches its API) or none"),
+)
+_SELECTING = _uses(Use("cases", "answer this case (repeatable)"), Use("patterns", "cases whose id or domain fit"))
+_EXPERIMENT_ARMS = (
+    _uses(Use("adapter", "oracle, baseline (default), command or api (live, opt-in)"))
+    + _AGENT
+    + _SANDBOXING
+    + _EXPERIMENT_AGENT
+    + _SELECTING
+    + _JUNIT
+    + _uses(
+        Use("max_cost", "the whole experiment's budget, unless its file sets maxCost"),
+        Use("prices", "price table (YAML): USD per million tokens, by model"),
+    )
+    + _API_USES
+)
 _REQUIRE_READ = Use("require_read", "a citation without a complete read of it fails its case (api adapter)")
 
 # The options of each command (and experiment mode), in the order of its --help.
@@ -89,22 +114,19 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
-        Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
-        Use("model", "the model; pinned only when the command passes it on through {model}"),
-        Use("epoch", "which repeated sample this is (default 1)"),
-        Use("isolation", "view (default: each case in a folder of its own) or none"),
-        Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
-        Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
-        Use("sandbox_network", "share (default: the agent reaches its API) or none"),
+    )
+    + _AGENT
+    + _uses(Use("epoch", "which repeated sample this is (default 1)"))
+    + _SANDBOXING
+    + _uses(
         Use("jobs", "cases answered side by side (default 1)"),
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
         Use("retry_wait", "pause before a retry, doubling (default 5)"),
         Use("shard", "answer only shard K of N (deterministic split)"),
-        Use("cases", "answer this case (repeatable)"),
-        Use("patterns", "cases whose id or domain fit"),
-        Use("failed_from", "the cases that did not pass in that run or file"),
     )
+    + _SELECTING
+    + _uses(Use("failed_from", "the cases that did not pass in that run or file"))
     + _BUDGET
     + _API_USES,
     "score": _CORPUS
@@ -159,15 +181,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file")
-    + _EXPERIMENT_COMMON
-    + _EXPERIMENT_RUNNING
-    + _EXPERIMENT_AGENT
-    + _JUNIT
-    + _uses(
-        Use("max_cost", "the whole experiment's budget, unless its file sets maxCost"),
-        Use("prices", "price table (YAML): USD per million tokens, by model"),
-    ),
+    "experiment run": _uses("file") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_ARMS,
     "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
@@ -184,16 +198,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     )
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING
-    + _uses(
-        Use("adapter", "oracle, baseline (default) or command"),
-        Use("command", "agent command line (command adapter)"),
-        Use("model", "the model; pinned only through {model}"),
-        Use("isolation", "view (default) or none"),
-        Use("sandbox", "none (default) or bwrap"),
-        Use("sandbox_allow", "a path the sandbox shows (repeatable)"),
-    )
-    + _EXPERIMENT_AGENT
-    + _JUNIT,
+    + _EXPERIMENT_ARMS,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
     "guidance": _family(GUIDANCE)

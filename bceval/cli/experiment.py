@@ -92,7 +92,7 @@ def _write_ab_file(experiment: Any, path: Path) -> None:
         )
         raise BcevalError(
             f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({was}, now {changed}); "
-            "choose another --out, or remove that folder"
+            "name this one with --name, or remove that folder"
         )
     write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(now, sort_keys=False))
 

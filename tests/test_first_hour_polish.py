@@ -173,3 +173,13 @@ def test_experiments_take_the_agent_and_selection_flags_answer_takes(tmp_path, c
     assert run_cli(capsys, *run, "-k", "security-*")[0] == 0
     report = json.loads((out / "experiments" / "e" / "report.json").read_text(encoding="utf-8"))
     assert report["arms"][0]["answered"] == 2
+
+
+def test_common_options_are_taken_before_the_subcommand_and_view_takes_corpus(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, printed, _ = run_cli(capsys, "--corpus", DEMO_CORPUS, f"--out={out}", "-v", "prepare")
+    assert code == 0 and printed[0] == f"Prepared 16 neutral fixture(s) in {out / 'review'}."
+    assert run_cli(capsys, "--out", out, "view", "--corpus", DEMO_CORPUS)[1] == [str(out / "view" / "index.html")]
+    with pytest.raises(SystemExit):
+        main(["--out", str(out), "runs", "--corpus", str(DEMO_CORPUS)])  # a command without --corpus refuses it
+    assert "unrecognized arguments: --corpus" in capsys.readouterr().err

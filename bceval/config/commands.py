@@ -105,6 +105,10 @@ _EXPERIMENT_ARMS = (
 )
 _REQUIRE_READ = Use("require_read", "a citation without a complete read of it fails its case (api adapter)")
 
+# The options a command may also be given before its name (`bceval --corpus X prepare`): each command that takes
+# one takes it in either place.
+COMMON = ("corpus", "manifest", "out", "verbose", "evaluator")
+
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
     "validate": _CORPUS + _GATE,

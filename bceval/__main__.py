@@ -55,7 +55,7 @@ def _quiet_exit(code: int) -> None:
 _signals: list[int] = []  # SIGTERM once it came: handled as Ctrl-C is (agents and views gone, one line)
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, _frame: object) -> None:
     _signals.append(signum)
     raise KeyboardInterrupt
 

@@ -43,12 +43,8 @@ LAST_TEXTS = {"compare": "compare two runs or scorecards case by case (markdown 
 def _parser(commands: dict[str, Command] | None = None, only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand (`commands`: the evaluators', None: all of them), or of `only` (a frame
     subcommand or one of `commands`): a command builds just its own, so it loads no module it does not run."""
-    common = ", ".join(OPTIONS[name].flags[-1] for name in COMMON)
-    parser = Parser(
-        prog="bceval",
-        description="Evaluate BCQuality-style AL review guidance.",
-        epilog=f"{common} may also come before COMMAND.",
-    )
+    common = ", ".join(OPTIONS[name].flags[-1] for name in COMMON) + " may also come before COMMAND."
+    parser = Parser(prog="bceval", description="Evaluate BCQuality-style AL review guidance.", epilog=common)
     parser.add_argument("--version", action="version", version=f"bceval {__version__}")
     subparsers = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
     for name, text in COMMAND_TEXTS.items():

@@ -92,10 +92,8 @@ def run() -> None:
             _quiet_exit(EXIT_PIPE)  # the reader stopped reading: nothing to tell anybody
         print(f"bceval: cannot write to standard output: {failure.strerror}", file=sys.stderr)
         _quiet_exit(code or EXIT_USAGE)
-    if code in (
-        EXIT_INTERRUPTED,
-        EXIT_TERMINATED,
-    ):  # an interrupt Python saw pass through an import would end the process by SIGINT
+    # an interrupt Python saw pass through an import would end the process by SIGINT
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         _quiet_exit(code)
     sys.exit(code)
 

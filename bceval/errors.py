@@ -30,6 +30,6 @@ class EvaluationFailed(BcevalError):
 
 
 def did_you_mean(given: str, known: Iterable[str]) -> str:
-    """ "; did you mean X?" for the one of `known` a mistyped `given` is closest to, else ""."""
+    """The hint "; did you mean X?" naming the one of `known` a mistyped `given` is closest to, else ""."""
     close = difflib.get_close_matches(given, list(known), n=1, cutoff=0.8)
     return f"; did you mean {close[0]}?" if close else ""

@@ -29,7 +29,7 @@ def _clean_env(monkeypatch):
 def test_the_quickstart_verdict_says_the_baseline_floor_is_expected_and_what_to_try_next(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "score", "--no-gate", "--corpus", DEMO_CORPUS, "--out", tmp_path / "out")
     assert code == 0 and any(line.startswith("Review evaluation FAILED with ") for line in out)
-    assert out[-2].startswith("The baseline is a lexical floor, not a model: its FAILED verdict is expected")
+    assert out[-2].startswith("The baseline is a lexical floor, not a model: FAILED is expected")
     assert "`bceval view`" in out[-1] and "--adapter oracle" in out[-1] and "live agent" in out[-1]
 
 

@@ -22,10 +22,7 @@ def print_prompt(settings: Settings, wanted: str) -> int:
         raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
     case = next((case for case in derivation.cases if wanted in (case.id, case.modelId)), None)
     if case is None:
-        guess = (
-            did_you_mean(wanted, (case.id for case in derivation.cases))
-            or " (bceval validate lists the corpus's cases)"
-        )
+        guess = did_you_mean(wanted, [case.id for case in derivation.cases]) or " (bceval validate lists them)"
         raise BcevalError(f"{wanted}: no case has that manifest or model id{guess}")
     where = case_input(settings.prepare_dir, settings.corpus, case)
     view = build_view(where.request_path.parent, where.corpus, where.model_id)

@@ -79,11 +79,8 @@ def _as_number(value: Any) -> float | None:
 
 
 def _unknown(value: dict[str, Any], members: tuple[str, ...], what: str) -> list[str]:
-    return [
-        f"{what} has unknown member '{member}'{did_you_mean(member, members) or '.'}"
-        for member in sorted(value)
-        if member not in members
-    ]
+    unknown = [member for member in sorted(value) if member not in members]
+    return [f"{what} has unknown member '{member}'{did_you_mean(member, members) or '.'}" for member in unknown]
 
 
 def _check_override(key: str, value: Any, problems: list[str]) -> schema.DomainOverride | None:

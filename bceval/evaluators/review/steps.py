@@ -235,9 +235,7 @@ def report_score(settings: Settings, gate: bool = True) -> None:
         raise failure
     print(failure.render())
     if settings.adapter == "baseline" and settings.results is None:  # the quickstart's verdict: what it means
-        print(
-            "The baseline is a lexical floor, not a model: its FAILED verdict is expected (`bceval score` is the gate)."
-        )
+        print("The baseline is a lexical floor, not a model: FAILED is expected (`bceval score` is the gate).")
         print("Next: `bceval view` shows each case; `bceval score --adapter oracle` the ceiling; then a live agent.")
 
 

@@ -15,6 +15,7 @@ import sys
 
 EXIT_USAGE = 2  # as bceval.errors has them; repeated so nothing is imported before the guards stand
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM: what CI cancellation and `docker stop` send
 EXIT_PIPE = 141  # 128 + SIGPIPE: what shells report for a writer whose reader went away
 
 
@@ -51,7 +52,21 @@ def _quiet_exit(code: int) -> None:
     os._exit(code)
 
 
+_signals: list[int] = []  # SIGTERM once it came: handled as Ctrl-C is (agents and views gone, one line)
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    _signals.append(signum)
+    raise KeyboardInterrupt
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def run() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     output = _Output(sys.stdout)
     sys.stdout = output  # type: ignore[assignment]
     try:
@@ -63,11 +78,13 @@ def run() -> None:
         from bceval.cli import main  # here, not at the top: Ctrl-C while importing is caught below
 
         code = main()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the work is done: a late Ctrl-C changes nothing now
+        _ignore_interrupts()  # the work is done: a late Ctrl-C changes nothing now
     except KeyboardInterrupt:  # while importing, or between main's own guard and here
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _ignore_interrupts()
         print("bceval: interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED and _signals:
+        code = EXIT_TERMINATED
     output.flush()
     failure = output.failure
     if failure is not None:
@@ -75,7 +92,8 @@ def run() -> None:
             _quiet_exit(EXIT_PIPE)  # the reader stopped reading: nothing to tell anybody
         print(f"bceval: cannot write to standard output: {failure.strerror}", file=sys.stderr)
         _quiet_exit(code or EXIT_USAGE)
-    if code == EXIT_INTERRUPTED:  # an interrupt Python saw pass through an import would end the process by SIGINT
+    # an interrupt Python saw pass through an import would end the process by SIGINT
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         _quiet_exit(code)
     sys.exit(code)
 

@@ -1,5 +1,8 @@
 """User-facing failures: each carries one line of text and the exit code the CLI should use."""
 
+import difflib
+from collections.abc import Iterable
+
 EXIT_FAILED = 1  # the evaluation ran and something did not pass
 EXIT_USAGE = 2  # bad usage or unreadable input
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
@@ -24,3 +27,9 @@ class EvaluationFailed(BcevalError):
 
     def render(self) -> str:
         return "\n".join([self.header, *(f"  - {p}" for p in self.problems)])
+
+
+def did_you_mean(given: str, known: Iterable[str]) -> str:
+    """The hint "; did you mean X?" naming the one of `known` a mistyped `given` is closest to, else ""."""
+    close = difflib.get_close_matches(given, list(known), n=1, cutoff=0.8)
+    return f"; did you mean {close[0]}?" if close else ""

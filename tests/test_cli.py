@@ -74,7 +74,7 @@ def test_unreadable_manifest_is_one_line_exit_2(small_corpus, tmp_path, capsys, 
     small_corpus.manifest.write_bytes(content)
     code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
-    assert err == [f"{small_corpus.manifest}: {expected}"]
+    assert err == [f"bceval: {small_corpus.manifest}: {expected}"]
     assert small_corpus.manifest.read_bytes() == content
 
 
@@ -90,7 +90,7 @@ def test_non_utf8_sample_names_the_file(small_corpus, tmp_path, capsys):
     sample.write_bytes(b'codeunit 50100 "Caf\xe9"\n{\n}\n')
     code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
-    assert err == [f"{sample}: not valid UTF-8 (byte 0xE9 at offset 19)"]
+    assert err == [f"bceval: {sample}: not valid UTF-8 (byte 0xE9 at offset 19)"]
 
 
 def test_non_utf8_article_names_the_file(small_corpus, tmp_path, capsys):
@@ -98,7 +98,7 @@ def test_non_utf8_article_names_the_file(small_corpus, tmp_path, capsys):
     md.write_bytes(md.read_bytes().replace(b"Does a thing.", b"Does \xff thing."))
     code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
-    assert len(err) == 1 and err[0].startswith(f"{md}: not valid UTF-8")
+    assert len(err) == 1 and err[0].startswith(f"bceval: {md}: not valid UTF-8")
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
@@ -120,7 +120,7 @@ def test_foreign_non_empty_prepare_directory_is_refused_and_untouched(small_corp
     code, out, err = prepare(capsys, small_corpus.root, tmp_path / "o")
     assert code == 2
     assert err == [
-        f"{review}: prepare directory is not empty and has no .bcquality-evaluation marker; "
+        f"bceval: {review}: prepare directory is not empty and has no .bcquality-evaluation marker; "
         "choose an empty or new directory"
     ]
     assert snapshot(review) == before

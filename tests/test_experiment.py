@@ -587,7 +587,7 @@ def test_a_guidance_arm_answers_only_with_an_agent_that_answers_guidance_questio
         "  - name: base\n    adapter: baseline\n",
     )
     code, _, err = run_cli(capsys, "experiment", "run", file, "--out", tmp_path / "out")
-    assert code == 2 and "arm 'base': a guidance arm answers with oracle or command or api, not baseline" in err
+    assert code == 2 and "bceval: arm 'base': a guidance arm answers with oracle or command or api, not baseline" in err
     assert "[oracle e1] guidance run run-0001: passed" in err  # the oracle is the arm's default agent
 
 

@@ -276,7 +276,9 @@ time.sleep(30)
 """
 
 
-def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_path):
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_path, sent, code):
+    """SIGTERM (CI cancellation, `docker stop`) ends bceval as Ctrl-C does, with its own exit status (issue 47)."""
     marks = tmp_path / "started"
     marks.mkdir()
     agent = tmp_path / "bin" / "slow-agent"
@@ -297,9 +299,9 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_temporary_file_or_agent(tmp_p
     pids = [int(path.name) for path in marks.iterdir()]
     views = [Path(path.read_text()) for path in marks.iterdir()]
     assert len(pids) == 4, "the fake agents never started"
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert stderr.strip().splitlines()[-1] == "bceval: interrupted" and "Traceback" not in stderr
     assert not [p for p in out.rglob(".bceval-tmp-*")]
     assert not [pid for pid in pids if alive(pid)], "an agent outlived the interrupted run"
@@ -470,7 +472,7 @@ def test_validate_refuses_every_file_prepare_would_refuse(small_corpus, tmp_path
     code, out, err = run(capsys, "validate", "--corpus", str(small_corpus.root), "--out", str(tmp_path / "o"))
     assert code == 2 and out == ""
     (line,) = err.strip().splitlines()[1:]  # after the corpus line, exactly one
-    assert line.startswith(f"{path}: not valid UTF-8 (byte 0xE9 at offset ")
+    assert line.startswith(f"bceval: {path}: not valid UTF-8 (byte 0xE9 at offset ")
 
 
 # --- 8. broken frontmatter is named as such; health explains a corpus that fails ----------------------------------

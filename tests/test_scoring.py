@@ -272,7 +272,7 @@ def test_combined_results_file(capsys, tmp_path):
     )
     target.write_text("{broken")
     code, err = cli(capsys, "score", *out, "--results-path", str(target))
-    assert code == 2 and len(err) == 1 and err[0].startswith("all.json: invalid JSON")
+    assert code == 2 and len(err) == 1 and err[0].startswith("bceval: all.json: invalid JSON")
 
 
 def test_default_main_job_reports_baseline_without_failing(tmp_path):
@@ -343,10 +343,8 @@ def test_foreign_infra_record_is_one_line(capsys, tmp_path):
     (results / "infra-case-00000000.json").write_text("{}")
     code, err = cli(capsys, "score", *out, "--results", str(results))
     assert code == 2
-    assert (
-        err[-1]
-        == f"{results / 'infra-case-00000000.json'}: not an infrastructure-failure record written by bceval answer"
-    )
+    infra = results / "infra-case-00000000.json"
+    assert err[-1] == f"bceval: {infra}: not an infrastructure-failure record written by bceval answer"
 
 
 def test_baseline_answers_follow_article_body_edits(tmp_path):

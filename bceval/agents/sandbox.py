@@ -175,7 +175,7 @@ def _refuse_exposure(binds: list[tuple[str, Path]], hidden: Mapping[str, Path]) 
                 advice = {
                     "--sandbox-allow": "grant a narrower path",
                     "the file --command names,": "move it out, or keep it off the command line",
-                }.get(what, "keep the two apart")
+                }.get(what, "set TMPDIR outside it" if Path(path).name.startswith("bceval-") else "keep the two apart")
                 raise BcevalError(f"{what} {path} would expose {label} {secret}; {advice}")
 
 

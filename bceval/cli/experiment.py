@@ -20,6 +20,7 @@ from bceval.experiment.sequential import until_decided
 from bceval.graph.loader import run_graph
 from bceval.jsonio import write_atomic
 from bceval.layout import OutDir
+from bceval.outdir import ensure_output_dir
 from bceval.steps.ci import experiment_outputs
 from bceval.steps.experiment import publish_report, write_report
 from bceval.steps.experiment_report import plan_experiment, selected_cases
@@ -30,8 +31,10 @@ AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_a
 
 def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
     settings = load_settings(**{**settings_flags(args), "experiment": str(experiment)})
+    # --case and -k replace the file's cases and k; BCEVAL_CASES, BCEVAL_K and pyproject.toml do not
+    selection = {name: getattr(settings, name) if getattr(args, name, None) else () for name in ("cases", "patterns")}
     until = bool(getattr(args, "until_decided", False))
-    return replace(settings, no_share=bool(getattr(args, "no_share", False)), until_decided=until)
+    return replace(settings, no_share=bool(getattr(args, "no_share", False)), until_decided=until, **selection)
 
 
 def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[ExperimentFile, Path]:
@@ -52,8 +55,10 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Experi
         except ValueError:  # elsewhere: both arms read this one file
             defaults["manifest"] = str(manifest)
     document = {
-        "name": re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",  # run-safe
+        "name": args.name or re.sub(r"[^A-Za-z0-9._-]+", "-", f"ab-{args.base}-{args.head}").strip("-.")[:100] or "ab",
         "epochs": args.epochs,
+        "cases": args.cases or [],
+        "k": args.patterns or [],
         "defaults": {k: v for k, v in defaults.items() if v is not None},
         "arms": [{"name": "base", "ref": args.base}, {"name": "head", "ref": args.head}],
     }
@@ -80,9 +85,10 @@ def _write_ab_file(experiment: Any, path: Path) -> None:
         before = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError):  # none yet (or none bceval wrote)
         before = None
-    # more (or fewer) epochs only add (or leave out) runs of the same arms; anything else makes other arms
-    old = {**before, **(before.get("defaults") or {}), "epochs": None} if isinstance(before, dict) else None
-    new = {**now, **now.get("defaults", {}), "epochs": None}
+    # more (or fewer) epochs and cases only add (or leave out) runs of the same arms; anything else makes other arms
+    same = {"epochs": None, "cases": None, "k": None}
+    old = {**before, **(before.get("defaults") or {}), **same} if isinstance(before, dict) else None
+    new = {**now, **now.get("defaults", {}), **same}
     if old is not None and old != new:
         keys = sorted(set(old) | set(new))
         differs = next((key for key in keys if key != "defaults" and old.get(key) != new.get(key)), "defaults")
@@ -91,7 +97,7 @@ def _write_ab_file(experiment: Any, path: Path) -> None:
         )
         raise BcevalError(
             f"{path.parent}: experiment '{experiment.name}' was run with another {differs} ({was}, now {changed}); "
-            "choose another --out, or remove that folder"
+            "name this one with --name, or remove that folder"
         )
     write_atomic(path, "# written by `bceval experiment ab`\n" + yaml.safe_dump(now, sort_keys=False))
 
@@ -136,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         flags = {("arms", 0, "ref"): "--base", ("arms", 1, "ref"): "--head"}
         # refs and arms are checked before anything is written
         plan = resolve(experiment, settings, None, lambda location: flags.get(location, "experiment ab"))
+        ensure_output_dir(settings.out)  # its .gitignore first: the file below would make the folder
         _write_ab_file(experiment, file)
         plan = replace(plan, source=file)
     else:

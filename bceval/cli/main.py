@@ -11,6 +11,8 @@ from bceval import __version__
 from bceval.agents import live
 from bceval.cli.parser import Parser, add_command, settings_flags
 from bceval.config import load_settings
+from bceval.config.commands import COMMON
+from bceval.config.options import OPTIONS
 from bceval.errors import EXIT_INTERRUPTED, BcevalError
 from bceval.escape import console
 from bceval.evaluators.base import Command
@@ -41,7 +43,8 @@ LAST_TEXTS = {"compare": "compare two runs or scorecards case by case (markdown 
 def _parser(commands: dict[str, Command] | None = None, only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand (`commands`: the evaluators', None: all of them), or of `only` (a frame
     subcommand or one of `commands`): a command builds just its own, so it loads no module it does not run."""
-    parser = Parser(prog="bceval", description="Evaluate BCQuality-style AL review guidance.")
+    common = ", ".join(OPTIONS[name].flags[-1] for name in COMMON) + " may also come before COMMAND."
+    parser = Parser(prog="bceval", description="Evaluate BCQuality-style AL review guidance.", epilog=common)
     parser.add_argument("--version", action="version", version=f"bceval {__version__}")
     subparsers = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
     for name, text in COMMAND_TEXTS.items():
@@ -64,6 +67,18 @@ def _parser(commands: dict[str, Command] | None = None, only: str | None = None)
     return parser
 
 
+def _common_last(given: list[str]) -> list[str]:
+    """The command line with the common options given before the subcommand moved after it (to the end, so an
+    experiment mode's parser reads them too)."""
+    flags = {flag: OPTIONS[name] for name in COMMON for flag in OPTIONS[name].flags}
+    moved: list[str] = []
+    while given and given[0].split("=")[0] in flags:
+        count = 1 if "=" in given[0] or flags[given[0]].kind == "switch" else 2
+        moved += given[:count]
+        given = given[count:]
+    return given + moved
+
+
 def _subcommand(given: list[str]) -> tuple[str | None, dict[str, Command]]:
     """The subcommand named first when it is known without loading every evaluator, and the evaluator subcommands
     to offer (all of them when it is not, or when bceval's own --help or --version comes first)."""
@@ -76,7 +91,7 @@ def _subcommand(given: list[str]) -> tuple[str | None, dict[str, Command]]:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        given = sys.argv[1:] if argv is None else argv
+        given = _common_last(sys.argv[1:] if argv is None else argv)
         only, commands = _subcommand(given)
         for command in commands.values():
             shown = command.help_for(given) if command.help_for is not None else None

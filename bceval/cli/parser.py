@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 from bceval.config import SOURCES
 from bceval.config.commands import COMMANDS
 from bceval.config.options import OPTIONS
+from bceval.errors import did_you_mean
 
 
 class Parser(argparse.ArgumentParser):
@@ -16,6 +17,20 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # argparse prints the whole usage block first; the line that names the flag is all a user needs
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """As argparse's, and a mistyped flag names the closest flag the chosen (sub)command takes."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen: argparse.ArgumentParser | None = self
+            while chosen is not None:  # down to the subcommand (and mode) given
+                parser, chosen = chosen, None
+                for action in parser._actions:
+                    if isinstance(action, argparse._SubParsersAction):
+                        chosen = action.choices.get(getattr(parsed, action.dest, None))
+            guess = did_you_mean(extras[0].split("=")[0], parser._option_string_actions)
+            self.error(f"unrecognized arguments: {' '.join(extras)}{guess}")
+        return parsed
 
     def format_help(self) -> str:
         text = super().format_help()

@@ -91,7 +91,37 @@ _BUDGET = _uses(
     Use("max_cost", "no new case starts once the run's known cost reaches USD"),
     Use("prices", "price table (YAML): USD per million tokens, by model"),
 )
+# The agent and selection flags of `answer`, which the experiment commands take too (as the arms' defaults).
+_AGENT = _uses(
+    Use("agent", "claude-code or codex: the command adapter with that CLI, set up (or give --command)"),
+    Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
+    Use("model", "the model; pinned only when the command passes it on through {model}"),
+)
+_SANDBOXING = _uses(
+    Use("isolation", "view (default: each case in a folder of its own) or none"),
+    Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
+    Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
+    Use("sandbox_network", "share (default: the agent reaches its API) or none"),
+)
+_SELECTING = _uses(Use("cases", "answer this case (repeatable)"), Use("patterns", "cases whose id or domain fit"))
+_EXPERIMENT_ARMS = (
+    _uses(Use("adapter", "oracle, baseline (default), command or api (live, opt-in)"))
+    + _AGENT
+    + _SANDBOXING
+    + _EXPERIMENT_AGENT
+    + _SELECTING
+    + _JUNIT
+    + _uses(
+        Use("max_cost", "the whole experiment's budget, unless its file sets maxCost"),
+        Use("prices", "price table (YAML): USD per million tokens, by model"),
+    )
+    + _API_USES
+)
 _REQUIRE_READ = Use("require_read", "a citation without a complete read of it fails its case (api adapter)")
+
+# The options a command may also be given before its name (`bceval --corpus X prepare`): each command that takes
+# one takes it in either place.
+COMMON = ("corpus", "manifest", "out", "verbose", "evaluator")
 
 # The options of each command (and experiment mode), in the order of its --help.
 COMMANDS: dict[str, tuple[Use, ...]] = {
@@ -102,24 +132,20 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     + _uses(
         Use("adapter", "oracle, baseline (default), command or api (live, opt-in)", checked=True),
         _RUN,
-        Use("agent", "claude-code or codex: the command adapter with that CLI, set up (or give --command)"),
-        Use("command", "agent command line, e.g. 'claude -p --model {model} --output-format json'"),
-        Use("model", "the model; pinned only when the command passes it on through {model}"),
-        Use("epoch", "which repeated sample this is (default 1)"),
-        Use("isolation", "view (default: each case in a folder of its own) or none"),
-        Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
-        Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
-        Use("sandbox_network", "share (default: the agent reaches its API) or none"),
+    )
+    + _AGENT
+    + _uses(Use("epoch", "which repeated sample this is (default 1)"))
+    + _SANDBOXING
+    + _uses(
         Use("jobs", "cases answered side by side (default 1)"),
         Use("timeout", "seconds per attempt before it is an infra failure"),
         Use("retries", "retries after an infrastructure failure (default 2)"),
         Use("retry_wait", "pause before a retry, doubling (default 5)"),
         *_BREAKER,
         Use("shard", "answer only shard K of N (deterministic split)"),
-        Use("cases", "answer this case (repeatable)"),
-        Use("patterns", "cases whose id or domain fit"),
-        Use("failed_from", "the cases that did not pass in that run or file"),
     )
+    + _SELECTING
+    + _uses(Use("failed_from", "the cases that did not pass in that run or file"))
     + _BUDGET
     + _API_USES
     + (_KNOWLEDGE,),
@@ -155,7 +181,14 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("model", "the model, as for bceval answer"),
         Use("isolation", "view (default) or none"),
     ),
-    "view": _uses(Use("out", "output root (default: out/); the site goes to DIR/view/"), "evaluator", "serve", "port"),
+    "view": _uses(
+        Use("out", "output root (default: out/); the site goes to DIR/view/"),
+        Use("corpus", "the corpus whose out/ to show (default: the corpus found here)"),
+        "site",
+        "evaluator",
+        "serve",
+        "port",
+    ),
     "evaluators": (),
     "health": _CORPUS
     + _uses("strict", "health_margin", Use("changed_paths", "changed files, one per line (e.g. from a PR diff)")),
@@ -173,15 +206,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         "fail_on_regression",
         "allow_different_inputs",
     ),
-    "experiment run": _uses("file", "until_decided")
-    + _EXPERIMENT_COMMON
-    + _EXPERIMENT_RUNNING
-    + _EXPERIMENT_AGENT
-    + _JUNIT
-    + _uses(
-        Use("max_cost", "the whole experiment's budget, unless its file sets maxCost"),
-        Use("prices", "price table (YAML): USD per million tokens, by model"),
-    ),
+    "experiment run": _uses("file", "until_decided") + _EXPERIMENT_COMMON + _EXPERIMENT_RUNNING + _EXPERIMENT_ARMS,
     "experiment report": _uses(Use("file", "")) + _EXPERIMENT_COMMON + _JUNIT,
     "experiment publish": _uses(Use("file", ""), Use("page", "default: evaluation/experiments.md"))
     + _EXPERIMENT_COMMON,
@@ -193,6 +218,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     "experiment ab": _uses(
         Use("base", required=True),
         Use("head", required=True),
+        "name",
         "epochs",
         "report",
         "until_decided",
@@ -200,17 +226,7 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
     )
     + _EXPERIMENT_COMMON
     + _EXPERIMENT_RUNNING
-    + _uses(
-        Use("adapter", "oracle, baseline (default) or command"),
-        Use("command", "agent command line (command adapter)"),
-        Use("agent", "claude-code or codex: the command adapter with that CLI, set up"),
-        Use("model", "the model; pinned only through {model}"),
-        Use("isolation", "view (default) or none"),
-        Use("sandbox", "none (default) or bwrap"),
-        Use("sandbox_allow", "a path the sandbox shows (repeatable)"),
-    )
-    + _EXPERIMENT_AGENT
-    + _JUNIT,
+    + _EXPERIMENT_ARMS,
     # The guidance modes take the runner's paths on the command line only (spec §0); the agent settings come
     # from these flags, else BCEVAL_* and [tool.bceval], as for the review commands.
     "guidance": _family(GUIDANCE)

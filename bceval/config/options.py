@@ -141,10 +141,12 @@ OTHERS: tuple[Option, ...] = (
         help="every arm asks its own agent, even a question another arm asked with the same view and settings",
     ),
     Option("base", ("--base",), metavar="REF", help="the control: a git ref of the corpus repository"),
+    _flag("name", metavar="NAME", help="the experiment's name (default: ab-<base>-<head>); one per agent tried"),
     Option("head", ("--head",), metavar="REF", help="the treatment"),
     _flag("epochs", "int", default=1, metavar="N", help="samples per case and arm (default 1)", parser_default=True),
     _flag("report", "switch", help="only write the report from the answers there are"),
     # the viewer and CI outputs
+    _flag("site", "path", metavar="DIR", help="write the site there (default: <out>/view/; e.g. for a read-only out)"),
     _flag("serve", "switch", help="also serve the site on 127.0.0.1 until Ctrl-C"),
     _flag(
         "port",

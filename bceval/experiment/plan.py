@@ -84,6 +84,8 @@ def load_plan(settings: Settings) -> Plan:
     """The plan of the experiment file `settings` name; its arms and refs are checked before anything runs."""
     assert settings.experiment is not None
     experiment, positions = load_experiment(settings.experiment)
+    if settings.cases or settings.patterns:  # --case and -k replace the file's selection
+        experiment = experiment.model_copy(update={"cases": list(settings.cases), "k": list(settings.patterns)})
     if settings.until_decided:
         experiment = until_decided(experiment)
     return resolve(experiment, settings, settings.experiment, positions.where)

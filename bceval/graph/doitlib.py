@@ -52,7 +52,7 @@ def action(func: Callable[..., Any], *args: Any) -> Callable[[], BaseFail | None
         except EvaluationFailed as exc:
             return (VerdictFailed if exc.verdict else TaskFailed)(exc.render())
         except BcevalError as exc:
-            return InputError(str(exc))
+            return InputError(f"bceval: {exc}")
         except OSError as exc:  # a full disk, a folder that went away: one line naming the file, no traceback
             where = f"{exc.filename}: " if exc.filename else ""
             return InputError(f"bceval: {where}cannot be written or read: {exc.strerror or exc}")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bceval.errors import BcevalError
+from bceval.errors import BcevalError, did_you_mean
 from bceval.jsonio import read_regular_text
 from bceval.layout import OutDir
 
@@ -41,7 +41,8 @@ def select_cases(
     for wanted in ids:
         hits = {case.id for case in cases if wanted.lower() in (case.id.lower(), case.modelId.lower())}
         if not hits:
-            raise BcevalError(f"--case {wanted}: no case has that manifest or model id")
+            guess = did_you_mean(wanted, (case.id for case in cases))
+            raise BcevalError(f"--case {wanted}: no case has that manifest or model id{guess}")
         chosen |= hits
     for pattern in patterns:
         lowered = pattern.lower()
@@ -51,7 +52,8 @@ def select_cases(
             if fnmatch.fnmatchcase(case.id.lower(), lowered) or fnmatch.fnmatchcase(case.domain.lower(), lowered)
         }
         if not hits:
-            raise BcevalError(f"-k {pattern}: the pattern matches no case id or domain")
+            guess = did_you_mean(pattern, {name for case in cases for name in (case.id, case.domain)})
+            raise BcevalError(f"-k {pattern}: the pattern matches no case id or domain{guess}")
         chosen |= hits
     chosen |= {case.id for case in cases if failed and case.id in failed}
     if not chosen:

@@ -78,10 +78,11 @@ def warn_preflight(settings: Settings, listing: Listing | None = None) -> None:
     listing = listing or scan_corpus(settings.corpus)
     derivation, _ = evaluator(DEFAULT).derive(settings, listing)
     selected = selected_cases(settings, derivation.cases) if not derivation.problems else None
+    # the agent first: a command that is not there is the real error, not the clash its other settings make
+    adapter = review_agent(settings, derivation.cases) if settings.live else None
     new_record(run_facts(settings), [case.id for case in selected] if selected else None, read_record(settings.run_dir))
-    if not settings.live:
+    if adapter is None:
         return
-    adapter = review_agent(settings, derivation.cases)
     if settings.isolation == "view":
         check_view_folder()
     unenforceable = settings.max_cost is not None and unpriced_warning(

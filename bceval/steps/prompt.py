@@ -12,7 +12,7 @@ from bceval.agents.base import case_input
 from bceval.agents.settings import placeholders
 from bceval.agents.view import build_view
 from bceval.config import Settings
-from bceval.errors import BcevalError
+from bceval.errors import BcevalError, did_you_mean
 from bceval.evaluators.registry import DEFAULT, evaluator
 
 
@@ -22,7 +22,8 @@ def print_prompt(settings: Settings, wanted: str) -> int:
         raise BcevalError(f"the corpus does not validate ({derivation.problems[0]}); bceval validate says why")
     case = next((case for case in derivation.cases if wanted in (case.id, case.modelId)), None)
     if case is None:
-        raise BcevalError(f"{wanted}: no case has that manifest or model id (bceval validate lists the corpus's cases)")
+        guess = did_you_mean(wanted, [case.id for case in derivation.cases]) or " (bceval validate lists them)"
+        raise BcevalError(f"{wanted}: no case has that manifest or model id{guess}")
     where = case_input(settings.prepare_dir, settings.corpus, case)
     view = build_view(where.request_path.parent, where.corpus, where.model_id)
     isolated = not settings.live or settings.isolation == "view"

@@ -9,16 +9,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bceval.config import load_settings
 from bceval.errors import BcevalError
 from bceval.layout import OutDir
 from bceval.viewer.site import build_site
 
 
-def build_view(out: Path) -> Path:
-    """Write out/view/ from the runs, experiments and guidance runs in `out`; the progress line goes to stderr."""
+def build_view(out: Path, site: Path | None = None) -> Path:
+    """Write out/view/ (or `site`) from the runs, experiments and guidance runs in `out`; the progress line goes to
+    stderr."""
     if not out.is_dir():
         raise BcevalError(f"{out}: output directory does not exist; run bceval score, an experiment or a guidance run")
-    built = build_site(out, view := OutDir(out).view)
+    view = OutDir(out).view if site is None else site
+    try:
+        built = build_site(out, view)
+    except OSError as exc:  # a downloaded CI artifact, a read-only mount
+        raise BcevalError(
+            f"{view}: cannot write the site ({exc.strerror}); write it elsewhere with --site DIR"
+        ) from None
     print(
         f"bceval: view: {built.pages} page(s), {built.written} rewritten, {built.removed} removed",
         file=sys.stderr,
@@ -26,12 +34,13 @@ def build_view(out: Path) -> Path:
     return view / "index.html"
 
 
-def report_view(out: Path, serve: bool = False, port: int = 8000) -> int:
-    """Build the site, print its index path (and with `serve`, serve it on 127.0.0.1 until interrupted)."""
-    index = build_view(out)
+def report_view(args: Any) -> int:
+    """`bceval view`: build the site, print its index path (and with --serve, serve it on 127.0.0.1 until
+    interrupted)."""
+    index = build_view(load_settings(out=args.out, corpus=args.corpus).out, args.site and Path(args.site).resolve())
     print(index)
-    if serve:
-        with site_server(index.parent, port) as server:
+    if args.serve:
+        with site_server(index.parent, args.port) as server:
             print(f"Serving http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
             server.serve_forever()
     return 0

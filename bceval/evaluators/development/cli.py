@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
 def development_verb(verb: str, args: argparse.Namespace) -> int:
     if verb == "view":  # the site shows every evaluator's runs
-        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+        return report_view(args)
     settings = load_settings(**settings_flags(args))
     out = OutDir(settings.out)
     if verb == "prepare":

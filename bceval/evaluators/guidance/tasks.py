@@ -90,7 +90,7 @@ def run_target(cfg: RunSettings, target: RunTarget) -> None:
 
 def guidance_verb(kind: str, verb: str, args: argparse.Namespace) -> int:
     if verb == "view":  # the site shows every evaluator's runs
-        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+        return report_view(args)
     settings = load_settings(**settings_flags(args))
     manifest = settings.manifest if args.manifest else settings.corpus / MANIFESTS[kind]
     if verb == "prepare":

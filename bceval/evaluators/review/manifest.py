@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bceval.errors import did_you_mean
 from bceval.evaluators.review import documents as schema
 from bceval.jsonio import parse_json, read_json_bytes
 
@@ -81,7 +82,8 @@ def _as_number(value: Any) -> float | None:
 
 
 def _unknown(value: dict[str, Any], members: tuple[str, ...], what: str) -> list[str]:
-    return [f"{what} has unknown member '{member}'." for member in sorted(value) if member not in members]
+    unknown = [member for member in sorted(value) if member not in members]
+    return [f"{what} has unknown member '{member}'{did_you_mean(member, members) or '.'}" for member in unknown]
 
 
 def _check_override(key: str, value: Any, problems: list[str], additional_ids: str) -> schema.DomainOverride | None:

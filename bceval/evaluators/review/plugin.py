@@ -39,7 +39,7 @@ def review_verb(verb: str, args: argparse.Namespace) -> int:
     if verb == "view":
         from bceval.steps.view import report_view  # not at the top: start-up time (the viewer takes 80 ms)
 
-        return report_view(load_settings(out=args.out).out, args.serve, args.port)
+        return report_view(args)
     settings = load_settings(**settings_flags(args))
     if verb in ("score", "publish", "prompt"):  # a named run is scored (and shown) as it was answered
         from bceval.steps.runs import recorded_run  # not at the top: start-up time (the scorecard takes 75 ms)

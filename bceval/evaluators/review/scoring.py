@@ -320,7 +320,8 @@ def aggregate(
     recall = positive.passed / positive.total if positive.total else 0.0
     clean_rate = clean.passed / clean.total if clean.total else 0.0
     for name, value, tally in (("minimumExpectedRecall", recall, positive), ("minimumCleanRate", clean_rate, clean)):
-        if value < thresholds[name]:
+        kind = "positive" if name == "minimumExpectedRecall" else "clean"
+        if value < thresholds[name] and any(case.kind == kind for case in verdicts):  # no case selected: no rate
             short = f"{value:.4f}".rstrip("0").rstrip(".") or "0"  # at most four decimals: "0.0909", "0.5", "1"
             counts = f"({tally.passed}/{tally.total})"
             problems.append(f"{THRESHOLD_LABELS[name]} {short} {counts} is below {format_rate(thresholds[name])}.")
@@ -373,9 +374,14 @@ def _tally(verdicts: list[CaseVerdict], kind: str) -> Tally:
 
 
 def _rates(report: ScoreReport) -> str:
-    return (
-        f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total}), "
-        f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total})"
+    kinds = {case.kind for case in report.cases}
+    recall = f"recall={format_rate(report.recall)} ({report.positive.passed}/{report.positive.total})"
+    clean = f"clean-rate={format_rate(report.cleanRate)} ({report.clean.passed}/{report.clean.total})"
+    return ", ".join(
+        (
+            recall if "positive" in kinds else "no expected-finding cases selected",
+            clean if "clean" in kinds else "no clean cases selected",
+        )
     )
 
 

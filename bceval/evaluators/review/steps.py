@@ -205,6 +205,10 @@ def write_score(settings: Settings) -> None:
     try:
         results = result_files(settings.results_dir)
     except BcevalError:
+        if settings.results is None and not settings.results_dir.is_dir():  # `score` before `answer`
+            raise BcevalError(
+                f"{settings.results_dir}: results directory does not exist; run bceval answer first"
+            ) from None
         if not infra:
             raise
         raise BcevalError(
@@ -232,6 +236,9 @@ def report_score(settings: Settings, gate: bool = True) -> None:
     if gate:
         raise failure
     print(failure.render())
+    if settings.adapter == "baseline" and settings.results is None:  # the quickstart's verdict: what it means
+        print("The baseline is a lexical floor, not a model: FAILED is expected (`bceval score` is the gate).")
+        print("Next: `bceval view` shows each case; `bceval score --adapter oracle` the ceiling; then a live agent.")
 
 
 def write_scorecard(settings: Settings) -> None:

@@ -170,6 +170,24 @@ def test_the_oracle_passes_a_silent_agent_passes_only_the_silent_entry(tmp_path,
     assert "micro F1" in (site / "index.html").read_text(encoding="utf-8")
 
 
+def test_a_run_of_unreadable_reviews_says_so_and_a_broken_score_is_one_line(tmp_path, capsys, monkeypatch, dataset):
+    clean_environment(monkeypatch)
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    out = tmp_path / "out"
+    agent = tmp_path / "garbage.py"
+    agent.write_text("open('review.json', 'w').write('{not json')\n", encoding="utf-8")
+    common = ("--evaluator", "pr-review", "--manifest", dataset, "--out", out, "--adapter", "command")
+    assert run_cli(capsys, "answer", *common, "--command", f"{sys.executable} {agent}", "--timeout", "30")[0] == 0
+    code, printed, _ = run_cli(capsys, "score", *common)
+    assert code == 0 and "micro F1 0.000, P 1.000, R 0.000 over 2 entries (2 without a readable review)" in printed[-1]
+    run = out / "runs" / "command-pr-review"
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "score.json").write_text('{"kind": "bceval-pr-review-score"}', encoding="utf-8")
+    code, _, error = run_cli(capsys, "pr-review", "compare", "--control", run, "--treatment", broken)
+    assert code == 2 and error == [f"bceval: {broken / 'score.json'}: not the score.json of a pr-review run"]
+
+
 def test_an_entry_changing_existing_files_needs_a_bcapps_checkout(tmp_path, capsys, monkeypatch):
     clean_environment(monkeypatch)
     repo = tmp_path / "bcapps"

@@ -159,9 +159,11 @@ class PrReviewEvaluator(CaseEvaluator):
         members = {"evaluator": NAME, "adapter": adapter, "passed": not problems, "problems": problems}
         write_record(run_dir, run_record("bceval-pr-review-run", {**members, "cases": verdict_lines}))
         micro = document["numbers"]["micro"]
+        unreadable = sum(not r["valid"] for r in records)  # all zeros: P 1.000 alone would hide them
+        hidden = f" ({unreadable} without a readable review)" if unreadable else ""
         print(
             f"{NAME} run {run} ({provider.label}): micro F1 {micro['f1']:.3f}, P {micro['precision']:.3f}, "
-            f"R {micro['recall']:.3f} over {len(records)} entries; scorecard: {run_dir / 'scorecard.md'}"
+            f"R {micro['recall']:.3f} over {len(records)} entries{hidden}; scorecard: {run_dir / 'scorecard.md'}"
         )
         return 0
 

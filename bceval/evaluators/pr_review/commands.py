@@ -97,6 +97,9 @@ def run_pr_review(evaluator: Any, args: argparse.Namespace) -> int:
     settings = load_settings(**{k: v for k, v in vars(args).items() if k in SOURCES and v is not None})
     loaded = evaluator.load(settings.corpus, settings.manifest)
     if args.mode == "coverage":
+        knowledge = loaded.corpus / "microsoft" / "knowledge"
+        if not knowledge.is_dir():  # else every article would be reported unknown against an empty inventory
+            raise BcevalError(f"{knowledge}: no such folder: coverage counts a BCQuality checkout's articles")
         print(dumps(coverage(loaded.dataset.entries, inventory(loaded.corpus))), end="")
         return 0
     run = args.run or f"{args.adapter}-{NAME}"

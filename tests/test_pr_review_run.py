@@ -186,6 +186,12 @@ def test_a_run_of_unreadable_reviews_says_so_and_a_broken_score_is_one_line(tmp_
     (broken / "score.json").write_text('{"kind": "bceval-pr-review-score"}', encoding="utf-8")
     code, _, error = run_cli(capsys, "pr-review", "compare", "--control", run, "--treatment", broken)
     assert code == 2 and error == [f"bceval: {broken / 'score.json'}: not the score.json of a pr-review run"]
+    shutil.copytree(broken, out / "runs" / "broken")
+    code, _, error = run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)
+    broken_score = out / "runs" / "broken" / "score.json"
+    assert code == 2 and error == [
+        f"bceval: {broken_score}: not a whole pr-review score (KeyError 'dataset'); score it again"
+    ]
     code, _, error = run_cli(capsys, "pr-review", "coverage", "--manifest", dataset, "--corpus", tmp_path / "none")
     knowledge = tmp_path / "none" / "microsoft" / "knowledge"
     assert code == 2 and error == [

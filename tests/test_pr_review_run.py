@@ -181,6 +181,11 @@ def test_a_run_of_unreadable_reviews_says_so_and_a_broken_score_is_one_line(tmp_
     code, printed, _ = run_cli(capsys, "score", *common)
     assert code == 0 and "micro F1 0.000, P 1.000, R 0.000 over 2 entries (2 without a readable review)" in printed[-1]
     run = out / "runs" / "command-pr-review"
+    (run / "answers.json").write_text("[]", encoding="utf-8")
+    code, _, error = run_cli(capsys, "score", *common)
+    assert code == 2 and error == [
+        f"bceval: {run / 'answers.json'}: not the answers of a run (agent, failures); answer the run again"
+    ]
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "score.json").write_text('{"kind": "bceval-pr-review-score"}', encoding="utf-8")

@@ -265,6 +265,17 @@ def test_a_missing_report_or_a_json_array_is_refused(world, capsys):
     assert code == 1 and out.startswith("Invalid findings-report JSON or schema: (top level): [")
 
 
+def test_report_text_in_a_problem_line_cannot_draw_on_the_console_or_forge_a_line(world, capsys):
+    forged = changed(leaf(), "findings.0.location.file", "app/\x1b[31m\nFAKE_CODE at x.al")
+    code, out, _ = validate(world, capsys, forged)
+    assert code == 1 and "\x1b" not in out
+    assert [line.split(" ")[0] for line in out.splitlines()] == [
+        "SOURCE_OUT_OF_SCOPE",
+        "SOURCE_MISSING",
+    ]
+    assert "Source path 'app/\\x1b[31m\\nFAKE_CODE at x.al' does not exist." in out
+
+
 def test_timestamps_stay_strings(world, capsys):
     stamped = leaf()
     stamped["findings"][0]["message"] = "2026-09-14T10:00:00Z"

@@ -170,6 +170,40 @@ def test_the_oracle_passes_a_silent_agent_passes_only_the_silent_entry(tmp_path,
     assert "micro F1" in (site / "index.html").read_text(encoding="utf-8")
 
 
+def test_a_run_of_unreadable_reviews_says_so_and_a_broken_score_is_one_line(tmp_path, capsys, monkeypatch, dataset):
+    clean_environment(monkeypatch)
+    monkeypatch.setenv("BCEVAL_LIVE", "1")
+    out = tmp_path / "out"
+    agent = tmp_path / "garbage.py"
+    agent.write_text("open('review.json', 'w').write('{not json')\n", encoding="utf-8")
+    common = ("--evaluator", "pr-review", "--manifest", dataset, "--out", out, "--adapter", "command")
+    assert run_cli(capsys, "answer", *common, "--command", f"{sys.executable} {agent}", "--timeout", "30")[0] == 0
+    code, printed, _ = run_cli(capsys, "score", *common)
+    assert code == 0 and "micro F1 0.000, P 1.000, R 0.000 over 2 entries (2 without a readable review)" in printed[-1]
+    run = out / "runs" / "command-pr-review"
+    (run / "answers.json").write_text("[]", encoding="utf-8")
+    code, _, error = run_cli(capsys, "score", *common)
+    assert code == 2 and error == [
+        f"bceval: {run / 'answers.json'}: not the answers of a run (agent, failures); answer the run again"
+    ]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "score.json").write_text('{"kind": "bceval-pr-review-score"}', encoding="utf-8")
+    code, _, error = run_cli(capsys, "pr-review", "compare", "--control", run, "--treatment", broken)
+    assert code == 2 and error == [f"bceval: {broken / 'score.json'}: not the score.json of a pr-review run"]
+    shutil.copytree(broken, out / "runs" / "broken")
+    code, _, error = run_cli(capsys, "view", "--evaluator", "pr-review", "--out", out)
+    broken_score = out / "runs" / "broken" / "score.json"
+    assert code == 2 and error == [
+        f"bceval: {broken_score}: not a whole pr-review score (KeyError 'dataset'); score it again"
+    ]
+    code, _, error = run_cli(capsys, "pr-review", "coverage", "--manifest", dataset, "--corpus", tmp_path / "none")
+    knowledge = tmp_path / "none" / "microsoft" / "knowledge"
+    assert code == 2 and error == [
+        f"bceval: {knowledge}: no such folder: coverage counts a BCQuality checkout's articles"
+    ]
+
+
 def test_an_entry_changing_existing_files_needs_a_bcapps_checkout(tmp_path, capsys, monkeypatch):
     clean_environment(monkeypatch)
     repo = tmp_path / "bcapps"

@@ -193,3 +193,10 @@ def test_a_broken_entry_is_one_line_naming_the_file_and_line(tmp_path: Path, cha
     path.write_text(json.dumps(entry) + "\n", encoding="utf-8")
     with pytest.raises(BcevalError, match=f"set.jsonl: line 1: .*{message}"):
         read_dataset(path)
+
+
+def test_one_json_document_is_named_as_not_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "review-fixtures.json"  # the review evaluator's manifest, given to pr-review by mistake
+    path.write_text(json.dumps({"cases": [{"id": "x"}]}, indent=2) + "\n", encoding="utf-8")
+    with pytest.raises(BcevalError, match=r"review-fixtures.json: one JSON document, not JSON lines \(one code-review"):
+        read_dataset(path)

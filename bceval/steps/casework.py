@@ -109,6 +109,16 @@ class FolderShape(Shape):
         raise BcevalError("a casework question is answered by the command or the oracle adapter, not api")
 
 
+def read_answers(run_dir: Path, adapter: str) -> tuple[str, dict[str, str | None]]:
+    """The adapter and per-case failures of an answered run's answers.json; one line naming it when broken."""
+    path = run_dir / ANSWERS
+    answers = read_json(path)
+    agent, failures = (answers.get("agent"), answers.get("failures")) if isinstance(answers, dict) else (None, None)
+    if not isinstance(agent, dict) or not isinstance(failures, dict):
+        raise BcevalError(f"{path}: not the answers of a run (agent, failures); answer the run again")
+    return agent.get("adapter", adapter), failures
+
+
 def _write_files(folder: Path, files: Mapping[str, bytes], what: str) -> None:
     for name, data in files.items():
         parts = Path(name).parts
@@ -249,9 +259,8 @@ class CaseEvaluator(Evaluator):
 
     def score_run(self, loaded: Any, run_dir: Path, run: str, adapter: str) -> int:
         """Judge every answered case (in a scratch copy); score.json, scorecard.md and run.json; 1 when one fails."""
-        answers = read_json(run_dir / ANSWERS)
-        adapter = answers["agent"].get("adapter", adapter)
-        scores = [self._judged(loaded, case, run_dir, answers["failures"]) for case in self.cases(loaded)]
+        adapter, failures = read_answers(run_dir, adapter)
+        scores = [self._judged(loaded, case, run_dir, failures) for case in self.cases(loaded)]
         score = ScoreFile(
             evaluator=self.name, run=run, adapter=adapter, passed=all(s.passed for s in scores), cases=scores
         )

@@ -283,7 +283,7 @@ def run_findings(args: argparse.Namespace) -> int:
     )
     verdict = judge(report, scope, args.findings_normalize)
     if verdict.problems:
-        print("\n".join(str(problem) for problem in verdict.problems))
+        print("\n".join(console(str(problem)) for problem in verdict.problems))  # report text, made inert
         return EXIT_FAILED
     ids, ranges = len(verdict.normalized_ids), len(verdict.removed_ranges)
     how = f", after bounded normalization of {ids} id(s) and {ranges} range(s)" if verdict.normalized else ""

@@ -19,6 +19,7 @@ from bceval.steps.casework import ANSWERS
 
 NAME = "pr-review"
 PASSING_ACCURACY = 0.8  # BC-Bench's judge-calibration bar
+ENTRY_FIELDS = {"instance_id", "f1", "matched", "generated", "ignored", "expected"}  # what `compare` reads
 
 
 def _sentence(text: str) -> str:
@@ -59,17 +60,29 @@ def _scores(folders: list[str], side: str) -> list[dict[str, Any]]:
     for folder in folders:
         path = Path(folder) / "score.json" if Path(folder).is_dir() else Path(folder)
         document = read_json_or_none(path)
-        if not isinstance(document, dict) or document.get("kind") != "bceval-pr-review-score":
+        if _pin(document) is None:
             raise BcevalError(f"{path}: not the score.json of a pr-review run")
         found.append(document)
     return found
+
+
+def _pin(document: Any) -> tuple[str, str, str] | None:
+    """What two compared runs must share (dataset, verdict provider, prompt); None for a document that is not a
+    whole pr-review score.json (a hand edit, another version) rather than a traceback later."""
+    try:
+        entries = document["entries"] if document["kind"] == "bceval-pr-review-score" else None
+        if not all(isinstance(e, dict) and ENTRY_FIELDS <= e.keys() for e in entries):
+            return None
+        return document["dataset"]["sha256"], document["verdicts"]["provider"], document["prompt_version"]
+    except (KeyError, TypeError):
+        return None
 
 
 def compare(args: argparse.Namespace) -> int:
     """Two sides' runs entry by entry (docs/pr-review.md, "Comparing runs"); runs of another dataset, provider or
     prompt are refused."""
     control, treatment = _scores(args.control, "control"), _scores(args.treatment, "treatment")
-    pins = {(d["dataset"]["sha256"], d["verdicts"]["provider"], d["prompt_version"]) for d in control + treatment}
+    pins = {_pin(d) for d in control + treatment}
     if len(pins) > 1:
         raise BcevalError("compare: the runs differ in dataset, verdict provider or prompt; they do not compare")
     print(dumps(paired(control, treatment)), end="")
@@ -84,6 +97,9 @@ def run_pr_review(evaluator: Any, args: argparse.Namespace) -> int:
     settings = load_settings(**{k: v for k, v in vars(args).items() if k in SOURCES and v is not None})
     loaded = evaluator.load(settings.corpus, settings.manifest)
     if args.mode == "coverage":
+        knowledge = loaded.corpus / "microsoft" / "knowledge"
+        if not knowledge.is_dir():  # else every article would be reported unknown against an empty inventory
+            raise BcevalError(f"{knowledge}: no such folder: coverage counts a BCQuality checkout's articles")
         print(dumps(coverage(loaded.dataset.entries, inventory(loaded.corpus))), end="")
         return 0
     run = args.run or f"{args.adapter}-{NAME}"

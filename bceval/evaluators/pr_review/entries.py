@@ -4,6 +4,7 @@ BC-Bench's entry model, never rewritten. The entry's own id, its description and
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,14 @@ class Dataset:
         return "pr-" + hashlib.sha256(f"{self.sha256}\0{entry.instance_id}".encode()).hexdigest()[:12]
 
 
+def _one_document(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
 def read_dataset(path: Path) -> Dataset:
     """Every entry of a code-review JSONL file; the first problem is one BcevalError naming the file and line."""
     try:
@@ -127,7 +136,13 @@ def read_dataset(path: Path) -> Dataset:
             continue
         where = f"{path}: line {number}"
         try:
-            entry = Entry.model_validate(parse_json(line, where))
+            item = parse_json(line, where)
+        except BcevalError:
+            if number == 1 and _one_document(data):
+                raise BcevalError(f"{path}: one JSON document, not JSON lines (one code-review entry a line)") from None
+            raise
+        try:
+            entry = Entry.model_validate(item)
         except ValidationError as exc:
             error = exc.errors()[0]
             field = ".".join(str(part) for part in error["loc"]) or "the entry"

@@ -21,10 +21,10 @@ from bceval.evaluators.pr_review.matching import MATCHER, score_entry
 from bceval.evaluators.pr_review.metrics import Judged, by_area, coverage, inventory, per_article, run_numbers
 from bceval.evaluators.pr_review.providers import DEFAULT, TOLERANCE, Verdicts, verdicts
 from bceval.evaluators.pr_review.views import BASE_FILES, CHECKOUT_ENV, MINIMAL, base_files, build_view
-from bceval.jsonio import dumps, dumps_compact, read_json, read_json_or_none, read_regular_text, write_atomic
+from bceval.jsonio import dumps, dumps_compact, read_json_or_none, read_regular_text, write_atomic
 from bceval.layout import RunDir
 from bceval.runs.record import run_record, write_record
-from bceval.steps.casework import ANSWERS, QUESTION, CaseEvaluator, Question
+from bceval.steps.casework import QUESTION, CaseEvaluator, Question, read_answers
 
 ANSWER = "review.json"
 PROMPT_VERSION = "pr-review-1"
@@ -107,13 +107,12 @@ class PrReviewEvaluator(CaseEvaluator):
         """Score every answered entry under the provider (default: articles): score.json (numbers, per-entry
         pairs), the scorecard, bcbench.jsonl (BC-Bench's per-entry result fields), run.json, and a judge's
         verdicts.jsonl (what `--verdicts replay:FILE` replays); `more` joins score.json's header."""
-        answers = read_json(run_dir / ANSWERS)
-        adapter = answers["agent"].get("adapter", adapter)
+        adapter, failures = read_answers(run_dir, adapter)
         provider = provider or verdicts(DEFAULT)
         judged, records, located = [], [], []
         proxy = verdicts(f"location@{TOLERANCE}")  # a judge's sensitivity: the same answers by location alone
         for case in loaded.cases:
-            failure = answers["failures"].get(case.id, "not answered in this run")
+            failure = failures.get(case.id, "not answered in this run")
             review = parse_review(None) if failure else _review(run_dir / "work" / case.id, run_dir, case.id)
             found = review.findings if review.valid else None
             gold, ignored = case.entry.expected_comments, case.entry.ignored_comments
@@ -159,9 +158,11 @@ class PrReviewEvaluator(CaseEvaluator):
         members = {"evaluator": NAME, "adapter": adapter, "passed": not problems, "problems": problems}
         write_record(run_dir, run_record("bceval-pr-review-run", {**members, "cases": verdict_lines}))
         micro = document["numbers"]["micro"]
+        unreadable = sum(not r["valid"] for r in records)  # all zeros: P 1.000 alone would hide them
+        hidden = f" ({unreadable} without a readable review)" if unreadable else ""
         print(
             f"{NAME} run {run} ({provider.label}): micro F1 {micro['f1']:.3f}, P {micro['precision']:.3f}, "
-            f"R {micro['recall']:.3f} over {len(records)} entries; scorecard: {run_dir / 'scorecard.md'}"
+            f"R {micro['recall']:.3f} over {len(records)} entries{hidden}; scorecard: {run_dir / 'scorecard.md'}"
         )
         return 0
 

@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from bceval.errors import BcevalError
 from bceval.escape import console, markdown
 from bceval.evaluators.pr_review.answers import Review
 from bceval.evaluators.pr_review.entries import read_dataset
@@ -245,6 +246,22 @@ def _disagreements(e: dict[str, Any], provider: str) -> list[str]:
     ]
 
 
+def _run_pages(folder: Path, run: str, d: dict[str, Any]) -> tuple[str, float]:
+    """A run's page and a page per entry; its row of the index."""
+    dataset = Path(d["dataset"]["path"])
+    patches = {e.instance_id: e.patch for e in read_dataset(dataset).entries} if dataset.is_file() else {}
+    entries = []
+    for e in d["entries"]:
+        page = f"{run}/{e['task']}.html"
+        notes = [*e["dropped"], *_elsewhere(e), *_disagreements(e, d["verdicts"]["provider"])]
+        rows = _diff_rows(patches.get(e["instance_id"], ""), e)
+        _render(folder / page, "entry.html", run=run, e=e, notes=notes, rows=rows)
+        entries.append((page, e))
+    numbers = _numbers_rows(d["numbers"])
+    _render(folder / f"{run}.html", "run.html", run=run, header=_header(d), numbers=numbers, entries=entries)
+    return run, d["numbers"]["micro"]["f1"]
+
+
 def write_pages(out: Path, name: str) -> tuple[Path, int]:
     """OUT/view/pr-review/: an index of the scored runs (bceval's and experiments'), a page per run, a page per
     entry of each run."""
@@ -258,18 +275,12 @@ def write_pages(out: Path, name: str) -> tuple[Path, int]:
             continue
         below = path.parent.relative_to(where.runs if path.is_relative_to(where.runs) else where.path).parts
         run = "-".join(part for part in below if part not in ("experiments", "variants", "guidance"))
-        dataset = Path(d["dataset"]["path"])
-        patches = {e.instance_id: e.patch for e in read_dataset(dataset).entries} if dataset.is_file() else {}
-        entries = []
-        for e in d["entries"]:
-            page = f"{run}/{e['task']}.html"
-            notes = [*e["dropped"], *_elsewhere(e), *_disagreements(e, d["verdicts"]["provider"])]
-            rows = _diff_rows(patches.get(e["instance_id"], ""), e)
-            _render(folder / page, "entry.html", run=run, e=e, notes=notes, rows=rows)
-            entries.append((page, e))
-        numbers = _numbers_rows(d["numbers"])
-        _render(folder / f"{run}.html", "run.html", run=run, header=_header(d), numbers=numbers, entries=entries)
-        runs.append((run, d["numbers"]["micro"]["f1"]))
+        try:
+            runs.append(_run_pages(folder, run, d))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand edit or another version's file
+            raise BcevalError(
+                f"{path}: not a whole pr-review score ({type(exc).__name__} {exc}); score it again"
+            ) from None
     _render(folder / "index.html", "index.html", runs=runs)
     return folder / "index.html", len(runs)
 

@@ -250,7 +250,7 @@ main()
 
 class FakeAgent:
     """The fake agents' files and the knobs a test turns. Everything the agents write (their log, the flaky
-    agent's state) lives in `data`, which a sandboxed run must grant with --sandbox-allow."""
+    agent's state) lives in `data`, which a sandboxed run must grant with --sandbox-allow-rw."""
 
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, answers: Path | None = None) -> None:
         self.bin = root / "bin"

@@ -430,7 +430,7 @@ answer()
 """,
     )
     try:
-        flags = ("--sandbox", "bwrap", "--sandbox-allow", str(allowed), "--sandbox-network", "none", "-k", "*ui*")
+        flags = ("--sandbox", "bwrap", "--sandbox-allow-rw", str(allowed), "--sandbox-network", "none", "-k", "*ui*")
         ran = run_bceval(answer_args(DEMO, scratch / "out", str(agent), *flags), scratch, env=LIVE)
     finally:
         server.close()

@@ -212,7 +212,7 @@ def test_an_agent_that_changes_anything_fails_with_the_evidence_it_left(demo, ca
 @pytest.mark.parametrize("mode", ["write", "commit", "touch-knowledge"])
 def test_under_bwrap_the_agent_cannot_write_at_all_and_the_evidence_still_runs(demo, capsys, monkeypatch, mode):
     bwrap_or_skip()
-    grants = ["--sandbox", "bwrap", "--sandbox-allow", demo.data, "--sandbox-allow", demo.answers["plan"]]
+    grants = ["--sandbox", "bwrap", "--sandbox-allow-rw", demo.data, "--sandbox-allow", demo.answers["plan"]]
     code, out, err, run = live_run(capsys, demo, "plan", mode, monkeypatch, *grants)
     assert code == 0, err  # nothing changed, so the (correct) answers pass
     writes = {entry["write"] for entry in demo.entries()}

@@ -175,7 +175,7 @@ def cheat_matrix(capsys, monkeypatch, corpus: Path, out: Path, sandbox_allow: Pa
         "roaming-bwrap",
         "--sandbox",
         "bwrap",
-        "--sandbox-allow",
+        "--sandbox-allow-rw",
         str(sandbox_allow),
     )
     return results
@@ -215,7 +215,7 @@ def test_a_well_behaved_agent_reads_its_view_and_answers_normally_under_bwrap(ag
         "sandboxed",
         "--sandbox",
         "bwrap",
-        "--sandbox-allow",
+        "--sandbox-allow-rw",
         str(agent.data),
         "--sandbox-allow",
         os.environ["FAKE_ANSWERS"],

@@ -141,7 +141,7 @@ def test_dns_config_behind_a_symlink_is_bound(tmp_path: Path) -> None:
 def test_argv_order_keeps_a_view_inside_a_granted_dir_read_only(tmp_path: Path) -> None:
     view = tmp_path / "granted" / "view"
     view.mkdir(parents=True)
-    argv = build(["sh", "-c", "x"], view, read_only=[view], allow=[tmp_path / "granted"])
+    argv = build(["sh", "-c", "x"], view, read_only=[view], allow_rw=[tmp_path / "granted"])
     text = " ".join(argv)
     assert argv[0] == "bwrap" and argv[-4:] == ["--", shutil.which("sh", path=SYSTEM_ENV["PATH"]), "-c", "x"]
     assert "--unshare-all --share-net --die-with-parent --new-session" in text
@@ -156,6 +156,19 @@ def test_missing_allow_path_is_named(tmp_path: Path) -> None:
     with pytest.raises(BcevalError) as excinfo:
         build(["sh"], tmp_path, allow=[tmp_path / "nope"])
     assert one_line(excinfo) == f"--sandbox-allow {tmp_path / 'nope'} does not exist; create it or drop the flag"
+
+
+@linux_only
+def test_a_missing_or_exposing_writable_grant_is_refused_alike(tmp_path: Path) -> None:
+    with pytest.raises(BcevalError) as excinfo:
+        build(["sh"], tmp_path, allow_rw=[tmp_path / "nope"])
+    assert one_line(excinfo) == f"--sandbox-allow-rw {tmp_path / 'nope'} does not exist; create it or drop the flag"
+    (tmp_path / "out").mkdir()
+    with pytest.raises(BcevalError) as excinfo:
+        build(["sh"], tmp_path, allow_rw=[tmp_path], hidden={"the output directory": tmp_path / "out"})
+    assert one_line(excinfo) == (
+        f"--sandbox-allow-rw {tmp_path} would expose the output directory {tmp_path / 'out'}; grant a narrower path"
+    )
 
 
 @linux_only
@@ -281,7 +294,8 @@ def sees_only_what_it_is_given(bwrap: str, tmp_path: Path, interpreter: Path, vi
             [str(probe), json.dumps(ask)],
             workdir=view,
             read_only=[view],
-            allow=[allowed],
+            allow=[],
+            allow_rw=[allowed],
             hidden={"the corpus": corpus, "the output directory": out},
             environ=SYSTEM_ENV,
         )
@@ -324,6 +338,28 @@ def test_agent_sees_only_what_it_is_given(bwrap: str, tmp_path: Path, where: str
         assert sees_only_what_it_is_given(bwrap, tmp_path, venv_under(home), view_root) is None
     finally:
         shutil.rmtree(home)
+
+
+def test_a_grant_is_read_only_and_a_writable_grant_writable(bwrap: str, tmp_path: Path) -> None:
+    read, write = tmp_path / "read", tmp_path / "write"
+    for folder in (read, write):
+        folder.mkdir()
+        (folder / "f").write_text(folder.name, encoding="utf-8")
+    script = f"cat {read}/f {write}/f; echo x > {read}/f; echo x > {read}/new; echo y > {write}/f; echo y > {write}/new"
+    argv = sandbox_argv(
+        bwrap,
+        ["sh", "-c", script],
+        workdir=tmp_path,
+        read_only=[],
+        allow=[read],
+        allow_rw=[write],
+        hidden={},
+        environ=SYSTEM_ENV,
+    )
+    done = subprocess.run(argv, env=SYSTEM_ENV, capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout == "readwrite"  # both grants readable
+    assert (read / "f").read_text() == "read" and not (read / "new").exists()  # --sandbox-allow: read-only
+    assert (write / "f").read_text() == "y\n" and (write / "new").read_text() == "y\n"  # --sandbox-allow-rw
 
 
 def test_killing_bwrap_ends_the_agent(bwrap: str, tmp_path: Path) -> None:

@@ -161,6 +161,7 @@ class CommandAgent(LiveAgent):
             workdir=workdir,
             read_only=read_only,
             allow=list(self.agent.sandbox_allow),
+            allow_rw=self.agent.sandbox_allow_rw,
             hidden=self.hidden,
             environ=dict(env),
             named=self.named_files,

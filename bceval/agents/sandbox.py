@@ -174,6 +174,7 @@ def _refuse_exposure(binds: list[tuple[str, Path]], hidden: Mapping[str, Path]) 
             if _inside(real, secret_real) or _inside(secret_real, real):
                 advice = {
                     "--sandbox-allow": "grant a narrower path",
+                    "--sandbox-allow-rw": "grant a narrower path",
                     "the file --command names,": "move it out, or keep it off the command line",
                 }.get(what, "set TMPDIR outside it" if Path(path).name.startswith("bceval-") else "keep the two apart")
                 raise BcevalError(f"{what} {path} would expose {label} {secret}; {advice}")
@@ -187,21 +188,24 @@ def sandbox_argv(
     read_only: list[Path],
     allow: list[Path],
     hidden: Mapping[str, Path],
+    allow_rw: Sequence[Path] = (),
     environ: Mapping[str, str] | None = None,
     named: Sequence[Path] = (),
     network: str = "share",
 ) -> list[str]:
-    """`bwrap ... -- argv...`: `read_only` and `named` bound read-only, `allow` read-write, every namespace but the
-    network's unshared (that too with `network="none"`). A bind that contains or lies in a `hidden` path is refused."""
+    """`bwrap ... -- argv...`: `read_only`, `allow` (--sandbox-allow) and `named` bound read-only, `allow_rw`
+    (--sandbox-allow-rw) read-write, every namespace but the network's unshared (that too with `network="none"`).
+    A bind that contains or lies in a `hidden` path is refused."""
     _require_linux()
     environ = _environ(environ)
     executable = _locate(argv[0], environ)
     read_only = [Path(os.path.abspath(p)) for p in read_only]
-    allow = [Path(os.path.abspath(p)) for p in allow]
+    grants = [("--sandbox-allow", Path(os.path.abspath(p))) for p in allow]
+    grants += [("--sandbox-allow-rw", Path(os.path.abspath(p))) for p in allow_rw]
     named = [Path(os.path.abspath(p)) for p in named if not _is_system(Path(os.path.abspath(p)))]
-    for path in allow:
+    for flag, path in grants:
         if not path.exists():
-            raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")
+            raise BcevalError(f"{flag} {path} does not exist; create it or drop the flag")
     for path in read_only:
         if not path.exists():
             raise BcevalError(f"--sandbox bwrap: the read-only path {path} does not exist")
@@ -212,7 +216,7 @@ def sandbox_argv(
     exposed += [("the DNS configuration", dns)] if dns is not None else []
     exposed += [("the agent's installation", p) for p in install]
     exposed += [("the read-only path", p) for p in read_only]
-    exposed += [("--sandbox-allow", p) for p in allow]
+    exposed += grants
     exposed += [("the file --command names,", p) for p in named]
     _refuse_exposure(exposed, hidden)
     command = [bwrap]
@@ -227,7 +231,8 @@ def sandbox_argv(
     command += ["--unshare-all", *(["--share-net"] if network != "none" else []), "--die-with-parent", "--new-session"]
     # After the tmpfs (a view under /tmp must still appear), outer paths before inner ones, so a
     # read-only view inside a granted directory stays read-only.
-    binds = [("--ro-bind", p) for p in install + read_only + named] + [("--bind", p) for p in allow]
+    binds = [("--ro-bind", p) for p in install + read_only + named]
+    binds += [("--ro-bind" if flag == "--sandbox-allow" else "--bind", p) for flag, p in grants]
     for flag, path in sorted(binds, key=lambda bind: len(bind[1].parts)):
         command += [flag, str(path), str(path)]
     return [*command, "--chdir", str(workdir), "--", str(executable), *argv[1:]]

@@ -47,7 +47,7 @@ class AgentSettings:
     model: str | None = None
     isolation: str = "view"  # "view" or "none"
     sandbox: str = "none"  # "none" or "bwrap"
-    sandbox_allow: tuple[Path, ...] = ()
+    sandbox_allow: tuple[Path, ...] = ()  # bound read-only
     epoch: int = 1
     timeout: float = 300.0
     retries: int = 2
@@ -59,16 +59,20 @@ class AgentSettings:
     prices: PriceTable | None = None  # what tokens cost, by model (an envelope or a response that gives tokens only)
     agent: str | None = None  # the preset (bceval.agents.presets) the command line came from: its environment
     agent_config: str | None = None  # the digest of its configuration folder (bceval.agents.agentconfig)
+    sandbox_allow_rw: tuple[Path, ...] = ()  # bound read-write
 
     def __post_init__(self) -> None:
         # a grant is part of the cache key and the run's identity, so one that does nothing must not pass silently
-        if self.sandbox_allow and self.sandbox != "bwrap":
-            raise BcevalError("--sandbox-allow only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
+        grants = {"--sandbox-allow": self.sandbox_allow, "--sandbox-allow-rw": self.sandbox_allow_rw}
+        for flag, paths in grants.items():
+            if paths and self.sandbox != "bwrap":
+                raise BcevalError(f"{flag} only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
         if self.sandbox_network != "share" and self.sandbox != "bwrap":
             raise BcevalError("--sandbox-network only applies under --sandbox bwrap: add --sandbox bwrap or drop it")
-        for path in self.sandbox_allow:
-            if not Path(path).exists():
-                raise BcevalError(f"--sandbox-allow {path} does not exist; create it or drop the flag")
+        for flag, paths in grants.items():
+            for path in paths:
+                if not Path(path).exists():
+                    raise BcevalError(f"{flag} {path} does not exist; create it or drop the flag")
 
 
 def placeholders(command: str) -> set[str]:

@@ -26,7 +26,7 @@ from bceval.steps.experiment import publish_report, write_report
 from bceval.steps.experiment_report import plan_experiment, selected_cases
 from bceval.steps.experiment_sequential import simulate_experiment
 
-AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow")
+AGENT_FLAGS = ("adapter", "command", "model", "isolation", "sandbox", "sandbox_allow", "sandbox_allow_rw")
 
 
 def _settings(args: argparse.Namespace, experiment: Path) -> Settings:
@@ -45,6 +45,7 @@ def _ab_experiment(args: argparse.Namespace, settings: Settings) -> tuple[Experi
         raise BcevalError("--epochs must be at least 1")
     defaults: dict[str, Any] = {name: getattr(args, name, None) for name in AGENT_FLAGS}
     defaults["sandboxAllow"] = defaults.pop("sandbox_allow")
+    defaults["sandboxAllowRw"] = defaults.pop("sandbox_allow_rw")
     defaults["corpus"] = str(settings.corpus)
     # The corpus's own manifest is each ref's own (a ref without one is evaluated by convention); only a manifest
     # named by --manifest or BCEVAL_MANIFEST is pinned for both arms.

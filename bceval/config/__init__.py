@@ -96,7 +96,8 @@ class Settings:
     epoch: int = _default("epoch")  # which repeated sample this run is; part of every live answer's cache key
     isolation: str = _default("isolation")  # one of ISOLATIONS
     sandbox: str = _default("sandbox")  # one of SANDBOXES
-    sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths that exist inside the sandbox
+    sandbox_allow: tuple[Path, ...] = _default("sandbox_allow")  # extra paths the sandbox shows, read-only
+    sandbox_allow_rw: tuple[Path, ...] = _default("sandbox_allow_rw")  # and those it shows read-write
     sandbox_network: str = _default("sandbox_network")  # one of SANDBOX_NETWORKS: share, or none (unshared)
     base_url: str | None = None  # the api adapter's endpoint (None: the openai package's default)
     api_key_env: str = _default("api_key_env")  # the variable holding its key (the key is never kept)

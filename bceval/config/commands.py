@@ -100,7 +100,8 @@ _AGENT = _uses(
 _SANDBOXING = _uses(
     Use("isolation", "view (default: each case in a folder of its own) or none"),
     Use("sandbox", "none (default) or bwrap (Linux: hide the rest of the machine)"),
-    Use("sandbox_allow", "a path the sandbox shows the agent (repeatable)"),
+    Use("sandbox_allow", "a path the sandbox shows the agent, read-only (repeatable)"),
+    Use("sandbox_allow_rw", "a path the sandbox shows the agent, writable (repeatable)"),
     Use("sandbox_network", "share (default: the agent reaches its API) or none"),
 )
 _SELECTING = _uses(Use("cases", "answer this case (repeatable)"), Use("patterns", "cases whose id or domain fit"))
@@ -238,7 +239,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("retries", "retries after a failure", group=_LIVE),
         Use("retry_wait", "first pause", group=_LIVE),
         Use("sandbox", "none (default) or bwrap: mount read-only", "GUIDANCE_SANDBOX", group=_LIVE),
-        Use("sandbox_allow", "grant a path", group=_LIVE),
+        Use("sandbox_allow", "grant a path, read-only", group=_LIVE),
+        Use("sandbox_allow_rw", "grant a path, writable", group=_LIVE),
         Use("sandbox_network", "share (default) or none", group=_LIVE),
         Use("max_cost", "run: no new case starts once the run's known cost reaches USD", group=_LIVE),
         Use("prices", "price table (YAML): USD per million tokens, by model", group=_LIVE),
@@ -251,7 +253,8 @@ COMMANDS: dict[str, tuple[Use, ...]] = {
         Use("epoch", "which repeated sample this is (default 1)", group="run"),
         Use("timeout", "seconds the agent may work on one case", group="run"),
         Use("sandbox", "none (default) or bwrap: only the copy is writable", group="run"),
-        Use("sandbox_allow", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
+        Use("sandbox_allow", "a path the sandbox shows the agent, read-only (repeatable)", group="run"),
+        Use("sandbox_allow_rw", "a path the sandbox shows the agent, writable (repeatable)", group="run"),
     )
     + _API_USES,
     "evidence": _family(KNOWLEDGE, Use("kr_question_file", required=True), Use("kr_run_id", required=True)),
@@ -281,7 +284,16 @@ GUIDANCE_MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "demo-workspaces": ("build the demo knowledge checkout, workspaces and maps from the demo corpus", ("out",)),
 }
-_GUIDANCE_LIVE = ("command", "model", "timeout", "retries", "retry_wait", "sandbox", "sandbox_allow")
+_GUIDANCE_LIVE = (
+    "command",
+    "model",
+    "timeout",
+    "retries",
+    "retry_wait",
+    "sandbox",
+    "sandbox_allow",
+    "sandbox_allow_rw",
+)
 for _mode, (_text, _names) in GUIDANCE_MODES.items():
     _wanted = {"guidance_" + name for name in _names} | (set(_GUIDANCE_LIVE) if "live" in _names else set())
     COMMANDS[f"guidance {_mode}"] = tuple(use for use in COMMANDS["guidance"] if use.name in _wanted)

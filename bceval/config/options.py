@@ -66,6 +66,7 @@ SETTINGS: tuple[Option, ...] = (
     _setting("isolation", "BCEVAL_ISOLATION", "text", "agent", "view", choices=ISOLATIONS),
     _setting("sandbox", "BCEVAL_SANDBOX", "text", "agent", "none", choices=SANDBOXES),
     _setting("sandbox_allow", "BCEVAL_SANDBOX_ALLOW", "paths", "agent", (), metavar="PATH"),
+    _setting("sandbox_allow_rw", "BCEVAL_SANDBOX_ALLOW_RW", "paths", "agent", (), metavar="PATH"),
     Option("cases", ("--case",), "BCEVAL_CASES", "texts", "selection", (), metavar="ID", pyproject=True),
     Option("patterns", ("-k",), "BCEVAL_K", "texts", "selection", (), metavar="PATTERN", pyproject=True),
     _setting("failed_from", "BCEVAL_FAILED_FROM", "text", "selection", metavar="RUN|FILE"),

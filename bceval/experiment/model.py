@@ -43,6 +43,7 @@ class ArmSettings(StrictModel):
     isolation: str | None = Field(default=None, description=f"One of {', '.join(ISOLATIONS)}.")
     sandbox: str | None = Field(default=None, description=f"One of {', '.join(SANDBOXES)}.")
     sandboxAllow: list[str] | None = None
+    sandboxAllowRw: list[str] | None = None
     guidance: Literal["none", "plan", "implementation", "both"] | None = Field(
         default=None,
         description="Development arms: the guidance the agent gets (none, plan (default), implementation, both).",

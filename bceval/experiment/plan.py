@@ -253,6 +253,7 @@ def arm_settings(plan: Plan, arm: ArmPlan, settings: Settings, epoch: int) -> Se
         isolation=fields["isolation"] or settings.isolation,
         sandbox=fields["sandbox"] or settings.sandbox,
         sandbox_allow=tuple(Path(p).resolve() for p in fields["sandboxAllow"] or ()) or settings.sandbox_allow,
+        sandbox_allow_rw=tuple(Path(p).resolve() for p in fields["sandboxAllowRw"] or ()) or settings.sandbox_allow_rw,
         base_url=fields.get("baseUrl") or settings.base_url,
         agent=agent,
         knowledge=fields.get("knowledge") or settings.knowledge,

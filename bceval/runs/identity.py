@@ -30,6 +30,7 @@ class Asking:
     salt: str = ""  # keeps answers apart that would otherwise be shared (experiments' --no-share)
     endpoint: tuple[tuple[str, Any], ...] = ()  # the api kind's endpoint and sampling; () for every other agent
     config: str | None = None  # the digest of a preset agent's configuration folder; None: none, or an empty one
+    sandbox_allow_rw: tuple[str, ...] = ()  # sorted
 
     @property
     def isolated(self) -> bool:
@@ -46,6 +47,7 @@ class Asking:
             "sandbox": self.sandbox,
             "sandboxAllow": list(self.sandbox_allow),
             "epoch": self.epoch,
+            **({"sandboxAllowRw": list(self.sandbox_allow_rw)} if self.sandbox_allow_rw else {}),  # absent: unchanged
             **({"endpoint": dict(self.endpoint)} if self.endpoint else {}),  # absent for others: records unchanged
             **({"agentConfig": self.config} if self.config else {}),  # likewise: only with a configuration
         }
@@ -66,6 +68,7 @@ def asking(adapter: str, agent: Any, *, live: bool) -> Asking:
         salt=agent.cache_salt,
         endpoint=tuple(agent.endpoint.identity().items()) if live and agent.endpoint is not None else (),
         config=agent.agent_config if live else None,
+        sandbox_allow_rw=tuple(sorted(str(path) for path in agent.sandbox_allow_rw)) if live else (),
     )
 
 
@@ -93,6 +96,7 @@ class Question:
             *([asked.salt] if asked.salt else []),  # absent when unset: existing keys stay valid
             *([dict(asked.endpoint)] if asked.endpoint else []),  # likewise: only the api kind has one
             *([{"agentConfig": asked.config}] if asked.config else []),  # likewise: only with a configuration
+            *([{"sandboxAllowRw": list(asked.sandbox_allow_rw)}] if asked.sandbox_allow_rw else []),  # likewise
             *self.where,
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()

@@ -49,11 +49,15 @@ def recorded_run(settings: Any, adapter_flag: str | None) -> Any:
         value = record.get(name)
         return value if isinstance(value, kind) else getattr(settings, name)
 
-    sandbox_allow = record.get("sandboxAllow") or []
+    def grants(name: str) -> tuple[Path, ...]:
+        paths = record.get(name) or []
+        return tuple(Path(p) for p in paths if isinstance(p, str))
+
     return replace(
         settings,
         **{name: recorded(name, str) for name in ("adapter", "command", "model", "isolation", "sandbox")},
-        sandbox_allow=tuple(Path(p) for p in sandbox_allow if isinstance(p, str)) or settings.sandbox_allow,
+        sandbox_allow=grants("sandboxAllow") or settings.sandbox_allow,
+        sandbox_allow_rw=grants("sandboxAllowRw") or settings.sandbox_allow_rw,
         epoch=recorded("epoch", int),
     )
 

@@ -113,7 +113,8 @@ class DevelopmentShape(Shape):
                 argv,
                 workdir=q.workspace,
                 read_only=[q.knowledge] if q.knowledge is not None else [],
-                allow=[q.workspace, *settings.sandbox_allow],
+                allow=list(settings.sandbox_allow),
+                allow_rw=[q.workspace, *settings.sandbox_allow_rw],
                 hidden=self.hidden,
                 environ=proc.clean_environment(),
             )

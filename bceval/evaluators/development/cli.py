@@ -39,7 +39,7 @@ from bceval.steps.run_verdict import print_newest_verdict
 from bceval.steps.view import report_view
 
 API_SETTINGS = ("base_url", "api_key_env", "temperature", "max_turns", "max_output_tokens", "seed")
-RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", *API_SETTINGS)
+RUN_SETTINGS = ("command", "model", "epoch", "timeout", "sandbox", "sandbox_allow", "sandbox_allow_rw", *API_SETTINGS)
 PYPROJECT_FLAGS = ("root", "manifest", "capabilities", "workspace_map", "checks", "adapter", "guidance")
 SCORING_FAILED = "Development fixture scoring FAILED ({n} problem(s)):"
 PREFIX = "development_"

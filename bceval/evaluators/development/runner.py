@@ -121,12 +121,13 @@ def agent_for(adapter: str, settings: Settings) -> AgentSettings | None:
         return api_settings(settings)
     if adapter != "command" or not settings.command:
         return None
-    allow = tuple(Path(p) for p in settings.sandbox_allow) if settings.sandbox == "bwrap" else ()
+    bwrap = settings.sandbox == "bwrap"
     return AgentSettings(
         settings.command,
         settings.model,
         sandbox=settings.sandbox,
-        sandbox_allow=allow,
+        sandbox_allow=tuple(Path(p) for p in settings.sandbox_allow) if bwrap else (),
+        sandbox_allow_rw=tuple(Path(p) for p in settings.sandbox_allow_rw) if bwrap else (),
         epoch=settings.epoch,
         timeout=settings.timeout,
     )

@@ -128,6 +128,11 @@ class ReviewShape(Shape):
             "isolation": settings.isolation,
             "sandbox": settings.sandbox,
             "sandboxAllow": [str(path) for path in settings.sandbox_allow],
+            **(
+                {"sandboxAllowRw": [str(path) for path in settings.sandbox_allow_rw]}
+                if settings.sandbox_allow_rw
+                else {}
+            ),
             **({"sandboxNetwork": settings.sandbox_network} if settings.sandbox == "bwrap" else {}),
             "view": {"sha256": view.digest, "files": view.manifest()},
             "cacheKey": key,

@@ -17,6 +17,7 @@ from guidance_util import commit_all, git
 from bceval.cli import main
 from bceval.cli.main import _parser
 from bceval.layout import OutDir
+from bceval.steps.ci import _checks
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "evaluation" / "demo-corpus"
@@ -107,3 +108,13 @@ def test_the_action_is_thin_and_documented():
         assert f"`{name}`" in documented, name
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "uses: " in readme and "bceval@" in readme
+
+
+def test_the_experiment_takes_an_agent_preset_or_a_command_line(tmp_path):
+    def experiment(*flags: str) -> list[str]:
+        args = _parser().parse_args(["ci", "--base", "main", "--experiment", *flags])
+        return next(check.argv for check in _checks(args, tmp_path) if check.name.startswith("Experiment"))
+
+    assert experiment("--agent", "codex")[-4:] == ["--adapter", "command", "--agent", "codex"]
+    assert experiment("--agent-command", "claude -p")[-4:] == ["--adapter", "command", "--command", "claude -p"]
+    assert "--adapter" not in experiment()  # the baseline

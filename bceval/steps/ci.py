@@ -169,7 +169,8 @@ def add_ci_parser(commands: Any) -> None:
         ("--out", "DIR", "output root (default: out/)"),
         ("--base", "REF", "the pull request's base: the coverage gate's REF...HEAD and the experiment's control"),
         ("--head", "REF", "the experiment's treatment (default HEAD)"),
-        ("--agent-command", "COMMAND", "the experiment's live agent (needs BCEVAL_LIVE=1; default: the baseline)"),
+        ("--agent", "PRESET", "the experiment's live agent: claude-code or codex (needs BCEVAL_LIVE=1)"),
+        ("--agent-command", "COMMAND", "or any agent command line (needs BCEVAL_LIVE=1; default: the baseline)"),
         ("--model", "MODEL", "the live agent's model"),
         ("--summary", "FILE", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)"),
         ("--junit", "FILE", "write JUnit XML here: one test per check and per case of the oracle's run"),
@@ -197,6 +198,7 @@ def _checks(args: Any, out: Path) -> list[Check]:
         checks.append(Check("Coverage gate", ["validate", *common, *coverage]))
     if args.base and args.experiment:
         agent = ["--adapter", "command", "--command", args.agent_command] if args.agent_command else []
+        agent += ["--adapter", "command", "--agent", args.agent] if args.agent and not args.agent_command else []
         agent += ["--model", args.model] if args.model else []
         refs = ["--base", args.base, "--head", args.head or "HEAD", "--epochs", str(args.epochs)]
         checks.append(Check("Experiment, base against head", ["experiment", "ab", *common, *refs, *agent]))

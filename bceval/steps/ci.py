@@ -197,8 +197,11 @@ def _checks(args: Any, out: Path) -> list[Check]:
         coverage = ["--changed-from", args.base, "--coverage-report", str(out / "coverage.json")]
         checks.append(Check("Coverage gate", ["validate", *common, *coverage]))
     if args.base and args.experiment:
-        agent = ["--adapter", "command", "--command", args.agent_command] if args.agent_command else []
-        agent += ["--adapter", "command", "--agent", args.agent] if args.agent and not args.agent_command else []
+        agent = []  # the baseline, unless a live agent is named: a command line wins over a preset
+        if args.agent_command:
+            agent = ["--adapter", "command", "--command", args.agent_command]
+        elif args.agent:
+            agent = ["--adapter", "command", "--agent", args.agent]
         agent += ["--model", args.model] if args.model else []
         refs = ["--base", args.base, "--head", args.head or "HEAD", "--epochs", str(args.epochs)]
         checks.append(Check("Experiment, base against head", ["experiment", "ab", *common, *refs, *agent]))
